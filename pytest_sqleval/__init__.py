@@ -1,0 +1,29 @@
+"""pytest-sqleval: a text-to-SQL benchmark as a pytest suite.
+
+Kept import-light: the plugin module is loaded by every pytest run, so heavy pieces
+(DuckDB, pyarrow, sqlglot, litellm) load only when something uses them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import Verdict, compare
+    from .backends.base import GenerationResult
+    from .cases import BenchmarkCase
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("compare", "Verdict"):
+        from . import api
+        return getattr(api, name)
+    if name == "GenerationResult":
+        from .backends.base import GenerationResult
+        return GenerationResult
+    if name == "BenchmarkCase":
+        from .cases import BenchmarkCase
+        return BenchmarkCase
+    raise AttributeError(name)

@@ -1,0 +1,284 @@
+"""Benchmark cases and suite manifests: reading them with line numbers, and refusing
+anything malformed with an error that names the file, the line, the field and the fix."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInputError
+
+MANIFEST_NAME = "sqleval.toml"
+DEFAULT_DEPRECATED = ("*_old", "*_v1", "*_bak")
+EXPECTED_SHAPES = ("scalar", "table", "empty")
+_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass(frozen=True)
+class ComparePolicy:
+    """The comparison contract's knobs; suites and cases may override each."""
+
+    order_matters: bool | None = None  # None = ordered iff the gold has a top-level ORDER BY
+    float_rel_tol: float = 1e-6
+    float_abs_tol: float = 1e-9
+    allow_empty: bool = False
+
+    def merged(self, **overrides: Any) -> "ComparePolicy":
+        vals = {f.name: getattr(self, f.name) for f in fields(self)}
+        vals.update({k: v for k, v in overrides.items() if v is not None})
+        return ComparePolicy(**vals)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource bounds for every query run on a suite's database."""
+
+    timeout_s: float = 10.0
+    max_rows: int = 10_000_000
+    max_bytes: int = 2 * 1024**3
+    memory_limit: str = "2GB"
+    threads: int = 1
+
+
+@dataclass(frozen=True)
+class BenchmarkCase:
+    """One benchmark question. Unknown JSONL keys land in ``metadata``."""
+
+    id: str
+    question: str
+    gold_sql: str
+    difficulty: str | None = None
+    expected_shape: str | None = None
+    complexity: str | None = None
+    category: str | None = None
+    schema: str | None = None
+    tags: tuple[str, ...] = ()
+    order_matters: bool | None = None
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    source: str = field(default="", compare=False)  # "file:line", for messages
+    suite: str = field(default="", compare=False)
+
+    @property
+    def case_id(self) -> str:  # seed-000 spelling
+        return self.id
+
+    @property
+    def content_hash(self) -> str:
+        """Identity of what a backend sees; keys the generation cache."""
+        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source",)}
+        blob = json.dumps(payload, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:32]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite")}
+        d["tags"] = list(self.tags)
+        return d
+
+
+@dataclass(frozen=True)
+class SuiteManifest:
+    """A suite: a folder with ``sqleval.toml`` naming questions, database and dialect."""
+
+    path: Path
+    name: str
+    questions: Path
+    database: Path
+    dialect: str = "duckdb"
+    build: Path | None = None
+    deprecated_tables: tuple[str, ...] = DEFAULT_DEPRECATED
+    compare: ComparePolicy = ComparePolicy()
+    limits: Limits = Limits()
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+
+_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables"}
+_COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
+_LIMIT_KEYS = {f.name for f in fields(Limits)}
+_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS}
+
+
+def _did_you_mean(word: str, options: set[str] | list[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(options), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _toml_line(text: str, key: str) -> int | None:
+    for i, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*\[?\s*{re.escape(key)}\s*[\]=]", line):
+            return i
+    return None
+
+
+def load_manifest(path: str | Path) -> SuiteManifest:
+    """Read and validate ``sqleval.toml``; every mistake names file, line and fix."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise BadInputError(path, f"not valid TOML: {exc}", line=line,
+                            fix="check quoting and brackets; see the README's 'Suite format'") from None
+    for section, value in data.items():
+        if section not in _SECTIONS:
+            raise BadInputError(path, f"unknown section [{section}]{_did_you_mean(section, set(_SECTIONS))}",
+                                line=_toml_line(text, section), fix="use [suite], [compare] or [limits]")
+        if not isinstance(value, dict):
+            raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
+                                fix=f"write it as a [{section}] section")
+        for key in value:
+            if key not in _SECTIONS[section]:
+                raise BadInputError(path, f"unknown key in [{section}]{_did_you_mean(key, _SECTIONS[section])}",
+                                    line=_toml_line(text, key), field=key,
+                                    fix=f"known keys: {', '.join(sorted(_SECTIONS[section]))}")
+    suite = data.get("suite")
+    if suite is None:
+        raise BadInputError(path, "missing [suite] section", line=1,
+                            fix='add [suite] with questions = "questions.jsonl" and database = "<file>.duckdb"')
+
+    def need_str(sec: dict, key: str, section: str, default: str | None = None) -> str:
+        val = sec.get(key, default)
+        if not isinstance(val, str) or not val.strip():
+            raise BadInputError(path, "must be a non-empty string", line=_toml_line(text, key) or 1,
+                                field=f"{section}.{key}", fix=f'add {key} = "..." under [{section}]')
+        return val
+
+    root = path.parent
+    questions = root / need_str(suite, "questions", "suite")
+    database = root / need_str(suite, "database", "suite")
+    dialect = need_str(suite, "dialect", "suite", "duckdb").lower()
+    from sqlglot.dialects.dialect import Dialect
+    try:
+        Dialect.get_or_raise(dialect)
+    except ValueError:
+        raise BadInputError(path, f"unknown SQL dialect '{dialect}'", line=_toml_line(text, "dialect"),
+                            field="suite.dialect", fix="use a sqlglot dialect name such as duckdb, sqlite, postgres") from None
+    build = root / need_str(suite, "build", "suite") if "build" in suite else None
+    dep = suite.get("deprecated_tables", [])
+    if not isinstance(dep, list) or not all(isinstance(x, str) for x in dep):
+        raise BadInputError(path, "must be a list of table-name patterns", line=_toml_line(text, "deprecated_tables"),
+                            field="suite.deprecated_tables", fix='e.g. deprecated_tables = ["legacy.*", "sales.orders_2019"]')
+    compare = _typed_section(path, text, data.get("compare", {}), ComparePolicy, "compare")
+    limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
+    if not questions.is_file():
+        raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
+                            field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
+    if not database.exists() and build is None:
+        raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
+                            field="suite.database",
+                            fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
+    if build is not None and not build.is_file():
+        raise BadInputError(path, f"build script {build} does not exist", line=_toml_line(text, "build"),
+                            field="suite.build", fix="point it at a SQL file that creates the database")
+    return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
+                         database=database, dialect=dialect, build=build,
+                         deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits)
+
+
+def _typed_section(path: Path, text: str, values: dict, cls: type, section: str) -> Any:
+    defaults = cls()
+    for key, val in values.items():
+        want = type(getattr(defaults, key))
+        ok = (val is None or isinstance(val, bool)) if key in ("order_matters",) else (
+            isinstance(val, want) or (want is float and isinstance(val, int) and not isinstance(val, bool)))
+        if not ok or (want in (int, float) and isinstance(val, bool)):
+            raise BadInputError(path, f"expected {want.__name__}, got {val!r}", line=_toml_line(text, key),
+                                field=f"{section}.{key}", fix=f"write {key} as a {want.__name__}")
+    return cls(**values)
+
+
+def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
+    """The manifest that owns ``jsonl``, if any: only owned files are benchmark suites."""
+    manifest = jsonl.parent / MANIFEST_NAME
+    if not manifest.is_file():
+        return None
+    try:
+        raw = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        named = raw.get("suite", {}).get("questions")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        named = None  # a broken manifest: load it to report the error properly
+        return load_manifest(manifest)
+    if not isinstance(named, str) or (jsonl.parent / named).resolve() != jsonl.resolve():
+        return None
+    return load_manifest(manifest)
+
+
+_CASE_STR_FIELDS = ("difficulty", "expected_shape", "complexity", "category", "schema")
+
+
+def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCase:
+    """Validate one decoded JSONL object."""
+    if not isinstance(obj, dict):
+        raise BadInputError(where, f"expected a JSON object, got {type(obj).__name__}", line=line,
+                            fix='write one object per line: {"id": "q01", "question": "...", "gold_sql": "..."}')
+    obj = dict(obj)
+    if "id" not in obj and "qid" in obj:
+        obj["id"] = obj.pop("qid")
+    for key in ("id", "question", "gold_sql"):
+        val = obj.get(key)
+        if val is None:
+            hint = _did_you_mean(key, [k for k in obj if isinstance(k, str)])
+            raise BadInputError(where, f"missing required field{hint}", line=line, field=key,
+                                fix=f'add "{key}": "..." to this line')
+        if isinstance(val, (int,)) and key == "id" and not isinstance(val, bool):
+            val = obj[key] = str(val)
+        if not isinstance(val, str) or not val.strip():
+            raise BadInputError(where, f"must be a non-empty string, got {val!r}", line=line, field=key,
+                                fix=f'write "{key}" as a JSON string')
+    if not _ID_RE.match(obj["id"]):
+        raise BadInputError(where, f"id {obj['id']!r} has characters outside [A-Za-z0-9_.-]", line=line,
+                            field="id", fix="use ids such as q06 or sales-17; they become pytest node ids")
+    kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": obj.pop("gold_sql")}
+    for key in _CASE_STR_FIELDS:
+        val = obj.pop(key, None)
+        if val is not None and not isinstance(val, str):
+            raise BadInputError(where, f"must be a string, got {val!r}", line=line, field=key,
+                                fix=f'write "{key}" as a JSON string or leave it out')
+        kwargs[key] = val
+    if kwargs["expected_shape"] is not None and kwargs["expected_shape"] not in EXPECTED_SHAPES:
+        raise BadInputError(where, f"unknown shape {kwargs['expected_shape']!r}", line=line, field="expected_shape",
+                            fix=f"use one of {', '.join(EXPECTED_SHAPES)}")
+    tags = obj.pop("tags", None) or []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        raise BadInputError(where, f"must be a list of strings, got {tags!r}", line=line, field="tags",
+                            fix='write "tags": ["revenue", "3_tables"]')
+    kwargs["tags"] = tuple(tags)
+    om = obj.pop("order_matters", None)
+    if om is not None and not isinstance(om, bool):
+        raise BadInputError(where, f"must be true or false, got {om!r}", line=line, field="order_matters",
+                            fix="write true, false, or leave it out to follow the gold's ORDER BY")
+    kwargs["order_matters"] = om
+    return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
+
+
+def read_cases(path: str | Path, suite: str = "") -> list[BenchmarkCase]:
+    """All cases of a questions JSONL, in file order; duplicate ids are an error."""
+    path = Path(path)
+    cases: list[BenchmarkCase] = []
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
+                                    fix="each line must be one complete JSON object") from None
+            case = parse_case(obj, path, lineno, suite)
+            if case.id in seen:
+                raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
+                                    field="id", fix="give every case a unique id")
+            seen[case.id] = lineno
+            cases.append(case)
+    return cases

@@ -1,0 +1,1 @@
+"""Database engines: run SQL safely and describe the schema. DuckDB is the default."""

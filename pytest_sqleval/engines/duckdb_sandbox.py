@@ -1,0 +1,210 @@
+"""A DuckDB connection that model-generated SQL cannot escape.
+
+Read-only, external access off, local filesystem disabled, configuration locked, no
+extension loading, capped memory/threads/temp space, a per-query time limit enforced
+twice (``max_execution_time`` and an interrupt on the exact cursor), caps on rows and
+bytes fetched, and a fresh cursor per query so nothing one query does is seen by the next.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ..cases import Limits
+
+ENGINE_NAME = "duckdb"
+ENGINE_VERSION = duckdb.__version__
+
+
+@dataclass
+class ExecError:
+    """A query the engine refused or failed, in the taxonomy of DESIGN.md."""
+
+    category: str  # missing_table, missing_column, type_mismatch, division_by_zero, invalid_aggregation,
+    #                ambiguous_reference, permission_error, timeout, resource_exceeded, syntax_error, unknown_error
+    message: str
+    exception: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, "message": self.message, "exception": self.exception}
+
+
+@dataclass
+class ExecOutcome:
+    table: pa.Table | None
+    error: ExecError | None
+    elapsed_ms: float
+    truncated: bool = False  # a row or byte cap was hit
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+_CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
+    ("timeout", re.compile(r"INTERRUPT|maximum execution time", re.I)),
+    ("missing_column", re.compile(r"Referenced column .* not found|column .* (does not exist|not found)|"
+                                  r"Values list .* does not have a column|Referenced table .* not found|"
+                                  r"does not have a column named", re.I)),
+    ("missing_table", re.compile(r"Table with name .* does not exist|Schema with name .* does not exist|"
+                                 r"Catalog .* does not exist|Table Function with name .* does not exist", re.I)),
+    ("ambiguous_reference", re.compile(r"Ambiguous reference", re.I)),
+    ("invalid_aggregation", re.compile(r"must appear in the GROUP BY|aggregate function calls cannot be nested|"
+                                       r"aggregates? (are )?not allowed|GROUP BY clause cannot contain aggregates|"
+                                       r"window functions? (are )?not allowed", re.I)),
+    ("division_by_zero", re.compile(r"division by zero|divide by zero", re.I)),
+    ("type_mismatch", re.compile(r"Conversion Error|Could not convert|Cannot compare|No function matches|"
+                                 r"Cannot mix values|Mismatch Type|type .* does not match|cannot be cast|"
+                                 r"Invalid type|No operator matches", re.I)),
+    ("permission_error", re.compile(r"Permission Error|disabled by configuration|read-only|"
+                                    r"Cannot execute statement of type|lock(ed)? configuration", re.I)),
+    ("resource_exceeded", re.compile(r"Out of Memory|memory limit|could not allocate|max_temp_directory", re.I)),
+    ("syntax_error", re.compile(r"Parser Error|syntax error", re.I)),
+]
+
+
+def classify_error(exc: BaseException) -> ExecError:
+    """Map an engine exception to the runtime error taxonomy."""
+    msg = str(exc).strip()
+    name = type(exc).__name__
+    category = "unknown_error"
+    if isinstance(exc, duckdb.InterruptException):
+        category = "timeout"
+    elif isinstance(exc, duckdb.PermissionException):
+        category = "permission_error"
+    elif isinstance(exc, duckdb.OutOfMemoryException):
+        category = "resource_exceeded"
+    else:
+        for cat, pattern in _CATEGORIES:
+            if pattern.search(msg):
+                category = cat
+                break
+        if category == "unknown_error" and isinstance(exc, duckdb.CatalogException):
+            category = "missing_table"
+    return ExecError(category=category, message=msg[:2000], exception=name)
+
+
+class DuckDBSandbox:
+    """One read-only, locked-down DuckDB database; ``run`` executes one candidate query."""
+
+    def __init__(self, path: str | Path, limits: Limits = Limits()) -> None:
+        self.path = Path(path)
+        self.limits = limits
+        if not self.path.is_file():
+            raise FileNotFoundError(f"database file {self.path} does not exist")
+        self._conn = self._connect()
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        conn = duckdb.connect(str(self.path), read_only=True, config={
+            "enable_external_access": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_community_extensions": False,
+            "threads": max(1, int(self.limits.threads)),
+            "memory_limit": self.limits.memory_limit,
+        })
+        # Order matters (measured on 2.0): the filesystem switch only sticks after external
+        # access is off, and the temp-size cap is only accepted as a SET after connecting.
+        conn.execute("SET disabled_filesystems='LocalFileSystem'")
+        conn.execute("SET max_temp_directory_size='0B'")
+        try:
+            conn.execute(f"SET max_execution_time={int(self.limits.timeout_s * 1000)}")
+        except duckdb.Error:  # DuckDB < 2.0: the interrupt watchdog alone enforces the limit
+            pass
+        conn.execute("SET lock_configuration=true")
+        return conn
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- introspection -------------------------------------------------------------------
+    def catalog(self) -> dict[str, dict[str, dict[str, str]]]:
+        """``{schema: {table: {column: type}}}`` for tables and views, for grounding."""
+        cur = self._conn.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+                "WHERE database_name = current_database() AND NOT internal "
+                "ORDER BY schema_name, table_name, column_index").fetchall()
+        finally:
+            cur.close()
+        out: dict[str, dict[str, dict[str, str]]] = {}
+        for schema, table, column, dtype in rows:
+            out.setdefault(schema, {}).setdefault(table, {})[column] = dtype
+        return out
+
+    def content_hash(self) -> str:
+        """SHA-256 over every table's schema, row count and an order-independent sum of
+        per-row MD5s, computed in SQL: stable across rebuilds, unlike the file's bytes."""
+        cur = self._conn.cursor()
+        try:
+            tables = cur.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND NOT internal AND NOT temporary ORDER BY schema_name, table_name").fetchall()
+            views = cur.execute(
+                "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE database_name = current_database() "
+                "AND NOT internal AND NOT temporary ORDER BY schema_name, view_name").fetchall()
+            digest = hashlib.sha256()
+            cat = self.catalog()
+            for schema, table in tables:
+                cols = cat.get(schema, {}).get(table, {})
+                ident = f'"{schema.replace(chr(34), chr(34) * 2)}"."{table.replace(chr(34), chr(34) * 2)}"'
+                count, total = cur.execute(
+                    f"SELECT count(*), coalesce(sum(md5_number_upper(CAST(r AS VARCHAR))::HUGEINT), 0) "
+                    f"FROM {ident} r").fetchall()[0]
+                digest.update(f"T|{schema}.{table}|{sorted(cols.items())}|{count}|{total}\n".encode())
+            for schema, view, sql in views:
+                digest.update(f"V|{schema}.{view}|{sql}\n".encode())
+        finally:
+            cur.close()
+        return digest.hexdigest()
+
+    # -- execution -----------------------------------------------------------------------
+    def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
+        """Run one statement on a fresh cursor, bounded in time, rows and bytes."""
+        max_rows = self.limits.max_rows if max_rows is None else max_rows
+        start = time.perf_counter()
+        cur = self._conn.cursor()
+        timer = threading.Timer(self.limits.timeout_s + 0.25, cur.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            stmts = duckdb.extract_statements(sql)
+            if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
+                kinds = ", ".join(s.type.name for s in stmts) or "none"
+                return ExecOutcome(None, ExecError("permission_error",
+                                                   f"refused: exactly one SELECT statement allowed, got {kinds}",
+                                                   "Refused"), _ms(start))
+            reader = cur.sql(sql).to_arrow_reader(65536)
+            batches, rows, nbytes, truncated = [], 0, 0, False
+            for batch in reader:
+                batches.append(batch)
+                rows += batch.num_rows
+                nbytes += batch.nbytes
+                if rows > max_rows or nbytes > self.limits.max_bytes:
+                    truncated = True
+                    break
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+            if truncated:
+                return ExecOutcome(None, ExecError(
+                    "resource_exceeded",
+                    f"result exceeds the cap of {max_rows} rows / {self.limits.max_bytes} bytes", "ResultTooLarge"),
+                    _ms(start), truncated=True)
+            return ExecOutcome(table, None, _ms(start))
+        except duckdb.Error as exc:
+            return ExecOutcome(None, classify_error(exc), _ms(start))
+        except (MemoryError, RecursionError) as exc:
+            return ExecOutcome(None, ExecError("resource_exceeded", str(exc) or type(exc).__name__,
+                                               type(exc).__name__), _ms(start))
+        finally:
+            timer.cancel()
+            cur.close()
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)

@@ -1,0 +1,233 @@
+"""The engine host: a child process that owns the sandboxed database and the comparator.
+
+Why a process: DuckDB cannot interrupt every query (a single huge scalar runs to the
+end), and a query that ignores its interrupt must not take the grading run down with
+it. The parent waits ``timeout + 1 s`` for execution, then kills and respawns the child;
+the case is marked ``timeout`` and the run goes on. Results never cross the pipe: gold
+answers live in Arrow files on disk, predictions are compared in the child, and only the
+evidence comes back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..cases import Limits
+
+GRACE_S = 1.0
+COMPARE_TIMEOUT_S = 300.0
+_HDR = struct.Struct("!Q")
+
+
+class HostCrashed(RuntimeError):
+    """The child died or had to be killed; the message says why."""
+
+
+# -- framing ---------------------------------------------------------------------------
+def _write(fh: Any, obj: Any) -> None:
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    fh.write(_HDR.pack(len(blob)) + blob)
+    fh.flush()
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+class EngineHost:
+    """Parent-side handle; restarts the child on demand after a kill or crash."""
+
+    def __init__(self, database: str | Path, limits: Limits, gold_dir: str | Path) -> None:
+        self.database = str(database)
+        self.limits = limits
+        self.gold_dir = str(gold_dir)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.restarts = 0
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = dict(os.environ)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "gold_dir": self.gold_dir})
+        return proc
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                _write(proc.stdin, ("quit", {}))
+                proc.wait(timeout=5)
+            except Exception:
+                proc.kill()
+                proc.wait()
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            self.restarts += 1
+
+    def call(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None) -> dict[str, Any]:
+        """Send one request; execution gets ``timeout + 1 s``, comparison its own budget."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self._start()
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
+        try:
+            _write(proc.stdin, (op, payload))
+            deadline = time.monotonic() + budget + 30.0  # + child start-up on first use
+            while True:
+                try:
+                    (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, deadline))
+                    kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
+                except TimeoutError:
+                    self._kill()
+                    raise HostCrashed(f"no answer within {budget:.1f} s; the engine process was killed") from None
+                if kind == "started":  # the child is up: the real budget starts now
+                    deadline = time.monotonic() + budget
+                elif kind == "executed":  # execution finished in time; comparison has its own budget
+                    deadline = time.monotonic() + COMPARE_TIMEOUT_S
+                elif kind == "error":
+                    raise HostCrashed(body)
+                else:
+                    return body
+        except (EOFError, BrokenPipeError, OSError) as exc:
+            code = proc.poll()
+            self._kill()
+            raise HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}") from None
+
+
+# -- child side ------------------------------------------------------------------------
+class _Server:
+    def __init__(self, database: str, limits: dict[str, Any], gold_dir: str) -> None:
+        from ..grading.compare import Comparator
+        from .duckdb_sandbox import DuckDBSandbox
+        self.db = DuckDBSandbox(database, Limits(**limits))
+        self.cmp = Comparator(threads=max(1, int(limits.get("threads", 1))))
+        self.gold_dir = Path(gold_dir)
+        self._gold_tables: dict[str, Any] = {}
+
+    def describe(self, _: dict[str, Any], out: Any) -> dict[str, Any]:
+        from .duckdb_sandbox import ENGINE_NAME, ENGINE_VERSION
+        return {"engine": ENGINE_NAME, "engine_version": ENGINE_VERSION,
+                "content_hash": self.db.content_hash(), "catalog": self.db.catalog()}
+
+    def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
+        from ..grading.compare import CompareSpec
+        from ..grading.execute import execution_record
+        key = req["key"]
+        meta_path = self.gold_dir / f"{key}.json"
+        if meta_path.exists():
+            return {"cached": True, **json.loads(meta_path.read_text())}
+        first = self.db.run(req["sql"])
+        if first.error is not None:
+            return {"cached": False, "error": execution_record(first)}
+        second = self.db.run(req["sql"])
+        _write(out, ("executed", None))
+        spec = CompareSpec(**req["spec"])
+        problem = None
+        if second.error is not None or not self.cmp.compare(first.table, second.table, spec).match:
+            problem = "nondeterministic: two executions of the gold query gave different results"
+        elif req.get("probe_sql") and spec.sort_keys is not None and first.table.num_rows == req["limit"]:
+            probe = self.db.run(req["probe_sql"])
+            if probe.table is not None and probe.table.num_rows > req["limit"]:
+                rows = probe.table.select(spec.sort_keys).slice(req["limit"] - 1, 2).to_pylist()
+                if len(rows) == 2 and rows[0] == rows[1]:
+                    problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
+                               f"depends on tie order; add a tiebreaker column to ORDER BY")
+        import pyarrow as pa
+        import pyarrow.feather as feather
+        meta = {"rows": first.table.num_rows, "columns": first.table.column_names,
+                "types": [str(f.type) for f in first.table.schema], "elapsed_ms": first.elapsed_ms,
+                "problem": problem, "preview": [[_json(v) for v in r.values()] for r in first.table.slice(0, 5).to_pylist()]}
+        if problem is None:
+            self.gold_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
+            feather.write_feather(first.table, str(tmp), compression="uncompressed")
+            os.replace(tmp, self.gold_dir / f"{key}.arrow")
+            tmp.with_suffix(".json").write_text(json.dumps(meta))
+            os.replace(tmp.with_suffix(".json"), meta_path)
+            self._gold_tables[key] = first.table
+        del pa
+        return {"cached": False, **meta}
+
+    def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Execute a candidate and compare it with the stored gold answer."""
+        from ..grading.compare import CompareSpec
+        from ..grading.execute import execution_record
+        outcome = self.db.run(req["sql"])
+        _write(out, ("executed", None))
+        result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
+        if outcome.table is None:
+            return result
+        gold = self._gold_table(req["gold_key"])
+        result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
+        result["pred_preview"] = [[_json(v) for v in r.values()] for r in outcome.table.slice(0, 5).to_pylist()]
+        return result
+
+    def _gold_table(self, key: str) -> Any:
+        if key not in self._gold_tables:
+            import pyarrow.feather as feather
+            if len(self._gold_tables) > 64:
+                self._gold_tables.clear()
+            self._gold_tables[key] = feather.read_table(str(self.gold_dir / f"{key}.arrow"), memory_map=True)
+        return self._gold_tables[key]
+
+
+def _json(v: Any) -> Any:
+    from ..grading.compare import jsonable
+    return jsonable(v)
+
+
+def main() -> None:  # pragma: no cover - runs in the child
+    out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
+    sys.stdout = sys.stderr  # nothing but frames on the pipe
+    inp = os.fdopen(sys.stdin.fileno(), "rb", closefd=False)
+
+    def read() -> Any:
+        (n,) = _HDR.unpack(inp.read(_HDR.size) or b"\0" * 8)
+        return pickle.loads(inp.read(n)) if n else ("quit", {})
+
+    init = read()
+    try:
+        server = _Server(**init)
+    except Exception as exc:  # report the reason once, then exit
+        _write(out, ("error", f"cannot open {init.get('database')}: {exc}"))
+        return
+    while True:
+        op, payload = read()
+        if op == "quit":
+            return
+        _write(out, ("started", None))
+        try:
+            body = getattr(server, op)(payload, out)
+            _write(out, ("result", body))
+        except Exception as exc:
+            _write(out, ("error", f"{type(exc).__name__}: {exc}"))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

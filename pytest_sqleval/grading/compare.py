@@ -1,0 +1,333 @@
+"""Result comparison under the comparison contract, computed inside DuckDB over Arrow.
+
+Columns by position (names ignored, arity must match); rows as a multiset, or in order
+with tie groups on the gold's sort keys compared as bags; numbers numerically within a
+relative/absolute tolerance; a string never equals a number, a date never equals a
+timestamp; NULL equals NULL and nothing else.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.types as pat
+
+PREVIEW_ROWS = 5
+
+
+@dataclass
+class CompareSpec:
+    ordered: bool = False
+    sort_keys: list[int] | None = None  # gold output positions of the ORDER BY keys; None = all columns
+    float_rel_tol: float = 1e-6
+    float_abs_tol: float = 1e-9
+
+
+@dataclass
+class CompareResult:
+    """Everything the comparison learned; ``match`` is the verdict."""
+
+    match: bool
+    reason: str  # equal | arity_mismatch | type_mismatch | row_count | values | order_only
+    gold_rows: int
+    pred_rows: int
+    gold_columns: list[str]
+    pred_columns: list[str]
+    gold_kinds: list[str]
+    pred_kinds: list[str]
+    ordered: bool = False
+    order_only: bool = False
+    within_tolerance: bool = False  # equal only thanks to float tolerance
+    row_precision: float = 0.0
+    row_recall: float = 0.0
+    row_f1: float = 0.0
+    cell_overlap: float = 0.0
+    column_matches: list[bool] = field(default_factory=list)  # per gold column: same multiset in pred
+    gold_columns_found_at: dict[int, int] = field(default_factory=dict)  # gold pos -> pred pos (arity mismatch)
+    cardinality_delta: int = 0
+    cardinality_ratio: float | None = None
+    schema_match: bool = False
+    missing_rows: list[list[Any]] = field(default_factory=list)  # in gold, not in prediction
+    extra_rows: list[list[Any]] = field(default_factory=list)  # in prediction, not in gold
+    first_diff: dict[str, Any] | None = None  # ordered: first differing position
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+        d = asdict(self)
+        d["gold_columns_found_at"] = {str(k): v for k, v in self.gold_columns_found_at.items()}
+        return d
+
+
+def kind_of(t: pa.DataType) -> str:
+    """The comparison class of an Arrow type: values of different kinds never compare equal."""
+    if pat.is_null(t):
+        return "null"
+    if pat.is_boolean(t):
+        return "boolean"
+    if pat.is_integer(t):
+        return "integer"
+    if pat.is_floating(t) or pat.is_decimal(t):
+        return "number"
+    if pat.is_string(t) or pat.is_large_string(t) or (hasattr(pat, "is_string_view") and pat.is_string_view(t)):
+        return "string"
+    if pat.is_date(t):
+        return "date"
+    if pat.is_timestamp(t):
+        return "timestamptz" if t.tz else "timestamp"
+    if pat.is_time(t):
+        return "time"
+    return str(t)
+
+
+def _compatible(a: str, b: str) -> bool:
+    numeric = {"integer", "number"}
+    return a == b or "null" in (a, b) or (a in numeric and b in numeric)
+
+
+def jsonable(v: Any) -> Any:
+    """A value as it appears in reports: ISO-8601 for temporals, numbers stay numbers."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, decimal.Decimal):
+        return float(v) if v == v.to_integral_value() or abs(v.as_tuple().exponent) < 16 else str(v)
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    return str(v)
+
+
+class Comparator:
+    """Owns a private in-memory DuckDB (no external access) used only to compare results."""
+
+    def __init__(self, threads: int = 2) -> None:
+        self.con = duckdb.connect(":memory:", config={"enable_external_access": False, "threads": threads,
+                                                      "autoload_known_extensions": False})
+
+    def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+        gk = [kind_of(f.type) for f in gold.schema]
+        pk = [kind_of(f.type) for f in pred.schema]
+        res = CompareResult(match=False, reason="equal", gold_rows=gold.num_rows, pred_rows=pred.num_rows,
+                            gold_columns=gold.column_names, pred_columns=pred.column_names,
+                            gold_kinds=gk, pred_kinds=pk, ordered=spec.ordered,
+                            cardinality_delta=pred.num_rows - gold.num_rows,
+                            cardinality_ratio=(pred.num_rows / gold.num_rows) if gold.num_rows else None)
+        res.schema_match = len(gk) == len(pk) and all(_compatible(a, b) for a, b in zip(gk, pk))
+        con = self.con
+        g = _positional(gold, "g")
+        p = _positional(pred, "p")
+        con.register("__g", g)
+        con.register("__p", p)
+        try:
+            if len(gk) != len(pk):
+                res.reason = "arity_mismatch"
+                res.gold_columns_found_at = self._locate_columns(gk, pk, gold.num_rows, pred.num_rows)
+                res.column_matches = [i in res.gold_columns_found_at for i in range(len(gk))]
+                self._row_samples(res, None)
+                return res
+            exprs = [_canon(f"c{i}", a, b) for i, (a, b) in enumerate(zip(gk, pk))]
+            if not res.schema_match:
+                res.reason = "type_mismatch"
+                res.column_matches = [False] * len(gk)
+                self._overlap(res, None)
+                self._row_samples(res, None)
+                return res
+            sel_g = ", ".join(f"{e.format(t='g')} AS c{i}" for i, e in enumerate(exprs))
+            sel_p = ", ".join(f"{e.format(t='p')} AS c{i}" for i, e in enumerate(exprs))
+            con.execute(f"CREATE OR REPLACE TEMP VIEW gn AS SELECT {sel_g}, __pos FROM __g g")
+            con.execute(f"CREATE OR REPLACE TEMP VIEW pn AS SELECT {sel_p}, __pos FROM __p p")
+            cols = [f"c{i}" for i in range(len(gk))]
+            numeric = [i for i, (a, b) in enumerate(zip(gk, pk)) if "number" in (a, b)]
+            missing, extra = self._except_counts(cols)
+            bag_equal = missing == 0 and extra == 0
+            if not bag_equal and numeric and gold.num_rows == pred.num_rows:
+                bag_equal = self._tolerant_bag_equal(cols, numeric, spec)
+                res.within_tolerance = bag_equal
+            self._overlap(res, (0, 0) if res.within_tolerance else (missing, extra))
+            res.column_matches = [self._column_equal(i, numeric, spec) for i in range(len(cols))]
+            if not bag_equal:
+                res.reason = "row_count" if gold.num_rows != pred.num_rows else "values"
+                self._row_samples(res, cols)
+                return res
+            if spec.ordered:
+                ok, diff = self._order_equal(cols, numeric, spec)
+                if not ok:
+                    res.reason, res.order_only, res.first_diff = "order_only", True, diff
+                    return res
+            res.match, res.reason = True, "equal"
+            return res
+        finally:
+            con.unregister("__g")
+            con.unregister("__p")
+
+    # -- pieces ------------------------------------------------------------------------
+    def _except_counts(self, cols: list[str]) -> tuple[int, int]:
+        c = ", ".join(cols)
+        missing = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM gn EXCEPT ALL SELECT {c} FROM pn)").fetchall()[0][0]
+        extra = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM pn EXCEPT ALL SELECT {c} FROM gn)").fetchall()[0][0]
+        return int(missing), int(extra)
+
+    def _tol(self, a: str, b: str, spec: CompareSpec) -> str:
+        return (f"(({a} IS NULL AND {b} IS NULL) OR {a} = {b} OR (isnan({a}) AND isnan({b})) OR "
+                f"abs({a} - {b}) <= greatest({spec.float_abs_tol!r}, {spec.float_rel_tol!r} * greatest(abs({a}), abs({b}))))")
+
+    def _row_eq(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> str:
+        parts = []
+        for i, c in enumerate(cols):
+            parts.append(self._tol(f"a.{c}", f"b.{c}", spec) if i in numeric else f"a.{c} IS NOT DISTINCT FROM b.{c}")
+        return " AND ".join(parts) or "TRUE"
+
+    def _tolerant_bag_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
+        """Sort both sides the same way and compare row by row within tolerance; a second
+        pass sorts on rounded numbers so noise across a sort boundary cannot split a match."""
+        for rounding in (False, True):
+            keys = []
+            for i, c in enumerate(cols):
+                if rounding and i in numeric:
+                    keys.append(f"CASE WHEN {c} IS NULL OR isnan({c}) OR {c} = 0 THEN {c} ELSE "
+                                f"round({c} / pow(10, floor(log10(abs({c})))) , 4) * pow(10, floor(log10(abs({c})))) END")
+                keys.append(c)
+            order = ", ".join(f"{k} NULLS LAST" for k in keys)
+            bad = self.con.execute(
+                f"WITH a AS (SELECT *, row_number() OVER (ORDER BY {order}) AS rn FROM gn), "
+                f"b AS (SELECT *, row_number() OVER (ORDER BY {order}) AS rn FROM pn) "
+                f"SELECT count(*) FROM a JOIN b USING (rn) WHERE NOT ({self._row_eq(cols, numeric, spec)})").fetchall()[0][0]
+            if bad == 0:
+                return True
+        return False
+
+    def _order_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> tuple[bool, dict | None]:
+        """Rows in gold order; rows tied on the gold's sort keys form a bag."""
+        keys = [cols[i] for i in spec.sort_keys if i < len(cols)] if spec.sort_keys is not None else cols
+        key_eq = self._row_eq(keys, [k for k, c in enumerate(keys) if cols.index(c) in numeric], spec) if keys else "TRUE"
+        # keys must agree position by position
+        row = self.con.execute(
+            f"SELECT a.__pos FROM gn a JOIN pn b USING (__pos) WHERE NOT ({key_eq}) "
+            f"ORDER BY a.__pos LIMIT 1").fetchall()
+        if row:
+            row = row[0]
+            return False, self._diff_at(int(row[0]), cols)
+        if keys == cols:
+            return True, None
+        # within each tie group (consecutive equal keys in gold order) rows compare as a bag
+        change = " OR ".join(f"{k} IS DISTINCT FROM lag({k}) OVER (ORDER BY __pos)" for k in keys)
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __grp AS SELECT __pos, sum(brk) OVER (ORDER BY __pos) AS gid "
+                         f"FROM (SELECT __pos, CASE WHEN __pos = 0 OR {change} THEN 1 ELSE 0 END AS brk FROM gn)")
+        c = ", ".join(cols)
+        bad_gid = self.con.execute(
+            f"SELECT min(gid) FROM (SELECT gid, {c} FROM gn JOIN __grp USING (__pos) EXCEPT ALL "
+            f"SELECT gid, {c} FROM pn JOIN __grp USING (__pos))").fetchall()[0][0]
+        if bad_gid is None or (numeric and self._tolerant_groups(cols, numeric, spec)):
+            return True, None
+        first = self.con.execute("SELECT min(__pos) FROM __grp WHERE gid = ?", [bad_gid]).fetchall()[0][0]
+        return False, self._diff_at(int(first), cols)
+
+    def _tolerant_groups(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
+        order = ", ".join(f"{c} NULLS LAST" for c in cols)
+        bad = self.con.execute(
+            f"WITH a AS (SELECT gn.*, gid, row_number() OVER (PARTITION BY gid ORDER BY {order}) AS rn FROM gn JOIN __grp USING (__pos)), "
+            f"b AS (SELECT pn.*, gid, row_number() OVER (PARTITION BY gid ORDER BY {order}) AS rn FROM pn JOIN __grp USING (__pos)) "
+            f"SELECT count(*) FROM a JOIN b USING (gid, rn) WHERE NOT ({self._row_eq(cols, numeric, spec)})").fetchall()[0][0]
+        return bad == 0
+
+    def _diff_at(self, pos: int, cols: list[str]) -> dict[str, Any]:
+        c = ", ".join(cols) if cols else "NULL"
+        g = self.con.execute(f"SELECT {c} FROM __g WHERE __pos = ?", [pos]).fetchall()
+        p = self.con.execute(f"SELECT {c} FROM __p WHERE __pos = ?", [pos]).fetchall()
+        g, p = (g[0] if g else None), (p[0] if p else None)
+        return {"position": pos, "gold": jsonable(list(g) if g else None), "predicted": jsonable(list(p) if p else None)}
+
+    def _column_equal(self, i: int, numeric: list[int], spec: CompareSpec) -> bool:
+        """Whether gold column ``i`` holds the same multiset of values in the prediction."""
+        c = f"c{i}"
+        m = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM gn EXCEPT ALL SELECT {c} FROM pn)").fetchall()[0][0]
+        e = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM pn EXCEPT ALL SELECT {c} FROM gn)").fetchall()[0][0]
+        if m == 0 and e == 0:
+            return True
+        if i in numeric:
+            bad = self.con.execute(
+                f"WITH a AS (SELECT {c}, row_number() OVER (ORDER BY {c} NULLS LAST) rn FROM gn), "
+                f"b AS (SELECT {c}, row_number() OVER (ORDER BY {c} NULLS LAST) rn FROM pn) "
+                f"SELECT count(*) + (SELECT abs((SELECT count(*) FROM gn) - (SELECT count(*) FROM pn))) "
+                f"FROM a JOIN b USING (rn) WHERE NOT {self._tol('a.' + c, 'b.' + c, spec)}").fetchall()[0][0]
+            return bad == 0
+        return False
+
+    def _locate_columns(self, gk: list[str], pk: list[str], gn: int, pn: int) -> dict[int, int]:
+        """With an arity mismatch, which gold columns appear (as a multiset) in the prediction."""
+        found: dict[int, int] = {}
+        if gn != pn or gn > 200_000:
+            return found
+        for i, a in enumerate(gk):
+            for j, b in enumerate(pk):
+                if j in found.values() or not _compatible(a, b):
+                    continue
+                ce = _canon("x", a, b)
+                q = (f"SELECT (SELECT count(*) FROM (SELECT {ce.format(t='g').replace('g.x', f'g.c{i}')} FROM __g g EXCEPT ALL "
+                     f"SELECT {ce.format(t='p').replace('p.x', f'p.c{j}')} FROM __p p)) + "
+                     f"(SELECT count(*) FROM (SELECT {ce.format(t='p').replace('p.x', f'p.c{j}')} FROM __p p EXCEPT ALL "
+                     f"SELECT {ce.format(t='g').replace('g.x', f'g.c{i}')} FROM __g g))")
+                if self.con.execute(q).fetchall()[0][0] == 0:
+                    found[i] = j
+                    break
+        return found
+
+    def _overlap(self, res: CompareResult, counts: tuple[int, int] | None) -> None:
+        if counts is None:
+            res.row_precision = res.row_recall = res.row_f1 = 0.0
+        else:
+            missing, extra = counts
+            inter = res.gold_rows - missing
+            res.row_precision = inter / res.pred_rows if res.pred_rows else float(res.gold_rows == 0)
+            res.row_recall = inter / res.gold_rows if res.gold_rows else float(res.pred_rows == 0)
+            pr = res.row_precision + res.row_recall
+            res.row_f1 = round(2 * res.row_precision * res.row_recall / pr, 6) if pr else 0.0
+        n = len(res.gold_kinds)
+        res.cell_overlap = round(sum(res.column_matches) / n, 6) if n and res.column_matches else 0.0
+
+    def _row_samples(self, res: CompareResult, cols: list[str] | None) -> None:
+        if cols is None:
+            res.missing_rows = [jsonable(list(r)) for r in self.con.execute(
+                f"SELECT * EXCLUDE (__pos) FROM __g ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
+            res.extra_rows = [jsonable(list(r)) for r in self.con.execute(
+                f"SELECT * EXCLUDE (__pos) FROM __p ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
+            return
+        c = ", ".join(cols)
+        res.missing_rows = [jsonable(list(r)) for r in self.con.execute(
+            f"SELECT * FROM (SELECT {c} FROM gn EXCEPT ALL SELECT {c} FROM pn) ORDER BY ALL LIMIT {PREVIEW_ROWS}").fetchall()]
+        res.extra_rows = [jsonable(list(r)) for r in self.con.execute(
+            f"SELECT * FROM (SELECT {c} FROM pn EXCEPT ALL SELECT {c} FROM gn) ORDER BY ALL LIMIT {PREVIEW_ROWS}").fetchall()]
+        if res.column_matches and res.cell_overlap == 0:
+            res.cell_overlap = round(sum(res.column_matches) / len(res.column_matches), 6)
+
+
+def _positional(t: pa.Table, prefix: str) -> pa.Table:
+    """Rename columns to c0..cn (names are ignored) and add the row position."""
+    names = [f"c{i}" for i in range(t.num_columns)]
+    t = t.rename_columns(names)
+    pos = duckdb.sql(f"SELECT range::BIGINT AS __pos FROM range({t.num_rows})").to_arrow_table().column(0)
+    return t.append_column("__pos", pos)
+
+
+def _canon(col: str, a: str, b: str) -> str:
+    """SQL that brings a column to the form compared; ``{t}`` is the table alias."""
+    ref = "{t}." + col
+    if "number" in (a, b):
+        return f"CAST({ref} AS DOUBLE)"
+    if a == "integer" or b == "integer":
+        return f"CAST({ref} AS HUGEINT)"
+    if a in ("boolean", "string", "date", "timestamp", "timestamptz", "time") and a == b:
+        return ref
+    if "null" in (a, b):
+        other = b if a == "null" else a
+        if other in ("boolean", "string", "date", "timestamp", "timestamptz", "time", "null"):
+            return ref if a == b else f"CAST({ref} AS VARCHAR)"
+    return f"CAST({ref} AS VARCHAR)"

@@ -1,0 +1,25 @@
+"""Execute layer: the candidate's run on the sandboxed engine, as a plain record.
+
+The error taxonomy itself lives with the engine that produces the errors
+(``engines.duckdb_sandbox.classify_error``); this layer only shapes the evidence."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def execution_record(outcome: Any) -> dict[str, Any]:
+    """``ok``, the error (category, raw message), time, and the result's shape."""
+    table = outcome.table
+    return {
+        "ok": outcome.error is None,
+        "error": outcome.error.to_dict() if outcome.error is not None else None,
+        "elapsed_ms": outcome.elapsed_ms,
+        "rows": table.num_rows if table is not None else None,
+        "columns": table.column_names if table is not None else None,
+    }
+
+
+def timeout_record(message: str, elapsed_ms: float) -> dict[str, Any]:
+    """A query stopped at process level because it ignored its interrupt."""
+    return {"ok": False, "error": {"category": "timeout", "message": message, "exception": "ProcessKilled"},
+            "elapsed_ms": elapsed_ms, "rows": None, "columns": None}

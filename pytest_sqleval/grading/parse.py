@@ -1,0 +1,96 @@
+"""Parse layer: does the SQL parse in the suite's dialect? Errors carry line and column.
+
+Also reads the gold's top-level ORDER BY / LIMIT, which decides ordered comparison and
+its tie groups."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+
+@dataclass
+class ParseResult:
+    ok: bool
+    dialect: str
+    statements: int = 0
+    error: dict[str, Any] | None = None  # {"message", "line", "col"}
+    expression: exp.Expression | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "dialect": self.dialect, "statements": self.statements, "error": self.error}
+
+
+def parse_sql(sql: str, dialect: str) -> ParseResult:
+    """Parse ``sql``; a wrong answer is a result, never an exception."""
+    if not sql or not sql.strip():
+        return ParseResult(False, dialect, 0, {"message": "empty SQL", "line": 1, "col": 1})
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+    except ParseError as exc:
+        first = exc.errors[0] if exc.errors else {}
+        return ParseResult(False, dialect, 0, {"message": first.get("description") or str(exc).splitlines()[0],
+                                               "line": first.get("line"), "col": first.get("col")})
+    except TokenError as exc:
+        return ParseResult(False, dialect, 0, {"message": f"cannot tokenize: {exc}", "line": None, "col": None})
+    except RecursionError:
+        return ParseResult(False, dialect, 0, {"message": "nested too deeply to parse", "line": None, "col": None})
+    if not trees:
+        return ParseResult(False, dialect, 0, {"message": "no statement (only comments?)", "line": 1, "col": 1})
+    return ParseResult(True, dialect, len(trees), None, trees[0] if len(trees) == 1 else None)
+
+
+@dataclass
+class OrderInfo:
+    """The gold's top-level ordering, mapped to output column positions."""
+
+    ordered: bool = False
+    sort_keys: list[int] | None = None  # None: keys are not all output columns -> strict positional order
+    limit: int | None = None
+    probe_sql: str | None = None  # the gold with LIMIT n+1, to detect a LIMIT cutting a tie group
+
+
+def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
+    if not isinstance(tree, exp.Query):
+        return OrderInfo()
+    order = tree.args.get("order")
+    limit_node = tree.args.get("limit")
+    limit = None
+    if limit_node is not None:
+        try:
+            limit = int(limit_node.expression.this) if limit_node.expression is not None else None
+        except (AttributeError, ValueError, TypeError):
+            limit = None
+    if order is None:
+        return OrderInfo(limit=limit)
+    selects = tree.selects if isinstance(tree, exp.Select) else []
+    keys: list[int] | None = []
+    for ordered in order.expressions:
+        target = ordered.this
+        pos = _output_position(target, selects)
+        if pos is None or keys is None:
+            keys = None
+            continue
+        keys.append(pos)
+    probe = None
+    if limit is not None and keys is not None and isinstance(tree, exp.Select):
+        probe = tree.copy().limit(limit + 1).sql(dialect=dialect)
+    return OrderInfo(True, keys, limit, probe)
+
+
+def _output_position(target: exp.Expression, selects: list[exp.Expression]) -> int | None:
+    if isinstance(target, exp.Literal) and not target.is_string:
+        try:
+            return int(target.this) - 1
+        except ValueError:
+            return None
+    for i, sel in enumerate(selects):
+        if isinstance(target, exp.Column) and not target.table and sel.alias_or_name == target.name:
+            return i
+        inner = sel.this if isinstance(sel, exp.Alias) else sel
+        if inner == target:
+            return i
+    return None

@@ -1,0 +1,190 @@
+"""The grading pipeline: parse -> safety -> grounding -> execute -> compare -> classify.
+
+``SuiteGrader`` owns one suite's engine host, catalog and gold answers; ``grade`` turns
+one generated SQL string into the evidence of every layer plus a verdict. Nothing here
+raises for a wrong answer; a gold that cannot be trusted raises ``GoldError``."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cases import BenchmarkCase, ComparePolicy, Limits
+from ..engines.host import EngineHost, HostCrashed
+from ..errors import GoldError
+from . import classify as classify_layer
+from .execute import timeout_record
+from .grounding import CatalogIndex, ground
+from .parse import order_info, parse_sql
+from .safety import check_safety
+
+ENGINE_DIALECT = "duckdb"
+
+
+@dataclass
+class GoldAnswer:
+    key: str
+    rows: int
+    columns: list[str]
+    types: list[str]
+    cached: bool
+    spec: dict[str, Any]
+    tables: list[str]
+    joins: dict[str, Any]
+    elapsed_ms: float = 0.0
+    preview: list[list[Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
+                "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
+                "elapsed_ms": self.elapsed_ms, "preview": self.preview}
+
+
+@dataclass
+class Verdict:
+    """One graded case: ``passed`` plus the evidence of every layer that ran."""
+
+    passed: bool
+    error_class: str | None
+    failure_kind: str | None
+    explanation: str
+    confidence: float
+    layers: dict[str, Any]
+    generated_sql: str
+    executed_sql: str | None
+    stale_tables: list[str]
+    duration_ms: float
+
+    @property
+    def parse_ok(self) -> bool:
+        return bool(self.layers["parse"]["ok"])
+
+    @property
+    def grounding(self) -> dict[str, Any]:
+        return self.layers.get("grounding") or {"ok": None, "hallucinated_tables": [], "hallucinated_columns": []}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pass": self.passed, "error_class": self.error_class, "failure_kind": self.failure_kind,
+                "explanation": self.explanation, "confidence": self.confidence, "layers": self.layers,
+                "generated_sql": self.generated_sql, "executed_sql": self.executed_sql,
+                "stale_tables": self.stale_tables, "duration_ms": self.duration_ms}
+
+
+class SuiteGrader:
+    """Grades SQL against one database; one per suite per process."""
+
+    def __init__(self, database: Path, *, dialect: str = ENGINE_DIALECT, limits: Limits = Limits(),
+                 policy: ComparePolicy = ComparePolicy(), deprecated: tuple[str, ...] = (),
+                 cache_dir: Path) -> None:
+        self.database = Path(database)
+        self.dialect = dialect
+        self.limits = limits
+        self.policy = policy
+        self.deprecated = deprecated
+        self.gold_dir = Path(cache_dir) / "gold"
+        self.host = EngineHost(self.database, limits, self.gold_dir)
+        info = self.host.call("describe", {}, exec_timeout=max(120.0, limits.timeout_s * 10))
+        self.content_hash: str = info["content_hash"]
+        self.engine: str = info["engine"]
+        self.engine_version: str = info["engine_version"]
+        self.catalog: dict[str, Any] = info["catalog"]
+        self.index = CatalogIndex(self.catalog)
+        self.gold_executions = 0
+
+    def close(self) -> None:
+        self.host.close()
+
+    def _to_engine(self, tree: Any, sql: str) -> str:
+        if self.dialect == ENGINE_DIALECT or tree is None:
+            return sql
+        return tree.sql(dialect=ENGINE_DIALECT)
+
+    def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
+        if case is None:
+            return self.policy
+        overrides = case.metadata.get("compare") if isinstance(case.metadata.get("compare"), dict) else {}
+        return self.policy.merged(order_matters=case.order_matters,
+                                  allow_empty=True if case.expected_shape == "empty" else None, **overrides)
+
+    def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
+        """The gold answer, computed once per (content hash, gold SQL, engine version)."""
+        parsed = parse_sql(gold_sql, self.dialect)
+        if not parsed.ok:
+            err = parsed.error or {}
+            raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
+        safety = check_safety(parsed.expression, parsed.statements)
+        if not safety.ok:
+            raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
+        policy = self.policy_for(case)
+        order = order_info(parsed.expression, self.dialect)
+        ordered = order.ordered if policy.order_matters is None else policy.order_matters
+        spec = {"ordered": ordered, "sort_keys": order.sort_keys if order.ordered else None,
+                "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
+        sql = self._to_engine(parsed.expression, gold_sql)
+        key = hashlib.sha256(f"{self.content_hash}\n{self.engine}\n{self.engine_version}\n{sql}\n"
+                             f"{self.limits.max_rows}".encode()).hexdigest()[:40]
+        probe = self._to_engine(None, order.probe_sql) if order.probe_sql and ordered else None
+        try:
+            meta = self.host.call("gold", {"key": key, "sql": sql, "spec": spec, "probe_sql": probe,
+                                           "limit": order.limit})
+        except HostCrashed as exc:
+            raise GoldError(f"gold query did not finish: {exc}") from None
+        if not meta.get("cached"):
+            self.gold_executions += 1
+        if meta.get("error"):
+            err = meta["error"]["error"]
+            raise GoldError(f"gold query fails on the database ({err['category']}): {err['message'].splitlines()[0]}")
+        if meta.get("problem"):
+            raise GoldError(f"gold query is {meta['problem']}" if meta["problem"].startswith("nondet")
+                            else f"gold query is ambiguous: {meta['problem']}")
+        if meta["rows"] == 0 and not policy.allow_empty:
+            raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
+                            "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
+        return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
+                          cached=bool(meta.get("cached")), spec=spec, tables=classify_layer.table_names(parsed.expression),
+                          joins=classify_layer.join_structure(parsed.expression), elapsed_ms=meta.get("elapsed_ms", 0.0),
+                          preview=meta.get("preview", []))
+
+    def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
+        """Run every layer on one candidate; never raises for a wrong answer."""
+        start = time.perf_counter()
+        layers: dict[str, Any] = {}
+        parsed = parse_sql(sql, self.dialect)
+        layers["parse"] = parsed.to_dict()
+        safety = grounding = execution = compare = None
+        executed_sql = None
+        stale: list[str] = []
+        pred_joins = {"tables": [], "joins": []}
+        if parsed.ok:
+            safety = check_safety(parsed.expression, parsed.statements).to_dict()
+            layers["safety"] = safety
+        if parsed.ok and safety and safety["ok"]:
+            grounding = ground(parsed.expression, self.index).to_dict()
+            layers["grounding"] = grounding
+            pred_joins = classify_layer.join_structure(parsed.expression)
+            stale = [t for t in classify_layer.deprecated_refs(pred_joins["tables"], self.deprecated)
+                     if t not in gold.tables]
+            executed_sql = self._to_engine(parsed.expression, sql)
+            t0 = time.perf_counter()
+            try:
+                answer = self.host.call("grade", {"sql": executed_sql, "gold_key": gold.key, "spec": gold.spec})
+                execution, compare = answer["execution"], answer["compare"]
+                if answer.get("pred_preview") is not None:
+                    execution["preview"] = answer["pred_preview"]
+            except HostCrashed as exc:
+                execution = timeout_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
+            layers["execution"] = execution
+            layers["compare"] = compare
+        # A deprecated table fails the case even when its numbers coincide with the live one's.
+        passed = bool(compare and compare["match"]) and not stale
+        if passed:
+            cls = classify_layer.Classification(None, None, "result matches the gold answer"
+                                                + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
+        else:
+            cls = classify_layer.classify(parse=layers["parse"], safety=safety, grounding=grounding, execution=execution,
+                                          compare=compare, stale=stale, joins_pred=pred_joins, joins_gold=gold.joins)
+        layers["classify"] = cls.to_dict()
+        return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
+                       executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
