@@ -1,0 +1,49 @@
+"""The backend protocol: ``async (BenchmarkCase) -> str | GenerationResult``.
+
+The runner treats a backend as opaque; whatever metadata it returns (model, prompt
+version, calls, tokens, latency) passes through untouched into results and reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol, Union
+
+from ..cases import BenchmarkCase
+
+
+@dataclass
+class GenerationResult:
+    sql: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+GenerateFn = Callable[[BenchmarkCase], Awaitable[Union[str, GenerationResult]]]
+
+
+class BackendFactory(Protocol):
+    """What an entry point in ``pytest_sqleval.backends`` provides."""
+
+    def __call__(self, options: "BackendOptions") -> GenerateFn | Callable[..., Any]: ...
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """Standard knobs routed to built-in factories, never to the runner;
+    ``module:function`` backends ignore them."""
+
+    model: str | None = None
+    provider: str | None = None
+    api_base: str | None = None
+    rootdir: str = "."
+    suites: tuple[str, ...] = ()
+
+
+@dataclass
+class Backend:
+    """A resolved backend: a display label, an async generate function, and the
+    fingerprint that keys its cached generations (``None``: never cached)."""
+
+    spec: str
+    label: str
+    generate: Callable[[BenchmarkCase], Awaitable[Any]]
+    fingerprint: str | None = None
+    description: str = ""

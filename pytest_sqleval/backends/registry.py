@@ -1,0 +1,183 @@
+"""Resolve ``--sqleval-backend`` specs: built-ins, ``predictions:PATH``, entry points,
+and ``module:function`` (sync or async callables, or zero-argument factories)."""
+from __future__ import annotations
+
+import asyncio
+import difflib
+import functools
+import hashlib
+import importlib
+import inspect
+import json
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Callable
+
+from ..cases import BenchmarkCase
+from ..errors import BackendError, BadInputError, UsageError
+from .base import Backend, BackendOptions, GenerationResult
+
+ENTRY_POINT_GROUP = "pytest_sqleval.backends"
+
+
+async def _gold(case: BenchmarkCase) -> GenerationResult:
+    return GenerationResult(case.gold_sql, {"backend": "gold"})
+
+
+BUILTINS: dict[str, Callable[[BackendOptions], Backend]] = {
+    "gold": lambda opts: Backend("gold", "gold", _gold, None, "the suite's own gold SQL: a self-check of the suite"),
+}
+
+
+def _entry_points() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_backends() -> list[str]:
+    return sorted(set(BUILTINS) | set(_entry_points())) + ["predictions:PATH", "module:function"]
+
+
+def resolve_backends(specs: str, options: BackendOptions) -> list[Backend]:
+    """A comma list of specs; labels are made unique so item ids stay distinct."""
+    parts = [p.strip() for p in specs.split(",") if p.strip()]
+    if not parts:
+        raise UsageError("--sqleval-backend is empty; known backends: " + ", ".join(known_backends()))
+    backends = [resolve_backend(p, options) for p in parts]
+    seen: dict[str, int] = {}
+    for b in backends:
+        if b.label in seen:
+            seen[b.label] += 1
+            b.label = f"{b.label}{seen[b.label]}"
+        else:
+            seen[b.label] = 1
+    return backends
+
+
+def resolve_backend(spec: str, options: BackendOptions) -> Backend:
+    if spec.startswith("predictions:"):
+        return _predictions_backend(spec, spec.split(":", 1)[1], options)
+    if spec in BUILTINS:
+        return BUILTINS[spec](options)
+    eps = _entry_points()
+    if spec in eps:
+        factory = eps[spec].load()
+        return _wrap(spec, spec, factory(options), f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}")
+    if ":" in spec:
+        return _module_backend(spec)
+    hint = difflib.get_close_matches(spec, list(BUILTINS) + list(eps), n=1)
+    raise UsageError(f"unknown backend {spec!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                     + ". Known backends: " + ", ".join(known_backends()))
+
+
+def _version_of(obj: Any) -> str:
+    mod = sys.modules.get(getattr(obj, "__module__", "") or "")
+    path = getattr(mod, "__file__", None)
+    if path and Path(path).is_file():
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return "unknown"
+
+
+def _module_backend(spec: str) -> Backend:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"backend {spec!r}: cannot import module {module_name!r} ({exc}). "
+                         "Fix: make it importable (install it, or put it on sys.path, e.g. via conftest.py "
+                         "or `pythonpath` in the pytest ini)") from None
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            names = [n for n in dir(module) if not n.startswith("_")]
+            hint = difflib.get_close_matches(part, names, n=1)
+            raise UsageError(f"backend {spec!r}: module {module_name!r} has no attribute {part!r}"
+                             + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+    if not callable(obj):
+        raise UsageError(f"backend {spec!r} is not callable")
+    fn = obj
+    if _takes_no_arguments(obj):  # a zero-argument factory returning the generate function
+        fn = obj()
+        if not callable(fn):
+            raise UsageError(f"backend {spec!r}: the factory returned {type(fn).__name__}, not a callable")
+    fingerprint = getattr(fn, "sqleval_fingerprint", None) or getattr(obj, "sqleval_fingerprint", None)
+    return _wrap(spec, attr.rsplit(".", 1)[-1], fn, f"{spec}|{fingerprint or _version_of(obj)}")
+
+
+def _takes_no_arguments(obj: Any) -> bool:
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in sig.parameters.values()) and not any(
+        p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+
+
+def _wrap(spec: str, label: str, fn: Callable[..., Any], fingerprint: str) -> Backend:
+    """Sync callables run in a worker thread so they overlap like async ones."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        generate = fn
+    else:
+        async def generate(case: BenchmarkCase) -> Any:
+            result = await asyncio.to_thread(fn, case)
+            return await result if inspect.isawaitable(result) else result
+        functools.update_wrapper(generate, fn)
+    return Backend(spec, label, generate, hashlib.sha256(fingerprint.encode()).hexdigest()[:24], spec)
+
+
+def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> Backend:
+    path = Path(raw_path)
+    if not path.is_absolute():
+        path = Path(options.rootdir) / path
+    if not path.is_file():
+        raise UsageError(f"backend {spec!r}: predictions file {path} does not exist. "
+                         "Fix: give a JSONL file with one {\"id\": ..., \"sql\": ...} per line")
+    predictions = read_predictions(path)
+
+    async def generate(case: BenchmarkCase) -> GenerationResult:
+        if case.id not in predictions:
+            raise BackendError(f"no prediction for case {case.id!r} in {path}")
+        sql, meta = predictions[case.id]
+        return GenerationResult(sql, meta)
+
+    label = path.stem if path.stem != "predictions" else (path.parent.name or "predictions")
+    backend = Backend(spec, label, generate, None, f"predictions from {path}")
+    backend.predictions = predictions  # type: ignore[attr-defined]
+    return backend
+
+
+def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    first_line: dict[str, int] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
+                                    fix='each line must be {"id": "q01", "sql": "SELECT ..."}') from None
+            if not isinstance(obj, dict):
+                raise BadInputError(path, "expected a JSON object", line=lineno, fix='write {"id": ..., "sql": ...}')
+            cid = obj.pop("id", None)
+            if cid is None:
+                cid = obj.pop("qid", None)
+            if isinstance(cid, int) and not isinstance(cid, bool):
+                cid = str(cid)
+            if not isinstance(cid, str) or not cid:
+                raise BadInputError(path, "missing case id", line=lineno, field="id",
+                                    fix='add "id": "<case id>" (or "qid")')
+            sql = obj.pop("sql", None)
+            if not isinstance(sql, str):
+                raise BadInputError(path, f"must be a string, got {sql!r}", line=lineno, field="sql",
+                                    fix='add "sql": "SELECT ..." (an empty string is graded as an empty answer)')
+            if cid in first_line:
+                raise BadInputError(path, f"duplicate prediction for {cid!r} (first on line {first_line[cid]})",
+                                    line=lineno, field="id", fix="keep one prediction per case")
+            first_line[cid] = lineno
+            out[cid] = (sql, obj)
+    return out

@@ -1,0 +1,47 @@
+"""Build a suite's database from its ``build`` SQL script the first time it is needed.
+
+Under a file lock, into a temporary file renamed into place, so concurrent xdist
+workers build it once and never see half a database."""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from ..errors import BadInputError
+
+
+def ensure_database(database: Path, build_script: Path | None) -> bool:
+    """Return True when a build happened."""
+    if database.exists():
+        return False
+    if build_script is None:
+        raise BadInputError(database, "database does not exist", fix="create it, or give the suite a build script")
+    database.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = database.with_name(database.name + ".lock")
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if database.exists():
+            return False
+        import duckdb
+        tmp = database.with_name(f".{database.name}.{os.getpid()}.building")
+        tmp.unlink(missing_ok=True)
+        con = duckdb.connect(str(tmp))
+        try:
+            script = build_script.read_text(encoding="utf-8")
+            for i, stmt in enumerate(duckdb.extract_statements(script), 1):
+                try:
+                    con.execute(stmt)
+                except duckdb.Error as exc:
+                    raise BadInputError(build_script, f"statement {i} fails: {exc}".splitlines()[0],
+                                        fix="fix the build script; the database was not created") from None
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        if not Path(tmp).exists():
+            raise BadInputError(build_script, "the build produced no database file")
+        os.replace(tmp, database)
+        for leftover in (Path(str(tmp) + ".wal"),):
+            leftover.unlink(missing_ok=True)
+    lock_path.unlink(missing_ok=True)
+    return True

@@ -1,0 +1,162 @@
+"""Collection: a suite's questions file becomes one item per case (per backend).
+
+Setup asks the backend for SQL and fetches the gold answer: a failure there is an
+*error* of the case. The call phase grades; a wrong answer is a *failure* whose repr
+speaks the benchmark's vocabulary."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pytest
+from _pytest.outcomes import Failed
+
+from .cases import BenchmarkCase, SuiteManifest, read_cases
+from .errors import CaseError, SqlevalError
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+    from .session import SqlevalSession
+
+_MARK_RE = re.compile(r"[^0-9A-Za-z_]+")
+
+
+class CaseSetupError(Failed):
+    """A case error, shown as one paragraph instead of a traceback."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg, pytrace=False)
+
+
+class CaseFailed(Exception):
+    """The SQL was graded and did not match; carries the record for the repr."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__(record.get("explanation"))
+        self.record = record
+
+
+def marker_name(value: str) -> str:
+    name = _MARK_RE.sub("_", value.strip()).strip("_").lower()
+    return name if name and not name[0].isdigit() else f"t_{name}"
+
+
+class SuiteFile(pytest.File):
+    """A questions JSONL owned by a ``sqleval.toml``."""
+
+    manifest: SuiteManifest
+
+    @classmethod
+    def from_manifest(cls, parent: pytest.Collector, path: Path, manifest: SuiteManifest) -> "SuiteFile":
+        node = cls.from_parent(parent, path=path)
+        node.manifest = manifest
+        return node
+
+    def collect(self) -> Iterator["CaseItem"]:
+        state: SqlevalSession = self.config.stash[SESSION_KEY]
+        cases = read_cases(self.path, suite=self.manifest.name)
+        backends = state.backends
+        for case in cases:
+            for backend in backends:
+                name = case.id if len(backends) == 1 else f"{case.id}[{backend.label}]"
+                yield CaseItem.from_parent(self, name=name, case=case, backend=backend, manifest=self.manifest)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SqlevalError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+
+class CaseItem(pytest.Item):
+    """One benchmark case graded for one backend."""
+
+    def __init__(self, *, case: BenchmarkCase, backend: Backend, manifest: SuiteManifest, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.case = case
+        self.backend = backend
+        self.manifest = manifest
+        self.record: dict[str, Any] | None = None
+        self._generation: Any = None
+        self._gold: Any = None
+        labels = [case.difficulty, case.category, *case.tags]
+        for label in labels:
+            if label:
+                name = marker_name(label)
+                self.config.addinivalue_line("markers", f"{name}: benchmark label '{label}' (pytest-sqleval)")
+                self.add_marker(name)
+        state: SqlevalSession = self.config.stash[SESSION_KEY]
+        previous = state.previous_error_class(self.nodeid, backend.label)
+        if previous:
+            self.extra_keyword_matches.add(previous)
+        self.user_properties.append(("sqleval_case", case.id))
+
+    @property
+    def _state(self) -> SqlevalSession:
+        return self.config.stash[SESSION_KEY]
+
+    def _suite_info(self) -> dict[str, Any]:
+        grader = self._state._graders.get(self.manifest.path)
+        info = {"name": self.manifest.name, "database": str(self.manifest.database)}
+        if grader is not None:
+            info.update(content_hash=grader.content_hash, engine=grader.engine, engine_version=grader.engine_version)
+        return info
+
+    def _finish(self, status: str, **kw: Any) -> dict[str, Any]:
+        from .reports.records import build_record
+        self.record = build_record(case=self.case, backend=self.backend, nodeid=self.nodeid,
+                                   suite=self._suite_info(), status=status, generation=self._generation,
+                                   gold=self._gold, **kw)
+        self.user_properties.append(("sqleval", self.record))
+        return self.record
+
+    def setup(self) -> None:
+        state = self._state
+        state.prefetch(self.session.items)
+        try:
+            grader = state.grader_for(self.manifest)
+        except SqlevalError as exc:
+            self._finish("error", case_error=str(exc), case_error_kind="engine_error")
+            raise CaseSetupError(str(exc)) from None
+        except Exception as exc:  # an engine that will not start: an error of every case, not a crash
+            msg = f"cannot open the suite's database {self.manifest.database}: {exc}"
+            self._finish("error", case_error=msg, case_error_kind="engine_error")
+            raise CaseSetupError(msg) from None
+        self._generation = state.generation.get(self.backend, self.case)
+        if self._generation.error is not None:
+            msg = f"backend {self.backend.label} failed on {self.case.id}: {self._generation.error}"
+            self._finish("error", case_error=msg, case_error_kind="backend_error")
+            raise CaseSetupError(msg)
+        try:
+            self._gold = grader.gold(self.case.gold_sql, self.case)
+        except CaseError as exc:
+            msg = f"{self.case.source}: {exc}"
+            self._finish("error", case_error=msg, case_error_kind=exc.kind)
+            raise CaseSetupError(msg) from None
+
+    def runtest(self) -> None:
+        grader = self._state.grader_for(self.manifest)
+        verdict = grader.grade(self._generation.sql, self._gold)
+        record = self._finish("passed" if verdict.passed else "failed", verdict=verdict)
+        if not verdict.passed:
+            raise CaseFailed(record)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            from .reports.terminal import render_failure
+            return render_failure(excinfo.value.record)
+        if isinstance(excinfo.value, SqlevalError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = None
+        if ":" in self.case.source:
+            try:
+                line = int(self.case.source.rsplit(":", 1)[1]) - 1
+            except ValueError:
+                line = None
+        return self.path, line, f"{self.case.id} [{self.backend.label}]"
+
+
+SESSION_KEY: pytest.StashKey["SqlevalSession"] = pytest.StashKey()

@@ -1,0 +1,126 @@
+"""pytest hook wiring only: options, ini keys, collection, configure, summary, gate.
+
+Everything else lives in modules this file imports lazily, so a pytest run that never
+touches a benchmark pays almost nothing for the plugin."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sqleval", "text-to-SQL benchmark grading (pytest-sqleval)")
+    group.addoption("--sqleval-backend", default=None, metavar="SPECS",
+                    help="comma list of backends: gold (default), predictions:PATH, module:function, "
+                         "or an entry point in 'pytest_sqleval.backends'")
+    group.addoption("--sqleval-model", default=None, help="model for built-in LLM backends (ignored by module:function)")
+    group.addoption("--sqleval-provider", default=None, help="provider for built-in LLM backends")
+    group.addoption("--sqleval-api-base", default=None, help="API base URL for built-in LLM backends")
+    group.addoption("--sqleval-concurrency", type=int, default=8, metavar="N",
+                    help="most backend calls in flight across the run (default 8; split between xdist workers)")
+    group.addoption("--sqleval-generation-timeout", type=float, default=300.0, metavar="S",
+                    help="seconds before a backend call counts as a backend_error (default 300)")
+    group.addoption("--sqleval-no-cache", action="store_true", default=False,
+                    help="ignore cached generations from earlier runs (this run's are still shared by workers)")
+    group.addoption("--sqleval-cache-dir", default=None, metavar="DIR",
+                    help="where generations and gold answers are cached (default .sqleval-cache under rootdir)")
+    group.addoption("--sqleval-results", default=None, metavar="DIR",
+                    help="where results.jsonl and summary.json are written (default sqleval-results under rootdir)")
+    group.addoption("--sqleval-min-pass-rate", default=None, metavar="X",
+                    help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
+    parser.addini("sqleval_min_pass_rate", "default for --sqleval-min-pass-rate", default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from .errors import SqlevalError
+    from .items import SESSION_KEY
+    from .session import SqlevalSession
+    try:
+        state = SqlevalSession(config)
+    except SqlevalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(_Hooks(state), "sqleval-session")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    if file_path.suffix != ".jsonl" or not (file_path.parent / "sqleval.toml").is_file():
+        return None
+    from .cases import find_manifest_for
+    from .errors import SqlevalError
+    from .items import SuiteFile
+    try:
+        manifest = find_manifest_for(file_path)
+    except SqlevalError as exc:
+        return _BrokenSuite.from_parent(parent, path=file_path, error=exc)
+    if manifest is None:
+        return None
+    return SuiteFile.from_manifest(parent, file_path, manifest)
+
+
+class _BrokenSuite(pytest.File):
+    """A suite whose manifest is wrong: one collection error, no traceback."""
+
+    def __init__(self, *, error: Exception, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.error = error
+
+    def collect(self) -> Any:
+        raise self.error
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        return str(excinfo.value)
+
+
+class _Hooks:
+    """Hooks bound to the run state."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:  # xdist controller -> worker
+        node.workerinput["sqleval_run_id"] = self.state.run_id
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        """Resolve an explicit --sqleval-backend before collecting: a bad one is a usage error."""
+        from .errors import SqlevalError
+        if session.config.getoption("sqleval_backend") is None:
+            return
+        try:
+            self.state.backends
+        except SqlevalError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.state.is_worker:
+            self.state.on_report(report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_runtest_metadata(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        record = getattr(item, "record", None)
+        return {"sqleval": record} if record is not None else None
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Any:
+        self.state.finish(session)  # before pytest-json-report writes, so both see the gated exit code
+        yield
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        summary = self.state.summary
+        if summary is None:
+            return
+        from .reports.terminal import summary_lines
+        terminalreporter.section("sqleval summary")
+        for line in summary_lines(summary):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"results: {self.state.results_dir / 'results.jsonl'}  "
+                                    f"summary: {self.state.results_dir / 'summary.json'}")
+        for line in self.state.gate_lines:
+            terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.state.close()

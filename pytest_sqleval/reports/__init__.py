@@ -1,0 +1,1 @@
+"""Reports read case records and nothing else: failure reprs, summaries, terminal output."""

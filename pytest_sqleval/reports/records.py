@@ -1,0 +1,61 @@
+"""The per-case record: one JSON object with every layer's evidence.
+
+Field names follow seed 000 (case_id, question, gold_sql, generated_sql, parse_ok,
+grounding_ok, hallucinated_tables, hallucinated_columns, pass, backend,
+backend_metadata, schema, complexity, category) plus the execution grader's evidence."""
+from __future__ import annotations
+
+from typing import Any
+
+RECORD_VERSION = 1
+
+
+def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
+                 generation: Any = None, verdict: Any = None, gold: Any = None,
+                 case_error: str | None = None, case_error_kind: str | None = None) -> dict[str, Any]:
+    """``status`` is passed | failed | error; an error is never a graded failure."""
+    grounding = verdict.grounding if verdict is not None else {}
+    layers = verdict.layers if verdict is not None else {}
+    return {
+        "record_version": RECORD_VERSION,
+        "case_id": case.id,
+        "suite": suite.get("name"),
+        "nodeid": nodeid,
+        "question": case.question,
+        "gold_sql": case.gold_sql,
+        "generated_sql": generation.sql if generation is not None else None,
+        "backend": backend.label,
+        "backend_spec": backend.spec,
+        "backend_metadata": generation.metadata if generation is not None else {},
+        "status": status,
+        "pass": status == "passed",
+        "parse_ok": verdict.parse_ok if verdict is not None else None,
+        "grounding_ok": grounding.get("ok"),
+        "hallucinated_tables": grounding.get("hallucinated_tables", []),
+        "hallucinated_columns": grounding.get("hallucinated_columns", []),
+        "error_class": verdict.error_class if verdict is not None else None,
+        "failure_kind": verdict.failure_kind if verdict is not None else case_error_kind,
+        "explanation": verdict.explanation if verdict is not None else case_error,
+        "confidence": verdict.confidence if verdict is not None else None,
+        "case_error": case_error,
+        "stale_tables": verdict.stale_tables if verdict is not None else [],
+        "difficulty": case.difficulty,
+        "expected_shape": case.expected_shape,
+        "complexity": case.complexity,
+        "category": case.category,
+        "schema": case.schema,
+        "tags": list(case.tags),
+        "case_metadata": case.metadata,
+        "execution": layers.get("execution"),
+        "compare": layers.get("compare"),
+        "layers": {k: v for k, v in layers.items() if k not in ("execution", "compare")},
+        "executed_sql": verdict.executed_sql if verdict is not None else None,
+        "gold": gold.to_dict() if gold is not None else None,
+        "generation": {"cached": generation.cached, "elapsed_ms": generation.elapsed_ms,
+                       "error": generation.error} if generation is not None else None,
+        "database": suite.get("database"),
+        "content_hash": suite.get("content_hash"),
+        "engine": suite.get("engine"),
+        "engine_version": suite.get("engine_version"),
+        "grading_ms": verdict.duration_ms if verdict is not None else None,
+    }

@@ -1,0 +1,71 @@
+"""Aggregate rates from case records, per backend and sliced by labels."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any, Callable, Iterable
+
+from ..grading.classify import ERROR_CLASSES
+
+SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "difficulty": lambda r: [r.get("difficulty") or "unlabelled"],
+    "complexity": lambda r: [r.get("complexity") or "unlabelled"],
+    "category": lambda r: [r.get("category") or "unlabelled"],
+    "schema": lambda r: [r.get("schema") or "unlabelled"],
+    "suite": lambda r: [r.get("suite") or "unlabelled"],
+    "tags": lambda r: list(r.get("tags") or []) or ["untagged"],
+    "model": lambda r: [str((r.get("backend_metadata") or {}).get("model") or "n/a")],
+    "prompt_version": lambda r: [str((r.get("backend_metadata") or {}).get("prompt_version") or "n/a")],
+}
+
+
+def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """pass_rate counts case errors against the backend; execution_accuracy is over
+    gradable cases only (errors excluded); grounding_rate is over evaluated cases."""
+    n = len(records)
+    passed = sum(1 for r in records if r["status"] == "passed")
+    errors = sum(1 for r in records if r["status"] == "error")
+    graded = n - errors
+    parsed = sum(1 for r in records if r.get("parse_ok"))
+    g_eval = [r for r in records if r.get("grounding_ok") is not None]
+    classes = Counter(r["error_class"] for r in records if r["status"] == "failed")
+    return {
+        "cases": n, "passed": passed, "failed": graded - passed, "errors": errors,
+        "pass_rate": _ratio(passed, n),
+        "execution_accuracy": _ratio(passed, graded),
+        "parse_rate": _ratio(parsed, graded),
+        "grounding_rate": _ratio(sum(1 for r in g_eval if r["grounding_ok"]), len(g_eval)),
+        "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
+        "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
+    }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 6) if b else None
+
+
+def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
+              run: dict[str, Any] | None = None) -> dict[str, Any]:
+    records = list(records)
+    by_backend: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_backend[r["backend"]].append(r)
+    backends = {}
+    for name, recs in sorted(by_backend.items()):
+        entry = rates(recs)
+        entry["slices"] = {}
+        for dim, keyfn in SLICES.items():
+            groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for r in recs:
+                for k in keyfn(r):
+                    groups[k].append(r)
+            if len(groups) > 1 or dim in ("difficulty", "category"):
+                entry["slices"][dim] = {k: rates(v) for k, v in sorted(groups.items())}
+        backends[name] = entry
+    suites = {}
+    for r in records:
+        if r.get("suite") and r.get("content_hash"):
+            suites[r["suite"]] = {"database": r.get("database"), "content_hash": r["content_hash"],
+                                  "engine": r.get("engine"), "engine_version": r.get("engine_version")}
+    return {"summary_version": 1, "run": run or {}, "overall": rates(records), "backends": backends,
+            "suites": suites, "cases_expected": expected,
+            "cases_lost": (expected - len(records)) if expected is not None else None}

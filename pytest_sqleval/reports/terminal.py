@@ -1,0 +1,94 @@
+"""What a person reads: the failure repr of one case and the run summary."""
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from ..grading.classify import ERROR_CLASSES
+
+MAX_SQL_LINES = 12
+
+
+def _sql(sql: str | None) -> str:
+    if sql is None:
+        return "    (none)"
+    lines = sql.strip().splitlines() or [""]
+    if len(lines) > MAX_SQL_LINES:
+        lines = lines[:MAX_SQL_LINES] + [f"... ({len(lines) - MAX_SQL_LINES} more lines in the results file)"]
+    return textwrap.indent("\n".join(lines), "    ")
+
+
+def _rows(rows: list[list[Any]] | None, limit: int = 5) -> str:
+    if not rows:
+        return "      (none)"
+    return "\n".join(f"      {tuple(r)!r}" for r in rows[:limit])
+
+
+def render_failure(rec: dict[str, Any]) -> str:
+    """Short enough for a terminal; the results file has everything."""
+    out = [f"{rec['case_id']} [{rec['backend']}]: {rec['error_class']} ({rec['failure_kind']}, "
+           f"confidence {rec['confidence']:.2f})",
+           f"  why: {rec['explanation']}",
+           f"  question: {rec['question']}",
+           "  predicted SQL:", _sql(rec["generated_sql"]),
+           "  gold SQL:", _sql(rec["gold_sql"])]
+    layers = rec.get("layers") or {}
+    parse = layers.get("parse") or {}
+    if parse and not parse.get("ok"):
+        err = parse.get("error") or {}
+        out.append(f"  layer parse failed at line {err.get('line')}, col {err.get('col')}: {err.get('message')}")
+    safety = layers.get("safety") or {}
+    if safety and not safety.get("ok"):
+        out.append(f"  layer safety refused it: {safety.get('reason')} - {safety.get('detail')}")
+    for kind in ("tables", "columns"):
+        items = rec.get(f"hallucinated_{kind}") or []
+        if items:
+            out.append(f"  hallucinated {kind}: " + ", ".join(
+                f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in items))
+    if rec.get("stale_tables"):
+        out.append("  deprecated tables referenced: " + ", ".join(rec["stale_tables"]))
+    ex = rec.get("execution") or {}
+    if ex.get("error"):
+        out.append(f"  layer execute failed: {ex['error']['category']}: {ex['error']['message'].splitlines()[0]}")
+    cmp = rec.get("compare")
+    if cmp:
+        out.append(f"  layer compare: {cmp['reason']}; rows {cmp['pred_rows']} vs gold {cmp['gold_rows']}; "
+                   f"columns {len(cmp['pred_columns'])} vs gold {len(cmp['gold_columns'])}; "
+                   f"row F1 {cmp['row_f1']:.2f}; {'ordered' if cmp['ordered'] else 'unordered'}")
+        if cmp["reason"] in ("arity_mismatch", "type_mismatch"):
+            out.append(f"    predicted columns: {list(zip(cmp['pred_columns'], cmp['pred_kinds']))}")
+            out.append(f"    gold columns:      {list(zip(cmp['gold_columns'], cmp['gold_kinds']))}")
+        if cmp.get("first_diff"):
+            d = cmp["first_diff"]
+            out.append(f"    first difference at row {d['position'] + 1}: predicted {d['predicted']} vs gold {d['gold']}")
+        if cmp.get("missing_rows") or cmp.get("extra_rows"):
+            out.append("    gold rows missing from the prediction:")
+            out.append(_rows(cmp.get("missing_rows")))
+            out.append("    predicted rows not in the gold:")
+            out.append(_rows(cmp.get("extra_rows")))
+    return "\n".join(out)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, b in summary["backends"].items():
+        lines.append(f"backend {name}: {b['cases']} cases, {b['passed']} passed, {b['failed']} failed, "
+                     f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
+                     f"{_pct(b['execution_accuracy'])} | parse {_pct(b['parse_rate'])} | grounding "
+                     f"{_pct(b['grounding_rate'])}")
+        hist = b["error_classes"]
+        width = max(hist.values() or [0])
+        for cls in ERROR_CLASSES:
+            bar = "#" * (round(20 * hist[cls] / width) if width else 0)
+            lines.append(f"    {cls:<20} {hist[cls]:>5}  {bar}")
+        if b["case_errors"]:
+            lines.append("    case errors: " + ", ".join(f"{k} {v}" for k, v in sorted(b["case_errors"].items())))
+    if summary.get("cases_lost"):
+        lines.append(f"LOST: {summary['cases_lost']} case(s) produced no result (a worker crashed?)")
+    for suite, info in summary.get("suites", {}).items():
+        lines.append(f"suite {suite}: {info['engine']} {info['engine_version']}, content hash {info['content_hash'][:16]}")
+    return lines

@@ -1,0 +1,245 @@
+"""Run state: options, backends, graders, generations, results, the xdist merge,
+run outputs, the error-class cache and the pass-rate gate.
+
+Workers grade and attach each case record to its report; the controller (or the only
+process, when serial) receives every report, writes one merged output, and decides the
+exit status. Records travel as ``user_properties``, so serial and ``-n 2`` runs produce
+the same files."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+    from .cases import BenchmarkCase, SuiteManifest
+    from .generation import GenerationService
+    from .grading.pipeline import SuiteGrader
+
+RECORD_KEY = "sqleval"
+CASE_KEY = "sqleval_case"
+ERROR_CLASS_CACHE = "sqleval/error_classes"
+
+
+class SqlevalSession:
+    """Registered as a plugin under the name ``sqleval-session``; one per process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        opt = config.getoption
+        self.is_worker = hasattr(config, "workerinput")
+        winput = getattr(config, "workerinput", {})
+        self.run_id: str = winput.get("sqleval_run_id") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.worker_index, self.worker_count = _worker_position(winput)
+        self.backend_spec: str = opt("sqleval_backend") or "gold"
+        concurrency = opt("sqleval_concurrency")
+        if concurrency < 1:
+            raise UsageError(f"--sqleval-concurrency must be at least 1, got {concurrency}")
+        # The limit is for the whole run: xdist workers share it.
+        self.concurrency = max(1, concurrency // self.worker_count)
+        self.generation_timeout: float = opt("sqleval_generation_timeout")
+        self.use_cache = not opt("sqleval_no_cache")
+        root = Path(str(config.rootpath))
+        self.cache_dir = _resolve(root, opt("sqleval_cache_dir") or ".sqleval-cache")
+        self.results_dir = _resolve(root, opt("sqleval_results") or "sqleval-results")
+        self.min_pass_rate = _min_pass_rate(config)
+        self._backends: list[Backend] | None = None
+        self._graders: dict[Path, SuiteGrader] = {}
+        self._generation: GenerationService | None = None
+        self._prefetched = False
+        # controller side
+        self.records: dict[str, dict[str, Any]] = {}
+        self.case_nodeids: set[str] = set()
+        self.other_failures = 0
+        self.summary: dict[str, Any] | None = None
+        self.gate_lines: list[str] = []
+        self._results_fh: Any = None
+        cache = getattr(config, "cache", None)
+        self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
+
+    # -- backends and engines ------------------------------------------------------------
+    @property
+    def backends(self) -> list[Backend]:
+        if self._backends is None:
+            from .backends import BackendOptions, resolve_backends
+            opt = self.config.getoption
+            self._backends = resolve_backends(self.backend_spec, BackendOptions(
+                model=opt("sqleval_model"), provider=opt("sqleval_provider"), api_base=opt("sqleval_api_base"),
+                rootdir=str(self.config.rootpath)))
+        return self._backends
+
+    def grader_for(self, manifest: SuiteManifest) -> SuiteGrader:
+        grader = self._graders.get(manifest.path)
+        if grader is None:
+            from .engines.build import ensure_database
+            from .grading.pipeline import SuiteGrader
+            ensure_database(manifest.database, manifest.build)
+            grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
+                                 policy=manifest.compare, deprecated=manifest.deprecated_tables,
+                                 cache_dir=self.cache_dir)
+            self._graders[manifest.path] = grader
+        return grader
+
+    @property
+    def generation(self) -> GenerationService:
+        if self._generation is None:
+            from .generation import GenerationService, GenerationStore
+            store = GenerationStore(self.cache_dir, self.run_id, persistent=self.use_cache)
+            self._generation = GenerationService(store, self.concurrency, self.generation_timeout)
+        return self._generation
+
+    def prefetch(self, items: list[pytest.Item]) -> None:
+        """Submit every case of this process's session at once, so generations overlap;
+        workers start at different offsets and claims keep a case from being generated twice."""
+        if self._prefetched:
+            return
+        self._prefetched = True
+        pairs = [(it.backend, it.case) for it in items if hasattr(it, "case") and hasattr(it, "backend")]
+        if self.worker_count > 1 and pairs:
+            k = len(pairs) * self.worker_index // self.worker_count
+            pairs = pairs[k:] + pairs[:k]
+        self.generation.prefetch(pairs)
+
+    def close(self) -> None:
+        for grader in self._graders.values():
+            grader.close()
+        self._graders.clear()
+        if self._generation is not None:
+            self._generation.close()
+            if not self.is_worker:
+                self._generation.store.discard_run()
+        if self._results_fh is not None:
+            self._results_fh.close()
+            self._results_fh = None
+
+    # -- controller: collecting records ---------------------------------------------------
+    def on_report(self, report: pytest.TestReport) -> None:
+        props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
+        record = props.get(RECORD_KEY)
+        if CASE_KEY in props:
+            self.case_nodeids.add(report.nodeid)
+        elif report.failed:
+            self.other_failures += 1
+        if record is None or report.nodeid in self.records:
+            return
+        self.records[report.nodeid] = record
+        if self._results_fh is None:
+            self.results_dir.mkdir(parents=True, exist_ok=True)
+            self._results_fh = open(self.results_dir / "results.jsonl", "w", encoding="utf-8")
+        self._results_fh.write(json.dumps(record, default=str) + "\n")
+        self._results_fh.flush()  # an interrupted run keeps every finished case
+
+    def lost_cases(self) -> list[str]:
+        return sorted(self.case_nodeids - set(self.records))
+
+    def finish(self, session: pytest.Session) -> None:
+        if self.is_worker or not (self.records or self.case_nodeids):
+            return
+        from .reports.summary import summarize
+        records = [self.records[k] for k in sorted(self.records)]
+        expected = len(self.case_nodeids | set(self.records))
+        run = {"run_id": self.run_id, "backends": [b.label for b in self.backends], "backend_spec": self.backend_spec,
+               "min_pass_rate": self.min_pass_rate, "xdist_workers": _xdist_workers(self.config),
+               "lost": self.lost_cases(), "generation_cache": self.use_cache}
+        self.summary = summarize(records, expected=expected, run=run)
+        self._apply_gate(session)
+        self.summary["run"]["exit_status"] = int(session.exitstatus)
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        if self._results_fh is not None:
+            self._results_fh.close()
+            self._results_fh = None
+        # results.jsonl is rewritten sorted, so serial and xdist runs give identical files
+        with open(self.results_dir / "results.jsonl", "w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
+        (self.results_dir / "summary.json").write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        self._remember_error_classes(records)
+
+    def _apply_gate(self, session: pytest.Session) -> None:
+        """Decide the exit status from each backend's pass rate; exit codes 2-5 stay."""
+        if self.min_pass_rate is None or self.summary is None:
+            return
+        status = int(session.exitstatus)
+        ok = True
+        for name, b in self.summary["backends"].items():
+            rate = b["pass_rate"] or 0.0
+            good = rate >= self.min_pass_rate
+            ok = ok and good
+            self.gate_lines.append(f"gate {'PASSED' if good else 'FAILED'}: backend {name} pass rate "
+                                   f"{rate:.3f} {'>=' if good else '<'} {self.min_pass_rate:.3f}")
+        if self.lost_cases():
+            ok = False
+            self.gate_lines.append(f"gate FAILED: {len(self.lost_cases())} case(s) lost")
+        if self.other_failures:
+            ok = False
+            self.gate_lines.append(f"gate FAILED: {self.other_failures} non-benchmark test(s) failed")
+        if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+
+    def _remember_error_classes(self, records: list[dict[str, Any]]) -> None:
+        """Merged per case: cases not run keep what they had; only the controller writes."""
+        cache = getattr(self.config, "cache", None)
+        if cache is None:
+            return
+        merged = dict(cache.get(ERROR_CLASS_CACHE, {}))
+        for rec in records:
+            key = case_cache_key(rec["nodeid"], rec["backend"])
+            if rec["status"] == "failed" and rec.get("error_class"):
+                merged[key] = rec["error_class"]
+            else:
+                merged.pop(key, None)
+        cache.set(ERROR_CLASS_CACHE, merged)
+
+    def previous_error_class(self, nodeid: str, backend_label: str) -> str | None:
+        return self.previous_classes.get(case_cache_key(nodeid, backend_label))
+
+
+def case_cache_key(nodeid: str, backend_label: str) -> str:
+    """Keyed by case (node id without the backend parameter) and backend label."""
+    base = nodeid.split("[", 1)[0]
+    return f"{base}|{backend_label}"
+
+
+def _resolve(root: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else root / p
+
+
+def _worker_position(winput: dict[str, Any]) -> tuple[int, int]:
+    wid = winput.get("workerid", "gw0")
+    try:
+        index = int(str(wid).lstrip("gw"))
+    except ValueError:
+        index = 0
+    count = int(winput.get("workercount", 1) or 1)
+    return index, max(1, count)
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    n = getattr(config.option, "numprocesses", None)
+    return int(n) if isinstance(n, int) else 0
+
+
+def _min_pass_rate(config: pytest.Config) -> float | None:
+    raw = config.getoption("sqleval_min_pass_rate")
+    source = "--sqleval-min-pass-rate"
+    if raw is None:
+        raw = config.getini("sqleval_min_pass_rate") or None
+        source = "ini option sqleval_min_pass_rate"
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{source} must be a number between 0 and 1, got {raw!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"{source} must be between 0 and 1 (a fraction, not a percentage), got {raw!r}")
+    return value
