@@ -15,7 +15,7 @@ SHOP_SQL = """
 CREATE SCHEMA legacy;
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR, region VARCHAR, signup DATE, is_test BOOLEAN);
 INSERT INTO customers SELECT i, 'customer ' || i, ['north','south','east','west'][1 + i % 4],
-    DATE '2024-01-01' + (i * 7) % 365, i % 13 = 0 FROM range(1, 41) t(i);
+    DATE '2024-01-01' + CAST((i * 7) % 365 AS INTEGER), i % 13 = 0 FROM range(1, 41) t(i);
 CREATE TABLE products (id INTEGER PRIMARY KEY, name VARCHAR, category VARCHAR, price DECIMAL(10,2));
 INSERT INTO products SELECT i, 'product ' || i, ['toys','books','garden'][1 + i % 3], 5 + (i * 37) % 90 FROM range(1, 16) t(i);
 CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, ordered_at TIMESTAMP, status VARCHAR, discount DOUBLE);
