@@ -29,6 +29,10 @@ class CaseSetupError(Failed):
         super().__init__(msg, pytrace=False)
 
 
+CaseSetupError.__module__ = "sqleval"  # the short summary reads "sqleval.CaseError: <why>"
+CaseSetupError.__qualname__ = "CaseError"
+
+
 class CaseFailed(Exception):
     """The SQL was graded and did not match; carries the record for the repr."""
 
