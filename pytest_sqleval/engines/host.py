@@ -142,36 +142,44 @@ class _Server:
         meta_path = self.gold_dir / f"{key}.json"
         if meta_path.exists():
             return {"cached": True, **json.loads(meta_path.read_text())}
-        first = self.db.run(req["sql"])
+        exec_sql = req.get("exec_sql") or req["sql"]
+        first = self.db.run(exec_sql)
         if first.error is not None:
             return {"cached": False, "error": execution_record(first)}
-        second = self.db.run(req["sql"])
+        second = self.db.run(exec_sql)
         _write(out, ("executed", None))
         spec = CompareSpec(**req["spec"])
+        key_positions = req.get("key_positions")
         problem = None
-        if second.error is not None or not self.cmp.compare(first.table, second.table, spec).match:
+        same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
+                           float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
+        if second.error is not None or not self.cmp.compare(first.table, second.table, same).match:
             problem = "nondeterministic: two executions of the gold query gave different results"
-        elif req.get("probe_sql") and spec.sort_keys is not None and first.table.num_rows == req["limit"]:
+        elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
             probe = self.db.run(req["probe_sql"])
             if probe.table is not None and probe.table.num_rows > req["limit"]:
-                rows = probe.table.select(spec.sort_keys).slice(req["limit"] - 1, 2).to_pylist()
+                rows = probe.table.select(key_positions).slice(req["limit"] - 1, 2).to_pylist()
                 if len(rows) == 2 and rows[0] == rows[1]:
                     problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
                                f"depends on tie order; add a tiebreaker column to ORDER BY")
-        import pyarrow as pa
-        import pyarrow.feather as feather
-        meta = {"rows": first.table.num_rows, "columns": first.table.column_names,
-                "types": [str(f.type) for f in first.table.schema], "elapsed_ms": first.elapsed_ms,
-                "problem": problem, "preview": [[_json(v) for v in r.values()] for r in first.table.slice(0, 5).to_pylist()]}
+        table = first.table
+        if req.get("n_out") is not None:
+            table = table.select(list(range(req["n_out"])))
+        meta = {"rows": table.num_rows, "columns": table.column_names,
+                "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
+                "problem": problem, "preview": [[_json(v) for v in r.values()] for r in table.slice(0, 5).to_pylist()]}
         if problem is None:
+            from ..grading.compare import GID_COLUMN
+            if spec.ordered and key_positions is not None:
+                table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
+            import pyarrow.feather as feather
             self.gold_dir.mkdir(parents=True, exist_ok=True)
             tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
-            feather.write_feather(first.table, str(tmp), compression="uncompressed")
+            feather.write_feather(table, str(tmp), compression="uncompressed")
             os.replace(tmp, self.gold_dir / f"{key}.arrow")
             tmp.with_suffix(".json").write_text(json.dumps(meta))
             os.replace(tmp.with_suffix(".json"), meta_path)
-            self._gold_tables[key] = first.table
-        del pa
+            self._gold_tables[key] = table
         return {"cached": False, **meta}
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:

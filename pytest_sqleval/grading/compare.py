@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.types as pat
 
 PREVIEW_ROWS = 5
+GID_COLUMN = "__sqleval_gid"  # a stored gold's tie-group ids, appended as its last column
 
 
 @dataclass
@@ -112,7 +113,24 @@ class Comparator:
         self.con = duckdb.connect(":memory:", config={"enable_external_access": False, "threads": threads,
                                                       "autoload_known_extensions": False})
 
+    def tie_groups(self, table: pa.Table, key_positions: list[int]) -> pa.Array:
+        """Group id per row: consecutive rows with equal sort keys share one."""
+        t = _positional(table.select(key_positions), "k")
+        self.con.register("__keys", t)
+        try:
+            keys = [f"c{i}" for i in range(len(key_positions))]
+            change = " OR ".join(f"{k} IS DISTINCT FROM lag({k}) OVER (ORDER BY __pos)" for k in keys) or "FALSE"
+            return self.con.sql(
+                f"SELECT sum(brk) OVER (ORDER BY __pos) AS gid FROM (SELECT __pos, CASE WHEN __pos = 0 OR {change} "
+                f"THEN 1 ELSE 0 END AS brk FROM __keys) ORDER BY __pos").to_arrow_table().column(0).combine_chunks()
+        finally:
+            self.con.unregister("__keys")
+
     def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+        gid = None
+        if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
+            gid = gold.column(gold.num_columns - 1)
+            gold = gold.drop_columns([GID_COLUMN])
         gk = [kind_of(f.type) for f in gold.schema]
         pk = [kind_of(f.type) for f in pred.schema]
         res = CompareResult(match=False, reason="equal", gold_rows=gold.num_rows, pred_rows=pred.num_rows,
@@ -129,6 +147,8 @@ class Comparator:
             return res
         con = self.con
         g = _positional(gold, "g")
+        if gid is not None:
+            g = g.append_column("__gid", gid)
         p = _positional(pred, "p")
         con.register("__g", g)
         con.register("__p", p)
@@ -165,7 +185,7 @@ class Comparator:
                 self._row_samples(res, cols)
                 return res
             if spec.ordered:
-                ok, diff = self._order_equal(cols, numeric, spec)
+                ok, diff = self._order_equal(cols, numeric, spec, gid is not None)
                 if not ok:
                     res.reason, res.order_only, res.first_diff = "order_only", True, diff
                     return res
@@ -224,8 +244,12 @@ class Comparator:
                 return True
         return False
 
-    def _order_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> tuple[bool, dict | None]:
+    def _order_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec,
+                     stored_groups: bool = False) -> tuple[bool, dict | None]:
         """Rows in gold order; rows tied on the gold's sort keys form a bag."""
+        if stored_groups:
+            self.con.execute("CREATE OR REPLACE TEMP TABLE __grp AS SELECT __pos, __gid AS gid FROM __g")
+            return self._groups_equal(cols, numeric, spec)
         keys = [cols[i] for i in spec.sort_keys if i < len(cols)] if spec.sort_keys is not None else cols
         key_eq = self._row_eq(keys, [k for k, c in enumerate(keys) if cols.index(c) in numeric], spec) if keys else "TRUE"
         # keys must agree position by position
@@ -241,6 +265,10 @@ class Comparator:
         change = " OR ".join(f"{k} IS DISTINCT FROM lag({k}) OVER (ORDER BY __pos)" for k in keys)
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE __grp AS SELECT __pos, sum(brk) OVER (ORDER BY __pos) AS gid "
                          f"FROM (SELECT __pos, CASE WHEN __pos = 0 OR {change} THEN 1 ELSE 0 END AS brk FROM gn)")
+        return self._groups_equal(cols, numeric, spec)
+
+    def _groups_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> tuple[bool, dict | None]:
+        """Within each tie group of ``__grp`` rows compare as a bag; groups keep their order."""
         c = ", ".join(cols)
         bad_gid = self.con.execute(
             f"SELECT min(gid) FROM (SELECT gid, {c} FROM gn JOIN __grp USING (__pos) EXCEPT ALL "
@@ -316,9 +344,9 @@ class Comparator:
     def _row_samples(self, res: CompareResult, cols: list[str] | None) -> None:
         if cols is None:
             res.missing_rows = [jsonable(list(r)) for r in self.con.execute(
-                f"SELECT * EXCLUDE (__pos) FROM __g ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
+                f"SELECT COLUMNS(lambda c: c LIKE 'c%') FROM __g ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
             res.extra_rows = [jsonable(list(r)) for r in self.con.execute(
-                f"SELECT * EXCLUDE (__pos) FROM __p ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
+                f"SELECT COLUMNS(lambda c: c LIKE 'c%') FROM __p ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
             return
         c = ", ".join(cols)
         res.missing_rows = [jsonable(list(r)) for r in self.con.execute(

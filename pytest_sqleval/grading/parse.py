@@ -45,12 +45,16 @@ def parse_sql(sql: str, dialect: str) -> ParseResult:
 
 @dataclass
 class OrderInfo:
-    """The gold's top-level ordering, mapped to output column positions."""
+    """The gold's top-level ordering. ``sort_keys`` are output positions when every key
+    is an output column; otherwise ``augmented_sql`` appends the missing keys as extra
+    columns so tie groups can still be computed (``key_positions`` index its result)."""
 
     ordered: bool = False
-    sort_keys: list[int] | None = None  # None: keys are not all output columns -> strict positional order
+    sort_keys: list[int] | None = None
     limit: int | None = None
-    probe_sql: str | None = None  # the gold with LIMIT n+1, to detect a LIMIT cutting a tie group
+    augmented_sql: str | None = None
+    key_positions: list[int] | None = None
+    probe_sql: str | None = None  # the (augmented) gold with LIMIT n+1: does the LIMIT cut a tie group?
 
 
 def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
@@ -67,18 +71,25 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
     if order is None:
         return OrderInfo(limit=limit)
     selects = tree.selects if isinstance(tree, exp.Select) else []
-    keys: list[int] | None = []
-    for ordered in order.expressions:
-        target = ordered.this
-        pos = _output_position(target, selects)
-        if pos is None or keys is None:
-            keys = None
-            continue
-        keys.append(pos)
-    probe = None
-    if limit is not None and keys is not None and isinstance(tree, exp.Select):
-        probe = tree.copy().limit(limit + 1).sql(dialect=dialect)
-    return OrderInfo(True, keys, limit, probe)
+    positions = [_output_position(o.this, selects) for o in order.expressions]
+    if all(p is not None for p in positions):
+        keys = [p for p in positions if p is not None]
+        probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
+        return OrderInfo(True, keys, limit, None, keys, probe)
+    if not isinstance(tree, exp.Select) or any(isinstance(s, exp.Star) for s in selects) or tree.args.get("distinct"):
+        return OrderInfo(True, None, limit)  # keys cannot be recovered: strict positional order
+    augmented = tree.copy()
+    key_positions: list[int] = []
+    extra = 0
+    for pos, o in zip(positions, order.expressions):
+        if pos is not None:
+            key_positions.append(pos)
+        else:
+            augmented = augmented.select(exp.alias_(o.this.copy(), f"__sqleval_k{extra}"), copy=False)
+            key_positions.append(len(selects) + extra)
+            extra += 1
+    probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
+    return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe)
 
 
 def _output_position(target: exp.Expression, selects: list[exp.Expression]) -> int | None:

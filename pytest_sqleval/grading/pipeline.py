@@ -6,6 +6,7 @@ raises for a wrong answer; a gold that cannot be trusted raises ``GoldError``.""
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,17 +119,22 @@ class SuiteGrader:
         if not safety.ok:
             raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
         policy = self.policy_for(case)
-        order = order_info(parsed.expression, self.dialect)
+        order = order_info(parsed.expression, ENGINE_DIALECT)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
-        spec = {"ordered": ordered, "sort_keys": order.sort_keys if order.ordered else None,
+        spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
                 "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
         sql = self._to_engine(parsed.expression, gold_sql)
-        key = hashlib.sha256(f"{self.content_hash}\n{self.engine}\n{self.engine_version}\n{sql}\n"
-                             f"{self.limits.max_rows}".encode()).hexdigest()[:40]
-        probe = self._to_engine(None, order.probe_sql) if order.probe_sql and ordered else None
+        augmented = order.augmented_sql if ordered else None
+        request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
+                   "key_positions": order.key_positions if ordered else None,
+                   "n_out": len(parsed.expression.selects) if augmented else None,
+                   "probe_sql": order.probe_sql if ordered else None}
+        request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
+                                                    self.limits.max_rows, request], sort_keys=True).encode()
+                                        ).hexdigest()[:40]
+        key = request["key"]
         try:
-            meta = self.host.call("gold", {"key": key, "sql": sql, "spec": spec, "probe_sql": probe,
-                                           "limit": order.limit})
+            meta = self.host.call("gold", request)
         except HostCrashed as exc:
             raise GoldError(f"gold query did not finish: {exc}") from None
         if not meta.get("cached"):
