@@ -89,7 +89,7 @@ class SuiteManifest:
     questions: Path
     database: Path
     dialect: str = "duckdb"
-    build: Path | None = None
+    build: Path | str | None = None  # a SQL script, or "module:function" called with the target path
     deprecated_tables: tuple[str, ...] = DEFAULT_DEPRECATED
     compare: ComparePolicy = ComparePolicy()
     limits: Limits = Limits()
@@ -161,7 +161,10 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     except ValueError:
         raise BadInputError(path, f"unknown SQL dialect '{dialect}'", line=_toml_line(text, "dialect"),
                             field="suite.dialect", fix="use a sqlglot dialect name such as duckdb, sqlite, postgres") from None
-    build = root / need_str(suite, "build", "suite") if "build" in suite else None
+    build: Path | str | None = None
+    if "build" in suite:
+        raw_build = need_str(suite, "build", "suite")
+        build = raw_build if _is_callable_spec(raw_build) else root / raw_build
     dep = suite.get("deprecated_tables", [])
     if not isinstance(dep, list) or not all(isinstance(x, str) for x in dep):
         raise BadInputError(path, "must be a list of table-name patterns", line=_toml_line(text, "deprecated_tables"),
@@ -175,12 +178,19 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
                             field="suite.database",
                             fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
-    if build is not None and not build.is_file():
+    if isinstance(build, Path) and not build.is_file():
         raise BadInputError(path, f"build script {build} does not exist", line=_toml_line(text, "build"),
-                            field="suite.build", fix="point it at a SQL file that creates the database")
+                            field="suite.build",
+                            fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits)
+
+
+def _is_callable_spec(value: str) -> bool:
+    """``package.module:function`` (a Python builder) rather than a script path."""
+    mod, sep, fn = value.partition(":")
+    return bool(sep) and mod.replace(".", "").replace("_", "").isalnum() and fn.replace("_", "").isalnum()
 
 
 def _typed_section(path: Path, text: str, values: dict, cls: type, section: str) -> Any:

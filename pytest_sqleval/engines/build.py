@@ -11,8 +11,9 @@ from pathlib import Path
 from ..errors import BadInputError
 
 
-def ensure_database(database: Path, build_script: Path | None) -> bool:
-    """Return True when a build happened."""
+def ensure_database(database: Path, build_script: Path | str | None) -> bool:
+    """Return True when a build happened. ``build_script`` is a SQL file, or a
+    ``module:function`` builder called as ``function(path)`` to write the database."""
     if database.exists():
         return False
     if build_script is None:
@@ -26,6 +27,11 @@ def ensure_database(database: Path, build_script: Path | None) -> bool:
         import duckdb
         tmp = database.with_name(f".{database.name}.{os.getpid()}.building")
         tmp.unlink(missing_ok=True)
+        if isinstance(build_script, str):
+            _call_builder(build_script, tmp)
+            os.replace(tmp, database)
+            lock_path.unlink(missing_ok=True)
+            return True
         con = duckdb.connect(str(tmp))
         try:
             script = build_script.read_text(encoding="utf-8")
@@ -45,3 +51,16 @@ def ensure_database(database: Path, build_script: Path | None) -> bool:
             leftover.unlink(missing_ok=True)
     lock_path.unlink(missing_ok=True)
     return True
+
+
+def _call_builder(spec: str, target: Path) -> None:
+    import importlib
+    module_name, _, attr = spec.partition(":")
+    try:
+        builder = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise BadInputError(spec, f"cannot load the database builder: {exc}",
+                            fix="name an importable function as package.module:function") from None
+    builder(target)
+    if not target.exists():
+        raise BadInputError(spec, f"the builder did not write {target}")
