@@ -210,8 +210,11 @@ class Comparator:
         return int(missing), int(extra)
 
     def _tol(self, a: str, b: str, spec: CompareSpec) -> str:
-        return (f"(({a} IS NULL AND {b} IS NULL) OR {a} = {b} OR (isnan({a}) AND isnan({b})) OR "
-                f"abs({a} - {b}) <= greatest({spec.float_abs_tol!r}, {spec.float_rel_tol!r} * greatest(abs({a}), abs({b}))))")
+        """Never NULL: NULL equals only NULL, NaN only NaN, an infinity only itself; finite
+        numbers are equal within tolerance. (A NULL-valued predicate here would vanish
+        under ``WHERE NOT (...)`` and let NULL vs 0 or inf vs 5 pass.)"""
+        return (f"({a} IS NOT DISTINCT FROM {b} OR coalesce(isfinite({a}) AND isfinite({b}) AND "
+                f"abs({a} - {b}) <= greatest({spec.float_abs_tol!r}, {spec.float_rel_tol!r} * greatest(abs({a}), abs({b}))), FALSE))")
 
     def _row_eq(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> str:
         parts = []

@@ -71,12 +71,16 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
     if order is None:
         return OrderInfo(limit=limit)
     selects = tree.selects if isinstance(tree, exp.Select) else []
-    positions = [_output_position(o.this, selects) for o in order.expressions]
+    # With *, t.* or COLUMNS(...) in the select list, select-list positions are not output
+    # positions: only ordinals name an output column, and appending keys would misplace them.
+    expanding = any(_expands(s) for s in selects)
+    positions = [_output_position(o.this, selects) if not expanding or _is_ordinal(o.this) else None
+                 for o in order.expressions]
     if all(p is not None for p in positions):
         keys = [p for p in positions if p is not None]
         probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
         return OrderInfo(True, keys, limit, None, keys, probe)
-    if not isinstance(tree, exp.Select) or any(isinstance(s, exp.Star) for s in selects) or tree.args.get("distinct"):
+    if not isinstance(tree, exp.Select) or expanding or tree.args.get("distinct"):
         return OrderInfo(True, None, limit)  # keys cannot be recovered: strict positional order
     augmented = tree.copy()
     key_positions: list[int] = []
@@ -90,6 +94,19 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
             extra += 1
     probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
     return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe)
+
+
+def _is_ordinal(target: exp.Expression) -> bool:
+    return isinstance(target, exp.Literal) and not target.is_string
+
+
+def _expands(sel: exp.Expression) -> bool:
+    """A select item that may stand for several output columns: *, t.*, COLUMNS(...), UNPACK(...)."""
+    inner = sel.this if isinstance(sel, exp.Alias) else sel
+    columns = getattr(exp, "Columns", None)
+    return (isinstance(inner, exp.Star) or (columns is not None and isinstance(inner, columns))
+            or (isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star))
+            or (isinstance(inner, exp.Anonymous) and inner.name.upper() in ("COLUMNS", "UNPACK")))
 
 
 def _output_position(target: exp.Expression, selects: list[exp.Expression]) -> int | None:
