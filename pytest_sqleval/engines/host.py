@@ -150,6 +150,8 @@ class _Server:
         _write(out, ("executed", None))
         spec = CompareSpec(**req["spec"])
         key_positions = req.get("key_positions")
+        if key_positions is not None:  # negative positions count from the end (appended keys)
+            key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
         problem = None
         same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
                            float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
@@ -163,8 +165,8 @@ class _Server:
                     problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
                                f"depends on tie order; add a tiebreaker column to ORDER BY")
         table = first.table
-        if req.get("n_out") is not None:
-            table = table.select(list(range(req["n_out"])))
+        if req.get("n_appended"):
+            table = table.select(list(range(table.num_columns - req["n_appended"])))
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
                 "problem": problem, "preview": [[_json(v) for v in r.values()] for r in table.slice(0, 5).to_pylist()]}

@@ -47,7 +47,8 @@ def parse_sql(sql: str, dialect: str) -> ParseResult:
 class OrderInfo:
     """The gold's top-level ordering. ``sort_keys`` are output positions when every key
     is an output column; otherwise ``augmented_sql`` appends the missing keys as extra
-    columns so tie groups can still be computed (``key_positions`` index its result)."""
+    columns so tie groups can still be computed (``key_positions`` index its result;
+    negative ones count from its end)."""
 
     ordered: bool = False
     sort_keys: list[int] | None = None
@@ -55,6 +56,7 @@ class OrderInfo:
     augmented_sql: str | None = None
     key_positions: list[int] | None = None
     probe_sql: str | None = None  # the (augmented) gold with LIMIT n+1: does the LIMIT cut a tie group?
+    n_appended: int = 0  # key columns appended at the end of the augmented result
 
 
 def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
@@ -80,9 +82,12 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
         keys = [p for p in positions if p is not None]
         probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
         return OrderInfo(True, keys, limit, None, keys, probe)
-    if not isinstance(tree, exp.Select) or expanding or tree.args.get("distinct"):
+    if not isinstance(tree, exp.Select) or tree.args.get("distinct"):
         return OrderInfo(True, None, limit)  # keys cannot be recovered: strict positional order
+    # Append the keys that are not output columns; they are addressed from the end of the
+    # result (negative positions) because a * in the select list has no known width here.
     augmented = tree.copy()
+    missing = [o for p, o in zip(positions, order.expressions) if p is None]
     key_positions: list[int] = []
     extra = 0
     for pos, o in zip(positions, order.expressions):
@@ -90,10 +95,10 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
             key_positions.append(pos)
         else:
             augmented = augmented.select(exp.alias_(o.this.copy(), f"__sqleval_k{extra}"), copy=False)
-            key_positions.append(len(selects) + extra)
+            key_positions.append(extra - len(missing))
             extra += 1
     probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
-    return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe)
+    return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe, len(missing))
 
 
 def _is_ordinal(target: exp.Expression) -> bool:

@@ -127,7 +127,7 @@ class SuiteGrader:
         augmented = order.augmented_sql if ordered else None
         request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
-                   "n_out": len(parsed.expression.selects) if augmented else None,
+                   "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}
         request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
                                                     self.limits.max_rows, request], sort_keys=True).encode()
