@@ -19,7 +19,9 @@ from . import classify as classify_layer
 from .execute import timeout_record
 from .grounding import CatalogIndex, ground
 from .parse import order_info, parse_sql
+from .diagnostics import diagnose
 from .safety import check_safety
+from .structure import compare_structure
 
 ENGINE_DIALECT = "duckdb"
 
@@ -36,6 +38,7 @@ class GoldAnswer:
     joins: dict[str, Any]
     elapsed_ms: float = 0.0
     preview: list[list[Any]] = field(default_factory=list)
+    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, for the structural layer
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
@@ -151,7 +154,7 @@ class SuiteGrader:
         return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
                           cached=bool(meta.get("cached")), spec=spec, tables=classify_layer.table_names(parsed.expression),
                           joins=classify_layer.join_structure(parsed.expression), elapsed_ms=meta.get("elapsed_ms", 0.0),
-                          preview=meta.get("preview", []))
+                          preview=meta.get("preview", []), tree=parsed.expression)
 
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
         """Run every layer on one candidate; never raises for a wrong answer."""
@@ -166,6 +169,8 @@ class SuiteGrader:
         if parsed.ok:
             safety = check_safety(parsed.expression, parsed.statements).to_dict()
             layers["safety"] = safety
+            if parsed.expression is not None and gold.tree is not None:
+                layers["structure"] = compare_structure(parsed.expression, gold.tree, ENGINE_DIALECT).to_dict()
         if parsed.ok and safety and safety["ok"]:
             grounding = ground(parsed.expression, self.index).to_dict()
             layers["grounding"] = grounding
@@ -194,5 +199,8 @@ class SuiteGrader:
             cls = classify_layer.classify(parse=layers["parse"], safety=safety, grounding=grounding, execution=execution,
                                           compare=compare, stale=stale, joins_pred=pred_joins, joins_gold=gold.joins)
         layers["classify"] = cls.to_dict()
+        if not passed:
+            layers["diagnostics"] = diagnose(compare=compare, structure=layers.get("structure"),
+                                             classification=layers["classify"])
         return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
                        executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))

@@ -66,6 +66,19 @@ def render_failure(rec: dict[str, Any]) -> str:
             out.append(_rows(cmp.get("missing_rows")))
             out.append("    predicted rows not in the gold:")
             out.append(_rows(cmp.get("extra_rows")))
+    struct = layers.get("structure")
+    if struct:
+        diff = ", ".join(struct["differing_clauses"]) or "none"
+        out.append(f"  structure: clauses that differ from the gold: {diff} (distance {struct['distance']:.2f}; "
+                   f"exact match {'yes' if struct['exact_match'] else 'no'})")
+    diag = layers.get("diagnostics")
+    if diag and diag.get("most_likely"):
+        top = sorted(diag["scores"].items(), key=lambda kv: -kv[1])[:2]
+        flags = [f for f, on in (("cardinality explosion", diag["cardinality_explosion"]),
+                                 ("ordering only", diag["ordering_only"]), ("ambiguous", diag["ambiguous"])) if on]
+        out.append(f"  diagnosis: most likely a {diag['most_likely']} error ("
+                   + ", ".join(f"{k} {v:.2f}" for k, v in top) + f"); evidence {diag['evidence_strength']}"
+                   + (f"; {', '.join(flags)}" if flags else ""))
     return "\n".join(out)
 
 

@@ -1,0 +1,145 @@
+"""Structural layer: how the predicted SQL differs from the gold, clause by clause.
+
+Reported on every case that parses; it never decides a pass where execution ran.
+``normalized_match`` compares sqlglot-normalized text; ``exact_match`` compares every
+clause as a set (Spider-style component matching: conjunct order, select order within a
+set, join order do not matter); ``no_values_exact_match`` does the same after replacing
+literals with a placeholder. ``distance`` is a clause-weighted 0..1 (0 = same structure)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+# Weights of each clause in the structural distance; they sum to 1.
+CLAUSE_WEIGHTS: dict[str, float] = {
+    "select": 0.25, "from": 0.10, "joins": 0.15, "where": 0.20, "group_by": 0.08, "having": 0.05,
+    "order_by": 0.07, "limit": 0.04, "distinct": 0.02, "windows": 0.02, "set_ops": 0.02,
+}
+
+
+@dataclass
+class StructureResult:
+    normalized_match: bool
+    exact_match: bool
+    no_values_exact_match: bool
+    distance: float
+    clauses: dict[str, dict[str, Any]] = field(default_factory=dict)  # clause -> {match, gold, predicted, missing, extra}
+
+    @property
+    def differing_clauses(self) -> list[str]:
+        return [k for k, v in self.clauses.items() if not v["match"]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"normalized_match": self.normalized_match, "exact_match": self.exact_match,
+                "no_values_exact_match": self.no_values_exact_match, "distance": self.distance,
+                "differing_clauses": self.differing_clauses, "clauses": self.clauses}
+
+
+def _norm(node: exp.Expression | None, dialect: str, strip_values: bool = False) -> str:
+    if node is None:
+        return ""
+    node = node.copy()
+    if isinstance(node, exp.Alias):
+        node = node.this
+    if strip_values:
+        for lit in list(node.find_all(exp.Literal)):
+            lit.replace(exp.Placeholder())
+    for eq in list(node.find_all(exp.EQ)):  # a = b and b = a are the same condition
+        left, right = eq.left.sql(dialect=dialect), eq.right.sql(dialect=dialect)
+        if right < left:
+            eq.replace(exp.EQ(this=eq.right.copy(), expression=eq.left.copy()))
+    return node.sql(dialect=dialect, normalize=True, comments=False)
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    if isinstance(node, (exp.Where, exp.Having)):
+        node = node.this
+    if isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _main_select(tree: exp.Expression) -> exp.Select | None:
+    node = tree
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    if isinstance(node, exp.Select):
+        return node
+    if isinstance(node, exp.SetOperation):
+        return _main_select(node.left)
+    return None
+
+
+def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
+    """Each clause as a sorted list of normalized items (a multiset)."""
+    n = lambda e: _norm(e, dialect, strip_values)  # noqa: E731
+    sel = _main_select(tree)
+    out: dict[str, list[str]] = {k: [] for k in CLAUSE_WEIGHTS}
+    set_ops = [type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
+               for s in tree.find_all(exp.SetOperation)]
+    out["set_ops"] = sorted(set_ops)
+    if sel is None:
+        return out
+    out["select"] = sorted(n(s) for s in sel.selects)
+    from_ = sel.args.get("from") or sel.args.get("from_")
+    if from_ is not None:
+        out["from"] = [n(from_.this)]
+    joins = []
+    for j in sel.args.get("joins") or []:
+        kind = " ".join(p for p in (j.side, j.kind) if p).upper() or "INNER"
+        conds = sorted(n(c) for c in _conjuncts(j.args.get("on")))
+        using = sorted(u.name.lower() for u in j.args.get("using") or [])
+        joins.append(f"{kind} {n(j.this)} ON {' AND '.join(conds) or ('USING ' + ','.join(using) if using else '-')}")
+    out["joins"] = sorted(joins)
+    out["where"] = sorted(n(c) for c in _conjuncts(sel.args.get("where")))
+    group = sel.args.get("group")
+    out["group_by"] = sorted(n(g) for g in (group.expressions if group is not None else []))
+    out["having"] = sorted(n(c) for c in _conjuncts(sel.args.get("having")))
+    order = tree.args.get("order") or sel.args.get("order")
+    out["order_by"] = [n(o) for o in (order.expressions if order is not None else [])]  # order matters here
+    limit = tree.args.get("limit") or sel.args.get("limit")
+    offset = tree.args.get("offset") or sel.args.get("offset")
+    out["limit"] = [x for x in (n(limit.expression) if limit is not None and limit.expression is not None else "",
+                                "OFFSET " + n(offset.expression) if offset is not None else "") if x]
+    distinct = sel.args.get("distinct")
+    out["distinct"] = [n(distinct) or "DISTINCT"] if distinct is not None else []
+    out["windows"] = sorted(n(w) for w in sel.find_all(exp.Window))
+    return out
+
+
+def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
+    rest = list(b)
+    missing = []
+    for item in a:
+        if item in rest:
+            rest.remove(item)
+        else:
+            missing.append(item)
+    return missing, rest
+
+
+def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) -> StructureResult:
+    pc, gc = clauses_of(pred, dialect), clauses_of(gold, dialect)
+    clauses: dict[str, dict[str, Any]] = {}
+    distance = 0.0
+    for name, weight in CLAUSE_WEIGHTS.items():
+        g, p = gc[name], pc[name]
+        missing, extra = _multiset_diff(g, p)
+        match = g == p if name == "order_by" else not missing and not extra
+        union = len(g) + len(extra)
+        share = 0.0 if match else (1.0 if union == 0 else (len(missing) + len(extra)) / max(union, 1))
+        if name == "order_by" and not match:
+            share = max(share, 0.5)
+        distance += weight * min(share, 1.0)
+        clauses[name] = {"match": match, "gold": g, "predicted": p, "missing": missing, "extra": extra}
+    exact = all(c["match"] for c in clauses.values())
+    pv, gv = clauses_of(pred, dialect, True), clauses_of(gold, dialect, True)
+    no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
+    normalized = _norm(pred, dialect) == _norm(gold, dialect)
+    return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)
