@@ -87,10 +87,11 @@ class SuiteManifest:
     path: Path
     name: str
     questions: Path
-    database: Path
+    database: Path | None  # None: a judge-only suite, graded without executing anything
     dialect: str = "duckdb"
     build: Path | str | None = None  # a SQL script, or "module:function" called with the target path
     deprecated_tables: tuple[str, ...] = DEFAULT_DEPRECATED
+    schema_ddl: Path | None = None  # CREATE TABLE statements for grounding when there is no database
     compare: ComparePolicy = ComparePolicy()
     limits: Limits = Limits()
 
@@ -99,7 +100,7 @@ class SuiteManifest:
         return self.path.parent
 
 
-_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables"}
+_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema"}
 _COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS}
@@ -153,7 +154,11 @@ def load_manifest(path: str | Path) -> SuiteManifest:
 
     root = path.parent
     questions = root / need_str(suite, "questions", "suite")
-    database = root / need_str(suite, "database", "suite")
+    database = root / need_str(suite, "database", "suite") if "database" in suite else None
+    schema_ddl = root / need_str(suite, "schema", "suite") if "schema" in suite else None
+    if schema_ddl is not None and not schema_ddl.is_file():
+        raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=_toml_line(text, "schema"),
+                            field="suite.schema", fix="point it at a SQL file of CREATE TABLE statements")
     dialect = need_str(suite, "dialect", "suite", "duckdb").lower()
     from sqlglot.dialects.dialect import Dialect
     try:
@@ -174,7 +179,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     if not questions.is_file():
         raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
                             field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
-    if not database.exists() and build is None:
+    if database is not None and not database.exists() and build is None:
         raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
                             field="suite.database",
                             fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
@@ -183,7 +188,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
                             field="suite.build",
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
-                         database=database, dialect=dialect, build=build,
+                         database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits)
 
 

@@ -204,3 +204,76 @@ class SuiteGrader:
                                              classification=layers["classify"])
         return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
                        executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
+
+
+class StaticGrader:
+    """Grades without a database (judge-only suites): parse, safety, grounding against the
+    suite's DDL, structure. Nothing is executed; the verdict is the judge's to give."""
+
+    engine = "none"
+    engine_version = None
+
+    def __init__(self, *, dialect: str, catalog: dict[str, Any] | None, deprecated: tuple[str, ...] = (),
+                 catalog_source: str = "") -> None:
+        self.dialect = dialect
+        self.deprecated = deprecated
+        self.catalog = catalog
+        self.index = CatalogIndex(catalog) if catalog is not None else None
+        self.content_hash = hashlib.sha256(catalog_source.encode()).hexdigest() if catalog_source else None
+
+    def close(self) -> None:
+        pass
+
+    def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
+        parsed = parse_sql(gold_sql, self.dialect)
+        if not parsed.ok or parsed.expression is None:
+            err = parsed.error or {}
+            raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
+        return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True, spec={"ordered": False, "sort_keys": None},
+                          tables=classify_layer.table_names(parsed.expression),
+                          joins=classify_layer.join_structure(parsed.expression), tree=parsed.expression)
+
+    def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
+        """Evidence only: ``passed`` is provisional (parse and grounding) until a judge decides."""
+        start = time.perf_counter()
+        parsed = parse_sql(sql, self.dialect)
+        layers: dict[str, Any] = {"parse": parsed.to_dict()}
+        stale: list[str] = []
+        ok = parsed.ok
+        if parsed.ok:
+            layers["safety"] = check_safety(parsed.expression, parsed.statements).to_dict()
+            ok = layers["safety"]["ok"]
+            if parsed.expression is not None and gold.tree is not None:
+                layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
+            if ok and self.index is not None:
+                layers["grounding"] = ground(parsed.expression, self.index).to_dict()
+                ok = layers["grounding"]["ok"] is not False
+            tables = classify_layer.table_names(parsed.expression)
+            stale = [t for t in classify_layer.deprecated_refs(tables, self.deprecated) if t not in gold.tables]
+        cls = static_classification(layers, stale, gold) if not ok or stale else classify_layer.Classification(
+            None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
+        layers["classify"] = cls.to_dict()
+        return Verdict(ok and not stale, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
+                       sql, None, stale, round((time.perf_counter() - start) * 1000, 3))
+
+
+def static_classification(layers: dict[str, Any], stale: list[str], gold: GoldAnswer) -> "classify_layer.Classification":
+    """The error class of a case graded without execution: from grounding, deprecated
+    tables and the structural diff."""
+    grounding = layers.get("grounding") or {}
+    halluc = grounding.get("hallucinated_tables", []) + grounding.get("hallucinated_columns", [])
+    if not layers["parse"]["ok"] or not (layers.get("safety") or {}).get("ok", True):
+        return classify_layer.classify(parse=layers["parse"], safety=layers.get("safety"), grounding=None,
+                                       execution=None, compare=None, stale=[], joins_pred={"tables": [], "joins": []},
+                                       joins_gold=gold.joins)
+    if halluc:
+        names = ", ".join(f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in halluc)
+        return classify_layer.Classification("hallucinated_column", "grounding", f"not in the schema: {names}", 0.9)
+    if stale:
+        return classify_layer.Classification("stale_table", "deprecated_table", f"reads deprecated table {', '.join(stale)}", 0.9)
+    differing = (layers.get("structure") or {}).get("differing_clauses", [])
+    if {"joins", "from"} & set(differing):
+        return classify_layer.Classification("wrong_join", "judged_different", "judged different; joins differ from the gold", 0.6)
+    if {"select", "group_by", "having"} & set(differing):
+        return classify_layer.Classification("wrong_metric", "judged_different", "judged different; measures differ from the gold", 0.5)
+    return classify_layer.Classification("other", "judged_different", "judged different from the gold", 0.5)
