@@ -1,0 +1,193 @@
+"""A small async chat-completion client over litellm, shared by the LLM judge and LLM backends.
+
+litellm costs seconds to import, so it is imported on the first call, never at module
+import. Retries are ours (litellm's and the OpenAI SDK's are switched off, since they
+stack): exponential backoff with jitter, honouring ``Retry-After`` on 429/5xx, a bounded
+number of attempts and a per-call timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Any, Mapping, Sequence
+
+__all__ = ["LLMError", "LLMReply", "complete"]
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+MAX_RETRY_DELAY = 60.0
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    """One model answer with what it cost."""
+
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    latency_ms: float
+    attempts: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLMError(Exception):
+    """A model call that failed for good; ``retryable`` says whether the last failure was
+    transient (rate limit, 5xx, timeout, connection) rather than a rejected request."""
+
+    def __init__(self, message: str, retryable: bool, *, attempts: int = 0, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.attempts = attempts
+        self.status = status
+
+
+_litellm_module: ModuleType | None = None
+
+
+def _litellm() -> ModuleType:
+    global _litellm_module
+    if _litellm_module is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
+        try:
+            import litellm
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise LLMError("litellm is not installed; install the extra: pip install 'pytest-sqleval[llm]'",
+                           retryable=False) from exc
+        litellm.suppress_debug_info = True
+        _litellm_module = litellm
+    return _litellm_module
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    status = _status(exc)
+    return status is not None and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any."""
+    candidates: list[Any] = [getattr(exc, "litellm_response_headers", None), getattr(exc, "headers", None)]
+    response = getattr(exc, "response", None)
+    candidates.append(getattr(response, "headers", None))
+    for headers in candidates:
+        if not headers:
+            continue
+        try:
+            ms = headers.get("retry-after-ms")
+            raw = headers.get("retry-after")
+        except AttributeError:
+            continue
+        try:
+            if ms is not None:
+                return max(0.0, float(ms) / 1000.0)
+            if raw is not None:
+                return max(0.0, float(raw))
+        except (TypeError, ValueError):
+            try:
+                when = email.utils.parsedate_to_datetime(str(raw))
+                return max(0.0, when.timestamp() - time.time())
+            except (TypeError, ValueError, IndexError):
+                continue
+    return None
+
+
+def _backoff(attempt: int, base: float) -> float:
+    """Exponential backoff with jitter in [half, full] of ``base * 2**(attempt-1)``."""
+    ceiling = min(MAX_RETRY_DELAY, base * 2 ** (attempt - 1))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+async def _flush_litellm_logging() -> None:
+    """Let litellm's background logging finish on this loop, so nothing is left pending on
+    a loop that may close next (``asyncio.run`` per call, pytest's per-test loops)."""
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+        await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), 2.0)
+    except Exception:  # best effort: logging is never worth failing a call
+        pass
+
+
+async def complete(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    model: str,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60,
+    max_attempts: int = 4,
+    temperature: float = 0,
+    backoff_base: float = 0.5,
+) -> LLMReply:
+    """Ask ``model`` (a litellm model name, e.g. ``openai/gpt-4o-mini``; use the ``openai/``
+    prefix for any OpenAI-compatible ``api_base``) for one chat completion.
+
+    Raises :class:`LLMError` when the request is rejected or every attempt failed.
+    """
+    litellm = _litellm()
+    attempts = max(1, int(max_attempts))
+    started = time.monotonic()
+    try:
+        for attempt in range(1, attempts + 1):
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(
+                        model=model, messages=[dict(m) for m in messages], api_base=api_base, api_key=api_key,
+                        temperature=temperature, timeout=timeout, max_retries=0),
+                    timeout + 1.0)
+            except Exception as exc:  # litellm maps provider errors onto OpenAI's classes
+                retryable = _is_retryable(exc)
+                if not retryable or attempt == attempts:
+                    kind = "timeout" if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) else type(exc).__name__
+                    raise LLMError(f"{kind} after {attempt} attempt(s): {_short(exc)}", retryable,
+                                   attempts=attempt, status=_status(exc)) from exc
+                delay = _backoff(attempt, backoff_base)
+                hinted = _retry_after(exc)
+                if hinted is not None:
+                    delay = max(delay, min(hinted, MAX_RETRY_DELAY))
+                await asyncio.sleep(delay)
+                continue
+            return _reply(litellm, response, model, attempt, started)
+        raise AssertionError("unreachable")  # pragma: no cover
+    finally:
+        await _flush_litellm_logging()
+
+
+def _reply(litellm: ModuleType, response: Any, model: str, attempts: int, started: float) -> LLMReply:
+    try:
+        text = response.choices[0].message.content or ""
+    except (AttributeError, IndexError, TypeError):
+        text = ""
+    usage = getattr(response, "usage", None)
+    try:
+        cost: float | None = float(litellm.completion_cost(completion_response=response))
+    except Exception:  # unknown model (a loopback or local server): no price
+        cost = None
+    return LLMReply(
+        text=text if isinstance(text, str) else str(text),
+        model=str(getattr(response, "model", None) or model),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost_usd=cost,
+        latency_ms=round((time.monotonic() - started) * 1000.0, 1),
+        attempts=attempts,
+    )
