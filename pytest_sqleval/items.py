@@ -100,10 +100,13 @@ class CaseItem(pytest.Item):
         return self.config.stash[SESSION_KEY]
 
     def _suite_info(self) -> dict[str, Any]:
-        grader = self._state._graders.get(self.manifest.path)
-        info = {"name": self.manifest.name, "database": str(self.manifest.database)}
+        state = self._state
+        grader = state._graders.get(self.manifest.path)
+        info = {"name": self.manifest.name,
+                "database": str(self.manifest.database) if self.manifest.database else None}
         if grader is not None:
             info.update(content_hash=grader.content_hash, engine=grader.engine, engine_version=grader.engine_version)
+        info["run_metadata"] = state.run_metadata()
         return info
 
     def _finish(self, status: str, **kw: Any) -> dict[str, Any]:
@@ -137,12 +140,39 @@ class CaseItem(pytest.Item):
             msg = f"{self.case.source}: {exc}"
             self._finish("error", case_error=msg, case_error_kind=exc.kind)
             raise CaseSetupError(msg) from None
+        if self.manifest.database is None:  # nothing to execute: a judge that cannot answer is an error
+            record = self._grade()
+            if record["status"] == "error":
+                raise CaseSetupError(record["case_error"])
+
+    def _grade(self) -> dict[str, Any]:
+        """Every grading layer, then the judge where it can change or annotate something."""
+        from .grading.adjudicate import adjudicate, judge_eligible, judge_evidence
+        from .grading.pipeline import static_classification
+        if self.record is not None:
+            return self.record
+        state = self._state
+        verdict = state.grader_for(self.manifest).grade(self._generation.sql, self._gold)
+        judgement = None
+        if state.judge_mode != "off" and judge_eligible(verdict.layers):
+            judgement = state.judge.judge_sync(self.case.question, self.case.gold_sql, verdict.generated_sql,
+                                               judge_evidence(verdict.layers))
+        adj = adjudicate(passed=verdict.passed, executed="execution" in verdict.layers, layers=verdict.layers,
+                         judgement=judgement, mode=state.judge_mode)
+        if adj.status == "failed" and verdict.error_class is None:  # judged different, or not an exact match
+            cls = static_classification(verdict.layers, verdict.stale_tables, self._gold)
+            if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
+                cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
+                    "judged different", "not an exact match (no database, no judge)")
+            verdict.error_class, verdict.failure_kind = cls.error_class, cls.failure_kind
+            verdict.explanation, verdict.confidence = cls.explanation, cls.confidence
+            verdict.layers["classify"] = cls.to_dict()
+        return self._finish(adj.status, verdict=verdict, adjudication=adj, judgement=judgement,
+                            case_error=adj.error, case_error_kind="judge_error" if adj.error else None)
 
     def runtest(self) -> None:
-        grader = self._state.grader_for(self.manifest)
-        verdict = grader.grade(self._generation.sql, self._gold)
-        record = self._finish("passed" if verdict.passed else "failed", verdict=verdict)
-        if not verdict.passed:
+        record = self._grade()
+        if record["status"] != "passed":
             raise CaseFailed(record)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

@@ -30,7 +30,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where results.jsonl and summary.json are written (default sqleval-results under rootdir)")
     group.addoption("--sqleval-min-pass-rate", default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
+    group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
+                    help="LLM judge: off (default); advisory (execution decides, the judge annotates); "
+                         "decide (suites without a database are decided by the judge)")
+    group.addoption("--sqleval-judge-model", default=None, metavar="MODEL",
+                    help="litellm model string for the judge, e.g. openai/gpt-4o-mini")
+    group.addoption("--sqleval-judge-api-base", default=None, metavar="URL", help="API base URL for the judge")
     parser.addini("sqleval_min_pass_rate", "default for --sqleval-min-pass-rate", default=None)
+    parser.addini("sqleval_judge", "default for --sqleval-judge", default=None)
+    parser.addini("sqleval_judge_model", "default for --sqleval-judge-model", default=None)
 
 
 def pytest_configure(config: pytest.Config) -> None:

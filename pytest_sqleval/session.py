@@ -51,6 +51,8 @@ class SqlevalSession:
         self.cache_dir = _resolve(root, opt("sqleval_cache_dir") or ".sqleval-cache")
         self.results_dir = _resolve(root, opt("sqleval_results") or "sqleval-results")
         self.min_pass_rate = _min_pass_rate(config)
+        self.judge_mode, self.judge_model = _judge_settings(config)
+        self._judge: Any = None
         self._backends: list[Backend] | None = None
         self._graders: dict[Path, SuiteGrader] = {}
         self._generation: GenerationService | None = None
@@ -76,8 +78,30 @@ class SqlevalSession:
                 rootdir=str(self.config.rootpath)))
         return self._backends
 
-    def grader_for(self, manifest: SuiteManifest) -> SuiteGrader:
+    @property
+    def judge(self) -> Any:
+        if self._judge is None:
+            from .grading.judge import Judge
+            api_base = self.config.getoption("sqleval_judge_api_base")
+            # a self-hosted endpoint may need no key, but the OpenAI client insists on one
+            api_key = os.environ.get("SQLEVAL_JUDGE_API_KEY") or (
+                os.environ.get("OPENAI_API_KEY", "no-key-needed") if api_base else None)
+            self._judge = Judge(self.judge_model, api_base=api_base, api_key=api_key, cache_dir=self.cache_dir / "judge")
+        return self._judge
+
+    def run_metadata(self) -> dict[str, Any]:
+        """What every record carries about the run that produced it."""
+        from . import __version__
+        meta: dict[str, Any] = {"run_id": self.run_id, "plugin_version": __version__, "judge_mode": self.judge_mode}
+        if self.judge_mode != "off":
+            from .grading.judge import JUDGE_PROMPT_VERSION
+            meta.update(judge_model=self.judge_model, judge_prompt_version=JUDGE_PROMPT_VERSION)
+        return meta
+
+    def grader_for(self, manifest: SuiteManifest) -> Any:
         grader = self._graders.get(manifest.path)
+        if grader is None and manifest.database is None:
+            grader = self._graders[manifest.path] = _static_grader(manifest)
         if grader is None:
             from .engines.build import ensure_database
             from .grading.pipeline import SuiteGrader
@@ -200,6 +224,35 @@ class SqlevalSession:
 
     def previous_error_class(self, nodeid: str, backend_label: str) -> str | None:
         return self.previous_classes.get(case_cache_key(nodeid, backend_label))
+
+
+def _static_grader(manifest: SuiteManifest) -> Any:
+    """A grader for a suite without a database: grounding against its DDL, if it has one."""
+    from .errors import BadInputError
+    from .grading.grounding import catalog_from_ddl
+    from .grading.pipeline import StaticGrader
+    catalog, source = None, ""
+    if manifest.schema_ddl is not None:
+        source = manifest.schema_ddl.read_text(encoding="utf-8")
+        try:
+            catalog = catalog_from_ddl(source, manifest.dialect)
+        except ValueError as exc:
+            raise BadInputError(manifest.schema_ddl, str(exc), fix="fix the CREATE TABLE statements") from None
+    return StaticGrader(dialect=manifest.dialect, catalog=catalog, deprecated=manifest.deprecated_tables,
+                        catalog_source=source)
+
+
+def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:
+    from .grading.adjudicate import JUDGE_MODES
+    mode = config.getoption("sqleval_judge") or config.getini("sqleval_judge") or "off"
+    if mode not in JUDGE_MODES:
+        raise UsageError(f"--sqleval-judge must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
+    model = config.getoption("sqleval_judge_model") or config.getini("sqleval_judge_model") or None
+    if mode != "off" and not model:
+        raise UsageError(f"--sqleval-judge={mode} needs a judge model: --sqleval-judge-model=openai/gpt-4o-mini "
+                         "(any litellm model string; the provider's API key comes from its usual environment "
+                         "variable or SQLEVAL_JUDGE_API_KEY)")
+    return mode, model
 
 
 def case_cache_key(nodeid: str, backend_label: str) -> str:

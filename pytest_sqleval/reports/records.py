@@ -11,11 +11,16 @@ RECORD_VERSION = 1
 
 
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
-                 generation: Any = None, verdict: Any = None, gold: Any = None,
-                 case_error: str | None = None, case_error_kind: str | None = None) -> dict[str, Any]:
+                 generation: Any = None, verdict: Any = None, gold: Any = None, adjudication: Any = None,
+                 judgement: Any = None, case_error: str | None = None,
+                 case_error_kind: str | None = None) -> dict[str, Any]:
     """``status`` is passed | failed | error; an error is never a graded failure."""
+    from ..grading.adjudicate import blocked_reason, severity
     grounding = verdict.grounding if verdict is not None else {}
     layers = verdict.layers if verdict is not None else {}
+    structure = layers.get("structure") or {}
+    failure_kind = (verdict.failure_kind if verdict is not None and status != "error" else case_error_kind)
+    error_class = verdict.error_class if verdict is not None and status == "failed" else None
     return {
         "record_version": RECORD_VERSION,
         "case_id": case.id,
@@ -33,11 +38,24 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
         "grounding_ok": grounding.get("ok"),
         "hallucinated_tables": grounding.get("hallucinated_tables", []),
         "hallucinated_columns": grounding.get("hallucinated_columns", []),
-        "error_class": verdict.error_class if verdict is not None else None,
-        "failure_kind": verdict.failure_kind if verdict is not None else case_error_kind,
-        "explanation": verdict.explanation if verdict is not None else case_error,
+        "error_class": error_class,
+        "failure_kind": failure_kind if status != "passed" else None,
+        "explanation": case_error if status == "error" else (verdict.explanation if verdict is not None else None),
         "confidence": verdict.confidence if verdict is not None else None,
+        "severity": severity(status, failure_kind, error_class),
         "case_error": case_error,
+        "deterministic_verdict": adjudication.deterministic_verdict if adjudication is not None else None,
+        "decided_by": adjudication.decided_by if adjudication is not None else None,
+        "equivalence": judgement.equivalence if judgement is not None else None,
+        "rationale": judgement.rationale if judgement is not None else None,
+        "ai_advisory_verdict": adjudication.ai_advisory_verdict if adjudication is not None else None,
+        "verdict_consistency_flag": adjudication.verdict_consistency_flag if adjudication is not None else None,
+        "judge": judgement.to_dict() if judgement is not None else None,
+        "blocked_reason": blocked_reason(layers) if layers else None,
+        "warnings": adjudication.warnings if adjudication is not None else [],
+        "exact_match": structure.get("exact_match"),
+        "no_values_exact_match": structure.get("no_values_exact_match"),
+        "normalized_match": structure.get("normalized_match"),
         "stale_tables": verdict.stale_tables if verdict is not None else [],
         "difficulty": case.difficulty,
         "expected_shape": case.expected_shape,
@@ -58,4 +76,5 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
         "engine": suite.get("engine"),
         "engine_version": suite.get("engine_version"),
         "grading_ms": verdict.duration_ms if verdict is not None else None,
+        "run_metadata": suite.get("run_metadata", {}),
     }

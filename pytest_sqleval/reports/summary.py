@@ -25,15 +25,27 @@ def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     passed = sum(1 for r in records if r["status"] == "passed")
     errors = sum(1 for r in records if r["status"] == "error")
     graded = n - errors
-    parsed = sum(1 for r in records if r.get("parse_ok"))
+    parse_seen = [r for r in records if r.get("parse_ok") is not None]
+    parsed = sum(1 for r in parse_seen if r["parse_ok"])
     g_eval = [r for r in records if r.get("grounding_ok") is not None]
     classes = Counter(r["error_class"] for r in records if r["status"] == "failed")
+    judged = [r for r in records if r.get("equivalence") in ("equivalent", "partially_equivalent", "different")]
+    flagged = [r for r in records if r.get("verdict_consistency_flag")]
+    structured = [r for r in records if r.get("exact_match") is not None]
     return {
         "cases": n, "passed": passed, "failed": graded - passed, "errors": errors,
         "pass_rate": _ratio(passed, n),
         "execution_accuracy": _ratio(passed, graded),
-        "parse_rate": _ratio(parsed, graded),
+        "parse_rate": _ratio(parsed, len(parse_seen)),
         "grounding_rate": _ratio(sum(1 for r in g_eval if r["grounding_ok"]), len(g_eval)),
+        "exact_match_rate": _ratio(sum(1 for r in structured if r["exact_match"]), len(structured)),
+        "no_values_exact_match_rate": _ratio(sum(1 for r in structured if r.get("no_values_exact_match")),
+                                             len(structured)),
+        "equivalence_rate": _ratio(sum(1 for r in judged if r["equivalence"] == "equivalent"), len(judged)),
+        "judged": len(judged),
+        "judge_skipped": sum(1 for r in records if r.get("equivalence") == "skipped"),
+        "judge_agreement_rate": _ratio(sum(1 for r in flagged if r["verdict_consistency_flag"] == "consistent"),
+                                       len(flagged)),
         "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
         "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
     }
@@ -60,6 +72,10 @@ def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
                     groups[k].append(r)
             if len(groups) > 1 or dim in ("difficulty", "category"):
                 entry["slices"][dim] = {k: rates(v) for k, v in sorted(groups.items())}
+        entry["judge_disagreements"] = [
+            {"case_id": r["case_id"], "suite": r.get("suite"), "deterministic": r.get("deterministic_verdict"),
+             "judge": r.get("ai_advisory_verdict"), "rationale": r.get("rationale")}
+            for r in recs if r.get("verdict_consistency_flag") == "inconsistent"]
         backends[name] = entry
     suites = {}
     for r in records:

@@ -93,6 +93,12 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                      f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
                      f"{_pct(b['execution_accuracy'])} | parse {_pct(b['parse_rate'])} | grounding "
                      f"{_pct(b['grounding_rate'])}")
+        if b.get("judged") or b.get("judge_skipped"):
+            lines.append(f"    judge: {b['judged']} judged, {b['judge_skipped']} skipped | equivalence rate "
+                         f"{_pct(b['equivalence_rate'])} | agreement with execution {_pct(b['judge_agreement_rate'])}")
+            for d in b.get("judge_disagreements", [])[:10]:
+                lines.append(f"      disagreement {d['case_id']}: execution says {d['deterministic']}, "
+                             f"judge says {d['judge']}")
         hist = b["error_classes"]
         width = max(hist.values() or [0])
         for cls in ERROR_CLASSES:
