@@ -43,14 +43,15 @@ def _norm(node: exp.Expression | None, dialect: str, strip_values: bool = False)
     node = node.copy()
     if isinstance(node, exp.Alias):
         node = node.this
+    holder = exp.Paren(this=node)  # so that the node itself can be replaced too
     if strip_values:
-        for lit in list(node.find_all(exp.Literal)):
+        for lit in list(holder.find_all(exp.Literal)):
             lit.replace(exp.Placeholder())
-    for eq in list(node.find_all(exp.EQ)):  # a = b and b = a are the same condition
+    for eq in list(holder.find_all(exp.EQ)):  # a = b and b = a are the same condition
         left, right = eq.left.sql(dialect=dialect), eq.right.sql(dialect=dialect)
         if right < left:
             eq.replace(exp.EQ(this=eq.right.copy(), expression=eq.left.copy()))
-    return node.sql(dialect=dialect, normalize=True, comments=False)
+    return holder.this.sql(dialect=dialect, normalize=True, comments=False)
 
 
 def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
