@@ -24,8 +24,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _hash(args: argparse.Namespace) -> int:
-    from .engines.duckdb_sandbox import DuckDBSandbox
-    db = DuckDBSandbox(args.database)
+    from .cases import Limits
+    from .engines import open_sandbox
+    db = open_sandbox(args.database, Limits())
     try:
         print(db.content_hash())
     finally:

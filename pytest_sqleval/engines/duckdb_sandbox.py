@@ -92,6 +92,10 @@ def classify_error(exc: BaseException) -> ExecError:
 class DuckDBSandbox:
     """One read-only, locked-down DuckDB database; ``run`` executes one candidate query."""
 
+    name = ENGINE_NAME
+    version = ENGINE_VERSION
+    dialect = "duckdb"
+
     def __init__(self, path: str | Path, limits: Limits = Limits()) -> None:
         self.path = Path(path)
         self.limits = limits

@@ -123,15 +123,14 @@ class EngineHost:
 class _Server:
     def __init__(self, database: str, limits: dict[str, Any], gold_dir: str) -> None:
         from ..grading.compare import Comparator
-        from .duckdb_sandbox import DuckDBSandbox
-        self.db = DuckDBSandbox(database, Limits(**limits))
+        from . import open_sandbox
+        self.db = open_sandbox(database, Limits(**limits))
         self.cmp = Comparator(threads=max(1, int(limits.get("threads", 1))))
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
 
     def describe(self, _: dict[str, Any], out: Any) -> dict[str, Any]:
-        from .duckdb_sandbox import ENGINE_NAME, ENGINE_VERSION
-        return {"engine": ENGINE_NAME, "engine_version": ENGINE_VERSION,
+        return {"engine": self.db.name, "engine_version": self.db.version, "dialect": self.db.dialect,
                 "content_hash": self.db.content_hash(), "catalog": self.db.catalog()}
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:

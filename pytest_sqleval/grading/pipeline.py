@@ -23,7 +23,7 @@ from .diagnostics import diagnose
 from .safety import check_safety
 from .structure import compare_structure
 
-ENGINE_DIALECT = "duckdb"
+DEFAULT_DIALECT = "duckdb"
 
 
 @dataclass
@@ -79,7 +79,7 @@ class Verdict:
 class SuiteGrader:
     """Grades SQL against one database; one per suite per process."""
 
-    def __init__(self, database: Path, *, dialect: str = ENGINE_DIALECT, limits: Limits = Limits(),
+    def __init__(self, database: Path, *, dialect: str = DEFAULT_DIALECT, limits: Limits = Limits(),
                  policy: ComparePolicy = ComparePolicy(), deprecated: tuple[str, ...] = (),
                  cache_dir: Path) -> None:
         self.database = Path(database)
@@ -93,6 +93,7 @@ class SuiteGrader:
         self.content_hash: str = info["content_hash"]
         self.engine: str = info["engine"]
         self.engine_version: str = info["engine_version"]
+        self.engine_dialect: str = info["dialect"]  # gold and predictions are transpiled to it
         self.catalog: dict[str, Any] = info["catalog"]
         self.index = CatalogIndex(self.catalog)
         self.gold_executions = 0
@@ -101,9 +102,9 @@ class SuiteGrader:
         self.host.close()
 
     def _to_engine(self, tree: Any, sql: str) -> str:
-        if self.dialect == ENGINE_DIALECT or tree is None:
+        if self.dialect == self.engine_dialect or tree is None:
             return sql
-        return tree.sql(dialect=ENGINE_DIALECT)
+        return tree.sql(dialect=self.engine_dialect)
 
     def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
         if case is None:
@@ -122,7 +123,7 @@ class SuiteGrader:
         if not safety.ok:
             raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
         policy = self.policy_for(case)
-        order = order_info(parsed.expression, ENGINE_DIALECT)
+        order = order_info(parsed.expression, self.engine_dialect)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
                 "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
@@ -170,7 +171,7 @@ class SuiteGrader:
             safety = check_safety(parsed.expression, parsed.statements).to_dict()
             layers["safety"] = safety
             if parsed.expression is not None and gold.tree is not None:
-                layers["structure"] = compare_structure(parsed.expression, gold.tree, ENGINE_DIALECT).to_dict()
+                layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
         if parsed.ok and safety and safety["ok"]:
             grounding = ground(parsed.expression, self.index).to_dict()
             layers["grounding"] = grounding
