@@ -9,7 +9,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import BadInputError
 
@@ -276,24 +276,29 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
     return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
 
 
-def read_cases(path: str | Path, suite: str = "") -> list[BenchmarkCase]:
-    """All cases of a questions JSONL, in file order; duplicate ids are an error."""
-    path = Path(path)
-    cases: list[BenchmarkCase] = []
-    seen: dict[str, int] = {}
+def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) for every non-blank line; bad JSON names file and line."""
     with path.open(encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                yield lineno, json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
-                                    fix="each line must be one complete JSON object") from None
-            case = parse_case(obj, path, lineno, suite)
-            if case.id in seen:
-                raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
-                                    field="id", fix="give every case a unique id")
-            seen[case.id] = lineno
-            cases.append(case)
+                                    fix=fix) from None
+
+
+def read_cases(path: str | Path, suite: str = "") -> list[BenchmarkCase]:
+    """All cases of a questions JSONL, in file order; duplicate ids are an error."""
+    path = Path(path)
+    cases: list[BenchmarkCase] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path, fix="each line must be one complete JSON object"):
+        case = parse_case(obj, path, lineno, suite)
+        if case.id in seen:
+            raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
+                                field="id", fix="give every case a unique id")
+        seen[case.id] = lineno
+        cases.append(case)
     return cases

@@ -8,13 +8,12 @@ import functools
 import hashlib
 import importlib
 import inspect
-import json
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cases import BenchmarkCase
+from ..cases import BenchmarkCase, iter_jsonl
 from ..errors import BackendError, BadInputError, UsageError
 from .base import Backend, BackendOptions, GenerationResult
 
@@ -152,32 +151,24 @@ def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
-                                    fix='each line must be {"id": "q01", "sql": "SELECT ..."}') from None
-            if not isinstance(obj, dict):
-                raise BadInputError(path, "expected a JSON object", line=lineno, fix='write {"id": ..., "sql": ...}')
-            cid = obj.pop("id", None)
-            if cid is None:
-                cid = obj.pop("qid", None)
-            if isinstance(cid, int) and not isinstance(cid, bool):
-                cid = str(cid)
-            if not isinstance(cid, str) or not cid:
-                raise BadInputError(path, "missing case id", line=lineno, field="id",
-                                    fix='add "id": "<case id>" (or "qid")')
-            sql = obj.pop("sql", None)
-            if not isinstance(sql, str):
-                raise BadInputError(path, f"must be a string, got {sql!r}", line=lineno, field="sql",
-                                    fix='add "sql": "SELECT ..." (an empty string is graded as an empty answer)')
-            if cid in first_line:
-                raise BadInputError(path, f"duplicate prediction for {cid!r} (first on line {first_line[cid]})",
-                                    line=lineno, field="id", fix="keep one prediction per case")
-            first_line[cid] = lineno
-            out[cid] = (sql, obj)
+    for lineno, obj in iter_jsonl(path, fix='each line must be {"id": "q01", "sql": "SELECT ..."}'):
+        if not isinstance(obj, dict):
+            raise BadInputError(path, "expected a JSON object", line=lineno, fix='write {"id": ..., "sql": ...}')
+        cid = obj.pop("id", None)
+        if cid is None:
+            cid = obj.pop("qid", None)
+        if isinstance(cid, int) and not isinstance(cid, bool):
+            cid = str(cid)
+        if not isinstance(cid, str) or not cid:
+            raise BadInputError(path, "missing case id", line=lineno, field="id",
+                                fix='add "id": "<case id>" (or "qid")')
+        sql = obj.pop("sql", None)
+        if not isinstance(sql, str):
+            raise BadInputError(path, f"must be a string, got {sql!r}", line=lineno, field="sql",
+                                fix='add "sql": "SELECT ..." (an empty string is graded as an empty answer)')
+        if cid in first_line:
+            raise BadInputError(path, f"duplicate prediction for {cid!r} (first on line {first_line[cid]})",
+                                line=lineno, field="id", fix="keep one prediction per case")
+        first_line[cid] = lineno
+        out[cid] = (sql, obj)
     return out
