@@ -58,13 +58,41 @@ HOSTILE = [
     pytest.param("SELECT * FROM query_table('orders')", id="query_table"),
     pytest.param("CHECKPOINT", id="checkpoint"),
     pytest.param("CALL pragma_version()", id="call"),
+    pytest.param("SELECT * FROM read_csv('/proc/self/environ')", id="proc_self_environ"),
+    pytest.param("SELECT * FROM read_csv('pipe:cat /etc/passwd')", id="pipe_reader"),
+    pytest.param("SELECT * FROM 'pipe:ls'", id="pipe_path_string"),
+    pytest.param("SELECT * FROM read_json('s3://bucket/key.json')", id="read_json_s3"),
+    pytest.param("SELECT * FROM sniff_csv('/etc/passwd')", id="sniff_csv"),
+    pytest.param("SELECT * FROM parquet_metadata('/tmp/x.parquet')", id="parquet_metadata"),
+    pytest.param("EXPORT DATABASE '/tmp/sqleval_hostile_export'", id="export_database"),
+    pytest.param("USE memory", id="use_other_catalog"),
+    pytest.param("SELECT 1 /* harmless */; /* then */ DROP TABLE orders -- done", id="comment_hidden_second_statement"),
+    pytest.param("SELECT 1;\u037e DROP TABLE orders", id="unicode_greek_question_mark"),
+    pytest.param("ＳＥＬＥＣＴ * FROM read_csv('/etc/passwd')", id="fullwidth_keyword"),
+    pytest.param("SELECT * FROM read_csv/**/('/etc/passwd')", id="comment_inside_call"),
+    pytest.param("BEGIN TRANSACTION", id="begin_transaction"),
+    pytest.param("SELECT * FROM duckdb_secrets()", id="secrets"),
+    pytest.param("CREATE OR REPLACE TEMP TABLE customers AS SELECT 1 AS id", id="temp_table_shadowing"),
+]
+
+# Resource bombs: not refused up front (they are valid SELECTs) but bounded by the engine's
+# time, memory, temp-space and result caps, or by the parser's depth.
+BOMBS = [
+    pytest.param("SELECT count(*) FROM range(100000) a, range(100000) b, range(1000) c", id="cross_join"),
+    pytest.param("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r",
+                 id="infinite_recursive_cte"),
+    pytest.param("SELECT md5(repeat('ab', 400000000))", id="huge_uninterruptible_string"),
+    pytest.param("SELECT * FROM range(100000000) ORDER BY random()", id="sort_spilling_to_temp"),
+    pytest.param("SELECT " + "(" * 3000 + "1" + ")" * 3000, id="deep_nesting"),
+    pytest.param("SELECT * FROM range(50000000) t(i)", id="result_over_row_cap"),
 ]
 
 
 def refused(v: Verdict) -> bool:
-    """Refused by the safety layer, or by the engine with a permission error."""
+    """Refused by the safety layer, by the engine with a permission error, or never run
+    because it does not parse (EXPORT DATABASE, look-alike unicode keywords)."""
     err = (v.layers.get("execution") or {}).get("error") or {}
-    return v.failure_kind == "unsafe_statement" or err.get("category") == "permission_error"
+    return v.failure_kind in ("unsafe_statement", "parse_error") or err.get("category") == "permission_error"
 
 
 def file_digest(path: Path) -> str:
@@ -88,7 +116,7 @@ def test_hostile_statement_is_refused(sql: str, hostile_grader: Grader, baseline
     assert not v.passed, describe(v)
     assert refused(v), describe(v)
     assert v.error_class == "other"
-    assert v.explanation.startswith("refused")
+    assert v.explanation.startswith(("refused", "does not parse"))
     # the same Grader still grades a normal prediction, on unchanged data
     after = hostile_grader.compare(NORMAL, GOLD)
     assert after.passed, describe(after)
@@ -153,3 +181,25 @@ def test_sandbox_refuses_on_its_own(shop_db: Path) -> None:
         assert sandbox.content_hash() == before
     finally:
         sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def bomb_grader(shop_db: Path) -> Iterator[Grader]:
+    from pytest_sqleval.cases import Limits
+    with Grader(shop_db, limits=Limits(timeout_s=1, max_rows=1_000_000, memory_limit="1GB")) as grader:
+        yield grader
+
+
+@pytest.mark.parametrize("sql", BOMBS)
+def test_resource_bomb_is_bounded_and_the_grader_survives(sql: str, bomb_grader: Grader, baseline: dict[str, str]) -> None:
+    v = bomb_grader.compare(sql, GOLD)
+    assert not v.passed, describe(v)
+    err = (v.layers.get("execution") or {}).get("error") or {}
+    assert v.failure_kind in ("timeout", "parse_error") or err.get("category") in (
+        "timeout", "resource_exceeded"), describe(v)
+    assert bomb_grader.compare(NORMAL, GOLD).passed
+    assert bomb_grader.content_hash == baseline["content_hash"]
+
+
+def test_the_corpus_has_at_least_fifty_statements() -> None:
+    assert len(HOSTILE) + len(BOMBS) >= 50
