@@ -3,21 +3,113 @@
 Every engine is a *sandbox* with the same surface: ``run(sql) -> ExecOutcome`` (an
 Arrow table or a categorised error), ``catalog()``, ``content_hash()``, ``close()``,
 and the attributes ``name``, ``version`` and ``dialect`` (the sqlglot dialect that gold
-and predictions are transpiled to)."""
+and predictions are transpiled to).
+
+A database location selects its engine:
+
+- ``postgresql://...`` or ``postgres://...`` -> PostgreSQL (psycopg 3, the ``postgres`` extra);
+- a path ending in ``.sqlite``, ``.sqlite3``, ``.db`` or ``.db3``, or any file that starts
+  with the SQLite header -> SQLite (standard library);
+- anything else -> DuckDB.
+"""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 DUCKDB_SUFFIXES = (".duckdb", ".ddb")
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".db3")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B?)\s*$", re.I)
+
+
+def is_url(database: Any) -> bool:
+    """Whether a database location is a URL (``scheme://...``) rather than a file path."""
+    return isinstance(database, str) and _URL_RE.match(database) is not None
+
+
+def display_location(database: Any) -> str:
+    """A database location for messages and records: a URL's password is masked."""
+    text = str(database)
+    if not is_url(text):
+        return text
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(text)
+    if parts.password is None:
+        return text
+    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def engine_name(database: str | Path) -> str:
+    """``duckdb``, ``sqlite`` or ``postgres``: the engine a database location selects."""
+    if is_url(database):
+        scheme = _URL_RE.match(str(database)).group(1).lower()  # type: ignore[union-attr]
+        if scheme in POSTGRES_SCHEMES:
+            return "postgres"
+        raise ValueError(f"unsupported database URL scheme {scheme!r}: use postgresql://, "
+                         "or a path to a DuckDB or SQLite file")
+    path = Path(database)
+    if path.suffix.lower() in SQLITE_SUFFIXES:
+        return "sqlite"
+    if path.suffix.lower() not in DUCKDB_SUFFIXES and path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+                    return "sqlite"
+        except OSError:
+            pass
+    return "duckdb"
 
 
 def engine_dialect(database: str | Path) -> str:
     """The sqlglot dialect of the engine a database location selects."""
-    return "duckdb"
+    return {"duckdb": "duckdb", "sqlite": "sqlite", "postgres": "postgres"}[engine_name(database)]
 
 
 def open_sandbox(database: str | Path, limits: Any) -> Any:
-    """The sandbox for a database location: a DuckDB file path (default)."""
+    """The sandbox for a database location (see the module docstring)."""
+    kind = engine_name(database)
+    if kind == "sqlite":
+        from .sqlite_sandbox import SQLiteSandbox
+        return SQLiteSandbox(database, limits)
+    if kind == "postgres":
+        from .postgres_sandbox import PostgresSandbox
+        return PostgresSandbox(str(database), limits)
     from .duckdb_sandbox import DuckDBSandbox
     return DuckDBSandbox(database, limits)
+
+
+def parse_size(value: str | int | float) -> int:
+    """``"2GB"`` -> bytes (DuckDB's spelling of memory limits; 1 KB = 1000 B, 1 KiB = 1024 B)."""
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = _SIZE_RE.match(value)
+    if not m:
+        raise ValueError(f"not a size: {value!r} (write e.g. '2GB' or '512MiB')")
+    num, unit = float(m.group(1)), m.group(2).upper()
+    base = 1024 if "I" in unit else 1000
+    prefix = unit.rstrip("B").rstrip("I")
+    return int(num * base ** ("KMGT".index(prefix) + 1 if prefix else 0))
+
+
+def statement_count(sql: str, dialect: str) -> int:
+    """How many statements ``sql`` holds, by sqlglot's tokenizer (trailing semicolons and
+    comments do not count). -1 when it cannot be tokenized."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except Exception:
+        return -1
+    count, pending = 0, False
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            count += pending
+            pending = False
+        else:
+            pending = True
+    return count + pending

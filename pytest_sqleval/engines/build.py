@@ -11,9 +11,14 @@ from pathlib import Path
 from ..errors import BadInputError
 
 
-def ensure_database(database: Path, build_script: Path | str | None) -> bool:
+def ensure_database(database: Path | str, build_script: Path | str | None) -> bool:
     """Return True when a build happened. ``build_script`` is a SQL file, or a
-    ``module:function`` builder called as ``function(path)`` to write the database."""
+    ``module:function`` builder called as ``function(path)`` to write the database.
+    A URL (a PostgreSQL server) is never built."""
+    from . import is_url
+    if is_url(database):
+        return False
+    database = Path(database)
     if database.exists():
         return False
     if build_script is None:

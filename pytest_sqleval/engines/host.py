@@ -23,7 +23,7 @@ from typing import Any
 
 from ..cases import Limits
 
-GRACE_S = 1.0
+GRACE_S = 0.7  # interrupt fires at limit + 0.25 s; past limit + 0.7 s the process is killed
 COMPARE_TIMEOUT_S = 300.0
 _HDR = struct.Struct("!Q")
 
@@ -128,6 +128,7 @@ class _Server:
         self.cmp = Comparator(threads=max(1, int(limits.get("threads", 1))))
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
+        self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the side-by-side rules
 
     def describe(self, _: dict[str, Any], out: Any) -> dict[str, Any]:
         return {"engine": self.db.name, "engine_version": self.db.version, "dialect": self.db.dialect,
@@ -138,6 +139,7 @@ class _Server:
         from ..grading.compare import CompareSpec
         from ..grading.execute import execution_record
         key = req["key"]
+        self._gold_sql[key] = req["sql"]
         meta_path = self.gold_dir / f"{key}.json"
         if meta_path.exists():
             return {"cached": True, **json.loads(meta_path.read_text())}
@@ -194,8 +196,41 @@ class _Server:
             return result
         gold = self._gold_table(req["gold_key"])
         result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result["compare"], req)
         result["pred_preview"] = [[_json(v) for v in r.values()] for r in outcome.table.slice(0, 5).to_pylist()]
         return result
+
+    def _side_by_side(self, gold: Any, pred: Any, compare: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+        """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading)."""
+        from ..reports.sidebyside import side_by_side
+        try:
+            return side_by_side(gold, pred, compare, gold_sql=self._gold_sql.get(req["gold_key"]), pred_sql=req["sql"],
+                                dialect=self.db.dialect, run=self.db.run,
+                                gold_variant=lambda sql: self._gold_variant(req["gold_key"], sql))
+        except Exception as exc:  # pragma: no cover - defensive
+            return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
+
+    def _gold_variant(self, key: str, sql: str) -> Any:
+        """Spider's DISTINCT-free variant of a gold query: run once, kept beside the gold
+        answer (an Arrow file, or the error category), so a rerun executes no gold query."""
+        import hashlib
+        import pyarrow.feather as feather
+        base = self.gold_dir / f"{key}.spider-{hashlib.sha256(sql.encode()).hexdigest()[:16]}"
+        arrow, err = base.with_name(base.name + ".arrow"), base.with_name(base.name + ".error")
+        if arrow.exists():
+            return feather.read_table(str(arrow))
+        if err.exists():
+            return err.read_text()
+        outcome = self.db.run(sql)
+        self.gold_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.gold_dir / f".{base.name}.{os.getpid()}.tmp"
+        if outcome.error is not None:
+            tmp.write_text(outcome.error.category)
+            os.replace(tmp, err)
+            return outcome.error.category
+        feather.write_feather(outcome.table, str(tmp), compression="uncompressed")
+        os.replace(tmp, arrow)
+        return outcome.table
 
     def _gold_table(self, key: str) -> Any:
         if key not in self._gold_tables:
@@ -224,7 +259,8 @@ def main() -> None:  # pragma: no cover - runs in the child
     try:
         server = _Server(**init)
     except Exception as exc:  # report the reason once, then exit
-        _write(out, ("error", f"cannot open {init.get('database')}: {exc}"))
+        from . import display_location
+        _write(out, ("error", f"cannot open {display_location(init.get('database'))}: {exc}"))
         return
     while True:
         op, payload = read()

@@ -1,0 +1,283 @@
+"""A SQLite connection that model-generated SQL cannot escape (standard library only).
+
+- **Read-only** at three levels: a URI connection with ``mode=ro``; an authorizer that
+  allows reading, functions and recursive CTEs and denies everything else (writes,
+  schema changes, transactions, ``ATTACH``/``DETACH``, every ``PRAGMA``,
+  ``load_extension``); and ``SQLITE_LIMIT_ATTACHED = 0``.
+- **Bounded**: a progress handler aborts a query past its time limit (a timer calling
+  ``interrupt()`` backs it up, and the engine host kills the process after that);
+  ``hard_heap_limit`` caps memory, temporary storage stays in that memory; rows and
+  bytes fetched are capped like DuckDB's.
+- **Typed**: SQLite is dynamically typed, so each result column's Arrow type is inferred
+  from its values: integers -> int64; integers mixed with reals -> float64; text ->
+  string; blobs -> binary; only NULLs (or no rows) -> null. A column mixing text with
+  numbers becomes ``struct<number: double, text: string, blob: binary>`` with exactly one
+  field set per row, so the text '1' never equals the number 1.
+- **Errors** are mapped to the same taxonomy as DuckDB's (``classify_error``).
+"""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..cases import Limits
+from . import parse_size
+from .duckdb_sandbox import ExecError, ExecOutcome
+
+ENGINE_NAME = "sqlite"
+ENGINE_VERSION = sqlite3.sqlite_version
+PROGRESS_STEPS = 20_000  # VM instructions between deadline checks (about a millisecond)
+FETCH_BATCH = 4096
+MIXED_TYPE = pa.struct([("number", pa.float64()), ("text", pa.string()), ("blob", pa.binary())])
+
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                              getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
+                              "zipfile", "sqlar_compress", "sqlar_uncompress", "shell_exec"})
+
+# (category, substrings of SQLite's message), first match wins
+_CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
+    ("timeout", ("interrupted",)),
+    ("permission_error", ("not authorized", "authorization denied", "readonly database", "read-only", "prohibited",
+                          "too many attached databases", "access to", "cannot execute",
+                          "you can only execute one statement")),
+    ("missing_table", ("no such table", "no such view", "unknown database", "no such schema")),
+    ("missing_column", ("no such column",)),
+    ("ambiguous_reference", ("ambiguous column name",)),
+    ("invalid_aggregation", ("misuse of aggregate", "misuse of window function", "aggregate functions are not allowed",
+                             "group by clause is required before having", "not allowed in the group by",
+                             "window functions are not allowed")),
+    ("division_by_zero", ("division by zero", "divide by zero")),
+    ("type_mismatch", ("datatype mismatch", "row value misused", "sub-select returns", "wrong number of arguments",
+                       "do not have the same number of result columns", "must return only one column")),
+    ("resource_exceeded", ("out of memory", "string or blob too big", "too many terms", "too many columns",
+                           "expression tree is too large", "database or disk is full", "integer overflow")),
+    ("syntax_error", ("syntax error", "incomplete input", "unrecognized token")),
+]
+
+
+def classify_error(exc: BaseException) -> ExecError:
+    """Map a sqlite3 exception to the runtime error taxonomy of DESIGN.md."""
+    msg = str(exc).strip() or type(exc).__name__
+    low = msg.lower()
+    code = getattr(exc, "sqlite_errorname", None) or ""
+    category = "unknown_error"
+    if code == "SQLITE_INTERRUPT":
+        category = "timeout"
+    elif code in ("SQLITE_AUTH", "SQLITE_READONLY", "SQLITE_PERM"):
+        category = "permission_error"
+    elif code in ("SQLITE_NOMEM", "SQLITE_TOOBIG", "SQLITE_FULL"):
+        category = "resource_exceeded"
+    else:
+        for cat, needles in _CATEGORIES:
+            if any(n in low for n in needles):
+                category = cat
+                break
+    return ExecError(category=category, message=msg[:2000], exception=type(exc).__name__)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _row_hash(text: str | None) -> int:
+    """A 63-bit hash of one row's canonical text (``quote()`` of every column)."""
+    digest = hashlib.blake2b((text or "").encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+class SQLiteSandbox:
+    """One read-only, locked-down SQLite database; ``run`` executes one candidate query."""
+
+    name = ENGINE_NAME
+    version = ENGINE_VERSION
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path, limits: Limits = Limits()) -> None:
+        self.path = Path(path)
+        self.limits = limits
+        if not self.path.is_file():
+            raise FileNotFoundError(f"database file {self.path} does not exist")
+        self._trusted = False  # True only while the sandbox runs its own introspection SQL
+        self._deadline: float | None = None
+        self._conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, cached_statements=0)
+        heap = parse_size(self.limits.memory_limit)
+        for pragma in (f"PRAGMA hard_heap_limit={heap}", "PRAGMA temp_store=MEMORY", "PRAGMA trusted_schema=OFF",
+                       "PRAGMA query_only=ON"):
+            conn.execute(pragma)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), 100_000_000))
+        conn.set_authorizer(self._authorize)
+        conn.set_progress_handler(self._progress, PROGRESS_STEPS)
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")  # Spider/BIRD files hold some invalid UTF-8
+        return conn
+
+    def _authorize(self, action: int, arg1: Any, arg2: Any, dbname: Any, source: Any) -> int:
+        if self._trusted:
+            return sqlite3.SQLITE_OK
+        if action not in _ALLOWED_ACTIONS:
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in DENIED_FUNCTIONS:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    def _progress(self) -> int:
+        return 1 if self._deadline is not None and time.monotonic() > self._deadline else 0
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _introspect(self, sql: str, params: tuple = ()) -> list[tuple]:
+        self._trusted = True
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        finally:
+            self._trusted = False
+
+    # -- introspection -------------------------------------------------------------------
+    def _objects(self) -> list[tuple[str, str, str | None]]:
+        return self._introspect("SELECT type, name, sql FROM sqlite_schema WHERE type IN ('table', 'view') "
+                                "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name")
+
+    def catalog(self) -> dict[str, dict[str, dict[str, str]]]:
+        """``{"main": {table: {column: declared type}}}`` for tables and views, for grounding."""
+        out: dict[str, dict[str, str]] = {}
+        for _kind, name, _sql in self._objects():
+            cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
+            out[name] = {c: (t or "") for c, t in cols}
+        return {"main": out}
+
+    def content_hash(self) -> str:
+        """SHA-256 over every table's name, columns (name and declared type), row count
+        and an order-independent sum of per-row hashes, plus every view's SQL. Computed in
+        SQL: ``SELECT count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT
+        sqleval_row_hash(quote(c1) || x'1f' || quote(c2) ...) AS h FROM t)`` where
+        ``sqleval_row_hash`` is a deterministic 63-bit BLAKE2b of the row's canonical text
+        (SQLite has no built-in hash function; ``quote()`` keeps 1, 1.0, '1' and NULL apart).
+        The two 32-bit halves are summed separately so the sums cannot overflow. Stable
+        across rebuilds and row order, unlike the file's bytes."""
+        self._conn.create_function("sqleval_row_hash", 1, _row_hash, deterministic=True)
+        digest = hashlib.sha256()
+        try:
+            for kind, name, sql in self._objects():
+                if kind == "view":
+                    digest.update(f"V|{name}|{sql}\n".encode())
+                    continue
+                cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
+                row_text = " || x'1f' || ".join(f"quote({_quote(c)})" for c, _ in cols) or "''"
+                count, hi, lo = self._introspect(
+                    f"SELECT count(*), coalesce(sum(h >> 32), 0), coalesce(sum(h & 4294967295), 0) "
+                    f"FROM (SELECT sqleval_row_hash({row_text}) AS h FROM {_quote(name)})")[0]
+                digest.update(f"T|{name}|{[(c, t) for c, t in cols]}|{count}|{hi}|{lo}\n".encode())
+        finally:
+            self._conn.create_function("sqleval_row_hash", 1, None)
+        return digest.hexdigest()
+
+    # -- execution -----------------------------------------------------------------------
+    def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
+        """Run one statement, bounded in time, rows and bytes; never raises for bad SQL."""
+        max_rows = self.limits.max_rows if max_rows is None else max_rows
+        start = time.perf_counter()
+        self._deadline = time.monotonic() + self.limits.timeout_s
+        timer = threading.Timer(self.limits.timeout_s + 0.25, self._conn.interrupt)
+        timer.daemon = True
+        timer.start()
+        cur = self._conn.cursor()
+        try:
+            cur.execute(sql)
+            if cur.description is None:
+                return ExecOutcome(None, ExecError("permission_error",
+                                                   "refused: exactly one SELECT statement allowed", "Refused"),
+                                   _ms(start))
+            names = [d[0] for d in cur.description]
+            rows: list[tuple] = []
+            nbytes = 0
+            while True:
+                batch = cur.fetchmany(FETCH_BATCH)
+                if not batch:
+                    break
+                rows.extend(batch)
+                nbytes += _approx_bytes(batch)
+                if len(rows) > max_rows or nbytes > self.limits.max_bytes:
+                    return ExecOutcome(None, ExecError(
+                        "resource_exceeded",
+                        f"result exceeds the cap of {max_rows} rows / {self.limits.max_bytes} bytes", "ResultTooLarge"),
+                        _ms(start), truncated=True)
+            return ExecOutcome(rows_to_arrow(names, rows), None, _ms(start))
+        except sqlite3.Error as exc:
+            return ExecOutcome(None, classify_error(exc), _ms(start))
+        except (MemoryError, RecursionError, OverflowError) as exc:
+            return ExecOutcome(None, ExecError("resource_exceeded", str(exc) or type(exc).__name__,
+                                               type(exc).__name__), _ms(start))
+        finally:
+            timer.cancel()
+            self._deadline = None
+            cur.close()
+            if self._conn.in_transaction:  # a read never leaves one open, but be sure
+                self._conn.rollback()
+
+
+def _approx_bytes(rows: list[tuple]) -> int:
+    n = 0
+    for row in rows:
+        for v in row:
+            n += len(v) if isinstance(v, (str, bytes)) else 8
+    return n
+
+
+def column_type(values: list[Any]) -> pa.DataType:
+    """The Arrow type of one SQLite result column, inferred from its values."""
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return pa.null()
+    if kinds == {int}:
+        return pa.int64()
+    if kinds <= {int, float}:
+        return pa.float64()
+    if kinds == {str}:
+        return pa.string()
+    if kinds == {bytes}:
+        return pa.binary()
+    return MIXED_TYPE
+
+
+def _mixed(v: Any) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return {"number": float(v), "text": None, "blob": None}
+    if isinstance(v, bytes):
+        return {"number": None, "text": None, "blob": v}
+    return {"number": None, "text": str(v), "blob": None}
+
+
+def rows_to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
+    """Rows as SQLite returned them -> an Arrow table with per-column inferred types."""
+    arrays = []
+    for i in range(len(names)):
+        values = [r[i] for r in rows]
+        t = column_type(values)
+        if t == pa.null():
+            arrays.append(pa.nulls(len(values)))
+        elif t == MIXED_TYPE:
+            arrays.append(pa.array([_mixed(v) for v in values], type=MIXED_TYPE))
+        elif t == pa.float64():
+            arrays.append(pa.array([None if v is None else float(v) for v in values], type=t))
+        else:
+            arrays.append(pa.array(values, type=t))
+    # duplicate output names are legal in SQL; Arrow tables accept them too
+    return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
