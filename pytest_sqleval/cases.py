@@ -87,23 +87,27 @@ class SuiteManifest:
     path: Path
     name: str
     questions: Path
-    database: Path | None  # None: a judge-only suite, graded without executing anything
+    database: Path | str | None  # None: a judge-only suite, graded without executing anything; str: a URL
     dialect: str = "duckdb"
     build: Path | str | None = None  # a SQL script, or "module:function" called with the target path
     deprecated_tables: tuple[str, ...] = DEFAULT_DEPRECATED
     schema_ddl: Path | None = None  # CREATE TABLE statements for grounding when there is no database
     compare: ComparePolicy = ComparePolicy()
     limits: Limits = Limits()
+    layout: str = "sqleval"  # or spider, bird, sql-create-context (see layouts.py)
+    tables: Path | None = None  # Spider/BIRD tables.json, when the suite names one
+    constraints: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # checked by `validate`
 
     @property
     def root(self) -> Path:
         return self.path.parent
 
 
-_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema"}
+_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables"}
 _COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
-_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS}
+_CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
+_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS}
 
 
 def _did_you_mean(word: str, options: set[str] | list[str]) -> str:
@@ -131,7 +135,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{_did_you_mean(section, set(_SECTIONS))}",
-                                line=_toml_line(text, section), fix="use [suite], [compare] or [limits]")
+                                line=_toml_line(text, section), fix="use [suite], [compare], [limits] or [constraints]")
         if not isinstance(value, dict):
             raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
                                 fix=f"write it as a [{section}] section")
@@ -153,13 +157,23 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         return val
 
     root = path.parent
-    questions = root / need_str(suite, "questions", "suite")
-    database = root / need_str(suite, "database", "suite") if "database" in suite else None
+    from .engines import is_url
+    from .layouts import LAYOUT_DEFAULTS
+    layout = need_str(suite, "layout", "suite", "sqleval").lower()
+    if layout not in LAYOUT_DEFAULTS:
+        raise BadInputError(path, f"unknown layout '{layout}'{_did_you_mean(layout, set(LAYOUT_DEFAULTS))}",
+                            line=_toml_line(text, "layout"), field="suite.layout",
+                            fix=f"use one of {', '.join(LAYOUT_DEFAULTS)}")
+    defaults = LAYOUT_DEFAULTS[layout]
+    questions = root / need_str(suite, "questions", "suite", defaults.get("questions"))
+    raw_db = need_str(suite, "database", "suite") if "database" in suite else defaults.get("database")
+    database: Path | str | None = raw_db if raw_db is None or is_url(raw_db) else root / raw_db
+    tables = root / need_str(suite, "tables", "suite") if "tables" in suite else None
     schema_ddl = root / need_str(suite, "schema", "suite") if "schema" in suite else None
     if schema_ddl is not None and not schema_ddl.is_file():
         raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=_toml_line(text, "schema"),
                             field="suite.schema", fix="point it at a SQL file of CREATE TABLE statements")
-    dialect = need_str(suite, "dialect", "suite", "duckdb").lower()
+    dialect = need_str(suite, "dialect", "suite", defaults.get("dialect", "duckdb")).lower()
     from sqlglot.dialects.dialect import Dialect
     try:
         Dialect.get_or_raise(dialect)
@@ -179,7 +193,10 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     if not questions.is_file():
         raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
                             field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
-    if database is not None and not database.exists() and build is None:
+    if tables is not None and not tables.is_file():
+        raise BadInputError(path, f"tables file {tables} does not exist", line=_toml_line(text, "tables"),
+                            field="suite.tables", fix="point it at the layout's tables.json, or leave it out")
+    if isinstance(database, Path) and not database.exists() and build is None:
         raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
                             field="suite.database",
                             fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
@@ -189,7 +206,8 @@ def load_manifest(path: str | Path) -> SuiteManifest:
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
-                         deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits)
+                         deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
+                         layout=layout, tables=tables, constraints=dict(data.get("constraints", {})))
 
 
 def _is_callable_spec(value: str) -> bool:
@@ -218,7 +236,13 @@ def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
     try:
         raw = tomllib.loads(manifest.read_text(encoding="utf-8"))
         named = raw.get("suite", {}).get("questions")
-    except (tomllib.TOMLDecodeError, AttributeError):
+        if named is None:  # a benchmark layout's default questions file (Spider/BIRD: dev.json)
+            from .layouts import LAYOUT_DEFAULTS
+            layout = str(raw["suite"].get("layout", "sqleval")).lower()
+            if layout not in LAYOUT_DEFAULTS:
+                return load_manifest(manifest)  # reports the unknown layout
+            named = LAYOUT_DEFAULTS[layout].get("questions")
+    except (tomllib.TOMLDecodeError, AttributeError, KeyError):
         named = None  # a broken manifest: load it to report the error properly
         return load_manifest(manifest)
     if not isinstance(named, str) or (jsonl.parent / named).resolve() != jsonl.resolve():

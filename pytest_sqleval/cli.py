@@ -1,4 +1,5 @@
-"""``python -m pytest_sqleval``: check a suite, hash a database, reprint a summary.
+"""``python -m pytest_sqleval``: build the Vantage warehouse, validate a suite and freeze
+its gold answers, hash a database, reprint a summary.
 
 Grading itself runs under pytest; these are the chores around it."""
 from __future__ import annotations
@@ -12,15 +13,21 @@ from .errors import SqlevalError
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .cases import MANIFEST_NAME, load_manifest, read_cases
-    from .engines.build import ensure_database
-    path = Path(args.suite)
-    manifest = load_manifest(path / MANIFEST_NAME if path.is_dir() else path)
-    cases = read_cases(manifest.questions, manifest.name)
-    built = ensure_database(manifest.database, manifest.build)
-    print(f"suite {manifest.name}: {len(cases)} cases in {manifest.questions}; database {manifest.database}"
-          f"{' (built now)' if built else ''}; dialect {manifest.dialect}")
-    return 0
+    from .warehouse.validate import DEFAULT_THREADS, validate_suite
+    try:
+        threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else DEFAULT_THREADS
+        if not threads or min(threads) < 1:
+            raise ValueError
+    except ValueError:
+        print(f"error: --threads {args.threads!r}: expected a comma list of positive whole numbers, e.g. 1,2,4",
+              file=sys.stderr)
+        return 2
+    return validate_suite(args.suite, layer=args.layer, freeze=not args.no_freeze, threads=threads)
+
+
+def _build_warehouse(rest: list[str]) -> int:
+    from .warehouse import main as warehouse_main
+    return warehouse_main(["build", *rest])
 
 
 def _hash(args: argparse.Namespace) -> int:
@@ -46,10 +53,19 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["build-warehouse"]:  # its options belong to the warehouse builder
+        return _build_warehouse(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("validate", help="check a suite's manifest and questions; build its database if needed")
+    sub.add_parser("build-warehouse", help="build the Vantage warehouse: [--scale N] [--out DIR] [--pin] [--no-verify]",
+                   add_help=False)
+    p = sub.add_parser("validate", help="check a suite (constraints, gold determinism, semantic layer) and freeze its gold answers",
+                       description="Exit 0 when clean, 1 on problems (one line each), 2 on bad input.")
     p.add_argument("suite", help="suite folder or its sqleval.toml")
+    p.add_argument("--layer", default=None, help="semantic layer to check (default: semantic_layer.yaml next to the manifest)")
+    p.add_argument("--threads", default=None, help="thread counts to rerun every gold under (default: 1,2,4; the first is the baseline)")
+    p.add_argument("--no-freeze", action="store_true", help="check only; do not write gold_answers.json")
     p.set_defaults(func=_validate)
     p = sub.add_parser("hash", help="print a DuckDB database's content hash (computed in SQL)")
     p.add_argument("database")

@@ -1,0 +1,602 @@
+"""``python -m pytest_sqleval validate <suite>``: is a suite fit to grade with, and what
+are its gold answers?
+
+Checks, each reported as one line per problem:
+
+- the manifest's ``[constraints]`` (question count, minimum counts per tag), plus what
+  the gold SQL can prove about a tag: a case tagged ``3_tables`` must read 3 tables;
+- gold SQL hygiene: it parses, passes the safety layer, names no deprecated table, calls
+  nothing that drifts (``now()``, ``current_date``, ``random()``), and has no ``LIMIT``
+  without ``ORDER BY``;
+- gold answers: non-empty (unless the case declares ``expected_shape: empty``), not a
+  lone NULL, the declared shape, and no ``LIMIT`` that cuts through tied rows;
+- determinism: every gold is rerun under other thread counts and on an in-memory copy
+  of the tables it reads, inserted in shuffled order, and compared with the project's
+  ``Comparator``;
+- the suite's ``semantic_layer.yaml``: it parses, names only tables and columns that
+  exist, lists every deprecated table, and does not leak the questions' wording.
+
+When everything passes, the gold answers are frozen into ``gold_answers.json`` next to
+the manifest, with the content hash and engine version they belong to; a later run on the
+same database that computes a different answer reports the drift.
+
+Exit codes: 0 clean, 1 problems, 2 bad input (a manifest, questions file or layer that
+cannot be read).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BadInputError, SqlevalError
+
+GOLD_ANSWERS = "gold_answers.json"
+DEFAULT_THREADS = (1, 2, 4)
+FULL_ROWS = 200  # answers up to this many rows are frozen in full; larger ones as a digest plus a preview
+_N_TABLES_TAG = re.compile(r"^(\d+)_tables?$")
+_VOLATILE_CLASSES = ("CurrentDate", "CurrentTimestamp", "CurrentTime", "CurrentDatetime", "Rand", "Randn", "Uuid",
+                     "CurrentTimestampLTZ")
+_VOLATILE_NAMES = {"now", "get_current_timestamp", "get_current_time", "transaction_timestamp", "current_localtimestamp",
+                   "current_localtime", "random", "setseed", "uuid", "gen_random_uuid", "today", "current_date",
+                   "statement_timestamp", "clock_timestamp"}
+
+Out = Callable[[str], None]
+
+
+def one_line(exc: BaseException) -> str:
+    """A ``BadInputError`` (or any message) on one line: ``file:line: problem (fix: ...)``."""
+    if isinstance(exc, BadInputError):
+        where = exc.path if exc.line is None else f"{exc.path}:{exc.line}"
+        what = f"field '{exc.field}': {exc.problem}" if exc.field else exc.problem
+        return f"{where}: {what}" + (f" (fix: {exc.fix})" if exc.fix else "")
+    return " ".join(str(exc).split())
+
+
+@dataclass
+class _Gold:
+    """One case's gold, as validate sees it."""
+
+    case: Any
+    sql: str  # what runs (transpiled, keys appended when the ORDER BY sorts on hidden columns)
+    spec: Any  # CompareSpec for reruns (tie groups over the keys)
+    n_appended: int = 0
+    limit: int | None = None
+    probe_sql: str | None = None
+    key_positions: list[int] | None = None
+    tables: list[str] = field(default_factory=list)
+    table: Any = None  # the baseline Arrow answer
+
+
+@dataclass
+class Validation:
+    """What a run found; ``exit_code`` is the verdict."""
+
+    problems: list[str] = field(default_factory=list)
+    bad_input: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.bad_input else 1 if self.problems else 0
+
+
+def validate_suite(target: str | Path, *, layer: str | Path | None = None, freeze: bool = True,
+                   threads: tuple[int, ...] = DEFAULT_THREADS, out: Out = print,
+                   err: Out = lambda s: print(s, file=sys.stderr)) -> int:
+    """Check a suite, print what was checked, one line per problem; freeze the gold answers when clean."""
+    start = time.perf_counter()
+    v = Validation()
+    try:
+        _run(Path(target), v, layer=Path(layer) if layer else None, freeze=freeze, threads=threads, out=out)
+    except BadInputError as exc:
+        v.bad_input.append(one_line(exc))
+    except (SqlevalError, FileNotFoundError) as exc:
+        v.bad_input.append(one_line(exc))
+    for line in v.bad_input:
+        err(f"error: {line}")
+    for line in v.problems:
+        err(f"problem: {line}")
+    took = time.perf_counter() - start
+    if v.exit_code == 0:
+        out(f"validate: OK in {took:.1f} s")
+    else:
+        n = len(v.problems) + len(v.bad_input)
+        out(f"validate: {n} problem{'s' if n != 1 else ''} in {took:.1f} s; gold answers not frozen")
+    return v.exit_code
+
+
+# -- the run ---------------------------------------------------------------------------------
+def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out) -> None:
+    from ..cases import MANIFEST_NAME, load_manifest, read_cases
+    from ..engines import engine_name, is_url
+    from ..engines.build import ensure_database
+
+    manifest_path = target / MANIFEST_NAME if target.is_dir() else target
+    if not manifest_path.is_file():
+        raise BadInputError(manifest_path, "no suite manifest here",
+                            fix=f"point validate at a suite folder that holds {MANIFEST_NAME}, or at the manifest itself")
+    manifest = load_manifest(manifest_path)
+    cases = read_cases(manifest.questions, manifest.name)
+    constraints = _constraints(manifest)
+    built = ensure_database(manifest.database, manifest.build) if manifest.database is not None else False
+    out(f"suite {manifest.name}: {len(cases)} cases in {manifest.questions}; database {manifest.database}"
+        f"{' (built now)' if built else ''}; dialect {manifest.dialect}")
+
+    counts_line = _check_constraints(cases, constraints, v)
+    if counts_line:
+        out(counts_line)
+
+    catalog: dict[str, Any] | None = None
+    content_hash = engine = engine_version = None
+    golds: list[_Gold] = []
+    if manifest.database is None:
+        out("no database: gold answers are not executed, determinism is not checked")
+    else:
+        from ..cases import Limits
+        from ..engines import open_sandbox
+        limits = manifest.limits
+        # The hash is an order-independent sum, so it may use every thread; the baseline uses threads[0].
+        hasher = open_sandbox(manifest.database, Limits(timeout_s=max(limits.timeout_s, 600.0),
+                                                        memory_limit=limits.memory_limit, threads=max(threads or (1,))))
+        try:
+            content_hash, engine, engine_version = hasher.content_hash(), hasher.name, hasher.version
+        finally:
+            hasher.close()
+        base = open_sandbox(manifest.database, Limits(timeout_s=limits.timeout_s, max_rows=limits.max_rows,
+                                                      max_bytes=limits.max_bytes, memory_limit=limits.memory_limit,
+                                                      threads=threads[0] if threads else 1))
+        try:
+            catalog = base.catalog()
+            out(f"database: {sum(len(t) for t in catalog.values())} tables, content hash {content_hash}; "
+                f"engine {engine} {engine_version}")
+            golds = _prepare(cases, manifest, base.dialect, catalog, v)
+            _baseline(golds, base, manifest, v)
+        finally:
+            base.close()
+        duck = not is_url(manifest.database) and engine_name(manifest.database) == "duckdb"
+        _determinism(golds, manifest, threads, duck, v, out)
+
+    layer_path = layer or manifest.root / "semantic_layer.yaml"
+    if layer is not None or layer_path.is_file():
+        _check_layer(layer_path, cases, catalog, manifest, constraints, v, out)
+    else:
+        out(f"semantic layer: none ({layer_path.name} not found next to the manifest)")
+
+    answers_path = manifest.root / GOLD_ANSWERS
+    if golds and content_hash:
+        frozen = _answers(golds, content_hash, engine, engine_version, manifest.name)
+        _check_frozen(answers_path, frozen, v, out)
+        if freeze and not v.problems and not v.bad_input:
+            text = _render_answers(frozen)
+            answers_path.write_text(text, encoding="utf-8")
+            out(f"froze {len(frozen['answers'])} gold answers for content hash {content_hash[:16]}... into "
+                f"{answers_path} ({len(text.encode()) / 1024:.1f} KiB)")
+
+
+# -- constraints ------------------------------------------------------------------------------
+def _constraints(manifest: Any) -> dict[str, Any]:
+    """The ``[constraints]`` table, type-checked (bad values are bad input, with the line)."""
+    from ..cases import _toml_line
+    raw = manifest.constraints or {}
+    text = manifest.path.read_text(encoding="utf-8")
+
+    def bad(key: str, problem: str, fix: str) -> BadInputError:
+        return BadInputError(manifest.path, problem, line=_toml_line(text, key), field=f"constraints.{key}", fix=fix)
+
+    out: dict[str, Any] = {}
+    if "cases" in raw:
+        if not isinstance(raw["cases"], int) or isinstance(raw["cases"], bool) or raw["cases"] < 0:
+            raise bad("cases", f"expected a whole number of cases, got {raw['cases']!r}", "write cases = 50")
+        out["cases"] = raw["cases"]
+    tagged = raw.get("min_tagged", {})
+    if not isinstance(tagged, dict):
+        raise bad("min_tagged", "expected a table of tag = minimum count", "write [constraints.min_tagged] with trap_metric = 8")
+    for tag, n in tagged.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise bad(tag, f"minimum for tag {tag!r} must be a whole number, got {n!r}", f"write {tag} = 5")
+    out["min_tagged"] = dict(tagged)
+    if "max_layer_leakage" in raw:
+        val = raw["max_layer_leakage"]
+        if not isinstance(val, (int, float)) or isinstance(val, bool) or not 0 <= val <= 1:
+            raise bad("max_layer_leakage", f"expected a share between 0 and 1, got {val!r}", "write max_layer_leakage = 0.25")
+        out["max_layer_leakage"] = float(val)
+    return out
+
+
+def _check_constraints(cases: list[Any], constraints: dict[str, Any], v: Validation) -> str:
+    parts = []
+    if "cases" in constraints:
+        ok = len(cases) == constraints["cases"]
+        parts.append(f"cases {len(cases)} (={constraints['cases']}) {'ok' if ok else 'NOT MET'}")
+        if not ok:
+            v.problems.append(f"constraint not met: the suite has {len(cases)} cases, the manifest asks for exactly "
+                              f"{constraints['cases']}")
+    for tag, minimum in constraints.get("min_tagged", {}).items():
+        have = sum(1 for c in cases if tag in c.tags)
+        ok = have >= minimum
+        parts.append(f"{tag} {have} (>={minimum}) {'ok' if ok else 'NOT MET'}")
+        if not ok:
+            v.problems.append(f"constraint not met: {have} cases are tagged {tag!r}, the manifest asks for at least {minimum}")
+    return ("constraints: " + "; ".join(parts)) if parts else "constraints: none declared (add [constraints] to the manifest)"
+
+
+# -- gold SQL, statically -----------------------------------------------------------------------
+def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict[str, Any], v: Validation) -> list[_Gold]:
+    from sqlglot import exp
+
+    from ..grading.classify import deprecated_refs, table_names
+    from ..grading.compare import CompareSpec
+    from ..grading.parse import order_info, parse_sql
+    from ..grading.safety import check_safety
+
+    known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
+    bare = {t.lower() for tables in catalog.values() for t in tables}
+    golds = []
+    for case in cases:
+        at = f"{case.source}: {case.id}"
+        parsed = parse_sql(case.gold_sql, manifest.dialect)
+        if not parsed.ok or parsed.expression is None:
+            e = parsed.error or {}
+            v.problems.append(f"{at}: gold SQL does not parse: {e.get('message')} (line {e.get('line')}, col {e.get('col')})")
+            continue
+        safety = check_safety(parsed.expression, parsed.statements)
+        if not safety.ok:
+            v.problems.append(f"{at}: gold SQL is refused by the safety layer: {safety.detail}")
+            continue
+        tree = parsed.expression
+        tables = [t for t in table_names(tree) if t in known or t in bare]
+        stale = deprecated_refs(tables, manifest.deprecated_tables)
+        if stale:
+            v.problems.append(f"{at}: gold reads deprecated table{'s' if len(stale) > 1 else ''} {', '.join(stale)}")
+        for tag in case.tags:
+            m = _N_TABLES_TAG.match(tag)
+            if m and len(tables) < int(m.group(1)):
+                v.problems.append(f"{at}: tagged {tag!r} but its gold reads {len(tables)} table"
+                                  f"{'s' if len(tables) != 1 else ''} ({', '.join(tables) or 'none'})")
+        volatile = sorted({n.sql(manifest.dialect) for n in tree.walk()
+                           if type(n).__name__ in _VOLATILE_CLASSES
+                           or (isinstance(n, exp.Anonymous) and n.name.lower() in _VOLATILE_NAMES)})
+        if volatile:
+            v.problems.append(f"{at}: gold calls {', '.join(volatile)}, which drifts between runs; write the snapshot's "
+                              f"date or value as a literal")
+        if isinstance(tree, exp.Query) and tree.args.get("limit") is not None and tree.args.get("order") is None:
+            v.problems.append(f"{at}: gold has LIMIT without ORDER BY, so which rows it keeps depends on row order")
+        policy = manifest.compare.merged(order_matters=case.order_matters)
+        order = order_info(tree, engine_dialect)
+        ordered = order.ordered if policy.order_matters is None else policy.order_matters
+        sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else case.gold_sql
+        if ordered and order.augmented_sql:
+            sql = order.augmented_sql
+        spec = CompareSpec(ordered=ordered, sort_keys=None, float_rel_tol=policy.float_rel_tol,
+                           float_abs_tol=policy.float_abs_tol)
+        golds.append(_Gold(case, sql, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
+                           limit=order.limit, probe_sql=order.probe_sql if ordered else None,
+                           key_positions=order.key_positions if ordered else None, tables=tables))
+    return golds
+
+
+# -- gold answers -------------------------------------------------------------------------------
+def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None:
+    for g in list(golds):
+        at = f"{g.case.source}: {g.case.id}"
+        outcome = db.run(g.sql)
+        if outcome.error is not None:
+            v.problems.append(f"{at}: gold fails on the database ({outcome.error.category}): "
+                              f"{outcome.error.message.splitlines()[0]}")
+            golds.remove(g)
+            continue
+        table = outcome.table
+        g.table = table
+        if g.key_positions is not None:
+            g.spec.sort_keys = [p if p >= 0 else table.num_columns + p for p in g.key_positions]
+        visible = table.num_columns - g.n_appended
+        shape = g.case.expected_shape
+        if table.num_rows == 0 and shape != "empty":
+            v.problems.append(f"{at}: gold returns no rows; an empty gold cannot tell a right answer from a wrong one "
+                              f"(declare \"expected_shape\": \"empty\" if that is the answer)")
+        elif shape == "empty" and table.num_rows:
+            v.problems.append(f"{at}: declares expected_shape 'empty' but the gold returns {table.num_rows} rows")
+        elif table.num_rows == 1 and visible and all(table.column(i)[0].as_py() is None for i in range(visible)):
+            v.problems.append(f"{at}: gold returns a single row of NULLs (an aggregate over no rows?); "
+                              f"it cannot tell a right answer from a wrong one")
+        elif shape == "scalar" and (table.num_rows != 1 or visible != 1):
+            v.problems.append(f"{at}: declares expected_shape 'scalar' but the gold returns {table.num_rows} rows x "
+                              f"{visible} columns")
+        if g.probe_sql and g.limit is not None and g.spec.sort_keys and table.num_rows == g.limit:
+            probe = db.run(g.probe_sql)
+            if probe.table is not None and probe.table.num_rows > g.limit:
+                rows = probe.table.select(g.spec.sort_keys).slice(g.limit - 1, 2).to_pylist()
+                if len(rows) == 2 and rows[0] == rows[1]:
+                    v.problems.append(f"{at}: LIMIT {g.limit} cuts through rows tied on the ORDER BY keys, so the answer "
+                                      f"depends on tie order; add a tiebreaker column to ORDER BY")
+
+
+def _determinism(golds: list[_Gold], manifest: Any, threads: tuple[int, ...], duck: bool, v: Validation, out: Out) -> None:
+    from ..cases import Limits
+    from ..engines import open_sandbox
+    from ..grading.compare import Comparator
+
+    golds = [g for g in golds if g.table is not None]
+    if not golds:
+        return
+    limits = manifest.limits
+    cmp = Comparator(threads=2)
+
+    def sandbox(t: int | None) -> Callable[[], Any]:
+        def open_() -> Any:
+            kw = {"threads": t} if t else {}
+            return open_sandbox(manifest.database, Limits(timeout_s=limits.timeout_s, max_rows=limits.max_rows,
+                                                          max_bytes=limits.max_bytes, memory_limit=limits.memory_limit, **kw))
+        return open_
+
+    # One variant open at a time: DuckDB refuses two connections to one file with different settings.
+    variants: list[tuple[str, Callable[[], Any]]] = []
+    if duck:
+        variants += [(f"threads={t}", sandbox(t)) for t in threads[1:]]
+        needed = sorted({t for g in golds for t in g.tables})
+        top = max(threads) if threads else 1
+
+        def shuffled() -> Any:
+            t0 = time.perf_counter()
+            copy = ShuffledCopy(Path(manifest.database), needed, threads=top, timeout_s=limits.timeout_s,
+                                memory_limit=limits.memory_limit)
+            out(f"determinism: copied the {len(needed)} tables the golds read, rows in shuffled order, "
+                f"in {time.perf_counter() - t0:.1f} s")
+            return copy
+        variants.append((f"a copy with rows in shuffled order (threads={top})", shuffled))
+    else:
+        variants.append(("a second run", sandbox(None)))
+    failed: set[str] = set()
+    for label, open_ in variants:
+        db = open_()
+        try:
+            for g in golds:
+                if g.case.id in failed:
+                    continue
+                at = f"{g.case.source}: {g.case.id}"
+                outcome = db.run(g.sql)
+                if outcome.error is not None:
+                    v.problems.append(f"{at}: nondeterministic gold: it fails on {label} "
+                                      f"({outcome.error.category}: {outcome.error.message.splitlines()[0]})")
+                    failed.add(g.case.id)
+                    continue
+                res = cmp.compare(g.table, outcome.table, g.spec)
+                if not res.match:
+                    v.problems.append(f"{at}: nondeterministic gold: its answer on {label} differs from the first run "
+                                      f"({_why(res)})")
+                    failed.add(g.case.id)
+        finally:
+            db.close()
+    names = "; ".join(label for label, _ in variants)
+    out(f"determinism: {len(golds)} golds rerun on {names}: {len(golds) - len(failed)} identical, {len(failed)} differ")
+
+
+def _why(res: Any) -> str:
+    if res.reason == "row_count":
+        return f"{res.gold_rows} rows vs {res.pred_rows}"
+    if res.reason == "order_only":
+        return "same rows in a different order"
+    if res.missing_rows:
+        return f"{res.reason}; first run has {res.missing_rows[0]}, rerun has {res.extra_rows[0] if res.extra_rows else '?'}"
+    return res.reason
+
+
+class ShuffledCopy:
+    """An in-memory DuckDB holding ``tables`` of a database, each inserted in an order
+    unrelated to the original's (sorted by a hash of the row), then locked down: no
+    external access, configuration locked. Runs gold SQL for the determinism check."""
+
+    def __init__(self, database: Path, tables: list[str], *, threads: int = 4, timeout_s: float = 10.0,
+                 memory_limit: str = "2GB", salt: int = 20251130) -> None:
+        import duckdb
+        self.timeout_s = timeout_s
+        self.con = duckdb.connect(":memory:", config={"threads": max(1, threads), "memory_limit": memory_limit,
+                                                      "autoinstall_known_extensions": False,
+                                                      "autoload_known_extensions": False})
+        con = self.con
+        con.execute(f"ATTACH '{_sql_quote(str(database))}' AS __src (READ_ONLY)")
+        try:
+            for name in tables:
+                schema, _, table = name.rpartition(".")
+                schema = schema or "main"
+                if schema != "main":
+                    con.execute(f'CREATE SCHEMA IF NOT EXISTS memory."{schema}"')
+                con.execute(f'CREATE TABLE memory."{schema}"."{table}" AS SELECT r.* FROM __src."{schema}"."{table}" r '
+                            f"ORDER BY hash(r, {salt})")
+        finally:
+            con.execute("USE memory")
+            con.execute("DETACH __src")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+
+    def run(self, sql: str) -> Any:
+        import duckdb
+
+        from ..engines.duckdb_sandbox import ExecError, ExecOutcome, classify_error
+        start = time.perf_counter()
+        cur = self.con.cursor()
+        timer = threading.Timer(self.timeout_s, cur.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            return ExecOutcome(cur.sql(sql).to_arrow_table(), None, _ms(start))
+        except duckdb.Error as exc:
+            return ExecOutcome(None, classify_error(exc), _ms(start))
+        except MemoryError as exc:
+            return ExecOutcome(None, ExecError("resource_exceeded", str(exc), "MemoryError"), _ms(start))
+        finally:
+            timer.cancel()
+            cur.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _sql_quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+# -- the semantic layer ---------------------------------------------------------------------------
+def _check_layer(path: Path, cases: list[Any], catalog: dict[str, Any] | None, manifest: Any,
+                 constraints: dict[str, Any], v: Validation, out: Out) -> None:
+    from . import leakage
+    from .semantic import check_layer, load_layer
+    try:
+        layer = load_layer(path)
+    except BadInputError as exc:
+        v.bad_input.append(one_line(exc))
+        out(f"semantic layer: {path} does not load")
+        return
+    n_measures = sum(len(c.measures) for c in layer.cubes)
+    if catalog is not None:
+        problems = check_layer(layer, catalog, manifest.deprecated_tables)
+        v.problems += problems
+        verdict = "every table and column it names exists" if not problems else f"{len(problems)} problems"
+    else:
+        verdict = "not checked against a database (the suite has none)"
+    out(f"semantic layer: {path}: {len(layer.cubes)} cubes, {n_measures} measures, "
+        f"{len(layer.deprecated_tables)} deprecated tables; {verdict}")
+    background = _background(manifest, catalog)
+    report = leakage.measure(layer.texts(), [(c.id, c.question) for c in cases], background=background,
+                             threshold=constraints.get("max_layer_leakage", leakage.THRESHOLD))
+    out(report.summary())
+    v.problems += report.problems(str(path))
+
+
+def _background(manifest: Any, catalog: dict[str, Any] | None) -> list[str]:
+    """The schema's own words (names and comments): restating them is not leakage."""
+    texts = []
+    if catalog:
+        for schema, tables in catalog.items():
+            for table, cols in tables.items():
+                texts.append(f"{schema}.{table} " + " ".join(f"{table}.{c} {c}" for c in cols))
+    db = manifest.database
+    if isinstance(db, Path) and db.is_file():
+        from ..engines import engine_name
+        if engine_name(db) == "duckdb":
+            import duckdb
+            con = duckdb.connect(str(db), read_only=True)
+            try:
+                texts += [c for (c,) in con.execute("SELECT comment FROM duckdb_tables() WHERE comment IS NOT NULL "
+                                                    "AND database_name = current_database()").fetchall()]
+                texts += [c for (c,) in con.execute("SELECT comment FROM duckdb_columns() WHERE comment IS NOT NULL "
+                                                    "AND database_name = current_database()").fetchall()]
+            finally:
+                con.close()
+    if manifest.schema_ddl is not None and manifest.schema_ddl.is_file():
+        texts.append(manifest.schema_ddl.read_text(encoding="utf-8"))
+    return texts
+
+
+# -- frozen answers ---------------------------------------------------------------------------------
+def _canon(v: Any) -> Any:
+    from ..grading.compare import jsonable
+    v = jsonable(v)
+    if isinstance(v, float):
+        return float(f"{v:.12g}") if math.isfinite(v) else str(v)
+    return v
+
+
+def _digest(rows: list[list[Any]], ordered: bool) -> str:
+    def norm(x: Any) -> Any:
+        return f"{x:.9g}" if isinstance(x, float) else x
+    body = [[norm(x) for x in r] for r in rows]
+    if not ordered:
+        body = sorted(body, key=lambda r: json.dumps(r, default=str))
+    return hashlib.sha256(json.dumps(body, default=str).encode()).hexdigest()
+
+
+def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version: str | None, suite: str) -> dict[str, Any]:
+    answers = {}
+    for g in golds:
+        if g.table is None:
+            continue
+        table = g.table
+        if g.n_appended:
+            table = table.select(list(range(table.num_columns - g.n_appended)))
+        rows = [[_canon(x) for x in r.values()] for r in table.to_pylist()] if table.num_rows <= FULL_ROWS else \
+            [[_canon(x) for x in r.values()] for r in table.slice(0, 10).to_pylist()]
+        entry: dict[str, Any] = {
+            "gold_sql_sha256": hashlib.sha256(g.case.gold_sql.encode()).hexdigest()[:16],
+            "columns": table.column_names, "types": [str(f.type) for f in table.schema],
+            "ordered": g.spec.ordered, "rows": table.num_rows,
+        }
+        if table.num_rows <= FULL_ROWS:
+            entry["data"] = rows
+        else:  # too big to commit: a digest of every row, and the first rows to read
+            entry["digest"] = _digest([[_canon(x) for x in r.values()] for r in table.to_pylist()], g.spec.ordered)
+            entry["preview"] = rows
+        answers[g.case.id] = entry
+    return {"suite": suite, "content_hash": content_hash, "engine": engine, "engine_version": version,
+            "frozen_by": "python -m pytest_sqleval validate", "answers": answers}
+
+
+def _rows_equal(a: list[list[Any]], b: list[list[Any]], ordered: bool, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
+    """Frozen rows against fresh ones: numbers within tolerance, everything else exactly."""
+    if len(a) != len(b):
+        return False
+    if not ordered:
+        key = lambda r: json.dumps([f"{x:.6g}" if isinstance(x, float) else x for x in r], default=str)  # noqa: E731
+        a, b = sorted(a, key=key), sorted(b, key=key)
+    for ra, rb in zip(a, b):
+        if len(ra) != len(rb):
+            return False
+        for x, y in zip(ra, rb):
+            num = (int, float)
+            if isinstance(x, num) and isinstance(y, num) and not isinstance(x, bool) and not isinstance(y, bool):
+                if not math.isclose(x, y, rel_tol=rel, abs_tol=abs_):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+def _render_answers(frozen: dict[str, Any]) -> str:
+    """Top-level keys one per line and one answer per line: small, and diffs read well."""
+    head = {k: frozen[k] for k in frozen if k != "answers"}
+    lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(val)}," for k, val in head.items()] + ['  "answers": {']
+    items = list(frozen["answers"].items())
+    for i, (cid, entry) in enumerate(items):
+        lines.append(f"    {json.dumps(cid)}: {json.dumps(entry, ensure_ascii=False)}{',' if i < len(items) - 1 else ''}")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -> None:
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        old_answers = old["answers"]
+    except (ValueError, KeyError, TypeError) as exc:
+        v.bad_input.append(f"{path}: not a gold-answers file ({exc}) (fix: delete it; validate writes a new one)")
+        return
+    if old.get("content_hash") != frozen["content_hash"] or old.get("engine_version") != frozen["engine_version"]:
+        out(f"{path.name}: frozen for content hash {str(old.get('content_hash'))[:16]}... "
+            f"(engine {old.get('engine_version')}); this database is {frozen['content_hash'][:16]}... "
+            f"(engine {frozen['engine_version']}); the answers will be refrozen")
+        return
+    drift = 0
+    for cid, entry in frozen["answers"].items():
+        prev = old_answers.get(cid)
+        if not isinstance(prev, dict) or prev.get("gold_sql_sha256") != entry["gold_sql_sha256"]:
+            continue  # a new case or a changed gold: nothing to compare with
+        same = (_rows_equal(prev["data"], entry["data"], entry["ordered"]) if "data" in prev and "data" in entry
+                else prev.get("digest") == entry["digest"])
+        if not same or prev.get("rows") != entry["rows"]:
+            drift += 1
+            v.problems.append(f"{path}: {cid}: the gold answer differs from the one frozen for this content hash "
+                              f"({prev.get('rows')} rows frozen, {entry['rows']} now); the gold is not stable")
+    out(f"{path.name}: {len(old_answers)} frozen answers for this content hash; {drift} differ")
