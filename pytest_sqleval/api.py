@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .cases import DEFAULT_DEPRECATED, ComparePolicy, Limits
+from .engines import is_url
 from .grading.pipeline import SuiteGrader, Verdict
 
 __all__ = ["compare", "Grader", "Verdict"]
@@ -17,7 +18,7 @@ class Grader:
     def __init__(self, database: str | Path, *, dialect: str = "duckdb", cache_dir: str | Path | None = None,
                  deprecated_tables: tuple[str, ...] = (), limits: Limits | None = None, **contract: Any) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
-        self._grader = SuiteGrader(Path(database), dialect=dialect, limits=limits or Limits(),
+        self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
                                    deprecated=DEFAULT_DEPRECATED + tuple(deprecated_tables),
                                    cache_dir=Path(cache_dir) if cache_dir else Path(self._tmp.name))

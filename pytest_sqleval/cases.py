@@ -170,6 +170,11 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     database: Path | str | None = raw_db if raw_db is None or is_url(raw_db) else root / raw_db
     tables = root / need_str(suite, "tables", "suite") if "tables" in suite else None
     schema_ddl = root / need_str(suite, "schema", "suite") if "schema" in suite else None
+    if database is None and schema_ddl is None and layout == "sqleval":
+        raise BadInputError(path, "the suite names neither a database nor a schema", line=_toml_line(text, "suite") or 1,
+                            field="suite.database",
+                            fix='add database = "<file>.duckdb" to grade by execution, or schema = "schema.sql" '
+                                "(CREATE TABLE statements) to grade without a database")
     if schema_ddl is not None and not schema_ddl.is_file():
         raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=_toml_line(text, "schema"),
                             field="suite.schema", fix="point it at a SQL file of CREATE TABLE statements")

@@ -41,6 +41,7 @@ class GenerationStore:
         self.persistent = persistent
         self.root = Path(root) / ("generations" if persistent else f"run-{run_id}")
         self.run_id = run_id
+        self._held: set[Path] = set()
 
     def _path(self, fingerprint: str, case_hash: str) -> Path:
         return self.root / fingerprint / f"{case_hash}.json"
@@ -62,7 +63,9 @@ class GenerationStore:
         os.replace(tmp, path)
 
     def claim(self, fingerprint: str, case_hash: str) -> bool:
-        """Take the right to generate this case; a claim whose process died is taken over."""
+        """Take the right to generate this case. A claim is stale, and taken over, when its
+        process died or when it is this process's own pid from another run (a recycled pid,
+        e.g. pid 1 in every fresh container)."""
         path = self._path(fingerprint, case_hash).with_suffix(".claim")
         path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(2):
@@ -70,34 +73,68 @@ class GenerationStore:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
                 try:
-                    pid = int(path.read_text() or "0")
+                    raw_pid, _, owner = path.read_text().partition(" ")
+                    pid = int(raw_pid or "0")
                 except (OSError, ValueError):
-                    pid = 0
-                if pid and _alive(pid):
+                    pid, owner = 0, ""
+                if pid and _alive(pid) and not (pid == os.getpid() and owner != self.run_id):
                     return False
                 path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
+                fh.write(f"{os.getpid()} {self.run_id}")
+            self._held.add(path)
             return True
         return False
 
     def release(self, fingerprint: str, case_hash: str) -> None:
-        self._path(fingerprint, case_hash).with_suffix(".claim").unlink(missing_ok=True)
+        path = self._path(fingerprint, case_hash).with_suffix(".claim")
+        self._held.discard(path)
+        path.unlink(missing_ok=True)
+
+    def release_all(self) -> None:
+        """Drop the claims of generations that never finished (an interrupted or ``-x`` run)."""
+        for path in list(self._held):
+            path.unlink(missing_ok=True)
+        self._held.clear()
 
     def discard_run(self) -> None:
         if not self.persistent:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+class _Interrupted(Exception):
+    """A backend raised KeyboardInterrupt or SystemExit; re-raised in the waiting item."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+async def _guarded(coro: Any) -> Any:
+    """Left alone, a KeyboardInterrupt or SystemExit from a backend stops the loop thread
+    and leaves every waiting item hanging; carried to the item instead, it interrupts the
+    run like Ctrl-C."""
+    try:
+        return await coro
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _Interrupted(exc) from None
+
+
 def _alive(pid: int) -> bool:
+    """Whether a claim's owner still runs. A zombie counts as dead: an xdist worker killed
+    mid-run stays a zombie until the controller reaps it, and its claims must be taken over."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 class GenerationService:
@@ -146,48 +183,60 @@ class GenerationService:
             self.submit(backend, case)
 
     def get(self, backend: Backend, case: BenchmarkCase) -> Generated:
-        return self.submit(backend, case).result()
+        try:
+            return self.submit(backend, case).result()
+        except _Interrupted as exc:
+            raise exc.original from None
 
     async def _generate(self, backend: Backend, case: BenchmarkCase) -> Generated:
         fp = backend.fingerprint
         if fp is None:
             return await self._call(backend, case)
         ch = case.content_hash
+        assert self._sem is not None
         while True:
             hit = self.store.load(fp, ch)
             if hit is not None:
                 self.cache_hits += 1
                 return hit
-            if self.store.claim(fp, ch):
-                break
+            # Claim only once a slot is free: a process never sits on claims it cannot start,
+            # so xdist workers split the cases instead of one worker claiming them all.
+            async with self._sem:
+                if self.store.claim(fp, ch):
+                    try:
+                        hit = self.store.load(fp, ch)  # it may have finished between our look and our claim
+                        if hit is not None:
+                            self.cache_hits += 1
+                            return hit
+                        gen = await self._invoke(backend, case)
+                        if gen.error is None:
+                            self.store.save(fp, ch, gen)
+                        return gen
+                    finally:
+                        self.store.release(fp, ch)
             await asyncio.sleep(POLL_S)  # another process is generating this case
-        try:
-            hit = self.store.load(fp, ch)  # it may have finished between our look and our claim
-            if hit is not None:
-                self.cache_hits += 1
-                return hit
-            gen = await self._call(backend, case)
-            if gen.error is None:
-                self.store.save(fp, ch, gen)
-            return gen
-        finally:
-            self.store.release(fp, ch)
 
     async def _call(self, backend: Backend, case: BenchmarkCase) -> Generated:
         assert self._sem is not None
         async with self._sem:
-            self.calls += 1
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            start = time.perf_counter()
-            try:
-                out = await asyncio.wait_for(backend.generate(case), self.timeout_s)
-            except asyncio.TimeoutError:
-                return Generated(None, {}, False, _ms(start), f"backend timed out after {self.timeout_s:g} s")
-            except Exception as exc:  # the backend is the system under test: any crash is a case error
-                return Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")
-            finally:
-                self.in_flight -= 1
+            return await self._invoke(backend, case)
+
+    async def _invoke(self, backend: Backend, case: BenchmarkCase) -> Generated:
+        """One backend call; the caller holds a concurrency slot."""
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        start = time.perf_counter()
+        try:
+            out = await asyncio.wait_for(_guarded(backend.generate(case)), self.timeout_s)
+        except asyncio.TimeoutError:
+            return Generated(None, {}, False, _ms(start), f"backend timed out after {self.timeout_s:g} s")
+        except _Interrupted:
+            raise
+        except Exception as exc:  # the backend is the system under test: any crash is a case error
+            return Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")
+        finally:
+            self.in_flight -= 1
         elapsed = _ms(start)
         if isinstance(out, GenerationResult):
             sql, meta = out.sql, dict(out.metadata)
@@ -201,11 +250,23 @@ class GenerationService:
         return Generated(sql, meta, False, elapsed)
 
     def close(self) -> None:
+        """Cancel unfinished generations (a ``-x`` or interrupted run) and let them unwind,
+        so their claims are released and no "Task was destroyed" noise follows the run."""
         if self._loop is not None:
-            for fut in self._futures.values():
-                fut.cancel()
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._loop = None
+            loop, self._loop = self._loop, None
+            try:
+                asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(timeout=5)
+            except Exception:  # a loop that will not unwind in time is abandoned (daemon thread)
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+        self.store.release_all()
+
+
+async def _cancel_all() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _ms(start: float) -> float:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import pytest
 from _pytest.outcomes import Failed
 
-from .cases import BenchmarkCase, SuiteManifest, read_cases
+from .cases import BenchmarkCase, SuiteManifest
 from .errors import CaseError, SqlevalError
 
 if TYPE_CHECKING:
@@ -58,13 +58,13 @@ class SuiteFile(pytest.File):
         return node
 
     def collect(self) -> Iterator["CaseItem"]:
+        from .layouts import collect_cases
         state: SqlevalSession = self.config.stash[SESSION_KEY]
-        cases = read_cases(self.path, suite=self.manifest.name)
         backends = state.backends
-        for case in cases:
+        for case, manifest in collect_cases(self.manifest, self.path):  # Spider/BIRD: one manifest per db_id
             for backend in backends:
                 name = case.id if len(backends) == 1 else f"{case.id}[{backend.label}]"
-                yield CaseItem.from_parent(self, name=name, case=case, backend=backend, manifest=self.manifest)
+                yield CaseItem.from_parent(self, name=name, case=case, backend=backend, manifest=manifest)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SqlevalError):
@@ -100,10 +100,11 @@ class CaseItem(pytest.Item):
         return self.config.stash[SESSION_KEY]
 
     def _suite_info(self) -> dict[str, Any]:
+        from .engines import display_location  # a URL's password stays out of the records
         state = self._state
         grader = state._graders.get(self.manifest.path)
         info = {"name": self.manifest.name,
-                "database": str(self.manifest.database) if self.manifest.database else None}
+                "database": display_location(self.manifest.database) if self.manifest.database else None}
         if grader is not None:
             info.update(content_hash=grader.content_hash, engine=grader.engine, engine_version=grader.engine_version)
         info["run_metadata"] = state.run_metadata()
@@ -121,12 +122,13 @@ class CaseItem(pytest.Item):
         state = self._state
         state.prefetch(self.session.items)
         try:
-            grader = state.grader_for(self.manifest)
+            grader = self._grader()
         except SqlevalError as exc:
             self._finish("error", case_error=str(exc), case_error_kind="engine_error")
             raise CaseSetupError(str(exc)) from None
         except Exception as exc:  # an engine that will not start: an error of every case, not a crash
-            msg = f"cannot open the suite's database {self.manifest.database}: {exc}"
+            from .engines import display_location
+            msg = f"cannot open the suite's database {display_location(self.manifest.database)}: {exc}"
             self._finish("error", case_error=msg, case_error_kind="engine_error")
             raise CaseSetupError(msg) from None
         self._generation = state.generation.get(self.backend, self.case)
@@ -145,6 +147,10 @@ class CaseItem(pytest.Item):
             if record["status"] == "error":
                 raise CaseSetupError(record["case_error"])
 
+    def _grader(self) -> Any:
+        from .layouts import grader_for
+        return grader_for(self._state, self.manifest, self.case)
+
     def _grade(self) -> dict[str, Any]:
         """Every grading layer, then the judge where it can change or annotate something."""
         from .grading.adjudicate import adjudicate, judge_eligible, judge_evidence
@@ -152,7 +158,7 @@ class CaseItem(pytest.Item):
         if self.record is not None:
             return self.record
         state = self._state
-        verdict = state.grader_for(self.manifest).grade(self._generation.sql, self._gold)
+        verdict = self._grader().grade(self._generation.sql, self._gold)
         judgement = None
         if state.judge_mode != "off" and judge_eligible(verdict.layers):
             judgement = state.judge.judge_sync(self.case.question, self.case.gold_sql, verdict.generated_sql,

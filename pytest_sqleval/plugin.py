@@ -54,7 +54,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
-    if file_path.suffix != ".jsonl" or not (file_path.parent / "sqleval.toml").is_file():
+    if file_path.name == "sqleval.toml":
+        return _unreachable_manifest_error(file_path, parent)
+    if file_path.suffix not in (".jsonl", ".json") or not (file_path.parent / "sqleval.toml").is_file():
         return None
     from .cases import find_manifest_for
     from .errors import SqlevalError
@@ -66,6 +68,26 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if manifest is None:
         return None
     return SuiteFile.from_manifest(parent, file_path, manifest)
+
+
+def _unreachable_manifest_error(path: Path, parent: pytest.Collector) -> Any:
+    """A broken manifest is reported through its questions file; when no file next to it
+    would report it (the questions file is missing, misnamed, or the key is misspelt), it
+    is reported here, so that a typo is one clear error rather than a silent "no tests ran"."""
+    from .cases import find_manifest_for, load_manifest
+    from .errors import SqlevalError
+    try:
+        load_manifest(path)
+        return None
+    except SqlevalError as exc:
+        error = exc
+    for sibling in path.parent.iterdir():
+        if sibling.suffix in (".jsonl", ".json"):
+            try:
+                find_manifest_for(sibling)
+            except SqlevalError:
+                return None  # that file reports it
+    return _BrokenSuite.from_parent(parent, path=path, error=error)
 
 
 class _BrokenSuite(pytest.File):

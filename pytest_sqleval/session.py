@@ -148,7 +148,9 @@ class SqlevalSession:
     def on_report(self, report: pytest.TestReport) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
         record = props.get(RECORD_KEY)
-        if CASE_KEY in props:
+        # a report xdist makes up for an item whose worker crashed carries no properties:
+        # it is still a benchmark case, to be reported as lost, not as a failing test
+        if CASE_KEY in props or report.nodeid.split("::", 1)[0].endswith(".jsonl"):
             self.case_nodeids.add(report.nodeid)
         elif report.failed:
             self.other_failures += 1
@@ -205,6 +207,10 @@ class SqlevalSession:
         if self.other_failures:
             ok = False
             self.gate_lines.append(f"gate FAILED: {self.other_failures} non-benchmark test(s) failed")
+        if session.shouldstop or session.shouldfail:  # -x / --maxfail: the rate covers only the cases run so far
+            ok = False
+            self.gate_lines.append(f"gate FAILED: the run stopped early ({session.shouldstop or session.shouldfail}); "
+                                   "a pass rate over part of the cases gates nothing")
         if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 

@@ -29,7 +29,15 @@ _HDR = struct.Struct("!Q")
 
 
 class HostCrashed(RuntimeError):
-    """The child died or had to be killed; the message says why."""
+    """The child died or failed; the message says why."""
+
+
+class HostTimeout(HostCrashed):
+    """The child did not answer in time and was killed."""
+
+
+class HostOpError(HostCrashed):
+    """The child raised while serving a request; it is still running."""
 
 
 # -- framing ---------------------------------------------------------------------------
@@ -104,13 +112,13 @@ class EngineHost:
                     kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
                 except TimeoutError:
                     self._kill()
-                    raise HostCrashed(f"no answer within {budget:.1f} s; the engine process was killed") from None
+                    raise HostTimeout(f"no answer within {budget:.1f} s; the engine process was killed") from None
                 if kind == "started":  # the child is up: the real budget starts now
                     deadline = time.monotonic() + budget
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
                     deadline = time.monotonic() + COMPARE_TIMEOUT_S
                 elif kind == "error":
-                    raise HostCrashed(body)
+                    raise HostOpError(body)
                 else:
                     return body
         except (EOFError, BrokenPipeError, OSError) as exc:

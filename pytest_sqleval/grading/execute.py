@@ -23,3 +23,9 @@ def timeout_record(message: str, elapsed_ms: float) -> dict[str, Any]:
     """A query stopped at process level because it ignored its interrupt."""
     return {"ok": False, "error": {"category": "timeout", "message": message, "exception": "ProcessKilled"},
             "elapsed_ms": elapsed_ms, "rows": None, "columns": None}
+
+
+def engine_failure_record(message: str, elapsed_ms: float) -> dict[str, Any]:
+    """The engine raised or died on this query (not a time limit): an unknown error."""
+    return {"ok": False, "error": {"category": "unknown_error", "message": message, "exception": "EngineFailure"},
+            "elapsed_ms": elapsed_ms, "rows": None, "columns": None}

@@ -49,7 +49,10 @@ class CatalogIndex:
 def _where(node: exp.Expression) -> dict[str, Any]:
     ident = node.this if isinstance(node, (exp.Column, exp.Table)) and isinstance(node.this, exp.Identifier) else node
     meta = getattr(ident, "meta", None) or {}
-    return {"line": meta.get("line"), "col": meta.get("col")}
+    col = meta.get("col")
+    if isinstance(col, int) and isinstance(meta.get("start"), int) and isinstance(meta.get("end"), int):
+        col = max(1, col - (meta["end"] - meta["start"]))  # sqlglot's col is the token's last character
+    return {"line": meta.get("line"), "col": col}
 
 
 def ground(tree: exp.Expression | None, index: CatalogIndex) -> GroundingResult:

@@ -32,8 +32,11 @@ def parse_sql(sql: str, dialect: str) -> ParseResult:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
+        col, token = first.get("col"), first.get("highlight")
+        if isinstance(col, int) and token and "\n" not in token:
+            col = max(1, col - len(token) + 1)  # sqlglot's col is the token's last character
         return ParseResult(False, dialect, 0, {"message": first.get("description") or str(exc).splitlines()[0],
-                                               "line": first.get("line"), "col": first.get("col")})
+                                               "line": first.get("line"), "col": col})
     except TokenError as exc:
         return ParseResult(False, dialect, 0, {"message": f"cannot tokenize: {exc}", "line": None, "col": None})
     except RecursionError:

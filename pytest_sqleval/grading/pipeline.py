@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
-from ..engines.host import EngineHost, HostCrashed
+from ..engines import is_url
+from ..engines.host import EngineHost, HostCrashed, HostTimeout
 from ..errors import GoldError
 from . import classify as classify_layer
-from .execute import timeout_record
+from .execute import engine_failure_record, timeout_record
 from .grounding import CatalogIndex, ground
 from .parse import order_info, parse_sql
 from .diagnostics import diagnose
@@ -82,7 +83,7 @@ class SuiteGrader:
     def __init__(self, database: Path, *, dialect: str = DEFAULT_DIALECT, limits: Limits = Limits(),
                  policy: ComparePolicy = ComparePolicy(), deprecated: tuple[str, ...] = (),
                  cache_dir: Path) -> None:
-        self.database = Path(database)
+        self.database = database if is_url(database) else Path(database)  # Path() would fold a URL's "//"
         self.dialect = dialect
         self.limits = limits
         self.policy = policy
@@ -187,8 +188,10 @@ class SuiteGrader:
                 execution, compare = answer["execution"], answer["compare"]
                 if answer.get("pred_preview") is not None:
                     execution["preview"] = answer["pred_preview"]
-            except HostCrashed as exc:
+            except HostTimeout as exc:
                 execution = timeout_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
+            except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
+                execution = engine_failure_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
             layers["execution"] = execution
             layers["compare"] = compare
         # A deprecated table fails the case even when its numbers coincide with the live one's.

@@ -21,6 +21,8 @@ DENIED_FUNCTIONS = frozenset({
     "duckdb_secrets", "which_secret", "load_aws_credentials", "read_file", "read_files", "csv_scan",
     "arrow_scan", "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "lo_import", "lo_export",
     "readfile", "writefile", "load_extension", "fts_main", "httpfs", "http_get", "http_post",
+    "json_execute_serialized_sql", "json_serialize_sql", "json_deserialize_sql", "current_setting",
+    "duckdb_settings", "test_all_types", "pragma_metadata_info", "pragma_storage_info",
 })
 _PATHLIKE = re.compile(r"[/\\]|^\w+:|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|gz|zst|xlsx|db|duckdb|sqlite|arrow)$", re.I)
 _FORBIDDEN_NODES: tuple[type, ...] = tuple(t for t in (

@@ -5,6 +5,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
 from ..grading.classify import ERROR_CLASSES
+from .sidebyside import summarize_sidebyside
 
 SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "difficulty": lambda r: [r.get("difficulty") or "unlabelled"],
@@ -76,6 +77,7 @@ def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
             {"case_id": r["case_id"], "suite": r.get("suite"), "deterministic": r.get("deterministic_verdict"),
              "judge": r.get("ai_advisory_verdict"), "rationale": r.get("rationale")}
             for r in recs if r.get("verdict_consistency_flag") == "inconsistent"]
+        entry["sidebyside"] = summarize_sidebyside(recs)  # BIRD's and Spider's verdicts beside ours
         backends[name] = entry
     suites = {}
     for r in records:

@@ -5,6 +5,7 @@ import textwrap
 from typing import Any
 
 from ..grading.classify import ERROR_CLASSES
+from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
 
@@ -106,6 +107,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"    {cls:<20} {hist[cls]:>5}  {bar}")
         if b["case_errors"]:
             lines.append("    case errors: " + ", ".join(f"{k} {v}" for k, v in sorted(b["case_errors"].items())))
+        lines.extend(sidebyside_lines(name, b))
     if summary.get("cases_lost"):
         lines.append(f"LOST: {summary['cases_lost']} case(s) produced no result (a worker crashed?)")
     for suite, info in summary.get("suites", {}).items():

@@ -1,0 +1,381 @@
+"""The ablation table (seed 002, Lab 3): per configuration, execution accuracy, counts per
+error class, mean LLM calls, tokens and latency per question, and the Pareto frontier of
+accuracy against mean calls, as ``report/ablation.md``, ``report/ablation.json`` and a
+PNG plot ``report/ablation.png``.
+
+It reads only finished records, so it never re-runs anything: ``sqleval-results/results.jsonl``
+(or its folder), and pytest-json-report files (each test's ``metadata.sqleval``). Several
+inputs are merged; a case seen twice (same node id) keeps its last record.
+
+    python -m pytest_sqleval report sqleval-results/ [more.json ...] [--out report]
+
+Definitions (as in the summary): *execution accuracy* = passed / graded cases (a case
+error, i.e. a backend crash or timeout, or an untrustworthy gold, is not graded and is
+counted in its own column); *mean calls / tokens / latency* are over the cases whose
+backend reported them (``backend_metadata``: ``n_llm_calls``, ``prompt_tokens``,
+``completion_tokens``, ``latency_ms``). A configuration is on the *Pareto frontier* when no
+other configuration has at least its accuracy with at most its mean calls, and is better
+in one of the two.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
+CLASS_HEADERS = {"wrong_join": "wrong-join", "wrong_metric": "wrong-metric", "hallucinated_column": "halluc. column",
+                 "stale_table": "stale-table", "other": "other"}
+
+
+class ReportInputError(Exception):
+    """An input that is not a results file or a pytest-json-report file."""
+
+
+@dataclass
+class AblationRow:
+    config: str
+    components: str = ""
+    models: list[str] = field(default_factory=list)
+    cases: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    classes: dict[str, int] = field(default_factory=lambda: {c: 0 for c in ERROR_CLASSES})
+    mean_calls: float | None = None
+    mean_prompt_tokens: float | None = None
+    mean_completion_tokens: float | None = None
+    mean_total_tokens: float | None = None
+    mean_latency_ms: float | None = None
+    mean_repair_rounds: float | None = None
+    total_cost_usd: float | None = None
+    pareto: bool = False
+
+    @property
+    def graded(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def execution_accuracy(self) -> float | None:
+        return self.passed / self.graded if self.graded else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["execution_accuracy"] = self.execution_accuracy
+        d["graded"] = self.graded
+        return d
+
+
+# -- reading --------------------------------------------------------------------------------
+def load_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Every case record in the inputs, deduplicated by node id (the last one wins)."""
+    merged: dict[str, dict[str, Any]] = {}
+    anonymous: list[dict[str, Any]] = []
+    for raw in paths:
+        for rec in _records_of(Path(raw)):
+            key = rec.get("nodeid") or ""
+            if key:
+                merged[key] = rec
+            else:
+                anonymous.append(rec)
+    return list(merged.values()) + anonymous
+
+
+def _records_of(path: Path) -> list[dict[str, Any]]:
+    if path.is_dir():
+        inner = path / "results.jsonl"
+        if not inner.is_file():
+            raise ReportInputError(f"{path}: a folder without results.jsonl. Fix: give the --sqleval-results folder, "
+                                   "a results.jsonl, or a pytest-json-report file (--json-report)")
+        path = inner
+    if not path.is_file():
+        raise ReportInputError(f"{path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        doc = json.loads(text)  # one JSON document: a pytest-json-report (or a single record)
+    except ValueError:
+        doc = None  # JSON lines
+    if doc is not None:
+        if isinstance(doc, dict) and "tests" in doc:  # pytest-json-report
+            out = []
+            for test in doc.get("tests") or []:
+                rec = ((test or {}).get("metadata") or {}).get("sqleval")
+                if isinstance(rec, dict):
+                    out.append(rec)
+            return out
+        if isinstance(doc, dict) and "case_id" in doc:
+            return [doc]
+        raise ReportInputError(f"{path}: a JSON file that is neither a pytest-json-report (no 'tests') nor a "
+                               "results record. Fix: give results.jsonl or the --json-report file")
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            raise ReportInputError(f"{path}:{lineno}: not valid JSON. Fix: give results.jsonl as written by a "
+                                   "run, or a pytest-json-report file") from None
+        if not isinstance(rec, dict) or "backend" not in rec or "status" not in rec:
+            raise ReportInputError(f"{path}:{lineno}: not a case record (no 'backend'/'status'). Fix: give "
+                                   "sqleval-results/results.jsonl or a pytest-json-report file")
+        out.append(rec)
+    return out
+
+
+# -- computing --------------------------------------------------------------------------------
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
+    """One row per backend, in the ablation's order (a0, a1, a2, a3, a3-sc), then the rest."""
+    from ..agent.config import ABLATION_ORDER, CONFIGS, RAW_LLM
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        groups.setdefault(str(rec.get("backend") or "?"), []).append(rec)
+    rows = []
+    for name, recs in groups.items():
+        row = AblationRow(name)
+        calls, pt, ct, tt, lat, rr, costs = [], [], [], [], [], [], []
+        cost_known = True
+        models: set[str] = set()
+        for rec in recs:
+            row.cases += 1
+            status = rec.get("status")
+            if status == "passed":
+                row.passed += 1
+            elif status == "failed":
+                row.failed += 1
+                cls = rec.get("error_class") or "other"
+                row.classes[cls if cls in row.classes else "other"] += 1
+            else:
+                row.errors += 1
+            meta = rec.get("backend_metadata") or {}
+            if not row.components and isinstance(meta.get("components"), str):
+                row.components = meta["components"]
+            if meta.get("model"):
+                models.add(str(meta["model"]))
+            if _num(meta.get("n_llm_calls")) is not None:
+                calls.append(_num(meta["n_llm_calls"]))
+                pt.append(_num(meta.get("prompt_tokens")) or 0.0)
+                ct.append(_num(meta.get("completion_tokens")) or 0.0)
+                tt.append(_num(meta.get("total_tokens")) or (pt[-1] + ct[-1]))
+                cost = _num(meta.get("cost_usd"))
+                if cost is None:
+                    cost_known = False
+                else:
+                    costs.append(cost)
+            if _num(meta.get("repair_rounds")) is not None:
+                rr.append(_num(meta["repair_rounds"]))
+            latency = _num(meta.get("latency_ms"))
+            if latency is None:
+                latency = _num(((rec.get("generation") or {}) or {}).get("elapsed_ms"))
+            if latency is not None:
+                lat.append(latency)
+        row.models = sorted(models)
+        row.mean_calls, row.mean_prompt_tokens, row.mean_completion_tokens = _mean(calls), _mean(pt), _mean(ct)
+        row.mean_total_tokens, row.mean_latency_ms, row.mean_repair_rounds = _mean(tt), _mean(lat), _mean(rr)
+        row.total_cost_usd = round(sum(costs), 6) if calls and cost_known else None
+        if not row.components:
+            cfg = CONFIGS.get(name) or (RAW_LLM if name == "raw_llm" else None)
+            row.components = cfg.components if cfg else ""
+        rows.append(row)
+    order = {name: i for i, name in enumerate(ABLATION_ORDER)}
+    rows.sort(key=lambda r: (order.get(r.config, len(order)), r.config))
+    mark_pareto(rows)
+    return rows
+
+
+def mark_pareto(rows: list[AblationRow]) -> list[AblationRow]:
+    """Set ``pareto`` on the rows no other row dominates (accuracy up, mean calls down);
+    rows without accuracy or calls (e.g. ``gold``) are left off the frontier."""
+    pts = [r for r in rows if r.execution_accuracy is not None and r.mean_calls is not None]
+    for r in rows:
+        r.pareto = False
+    for r in pts:
+        acc, calls = r.execution_accuracy, r.mean_calls
+        r.pareto = not any(o is not r and o.execution_accuracy >= acc and o.mean_calls <= calls  # type: ignore[operator]
+                           and (o.execution_accuracy > acc or o.mean_calls < calls) for o in pts)  # type: ignore[operator]
+    return rows
+
+
+# -- writing --------------------------------------------------------------------------------
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def _f(v: float | None, digits: int = 2) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plot: str | None = None,
+                    plot_note: str | None = None, suites: Sequence[str] = ()) -> str:
+    lines = ["# Ablation", ""]
+    if sources:
+        lines.append("Built from " + ", ".join(f"`{s}`" for s in sources)
+                     + (f"; suites: {', '.join(suites)}" if suites else "") + ".")
+    models = sorted({m for r in rows for m in r.models})
+    if models:
+        lines.append("Models: " + ", ".join(f"`{m}`" for m in models) + ".")
+    lines += ["", "Execution accuracy = passed / graded cases; *errors* are cases that could not be graded "
+              "(backend crash or timeout, untrustworthy gold). Calls, tokens and latency are means per question.", ""]
+    head = (["config", "components", "exec acc (%)", "passed / graded"] + [CLASS_HEADERS[c] for c in ERROR_CLASSES]
+            + ["errors", "mean LLM calls", "mean tokens (prompt / completion)", "mean latency (ms)",
+               "mean repair rounds", "cost (USD)", "Pareto"])
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(head) - 1)) + "|:---:|")
+    for r in rows:
+        tokens = "–" if r.mean_total_tokens is None else (
+            f"{r.mean_total_tokens:,.0f} ({r.mean_prompt_tokens:,.0f} / {r.mean_completion_tokens:,.0f})")
+        cells = [f"**{r.config}**", r.components or "–", _pct(r.execution_accuracy), f"{r.passed} / {r.graded}"]
+        cells += [str(r.classes[c]) for c in ERROR_CLASSES]
+        cells += [str(r.errors), _f(r.mean_calls), tokens, _f(r.mean_latency_ms, 0), _f(r.mean_repair_rounds),
+                  "–" if r.total_cost_usd is None else f"{r.total_cost_usd:.4f}", "★" if r.pareto else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    frontier = sorted((r for r in rows if r.pareto), key=lambda r: (r.mean_calls, -(r.execution_accuracy or 0)))
+    lines += ["", "## Pareto frontier: accuracy against mean LLM calls per question", ""]
+    if frontier:
+        lines += ["| config | mean LLM calls | exec acc (%) | mean tokens |", "|---|---:|---:|---:|"]
+        for r in frontier:
+            lines.append(f"| {r.config} | {_f(r.mean_calls)} | {_pct(r.execution_accuracy)} | {_f(r.mean_total_tokens, 0)} |")
+        off = [r.config for r in rows if not r.pareto and r.mean_calls is not None and r.execution_accuracy is not None]
+        if off:
+            lines += ["", "Dominated (another configuration is at least as accurate for no more calls): "
+                      + ", ".join(off) + "."]
+    else:
+        lines.append("No configuration reported its LLM calls, so there is no frontier to draw.")
+    if plot:
+        lines += ["", f"![accuracy against mean LLM calls]({plot})"]
+    elif plot_note:
+        lines += ["", f"_{plot_note}_"]
+    deltas = _deltas(rows)
+    if deltas:
+        lines += ["", "## What each step changed, per error class", "",
+                  "| step | exec acc (pp) | " + " | ".join(CLASS_HEADERS[c] for c in ERROR_CLASSES)
+                  + " | mean calls | mean tokens |",
+                  "|---|" + "---:|" * (len(ERROR_CLASSES) + 3)]
+        lines += deltas
+    return "\n".join(lines) + "\n"
+
+
+def _deltas(rows: list[AblationRow]) -> list[str]:
+    by = {r.config: r for r in rows}
+    steps = [("a0", "a1"), ("a1", "a2"), ("a2", "a3"), ("a3", "a3-sc")]
+    out = []
+    for a, b in steps:
+        if a not in by or b not in by:
+            continue
+        x, y = by[a], by[b]
+
+        def d(u: float | None, v: float | None, scale: float = 1.0, digits: int = 1) -> str:
+            return "–" if u is None or v is None else f"{(v - u) * scale:+.{digits}f}"
+        cells = [f"{a} → {b}", d(x.execution_accuracy, y.execution_accuracy, 100)]
+        cells += [f"{y.classes[c] - x.classes[c]:+d}" for c in ERROR_CLASSES]
+        cells += [d(x.mean_calls, y.mean_calls, 1, 2), d(x.mean_total_tokens, y.mean_total_tokens, 1, 0)]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
+    """Write the PNG; returns None, or why no plot was drawn (matplotlib missing, no points)."""
+    pts = [r for r in rows if r.execution_accuracy is not None and r.mean_calls is not None]
+    if not pts:
+        return "No plot: no configuration reported its LLM calls."
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "No plot: matplotlib is not installed (pip install 'pytest-sqleval[plot]')."
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    for r in pts:
+        ax.scatter([r.mean_calls], [100 * r.execution_accuracy], s=60, zorder=3,  # type: ignore[operator]
+                   color="#1f77b4" if r.pareto else "#9a9a9a", edgecolor="black", linewidth=0.6)
+        ax.annotate(r.config, (r.mean_calls, 100 * r.execution_accuracy), textcoords="offset points",  # type: ignore[arg-type,operator]
+                    xytext=(6, 5), fontsize=9)
+    frontier = sorted((r for r in pts if r.pareto), key=lambda r: r.mean_calls)  # type: ignore[arg-type,return-value]
+    if frontier:
+        xs, ys = [], []
+        for r in frontier:  # a staircase: accuracy holds until the next frontier point
+            if xs:
+                xs.append(r.mean_calls)
+                ys.append(ys[-1])
+            xs.append(r.mean_calls)
+            ys.append(100 * r.execution_accuracy)  # type: ignore[operator]
+        ax.plot(xs, ys, color="#1f77b4", linewidth=1.5, zorder=2, label="Pareto frontier")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel("mean LLM calls per question")
+    ax.set_ylabel("execution accuracy (%)")
+    ax.set_ylim(-5, 110)
+    lo = min(r.mean_calls for r in pts)  # type: ignore[type-var]
+    hi = max(r.mean_calls for r in pts)  # type: ignore[type-var]
+    pad = max(0.25, (hi - lo) * 0.15)  # type: ignore[operator]
+    ax.set_xlim(max(0.0, lo - pad), hi + pad)  # type: ignore[operator]
+    ax.grid(True, alpha=0.3)
+    ax.set_title("Accuracy against cost, per configuration")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return None
+
+
+def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
+                   sources: Sequence[str] = ()) -> dict[str, Path]:
+    """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = ablation_rows(records)
+    png = out / "ablation.png"
+    note = plot_pareto(rows, png)
+    if note is not None:
+        png.unlink(missing_ok=True)
+    suites = sorted({str(r.get("suite")) for r in records if r.get("suite")})
+    md = render_markdown(rows, sources=sources, plot=None if note else png.name, plot_note=note, suites=suites)
+    (out / "ablation.md").write_text(md, encoding="utf-8")
+    (out / "ablation.json").write_text(json.dumps({"rows": [r.to_dict() for r in rows], "sources": list(sources),
+                                                   "suites": suites}, indent=2) + "\n", encoding="utf-8")
+    paths = {"markdown": out / "ablation.md", "json": out / "ablation.json"}
+    if note is None:
+        paths["plot"] = png
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pytest_sqleval report <results.jsonl | results folder | json-report> ... [--out DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m pytest_sqleval report",
+                                     description="Rebuild the ablation table and its Pareto plot from finished runs.")
+    parser.add_argument("inputs", nargs="*", default=["sqleval-results"],
+                        help="results.jsonl files or folders, and pytest-json-report files (default: sqleval-results)")
+    parser.add_argument("--out", default="report", help="output folder (default: report)")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        records = load_records(args.inputs)
+    except ReportInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not records:
+        print("error: the inputs hold no case records. Fix: run pytest on a suite first (results land in "
+              "sqleval-results/), or pass --json-report files of such runs", file=sys.stderr)
+        return 2
+    paths = write_ablation(records, args.out, sources=[str(p) for p in args.inputs])
+    rows = ablation_rows(records)
+    for r in rows:
+        print(f"{r.config:>10}  exec acc {_pct(r.execution_accuracy):>5} %  calls {_f(r.mean_calls):>5}  "
+              f"tokens {_f(r.mean_total_tokens, 0):>7}{'  *pareto' if r.pareto else ''}")
+    for kind, p in paths.items():
+        print(f"{kind}: {p}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Helpers for the plugin's integration tests: a labelled shop suite whose naive
+predictions hit every error class, a backend that records its calls, and readers for
+what a run leaves behind.
+
+Fixtures here are imported by the test modules (``from tests.sqleval_helpers import
+shop_suite``); ``shop_db`` and ``make_suite`` come from the top-level conftest. It is not
+a ``tests/conftest.py`` because ``test_engine_units`` imports the top-level one by name."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+# In-process ``runpytest`` drops every module a run imported once the run ends, so the next
+# run imports (and, with PYTHONDONTWRITEBYTECODE, compiles) them again. Importing the heavy
+# ones here, in the outer process, keeps them: inner runs then cost a fraction of a second.
+import pytest_sqleval.backends.registry  # noqa: E402,F401
+import pytest_sqleval.engines.build  # noqa: E402,F401
+import pytest_sqleval.generation  # noqa: E402,F401
+import pytest_sqleval.grading.pipeline  # noqa: E402,F401
+import pytest_sqleval.items  # noqa: E402,F401
+import pytest_sqleval.reports.records  # noqa: E402,F401
+import pytest_sqleval.reports.summary  # noqa: E402,F401
+import pytest_sqleval.reports.terminal  # noqa: E402,F401
+import pytest_sqleval.session  # noqa: E402,F401
+
+try:  # hypothesis's pytest plugin imports this at every terminal summary
+    import hypothesis.internal.observability  # noqa: E402,F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: Six cases over the shop database, labelled so that markers and slices have something to bite on.
+SHOP_CASES: list[dict[str, Any]] = [
+    {"id": "q01", "question": "How many real (non-test) customers are there?",
+     "gold_sql": "SELECT count(*) FROM customers WHERE NOT is_test",
+     "difficulty": "easy", "category": "customers", "complexity": "single_table", "tags": ["test_accounts"]},
+    {"id": "q02", "question": "How many completed orders are there?",
+     "gold_sql": "SELECT count(*) FROM orders WHERE status = 'complete'",
+     "difficulty": "easy", "category": "orders", "complexity": "single_table", "tags": ["stale_trap"]},
+    {"id": "q03", "question": "How many customers per region?",
+     "gold_sql": "SELECT region, count(*) AS n FROM customers GROUP BY region",
+     "difficulty": "medium", "category": "customers", "complexity": "aggregate", "tags": ["3 tables"]},
+    {"id": "q04", "question": "How many orders per status?",
+     "gold_sql": "SELECT status, count(*) AS n FROM orders GROUP BY status",
+     "difficulty": "medium", "category": "orders", "complexity": "aggregate", "tags": ["revenue"]},
+    {"id": "q05", "question": "How many orders per status (counting orders, not lines)?",
+     "gold_sql": "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status",
+     "difficulty": "hard", "category": "orders", "complexity": "join", "tags": ["revenue", "joins"]},
+    {"id": "q06", "question": "The three most expensive products with their prices.",
+     "gold_sql": "SELECT name, price FROM products ORDER BY price DESC, id LIMIT 3",
+     "difficulty": "hard", "category": "products", "complexity": "top_k", "tags": []},
+]
+
+#: A backend that gets q01 right and each other case wrong in one error class.
+NAIVE_SQL: dict[str, str] = {
+    "q01": "SELECT count(*) FROM customers WHERE is_test = false",
+    "q02": "SELECT count(*) FROM orders_old WHERE status = 'complete'",
+    "q03": "SELECT region, count(*) FROM customers\nWHERE is_deleted = false GROUP BY region",
+    "q04": "SELECT status, count(DISTINCT customer_id) FROM orders GROUP BY status",
+    "q05": "SELECT o.status, count(*) FROM orders o JOIN order_lines ol ON ol.order_id = o.id GROUP BY o.status ORDER BY 1",
+    "q06": "SELECT name FROM products ORDER BY price DESC LIMIT 3",
+}
+NAIVE_CLASSES: dict[str, str | None] = {
+    "q01": None, "q02": "stale_table", "q03": "hallucinated_column", "q04": "wrong_metric",
+    "q05": "wrong_join", "q06": "other",
+}
+
+#: For ``runpytest_subprocess``: hypothesis's plugin costs each fresh process (the run and
+#: every xdist worker) about a second of imports, and these runs have no use for it.
+LEAN = ("-p", "no:hypothesispytest")
+
+INI = ("[pytest]\npythonpath = .\nasyncio_default_fixture_loop_scope = function\n"
+       "filterwarnings = ignore::pytest.PytestAssertRewriteWarning\n")
+
+
+PYCACHE = Path(tempfile.gettempdir()) / f"pytest-sqleval-tests-pycache-{os.getuid()}"
+
+
+@pytest.fixture(autouse=True)
+def sqleval_ini(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pytester dir gets an ini; import this fixture into a module to make it autouse there.
+
+    Each inner run starts an engine process (and subprocess runs start pytest and xdist
+    workers) that would compile every module from source under PYTHONDONTWRITEBYTECODE;
+    a bytecode cache outside the repository makes those start-ups three times faster."""
+    pytester.makeini(INI)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "")
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(PYCACHE))
+
+
+@pytest.fixture
+def shop_suite(make_suite: Callable[..., Path]) -> Path:
+    """The six labelled cases as ``suite/``."""
+    return make_suite(SHOP_CASES)
+
+
+@pytest.fixture
+def write_predictions(pytester: pytest.Pytester) -> Callable[..., Path]:
+    """``write_predictions({"q01": "SELECT ..."}, name="naive.jsonl", key="id")`` -> the path."""
+
+    def write(sqls: dict[str, str], name: str = "naive.jsonl", key: str = "id", **extra: Any) -> Path:
+        path = pytester.path / name
+        path.write_text("".join(json.dumps({key: cid, "sql": sql, **extra}) + "\n" for cid, sql in sqls.items()))
+        return path
+
+    return write
+
+
+def gen_cases(n: int, **labels: Any) -> list[dict[str, Any]]:
+    """``n`` distinct, cheap cases: q01 counts one customer, q02 two, ..."""
+    return [{"id": f"q{i:02d}", "question": f"How many customers have an id up to {i}?",
+             "gold_sql": f"SELECT count(*) FROM customers WHERE id <= {i}", **labels} for i in range(1, n + 1)]
+
+
+#: A backend module that logs every call (``calls.log``: one case id per line) and the
+#: number of calls in flight when each started (``inflight.log``). It answers with the
+#: gold SQL, sleeping ``SQLEVAL_TEST_SLEEP`` seconds; ``SQLEVAL_TEST_WRONG`` names cases it
+#: answers wrongly, ``SQLEVAL_TEST_INTERRUPT`` the case on which it raises KeyboardInterrupt,
+#: and cases from ``SQLEVAL_TEST_HOLD_FROM`` on wait for a file ``go`` that never comes.
+RECORDING_BACKEND = '''
+import asyncio, os
+from pathlib import Path
+
+HERE = Path(__file__).parent
+_in_flight = 0
+
+
+def _log(name, text):
+    with open(HERE / name, "a") as fh:
+        fh.write(text + "\\n")
+
+
+async def generate(case):
+    global _in_flight
+    _in_flight += 1
+    _log("inflight.log", str(_in_flight))
+    _log("calls.log", case.id)
+    try:
+        await asyncio.sleep(float(os.environ.get("SQLEVAL_TEST_SLEEP", "0")))
+        hold = os.environ.get("SQLEVAL_TEST_HOLD_FROM")
+        while hold and case.id >= hold and not (HERE / "go").exists():
+            await asyncio.sleep(0.02)
+        if case.id == os.environ.get("SQLEVAL_TEST_INTERRUPT"):
+            raise KeyboardInterrupt
+        if case.id in os.environ.get("SQLEVAL_TEST_WRONG", "").split(","):
+            return f"SELECT -1 AS wrong_{case.id}"
+        return case.gold_sql
+    finally:
+        _in_flight -= 1
+'''
+
+
+@pytest.fixture
+def recording_backend(pytester: pytest.Pytester) -> Callable[[], list[str]]:
+    """Writes ``recbackend.py`` (spec ``recbackend:generate``); returns a reader of ``calls.log``."""
+    pytester.makepyfile(recbackend=RECORDING_BACKEND)
+
+    def calls() -> list[str]:
+        log = pytester.path / "calls.log"
+        return log.read_text().split() if log.exists() else []
+
+    return calls
+
+
+def read_results(root: Path) -> list[dict[str, Any]]:
+    path = root / "sqleval-results" / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def read_summary(root: Path) -> dict[str, Any]:
+    return json.loads((root / "sqleval-results" / "summary.json").read_text())
+
+
+def by_case(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["case_id"]: r for r in records}
