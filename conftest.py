@@ -11,6 +11,17 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+# In-process pytester runs drop every module a run imported first. Native extensions that
+# refuse a second import in one process (DuckDB's nanobind enums abort; numpy raises) must
+# therefore be imported here, before any inner run.
+import duckdb  # noqa: E402,F401
+import pyarrow  # noqa: E402,F401
+
+try:
+    import numpy  # noqa: E402,F401
+except ImportError:  # pragma: no cover - numpy comes with the plot extra
+    pass
+
 SHOP_SQL = """
 CREATE SCHEMA legacy;
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR, region VARCHAR, signup DATE, is_test BOOLEAN);

@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build-warehouse"]:  # its options belong to the warehouse builder
         return _build_warehouse(argv[1:])
+    if argv[:1] == ["report"]:  # the ablation table and plot from results or json reports
+        from .reports.ablation import main as ablation_main
+        return ablation_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build-warehouse", help="build the Vantage warehouse: [--scale N] [--out DIR] [--pin] [--no-verify]",
@@ -67,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", default=None, help="thread counts to rerun every gold under (default: 1,2,4; the first is the baseline)")
     p.add_argument("--no-freeze", action="store_true", help="check only; do not write gold_answers.json")
     p.set_defaults(func=_validate)
+    sub.add_parser("report", help="rebuild report/ablation.md and its plot from results.jsonl or json reports",
+                   add_help=False)
     p = sub.add_parser("hash", help="print a DuckDB database's content hash (computed in SQL)")
     p.add_argument("database")
     p.set_defaults(func=_hash)

@@ -149,6 +149,8 @@ class _Hooks:
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"results: {self.state.results_dir / 'results.jsonl'}  "
                                     f"summary: {self.state.results_dir / 'summary.json'}")
+        if getattr(self.state, "ablation_dir", None):
+            terminalreporter.write_line(f"ablation: {self.state.ablation_dir / 'ablation.md'} (table and plot)")
         for line in self.state.gate_lines:
             terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
 

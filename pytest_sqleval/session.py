@@ -187,7 +187,17 @@ class SqlevalSession:
             for rec in records:
                 fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
         (self.results_dir / "summary.json").write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        self._write_ablation(records)
         self._remember_error_classes(records)
+
+    def _write_ablation(self, records: list[dict[str, Any]]) -> None:
+        """When an agent configuration ran, the ablation table and plot come with the run."""
+        from .backends.registry import AGENT_CONFIGS
+        if not any(r["backend"] in AGENT_CONFIGS for r in records):
+            return
+        from .reports.ablation import write_ablation
+        self.ablation_dir = Path(str(self.config.rootpath)) / "report"
+        write_ablation(records, self.ablation_dir)
 
     def _apply_gate(self, session: pytest.Session) -> None:
         """Decide the exit status from each backend's pass rate; exit codes 2-5 stay."""

@@ -24,8 +24,18 @@ async def _gold(case: BenchmarkCase) -> GenerationResult:
     return GenerationResult(case.gold_sql, {"backend": "gold"})
 
 
+def _llm_builtin(name: str) -> Callable[[BackendOptions], Backend]:
+    def factory(opts: BackendOptions) -> Backend:
+        from .llm_backends import make_llm_backend  # litellm and the agent load only when used
+        return make_llm_backend(name, opts)
+    return factory
+
+
+AGENT_CONFIGS = ("a0", "a1", "a2", "a3", "a3-sc")  # the ablation's agent configurations
+
 BUILTINS: dict[str, Callable[[BackendOptions], Backend]] = {
     "gold": lambda opts: Backend("gold", "gold", _gold, None, "the suite's own gold SQL: a self-check of the suite"),
+    **{name: _llm_builtin(name) for name in ("raw_llm", *AGENT_CONFIGS)},
 }
 
 
@@ -148,7 +158,12 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
 
 
 def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
-    """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix."""
+    """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix. Spider's one
+    SQL per line and BIRD's JSON object are read too, keyed by question position."""
+    from ..layouts import read_layout_predictions
+    layout_predictions = read_layout_predictions(path)
+    if layout_predictions is not None:
+        return layout_predictions
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path, fix='each line must be {"id": "q01", "sql": "SELECT ..."}'):

@@ -1,0 +1,79 @@
+"""The named agent configurations of the ablation (seed 002, Lab 3) and their budgets.
+
+Each configuration switches one component on or off, so the ablation table can say what
+each component is worth per error class:
+
+| config | schema context | semantic layer | self-check |
+|---|---|---|---|
+| ``a0`` | the first 20 tables alphabetically (no retrieval) | none | off |
+| ``a1`` | BM25 retrieval, at most 20 tables / 8k tokens | none | on, at most 3 repair rounds |
+| ``a2`` | retrieval over tables *and* the layer's text | descriptions, measures, filters, joins | on |
+| ``a3`` | as a2 | a2 + anti-patterns and the deprecated-table list | on |
+| ``a3-sc`` | as a3 | as a3 | off |
+| ``raw_llm`` | every table, names and types only, up to 8k tokens | none | off |
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
+
+#: Bumped whenever a prompt's wording changes; part of every backend fingerprint and record.
+PROMPT_VERSION = "agent-v1"
+
+ContextStrategy = Literal["alphabetical", "retrieval", "compact"]
+LayerLevel = Literal["none", "descriptions", "anti_patterns"]
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """One point of the ablation: which components run, and the budgets they run under."""
+
+    name: str
+    context: ContextStrategy
+    layer: LayerLevel = "none"
+    self_check: bool = False
+    components: str = ""
+    # context caps (seed 002: "<= 20 tables / 8k tok")
+    max_tables: int | None = 20
+    max_context_tokens: int = 8000
+    # self-check (seed 002: "<= 3 repair rounds")
+    max_repair_rounds: int = 3
+    # budgets per case, enforced before every model call
+    max_llm_calls: int = 4
+    max_total_tokens: int = 64_000
+    max_latency_s: float = 240.0
+    # the model call
+    temperature: float = 0.0
+
+    @property
+    def uses_layer(self) -> bool:
+        return self.layer != "none"
+
+    @property
+    def uses_anti_patterns(self) -> bool:
+        return self.layer == "anti_patterns"
+
+    def fingerprint_dict(self) -> dict[str, Any]:
+        """What decides a generation: everything but the human description."""
+        d = asdict(self)
+        d.pop("components", None)
+        return d
+
+    def with_budgets(self, **kw: Any) -> "AgentConfig":
+        return replace(self, **kw)
+
+
+CONFIGS: dict[str, AgentConfig] = {
+    "a0": AgentConfig("a0", "alphabetical", "none", False, "no retrieval (first 20 tables alphabetically), no layer, "
+                      "no self-check", max_llm_calls=1),
+    "a1": AgentConfig("a1", "retrieval", "none", True, "retrieval + self-check"),
+    "a2": AgentConfig("a2", "retrieval", "descriptions", True, "a1 + semantic layer (descriptions + joins)"),
+    "a3": AgentConfig("a3", "retrieval", "anti_patterns", True, "a2 + anti-patterns"),
+    "a3-sc": AgentConfig("a3-sc", "retrieval", "anti_patterns", False, "a3 without self-check", max_llm_calls=1),
+}
+
+RAW_LLM = AgentConfig("raw_llm", "compact", "none", False, "one call; every table's columns, up to 8k tokens",
+                      max_tables=None, max_llm_calls=1)
+
+#: The ablation's order, used by reports.
+ABLATION_ORDER: tuple[str, ...] = ("a0", "a1", "a2", "a3", "a3-sc")
