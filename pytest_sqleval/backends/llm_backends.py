@@ -119,6 +119,18 @@ def _code_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+def _layers_hash(rootdir: str) -> str:
+    """Semantic layers under the rootdir (suites sit at most three folders deep): editing
+    one must not replay generations cached against the old text."""
+    digest = hashlib.sha256()
+    root = Path(rootdir)
+    for pattern in ("semantic_layer.yaml", "*/semantic_layer.yaml", "*/*/semantic_layer.yaml",
+                    "*/*/*/semantic_layer.yaml"):
+        for f in sorted(root.glob(pattern)):
+            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def make_llm_backend(name: str, options: BackendOptions, config: Any | None = None, **llm_overrides: Any) -> Backend:
     """A backend for one agent configuration (``a0`` ... ``a3-sc``) or ``raw_llm``.
 
@@ -159,7 +171,7 @@ def make_llm_backend(name: str, options: BackendOptions, config: Any | None = No
     agent = Agent(config, settings, backend_name=name, on_result=on_result)
     fingerprint_src = json.dumps({"kind": "sqleval-llm-backend", "name": name, "model": model, "provider": provider,
                                   "prompt_version": PROMPT_VERSION, "config": config.fingerprint_dict(),
-                                  "code": _code_hash()}, sort_keys=True)
+                                  "code": _code_hash(), "layers": _layers_hash(options.rootdir)}, sort_keys=True)
     backend = Backend(name, name, agent.generate, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
                       f"{config.components} [{model}, prompt {PROMPT_VERSION}]")
     backend.agent = agent  # type: ignore[attr-defined]
