@@ -72,12 +72,15 @@ def test_every_configuration_is_a_builtin_with_a_fingerprint_of_what_decides_its
     assert again.fingerprint == backends[2].fingerprint  # stable across resolutions (and processes)
     other_model = resolve_backend("a1", BackendOptions(model="gpt-4o", provider="openai"))
     assert other_model.fingerprint != again.fingerprint
-    same_model_other_server = resolve_backend("a1", BackendOptions(model="openai/gpt-4o-mini",
+    same_model_other_server = resolve_backend("a1", BackendOptions(model="openai/gpt-4o-mini", rootdir=opts.rootdir,
                                                                    api_base="http://127.0.0.1:1/v1"))
     assert same_model_other_server.fingerprint == again.fingerprint  # the endpoint does not decide the answer
     from pytest_sqleval.agent import CONFIGS
     tighter = make_llm_backend("a1", opts, CONFIGS["a1"].with_budgets(max_llm_calls=2))
     assert tighter.fingerprint != again.fingerprint
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "semantic_layer.yaml").write_text("version: 1\n")
+    assert resolve_backend("a1", opts).fingerprint != again.fingerprint  # an edited layer is not answered from cache
 
 
 def test_importing_the_registry_loads_neither_litellm_nor_the_agent() -> None:
