@@ -84,11 +84,15 @@ class CaseItem(pytest.Item):
         self._generation: Any = None
         self._gold: Any = None
         labels = [case.difficulty, case.category, *case.tags]
+        marks = self.config.stash.setdefault(_MARKS_KEY, {})  # label -> marker, registered once per run
         for label in labels:
             if label:
-                name = marker_name(label)
-                self.config.addinivalue_line("markers", f"{name}: benchmark label '{label}' (pytest-sqleval)")
-                self.add_marker(name)
+                mark = marks.get(label)
+                if mark is None:
+                    name = marker_name(label)
+                    self.config.addinivalue_line("markers", f"{name}: benchmark label '{label}' (pytest-sqleval)")
+                    mark = marks[label] = getattr(pytest.mark, name)
+                self.add_marker(mark)
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         previous = state.previous_error_class(self.nodeid, backend.label)
         if previous:
@@ -200,3 +204,4 @@ class CaseItem(pytest.Item):
 
 
 SESSION_KEY: pytest.StashKey["SqlevalSession"] = pytest.StashKey()
+_MARKS_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()

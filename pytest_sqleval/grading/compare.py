@@ -18,6 +18,8 @@ import pyarrow.types as pat
 
 PREVIEW_ROWS = 5
 GID_COLUMN = "__sqleval_gid"  # a stored gold's tie-group ids, appended as its last column
+SMALL_ROWS = 100_000  # results up to this size are copied into DuckDB for the comparison (see _load)
+CELL_MIN_ROWS = 20_000  # below this the sort pairing alone is as fast as the cell pairing
 
 
 @dataclass
@@ -146,12 +148,9 @@ class Comparator:
             res.column_matches = [True] * len(gk)
             return res
         con = self.con
-        g = _positional(gold, "g")
-        if gid is not None:
-            g = g.append_column("__gid", gid)
-        p = _positional(pred, "p")
-        con.register("__g", g)
-        con.register("__p", p)
+        small = gold.num_rows <= SMALL_ROWS and pred.num_rows <= SMALL_ROWS
+        self._load("__g", gold, small, gid)
+        self._load("__p", pred, small)
         try:
             if len(gk) != len(pk):
                 res.reason = "arity_mismatch"
@@ -173,7 +172,7 @@ class Comparator:
             con.execute(f"CREATE OR REPLACE TEMP VIEW pn AS SELECT {sel_p}, __pos FROM __p p")
             cols = [f"c{i}" for i in range(len(gk))]
             numeric = [i for i, (a, b) in enumerate(zip(gk, pk)) if "number" in (a, b)]
-            if (numeric and gold.num_rows == pred.num_rows and self._snap_keys(cols, numeric, spec) is not None
+            if (numeric and gold.num_rows == pred.num_rows >= CELL_MIN_ROWS and self._snap_keys(cols, numeric, spec) is not None
                     and self._fingerprints_differ(cols) and self._cell_pairing(cols, numeric, spec)):
                 # not equal exactly (the fingerprints prove it), equal within tolerance (the cells prove it)
                 missing = extra = 0
@@ -199,8 +198,32 @@ class Comparator:
             res.match, res.reason = True, "equal"
             return res
         finally:
-            con.unregister("__g")
-            con.unregister("__p")
+            for name in ("__g", "__p"):
+                if small:
+                    con.execute(f"DROP TABLE IF EXISTS {name}")
+                else:
+                    con.unregister(name)
+            if not small:  # let go of the big intermediate tables now, not at the next comparison
+                con.execute("DROP TABLE IF EXISTS __diff; DROP TABLE IF EXISTS __cells; DROP TABLE IF EXISTS __resid; "
+                            "DROP TABLE IF EXISTS __grp")
+
+    def _load(self, name: str, table: pa.Table, small: bool, gid: pa.ChunkedArray | pa.Array | None = None) -> None:
+        """Make ``table`` visible as ``name`` with columns c0..cn and ``__pos`` (and the
+        gold's tie groups as ``__gid``). A small table is copied into DuckDB once: every
+        later query then skips the set-up of an Arrow scan, which costs more than the
+        query itself on a few rows. A large one is scanned where it is, without a copy."""
+        t = _renamed(table)
+        if gid is not None:
+            t = t.append_column("__gid", gid)
+        if not small:
+            self.con.register(name, t.append_column("__pos", _positions(table.num_rows)))
+            return
+        self.con.register(name + "_src", t)
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_src "
+                             f"POSITIONAL JOIN (SELECT range::BIGINT AS __pos FROM range({table.num_rows}))")
+        finally:
+            self.con.unregister(name + "_src")
 
     # -- pieces ------------------------------------------------------------------------
     def _except_counts(self, cols: list[str]) -> tuple[int, int]:
@@ -258,15 +281,20 @@ class Comparator:
         total = self.con.execute("SELECT count(*) FROM gn").fetchall()[0][0] * 2
         if left > max(1000, total // 20):  # not float noise at a few boundaries: leave it to the exact diff
             return False
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __cellh AS SELECT DISTINCT hash({kn}) AS kh FROM __cells")
+        exact_keys = [f"k{i}" for i in range(len(cols)) if i not in numeric]
+        # Two filters, the first without the logarithms: the exact columns of a left-over cell.
+        xh = f"hash({', '.join(exact_keys)})" if exact_keys else "0"
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __cellh AS SELECT DISTINCT {xh} AS xh, hash({kn}) AS kh FROM __cells")
         # The rows of the unbalanced cells, found by the hash of their cell (a collision only
         # brings in a whole balanced cell, whose rows then pair here instead).
         kh = f"hash({', '.join(snapped)})"
+        xr = f"hash({', '.join(cols[i] for i in range(len(cols)) if i not in numeric)})" if exact_keys else "0"
         c = ", ".join(cols)
+        pick = (f"FROM (SELECT * FROM {{t}} WHERE {xr} IN (SELECT xh FROM __cellh)) WHERE {kh} IN (SELECT kh FROM __cellh)")
         self.con.execute(
             f"CREATE OR REPLACE TEMP TABLE __resid AS SELECT {c}, count(*) FILTER (WHERE __side = 0) AS __ng, "
-            f"count(*) FILTER (WHERE __side = 1) AS __np FROM (SELECT {c}, 0 AS __side FROM gn WHERE {kh} IN (SELECT kh FROM __cellh) "
-            f"UNION ALL SELECT {c}, 1 AS __side FROM pn WHERE {kh} IN (SELECT kh FROM __cellh)) GROUP BY {c}")
+            f"count(*) FILTER (WHERE __side = 1) AS __np FROM (SELECT {c}, 0 AS __side {pick.format(t='gn')} "
+            f"UNION ALL SELECT {c}, 1 AS __side {pick.format(t='pn')}) GROUP BY {c}")
         return self._sort_pairing("__resid", cols, numeric, spec)
 
     def _tolerant_bag_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
@@ -438,10 +466,13 @@ def _renamed(t: pa.Table) -> pa.Table:
 
 def _positional(t: pa.Table, prefix: str) -> pa.Table:
     """Rename columns to c0..cn (names are ignored) and add the row position."""
-    names = [f"c{i}" for i in range(t.num_columns)]
-    t = t.rename_columns(names)
-    pos = duckdb.sql(f"SELECT range::BIGINT AS __pos FROM range({t.num_rows})").to_arrow_table().column(0)
-    return t.append_column("__pos", pos)
+    return _renamed(t).append_column("__pos", _positions(t.num_rows))
+
+
+def _positions(n: int) -> pa.Array:
+    if n <= SMALL_ROWS:
+        return pa.array(range(n), pa.int64())
+    return duckdb.sql(f"SELECT range::BIGINT AS __pos FROM range({n})").to_arrow_table().column(0).combine_chunks()
 
 
 def _canon(col: str, a: str, b: str, ta: pa.DataType | None = None, tb: pa.DataType | None = None) -> str:

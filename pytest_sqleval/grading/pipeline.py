@@ -98,6 +98,7 @@ class SuiteGrader:
         self.catalog: dict[str, Any] = info["catalog"]
         self.index = CatalogIndex(self.catalog)
         self.gold_executions = 0
+        self._gold_parses: dict[str, Any] = {}  # gold SQL -> its parse and what follows from it (never mutated)
 
     def close(self) -> None:
         self.host.close()
@@ -116,19 +117,26 @@ class SuiteGrader:
 
     def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
         """The gold answer, computed once per (content hash, gold SQL, engine version)."""
-        parsed = parse_sql(gold_sql, self.dialect)
-        if not parsed.ok:
-            err = parsed.error or {}
-            raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
-        safety = check_safety(parsed.expression, parsed.statements)
-        if not safety.ok:
-            raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
+        static = self._gold_parses.get(gold_sql)  # cases sharing a gold SQL share its parse
+        if static is None:
+            parsed = parse_sql(gold_sql, self.dialect)
+            if not parsed.ok:
+                err = parsed.error or {}
+                raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
+            safety = check_safety(parsed.expression, parsed.statements)
+            if not safety.ok:
+                raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
+            static = (parsed, order_info(parsed.expression, self.engine_dialect),
+                      self._to_engine(parsed.expression, gold_sql), classify_layer.table_names(parsed.expression),
+                      classify_layer.join_structure(parsed.expression))
+            if len(self._gold_parses) >= 256:
+                self._gold_parses.pop(next(iter(self._gold_parses)))
+            self._gold_parses[gold_sql] = static
+        parsed, order, sql, gold_tables, gold_joins = static
         policy = self.policy_for(case)
-        order = order_info(parsed.expression, self.engine_dialect)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
                 "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
-        sql = self._to_engine(parsed.expression, gold_sql)
         augmented = order.augmented_sql if ordered else None
         request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
@@ -154,8 +162,8 @@ class SuiteGrader:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
         return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), spec=spec, tables=classify_layer.table_names(parsed.expression),
-                          joins=classify_layer.join_structure(parsed.expression), elapsed_ms=meta.get("elapsed_ms", 0.0),
+                          cached=bool(meta.get("cached")), spec=spec, tables=list(gold_tables),
+                          joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=parsed.expression)
 
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
@@ -168,11 +176,13 @@ class SuiteGrader:
         executed_sql = None
         stale: list[str] = []
         pred_joins = {"tables": [], "joins": []}
+        structure = None
         if parsed.ok:
             safety = check_safety(parsed.expression, parsed.statements).to_dict()
             layers["safety"] = safety
             if parsed.expression is not None and gold.tree is not None:
-                layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
+                layers["structure"] = None  # keeps the layer order of the record
+                structure = _Background(compare_structure, parsed.expression, gold.tree, self.dialect)
         if parsed.ok and safety and safety["ok"]:
             grounding = ground(parsed.expression, self.index).to_dict()
             layers["grounding"] = grounding
@@ -183,8 +193,17 @@ class SuiteGrader:
                      if t.removeprefix("main.") not in gold_tables]
             executed_sql = self._to_engine(parsed.expression, sql)
             t0 = time.perf_counter()
+            call = _Background(self.host.call, "grade", {"sql": executed_sql, "gold_key": gold.key, "spec": gold.spec})
+            call.start()  # the engine process executes while this thread diffs the structure
+            failed: BaseException | None = None
+            if structure is not None:
+                try:
+                    layers["structure"] = structure.result().to_dict()
+                except BaseException as exc:  # raised once the engine's answer is read, so the pipe stays in step
+                    failed = exc
+                structure = None
             try:
-                answer = self.host.call("grade", {"sql": executed_sql, "gold_key": gold.key, "spec": gold.spec})
+                answer = call.result()
                 execution, compare = answer["execution"], answer["compare"]
                 if answer.get("pred_preview") is not None:
                     execution["preview"] = answer["pred_preview"]
@@ -192,8 +211,13 @@ class SuiteGrader:
                 execution = timeout_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
             except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
                 execution = engine_failure_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
+            finally:
+                if failed is not None:
+                    raise failed
             layers["execution"] = execution
             layers["compare"] = compare
+        if structure is not None:
+            layers["structure"] = structure.result().to_dict()
         # A deprecated table fails the case even when its numbers coincide with the live one's.
         passed = bool(compare and compare["match"]) and not stale
         if passed:
@@ -208,6 +232,38 @@ class SuiteGrader:
                                              classification=layers["classify"])
         return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
                        executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
+
+
+class _Background:
+    """A call run in a thread once started, or inline by ``result()`` if never started.
+    The engine call runs in a thread that only writes the request and waits on the pipe,
+    so the structural diff (pure Python) overlaps the engine process's execution."""
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self._fn, self._args = fn, args
+        self._thread: Any = None
+        self._out: Any = None
+        self._exc: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            self._out = self._fn(*self._args)
+        except BaseException as exc:  # re-raised in the caller, as if called inline
+            self._exc = exc
+
+    def start(self) -> None:
+        import threading
+        self._thread = threading.Thread(target=self._run, name="sqleval-structure", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        if self._thread is None:
+            self._run()
+        else:
+            self._thread.join()
+        if self._exc is not None:
+            raise self._exc
+        return self._out
 
 
 class StaticGrader:

@@ -1,0 +1,75 @@
+"""xdist on an execution-heavy suite, serial against ``-n 2``; the same serial run also
+gives the harness's overhead when execution dominates (against DuckDB alone).
+
+    python bench/xdist_bench.py [--cases 32] [--scale 10]
+
+The suite: N aggregations over ``web.events`` of the Vantage warehouse at scale 10
+(about 0.3-0.6 s each on one thread), graded with the gold backend, gold answers cached
+by a warm-up run. Both runs are whole pytest processes.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _util import ROOT, Report, check, fresh, load, median, pytest_cmd, read_records, run, vantage_database, write_suite  # noqa: E402
+from throughput_bench import duckdb_alone  # noqa: E402
+
+WORK = Path("/tmp/sqleval-bench/xdist")
+
+
+def heavy_cases(n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        m, k = 3 + i % 5, i % 3
+        out.append({"id": f"heavy{i:03d}", "question": f"Distinct events per month, sessions not {k} mod {m}",
+                    "gold_sql": f"SELECT date_trunc('month', event_ts) AS month, count(DISTINCT event_uuid) AS events "
+                                f"FROM web.events WHERE session_id % {m} <> {k} GROUP BY 1 ORDER BY 1",
+                    "difficulty": "hard", "expected_shape": "table"})
+    return out
+
+
+def run_bench(report: Report, n: int, scale: int, repeat: int = 2) -> None:
+    print(f"== xdist: {n} execution-heavy cases, Vantage scale {scale} ({load()})", flush=True)
+    database = vantage_database(scale)
+    cases = heavy_cases(n)
+    suite = write_suite(fresh(WORK / "suite"), cases, database, name="heavy")
+    cache, results = WORK / "cache", WORK / "results"
+    common = [str(suite), "--sqleval-backend=gold", f"--sqleval-cache-dir={cache}", f"--sqleval-results={results}", "-q",
+              "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no", "-rN", "--no-header"]
+    _, proc = run(pytest_cmd(*common), cwd=suite)  # warm-up: gold answers computed and cached
+    check(proc, (0,))
+    serial, parallel = [], []
+    for _ in range(repeat):
+        t, proc = run(pytest_cmd(*common), cwd=suite)
+        check(proc, (0,))
+        serial.append(t)
+        t, proc = run(pytest_cmd(*common, "-n", "2"), cwd=suite)
+        check(proc, (0,))
+        parallel.append(t)
+    recs = read_records(results)
+    s, p = median(serial), median(parallel)
+    report.add("xdist", f"{n} heavy cases: -n 2 speed-up over serial", s / p, "x", target=">= 1.7x", met=s / p >= 1.7,
+               note=f"serial {s:.1f} s, -n 2 {p:.1f} s; {sum(r['status'] == 'passed' for r in recs)}/{len(recs)} passed")
+    base = median([duckdb_alone(database, [c["gold_sql"] for c in cases]) for _ in range(repeat)])
+    report.add("throughput", f"{n} heavy cases, scale {scale}, gold cached: pytest wall (serial)", s, "s", baseline=base,
+               baseline_name="DuckDB alone on the predicted queries", target="<= 1.2x DuckDB alone", met=s <= 1.2 * base,
+               samples=serial, note=f"{1000 * s / n:.0f} ms/case vs {1000 * base / n:.0f} ms/query")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=32)
+    ap.add_argument("--scale", type=int, default=10)
+    args = ap.parse_args()
+    report = Report()
+    run_bench(report, args.cases, args.scale)
+    report.save(Path(__file__).resolve().parent / "results" / "xdist.json")
+
+
+if __name__ == "__main__":
+    main()
