@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.generator import Generator
 
 # Weights of each clause in the structural distance; they sum to 1.
 CLAUSE_WEIGHTS: dict[str, float] = {
@@ -37,21 +39,22 @@ class StructureResult:
                 "differing_clauses": self.differing_clauses, "clauses": self.clauses}
 
 
-def _norm(node: exp.Expression | None, dialect: str, strip_values: bool = False) -> str:
+def _order_equalities(tree: exp.Expression, gen: Generator) -> None:
+    """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
+    ``b = a`` are the same condition."""
+    for eq in reversed(list(tree.find_all(exp.EQ))):
+        left, right = eq.left, eq.right
+        if gen.generate(right, copy=False) < gen.generate(left, copy=False):
+            eq.set("this", right)
+            eq.set("expression", left)
+
+
+def _text(gen: Generator, node: exp.Expression | None) -> str:
     if node is None:
         return ""
-    node = node.copy()
     if isinstance(node, exp.Alias):
         node = node.this
-    holder = exp.Paren(this=node)  # so that the node itself can be replaced too
-    if strip_values:
-        for lit in list(holder.find_all(exp.Literal)):
-            lit.replace(exp.Placeholder())
-    for eq in list(holder.find_all(exp.EQ)):  # a = b and b = a are the same condition
-        left, right = eq.left.sql(dialect=dialect), eq.right.sql(dialect=dialect)
-        if right < left:
-            eq.replace(exp.EQ(this=eq.right.copy(), expression=eq.left.copy()))
-    return holder.this.sql(dialect=dialect, normalize=True, comments=False)
+    return gen.generate(node, copy=False)
 
 
 def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
@@ -79,7 +82,30 @@ def _main_select(tree: exp.Expression) -> exp.Select | None:
 
 def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
     """Each clause as a sorted list of normalized items (a multiset)."""
-    n = lambda e: _norm(e, dialect, strip_values)  # noqa: E731
+    valued, stripped, _ = _clauses(tree, dialect)
+    return stripped if strip_values else valued
+
+
+def _clauses(tree: exp.Expression, dialect: str) -> tuple[dict[str, list[str]], dict[str, list[str]], str]:
+    """The clauses of ``tree``, with and without values, and the statement's normalized
+    text. The tree is copied once and one generator writes every part, values first,
+    then again with each literal replaced by a placeholder: copying and generating per
+    clause item used to be most of a case's grading time."""
+    gen = Dialect.get_or_raise(dialect).generator(normalize=True, comments=False)
+    tree = tree.copy()
+    _order_equalities(tree, gen)
+    valued = _extract(tree, gen)
+    text = gen.generate(tree, copy=tree.find(exp.With) is not None)  # CTEs may be moved: not in our copy
+    if isinstance(tree, exp.Literal):
+        tree = exp.Placeholder()
+    for lit in list(tree.find_all(exp.Literal)):
+        lit.replace(exp.Placeholder())
+    _order_equalities(tree, gen)
+    return valued, _extract(tree, gen), text
+
+
+def _extract(tree: exp.Expression, gen: Generator) -> dict[str, list[str]]:
+    n = lambda e: _text(gen, e)  # noqa: E731
     sel = _main_select(tree)
     out: dict[str, list[str]] = {k: [] for k in CLAUSE_WEIGHTS}
     set_ops = [type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
@@ -114,6 +140,8 @@ def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -
     return out
 
 
+
+
 def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
     rest = list(b)
     missing = []
@@ -135,7 +163,7 @@ def _gold_side(gold: exp.Expression, dialect: str) -> tuple[Any, ...]:
     hit = _GOLD_SIDE.get((id(gold), dialect))
     if hit is not None and hit[0]() is gold:
         return hit[1]
-    value = (clauses_of(gold, dialect), clauses_of(gold, dialect, True), _norm(gold, dialect))
+    value = _clauses(gold, dialect)
     if len(_GOLD_SIDE) >= 512:
         _GOLD_SIDE.clear()
     _GOLD_SIDE[(id(gold), dialect)] = (weakref.ref(gold), value)
@@ -144,7 +172,7 @@ def _gold_side(gold: exp.Expression, dialect: str) -> tuple[Any, ...]:
 
 def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) -> StructureResult:
     gc, gv, gold_norm = _gold_side(gold, dialect)
-    pc = clauses_of(pred, dialect)
+    pc, pv, pred_norm = _clauses(pred, dialect)
     clauses: dict[str, dict[str, Any]] = {}
     distance = 0.0
     for name, weight in CLAUSE_WEIGHTS.items():
@@ -158,7 +186,6 @@ def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) 
         distance += weight * min(share, 1.0)
         clauses[name] = {"match": match, "gold": list(g), "predicted": p, "missing": missing, "extra": extra}
     exact = all(c["match"] for c in clauses.values())
-    pv = clauses_of(pred, dialect, True)
     no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
-    normalized = _norm(pred, dialect) == gold_norm
+    normalized = pred_norm == gold_norm
     return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)
