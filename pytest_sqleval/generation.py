@@ -182,6 +182,13 @@ class GenerationService:
         for backend, case in pairs:
             self.submit(backend, case)
 
+    def ready(self, backend: Backend, case: BenchmarkCase) -> Generated | None:
+        """The generation if it has finished, else None; never waits."""
+        fut = self._futures.get((backend.label, f"{case.suite}::{case.id}"))
+        if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+            return None
+        return fut.result()
+
     def get(self, backend: Backend, case: BenchmarkCase) -> Generated:
         try:
             return self.submit(backend, case).result()

@@ -180,7 +180,25 @@ class CaseItem(pytest.Item):
         return self._finish(adj.status, verdict=verdict, adjudication=adj, judgement=judgement,
                             case_error=adj.error, case_error_kind="judge_error" if adj.error else None)
 
+    def _send_ahead(self) -> None:
+        """Send this case's execution to the engine now if everything it needs is ready
+        without waiting: the generation finished, the gold answer stored, the grader open."""
+        if self.record is not None or self.manifest.database is None:
+            return
+        state = self._state
+        grader = state._graders.get(self.manifest.path)
+        generation = self._generation or state.generation.ready(self.backend, self.case)
+        if grader is None or generation is None or generation.error is not None or not hasattr(grader, "submit"):
+            return
+        gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case)
+        if gold is not None:
+            grader.submit(generation.sql, gold)
+
     def runtest(self) -> None:
+        self._send_ahead()
+        nxt = getattr(self, "sqleval_next", None)
+        if isinstance(nxt, CaseItem):  # its execution overlaps this case's remaining work and pytest's
+            nxt._send_ahead()
         record = self._grade()
         if record["status"] != "passed":
             raise CaseFailed(record)

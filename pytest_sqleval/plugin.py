@@ -125,6 +125,10 @@ class _Hooks:
         except SqlevalError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.state.is_worker:
             self.state.on_report(report)

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..cases import Limits
 GRACE_S = 0.7  # interrupt fires at limit + 0.25 s; past limit + 0.7 s the process is killed
 COMPARE_TIMEOUT_S = 300.0
 _HDR = struct.Struct("!Q")
+_AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
 
 
 class HostCrashed(RuntimeError):
@@ -69,6 +71,7 @@ class EngineHost:
         self.limits = limits
         self.gold_dir = str(gold_dir)
         self._proc: subprocess.Popen[bytes] | None = None
+        self._pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
         self.restarts = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -81,7 +84,12 @@ class EngineHost:
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
+        pending, self._pending = self._pending, deque()
         if proc is not None and proc.poll() is None:
+            if pending:  # answers nobody will read: do not let the child work on them
+                proc.kill()
+                proc.wait()
+                return
             try:
                 _write(proc.stdin, ("quit", {}))
                 proc.wait(timeout=5)
@@ -97,34 +105,100 @@ class EngineHost:
             self.restarts += 1
 
     def call(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None) -> dict[str, Any]:
-        """Send one request; execution gets ``timeout + 1 s``, comparison its own budget."""
+        """Send one request and wait for its answer."""
+        return self.result(self.submit(op, payload, exec_timeout=exec_timeout))
+
+    def submit(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None,
+               ahead: bool = False) -> "Ticket":
+        """Send a request without waiting: the child answers requests in order, so the
+        parent can prepare the next case while the child executes this one. With ``ahead``
+        the request is only sent if it cannot stall the pipe (small, at most one queued
+        before it); otherwise the ticket is sent when its result is asked for."""
+        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
+        ticket = Ticket(op, pickle.dumps((op, payload), protocol=pickle.HIGHEST_PROTOCOL), budget)
+        if ahead and (len(self._pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
+            return ticket
+        self._send(ticket)
+        return ticket
+
+    def _send(self, ticket: "Ticket") -> None:
+        if self._pending and (len(ticket.blob) > _AHEAD_BYTES or self._proc is None or self._proc.poll() is not None):
+            self._drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
         proc = self._proc
-        assert proc.stdin is not None and proc.stdout is not None
-        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
+        assert proc is not None and proc.stdin is not None
         try:
-            _write(proc.stdin, (op, payload))
-            deadline = time.monotonic() + budget + 30.0  # + child start-up on first use
+            proc.stdin.write(_HDR.pack(len(ticket.blob)) + ticket.blob)
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone: reading says how
+        ticket.sent = True
+        self._pending.append(ticket)
+
+    def _drain(self) -> None:
+        while self._pending:
+            self._read_next()
+
+    def result(self, ticket: "Ticket") -> dict[str, Any]:
+        if not ticket.sent:
+            self._send(ticket)
+        while not ticket.done:
+            self._read_next()
+        if ticket.error is not None:
+            raise ticket.error
+        return ticket.value
+
+    def _read_next(self) -> None:
+        """Read the answer to the oldest pending request. Its execution budget starts when
+        the child says it started it; past the budget the child is killed, that request
+        fails, and the requests queued behind it go to a fresh child."""
+        proc = self._proc
+        ticket = self._pending[0]
+        assert proc is not None and proc.stdout is not None
+        deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
+        try:
             while True:
                 try:
                     (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, deadline))
                     kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
                 except TimeoutError:
-                    self._kill()
-                    raise HostTimeout(f"no answer within {budget:.1f} s; the engine process was killed") from None
-                if kind == "started":  # the child is up: the real budget starts now
-                    deadline = time.monotonic() + budget
+                    self._fail(HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed"))
+                    return
+                if kind == "started":  # the child is on this request (since ``body``, a monotonic time)
+                    deadline = (body if isinstance(body, float) else time.monotonic()) + ticket.budget
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
                     deadline = time.monotonic() + COMPARE_TIMEOUT_S
-                elif kind == "error":
-                    raise HostOpError(body)
                 else:
-                    return body
-        except (EOFError, BrokenPipeError, OSError) as exc:
+                    self._pending.popleft()
+                    ticket.done = True
+                    if kind == "error":
+                        ticket.error = HostOpError(body)
+                    else:
+                        ticket.value = body
+                    return
+        except (EOFError, OSError) as exc:
             code = proc.poll()
-            self._kill()
-            raise HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}") from None
+            self._fail(HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}"))
+
+    def _fail(self, error: HostCrashed) -> None:
+        ticket = self._pending.popleft()
+        ticket.done, ticket.error = True, error
+        queued = list(self._pending)
+        self._pending.clear()
+        self._kill()
+        for t in queued:  # never started: they get a fresh child, not this one's fate
+            t.sent = False
+
+
+class Ticket:
+    """One request to the engine process and, once read, its answer."""
+
+    def __init__(self, op: str, blob: bytes, budget: float) -> None:
+        self.op, self.blob, self.budget = op, blob, budget
+        self.sent = self.done = False
+        self.value: Any = None
+        self.error: HostCrashed | None = None
 
 
 # -- child side ------------------------------------------------------------------------
@@ -245,7 +319,7 @@ class _Server:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading)."""
         from ..reports.sidebyside import side_by_side
         try:
-            return side_by_side(gold, pred, compare, gold_sql=self._gold_sql.get(req["gold_key"]), pred_sql=req["sql"],
+            return side_by_side(gold, pred, compare, gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]), pred_sql=req["sql"],
                                 dialect=self.db.dialect, run=self.db.run,
                                 gold_variant=lambda sql: self._gold_variant(req["gold_key"], sql))
         except Exception as exc:  # pragma: no cover - defensive
@@ -307,7 +381,7 @@ def main() -> None:  # pragma: no cover - runs in the child
         op, payload = read()
         if op == "quit":
             return
-        _write(out, ("started", None))
+        _write(out, ("started", time.monotonic()))  # the clock is the machine's: the parent times from it
         try:
             body = getattr(server, op)(payload, out)
             _write(out, ("result", body))

@@ -40,6 +40,7 @@ class GoldAnswer:
     elapsed_ms: float = 0.0
     preview: list[list[Any]] = field(default_factory=list)
     tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, for the structural layer
+    sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
@@ -99,6 +100,7 @@ class SuiteGrader:
         self.index = CatalogIndex(self.catalog)
         self.gold_executions = 0
         self._gold_parses: dict[str, Any] = {}  # gold SQL -> its parse and what follows from it (never mutated)
+        self._ahead: dict[tuple[str, str], _Prepared] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
 
     def close(self) -> None:
         self.host.close()
@@ -117,6 +119,27 @@ class SuiteGrader:
 
     def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
         """The gold answer, computed once per (content hash, gold SQL, engine version)."""
+        static, request, policy = self._gold_request(gold_sql, case)
+        meta = self._cached_gold(request["key"])
+        if meta is None:
+            try:
+                meta = self.host.call("gold", request)
+            except HostCrashed as exc:
+                raise GoldError(f"gold query did not finish: {exc}") from None
+            if not meta.get("cached"):
+                self.gold_executions += 1
+        return self._gold_answer(static, request, policy, meta)
+
+    def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer | None:
+        """The gold answer if it is stored already, else None: never runs a query, never raises."""
+        try:
+            static, request, policy = self._gold_request(gold_sql, case)
+            meta = self._cached_gold(request["key"])
+            return None if meta is None else self._gold_answer(static, request, policy, meta)
+        except GoldError:
+            return None
+
+    def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[tuple[Any, ...], dict[str, Any], ComparePolicy]:
         static = self._gold_parses.get(gold_sql)  # cases sharing a gold SQL share its parse
         if static is None:
             parsed = parse_sql(gold_sql, self.dialect)
@@ -132,7 +155,7 @@ class SuiteGrader:
             if len(self._gold_parses) >= 256:
                 self._gold_parses.pop(next(iter(self._gold_parses)))
             self._gold_parses[gold_sql] = static
-        parsed, order, sql, gold_tables, gold_joins = static
+        _, order, sql, _, _ = static
         policy = self.policy_for(case)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
@@ -145,13 +168,11 @@ class SuiteGrader:
         request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
                                                     self.limits.max_rows, request], sort_keys=True).encode()
                                         ).hexdigest()[:40]
-        key = request["key"]
-        try:
-            meta = self.host.call("gold", request)
-        except HostCrashed as exc:
-            raise GoldError(f"gold query did not finish: {exc}") from None
-        if not meta.get("cached"):
-            self.gold_executions += 1
+        return static, request, policy
+
+    def _gold_answer(self, static: tuple[Any, ...], request: dict[str, Any], policy: ComparePolicy,
+                     meta: dict[str, Any]) -> GoldAnswer:
+        parsed, _, sql, gold_tables, gold_joins = static
         if meta.get("error"):
             err = meta["error"]["error"]
             raise GoldError(f"gold query fails on the database ({err['category']}): {err['message'].splitlines()[0]}")
@@ -161,109 +182,106 @@ class SuiteGrader:
         if meta["rows"] == 0 and not policy.allow_empty:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
-        return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), spec=spec, tables=list(gold_tables),
+        return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
+                          cached=bool(meta.get("cached")), spec=request["spec"], tables=list(gold_tables),
                           joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
-                          preview=meta.get("preview", []), tree=parsed.expression)
+                          preview=meta.get("preview", []), tree=parsed.expression, sql=sql)
+
+    def _cached_gold(self, key: str) -> dict[str, Any] | None:
+        """A stored gold answer's description, read here without asking the engine process
+        (it is only ever written for a gold that was run twice and found sound)."""
+        try:
+            return {"cached": True, **json.loads((self.gold_dir / f"{key}.json").read_text())}
+        except (OSError, ValueError):
+            return None
+
+    def submit(self, sql: str, gold: GoldAnswer) -> None:
+        """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine
+        process while this process finishes the case before it, so the engine never waits
+        for pytest. ``grade`` picks it up; a request that could stall the pipe waits for it."""
+        key = (sql, gold.key)
+        if key not in self._ahead:
+            while len(self._ahead) >= 4:  # never picked up (a setup error, -x): forget the oldest
+                self._ahead.pop(next(iter(self._ahead)))
+            self._ahead[key] = self._prepare(sql, gold, ahead=True)
+
+    def _prepare(self, sql: str, gold: GoldAnswer, ahead: bool = False) -> "_Prepared":
+        """The layers before execution; if they allow it, the execution is sent."""
+        prep = _Prepared(parse_sql(sql, self.dialect))
+        parsed = prep.parsed
+        prep.layers["parse"] = parsed.to_dict()
+        if not parsed.ok:
+            return prep
+        prep.safety = check_safety(parsed.expression, parsed.statements).to_dict()
+        prep.layers["safety"] = prep.safety
+        if not prep.safety["ok"]:
+            return prep
+        prep.grounding = ground(parsed.expression, self.index).to_dict()
+        prep.joins = classify_layer.join_structure(parsed.expression)
+        # a deprecated table the gold reads too is not stale, however either side qualifies it
+        gold_tables = {t.removeprefix("main.") for t in gold.tables}
+        prep.stale = [t for t in classify_layer.deprecated_refs(prep.joins["tables"], self.deprecated)
+                      if t.removeprefix("main.") not in gold_tables]
+        prep.executed_sql = self._to_engine(parsed.expression, sql)
+        prep.sent_at = time.perf_counter()
+        prep.ticket = self.host.submit("grade", {"sql": prep.executed_sql, "gold_key": gold.key, "spec": gold.spec,
+                                                 "gold_sql": gold.sql}, ahead=ahead)
+        return prep
 
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
         """Run every layer on one candidate; never raises for a wrong answer."""
         start = time.perf_counter()
-        layers: dict[str, Any] = {}
-        parsed = parse_sql(sql, self.dialect)
-        layers["parse"] = parsed.to_dict()
-        safety = grounding = execution = compare = None
-        executed_sql = None
-        stale: list[str] = []
-        pred_joins = {"tables": [], "joins": []}
-        structure = None
-        if parsed.ok:
-            safety = check_safety(parsed.expression, parsed.statements).to_dict()
-            layers["safety"] = safety
-            if parsed.expression is not None and gold.tree is not None:
-                layers["structure"] = None  # keeps the layer order of the record
-                structure = _Background(compare_structure, parsed.expression, gold.tree, self.dialect)
-        if parsed.ok and safety and safety["ok"]:
-            grounding = ground(parsed.expression, self.index).to_dict()
-            layers["grounding"] = grounding
-            pred_joins = classify_layer.join_structure(parsed.expression)
-            # a deprecated table the gold reads too is not stale, however either side qualifies it
-            gold_tables = {t.removeprefix("main.") for t in gold.tables}
-            stale = [t for t in classify_layer.deprecated_refs(pred_joins["tables"], self.deprecated)
-                     if t.removeprefix("main.") not in gold_tables]
-            executed_sql = self._to_engine(parsed.expression, sql)
-            t0 = time.perf_counter()
-            call = _Background(self.host.call, "grade", {"sql": executed_sql, "gold_key": gold.key, "spec": gold.spec})
-            call.start()  # the engine process executes while this thread diffs the structure
-            failed: BaseException | None = None
-            if structure is not None:
-                try:
-                    layers["structure"] = structure.result().to_dict()
-                except BaseException as exc:  # raised once the engine's answer is read, so the pipe stays in step
-                    failed = exc
-                structure = None
+        prep = self._ahead.pop((sql, gold.key), None) or self._prepare(sql, gold)
+        parsed = prep.parsed
+        layers = {k: prep.layers[k] for k in ("parse", "safety") if k in prep.layers}
+        if parsed.ok and parsed.expression is not None and gold.tree is not None:
+            # while the engine process executes
+            layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
+        execution = compare = None
+        if prep.ticket is not None:
+            layers["grounding"] = prep.grounding
             try:
-                answer = call.result()
+                answer = self.host.result(prep.ticket)
                 execution, compare = answer["execution"], answer["compare"]
                 if answer.get("pred_preview") is not None:
                     execution["preview"] = answer["pred_preview"]
             except HostTimeout as exc:
-                execution = timeout_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
+                execution = timeout_record(str(exc), round((time.perf_counter() - prep.sent_at) * 1000, 3))
             except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
-                execution = engine_failure_record(str(exc), round((time.perf_counter() - t0) * 1000, 3))
-            finally:
-                if failed is not None:
-                    raise failed
+                execution = engine_failure_record(str(exc), round((time.perf_counter() - prep.sent_at) * 1000, 3))
             layers["execution"] = execution
             layers["compare"] = compare
-        if structure is not None:
-            layers["structure"] = structure.result().to_dict()
+        stale = prep.stale
         # A deprecated table fails the case even when its numbers coincide with the live one's.
         passed = bool(compare and compare["match"]) and not stale
         if passed:
             cls = classify_layer.Classification(None, None, "result matches the gold answer"
                                                 + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
         else:
-            cls = classify_layer.classify(parse=layers["parse"], safety=safety, grounding=grounding, execution=execution,
-                                          compare=compare, stale=stale, joins_pred=pred_joins, joins_gold=gold.joins)
+            cls = classify_layer.classify(parse=layers["parse"], safety=prep.safety, grounding=prep.grounding,
+                                          execution=execution, compare=compare, stale=stale, joins_pred=prep.joins,
+                                          joins_gold=gold.joins)
         layers["classify"] = cls.to_dict()
         if not passed:
             layers["diagnostics"] = diagnose(compare=compare, structure=layers.get("structure"),
                                              classification=layers["classify"])
         return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
-                       executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
+                       prep.executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
 
 
-class _Background:
-    """A call run in a thread once started, or inline by ``result()`` if never started.
-    The engine call runs in a thread that only writes the request and waits on the pipe,
-    so the structural diff (pure Python) overlaps the engine process's execution."""
+@dataclass
+class _Prepared:
+    """A candidate's layers up to execution, and the engine's ticket once it was sent."""
 
-    def __init__(self, fn: Any, *args: Any) -> None:
-        self._fn, self._args = fn, args
-        self._thread: Any = None
-        self._out: Any = None
-        self._exc: BaseException | None = None
-
-    def _run(self) -> None:
-        try:
-            self._out = self._fn(*self._args)
-        except BaseException as exc:  # re-raised in the caller, as if called inline
-            self._exc = exc
-
-    def start(self) -> None:
-        import threading
-        self._thread = threading.Thread(target=self._run, name="sqleval-structure", daemon=True)
-        self._thread.start()
-
-    def result(self) -> Any:
-        if self._thread is None:
-            self._run()
-        else:
-            self._thread.join()
-        if self._exc is not None:
-            raise self._exc
-        return self._out
+    parsed: Any
+    layers: dict[str, Any] = field(default_factory=dict)
+    safety: dict[str, Any] | None = None
+    grounding: dict[str, Any] | None = None
+    joins: dict[str, Any] = field(default_factory=lambda: {"tables": [], "joins": []})
+    stale: list[str] = field(default_factory=list)
+    executed_sql: str | None = None
+    ticket: Any = None
+    sent_at: float = 0.0
 
 
 class StaticGrader:
