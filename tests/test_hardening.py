@@ -18,6 +18,7 @@ from pytest_sqleval.backends.registry import read_predictions
 from pytest_sqleval.errors import BadInputError
 
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.sqleval_helpers import write_predictions  # noqa: F401  (fixture)
 
 
 # -- runaway queries ---------------------------------------------------------------------
@@ -32,6 +33,42 @@ def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db:
         assert elapsed < 1 + 1 + 3  # timeout + 1 s grace, with room for a loaded machine
         assert g.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed
         assert g._grader.host.restarts == 1
+
+
+def test_requests_queued_behind_a_killed_query_go_to_a_fresh_engine(shop_db: Path, tmp_path: Path) -> None:
+    """Grading ahead queues the next case behind the running one; when the running one is
+    killed, the queued ones are neither lost nor blamed for it."""
+    from pytest_sqleval.grading.pipeline import SuiteGrader
+    count, bomb, wrong = "SELECT count(*) FROM customers", "SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders"
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=1), cache_dir=tmp_path)
+    try:
+        gold = g.gold(count)
+        for sql in (bomb, count, wrong):
+            g.submit(sql, gold)
+        assert [p.ticket.sent for p in g._ahead.values()] == [True, True, False]  # one waits behind the running one
+        assert g.grade(count, gold).passed  # read behind the killed one, answered by a fresh engine
+        assert g.grade(bomb, gold).failure_kind == "timeout"
+        assert g.host.restarts == 1
+        verdict = g.grade(wrong, gold)
+        assert not verdict.passed and verdict.failure_kind != "timeout" and verdict.executed_sql == wrong
+    finally:
+        g.close()
+
+
+def test_grading_ahead_keeps_every_verdict_with_its_own_case(
+        pytester: pytest.Pytester, make_suite: Any, write_predictions: Any) -> None:
+    count = "SELECT count(*) FROM customers"
+    sqls = {"a_ok": count, "b_killed": "SELECT md5(repeat('ab', 400000000))", "c_ok": count,
+            "d_wrong": "SELECT count(*) + 1 FROM customers", "e_ok": count}
+    make_suite([{"id": cid, "question": f"case {cid}", "gold_sql": count} for cid in sqls],
+               manifest_extra="[limits]\ntimeout_s = 1\n")
+    write_predictions(sqls, name="p.jsonl")
+    result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl", "-p", "no:randomly")
+    result.assert_outcomes(passed=3, failed=2)
+    records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "sqleval-results" / "results.jsonl").read_text().splitlines())}
+    assert {cid: r["executed_sql"] for cid, r in records.items()} == sqls
+    assert records["b_killed"]["failure_kind"] == "timeout"
+    assert records["d_wrong"]["error_class"] is not None and records["d_wrong"]["failure_kind"] != "timeout"
 
 
 # -- fuzzed input files --------------------------------------------------------------------

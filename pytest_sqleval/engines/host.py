@@ -141,9 +141,9 @@ class EngineHost:
             self._read_next()
 
     def result(self, ticket: "Ticket") -> dict[str, Any]:
-        if not ticket.sent:
-            self._send(ticket)
         while not ticket.done:
+            if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
+                self._send(ticket)
             self._read_next()
         if ticket.error is not None:
             raise ticket.error
