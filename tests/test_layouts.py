@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from pytest_sqleval.layouts import read_layout_predictions
-from pytest_sqleval.reports.sidebyside import (bird_equal, side_by_side, spider_equal, spider_order_matters,
+from pytest_sqleval.reports.sidebyside import (SPIDER_RERUN_MAX_MS, bird_equal, side_by_side, spider_equal, spider_order_matters,
                                                spider_variant, summarize_sidebyside)
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
@@ -288,3 +289,22 @@ def test_side_by_side_reasons_and_summary() -> None:
     assert (summary["executed"], summary["not_executed"], summary["ours_passed"]) == (3, 1, 1)
     assert summary["bird"]["reasons"] == {"nulls": 1, "deprecated_table": 1}
     assert summary["bird"]["passed"] == 1 and summary["bird"]["differs"] == 2
+
+
+def test_spider_rerun_without_distinct_only_for_cheap_predictions() -> None:
+    """Spider's rule needs the prediction run again without DISTINCT; a heavy prediction is
+    not run twice for evidence, and Spider's verdict on it is undecided, not guessed."""
+    t = pa.table({"n": [3]})
+    runs: list[str] = []
+
+    def run(sql: str) -> Any:
+        runs.append(sql)
+        return type("Outcome", (), {"error": None, "table": t})()
+
+    common = dict(gold_sql="SELECT count(DISTINCT a) FROM t", pred_sql="SELECT count(DISTINCT a) FROM t",
+                  dialect="duckdb", run=run, gold_variant=lambda sql: t)
+    cheap = side_by_side(t, t, {"match": True}, pred_elapsed_ms=5.0, **common)
+    assert cheap["spider"] is True and runs == ["SELECT count( a) FROM t"]
+    heavy = side_by_side(t, t, {"match": True}, pred_elapsed_ms=SPIDER_RERUN_MAX_MS + 1, **common)
+    assert heavy["spider"] is None and "skipped" in heavy["note"] and len(runs) == 1
+    assert heavy["bird"] is True  # BIRD's rule needs no second execution

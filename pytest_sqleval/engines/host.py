@@ -311,17 +311,20 @@ class _Server:
             return result
         gold = self._gold_table(req["gold_key"])
         result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result["compare"], req)
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result["compare"], req,
+                                                             outcome.elapsed_ms)
         result["pred_preview"] = [[_json(v) for v in r.values()] for r in outcome.table.slice(0, 5).to_pylist()]
         return result
 
-    def _side_by_side(self, gold: Any, pred: Any, compare: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    def _side_by_side(self, gold: Any, pred: Any, compare: dict[str, Any], req: dict[str, Any],
+                      pred_elapsed_ms: float) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading)."""
         from ..reports.sidebyside import side_by_side
         try:
             return side_by_side(gold, pred, compare, gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]), pred_sql=req["sql"],
                                 dialect=self.db.dialect, run=self.db.run,
-                                gold_variant=lambda sql: self._gold_variant(req["gold_key"], sql))
+                                gold_variant=lambda sql: self._gold_variant(req["gold_key"], sql),
+                                pred_elapsed_ms=pred_elapsed_ms)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 

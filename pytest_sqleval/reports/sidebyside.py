@@ -33,6 +33,7 @@ import math
 from collections import Counter
 from typing import Any, Callable, Iterable
 
+SPIDER_RERUN_MAX_MS = 100.0  # slower predictions are not executed a second time for Spider's rule
 MAX_ROWS = 200_000
 MAX_PERMUTATIONS = 100_000
 RULES = ("bird", "spider")
@@ -185,12 +186,14 @@ def _reason(rule: str, rule_pass: bool, gold: list[tuple], pred: list[tuple], co
 
 def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, gold_sql: str | None,
                  pred_sql: str, dialect: str, run: Callable[[str], Any] | None = None,
-                 gold_variant: Callable[[str], Any] | None = None) -> dict[str, Any]:
+                 gold_variant: Callable[[str], Any] | None = None, pred_elapsed_ms: float = 0.0) -> dict[str, Any]:
     """The BIRD and Spider verdicts for one executed case, and why each differs from ours.
 
     ``run(sql)`` executes a query on the same sandbox (for Spider's DISTINCT removal);
     ``gold_variant(sql)`` does the same for the gold's variant, from a cache (an Arrow
-    table, or the error category as a string)."""
+    table, or the error category as a string). A prediction that took over
+    ``SPIDER_RERUN_MAX_MS`` to execute is not run again without DISTINCT: evidence must not
+    double a heavy run's execution time, so Spider's verdict on it stays undecided."""
     if gold_table.num_rows > MAX_ROWS or pred_table.num_rows > MAX_ROWS:
         return {"bird": None, "spider": None, "note": f"results over {MAX_ROWS} rows are not compared side by side"}
     gold, pred = python_rows(gold_table), python_rows(pred_table)
@@ -215,6 +218,11 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, g
                            spider_reason=None, note=f"the gold without DISTINCT fails on this database ({variant})")
                 return out
             g2 = python_rows(variant)
+        if pv != pred_sql and pred_elapsed_ms > SPIDER_RERUN_MAX_MS:
+            out.update(spider=None, spider_order_matters=order, spider_distinct_removed=True, spider_reason=None,
+                       note=f"Spider's DISTINCT-free re-run of the prediction skipped: it took {pred_elapsed_ms:.0f} ms "
+                            f"(over {SPIDER_RERUN_MAX_MS:.0f} ms)")
+            return out
         if pv != pred_sql:
             removed = True
             outcome = run(pv)
