@@ -217,10 +217,9 @@ class SuiteGrader:
         if not prep.safety["ok"]:
             return prep
         prep.grounding = ground(parsed.expression, self.index).to_dict()
-        prep.joins = classify_layer.join_structure(parsed.expression)
         # a deprecated table the gold reads too is not stale, however either side qualifies it
         gold_tables = {t.removeprefix("main.") for t in gold.tables}
-        prep.stale = [t for t in classify_layer.deprecated_refs(prep.joins["tables"], self.deprecated)
+        prep.stale = [t for t in classify_layer.deprecated_refs(classify_layer.table_names(parsed.expression), self.deprecated)
                       if t.removeprefix("main.") not in gold_tables]
         prep.executed_sql = self._to_engine(parsed.expression, sql)
         prep.sent_at = time.perf_counter()
@@ -259,7 +258,9 @@ class SuiteGrader:
                                                 + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
         else:
             cls = classify_layer.classify(parse=layers["parse"], safety=prep.safety, grounding=prep.grounding,
-                                          execution=execution, compare=compare, stale=stale, joins_pred=prep.joins,
+                                          execution=execution, compare=compare, stale=stale,
+                                          joins_pred=classify_layer.join_structure(parsed.expression if prep.safety
+                                                                                   and prep.safety["ok"] else None),
                                           joins_gold=gold.joins)
         layers["classify"] = cls.to_dict()
         if not passed:
@@ -277,7 +278,6 @@ class _Prepared:
     layers: dict[str, Any] = field(default_factory=dict)
     safety: dict[str, Any] | None = None
     grounding: dict[str, Any] | None = None
-    joins: dict[str, Any] = field(default_factory=lambda: {"tables": [], "joins": []})
     stale: list[str] = field(default_factory=list)
     executed_sql: str | None = None
     ticket: Any = None

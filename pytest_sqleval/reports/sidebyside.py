@@ -34,7 +34,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable
 
 SPIDER_RERUN_MAX_MS = 100.0  # slower predictions are not executed a second time for Spider's rule
-MAX_ROWS = 200_000
+MAX_ROWS = 100_000  # over this, rebuilding Python rows would cost more than the grading itself
 MAX_PERMUTATIONS = 100_000
 RULES = ("bird", "spider")
 REASONS = ("duplicates", "order", "column_order", "float_noise", "nulls", "types", "deprecated_table", "other")
