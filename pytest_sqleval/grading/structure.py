@@ -39,14 +39,30 @@ class StructureResult:
                 "differing_clauses": self.differing_clauses, "clauses": self.clauses}
 
 
-def _order_equalities(tree: exp.Expression, gen: Generator) -> None:
-    """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
-    ``b = a`` are the same condition."""
-    for eq in reversed(list(tree.find_all(exp.EQ))):
-        left, right = eq.left, eq.right
-        if gen.generate(right, copy=False) < gen.generate(left, copy=False):
-            eq.set("this", right)
-            eq.set("expression", left)
+_GENERATORS: dict[tuple[str, bool], type[Generator]] = {}
+
+
+def _generator(dialect: str, strip_values: bool) -> Generator:
+    """A generator of the dialect that writes normalized text in a canonical form: each
+    equality's sides in sorted order (``a = b`` and ``b = a`` are the same condition) and,
+    with ``strip_values``, every literal as a placeholder. The tree is never copied or
+    changed: copying and rewriting per clause item used to be most of a case's grading."""
+    cls = _GENERATORS.get((dialect, strip_values))
+    if cls is None:
+        base = type(Dialect.get_or_raise(dialect).generator())
+
+        def eq_sql(self: Generator, expression: exp.EQ) -> str:
+            left, right = self.sql(expression, "this"), self.sql(expression, "expression")
+            return f"{right} = {left}" if right < left else f"{left} = {right}"
+
+        def preprocess(self: Generator, expression: exp.Expression) -> exp.Expression:
+            return expression  # the dialect's rewrites mutate the tree; text only needs to be stable
+
+        body: dict[str, Any] = {"eq_sql": eq_sql, "preprocess": preprocess}
+        if strip_values:
+            body["literal_sql"] = lambda self, expression: "?"
+        cls = _GENERATORS[(dialect, strip_values)] = type(f"Canonical{base.__name__}", (base,), body)
+    return cls(dialect=Dialect.get_or_raise(dialect), normalize=True, comments=False)
 
 
 def _text(gen: Generator, node: exp.Expression | None) -> str:
@@ -87,21 +103,9 @@ def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -
 
 
 def _clauses(tree: exp.Expression, dialect: str) -> tuple[dict[str, list[str]], dict[str, list[str]], str]:
-    """The clauses of ``tree``, with and without values, and the statement's normalized
-    text. The tree is copied once and one generator writes every part, values first,
-    then again with each literal replaced by a placeholder: copying and generating per
-    clause item used to be most of a case's grading time."""
-    gen = Dialect.get_or_raise(dialect).generator(normalize=True, comments=False)
-    tree = tree.copy()
-    _order_equalities(tree, gen)
-    valued = _extract(tree, gen)
-    text = gen.generate(tree, copy=tree.find(exp.With) is not None)  # CTEs may be moved: not in our copy
-    if isinstance(tree, exp.Literal):
-        tree = exp.Placeholder()
-    for lit in list(tree.find_all(exp.Literal)):
-        lit.replace(exp.Placeholder())
-    _order_equalities(tree, gen)
-    return valued, _extract(tree, gen), text
+    """The clauses of ``tree``, with and without values, and the statement's normalized text."""
+    valued = _generator(dialect, False)
+    return _extract(tree, valued), _extract(tree, _generator(dialect, True)), _text(valued, tree)
 
 
 def _extract(tree: exp.Expression, gen: Generator) -> dict[str, list[str]]:
