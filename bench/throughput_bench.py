@@ -53,12 +53,23 @@ def duckdb_alone(database: Path, sqls: list[str], threads: int = 1) -> float:
     return elapsed
 
 
-def harness(suite: Path, preds: Path, cache: Path, results: Path, extra: list[str] | None = None) -> tuple[float, list[dict]]:
+# Runs a command and prints, on its last stderr line, the peak RSS in KiB of the largest
+# process it waited for (pytest or its engine process).
+_PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
+
+
+def harness(suite: Path, preds: Path, cache: Path, results: Path, extra: list[str] | None = None,
+            peak: bool = False) -> tuple[float, list[dict]]:
+    """One whole pytest run; with ``peak`` also the run's peak RSS in MiB (``harness.peak_mib``)."""
     fresh(results)
-    wall, proc = run(pytest_cmd(str(suite), f"--sqleval-backend=predictions:{preds}", f"--sqleval-cache-dir={cache}",
-                                f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                                "--no-header", "--tb=no", "-rN", *(extra or [])), cwd=ROOT)
+    cmd = pytest_cmd(str(suite), f"--sqleval-backend=predictions:{preds}", f"--sqleval-cache-dir={cache}",
+                     f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                     "--no-header", "--tb=no", "-rN", *(extra or []))
+    wall, proc = run([cmd[0], "-c", _PEAK, *cmd] if peak else cmd, cwd=ROOT)
     check(proc)
+    if peak:
+        harness.peak_mib = int(proc.stderr.strip().splitlines()[-1]) / 1024  # type: ignore[attr-defined]
     return wall, read_records(results)
 
 
@@ -102,12 +113,18 @@ def run_bench(report: Report, n: int, scale: int, growth: list[int], repeat: int
         for m in growth:
             s2, p2, _, _ = setup(m, scale)
             harness(s2, p2, cache, WORK / "results")  # gold for these ids is the same, already cached
-            w = median([harness(s2, p2, cache, WORK / "results")[0] for _ in range(2)])
-            pts.append((m, w))
-            report.add("growth", f"pytest wall, {m} cases (scale {scale})", w, "s", note="gold cached")
-        a, b = fit_line([float(m) for m, _ in pts], [w for _, w in pts])
-        report.extra[f"fit_cases_s{scale}"] = {"intercept_s": a, "s_per_case": b, "points": pts}
-        print(f"  fit: wall = {a:.2f} s + {1000 * b:.2f} ms/case", flush=True)
+            w = median([harness(s2, p2, cache, WORK / "results", peak=True)[0] for _ in range(2)])
+            mib = harness.peak_mib  # type: ignore[attr-defined]
+            pts.append((m, w, mib))
+            report.add("growth", f"pytest wall, {m} cases (scale {scale})", w, "s", note=f"gold cached; peak RSS {mib:.0f} MiB")
+        a, b = fit_line([float(m) for m, _, _ in pts], [w for _, w, _ in pts])
+        ma, mb = fit_line([float(m) for m, _, _ in pts], [x for _, _, x in pts])
+        report.extra[f"fit_cases_s{scale}"] = {"intercept_s": a, "s_per_case": b, "rss_intercept_mib": ma,
+                                               "rss_mib_per_case": mb, "points": pts}
+        report.add("growth", "fit: wall time per case", 1000 * b, "ms", note=f"wall = {a:.2f} s + {1000 * b:.2f} ms x cases")
+        report.add("growth", "fit: peak memory per case", 1024 * mb, "KiB",
+                   note=f"peak RSS = {ma:.0f} MiB + {1024 * mb:.1f} KiB x cases")
+        print(f"  fit: wall = {a:.2f} s + {1000 * b:.2f} ms/case; peak RSS = {ma:.0f} MiB + {1024 * mb:.1f} KiB/case", flush=True)
 
 
 def main() -> None:

@@ -125,6 +125,10 @@ class _Hooks:
         except SqlevalError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not session.config.option.collectonly:
+            self.state.start_engines(session.items)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)

@@ -55,6 +55,7 @@ class SqlevalSession:
         self._judge: Any = None
         self._backends: list[Backend] | None = None
         self._graders: dict[Path, SuiteGrader] = {}
+        self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._generation: GenerationService | None = None
         self._prefetched = False
         # controller side
@@ -108,7 +109,7 @@ class SqlevalSession:
             ensure_database(manifest.database, manifest.build)
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
-                                 cache_dir=self.cache_dir)
+                                 cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None))
             self._graders[manifest.path] = grader
         return grader
 
@@ -132,7 +133,27 @@ class SqlevalSession:
             pairs = pairs[k:] + pairs[:k]
         self.generation.prefetch(pairs)
 
+    def start_engines(self, items: list[pytest.Item], most: int = 2) -> None:
+        """Start the engine process of the first suites this process will grade, without
+        waiting for it: its start-up (imports, opening the database, the catalog) then
+        overlaps pytest's own instead of delaying the first case."""
+        from .engines import is_url
+        from .engines.host import EngineHost, describe_timeout
+        for item in items:
+            manifest = getattr(item, "manifest", None)
+            if len(self._started) >= most:
+                break
+            if (manifest is None or manifest.database is None or manifest.path in self._started
+                    or manifest.path in self._graders
+                    or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
+                continue
+            host = EngineHost(manifest.database, manifest.limits, self.cache_dir / "gold")
+            self._started[manifest.path] = (host, host.submit("describe", {}, exec_timeout=describe_timeout(manifest.limits)))
+
     def close(self) -> None:
+        for host, _ in self._started.values():
+            host.close()
+        self._started.clear()
         for grader in self._graders.values():
             grader.close()
         self._graders.clear()

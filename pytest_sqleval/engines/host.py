@@ -30,6 +30,11 @@ _HDR = struct.Struct("!Q")
 _AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
 
 
+def describe_timeout(limits: Limits) -> float:
+    """Opening a database reads its catalog and hashes its content: minutes on a big one."""
+    return max(120.0, limits.timeout_s * 10)
+
+
 class HostCrashed(RuntimeError):
     """The child died or failed; the message says why."""
 

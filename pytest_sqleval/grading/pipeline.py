@@ -14,7 +14,7 @@ from typing import Any
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, HostTimeout
+from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout
 from ..errors import GoldError
 from . import classify as classify_layer
 from .execute import engine_failure_record, timeout_record
@@ -83,15 +83,19 @@ class SuiteGrader:
 
     def __init__(self, database: Path, *, dialect: str = DEFAULT_DIALECT, limits: Limits = Limits(),
                  policy: ComparePolicy = ComparePolicy(), deprecated: tuple[str, ...] = (),
-                 cache_dir: Path) -> None:
+                 cache_dir: Path, started: tuple[EngineHost, Any] | None = None) -> None:
         self.database = database if is_url(database) else Path(database)  # Path() would fold a URL's "//"
         self.dialect = dialect
         self.limits = limits
         self.policy = policy
         self.deprecated = deprecated
         self.gold_dir = Path(cache_dir) / "gold"
-        self.host = EngineHost(self.database, limits, self.gold_dir)
-        info = self.host.call("describe", {}, exec_timeout=max(120.0, limits.timeout_s * 10))
+        if started is not None:  # an engine process started ahead, and its describe request
+            self.host, ticket = started
+            info = self.host.result(ticket)
+        else:
+            self.host = EngineHost(self.database, limits, self.gold_dir)
+            info = self.host.call("describe", {}, exec_timeout=describe_timeout(limits))
         self.content_hash: str = info["content_hash"]
         self.engine: str = info["engine"]
         self.engine_version: str = info["engine_version"]
