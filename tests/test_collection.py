@@ -154,3 +154,17 @@ def test_marker_selection_runs_under_strict_markers(pytester: pytest.Pytester, s
     result = pytester.runpytest("--strict-markers", "-m", "revenue")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=2, deselected=4)
+
+
+def test_engine_starts_once_when_collection_ends_and_never_for_collect_only(
+        pytester: pytest.Pytester, shop_suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine process is started as collection ends (its start-up overlaps pytest's)
+    and that same process grades the cases; listing the cases starts none."""
+    from pytest_sqleval.engines.host import EngineHost
+    starts: list[str] = []
+    real_start = EngineHost._start
+    monkeypatch.setattr(EngineHost, "_start", lambda self: starts.append(self.database) or real_start(self))
+    assert pytester.runpytest_inprocess("--collect-only", "-q").ret == pytest.ExitCode.OK
+    assert starts == []
+    pytester.runpytest_inprocess("-q").assert_outcomes(passed=len(IDS))
+    assert len(starts) == 1
