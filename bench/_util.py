@@ -214,6 +214,8 @@ def run(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout
     full_env.pop("PYTHONDONTWRITEBYTECODE", None)  # as users run it: bytecode (and pytest's rewritten modules) cached
     if env:
         full_env.update(env)
+    # the checkout this bench lives in, not whichever copy of the plugin is installed
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), full_env.get("PYTHONPATH")) if p)
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(cwd), env=full_env, capture_output=True, text=True, timeout=timeout)
     return time.perf_counter() - t, proc

@@ -5,6 +5,15 @@ submitted up front, so generations overlap across cases while items are graded i
 pytest's order. At most ``concurrency`` calls are in flight. Finished generations are
 stored under (backend fingerprint, case content hash); a claim file per case keeps two
 xdist workers from generating the same case, and lets a resumed run skip finished work.
+
+The loop thread shares the GIL with the main thread, which grades (CPU-bound) while the
+generations run. Every socket event and file operation makes the loop thread wait for the
+GIL again, up to the interpreter's switch interval (5 ms by default), which stretched a
+C=32 generation phase by half. So the loop does as little disk work as it can (cached
+cases are found by one directory listing at submission, a claim is one ``link(2)``,
+saving a result and releasing its claim happen on a writer thread after the slot has
+gone to the next case), and the switch interval is lowered while generations are
+outstanding.
 """
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -23,6 +33,7 @@ from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
 
 POLL_S = 0.05
+SWITCH_INTERVAL_S = 0.0005  # the interpreter's thread switch interval while generations are outstanding
 
 
 @dataclass
@@ -42,9 +53,28 @@ class GenerationStore:
         self.root = Path(root) / ("generations" if persistent else f"run-{run_id}")
         self.run_id = run_id
         self._held: set[Path] = set()
+        self._folders: set[Path] = set()
+        self._owner: Path | None = None  # this process's claim content, hard-linked as each claim
 
     def _path(self, fingerprint: str, case_hash: str) -> Path:
         return self.root / fingerprint / f"{case_hash}.json"
+
+    def _folder(self, fingerprint: str) -> Path:
+        """The fingerprint's folder, made once per process rather than once per case."""
+        folder = self.root / fingerprint
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
+        return folder
+
+    def finished(self, fingerprint: str) -> set[str]:
+        """Content hashes with a saved generation: one directory listing, where looking
+        each case up would cost a failed open per case."""
+        try:
+            with os.scandir(self.root / fingerprint) as entries:
+                return {e.name[:-5] for e in entries if e.name.endswith(".json")}
+        except OSError:
+            return set()
 
     def load(self, fingerprint: str, case_hash: str) -> Generated | None:
         path = self._path(fingerprint, case_hash)
@@ -55,8 +85,7 @@ class GenerationStore:
         return Generated(data["sql"], data.get("metadata", {}), True, data.get("elapsed_ms", 0.0))
 
     def save(self, fingerprint: str, case_hash: str, gen: Generated) -> None:
-        path = self._path(fingerprint, case_hash)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = self._folder(fingerprint) / f"{case_hash}.json"
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"sql": gen.sql, "metadata": gen.metadata, "elapsed_ms": gen.elapsed_ms},
                                   default=str), encoding="utf-8")
@@ -66,11 +95,10 @@ class GenerationStore:
         """Take the right to generate this case. A claim is stale, and taken over, when its
         process died or when it is this process's own pid from another run (a recycled pid,
         e.g. pid 1 in every fresh container)."""
-        path = self._path(fingerprint, case_hash).with_suffix(".claim")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = self._folder(fingerprint) / f"{case_hash}.claim"
         for _ in range(2):
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                self._create_claim(path)
             except FileExistsError:
                 try:
                     raw_pid, _, owner = path.read_text().partition(" ")
@@ -81,11 +109,26 @@ class GenerationStore:
                     return False
                 path.unlink(missing_ok=True)
                 continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(f"{os.getpid()} {self.run_id}")
             self._held.add(path)
             return True
         return False
+
+    def _create_claim(self, path: Path) -> None:
+        """Create ``path`` holding "pid run_id", or raise FileExistsError. A hard link to this
+        process's owner file does it in one step: one system call, and no moment at which
+        another process could read the claim empty and take it for stale."""
+        owner = f"{os.getpid()} {self.run_id}"
+        if self._owner is None:
+            self._owner = self.root / f".owner-{os.getpid()}-{self.run_id}"
+            self._owner.write_text(owner)
+        try:
+            os.link(self._owner, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(owner)
 
     def release(self, fingerprint: str, case_hash: str) -> None:
         path = self._path(fingerprint, case_hash).with_suffix(".claim")
@@ -97,6 +140,9 @@ class GenerationStore:
         for path in list(self._held):
             path.unlink(missing_ok=True)
         self._held.clear()
+        if self._owner is not None:
+            self._owner.unlink(missing_ok=True)
+            self._owner = None
 
     def discard_run(self) -> None:
         if not self.persistent:
@@ -152,6 +198,10 @@ class GenerationService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sem: asyncio.Semaphore | None = None
         self._lock = threading.Lock()
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sqleval-generation-store")
+        self._outstanding = 0  # generations sent to the loop and not finished
+        self._saved_switch: float | None = None
+        self._switch_lock = threading.Lock()
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
@@ -169,18 +219,64 @@ class GenerationService:
             self._loop = loop
         return self._loop
 
-    def submit(self, backend: Backend, case: BenchmarkCase) -> concurrent.futures.Future[Generated]:
+    def submit(self, backend: Backend, case: BenchmarkCase,
+               finished: set[str] | None = None) -> concurrent.futures.Future[Generated]:
+        """``finished``: the fingerprint's listing from :meth:`GenerationStore.finished`; a case
+        not in it is not looked up on disk here."""
         key = (backend.label, f"{case.suite}::{case.id}")
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
-                fut = asyncio.run_coroutine_threadsafe(self._generate(backend, case), self._ensure_loop())
-                self._futures[key] = fut
+                fut = self._futures[key] = self._start(backend, case, finished)
         return fut
 
+    def _start(self, backend: Backend, case: BenchmarkCase,
+               finished: set[str] | None) -> concurrent.futures.Future[Generated]:
+        """A cached case is answered on the submitting thread; only calls go to the loop."""
+        case_hash = None
+        if backend.fingerprint is not None:
+            case_hash = case.content_hash
+            listed = finished is None or case_hash in finished
+            hit = self.store.load(backend.fingerprint, case_hash) if listed else None
+            if hit is not None:
+                self.cache_hits += 1
+                done: concurrent.futures.Future[Generated] = concurrent.futures.Future()
+                done.set_result(hit)
+                return done
+        fut = asyncio.run_coroutine_threadsafe(self._generate(backend, case, case_hash), self._ensure_loop())
+        self._track(fut)
+        return fut
+
+    def _track(self, fut: concurrent.futures.Future[Generated]) -> None:
+        """While generations are outstanding, the GIL changes hands at most every
+        ``SWITCH_INTERVAL_S``, so the loop thread gets it back soon after each event while the
+        main thread grades. Grading pays nothing for it: a switch is only forced when another
+        thread waits for the GIL. The interval is restored once the last generation is done."""
+        with self._switch_lock:
+            self._outstanding += 1
+            if self._saved_switch is None:
+                self._saved_switch = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved_switch, SWITCH_INTERVAL_S))
+        fut.add_done_callback(self._untrack)
+
+    def _untrack(self, _fut: concurrent.futures.Future[Generated]) -> None:
+        with self._switch_lock:
+            self._outstanding -= 1
+            if not self._outstanding:
+                self._restore_switch()
+
+    def _restore_switch(self) -> None:
+        if self._saved_switch is not None:
+            sys.setswitchinterval(self._saved_switch)
+            self._saved_switch = None
+
     def prefetch(self, pairs: list[tuple[Backend, BenchmarkCase]]) -> None:
+        listings: dict[str, set[str]] = {}
         for backend, case in pairs:
-            self.submit(backend, case)
+            fp = backend.fingerprint
+            if fp is not None and fp not in listings:
+                listings[fp] = self.store.finished(fp)
+            self.submit(backend, case, listings.get(fp) if fp is not None else None)
 
     def ready(self, backend: Backend, case: BenchmarkCase) -> Generated | None:
         """The generation if it has finished, else None; never waits."""
@@ -195,38 +291,45 @@ class GenerationService:
         except _Interrupted as exc:
             raise exc.original from None
 
-    async def _generate(self, backend: Backend, case: BenchmarkCase) -> Generated:
-        fp = backend.fingerprint
-        if fp is None:
-            return await self._call(backend, case)
-        ch = case.content_hash
+    async def _generate(self, backend: Backend, case: BenchmarkCase, case_hash: str | None) -> Generated:
         assert self._sem is not None
+        fp = backend.fingerprint
+        if fp is None or case_hash is None:  # never cached
+            async with self._sem:
+                return await self._invoke(backend, case)
         while True:
-            hit = self.store.load(fp, ch)
-            if hit is not None:
-                self.cache_hits += 1
-                return hit
             # Claim only once a slot is free: a process never sits on claims it cannot start,
             # so xdist workers split the cases instead of one worker claiming them all.
             async with self._sem:
-                if self.store.claim(fp, ch):
+                if self.store.claim(fp, case_hash):
+                    hit = self.store.load(fp, case_hash)  # it may have finished since it was looked up
+                    if hit is not None:
+                        self.store.release(fp, case_hash)
+                        self.cache_hits += 1
+                        return hit
                     try:
-                        hit = self.store.load(fp, ch)  # it may have finished between our look and our claim
-                        if hit is not None:
-                            self.cache_hits += 1
-                            return hit
                         gen = await self._invoke(backend, case)
-                        if gen.error is None:
-                            self.store.save(fp, ch, gen)
-                        return gen
-                    finally:
-                        self.store.release(fp, ch)
+                    except BaseException:  # cancelled by close(), or interrupted: nothing to keep
+                        self.store.release(fp, case_hash)
+                        raise
+                    # The claim is held until the result is on disk, so no other process asks
+                    # for this case meanwhile; the disk work is the writer thread's.
+                    self._writer.submit(self._keep, fp, case_hash, gen)
+                    return gen
             await asyncio.sleep(POLL_S)  # another process is generating this case
+            hit = self.store.load(fp, case_hash)
+            if hit is not None:
+                self.cache_hits += 1
+                return hit
 
-    async def _call(self, backend: Backend, case: BenchmarkCase) -> Generated:
-        assert self._sem is not None
-        async with self._sem:
-            return await self._invoke(backend, case)
+    def _keep(self, fingerprint: str, case_hash: str, gen: Generated) -> None:
+        """On the writer thread: save a successful generation, then release its claim. A save
+        that fails (a full disk) costs only a generation again next run."""
+        try:
+            if gen.error is None:
+                self.store.save(fingerprint, case_hash, gen)
+        finally:
+            self.store.release(fingerprint, case_hash)
 
     async def _invoke(self, backend: Backend, case: BenchmarkCase) -> Generated:
         """One backend call; the caller holds a concurrency slot."""
@@ -266,7 +369,10 @@ class GenerationService:
             except Exception:  # a loop that will not unwind in time is abandoned (daemon thread)
                 pass
             loop.call_soon_threadsafe(loop.stop)
+        self._writer.shutdown(wait=True)  # finished generations reach the disk before the run ends
         self.store.release_all()
+        with self._switch_lock:  # an abandoned loop never finishes its generations
+            self._restore_switch()
 
 
 async def _cancel_all() -> None:

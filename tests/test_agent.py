@@ -208,6 +208,19 @@ def test_self_check_flags_errors_empty_and_suspicious_results(tmp_path: Path) ->
     assert inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'south', 2"), "table")[0] is None
 
 
+def test_predictions_file_keeps_what_another_process_wrote_in_between(tmp_path: Path) -> None:
+    from pytest_sqleval.agent.runs import record_prediction
+    path = record_prediction(tmp_path, "a1", {"qid": "q2", "sql": "SELECT 2"})
+    other = path.with_name("other-worker.tmp")  # another xdist worker rewrites the file whole
+    other.write_text(path.read_text() + json.dumps({"qid": "q10", "sql": "SELECT 10"}) + "\n")
+    other.replace(path)
+    record_prediction(tmp_path, "a1", {"qid": "q1", "sql": "SELECT 1"})
+    record_prediction(tmp_path, "a1", {"qid": "q2", "sql": "SELECT 2 AS again"})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["qid"], line["sql"]) for line in lines] == [("q1", "SELECT 1"), ("q2", "SELECT 2 AS again"),
+                                                             ("q10", "SELECT 10")]
+
+
 def test_tokens_are_counted_with_the_models_tokenizer_when_litellm_knows_it() -> None:
     known, unknown = TokenCounter("openai/gpt-4o-mini"), TokenCounter("openai/scripted-unknown-model")
     assert known.name == "litellm:openai/gpt-4o-mini"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import threading
 import time
 from collections import Counter
@@ -152,6 +153,34 @@ def test_two_workers_split_the_cases_instead_of_one_claiming_them_all(tmp_path: 
     assert results == [c.gold_sql for c in cases] * 2
     assert sorted(calls["a"] + calls["b"]) == sorted(c.id for c in cases)  # nothing generated twice
     assert calls["a"] and calls["b"], calls  # both workers generated: claims are taken only when a slot is free
+
+
+def test_cached_cases_skip_the_loop_and_the_switch_interval_is_lowered_only_meanwhile(tmp_path: Path) -> None:
+    default = sys.getswitchinterval()
+    seen: list[float] = []
+
+    async def generate(case: BenchmarkCase) -> str:
+        seen.append(sys.getswitchinterval())
+        return case.gold_sql
+
+    backend, cases = Backend("rec", "rec", generate, fingerprint="fp"), _cases(4)
+    first = GenerationService(GenerationStore(tmp_path, "run-5"), concurrency=2)
+    try:
+        first.prefetch([(backend, c) for c in cases])
+        assert [first.get(backend, c).cached for c in cases] == [False] * 4
+    finally:
+        first.close()
+    assert len(seen) == 4 and max(seen) < default  # the loop thread gets the GIL back sooner while calls run
+    assert sys.getswitchinterval() == default and not list(tmp_path.rglob("*.claim"))
+
+    second = GenerationService(GenerationStore(tmp_path, "run-6"), concurrency=2)
+    try:
+        second.prefetch([(backend, c) for c in cases])  # all cached: answered at submission, no loop at all
+        assert second._loop is None and sys.getswitchinterval() == default
+        assert [second.get(backend, c).sql for c in cases] == [c.gold_sql for c in cases]
+        assert second.cache_hits == 4 and len(seen) == 4
+    finally:
+        second.close()
 
 
 def test_a_stale_claim_is_taken_over(tmp_path: Path) -> None:

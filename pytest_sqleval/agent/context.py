@@ -136,6 +136,16 @@ def _block(ws: SuiteWorkspace, config: AgentConfig, table: TableDoc, layer: Any,
 
 
 def _compact(ws: SuiteWorkspace, config: AgentConfig, counter: TokenCounter) -> SchemaContext:
+    """Every table's columns, whatever the question: built once per workspace, since
+    counting its tokens again for every question cost about 10 ms a question."""
+    key = ("compact", config.max_tables, config.max_context_tokens, counter.name)
+    hit = ws.cache.get(key)
+    if hit is None:
+        hit = ws.cache[key] = _build_compact(ws, config, counter)
+    return hit
+
+
+def _build_compact(ws: SuiteWorkspace, config: AgentConfig, counter: TokenCounter) -> SchemaContext:
     lines: list[str] = []
     used = 0
     skipped = 0
