@@ -104,16 +104,19 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def timed(fn: Callable[[], Any], repeat: int = 3, warmup: int = 0) -> tuple[float, list[float], Any]:
-    """Median wall time of ``fn`` over ``repeat`` runs (after ``warmup`` untimed ones)."""
+def timed(fn: Callable[[], Any], repeat: int = 3, warmup: int = 0, inner: int = 1) -> tuple[float, list[float], Any]:
+    """Median wall time of ``fn`` over ``repeat`` runs (after ``warmup`` untimed ones); with
+    ``inner``, each run calls ``fn`` that many times and counts the mean (for calls too
+    short for the clock)."""
     out = None
     for _ in range(warmup):
         out = fn()
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
+        for _ in range(inner):
+            out = fn()
+        times.append((time.perf_counter() - t) / inner)
     return median(times), times, out
 
 

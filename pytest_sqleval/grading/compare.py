@@ -1,25 +1,51 @@
-"""Result comparison under the comparison contract, computed inside DuckDB over Arrow.
+"""Result comparison under the comparison contract, vectorised with numpy over Arrow.
 
 Columns by position (names ignored, arity must match); rows as a multiset, or in order
 with tie groups on the gold's sort keys compared as bags; numbers numerically within a
 relative/absolute tolerance; a string never equals a number, a date never equals a
-timestamp; NULL equals NULL and nothing else.
+timestamp; NULL equals NULL and nothing else, NaN only NaN.
+
+How: both results become one stack of canonical columns, the gold's rows then the
+prediction's (``_Stack``). Identical rows are brought together by sorting on a 64-bit
+row hash, and every such grouping is then checked value by value, so a hash collision
+costs time, never a wrong verdict. Within tolerance, rows are first paired inside
+"cells" (numbers whose bit patterns agree above a tolerance-sized shift, which makes
+them close), then what is left by sorting both sides alike, and up to ``MATCH_ROWS``
+rows a side by an exact bipartite matching. Every pairing found is checked pair by pair,
+so a tolerant "equal" is always shown by a pairing; up to ``MATCH_ROWS`` rows a side
+"not equal" means no pairing exists, beyond that that none of the pairings tried holds.
+
+No SQL runs on the way, as a DuckDB round trip per step cost milliseconds where a whole
+comparison of a few rows now costs well under one. A private DuckDB only casts the rare
+column types numpy cannot hold (lists, structs, intervals...) to text, as before.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.types as pat
 
 PREVIEW_ROWS = 5
 GID_COLUMN = "__sqleval_gid"  # a stored gold's tie-group ids, appended as its last column
-SMALL_ROWS = 100_000  # results up to this size are copied into DuckDB for the comparison (see _load)
-CELL_MIN_ROWS = 20_000  # below this the sort pairing alone is as fast as the cell pairing
+HASH_ROWS = 4096  # rows of both sides above which identical rows are grouped by hash, not by sorting values
+CELL_ROWS = 2048  # rows a side from which tolerance first pairs rows within cells
+MATCH_ROWS = 128  # rows a side up to which tolerance falls back to an exact bipartite matching
+LOCATE_ROWS = 200_000  # arity mismatch: gold columns are looked for in the prediction up to this size
+COARSE_SHIFT = 39  # bits of a double dropped to sort on about four significant digits
+
+_SEED = np.uint64(0x243F6A8885A308D3)
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xBF58476D1CE4E5B9)
+_K3 = np.uint64(0x94D049BB133111EB)
 
 
 @dataclass
@@ -109,29 +135,36 @@ def jsonable(v: Any) -> Any:
 
 
 class Comparator:
-    """Owns a private in-memory DuckDB (no external access) used only to compare results."""
+    """Compares results under the contract. Owns a private in-memory DuckDB (no external
+    access, opened on first use) that only casts column types numpy cannot hold to text."""
 
     def __init__(self, threads: int = 2) -> None:
-        self.con = duckdb.connect(":memory:", config={"enable_external_access": False, "threads": threads,
-                                                      "autoload_known_extensions": False})
+        self.threads = threads
+
+    @cached_property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        return duckdb.connect(":memory:", config={"enable_external_access": False, "threads": self.threads,
+                                                  "autoload_known_extensions": False})
+
+    def _cast(self, col: pa.ChunkedArray, sql_type: str) -> pa.ChunkedArray:
+        """``col`` cast by DuckDB, for the types Arrow cannot cast (the old canonical forms)."""
+        self.con.register("__col", pa.table({"c": col}))
+        try:
+            return self.con.sql(f"SELECT CAST(c AS {sql_type}) FROM __col").to_arrow_table().column(0)
+        finally:
+            self.con.unregister("__col")
 
     def tie_groups(self, table: pa.Table, key_positions: list[int]) -> pa.Array:
-        """Group id per row: consecutive rows with equal sort keys share one."""
-        t = _positional(table.select(key_positions), "k")
-        self.con.register("__keys", t)
-        try:
-            keys = [f"c{i}" for i in range(len(key_positions))]
-            change = " OR ".join(f"{k} IS DISTINCT FROM lag({k}) OVER (ORDER BY __pos)" for k in keys) or "FALSE"
-            return self.con.sql(
-                f"SELECT sum(brk) OVER (ORDER BY __pos) AS gid FROM (SELECT __pos, CASE WHEN __pos = 0 OR {change} "
-                f"THEN 1 ELSE 0 END AS brk FROM __keys) ORDER BY __pos").to_arrow_table().column(0).combine_chunks()
-        finally:
-            self.con.unregister("__keys")
+        """Group id per row, from 1: consecutive rows with equal sort keys share one."""
+        keys = table.select(key_positions)
+        kinds = [kind_of(f.type) for f in keys.schema]
+        st = _Stack.build(keys, keys.slice(0, 0), kinds, kinds, self._cast)
+        return pa.array(_breaks(st, np.arange(st.ng)).cumsum(), pa.int64())
 
     def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
-            gid = gold.column(gold.num_columns - 1)
+            gid = pc.cast(gold.column(gold.num_columns - 1), pa.int64()).to_numpy()
             gold = gold.drop_columns([GID_COLUMN])
         gk = [kind_of(f.type) for f in gold.schema]
         pk = [kind_of(f.type) for f in pred.schema]
@@ -142,354 +175,603 @@ class Comparator:
                             cardinality_ratio=(pred.num_rows / gold.num_rows) if gold.num_rows else None)
         res.schema_match = len(gk) == len(pk) and all(_compatible(a, b) for a, b in zip(gk, pk))
         if gold.schema.types == pred.schema.types and _renamed(gold).equals(_renamed(pred)):
-            # identical, row for row: equal under every mode, no SQL needed
-            res.match, res.within_tolerance = True, False
+            # identical, row for row: equal under every mode
+            res.match = True
             res.row_precision = res.row_recall = res.row_f1 = res.cell_overlap = 1.0
             res.column_matches = [True] * len(gk)
             return res
-        con = self.con
-        small = gold.num_rows <= SMALL_ROWS and pred.num_rows <= SMALL_ROWS
-        self._load("__g", gold, small, gid)
-        self._load("__p", pred, small)
-        try:
+        if not res.schema_match:
             if len(gk) != len(pk):
                 res.reason = "arity_mismatch"
-                res.gold_columns_found_at = self._locate_columns(gk, pk, gold.num_rows, pred.num_rows)
+                res.gold_columns_found_at = self._locate_columns(gold, pred, gk, pk)
                 res.column_matches = [i in res.gold_columns_found_at for i in range(len(gk))]
-                self._row_samples(res, None)
-                return res
-            exprs = [_canon(f"c{i}", a, b, gt, pt)
-                     for i, (a, b, gt, pt) in enumerate(zip(gk, pk, gold.schema.types, pred.schema.types))]
-            if not res.schema_match:
+            else:
                 res.reason = "type_mismatch"
                 res.column_matches = [False] * len(gk)
-                self._overlap(res, None)
-                self._row_samples(res, None)
-                return res
-            sel_g = ", ".join(f"{e.format(t='g')} AS c{i}" for i, e in enumerate(exprs))
-            sel_p = ", ".join(f"{e.format(t='p')} AS c{i}" for i, e in enumerate(exprs))
-            con.execute(f"CREATE OR REPLACE TEMP VIEW gn AS SELECT {sel_g}, __pos FROM __g g")
-            con.execute(f"CREATE OR REPLACE TEMP VIEW pn AS SELECT {sel_p}, __pos FROM __p p")
-            cols = [f"c{i}" for i in range(len(gk))]
-            numeric = [i for i, (a, b) in enumerate(zip(gk, pk)) if "number" in (a, b)]
-            if (numeric and gold.num_rows == pred.num_rows >= CELL_MIN_ROWS and self._snap_keys(cols, numeric, spec) is not None
-                    and self._fingerprints_differ(cols) and self._cell_pairing(cols, numeric, spec)):
-                # not equal exactly (the fingerprints prove it), equal within tolerance (the cells prove it)
-                missing = extra = 0
-                res.within_tolerance = True
-            else:
-                missing, extra = self._except_counts(cols)
-            bag_equal = missing == 0 and extra == 0
-            if not bag_equal and numeric and gold.num_rows == pred.num_rows:
-                bag_equal = self._tolerant_bag_equal(cols, numeric, spec)
-                res.within_tolerance = bag_equal
-            res.column_matches = ([True] * len(cols) if bag_equal else
-                                  [self._column_equal(i, numeric, spec) for i in range(len(cols))])
-            self._overlap(res, (0, 0) if bag_equal else (missing, extra))
-            if not bag_equal:
-                res.reason = "row_count" if gold.num_rows != pred.num_rows else "values"
-                self._row_samples(res, cols)
-                return res
-            if spec.ordered:
-                ok, diff = self._order_equal(cols, numeric, spec, gid is not None)
-                if not ok:
-                    res.reason, res.order_only, res.first_diff = "order_only", True, diff
-                    return res
-            res.match, res.reason = True, "equal"
+            _overlap(res, None)
+            res.missing_rows = _rows_at(gold, np.arange(min(PREVIEW_ROWS, gold.num_rows)))
+            res.extra_rows = _rows_at(pred, np.arange(min(PREVIEW_ROWS, pred.num_rows)))
             return res
-        finally:
-            for name in ("__g", "__p"):
-                if small:
-                    con.execute(f"DROP TABLE IF EXISTS {name}")
-                else:
-                    con.unregister(name)
-            if not small:  # let go of the big intermediate tables now, not at the next comparison
-                con.execute("DROP TABLE IF EXISTS __diff; DROP TABLE IF EXISTS __cells; DROP TABLE IF EXISTS __resid; "
-                            "DROP TABLE IF EXISTS __grp")
 
-    def _load(self, name: str, table: pa.Table, small: bool, gid: pa.ChunkedArray | pa.Array | None = None) -> None:
-        """Make ``table`` visible as ``name`` with columns c0..cn and ``__pos`` (and the
-        gold's tie groups as ``__gid``). A small table is copied into DuckDB once: every
-        later query then skips the set-up of an Arrow scan, which costs more than the
-        query itself on a few rows. A large one is scanned where it is, without a copy."""
-        t = _renamed(table)
-        if gid is not None:
-            t = t.append_column("__gid", gid)
-        if not small:
-            self.con.register(name, t.append_column("__pos", _positions(table.num_rows)))
-            return
-        self.con.register(name + "_src", t)
-        try:
-            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_src "
-                             f"POSITIONAL JOIN (SELECT range::BIGINT AS __pos FROM range({table.num_rows}))")
-        finally:
-            self.con.unregister(name + "_src")
+        st = _Stack.build(gold, pred, gk, pk, self._cast)
+        same_n = st.ng == st.npred
+        bag_equal = st.bag_equal()
+        if not bag_equal and same_n and st.tolerant:
+            bag_equal = res.within_tolerance = _tolerant(st, spec)
+        if not bag_equal:
+            missing, extra = st.diff
+            res.column_matches = st.column_matches(spec)
+            _overlap(res, (len(missing), len(extra)))
+            res.reason = "row_count" if not same_n else "values"
+            res.missing_rows = _rows_at(gold, np.sort(missing)[:PREVIEW_ROWS])
+            res.extra_rows = _rows_at(pred, np.sort(extra)[:PREVIEW_ROWS] - st.ng)
+            return res
+        res.column_matches = [True] * len(gk)
+        _overlap(res, (0, 0))
+        if spec.ordered:
+            bad = _first_out_of_order(st, spec, gid)
+            if bad is not None:
+                res.reason, res.order_only = "order_only", True
+                res.first_diff = {"position": bad, "gold": _rows_at(gold, [bad])[0],
+                                  "predicted": _rows_at(pred, [bad])[0] if bad < pred.num_rows else None}
+                return res
+        res.match, res.reason = True, "equal"
+        return res
 
-    # -- pieces ------------------------------------------------------------------------
-    def _except_counts(self, cols: list[str]) -> tuple[int, int]:
-        """Multiset difference in one hash aggregate over both sides (faster than two
-        EXCEPT ALLs); the differing rows stay in ``__diff`` for the evidence."""
-        c = ", ".join(cols)
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __diff AS SELECT * FROM (SELECT {c}, count(*) FILTER (WHERE __side = 0) AS __ng, "
-            f"count(*) FILTER (WHERE __side = 1) AS __np FROM (SELECT {c}, 0 AS __side FROM gn UNION ALL "
-            f"SELECT {c}, 1 AS __side FROM pn) GROUP BY {c}) WHERE __ng <> __np")
-        missing, extra = self.con.execute(
-            "SELECT coalesce(sum(greatest(__ng - __np, 0)), 0), coalesce(sum(greatest(__np - __ng, 0)), 0) "
-            "FROM __diff").fetchall()[0]
-        return int(missing), int(extra)
-
-    def _tol(self, a: str, b: str, spec: CompareSpec) -> str:
-        """Never NULL: NULL equals only NULL, NaN only NaN, an infinity only itself; finite
-        numbers are equal within tolerance. (A NULL-valued predicate here would vanish
-        under ``WHERE NOT (...)`` and let NULL vs 0 or inf vs 5 pass.)"""
-        return (f"({a} IS NOT DISTINCT FROM {b} OR coalesce(isfinite({a}) AND isfinite({b}) AND "
-                f"abs({a} - {b}) <= greatest({spec.float_abs_tol!r}, {spec.float_rel_tol!r} * greatest(abs({a}), abs({b}))), FALSE))")
-
-    def _row_eq(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> str:
-        parts = []
-        for i, c in enumerate(cols):
-            parts.append(self._tol(f"a.{c}", f"b.{c}", spec) if i in numeric else f"a.{c} IS NOT DISTINCT FROM b.{c}")
-        return " AND ".join(parts) or "TRUE"
-
-    def _fingerprints_differ(self, cols: list[str]) -> bool:
-        """Whether the two sides' row hashes, summed, differ: proof that the rows differ as
-        multisets (equal rows hash alike; DuckDB hashes -0.0 as 0.0 and every NaN alike).
-        Equal sums prove nothing, so the exact diff still decides that case."""
-        h = f"sum(hash({', '.join(cols)})::HUGEINT)"
-        fg, fp = self.con.execute(f"SELECT (SELECT {h} FROM gn), (SELECT {h} FROM pn)").fetchall()[0]
-        return fg != fp
-
-    def _cell_pairing(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
-        """Whether the rows pair up within tolerance, shown in one hash aggregate: numbers
-        are snapped to cells (``_snap_keys``) in which any two values are within tolerance,
-        and rows whose cells hold as many gold as predicted rows are paired there. The rows
-        of unbalanced cells (a value and its noisy twin on either side of a cell boundary)
-        are paired by sorting, as ``_sort_pairing`` does. ``False`` means "not shown", and
-        the exact diff and the sort pairing over all differing rows decide as before."""
-        snapped = self._snap_keys(cols, numeric, spec)
-        assert snapped is not None
-        keys = ", ".join(f"{e} AS k{i}" for i, e in enumerate(snapped))
-        kn = ", ".join(f"k{i}" for i in range(len(cols)))
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __cells AS SELECT * FROM (SELECT {kn}, count(*) FILTER (WHERE __side = 0) AS __ng, "
-            f"count(*) FILTER (WHERE __side = 1) AS __np FROM (SELECT {keys}, 0 AS __side FROM gn UNION ALL "
-            f"SELECT {keys}, 1 AS __side FROM pn) GROUP BY {kn}) WHERE __ng <> __np")
-        left = self.con.execute("SELECT coalesce(sum(__ng + __np), 0) FROM __cells").fetchall()[0][0]
-        if left == 0:
-            return True
-        total = self.con.execute("SELECT count(*) FROM gn").fetchall()[0][0] * 2
-        if left > max(1000, total // 20):  # not float noise at a few boundaries: leave it to the exact diff
-            return False
-        exact_keys = [f"k{i}" for i in range(len(cols)) if i not in numeric]
-        # Two filters, the first without the logarithms: the exact columns of a left-over cell.
-        xh = f"hash({', '.join(exact_keys)})" if exact_keys else "0"
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __cellh AS SELECT DISTINCT {xh} AS xh, hash({kn}) AS kh FROM __cells")
-        # The rows of the unbalanced cells, found by the hash of their cell (a collision only
-        # brings in a whole balanced cell, whose rows then pair here instead).
-        kh = f"hash({', '.join(snapped)})"
-        xr = f"hash({', '.join(cols[i] for i in range(len(cols)) if i not in numeric)})" if exact_keys else "0"
-        c = ", ".join(cols)
-        pick = (f"FROM (SELECT * FROM {{t}} WHERE {xr} IN (SELECT xh FROM __cellh)) WHERE {kh} IN (SELECT kh FROM __cellh)")
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __resid AS SELECT {c}, count(*) FILTER (WHERE __side = 0) AS __ng, "
-            f"count(*) FILTER (WHERE __side = 1) AS __np FROM (SELECT {c}, 0 AS __side {pick.format(t='gn')} "
-            f"UNION ALL SELECT {c}, 1 AS __side {pick.format(t='pn')}) GROUP BY {c}")
-        return self._sort_pairing("__resid", cols, numeric, spec)
-
-    def _tolerant_bag_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
-        """Whether the rows that did not match exactly (``__diff``) pair up within tolerance."""
-        return self._sort_pairing("__diff", cols, numeric, spec)
-
-    @staticmethod
-    def _snap_keys(cols: list[str], numeric: list[int], spec: CompareSpec, alias: str = "") -> list[str] | None:
-        """Per column the SQL of its cell: the value itself, or for a finite non-zero
-        number ``sign * floor(ln|x| / d)`` with ``d = float_rel_tol / 2``. Same cell
-        means ``|a - b| < d * max(|a|, |b|)``, half the tolerance, which leaves room for
-        the rounding of ``ln``. NULL, NaN, infinities and zero keep their own value, so
-        they share a cell only with themselves. ``None`` when the tolerance is too small
-        for the cell numbers to stay exact in a double."""
-        if not 1e-9 <= spec.float_rel_tol < 1:
-            return None
-        d = spec.float_rel_tol / 2
-        out = []
-        for i, col in enumerate(cols):
-            c = alias + col
-            if i in numeric:
-                out.append(f"CASE WHEN {c} IS NULL OR NOT isfinite({c}) OR {c} = 0 THEN {c} "
-                           f"ELSE sign({c}) * (floor(ln(abs({c})) / {d!r}) + 8796093022208) END")
-            else:
-                out.append(c)
-        return out
-
-    def _sort_pairing(self, table: str, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
-        """Pair the rows of ``table`` (rows with multiplicities ``__ng``/``__np``, expanded)
-        by sorting both sides the same way, then compare pairs within tolerance; a second
-        pass sorts on rounded numbers so noise across a sort boundary cannot split a match."""
-        c = ", ".join(cols)
-        side = ("SELECT {c} FROM (SELECT {c}, unnest(range({n})) FROM " + table + " WHERE {n} > 0)")
-        a_rows = side.format(c=c, n="__ng - __np")
-        b_rows = side.format(c=c, n="__np - __ng")
-        for rounding in (False, True):
-            keys = []
-            for i, col in enumerate(cols):
-                if rounding and i in numeric:
-                    keys.append(f"CASE WHEN {col} IS NULL OR isnan({col}) OR {col} = 0 THEN {col} ELSE "
-                                f"round({col} / pow(10, floor(log10(abs({col})))), 4) * pow(10, floor(log10(abs({col})))) END")
-                keys.append(col)
-            order = ", ".join(f"{k} NULLS LAST" for k in keys)
-            bad = self.con.execute(
-                f"WITH a AS (SELECT *, row_number() OVER (ORDER BY {order}) AS rn FROM ({a_rows})), "
-                f"b AS (SELECT *, row_number() OVER (ORDER BY {order}) AS rn FROM ({b_rows})) "
-                f"SELECT count(*) FROM a FULL JOIN b USING (rn) "
-                f"WHERE a.rn IS NULL OR b.rn IS NULL OR NOT ({self._row_eq(cols, numeric, spec)})").fetchall()[0][0]
-            if bad == 0:
-                return True
-        return False
-
-    def _order_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec,
-                     stored_groups: bool = False) -> tuple[bool, dict | None]:
-        """Rows in gold order; rows tied on the gold's sort keys form a bag."""
-        if stored_groups:
-            self.con.execute("CREATE OR REPLACE TEMP TABLE __grp AS SELECT __pos, __gid AS gid FROM __g")
-            return self._groups_equal(cols, numeric, spec)
-        keys = [cols[i] for i in spec.sort_keys if i < len(cols)] if spec.sort_keys is not None else cols
-        key_eq = self._row_eq(keys, [k for k, c in enumerate(keys) if cols.index(c) in numeric], spec) if keys else "TRUE"
-        # keys must agree position by position
-        row = self.con.execute(
-            f"SELECT a.__pos FROM gn a JOIN pn b USING (__pos) WHERE NOT ({key_eq}) "
-            f"ORDER BY a.__pos LIMIT 1").fetchall()
-        if row:
-            row = row[0]
-            return False, self._diff_at(int(row[0]), cols)
-        if keys == cols:
-            return True, None
-        # within each tie group (consecutive equal keys in gold order) rows compare as a bag
-        change = " OR ".join(f"{k} IS DISTINCT FROM lag({k}) OVER (ORDER BY __pos)" for k in keys)
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __grp AS SELECT __pos, sum(brk) OVER (ORDER BY __pos) AS gid "
-                         f"FROM (SELECT __pos, CASE WHEN __pos = 0 OR {change} THEN 1 ELSE 0 END AS brk FROM gn)")
-        return self._groups_equal(cols, numeric, spec)
-
-    def _groups_equal(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> tuple[bool, dict | None]:
-        """Within each tie group of ``__grp`` rows compare as a bag; groups keep their order."""
-        c = ", ".join(cols)
-        bad_gid = self.con.execute(
-            f"SELECT min(gid) FROM (SELECT gid, {c} FROM gn JOIN __grp USING (__pos) EXCEPT ALL "
-            f"SELECT gid, {c} FROM pn JOIN __grp USING (__pos))").fetchall()[0][0]
-        if bad_gid is None or (numeric and self._tolerant_groups(cols, numeric, spec)):
-            return True, None
-        first = self.con.execute("SELECT min(__pos) FROM __grp WHERE gid = ?", [bad_gid]).fetchall()[0][0]
-        return False, self._diff_at(int(first), cols)
-
-    def _tolerant_groups(self, cols: list[str], numeric: list[int], spec: CompareSpec) -> bool:
-        order = ", ".join(f"{c} NULLS LAST" for c in cols)
-        bad = self.con.execute(
-            f"WITH a AS (SELECT gn.*, gid, row_number() OVER (PARTITION BY gid ORDER BY {order}) AS rn FROM gn JOIN __grp USING (__pos)), "
-            f"b AS (SELECT pn.*, gid, row_number() OVER (PARTITION BY gid ORDER BY {order}) AS rn FROM pn JOIN __grp USING (__pos)) "
-            f"SELECT count(*) FROM a JOIN b USING (gid, rn) WHERE NOT ({self._row_eq(cols, numeric, spec)})").fetchall()[0][0]
-        return bad == 0
-
-    def _diff_at(self, pos: int, cols: list[str]) -> dict[str, Any]:
-        c = ", ".join(cols) if cols else "NULL"
-        g = self.con.execute(f"SELECT {c} FROM __g WHERE __pos = ?", [pos]).fetchall()
-        p = self.con.execute(f"SELECT {c} FROM __p WHERE __pos = ?", [pos]).fetchall()
-        g, p = (g[0] if g else None), (p[0] if p else None)
-        return {"position": pos, "gold": jsonable(list(g) if g else None), "predicted": jsonable(list(p) if p else None)}
-
-    def _column_equal(self, i: int, numeric: list[int], spec: CompareSpec) -> bool:
-        """Whether gold column ``i`` holds the same multiset of values in the prediction."""
-        c = f"c{i}"
-        m = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM gn EXCEPT ALL SELECT {c} FROM pn)").fetchall()[0][0]
-        e = self.con.execute(f"SELECT count(*) FROM (SELECT {c} FROM pn EXCEPT ALL SELECT {c} FROM gn)").fetchall()[0][0]
-        if m == 0 and e == 0:
-            return True
-        if i in numeric:
-            bad = self.con.execute(
-                f"WITH a AS (SELECT {c}, row_number() OVER (ORDER BY {c} NULLS LAST) rn FROM gn), "
-                f"b AS (SELECT {c}, row_number() OVER (ORDER BY {c} NULLS LAST) rn FROM pn) "
-                f"SELECT count(*) + (SELECT abs((SELECT count(*) FROM gn) - (SELECT count(*) FROM pn))) "
-                f"FROM a JOIN b USING (rn) WHERE NOT {self._tol('a.' + c, 'b.' + c, spec)}").fetchall()[0][0]
-            return bad == 0
-        return False
-
-    def _locate_columns(self, gk: list[str], pk: list[str], gn: int, pn: int) -> dict[int, int]:
+    def _locate_columns(self, gold: pa.Table, pred: pa.Table, gk: list[str], pk: list[str]) -> dict[int, int]:
         """With an arity mismatch, which gold columns appear (as a multiset) in the prediction."""
         found: dict[int, int] = {}
-        if gn != pn or gn > 200_000:
+        n = gold.num_rows
+        if n != pred.num_rows or n > LOCATE_ROWS:
             return found
         for i, a in enumerate(gk):
             for j, b in enumerate(pk):
                 if j in found.values() or not _compatible(a, b):
                     continue
-                ce = _canon("x", a, b)
-                q = (f"SELECT (SELECT count(*) FROM (SELECT {ce.format(t='g').replace('g.x', f'g.c{i}')} FROM __g g EXCEPT ALL "
-                     f"SELECT {ce.format(t='p').replace('p.x', f'p.c{j}')} FROM __p p)) + "
-                     f"(SELECT count(*) FROM (SELECT {ce.format(t='p').replace('p.x', f'p.c{j}')} FROM __p p EXCEPT ALL "
-                     f"SELECT {ce.format(t='g').replace('g.x', f'g.c{i}')} FROM __g g))")
-                if self.con.execute(q).fetchall()[0][0] == 0:
+                one = _encode(gold.column(i), pred.column(j), a, b, self._cast)
+                if one.same_bag(np.arange(n), np.arange(n, 2 * n), None):
                     found[i] = j
                     break
         return found
 
-    def _overlap(self, res: CompareResult, counts: tuple[int, int] | None) -> None:
-        if counts is None:
-            res.row_precision = res.row_recall = res.row_f1 = 0.0
-        else:
-            missing, extra = counts
-            inter = res.gold_rows - missing
-            res.row_precision = inter / res.pred_rows if res.pred_rows else float(res.gold_rows == 0)
-            res.row_recall = inter / res.gold_rows if res.gold_rows else float(res.pred_rows == 0)
-            pr = res.row_precision + res.row_recall
-            res.row_f1 = round(2 * res.row_precision * res.row_recall / pr, 6) if pr else 0.0
-        n = len(res.gold_kinds)
-        res.cell_overlap = round(sum(res.column_matches) / n, 6) if n and res.column_matches else 0.0
 
-    def _row_samples(self, res: CompareResult, cols: list[str] | None) -> None:
-        if cols is None:
-            res.missing_rows = [jsonable(list(r)) for r in self.con.execute(
-                f"SELECT COLUMNS(lambda c: c LIKE 'c%') FROM __g ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
-            res.extra_rows = [jsonable(list(r)) for r in self.con.execute(
-                f"SELECT COLUMNS(lambda c: c LIKE 'c%') FROM __p ORDER BY __pos LIMIT {PREVIEW_ROWS}").fetchall()]
-            return
-        c = ", ".join(cols)
-        res.missing_rows = [jsonable(list(r)) for r in self.con.execute(
-            f"SELECT {c} FROM __diff WHERE __ng > __np ORDER BY ALL LIMIT {PREVIEW_ROWS}").fetchall()]
-        res.extra_rows = [jsonable(list(r)) for r in self.con.execute(
-            f"SELECT {c} FROM __diff WHERE __np > __ng ORDER BY ALL LIMIT {PREVIEW_ROWS}").fetchall()]
-        if res.column_matches and res.cell_overlap == 0:
-            res.cell_overlap = round(sum(res.column_matches) / len(res.column_matches), 6)
+# -- the canonical stack -----------------------------------------------------------------------
+class _Col:
+    """One output column of both results, canonical. ``key`` identifies and orders the
+    values: doubles as they are (``tol``: compared within tolerance; -0.0 is 0.0, NaN is
+    NaN), everything else as the narrowest unsigned integers that keep order and identity
+    (small arrays keep the random reads of grouping in cache). Under a NULL the key is a
+    filler; ``null`` marks the NULLs (None: there are none)."""
+
+    __slots__ = ("key", "null", "tol", "nan", "width")
+
+    def __init__(self, key: np.ndarray, null: np.ndarray | None, tol: bool) -> None:
+        self.null, self.tol = null, tol
+        self.key, width = (key, 64) if tol else _narrow(key)
+        self.nan = bool(tol and np.isnan(key).any())
+        self.width = width + (null is not None)  # bits that tell its values apart, the NULL flag included
+
+    def eq(self, i: np.ndarray | slice, j: np.ndarray) -> np.ndarray:
+        """Whether the values at rows ``i`` and ``j`` are identical (NULL is NULL)."""
+        return self._eq(self.key[i], self.key[j], *((self.null[i], self.null[j]) if self.null is not None else ()))
+
+    def eq_next(self, order: np.ndarray) -> np.ndarray:
+        """Whether each row of ``order`` is identical to the next (one read of each row)."""
+        x = np.take(self.key, order)
+        if self.null is None:
+            return self._eq(x[:-1], x[1:])
+        n = np.take(self.null, order)
+        return self._eq(x[:-1], x[1:], n[:-1], n[1:])
+
+    def _eq(self, x: np.ndarray, y: np.ndarray, nx: np.ndarray | None = None, ny: np.ndarray | None = None) -> np.ndarray:
+        e = x == y
+        if self.nan:
+            e |= np.isnan(x) & np.isnan(y)
+        if nx is not None:
+            e &= nx == ny
+        return e
+
+    def close(self, i: np.ndarray, j: np.ndarray, spec: CompareSpec) -> np.ndarray:
+        """Equal within tolerance, never NULL: NULL only with NULL, NaN only with NaN, an
+        infinity only with itself, finite numbers within max(abs_tol, rel_tol * max(|x|, |y|))."""
+        if not self.tol:
+            return self.eq(i, j)
+        c = self._close(self.key[i], self.key[j], spec)
+        if self.null is not None:
+            c &= self.null[i] == self.null[j]
+        return c
+
+    def _close(self, x: np.ndarray, y: np.ndarray, spec: CompareSpec) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = np.abs(x - y)  # not finite when either is not (or when they are that far apart)
+            c = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
+                                                              spec.float_rel_tol * np.maximum(np.abs(x), np.abs(y)))))
+        if self.nan:
+            c |= np.isnan(x) & np.isnan(y)
+        return c
+
+    def same_bag(self, a: np.ndarray, b: np.ndarray, spec: CompareSpec | None) -> bool:
+        """Whether rows ``a`` and rows ``b`` hold the same values, as multisets: exactly, or
+        (with ``spec``) within tolerance. Both sorted and compared in order, which for one
+        column finds a pairing whenever one exists."""
+        if len(a) != len(b):
+            return False
+        x, y = self.key[a], self.key[b]
+        if self.null is not None:
+            na, nb = self.null[a], self.null[b]
+            if na.sum() != nb.sum():
+                return False
+            x, y = x[~na], y[~nb]
+        x, y = np.sort(x), np.sort(y)
+        return bool((self._close(x, y, spec) if spec is not None and self.tol else self._eq(x, y)).all())
+
+    def mix_into(self, h: np.ndarray) -> None:
+        """``h = h * K + value`` per row, in place, alike for identical values (a NULL adds
+        a second step, as its key may equal a value's)."""
+        h *= _K1
+        h += self.bits().view(np.uint64) if self.tol else self.key
+        if self.null is not None:
+            h *= _K1
+            h += self.null
+
+    def bits(self) -> np.ndarray:
+        """A double column's bit patterns as int64, alike for identical values: -0.0 as
+        0.0, every NaN as one."""
+        x = self.key + 0.0
+        if self.nan:
+            x[np.isnan(x)] = np.nan
+        return x.view(np.int64)
+
+    def sort_keys(self, rows: np.ndarray, coarse: bool = False) -> list[np.ndarray]:
+        """Sort keys, most significant first: NULLs last, NaN after +inf."""
+        keys = [] if self.null is None else [self.null[rows]]
+        x = self.key[rows]
+        keys.append(_ordinal(x) >> COARSE_SHIFT if coarse and self.tol else x)
+        return keys
+
+
+class _Stack:
+    """Both results as canonical columns: rows ``0..ng-1`` are the gold's, ``ng..n-1`` the
+    prediction's. Row sets are arrays of these row numbers."""
+
+    def __init__(self, cols: list[_Col], ng: int, n: int) -> None:
+        self.cols, self.ng, self.n = cols, ng, n
+        self.npred = n - ng
+        self.tolerant = any(c.tol for c in cols)
+        self._matches: list[bool] | None = None
+        self._hash: np.ndarray | None = None  # kept from _paired() for the diff
+
+    @classmethod
+    def build(cls, gold: pa.Table, pred: pa.Table, gk: list[str], pk: list[str], cast: Any) -> _Stack:
+        cols = [_encode(gold.column(i), pred.column(i), a, b, cast) for i, (a, b) in enumerate(zip(gk, pk))]
+        return cls(cols, gold.num_rows, gold.num_rows + pred.num_rows)
+
+    def select(self, positions: list[int]) -> _Stack:
+        return _Stack([self.cols[i] for i in positions], self.ng, self.n)
+
+    def eq(self, i: np.ndarray | slice, j: np.ndarray) -> np.ndarray:
+        out = np.ones(np.shape(j) if isinstance(i, slice) else np.broadcast(i, j).shape, bool)
+        for c in self.cols:
+            out &= c.eq(i, j)
+        return out
+
+    def eq_next(self, order: np.ndarray) -> np.ndarray:
+        out = np.ones(max(len(order) - 1, 0), bool)
+        for c in self.cols:
+            out &= c.eq_next(order)
+        return out
+
+    def close(self, i: np.ndarray, j: np.ndarray, spec: CompareSpec) -> np.ndarray:
+        out = np.ones(np.broadcast(i, j).shape, bool)
+        for c in self.cols:
+            out &= c.close(i, j, spec)
+        return out
+
+    def hash(self) -> np.ndarray:
+        """A 64-bit hash per row: identical rows hash alike. A polynomial in the values,
+        then a finaliser (splitmix64's) so that its top bits, sorted on, depend on all."""
+        h = np.full(self.n, _SEED, np.uint64)
+        for c in self.cols:
+            c.mix_into(h)
+        h ^= h >> np.uint64(30)
+        h *= _K2
+        h ^= h >> np.uint64(27)
+        h *= _K3
+        h ^= h >> np.uint64(31)
+        return h
+
+    def sort_keys(self, rows: np.ndarray, coarse: bool = False) -> list[np.ndarray]:
+        """Keys for ``np.lexsort`` (least significant first) that order rows column by
+        column; ``coarse``: numbers first on about four significant digits, then exactly."""
+        keys = [k for c in self.cols for k in c.sort_keys(rows, coarse)]
+        if coarse:
+            keys += [k for c in self.cols for k in c.sort_keys(rows)]
+        return keys[::-1] or [np.zeros(len(rows), np.int8)]
+
+    def bag_equal(self) -> bool:
+        """Whether the two sides are the same multiset of rows, exactly: shown by one sorted
+        word per row when the columns fit one, else by pairing rows in hash order, else
+        (few rows, or a hash collision in the way) by the diff."""
+        if self.ng != self.npred:
+            return False
+        for shown in (self._words_equal, self._paired):
+            verdict = shown()
+            if verdict is not None:
+                return verdict
+        return self.diff_is_empty()
+
+    def _words_equal(self) -> bool | None:
+        """Sorted 64-bit words, one per row, when the columns fit one (``None`` when they
+        do not): each column's key and NULL flag get their own bits, so equal words mean
+        identical rows."""
+        if sum(c.width for c in self.cols) > 64 or not self.n:
+            return None
+        w, shift = np.zeros(self.n, np.uint64), 0
+        for c in self.cols:
+            if c.width:
+                w |= (c.bits().view(np.uint64) if c.tol else c.key.astype(np.uint64)) << np.uint64(shift)
+                shift += c.width
+                if c.null is not None:
+                    w |= c.null.astype(np.uint64) << np.uint64(shift - 1)
+        return bool(np.array_equal(np.sort(w[:self.ng]), np.sort(w[self.ng:])))
+
+    def _paired(self) -> bool | None:
+        """Each side sorted on its row hashes (high bits, the row's number in the low bits),
+        and the k-th gold row paired with the k-th predicted row: hash sums or sorted hashes
+        that differ prove the rows differ; pairs that are all identical prove them equal.
+        ``None``: few rows (sorting values is cheaper), or pairs that differ although the
+        hashes agree (a collision), for the diff to settle. The hashes are kept for it."""
+        if self.n <= HASH_ROWS:
+            return None
+        h = self._hash = self.take_hash()
+        if h[:self.ng].sum() != h[self.ng:].sum():  # the sums wrap around 2**64 alike
+            return False
+        low = np.uint64(int(self.ng - 1).bit_length())
+        sides = []
+        for part in (h[:self.ng], h[self.ng:]):
+            k = (part >> low) << low
+            k |= np.arange(len(part), dtype=np.uint64)
+            k.sort()
+            sides.append(k)
+        if not np.array_equal(sides[0] >> low, sides[1] >> low):
+            return False
+        mask = (np.uint64(1) << low) - np.uint64(1)
+        partner = np.empty(self.ng, np.int64)  # each gold row's predicted row, so gold rows are read in order
+        partner[(sides[0] & mask).view(np.int64)] = (sides[1] & mask).view(np.int64) + self.ng
+        del sides
+        return True if self.eq(slice(0, self.ng), partner).all() else None
+
+    def take_hash(self) -> np.ndarray:
+        """The row hashes, kept from ``_paired`` or computed now; the caller owns them
+        (and can let go of them early)."""
+        h, self._hash = self._hash, None
+        return self.hash() if h is None else h
+
+    @cached_property
+    def diff(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exact multiset difference: (gold rows left unpaired, predicted rows left unpaired)."""
+        return _surplus(*_group(self), self.ng)
+
+    def diff_is_empty(self) -> bool:
+        return not any(len(d) for d in self.diff)
+
+    def column_matches(self, spec: CompareSpec) -> list[bool]:
+        """Per column whether it holds the same multiset on both sides (numbers within
+        tolerance). Exactly: the unpaired rows of the diff compared column by column (the
+        paired rows cancel out). Within tolerance: the whole columns sorted and paired,
+        which finds a pairing whenever one exists for a single column."""
+        if self._matches is None:
+            missing, extra = self.diff
+            g, p = np.arange(self.ng), np.arange(self.ng, self.n)
+            self._matches = []
+            for c in self.cols:
+                self._matches.append(c.same_bag(missing, extra, None)
+                                     or (c.tol and self.ng == self.npred and c.same_bag(g, p, spec)))
+        return self._matches
+
+    def cells(self, spec: CompareSpec) -> _Stack | None:
+        """The stack with each double replaced by its cell: the bits of its magnitude plus
+        half a cell, shifted right by ``s``, the largest with ``2**(s-52) <= rel_tol``, and
+        its sign. Two normal doubles of one cell are less than ``2**s`` ulps of the larger
+        apart, so within rel_tol of it: rows of one cell pair up in any order. (The half
+        cell puts round numbers, whose low bits are zero, mid-cell rather than on a border
+        where any noise would split them.) Zero, subnormals, infinities and NaN keep their
+        own value, numbered after the cells. ``None`` when the tolerance is too small."""
+        rel = spec.float_rel_tol
+        if not (rel > 0 and math.isfinite(rel)):
+            return None
+        s = min(52 + math.floor(math.log2(rel)), 52)
+        while s > 0 and 2.0 ** (s - 52) > rel:
+            s -= 1
+        if s < 1:
+            return None
+        cols = []
+        for c in self.cols:
+            if not c.tol:
+                cols.append(c)
+                continue
+            b = c.bits()
+            cell = b & np.int64(0x7FFFFFFFFFFFFFFF)  # the magnitude's bits
+            special = (cell - np.int64(1 << 52)).view(np.uint64) >= np.uint64(0x7FF0000000000000 - (1 << 52))
+            cell += np.int64(1 << (s - 1))
+            cell >>= np.int64(s)
+            np.negative(cell, out=cell, where=b < 0)
+            if special.any():  # zero and subnormals by their bits, then infinity, NaN; signed
+                sb = b[special]
+                m = sb & np.int64(0x7FFFFFFFFFFFFFFF)
+                code = np.where(m < np.int64(1 << 52), m, np.int64(1 << 52) + (m > np.int64(0x7FF0000000000000)))
+                np.subtract(-1, code, out=code, where=sb < 0)
+                cell[special] = np.max(cell, where=~special, initial=0) + 1 + code - code.min()
+            cols.append(_Col(cell, c.null, False))
+        return _Stack(cols, self.ng, self.n)
+
+
+def _narrow(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """Integer keys less their minimum, in the narrowest unsigned type that holds them,
+    and how many bits they use."""
+    if not len(key):
+        return key.astype(np.uint8), 0
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo >= 2 ** 63:  # int64 spanning more than half its range: flip the sign bit instead
+        return key.view(np.uint64) ^ np.uint64(1 << 63), 64
+    t = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if hi - lo < 1 << (8 * np.dtype(t).itemsize))
+    if lo == 0 and key.dtype == t:
+        return key, hi.bit_length()
+    fits = hi - lo < 1 << (8 * key.dtype.itemsize - 1)  # the difference fits the key's own (signed) type
+    d = (key - key.dtype.type(lo)) if fits else key.astype(np.int64) - lo
+    return d.astype(t, copy=False), (hi - lo).bit_length()
+
+
+def _ordinal(x: np.ndarray) -> np.ndarray:
+    """Doubles as int64 in the same order (-0.0 as 0.0, NaN after +inf)."""
+    x = x + 0.0
+    x[np.isnan(x)] = np.nan
+    b = x.view(np.int64)
+    return np.where(b < 0, b ^ np.int64(0x7FFFFFFFFFFFFFFF), b)
+
+
+def _common_kind(a: str, b: str) -> str:
+    kinds = {a, b} - {"null"}
+    return "null" if not kinds else kinds.pop() if len(kinds) == 1 else "number"
+
+
+def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -> _Col:
+    """Gold column ``g`` and predicted column ``p`` (compatible kinds ``a`` and ``b``) as
+    one canonical column: numbers as doubles (compared within tolerance), integers as
+    int64, strings (and text from DuckDB for other types) as codes of one dictionary over
+    both sides, temporals as integers in the finer unit of the two, booleans as 0/1."""
+    n = len(g) + len(p)
+    kind = _common_kind(a, b)
+    if kind == "null":
+        return _Col(np.zeros(n, np.int8), np.ones(n, bool), False)
+    types = [x.type for x in (g, p) if not pat.is_null(x.type)]
+    if kind in ("number", "integer", "boolean", "date"):
+        target = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.int8(), "date": pa.date32()}[kind]
+    elif kind in ("timestamp", "timestamptz", "time"):
+        unit = max((t.unit for t in types), key=["s", "ms", "us", "ns"].index)
+        target = pa.time64("ns") if kind == "time" else pa.timestamp(unit, types[0].tz)
+    elif kind == "string":
+        target = types[0] if len(set(types)) == 1 else pa.large_string()
+    else:
+        target = None
+    both = None
+    if target is not None:
+        try:
+            both = _stacked([x if x.type == target else pc.cast(x, target, safe=kind != "number") for x in (g, p)],
+                            target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # e.g. uint64 beyond int64, decimal256: cast as DuckDB would
+    if both is None:
+        sql_type = "DOUBLE" if kind == "number" else "VARCHAR"
+        both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "number" else pa.string())
+    null = pc.is_null(both).to_numpy(zero_copy_only=False) if both.null_count else None
+    tol = pat.is_float64(both.type)
+    if pat.is_string(both.type) or pat.is_large_string(both.type):
+        key = _codes(both)
+    else:
+        if pat.is_temporal(both.type):
+            both = pc.cast(both, pa.int32() if pat.is_date32(both.type) else pa.int64())
+        key = (pc.fill_null(both, 0) if null is not None else both).to_numpy() if n else np.zeros(0, np.int64)
+    return _Col(key, null, tol)
+
+
+def _stacked(sides: list[pa.ChunkedArray], target: pa.DataType) -> pa.ChunkedArray:
+    return pa.chunked_array([c for x in sides for c in x.chunks], type=target)
+
+
+def _codes(strings: pa.ChunkedArray) -> np.ndarray:
+    """Codes of one dictionary over all chunks (a NULL's code is 0; its mask says NULL)."""
+    enc = pc.dictionary_encode(strings)
+    if len({c.dictionary.buffers()[1].address for c in enc.chunks if len(c.dictionary)}) > 1:
+        enc = pa.chunked_array([pc.dictionary_encode(strings.combine_chunks())])
+    if not enc.num_chunks:
+        return np.zeros(0, np.int32)
+    codes = [c.indices if not c.null_count else pc.fill_null(c.indices, 0) for c in enc.chunks]
+    return np.concatenate([c.to_numpy() for c in codes])
+
+
+# -- grouping and pairing ----------------------------------------------------------------------
+def _group(st: _Stack) -> tuple[np.ndarray, np.ndarray]:
+    """All rows reordered so that identical rows are adjacent, and where each run of
+    identical rows starts. Few rows are sorted on their values; many on their hash (its
+    high bits, with the row's number in the low bits, in one ``np.sort``), after which
+    every pair of neighbours with equal hashes is checked value by value. A run that fails
+    the check (a collision) is sorted again on its values."""
+    m = st.n
+    if m <= HASH_ROWS:
+        order = np.lexsort(st.sort_keys(np.arange(m)))
+        same = st.eq_next(order)
+    else:
+        h = st.take_hash()
+        low = np.uint64(int(m - 1).bit_length())
+        packed = (h >> low) << low
+        del h
+        packed |= np.arange(m, dtype=np.uint64)
+        packed.sort()
+        same = (packed[1:] >> low) == (packed[:-1] >> low)
+        packed &= (np.uint64(1) << low) - np.uint64(1)
+        order = packed.view(np.int64)
+        bad = same & ~st.eq_next(order)
+        if bad.any():
+            order, same = _regroup(st, order, same, np.flatnonzero(bad))
+    return order, np.flatnonzero(np.concatenate(([True], ~same)))
+
+
+def _regroup(st: _Stack, order: np.ndarray, same: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort the runs of equal hashes that hold different rows (``bad``: positions where a
+    neighbour differs) on their values, and find where their rows really change."""
+    run = np.concatenate(([0], np.cumsum(~same)))
+    slots = np.flatnonzero(np.isin(run, np.unique(run[bad])))
+    sub = order[slots]
+    order[slots] = sub[np.lexsort(st.sort_keys(sub) + [run[slots]])]
+    inner = slots[:-1][run[slots[:-1]] == run[slots[1:]]]
+    same[inner] = st.eq(order[inner], order[inner + 1])
+    return order, same
+
+
+def _counts(order: np.ndarray, starts: np.ndarray, ng: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run: its length, its gold rows, its predicted rows."""
+    lengths = np.diff(np.append(starts, len(order)))
+    npred = np.add.reduceat(order >= ng, starts, dtype=np.int64) if len(order) else np.zeros(0, np.int64)
+    return lengths, lengths - npred, npred
+
+
+def _surplus(order: np.ndarray, starts: np.ndarray, ng: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows left over once each run's gold rows are paired with its predicted rows."""
+    lengths, cg, cp = _counts(order, starts, ng)
+    bad = cg != cp
+    if not bad.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    at = np.repeat(bad, lengths)
+    rows, run = order[at], np.repeat(np.arange(len(starts)), lengths)[at]
+    pred = rows >= ng
+    keep = np.zeros(len(rows), bool)
+    for side, other in ((~pred, cp), (pred, cg)):
+        n = side.astype(np.int64)
+        before = np.cumsum(n) - n  # rows of this side before each row ...
+        first = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
+        rank = before - np.repeat(before[first], np.diff(np.append(first, len(run))))  # ... in its run
+        keep |= side & (rank >= other[run])
+    return rows[keep & ~pred], rows[keep & pred]
+
+
+def _unbalanced(order: np.ndarray, starts: np.ndarray, ng: int) -> np.ndarray:
+    """All rows of the runs whose gold and predicted counts differ."""
+    lengths, cg, cp = _counts(order, starts, ng)
+    return order[np.repeat(cg != cp, lengths)]
+
+
+def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
+    """Whether gold rows ``a`` and predicted rows ``b`` pair up within tolerance when both
+    sides are sorted alike and paired in order: once on the values, once on numbers cut to
+    about four significant digits first (so noise across a sort boundary of one column
+    cannot split the pairs on the next)."""
+    if len(a) != len(b):
+        return False
+    for coarse in (False, True) if st.tolerant and len(st.cols) > 1 else (False,):
+        if st.close(a[np.lexsort(st.sort_keys(a, coarse))], b[np.lexsort(st.sort_keys(b, coarse))], spec).all():
+            return True
+    return False
+
+
+def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
+    """Whether a perfect matching of rows ``a`` to rows ``b`` within tolerance exists
+    (Kuhn's augmenting paths on the closeness matrix): the definition itself, for few rows."""
+    nbrs = [np.flatnonzero(r).tolist() for r in st.close(a[:, None], b[None, :], spec)]
+    if not all(nbrs):
+        return False
+    owner = [-1] * len(b)
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in nbrs[i]:
+            if not seen[j]:
+                seen[j] = True
+                if owner[j] < 0 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+    return all(augment(i, [False] * len(b)) for i in range(len(a)))
+
+
+def _tolerant(st: _Stack, spec: CompareSpec) -> bool:
+    """Whether the rows (as many on each side) pair up within tolerance. Large results
+    first pair the rows of each cell (``_Stack.cells``) and leave to ``_pairs`` only the
+    rows of cells with unequal counts (a value and its noisy twin either side of a cell
+    border). Then the exact diff goes to ``_pairs``; if that fails, every column must at
+    least pair up on its own, and up to MATCH_ROWS rows an exact matching decides (over
+    all rows of a small result: pairing identical rows first is not always right)."""
+    n = st.ng
+    if n >= CELL_ROWS and (cells := st.cells(spec)) is not None:
+        if cells.bag_equal():
+            return True
+        rest = _unbalanced(*_group(cells), st.ng)
+        del cells
+        if not len(rest):
+            return True
+        if len(rest) <= max(4 * MATCH_ROWS, n // 10) and _pairs(st, rest[rest < n], rest[rest >= n], spec):
+            return True
+    missing, extra = st.diff
+    big = len(missing) > MATCH_ROWS
+    if not big and _pairs(st, missing, extra, spec):
+        return True
+    if not all(st.column_matches(spec)):
+        return False
+    if big:
+        return _pairs(st, missing, extra, spec)
+    return _matched(st, np.arange(n), np.arange(n, st.n), spec) if n <= MATCH_ROWS else _matched(st, missing, extra, spec)
+
+
+def _breaks(st: _Stack, rows: np.ndarray) -> np.ndarray:
+    """1 where a row starts a new tie group (its values differ from the row before), else 0."""
+    if not len(rows):
+        return np.zeros(0, np.int64)
+    return np.concatenate(([True], ~st.eq(rows[1:], rows[:-1]))).astype(np.int64)
+
+
+def _first_out_of_order(st: _Stack, spec: CompareSpec, gid: np.ndarray | None) -> int | None:
+    """Rows already equal as a bag: the first position where the order differs, or None.
+    Sort keys must agree position by position; rows tied on them (a tie group: consecutive
+    equal keys in gold order, or the groups stored with the gold) compare as a bag."""
+    g = np.arange(st.ng)
+    if gid is None:
+        ncols = len(st.cols)
+        keys = [i for i in spec.sort_keys if i < ncols] if spec.sort_keys is not None else list(range(ncols))
+        bad = np.flatnonzero(~st.select(keys).close(g, g + st.ng, spec))
+        if len(bad):
+            return int(bad[0])
+        if keys == list(range(ncols)):
+            return None
+        gid = _breaks(st.select(keys), g).cumsum()
+    both = np.concatenate((gid, gid))
+    grouped = _Stack(st.cols + [_Col(both, None, False)], st.ng, st.n)
+    if grouped.diff_is_empty() or (st.tolerant and _tolerant(grouped, spec)):
+        return None
+    bad_gid = both[np.concatenate(grouped.diff)].min()
+    return int(np.flatnonzero(gid == bad_gid)[0])
+
+
+# -- evidence ----------------------------------------------------------------------------------
+def _overlap(res: CompareResult, counts: tuple[int, int] | None) -> None:
+    if counts is None:
+        res.row_precision = res.row_recall = res.row_f1 = 0.0
+    else:
+        missing, extra = counts
+        inter = res.gold_rows - missing
+        res.row_precision = inter / res.pred_rows if res.pred_rows else float(res.gold_rows == 0)
+        res.row_recall = inter / res.gold_rows if res.gold_rows else float(res.pred_rows == 0)
+        pr = res.row_precision + res.row_recall
+        res.row_f1 = round(2 * res.row_precision * res.row_recall / pr, 6) if pr else 0.0
+    n = len(res.gold_kinds)
+    res.cell_overlap = round(sum(res.column_matches) / n, 6) if n and res.column_matches else 0.0
+
+
+def _rows_at(table: pa.Table, positions: Any) -> list[list[Any]]:
+    """The rows at ``positions``, as they came (not canonical), for reports."""
+    taken = table.take(pa.array(np.asarray(positions, np.int64)))
+    if not taken.num_columns:
+        return [[] for _ in range(taken.num_rows)]
+    return [jsonable(list(r)) for r in zip(*(c.to_pylist() for c in taken.columns))]
 
 
 def _renamed(t: pa.Table) -> pa.Table:
     return t.rename_columns([f"c{i}" for i in range(t.num_columns)])
-
-
-def _positional(t: pa.Table, prefix: str) -> pa.Table:
-    """Rename columns to c0..cn (names are ignored) and add the row position."""
-    return _renamed(t).append_column("__pos", _positions(t.num_rows))
-
-
-def _positions(n: int) -> pa.Array:
-    if n <= SMALL_ROWS:
-        return pa.array(range(n), pa.int64())
-    return duckdb.sql(f"SELECT range::BIGINT AS __pos FROM range({n})").to_arrow_table().column(0).combine_chunks()
-
-
-def _canon(col: str, a: str, b: str, ta: pa.DataType | None = None, tb: pa.DataType | None = None) -> str:
-    """SQL that brings a column to the form compared; ``{t}`` is the table alias. Two
-    columns of the same 64-bit integer or double type are compared as they are: the
-    cast would not change which values are equal, only make the hash keys wider."""
-    ref = "{t}." + col
-    if ta is not None and ta == tb and (pat.is_int64(ta) or pat.is_float64(ta)):
-        return ref
-    if "number" in (a, b):
-        return f"CAST({ref} AS DOUBLE)"
-    if a == "integer" or b == "integer":
-        return f"CAST({ref} AS HUGEINT)"
-    if a in ("boolean", "string", "date", "timestamp", "timestamptz", "time") and a == b:
-        return ref
-    if "null" in (a, b):
-        other = b if a == "null" else a
-        if other in ("boolean", "string", "date", "timestamp", "timestamptz", "time", "null"):
-            return ref if a == b else f"CAST({ref} AS VARCHAR)"
-    return f"CAST({ref} AS VARCHAR)"
