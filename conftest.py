@@ -17,9 +17,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import duckdb  # noqa: E402,F401
 import pyarrow  # noqa: E402,F401
 
+import numpy  # noqa: E402,F401
+
+# The same for ``importlib_metadata`` (imported by litellm): it adds a finder to
+# ``sys.meta_path`` that outlives its dropped module, and every later inner run then finds
+# no pytest11 entry points, so the plugin's options are "unrecognized".
 try:
-    import numpy  # noqa: E402,F401
-except ImportError:  # pragma: no cover - numpy comes with the plot extra
+    import importlib_metadata  # noqa: E402,F401
+except ImportError:  # pragma: no cover - only present with litellm
     pass
 
 SHOP_SQL = """

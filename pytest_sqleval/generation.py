@@ -243,11 +243,12 @@ class GenerationService:
                 done: concurrent.futures.Future[Generated] = concurrent.futures.Future()
                 done.set_result(hit)
                 return done
+        self._track()  # before scheduling: the loop thread may start the call at once
         fut = asyncio.run_coroutine_threadsafe(self._generate(backend, case, case_hash), self._ensure_loop())
-        self._track(fut)
+        fut.add_done_callback(self._untrack)
         return fut
 
-    def _track(self, fut: concurrent.futures.Future[Generated]) -> None:
+    def _track(self) -> None:
         """While generations are outstanding, the GIL changes hands at most every
         ``SWITCH_INTERVAL_S``, so the loop thread gets it back soon after each event while the
         main thread grades. Grading pays nothing for it: a switch is only forced when another
@@ -257,7 +258,6 @@ class GenerationService:
             if self._saved_switch is None:
                 self._saved_switch = sys.getswitchinterval()
                 sys.setswitchinterval(min(self._saved_switch, SWITCH_INTERVAL_S))
-        fut.add_done_callback(self._untrack)
 
     def _untrack(self, _fut: concurrent.futures.Future[Generated]) -> None:
         with self._switch_lock:

@@ -18,7 +18,7 @@ from pytest_sqleval.backends.registry import read_predictions
 from pytest_sqleval.errors import BadInputError
 
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
-from tests.sqleval_helpers import write_predictions  # noqa: F401  (fixture)
+from tests.sqleval_helpers import INI, write_predictions  # noqa: F401  (fixture)
 
 
 # -- runaway queries ---------------------------------------------------------------------
@@ -63,6 +63,7 @@ def test_grading_ahead_keeps_every_verdict_with_its_own_case(
     make_suite([{"id": cid, "question": f"case {cid}", "gold_sql": count} for cid in sqls],
                manifest_extra="[limits]\ntimeout_s = 1\n")
     write_predictions(sqls, name="p.jsonl")
+    pytester.makeini(INI)
     result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl", "-p", "no:randomly")
     result.assert_outcomes(passed=3, failed=2)
     records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "sqleval-results" / "results.jsonl").read_text().splitlines())}
