@@ -60,7 +60,7 @@ def main() -> None:
         llm_bench.run_bench(report, 64 if q else 500, 0.2, 32)
     if not only or "xdist" in only:
         import xdist_bench
-        xdist_bench.run_bench(report, 8 if q else 48, 10)
+        xdist_bench.run_bench(report, [4, 8] if q else [16, 96], 10)
     report.extra["total_s"] = round(time.time() - t0, 1)
     out = report.save(RESULTS / "latest.json")
     md = table(report.figures)

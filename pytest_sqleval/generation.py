@@ -35,6 +35,23 @@ from .cases import BenchmarkCase
 POLL_S = 0.05
 SWITCH_INTERVAL_S = 0.0005  # the interpreter's thread switch interval while generations are outstanding
 
+# The switch interval is the process's, so it is held for all services together: lowered
+# when the first generation anywhere goes out, restored when the last one is done.
+_SWITCH_LOCK = threading.Lock()
+_SWITCH: dict[str, Any] = {"holders": 0, "saved": None}
+
+
+def _hold_switch_interval(delta: int) -> None:
+    with _SWITCH_LOCK:
+        before = _SWITCH["holders"]
+        after = _SWITCH["holders"] = max(0, before + delta)
+        if not before and after:
+            _SWITCH["saved"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_SWITCH["saved"], SWITCH_INTERVAL_S))
+        elif before and not after and _SWITCH["saved"] is not None:
+            sys.setswitchinterval(_SWITCH["saved"])
+            _SWITCH["saved"] = None
+
 
 @dataclass
 class Generated:
@@ -200,7 +217,6 @@ class GenerationService:
         self._lock = threading.Lock()
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sqleval-generation-store")
         self._outstanding = 0  # generations sent to the loop and not finished
-        self._saved_switch: float | None = None
         self._switch_lock = threading.Lock()
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
@@ -255,20 +271,14 @@ class GenerationService:
         thread waits for the GIL. The interval is restored once the last generation is done."""
         with self._switch_lock:
             self._outstanding += 1
-            if self._saved_switch is None:
-                self._saved_switch = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._saved_switch, SWITCH_INTERVAL_S))
+        _hold_switch_interval(1)
 
     def _untrack(self, _fut: concurrent.futures.Future[Generated]) -> None:
         with self._switch_lock:
+            if not self._outstanding:  # already let go of by close()
+                return
             self._outstanding -= 1
-            if not self._outstanding:
-                self._restore_switch()
-
-    def _restore_switch(self) -> None:
-        if self._saved_switch is not None:
-            sys.setswitchinterval(self._saved_switch)
-            self._saved_switch = None
+        _hold_switch_interval(-1)
 
     def prefetch(self, pairs: list[tuple[Backend, BenchmarkCase]]) -> None:
         listings: dict[str, set[str]] = {}
@@ -372,7 +382,8 @@ class GenerationService:
         self._writer.shutdown(wait=True)  # finished generations reach the disk before the run ends
         self.store.release_all()
         with self._switch_lock:  # an abandoned loop never finishes its generations
-            self._restore_switch()
+            left, self._outstanding = self._outstanding, 0
+        _hold_switch_interval(-left)
 
 
 async def _cancel_all() -> None:

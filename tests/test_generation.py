@@ -183,6 +183,30 @@ def test_cached_cases_skip_the_loop_and_the_switch_interval_is_lowered_only_mean
         second.close()
 
 
+def test_the_switch_interval_comes_back_when_services_overlap(tmp_path: Path) -> None:
+    default = sys.getswitchinterval()
+
+    def backend(delay: float) -> Backend:
+        async def generate(case: BenchmarkCase) -> str:
+            await asyncio.sleep(delay)
+            return case.gold_sql
+        return Backend(f"d{delay}", f"d{delay}", generate, fingerprint=None)
+
+    fast, slow = GenerationService(GenerationStore(tmp_path, "run-7"), 2), GenerationService(GenerationStore(tmp_path, "run-8"), 2)
+    cases = _cases(2)
+    try:
+        fast.prefetch([(backend(0.0), c) for c in cases])
+        slow.prefetch([(backend(0.3), c) for c in cases])
+        [fast.get(backend(0.0), c) for c in cases]
+        fast.close()
+        assert sys.getswitchinterval() < default  # the slow service's calls are still out
+        [slow.get(backend(0.3), c) for c in cases]
+    finally:
+        fast.close()
+        slow.close()
+    assert sys.getswitchinterval() == default
+
+
 def test_a_stale_claim_is_taken_over(tmp_path: Path) -> None:
     store = GenerationStore(tmp_path, "run-2")
     claim = tmp_path / "generations" / "fp" / "h.claim"

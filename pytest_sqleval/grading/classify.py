@@ -29,9 +29,14 @@ def table_names(tree: exp.Expression | None) -> list[str]:
     """Catalog tables a query names (CTE names excluded), as ``schema.table`` or ``table``."""
     if tree is None:
         return []
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    ctes, tables = set(), []
+    for node in tree.find_all(exp.CTE, exp.Table):  # one walk of the tree
+        if isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+        else:
+            tables.append(node)
     out = []
-    for t in tree.find_all(exp.Table):
+    for t in tables:
         if not isinstance(t.this, exp.Identifier) or (not t.db and t.name.lower() in ctes):
             continue
         out.append(".".join(p for p in (t.db, t.name) if p).lower())

@@ -7,6 +7,7 @@ set, join order do not matter); ``no_values_exact_match`` does the same after re
 literals with a placeholder. ``distance`` is a clause-weighted 0..1 (0 = same structure)."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,30 +40,41 @@ class StructureResult:
                 "differing_clauses": self.differing_clauses, "clauses": self.clauses}
 
 
-_GENERATORS: dict[tuple[str, bool], type[Generator]] = {}
+_GENERATORS: dict[tuple[str, int], Generator] = {}
 
 
-def _generator(dialect: str, strip_values: bool) -> Generator:
-    """A generator of the dialect that writes normalized text in a canonical form: each
-    equality's sides in sorted order (``a = b`` and ``b = a`` are the same condition) and,
-    with ``strip_values``, every literal as a placeholder. The tree is never copied or
-    changed: copying and rewriting per clause item used to be most of a case's grading."""
-    cls = _GENERATORS.get((dialect, strip_values))
-    if cls is None:
-        base = type(Dialect.get_or_raise(dialect).generator())
+def _generator(dialect: str) -> Generator:
+    """The dialect's generator writing normalized text, one instance per thread
+    (``generate`` resets its state on every call)."""
+    key = (dialect, threading.get_ident())
+    gen = _GENERATORS.get(key)
+    if gen is None:
+        gen = _GENERATORS[key] = Dialect.get_or_raise(dialect).generator(normalize=True, comments=False)
+    return gen
 
-        def eq_sql(self: Generator, expression: exp.EQ) -> str:
-            left, right = self.sql(expression, "this"), self.sql(expression, "expression")
-            return f"{right} = {left}" if right < left else f"{left} = {right}"
 
-        def preprocess(self: Generator, expression: exp.Expression) -> exp.Expression:
-            return expression  # the dialect's rewrites mutate the tree; text only needs to be stable
+def _order_equalities(tree: exp.Expression, gen: Generator) -> None:
+    """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
+    ``b = a`` are the same condition."""
+    for eq in reversed(list(tree.find_all(exp.EQ))):
+        left, right = eq.left, eq.right
+        if gen.generate(right, copy=False) < gen.generate(left, copy=False):
+            eq.set("this", right)
+            eq.set("expression", left)
 
-        body: dict[str, Any] = {"eq_sql": eq_sql, "preprocess": preprocess}
-        if strip_values:
-            body["literal_sql"] = lambda self, expression: "?"
-        cls = _GENERATORS[(dialect, strip_values)] = type(f"Canonical{base.__name__}", (base,), body)
-    return cls(dialect=Dialect.get_or_raise(dialect), normalize=True, comments=False)
+
+def _canonical_copy(tree: exp.Expression, gen: Generator) -> exp.Expression:
+    """A copy of ``tree`` with its equalities in canonical order. The tree is rewritten,
+    not the generator extended: sqlglot's compiled build (``sqlglot[c]``) allows no
+    subclass of its generators."""
+    tree = tree.copy()
+    _order_equalities(tree, gen)
+    return tree
+
+
+def _normalized_text(tree: exp.Expression, dialect: str) -> str:
+    gen = _generator(dialect)
+    return gen.generate(_canonical_copy(tree, gen), copy=False)
 
 
 def _text(gen: Generator, node: exp.Expression | None) -> str:
@@ -98,23 +110,31 @@ def _main_select(tree: exp.Expression) -> exp.Select | None:
 
 def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
     """Each clause as a sorted list of normalized items (a multiset)."""
-    valued, stripped, _ = _clauses(tree, dialect)
+    valued, stripped = _clauses(tree, dialect)
     return stripped if strip_values else valued
 
 
-def _clauses(tree: exp.Expression, dialect: str) -> tuple[dict[str, list[str]], dict[str, list[str]], str]:
-    """The clauses of ``tree``, with and without values, and the statement's normalized text."""
-    valued = _generator(dialect, False)
-    return _extract(tree, valued), _extract(tree, _generator(dialect, True)), _text(valued, tree)
-
-
-def _extract(tree: exp.Expression, gen: Generator) -> dict[str, list[str]]:
-    n = lambda e: _text(gen, e)  # noqa: E731
+def _clauses(tree: exp.Expression, dialect: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The clauses of ``tree``, with and without values: one copy, searched once, written
+    with values, then again with every literal replaced by a placeholder."""
+    gen = _generator(dialect)
+    tree = _canonical_copy(tree, gen)
     sel = _main_select(tree)
+    set_ops = sorted(type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
+                     for s in tree.find_all(exp.SetOperation))
+    windows = list(sel.find_all(exp.Window)) if sel is not None else []
+    valued = _extract(sel, tree, gen, set_ops, windows)
+    for lit in list(tree.find_all(exp.Literal)):
+        lit.replace(exp.Placeholder())
+    _order_equalities(tree, gen)
+    return valued, _extract(sel, tree, gen, set_ops, windows)
+
+
+def _extract(sel: exp.Select | None, tree: exp.Expression, gen: Generator, set_ops: list[str],
+             windows: list[exp.Window]) -> dict[str, list[str]]:
+    n = lambda e: _text(gen, e)  # noqa: E731
     out: dict[str, list[str]] = {k: [] for k in CLAUSE_WEIGHTS}
-    set_ops = [type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
-               for s in tree.find_all(exp.SetOperation)]
-    out["set_ops"] = sorted(set_ops)
+    out["set_ops"] = list(set_ops)
     if sel is None:
         return out
     out["select"] = sorted(n(s) for s in sel.selects)
@@ -140,7 +160,7 @@ def _extract(tree: exp.Expression, gen: Generator) -> dict[str, list[str]]:
                                 "OFFSET " + n(offset.expression) if offset is not None else "") if x]
     distinct = sel.args.get("distinct")
     out["distinct"] = [n(distinct) or "DISTINCT"] if distinct is not None else []
-    out["windows"] = sorted(n(w) for w in sel.find_all(exp.Window))
+    out["windows"] = sorted(n(w) for w in windows)
     return out
 
 
@@ -162,21 +182,22 @@ _GOLD_SIDE: dict[tuple[int, str], tuple[Any, tuple[Any, ...]]] = {}
 
 def _gold_side(gold: exp.Expression, dialect: str) -> tuple[Any, ...]:
     """The gold's clauses, with and without values, and its normalized text, kept per gold
-    tree: the grader gives every case of one gold SQL the same tree, which no layer mutates."""
-    import weakref
+    tree: the grader gives every case of one gold SQL the same tree, which no layer mutates.
+    The tree itself is kept too (compiled sqlglot trees take no weak reference), so its id
+    cannot be reused while the entry lives."""
     hit = _GOLD_SIDE.get((id(gold), dialect))
-    if hit is not None and hit[0]() is gold:
+    if hit is not None and hit[0] is gold:
         return hit[1]
-    value = _clauses(gold, dialect)
+    value = (*_clauses(gold, dialect), _normalized_text(gold, dialect))
     if len(_GOLD_SIDE) >= 512:
         _GOLD_SIDE.clear()
-    _GOLD_SIDE[(id(gold), dialect)] = (weakref.ref(gold), value)
+    _GOLD_SIDE[(id(gold), dialect)] = (gold, value)
     return value
 
 
 def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) -> StructureResult:
     gc, gv, gold_norm = _gold_side(gold, dialect)
-    pc, pv, pred_norm = _clauses(pred, dialect)
+    pc, pv = _clauses(pred, dialect)
     clauses: dict[str, dict[str, Any]] = {}
     distance = 0.0
     for name, weight in CLAUSE_WEIGHTS.items():
@@ -191,5 +212,6 @@ def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) 
         clauses[name] = {"match": match, "gold": list(g), "predicted": p, "missing": missing, "extra": extra}
     exact = all(c["match"] for c in clauses.values())
     no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
-    normalized = pred_norm == gold_norm
+    # Equal normalized text means equal clauses, so only an exact match needs the text.
+    normalized = exact and _normalized_text(pred, dialect) == gold_norm
     return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)
