@@ -40,6 +40,7 @@ class Figure:
     met: bool | None = None
     note: str | None = None
     samples: list[float] = field(default_factory=list)
+    bench: str | None = None  # which bench measured it (run_all.py --only re-measures by bench)
 
     @property
     def ratio(self) -> float | None:

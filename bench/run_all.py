@@ -14,6 +14,7 @@ code imports (``pip install pandas sqlparse tqdm func-timeout && pip install --n
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -46,22 +47,41 @@ def main() -> None:
           f"pyarrow {m['pyarrow']}, pytest {m['pytest']}; load average {m['loadavg']}", flush=True)
     t0 = time.time()
     q = args.quick
+    done = 0
+
+    def tag(name: str) -> None:  # the figures added since the last call came from bench ``name``
+        nonlocal done
+        for f in report.figures[done:]:
+            f.bench = name
+        done = len(report.figures)
+
     if not only or "compare" in only:
         import compare_bench
         compare_bench.run(report, [10_000, 100_000] if q else [10_000, 100_000, 1_000_000, 5_000_000], quick=q)
+        tag('compare')
     if not only or "throughput" in only:
         import throughput_bench
         throughput_bench.run_bench(report, 100 if q else 1000, 1, [] if q else [250, 500], repeat=1 if q else 3)
+        tag('throughput')
     if not only or "startup" in only:
         import startup_bench
         startup_bench.run_bench(report, 1000 if q else 10_000, 2 if q else 5)
+        tag('startup')
     if not only or "llm" in only:
         import llm_bench
         llm_bench.run_bench(report, 64 if q else 500, 0.2, 32)
+        tag('llm')
     if not only or "xdist" in only:
         import xdist_bench
         xdist_bench.run_bench(report, [4, 8] if q else [16, 96], 10)
+        tag('xdist')
     report.extra["total_s"] = round(time.time() - t0, 1)
+    if only and (RESULTS / "latest.json").exists():  # keep the other benches' figures from the last run
+        last = json.loads((RESULTS / "latest.json").read_text())
+        report.figures = [Figure(**{k: v for k, v in f.items() if k != "ratio"})
+                          for f in last["figures"] if f.get("bench") not in only] + report.figures
+        for key, value in last["extra"].items():
+            report.extra.setdefault(key, value)
     out = report.save(RESULTS / "latest.json")
     md = table(report.figures)
     (RESULTS / "latest.md").write_text(md + "\n")

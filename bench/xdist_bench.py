@@ -11,13 +11,16 @@ workers and their engines; two sizes separate that fixed cost from the cost per 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _util import Report, check, fit_line, fresh, load, median, pytest_cmd, read_records, run, vantage_database, write_suite  # noqa: E402
+from _util import PYTHON, Report, check, fit_line, fresh, load, median, pytest_cmd, read_records, run, vantage_database, write_suite  # noqa: E402
 from throughput_bench import duckdb_alone  # noqa: E402
 
 WORK = Path("/tmp/sqleval-bench/xdist")
@@ -32,6 +35,23 @@ def heavy_cases(n: int) -> list[dict]:
                                 f"FROM web.events WHERE session_id % {m} <> {k} GROUP BY 1 ORDER BY 1",
                     "difficulty": "hard", "expected_shape": "table"})
     return out
+
+
+def duckdb_in_two_processes(database: Path, sqls: list[str]) -> float:
+    """The queries split between two processes running at once, as ``-n 2`` splits the
+    cases: wall time of both, from the first start to the last exit."""
+    code = ("import json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[2]); "
+            "from throughput_bench import duckdb_alone; duckdb_alone(Path(sys.argv[1]), json.load(sys.stdin))")
+    t = time.perf_counter()
+    procs = [subprocess.Popen([PYTHON, "-c", code, str(database), str(Path(__file__).resolve().parent)],
+                              stdin=subprocess.PIPE, text=True) for _ in range(2)]
+    for proc, half in zip(procs, (sqls[0::2], sqls[1::2])):
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(half))
+        proc.stdin.close()
+    if any(proc.wait() for proc in procs):
+        raise RuntimeError("a DuckDB-alone process failed")
+    return time.perf_counter() - t
 
 
 def run_bench(report: Report, sizes: list[int], scale: int, repeat: int = 2) -> None:
@@ -66,7 +86,12 @@ def run_bench(report: Report, sizes: list[int], scale: int, repeat: int = 2) -> 
                    target=">= 1.7x" if held else None, met=(s / p >= 1.7) if held else None,
                    note=f"serial {s:.1f} s, -n 2 {p:.1f} s; {sum(r['status'] == 'passed' for r in recs)}/{len(recs)} passed")
         if held:
-            base = median([duckdb_alone(database, [c["gold_sql"] for c in cases]) for _ in range(repeat)])
+            sqls = [c["gold_sql"] for c in cases]
+            base = median([duckdb_alone(database, sqls) for _ in range(repeat)])
+            two = median([duckdb_in_two_processes(database, sqls) for _ in range(repeat)])
+            report.add("xdist", f"{n} heavy cases: DuckDB alone in two processes, speed-up over one", base / two, "x",
+                       note=f"one process {base:.1f} s, two processes (half the queries each) {two:.1f} s: "
+                            "the most any -n 2 can gain on this machine")
             report.add("throughput", f"{n} heavy cases, scale {scale}, gold cached: pytest wall (serial)", s, "s",
                        baseline=base, baseline_name="DuckDB alone on the predicted queries",
                        target="<= 1.2x DuckDB alone", met=s <= 1.2 * base, samples=serial,
