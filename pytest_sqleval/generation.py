@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
@@ -174,12 +174,13 @@ class _Interrupted(Exception):
         self.original = original
 
 
-async def _guarded(coro: Any) -> Any:
+async def _guarded(call: Callable[[], Any]) -> Any:
     """Left alone, a KeyboardInterrupt or SystemExit from a backend stops the loop thread
     and leaves every waiting item hanging; carried to the item instead, it interrupts the
-    run like Ctrl-C."""
+    run like Ctrl-C. The backend's coroutine is made only once this one runs, so a call
+    cancelled before it starts leaves no "never awaited" warning behind."""
     try:
-        return await coro
+        return await call()
     except (KeyboardInterrupt, SystemExit) as exc:
         raise _Interrupted(exc) from None
 
@@ -348,7 +349,7 @@ class GenerationService:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         start = time.perf_counter()
         try:
-            out = await asyncio.wait_for(_guarded(backend.generate(case)), self.timeout_s)
+            out = await asyncio.wait_for(_guarded(lambda: backend.generate(case)), self.timeout_s)
         except asyncio.TimeoutError:
             return Generated(None, {}, False, _ms(start), f"backend timed out after {self.timeout_s:g} s")
         except _Interrupted:
