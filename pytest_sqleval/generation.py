@@ -166,6 +166,10 @@ class GenerationStore:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _key(backend: Backend, case: BenchmarkCase) -> tuple[str, str]:
+    return backend.label, f"{case.suite}::{case.id}"
+
+
 class _Interrupted(Exception):
     """A backend raised KeyboardInterrupt or SystemExit; re-raised in the waiting item."""
 
@@ -240,7 +244,7 @@ class GenerationService:
                finished: set[str] | None = None) -> concurrent.futures.Future[Generated]:
         """``finished``: the fingerprint's listing from :meth:`GenerationStore.finished`; a case
         not in it is not looked up on disk here."""
-        key = (backend.label, f"{case.suite}::{case.id}")
+        key = _key(backend, case)
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
@@ -291,7 +295,7 @@ class GenerationService:
 
     def ready(self, backend: Backend, case: BenchmarkCase) -> Generated | None:
         """The generation if it has finished, else None; never waits."""
-        fut = self._futures.get((backend.label, f"{case.suite}::{case.id}"))
+        fut = self._futures.get(_key(backend, case))
         if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
             return None
         return fut.result()

@@ -106,7 +106,7 @@ class CaseItem(pytest.Item):
     def _suite_info(self) -> dict[str, Any]:
         from .engines import display_location  # a URL's password stays out of the records
         state = self._state
-        grader = state._graders.get(self.manifest.path)
+        grader = state.open_grader(self.manifest)
         info = {"name": self.manifest.name,
                 "database": display_location(self.manifest.database) if self.manifest.database else None}
         if grader is not None:
@@ -186,7 +186,7 @@ class CaseItem(pytest.Item):
         if self.record is not None or self.manifest.database is None:
             return
         state = self._state
-        grader = state._graders.get(self.manifest.path)
+        grader = state.open_grader(self.manifest)
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.error is not None or not hasattr(grader, "submit"):
             return

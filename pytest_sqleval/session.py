@@ -99,6 +99,10 @@ class SqlevalSession:
             meta.update(judge_model=self.judge_model, judge_prompt_version=JUDGE_PROMPT_VERSION)
         return meta
 
+    def open_grader(self, manifest: SuiteManifest) -> Any:
+        """The suite's grader if it is open already; never opens one."""
+        return self._graders.get(manifest.path)
+
     def grader_for(self, manifest: SuiteManifest) -> Any:
         grader = self._graders.get(manifest.path)
         if grader is None and manifest.database is None:
@@ -138,7 +142,7 @@ class SqlevalSession:
         waiting for it: its start-up (imports, opening the database, the catalog) then
         overlaps pytest's own instead of delaying the first case."""
         from .engines import is_url
-        from .engines.host import EngineHost, describe_timeout
+        from .grading.pipeline import SuiteGrader
         for item in items:
             manifest = getattr(item, "manifest", None)
             if len(self._started) >= most:
@@ -147,8 +151,7 @@ class SqlevalSession:
                     or manifest.path in self._graders
                     or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
                 continue
-            host = EngineHost(manifest.database, manifest.limits, self.cache_dir / "gold")
-            self._started[manifest.path] = (host, host.submit("describe", {}, exec_timeout=describe_timeout(manifest.limits)))
+            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir)
 
     def close(self) -> None:
         for host, _ in self._started.values():

@@ -90,12 +90,8 @@ class SuiteGrader:
         self.policy = policy
         self.deprecated = deprecated
         self.gold_dir = Path(cache_dir) / "gold"
-        if started is not None:  # an engine process started ahead, and its describe request
-            self.host, ticket = started
-            info = self.host.result(ticket)
-        else:
-            self.host = EngineHost(self.database, limits, self.gold_dir)
-            info = self.host.call("describe", {}, exec_timeout=describe_timeout(limits))
+        self.host, ticket = started or self.start_engine(self.database, limits, cache_dir)
+        info = self.host.result(ticket)
         self.content_hash: str = info["content_hash"]
         self.engine: str = info["engine"]
         self.engine_version: str = info["engine_version"]
@@ -105,6 +101,14 @@ class SuiteGrader:
         self.gold_executions = 0
         self._gold_parses: dict[str, Any] = {}  # gold SQL -> its parse and what follows from it (never mutated)
         self._ahead: dict[tuple[str, str], _Prepared] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
+        self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
+
+    @staticmethod
+    def start_engine(database: str | Path, limits: Limits, cache_dir: Path) -> tuple[EngineHost, Any]:
+        """An engine process and its ``describe`` request, sent without waiting: a grader
+        made later with ``started=`` reads the answer (session.start_engines)."""
+        host = EngineHost(database, limits, Path(cache_dir) / "gold")
+        return host, host.submit("describe", {}, exec_timeout=describe_timeout(limits))
 
     def close(self) -> None:
         self.host.close()
@@ -193,11 +197,18 @@ class SuiteGrader:
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process
-        (it is only ever written for a gold that was run twice and found sound)."""
-        try:
-            return {"cached": True, **json.loads((self.gold_dir / f"{key}.json").read_text())}
-        except (OSError, ValueError):
-            return None
+        (it is only ever written for a gold that was run twice and found sound, and never
+        changes, so it is read once: the case graded ahead and its own setup both ask)."""
+        meta = self._stored.get(key)
+        if meta is None:
+            try:
+                meta = {"cached": True, **json.loads((self.gold_dir / f"{key}.json").read_text())}
+            except (OSError, ValueError):
+                return None
+            if len(self._stored) >= 1024:
+                self._stored.pop(next(iter(self._stored)))
+            self._stored[key] = meta
+        return meta
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:
         """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine
