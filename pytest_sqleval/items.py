@@ -61,6 +61,11 @@ class SuiteFile(pytest.File):
         from .layouts import collect_cases
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         backends = state.backends
+        if self.manifest.build is not None and not self.config.option.collectonly:
+            # built here, once: a build that fails (or misses its pin) is one collection
+            # error for the suite, not a rebuild and an error per case
+            from .engines.build import ensure_database
+            ensure_database(self.manifest.database, self.manifest.build)
         for case, manifest in collect_cases(self.manifest, self.path):  # Spider/BIRD: one manifest per db_id
             for backend in backends:
                 name = case.id if len(backends) == 1 else f"{case.id}[{backend.label}]"

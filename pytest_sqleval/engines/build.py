@@ -25,37 +25,40 @@ def ensure_database(database: Path | str, build_script: Path | str | None) -> bo
         raise BadInputError(database, "database does not exist", fix="create it, or give the suite a build script")
     database.parent.mkdir(parents=True, exist_ok=True)
     lock_path = database.with_name(database.name + ".lock")
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if database.exists():
-            return False
-        import duckdb
-        tmp = database.with_name(f".{database.name}.{os.getpid()}.building")
-        tmp.unlink(missing_ok=True)
-        if isinstance(build_script, str):
-            _call_builder(build_script, tmp)
+    tmp = database.with_name(f".{database.name}.{os.getpid()}.building")
+    try:
+        with open(lock_path, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if database.exists():
+                return False
+            _build(build_script, tmp)
+            if not tmp.exists():
+                raise BadInputError(build_script, "the build produced no database file")
             os.replace(tmp, database)
-            lock_path.unlink(missing_ok=True)
-            return True
-        con = duckdb.connect(str(tmp))
-        try:
-            script = build_script.read_text(encoding="utf-8")
-            for i, stmt in enumerate(duckdb.extract_statements(script), 1):
-                try:
-                    con.execute(stmt)
-                except duckdb.Error as exc:
-                    raise BadInputError(build_script, f"statement {i} fails: {exc}".splitlines()[0],
-                                        fix="fix the build script; the database was not created") from None
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        if not Path(tmp).exists():
-            raise BadInputError(build_script, "the build produced no database file")
-        os.replace(tmp, database)
-        for leftover in (Path(str(tmp) + ".wal"),):
+        return True
+    finally:  # a failed build leaves nothing in the suite's folder: no half database, no lock
+        for leftover in (tmp, Path(str(tmp) + ".wal"), lock_path):
             leftover.unlink(missing_ok=True)
-    lock_path.unlink(missing_ok=True)
-    return True
+
+
+def _build(build_script: Path | str, target: Path) -> None:
+    target.unlink(missing_ok=True)
+    if isinstance(build_script, str):
+        _call_builder(build_script, target)
+        return
+    import duckdb
+    con = duckdb.connect(str(target))
+    try:
+        script = build_script.read_text(encoding="utf-8")
+        for i, stmt in enumerate(duckdb.extract_statements(script), 1):
+            try:
+                con.execute(stmt)
+            except duckdb.Error as exc:
+                raise BadInputError(build_script, f"statement {i} fails: {exc}".splitlines()[0],
+                                    fix="fix the build script; the database was not created") from None
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
 
 
 def _call_builder(spec: str, target: Path) -> None:

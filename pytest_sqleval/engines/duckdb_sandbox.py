@@ -143,30 +143,62 @@ class DuckDBSandbox:
         return out
 
     def content_hash(self) -> str:
-        """SHA-256 over every table's schema, row count and an order-independent sum of
-        per-row MD5s, computed in SQL: stable across rebuilds, unlike the file's bytes."""
+        """SHA-256 over everything a query can see (``content_lines``): stable across
+        rebuilds, row order, thread counts and engine releases, unlike the file's bytes."""
+        return hashlib.sha256("\n".join(self.content_lines()).encode("utf-8")).hexdigest()
+
+    def content_lines(self) -> list[str]:
+        """One line per object a query can see, each value in the canonical text of
+        ``engines.canonical`` (never the engine's own rendering, which a release may change):
+        every table's and view's columns, row count and order-independent sums of per-row
+        MD5s (``T|``/``V|``); column nullability and comments; keys; macros; sequences; user
+        types. A line names its object first, so two builds can say which object differs."""
+        from .canonical import duckdb_lanes_sql, duckdb_type_name
         cur = self._conn.cursor()
+        here = "database_name = current_database() AND NOT internal"
         try:
-            tables = cur.execute(
-                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND NOT internal AND NOT temporary ORDER BY schema_name, table_name").fetchall()
-            views = cur.execute(
-                "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE database_name = current_database() "
-                "AND NOT internal AND NOT temporary ORDER BY schema_name, view_name").fetchall()
-            digest = hashlib.sha256()
-            cat = self.catalog()
-            for schema, table in tables:
-                cols = cat.get(schema, {}).get(table, {})
-                ident = f'"{schema.replace(chr(34), chr(34) * 2)}"."{table.replace(chr(34), chr(34) * 2)}"'
-                count, total = cur.execute(
-                    f"SELECT count(*), coalesce(sum(md5_number_upper(CAST(r AS VARCHAR))::HUGEINT), 0) "
-                    f"FROM {ident} r").fetchall()[0]
-                digest.update(f"T|{schema}.{table}|{sorted(cols.items())}|{count}|{total}\n".encode())
-            for schema, view, sql in views:
-                digest.update(f"V|{schema}.{view}|{sql}\n".encode())
+            lines: list[str] = []
+            relations = cur.execute(
+                f"SELECT 'T', schema_name, table_name, comment FROM duckdb_tables() WHERE {here} AND NOT temporary "
+                f"UNION ALL SELECT 'V', schema_name, view_name, comment FROM duckdb_views() WHERE {here} "
+                "AND NOT temporary ORDER BY 2, 3, 1").fetchall()
+            for kind, schema, name, comment in relations:
+                rel = f"{_ident(schema)}.{_ident(name)}"
+                try:
+                    shape = cur.sql(f"SELECT * FROM {rel}")
+                    columns = list(zip(shape.columns, shape.types))
+                    count, lane1, lane2 = cur.execute(duckdb_lanes_sql(rel, columns)).fetchone()
+                    body = f"{[(c, duckdb_type_name(t)) for c, t in columns]}|{count}|{lane1}|{lane2}"
+                except duckdb.Error as exc:  # a view over something it cannot read: hashed as broken
+                    body = f"unreadable:{classify_error(exc).category}"
+                lines.append(f"{kind}|{schema}.{name}|{body}|{comment or ''}")
+            for row in cur.execute(
+                    f"SELECT schema_name, table_name, column_name, is_nullable, comment FROM duckdb_columns() "
+                    f"WHERE {here} AND comment IS NOT NULL OR {here} AND NOT is_nullable "
+                    "ORDER BY ALL").fetchall():
+                lines.append(f"C|{row[0]}.{row[1]}.{row[2]}|nullable={row[3]}|{row[4] or ''}")
+            for row in cur.execute(
+                    f"SELECT schema_name, table_name, constraint_type, constraint_column_names::VARCHAR[] "
+                    f"FROM duckdb_constraints() WHERE {here.replace(' AND NOT internal', '')} "
+                    "ORDER BY ALL").fetchall():
+                lines.append(f"K|{row[0]}.{row[1]}|{row[2]}|{row[3]}")
+            for row in cur.execute(
+                    f"SELECT schema_name, function_name, function_type, parameters::VARCHAR[], macro_definition "
+                    f"FROM duckdb_functions() WHERE {here} AND function_type IN ('macro', 'table_macro') "
+                    "ORDER BY ALL").fetchall():
+                lines.append(f"M|{row[0]}.{row[1]}|{row[2]}|{row[3]}|{row[4]}")
+            for row in cur.execute(
+                    f"SELECT schema_name, sequence_name, start_value, increment_by, min_value, max_value, cycle "
+                    f"FROM duckdb_sequences() WHERE {here.replace(' AND NOT internal', '')} AND NOT temporary "
+                    "ORDER BY ALL").fetchall():
+                lines.append(f"S|{row[0]}.{row[1]}|{list(row[2:])}")
+            for row in cur.execute(
+                    f"SELECT schema_name, type_name, logical_type FROM duckdb_types() WHERE {here} "
+                    "ORDER BY ALL").fetchall():
+                lines.append(f"Y|{row[0]}.{row[1]}|{row[2]}")
         finally:
             cur.close()
-        return digest.hexdigest()
+        return lines
 
     # -- execution -----------------------------------------------------------------------
     def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
@@ -208,6 +240,10 @@ class DuckDBSandbox:
         finally:
             timer.cancel()
             cur.close()
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _ms(start: float) -> float:

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from ..cases import Limits
 from . import parse_size
+from .canonical import render_field, row_lanes
 from .duckdb_sandbox import ExecError, ExecOutcome
 
 ENGINE_NAME = "sqlite"
@@ -86,10 +87,15 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _row_hash(text: str | None) -> int:
-    """A 63-bit hash of one row's canonical text (``quote()`` of every column)."""
-    digest = hashlib.blake2b((text or "").encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
+_STORAGE_CLASS = {int: "i", float: "r", str: "t", bytes: "b"}
+
+
+def _row_hash(*values: Any) -> int:
+    """A 63-bit hash of one row: the first lane of ``canonical.row_lanes`` over each value's
+    canonical text, tagged with its storage class (SQLite is dynamically typed, so the
+    integer 1, the real 1.0 and the text '1' must stay apart)."""
+    fields = ("N" if v is None else _STORAGE_CLASS.get(type(v), "?") + render_field(v) for v in values)
+    return row_lanes(fields)[0] >> 1
 
 
 class SQLiteSandbox:
@@ -159,14 +165,12 @@ class SQLiteSandbox:
 
     def content_hash(self) -> str:
         """SHA-256 over every table's name, columns (name and declared type), row count
-        and an order-independent sum of per-row hashes, plus every view's SQL. Computed in
-        SQL: ``SELECT count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT
-        sqleval_row_hash(quote(c1) || x'1f' || quote(c2) ...) AS h FROM t)`` where
-        ``sqleval_row_hash`` is a deterministic 63-bit BLAKE2b of the row's canonical text
-        (SQLite has no built-in hash function; ``quote()`` keeps 1, 1.0, '1' and NULL apart).
-        The two 32-bit halves are summed separately so the sums cannot overflow. Stable
-        across rebuilds and row order, unlike the file's bytes."""
-        self._conn.create_function("sqleval_row_hash", 1, _row_hash, deterministic=True)
+        and an order-independent sum of per-row hashes, plus every view's SQL: ``SELECT
+        count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT sqleval_row_hash(c1, c2,
+        ...) AS h FROM t)``, where ``sqleval_row_hash`` renders each value by the rules of
+        ``engines.canonical`` (not SQLite's ``quote()``, whose float digits changed between
+        releases). The two 32-bit halves are summed apart so the sums cannot overflow."""
+        self._conn.create_function("sqleval_row_hash", -1, _row_hash, deterministic=True)
         digest = hashlib.sha256()
         try:
             for kind, name, sql in self._objects():
@@ -174,13 +178,13 @@ class SQLiteSandbox:
                     digest.update(f"V|{name}|{sql}\n".encode())
                     continue
                 cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
-                row_text = " || x'1f' || ".join(f"quote({_quote(c)})" for c, _ in cols) or "''"
+                row_values = ", ".join(_quote(c) for c, _ in cols)
                 count, hi, lo = self._introspect(
                     f"SELECT count(*), coalesce(sum(h >> 32), 0), coalesce(sum(h & 4294967295), 0) "
-                    f"FROM (SELECT sqleval_row_hash({row_text}) AS h FROM {_quote(name)})")[0]
+                    f"FROM (SELECT sqleval_row_hash({row_values}) AS h FROM {_quote(name)})")[0]
                 digest.update(f"T|{name}|{[(c, t) for c, t in cols]}|{count}|{hi}|{lo}\n".encode())
         finally:
-            self._conn.create_function("sqleval_row_hash", 1, None)
+            self._conn.create_function("sqleval_row_hash", -1, None)
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------

@@ -9,6 +9,9 @@ MANIFEST next to the database.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
 import time
 import tomllib
@@ -29,15 +32,32 @@ PIN_FILE = Path(__file__).with_name("MANIFEST.toml")
 class WarehouseHashMismatch(SqlevalError):
     """The built warehouse does not have the content hash pinned for its scale."""
 
-    def __init__(self, path: Path, scale: float, expected: str, actual: str) -> None:
+    def __init__(self, path: Path, scale: float, expected: str, actual: str, *,
+                 differing: list[str] | None = None, counts: tuple[int, int] | None = None) -> None:
+        import duckdb
         self.path, self.scale, self.expected, self.actual = path, scale, expected, actual
-        super().__init__(
-            f"{path}: warehouse content hash mismatch at scale {_scale_key(scale)}:\n"
-            f"  pinned in {PIN_FILE}: {expected}\n"
-            f"  built now:            {actual}\n"
-            "The generator, DuckDB or the data changed. If the change is intended, re-pin with "
-            "`python -m pytest_sqleval.warehouse build --scale "
-            f"{_scale_key(scale)} --out DIR --pin` and rebuild every derived gold answer.")
+        self.differing = differing or []
+        pins = _pins()
+        pinned = pins.get("scale", {}).get(_scale_key(scale), {})
+        verified = pins.get("verified_duckdb", [])
+        lines = [f"{path}: the Vantage warehouse built at scale {_scale_key(scale)} does not match its pin in {PIN_FILE}",
+                 f"  engine: DuckDB {duckdb.__version__}; the pins were verified with DuckDB "
+                 f"{', '.join(verified) or '(none recorded)'}"]
+        if counts is not None:
+            lines.append(f"  built {counts[0]} tables, {counts[1]} rows; pinned {pinned.get('tables', '?')} tables, "
+                         f"{pinned.get('rows', '?')} rows")
+        if self.differing:
+            shown = ", ".join(self.differing[:5]) + (f", ... ({len(self.differing)} in all)" if len(self.differing) > 5 else "")
+            lines.append(f"  differs: {shown}")
+        lines.append(f"  content hash: built {actual}, pinned {expected}")
+        fix = (f"install a verified DuckDB, e.g. pip install 'duckdb=={verified[-1]}', and run again"
+               if verified and duckdb.__version__ not in verified else
+               "this DuckDB is verified, so the generator or the environment is at fault: please report this message")
+        lines.append(f"  fix: {fix}. Nothing was left behind: the next run builds again. (Changing the generator on "
+                     "purpose? Re-pin with `python -m pytest_sqleval.warehouse build --scale "
+                     f"{_scale_key(scale)} --out DIR --pin`, then refreeze with `python -m pytest_sqleval validate "
+                     "cases/vantage`.)")
+        super().__init__("\n".join(lines))
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,7 @@ class BuildInfo:
     rows: int
     seconds: float
     pinned: str | None
+    objects: dict[str, str] | None = None  # object -> short digest of its content line (see object_digests)
 
     def manifest_toml(self) -> str:
         import duckdb
@@ -65,34 +86,64 @@ class BuildInfo:
             f'content_hash = "{self.content_hash}"\n'
             f'pinned_hash = "{self.pinned or ""}"\n'
             f'duckdb_version = "{duckdb.__version__}"\n'
-            '# content_hash: SHA-256 over every table\'s schema, row count and order-independent sum of\n'
-            "# per-row MD5s, computed in SQL (pytest_sqleval.engines.duckdb_sandbox.DuckDBSandbox.content_hash)\n")
+            "# content_hash: SHA-256 over every table, view, key, comment and macro, each value in the\n"
+            "# canonical text of pytest_sqleval.engines.canonical (the same under every DuckDB release)\n")
 
 
 def _scale_key(scale: float) -> str:
     return f"{float(scale):g}"
 
 
+def _pins() -> dict:
+    return tomllib.loads(PIN_FILE.read_text(encoding="utf-8")) if PIN_FILE.is_file() else {}
+
+
 def pinned_hash(scale: float) -> str | None:
     """The content hash pinned for ``scale`` in the package's ``MANIFEST.toml``, if any."""
-    if not PIN_FILE.is_file():
-        return None
-    data = tomllib.loads(PIN_FILE.read_text(encoding="utf-8"))
-    entry = data.get("scale", {}).get(_scale_key(scale))
+    entry = _pins().get("scale", {}).get(_scale_key(scale))
     return entry.get("content_hash") if entry else None
 
 
-def _pin(scale: float, content_hash: str, tables: int, rows: int) -> None:
-    data = tomllib.loads(PIN_FILE.read_text(encoding="utf-8")) if PIN_FILE.is_file() else {}
+def object_digests(lines: list[str]) -> dict[str, str]:
+    """A short digest per table and view, and one for the rest of the catalog (comments,
+    keys, macros, sequences, types), from ``DuckDBSandbox.content_lines``: pinned next to
+    the hash, so a mismatch can name what differs."""
+    out: dict[str, str] = {}
+    rest = hashlib.sha256()
+    for line in lines:
+        kind, name = line.split("|", 2)[:2]
+        if kind in ("T", "V"):
+            out[name] = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
+        else:
+            rest.update(line.encode("utf-8") + b"\n")
+    out["(catalog)"] = rest.hexdigest()[:16]
+    return out
+
+
+def _pin(scale: float, info: "BuildInfo") -> None:
+    import duckdb
+    data = _pins()
     pins = data.get("scale", {})
-    pins[_scale_key(scale)] = {"content_hash": content_hash, "tables": tables, "rows": rows}
-    lines = ["# Pinned content hashes of the Vantage warehouse, one per scale.",
-             "# A build whose hash differs from the pin for its scale fails with both hashes.", ""]
+    pins[_scale_key(scale)] = {"content_hash": info.content_hash, "tables": info.tables, "rows": info.rows,
+                               "objects": info.objects or {}}
+    verified = data.get("verified_duckdb", [])
+    lines = ["# Pinned content hashes of the Vantage warehouse, one per scale, with a short digest per",
+             "# table so that a mismatch names what differs. A build whose hash differs from the pin for",
+             "# its scale fails once, at collection, with both hashes.",
+             "# verified_duckdb: the DuckDB releases CI builds every pinned scale with (tests/test_warehouse.py).",
+             f"verified_duckdb = {json.dumps(sorted(set(verified) | {duckdb.__version__}, key=_version_key))}", ""]
     for key in sorted(pins, key=float):
         entry = pins[key]
         lines += [f'[scale."{key}"]', f'content_hash = "{entry["content_hash"]}"',
-                  f"tables = {entry['tables']}", f"rows = {entry['rows']}", ""]
+                  f"tables = {entry['tables']}", f"rows = {entry['rows']}", "",
+                  f'[scale."{key}".objects]']
+        lines += [f"{json.dumps(name)} = \"{digest}\"" for name, digest in sorted(entry.get("objects", {}).items())]
+        lines.append("")
     PIN_FILE.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in version.split("."))
 
 
 def _sql_str(text: str) -> str:
@@ -151,20 +202,30 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
     # The hash is an order-independent sum, so computing it on every core gives the same value.
     sandbox = DuckDBSandbox(path, Limits(threads=threads or os.cpu_count() or 1))
     try:
-        content_hash = sandbox.content_hash()
+        lines = sandbox.content_lines()
         tables = sum(len(v) for v in sandbox.catalog().values())
     finally:
         sandbox.close()
-    pinned = check_pin(path, scale, content_hash) if verify else pinned_hash(scale)
-    return BuildInfo(path, float(scale), content_hash, tables, rows, round(time.perf_counter() - start, 2), pinned)
+    content_hash = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    objects = object_digests(lines)
+    pinned = (check_pin(path, scale, content_hash, objects=objects, counts=(tables, rows)) if verify
+              else pinned_hash(scale))
+    return BuildInfo(path, float(scale), content_hash, tables, rows, round(time.perf_counter() - start, 2), pinned,
+                     objects)
 
 
-def check_pin(path: Path, scale: float, content_hash: str) -> str | None:
-    """Raise ``WarehouseHashMismatch`` (with both hashes) when ``content_hash`` is not the
-    pin for ``scale``; return the pin, or None for an unpinned scale."""
-    pinned = pinned_hash(scale)
+def check_pin(path: Path, scale: float, content_hash: str, *, objects: dict[str, str] | None = None,
+              counts: tuple[int, int] | None = None) -> str | None:
+    """Raise ``WarehouseHashMismatch`` (with both hashes and, given ``objects``, the
+    tables that differ) when ``content_hash`` is not the pin for ``scale``; return the
+    pin, or None for an unpinned scale."""
+    entry = _pins().get("scale", {}).get(_scale_key(scale))
+    pinned = entry.get("content_hash") if entry else None
     if pinned is not None and pinned != content_hash:
-        raise WarehouseHashMismatch(Path(path), scale, pinned, content_hash)
+        expected = (entry or {}).get("objects", {})
+        differing = sorted(k for k in set(expected) | set(objects or {})
+                           if objects is not None and expected.get(k) != objects.get(k))
+        raise WarehouseHashMismatch(Path(path), scale, pinned, content_hash, differing=differing, counts=counts)
     return pinned
 
 
@@ -275,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.pin:
-        _pin(args.scale, info.content_hash, info.tables, info.rows)
-        info = BuildInfo(info.path, info.scale, info.content_hash, info.tables, info.rows, info.seconds, info.content_hash)
+        _pin(args.scale, info)
+        info = dataclasses.replace(info, pinned=info.content_hash)
     written = write_outputs(info, db.parent)
     status = ("matches the pin" if info.pinned == info.content_hash else
               "no pin for this scale" if info.pinned is None else "differs from the pin (--no-verify)")

@@ -6,6 +6,14 @@ integer arithmetic, exact binary fractions and +-*/ on doubles are used (no Duck
 ``hash()``/``random()``, no transcendental functions), so the data and the content hash
 are the same on every platform, Python version and thread count.
 
+No stored value is decided by the engine's rounding. Every rounding is ``xround(x, n)``,
+written out here: scale by an integer power of ten (exact for decimals, one IEEE
+multiplication for doubles), round half away from zero with ``floor`` and an exact
+comparison, scale back. DuckDB's own ``round(double, n)`` changed between 2.0.0 and
+2.0.1 (2.0.1 rounds the double's exact binary value, so 299.565 became 299.56) and is
+never called. What ``xround`` returns lies on the decimal grid (within an ulp of
+k / 10**n), so the cast into a DECIMAL column that follows has nothing left to decide.
+
 Each step is ``(label, sql)``; ``$NAME`` tokens are replaced by the sizes of the scale.
 """
 from __future__ import annotations
@@ -17,6 +25,13 @@ MACROS = [
     "CREATE OR REPLACE TEMP MACRO ri(r, n) AS CAST(floor((r) * (n)) AS BIGINT)",
     "CREATE OR REPLACE TEMP MACRO pick(lst, r) AS (lst)[1 + CAST(floor((r) * len(lst)) AS BIGINT)]",
     "CREATE OR REPLACE TEMP MACRO ts(d, secs) AS CAST(d AS TIMESTAMP) + to_seconds(CAST(secs AS BIGINT))",
+    # rounding half away from zero, by the generator's rule rather than the engine's (see above)
+    "CREATE OR REPLACE TEMP MACRO _half_away(r) AS "
+    "sign(r) * (floor(abs(r)) + CASE WHEN abs(r) - floor(abs(r)) >= 0.5 THEN 1 ELSE 0 END)",
+    "CREATE OR REPLACE TEMP MACRO _pow10(n) AS "
+    "CASE n WHEN 0 THEN 1 WHEN 1 THEN 10 WHEN 2 THEN 100 WHEN 3 THEN 1000 WHEN 4 THEN 10000 WHEN 6 THEN 1000000 END",
+    "CREATE OR REPLACE TEMP MACRO xround(x, n) AS CASE WHEN n >= 0 THEN _half_away(x * _pow10(n)) / _pow10(n) "
+    "ELSE _half_away(x / _pow10(-n)) * _pow10(-n) END",
 ]
 
 FIRST_NAMES = ["James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David", "Elizabeth",
@@ -146,7 +161,7 @@ CREATE TEMP TABLE _fx_pub AS
 WITH days AS (SELECT CAST(DATE '2019-01-01' + CAST(k AS INTEGER) AS DATE) AS d, k FROM range(0, 2922) t(k)),
 cur AS (SELECT * FROM (VALUES (1, 'CAD', 0.7400, 700), (2, 'GBP', 1.2700, 540), (3, 'EUR', 1.0900, 610)) v(cx, currency_code, base, period))
 SELECT d AS rate_date, currency_code, k, cx,
-       CAST(round(base * (0.96 + 0.08 * (1 - abs(2 * ((k % period) / period) - 1)) + 0.01 * (u(k, 500 + cx) - 0.5)), 6)
+       CAST(xround(base * (0.96 + 0.08 * (1 - abs(2 * ((k % period) / period) - 1)) + 0.01 * (u(k, 500 + cx) - 0.5)), 6)
             AS DECIMAL(12,6)) AS rate
 FROM days, cur WHERE isodow(d) <= 5
 """)
@@ -162,7 +177,7 @@ step("finance.fx_rates_bak", """
 INSERT INTO finance.fx_rates_bak BY NAME
 SELECT rate_date, currency_code,
        CASE WHEN rate_date < DATE '2025-01-01' THEN rate
-            ELSE CAST(round(rate * (1 + 0.004 * (u(k, 520 + cx) - 0.5)), 6) AS DECIMAL(12,6)) END AS usd_per_unit,
+            ELSE CAST(xround(rate * (1 + 0.004 * (u(k, 520 + cx) - 0.5)), 6) AS DECIMAL(12,6)) END AS usd_per_unit,
        'ECB reference' AS source
 FROM _fx_pub WHERE rate_date <= DATE '2025-11-28'
 """)
@@ -179,7 +194,7 @@ UNION ALL SELECT date_day, 'USD', CAST(1 AS DECIMAL(12,6)) FROM ops.dim_date
 
 step("legacy.fx_rates_manual", """
 INSERT INTO legacy.fx_rates_manual
-SELECT day, currency_code, CAST(round(rate, 4) AS DECIMAL(12,6)) FROM _fx_day
+SELECT day, currency_code, CAST(xround(rate, 4) AS DECIMAL(12,6)) FROM _fx_day
 WHERE currency_code <> 'USD' AND day = last_day(day) AND day BETWEEN DATE '2019-01-31' AND DATE '2024-06-30'
 """)
 
@@ -222,9 +237,9 @@ WITH b AS (
 )
 SELECT product_id, category_id, launched_date,
   CASE WHEN product_id % 23 = 0 AND product_id <= 900 THEN DATE '2024-03-31' END AS discontinued_date,
-  CAST(round(base * (0.5 + 1.5 * r1)) - 0.01 AS DECIMAL(10,2)) AS p1,
-  CAST(round((round(base * (0.5 + 1.5 * r1)) - 0.01) * (1 + floor(r3 * 9) / 100), 2) AS DECIMAL(10,2)) AS p2,
-  CAST(round(round((round(base * (0.5 + 1.5 * r1)) - 0.01) * (1 + floor(r3 * 9) / 100), 2) * (1 + floor(r5 * 7) / 100), 2)
+  CAST(xround(base * (0.5 + 1.5 * r1), 0) - 0.01 AS DECIMAL(10,2)) AS p1,
+  CAST(xround((xround(base * (0.5 + 1.5 * r1), 0) - 0.01) * (1 + floor(r3 * 9) / 100), 2) AS DECIMAL(10,2)) AS p2,
+  CAST(xround(xround((xround(base * (0.5 + 1.5 * r1), 0) - 0.01) * (1 + floor(r3 * 9) / 100), 2) * (1 + floor(r5 * 7) / 100), 2)
        AS DECIMAL(10,2)) AS p3,
   0.35 + 0.2 * r6 AS cost_ratio
 FROM c
@@ -257,7 +272,7 @@ FROM v WHERE vt > launched_date
 step("ops.product_costs", """
 INSERT INTO ops.product_costs BY NAME
 SELECT price_version_id AS product_cost_id, h.product_id,
-       CAST(round(h.list_price_usd * p.cost_ratio, 2) AS DECIMAL(10,2)) AS unit_cost_usd, valid_from, valid_to
+       CAST(xround(h.list_price_usd * p.cost_ratio, 2) AS DECIMAL(10,2)) AS unit_cost_usd, valid_from, valid_to
 FROM sales.product_price_history h JOIN _prod p USING (product_id)
 """)
 
@@ -416,7 +431,7 @@ SELECT campaign_id,
           WHEN 7 THEN 'INF' ELSE 'SMS' END || '_' || country_code || '_' || strftime(start_date, '%Y%m') || '_'
     || pick(['Always On', 'Brand', 'Holiday', 'Reactivation', 'Launch', 'Clearance', 'Loyalty', 'Prospecting'], u(campaign_id, 277)) AS campaign_name,
   ch AS marketing_channel_id, country_code, start_date, start_date + dur - 1 AS end_date,
-  CAST(round(5000 + rb * 95000, -2) AS DECIMAL(14,2)) AS budget_usd,
+  CAST(xround(5000 + rb * 95000, -2) AS DECIMAL(14,2)) AS budget_usd,
   CASE WHEN start_date > DATE '2025-11-30' THEN 'planned' WHEN rcancel < 0.05 THEN 'cancelled'
        WHEN start_date + dur - 1 < DATE '2025-11-30' THEN 'completed' ELSE 'active' END AS status,
   CASE WHEN ro < 0.3 THEN 'awareness' WHEN ro < 0.75 THEN 'acquisition' ELSE 'retention' END AS objective
@@ -513,13 +528,13 @@ WITH l AS (
     1 + CAST(floor((order_date - DATE '2022-01-01') / 21) AS INTEGER) AS promotion_id
   FROM p2 JOIN _prod x USING (product_id)
 ), pp AS (
-  SELECT pr.*, CAST(round(list_usd * price_factor, 2) AS DECIMAL(10,2)) AS unit_price,
+  SELECT pr.*, CAST(xround(list_usd * price_factor, 2) AS DECIMAL(10,2)) AS unit_price,
     coalesce(coupon_pct, CASE WHEN d1 < 0.16 THEN CAST(sp.discount_pct AS DOUBLE) / 100 END) AS pct,
     coupon_pct IS NULL AND d1 < 0.16 AS promo
   FROM pr LEFT JOIN sales.promotions sp USING (promotion_id)
 )
 SELECT row_number() OVER (ORDER BY order_id, line_no) AS order_line_id, order_id, i, line_no, product_id, quantity, unit_price,
-  CAST(coalesce(round(quantity * unit_price * pct, 2), 0) AS DECIMAL(10,2)) AS discount_amount,
+  CAST(coalesce(xround(quantity * unit_price * pct, 2), 0) AS DECIMAL(10,2)) AS discount_amount,
   CASE WHEN status IN ('cancelled', 'void') THEN 'cancelled' WHEN status = 'processing' THEN 'open'
        WHEN line_no >= 2 AND c < 0.012 THEN 'cancelled' ELSE 'fulfilled' END AS line_status,
   promo, promotion_id, list_usd
@@ -540,7 +555,7 @@ WITH a AS (
   FROM _ord o JOIN _line l USING (order_id) GROUP BY o.order_id
 )
 SELECT a.order_id, CAST(subtotal AS DECIMAL(14,2)) AS subtotal_amount, CAST(discount AS DECIMAL(14,2)) AS discount_amount,
-  CAST(round((subtotal - discount) * o.tax_rate, 2) AS DECIMAL(14,2)) AS tax_amount,
+  CAST(xround((subtotal - discount) * o.tax_rate, 2) AS DECIMAL(14,2)) AS tax_amount,
   CAST(CASE WHEN o.channel_id <> 1 AND subtotal - discount < o.free_ship_over THEN o.ship_fee ELSE 0 END AS DECIMAL(14,2)) AS shipping_amount
 FROM a JOIN _ord o USING (order_id)
 """)
@@ -570,7 +585,7 @@ step("orders.orders_old", """
 INSERT INTO orders.orders_old BY NAME
 SELECT o.order_id, o.customer_id, c.first_name || ' ' || c.last_name AS customer_name, c.country_code AS customer_country,
   d.segment AS customer_segment, o.store_id, ch.channel_name, o.ordered_at, o.order_date, o.status, o.currency_code,
-  o.total_amount, CAST(round(o.total_amount * o.rate, 2) AS DECIMAL(14,2)) AS total_amount_usd, o.deleted_at
+  o.total_amount, CAST(xround(o.total_amount * o.rate, 2) AS DECIMAL(14,2)) AS total_amount_usd, o.deleted_at
 FROM _oo o JOIN sales.customers c USING (customer_id) JOIN sales.channels ch USING (channel_id)
 JOIN sales.dim_customer d ON d.customer_id = o.customer_id AND DATE '2024-06-30' >= d.valid_from AND DATE '2024-06-30' < d.valid_to
 WHERE o.order_date <= DATE '2024-06-30'
@@ -579,7 +594,7 @@ WHERE o.order_date <= DATE '2024-06-30'
 step("orders.order_lines_bak", """
 INSERT INTO orders.order_lines_bak BY NAME
 SELECT l.order_line_id, l.order_id, l.line_no, l.product_id, l.quantity,
-  CASE WHEN u(l.order_line_id, 140) < 0.03 THEN CAST(round(l.unit_price * 1.1, 2) AS DECIMAL(10,2)) ELSE l.unit_price END AS unit_price,
+  CASE WHEN u(l.order_line_id, 140) < 0.03 THEN CAST(xround(l.unit_price * 1.1, 2) AS DECIMAL(10,2)) ELSE l.unit_price END AS unit_price,
   l.discount_amount, l.line_status
 FROM _line l JOIN _ord o USING (order_id) WHERE o.order_date <= DATE '2023-12-31'
 """)
@@ -599,7 +614,7 @@ WITH b AS (
   SELECT b.*, 1, 'reversed' FROM b WHERE u(order_line_id, 131) < 0.01 AND recognized_date <= DATE '2025-11-27'
 )
 SELECT row_number() OVER (ORDER BY recognized_date, order_line_id, dup) AS revenue_id, s.*,
-  CAST(round(amount_local * rate, 2) AS DECIMAL(14,2)) AS amount_usd,
+  CAST(xround(amount_local * rate, 2) AS DECIMAL(14,2)) AS amount_usd,
   CASE WHEN posting_status = 'pending' THEN NULL
        ELSE ts(recognized_date + 1 + dup * 3, 7200 + ri(u(order_line_id * 2 + dup, 132), 14400)) END AS posted_at,
   CASE WHEN recognized_date <= DATE '2024-06-30' THEN 'erp_legacy' ELSE 'erp_nova' END AS source_system
@@ -620,7 +635,7 @@ SELECT revenue_id, order_id, order_line_id, store_id, store_id AS cost_center_id
 FROM _rev WHERE recognized_date <= DATE '2024-06-30'
 UNION ALL
 SELECT 90000000 + revenue_id, order_id, order_line_id, store_id, store_id, recognized_date, currency_code,
-       gross_local, rate, CAST(round(gross_local * rate, 2) AS DECIMAL(14,2)), 'posted',
+       gross_local, rate, CAST(xround(gross_local * rate, 2) AS DECIMAL(14,2)), 'posted',
        ts(recognized_date + 1, 3600), 'erp_legacy'
 FROM _rev WHERE recognized_date > DATE '2024-06-30' AND channel_id = 1 AND dup = 0
 """)
@@ -659,7 +674,7 @@ UNION ALL SELECT invoice_id, order_id, 'shipping', NULL, order_date, currency_co
 step("sales.rev_billed", """
 INSERT INTO sales.rev_billed BY NAME
 SELECT row_number() OVER (ORDER BY invoice_id, k, order_line_id) AS billed_line_id, invoice_id, order_id, line_type, billed_date,
-       currency_code, CAST(round(amount_local * rate, 2) AS DECIMAL(14,2)) AS amount_usd
+       currency_code, CAST(xround(amount_local * rate, 2) AS DECIMAL(14,2)) AS amount_usd
 FROM _bill
 """)
 
@@ -676,17 +691,17 @@ WITH p AS (
   WHERE segment = 'Business' AND paid_date <= DATE '2025-11-30'
 )
 SELECT invoice_id * 2 AS payment_id, invoice_id, paid_date,
-  CASE WHEN r < 0.05 THEN CAST(round(total_amount / 2, 2) AS DECIMAL(14,2)) ELSE total_amount END AS amount_local,
+  CASE WHEN r < 0.05 THEN CAST(xround(total_amount / 2, 2) AS DECIMAL(14,2)) ELSE total_amount END AS amount_local,
   currency_code, pick(['wire', 'ach', 'card', 'cheque'], u(invoice_id, 152)) AS method FROM p
 UNION ALL
-SELECT invoice_id * 2 + 1, invoice_id, least(paid_date + 10, DATE '2025-11-30'), total_amount - CAST(round(total_amount / 2, 2) AS DECIMAL(14,2)),
+SELECT invoice_id * 2 + 1, invoice_id, least(paid_date + 10, DATE '2025-11-30'), total_amount - CAST(xround(total_amount / 2, 2) AS DECIMAL(14,2)),
   currency_code, 'wire' FROM p WHERE r < 0.05
 """)
 
 step("sales.bookings_gross", """
 INSERT INTO sales.bookings_gross BY NAME
 SELECT order_id, CAST(ordered_at AS DATE) AS booking_date, store_id, status AS order_status,
-       CAST(round(subtotal_amount * rate, 2) AS DECIMAL(14,2)) AS gross_amount_usd
+       CAST(xround(subtotal_amount * rate, 2) AS DECIMAL(14,2)) AS gross_amount_usd
 FROM _oo
 """)
 
@@ -694,8 +709,8 @@ step("sales.daily_sales_summary", """
 INSERT INTO sales.daily_sales_summary BY NAME
 SELECT CAST(o.ordered_at AS DATE) AS summary_date, o.store_id, CAST(count(DISTINCT o.order_id) AS INTEGER) AS orders_count,
   CAST(sum(l.quantity) AS INTEGER) AS units_sold,
-  sum(CAST(round((l.quantity * l.unit_price - l.discount_amount) * o.rate, 2) AS DECIMAL(14,2))) AS net_sales_usd,
-  sum(CAST(round(l.quantity * l.unit_price * o.rate, 2) AS DECIMAL(14,2))) AS gross_sales_usd
+  sum(CAST(xround((l.quantity * l.unit_price - l.discount_amount) * o.rate, 2) AS DECIMAL(14,2))) AS net_sales_usd,
+  sum(CAST(xround(l.quantity * l.unit_price * o.rate, 2) AS DECIMAL(14,2))) AS gross_sales_usd
 FROM _oo o JOIN _line l USING (order_id)
 WHERE o.status NOT IN ('cancelled', 'void') AND l.line_status <> 'cancelled'
 GROUP BY ALL
@@ -704,19 +719,19 @@ GROUP BY ALL
 step("legacy.orders", """
 INSERT INTO legacy.orders
 SELECT order_id, customer_id, order_date, store_id, CASE WHEN status = 'cancelled' THEN 'X' ELSE 'C' END,
-       CAST(round(total_amount * rate, 2) AS DECIMAL(14,2))
+       CAST(xround(total_amount * rate, 2) AS DECIMAL(14,2))
 FROM _oo WHERE order_date <= DATE '2024-06-30'
 """)
 
 step("legacy.order_items", """
 INSERT INTO legacy.order_items
-SELECT l.order_id, l.line_no, l.product_id, l.quantity, CAST(round((l.quantity * l.unit_price - l.discount_amount) * o.rate, 2) AS DECIMAL(14,2))
+SELECT l.order_id, l.line_no, l.product_id, l.quantity, CAST(xround((l.quantity * l.unit_price - l.discount_amount) * o.rate, 2) AS DECIMAL(14,2))
 FROM _line l JOIN _oo o USING (order_id) WHERE o.order_date <= DATE '2024-06-30' AND l.line_status <> 'cancelled'
 """)
 
 step("legacy.aov_monthly", """
 INSERT INTO legacy.aov_monthly
-SELECT date_trunc('month', order_date), count(*), CAST(round(avg(total_amount * rate), 2) AS DECIMAL(12,2))
+SELECT date_trunc('month', order_date), count(*), CAST(xround(avg(total_amount * rate), 2) AS DECIMAL(12,2))
 FROM _oo WHERE order_date <= DATE '2024-06-30' GROUP BY ALL
 """)
 
@@ -749,7 +764,7 @@ INSERT INTO orders.shipments BY NAME
 SELECT order_id + 30000000 AS shipment_id, order_id, warehouse_id, carrier_id, shipped_at,
   CASE WHEN status = 'shipped' THEN NULL
        ELSE shipped_at + to_seconds(CAST(86400 * (1 + ri(u(i, 163), CASE WHEN carrier_id IN (2, 5) THEN 2 ELSE 5 END)) + ri(u(i, 164), 30000) AS BIGINT)) END AS delivered_at,
-  CAST(round(3.5 + u(i, 165) * 9, 2) AS DECIMAL(10,2)) AS shipping_cost_usd
+  CAST(xround(3.5 + u(i, 165) * 9, 2) AS DECIMAL(10,2)) AS shipping_cost_usd
 FROM _ship
 """)
 
@@ -824,7 +839,7 @@ INSERT INTO orders.gift_cards BY NAME
 SELECT g + 4000000 AS gift_card_id, DATE '2022-01-01' + CAST(ri(u(g, 176), 1430) AS INTEGER) AS issued_date,
   CAST(pick([25, 50, 75, 100, 150, 200], u(g, 177)) AS DECIMAL(10,2)) AS initial_value_local,
   pick(['USD', 'USD', 'USD', 'CAD', 'GBP', 'EUR'], u(g, 178)) AS currency_code,
-  CAST(CASE WHEN u(g, 180) < 0.6 THEN 0 ELSE round(pick([25, 50, 75, 100, 150, 200], u(g, 177)) * u(g, 181), 2) END AS DECIMAL(10,2)) AS remaining_local
+  CAST(CASE WHEN u(g, 180) < 0.6 THEN 0 ELSE xround(pick([25, 50, 75, 100, 150, 200], u(g, 177)) * u(g, 181), 2) END AS DECIMAL(10,2)) AS remaining_local
 FROM range(1, $N_GIFT + 1) t(g)
 """)
 
@@ -887,7 +902,7 @@ FROM _retl
 step("_refund", """
 CREATE TEMP TABLE _refund AS
 SELECT r.return_id, r.currency_code, r.rate, rr.received_date,
-  sum(CAST(round(l.quantity_returned * (l.quantity * l.unit_price - l.discount_amount) / l.quantity, 2) AS DECIMAL(14,2))) AS amount_local
+  sum(CAST(xround(l.quantity_returned * (l.quantity * l.unit_price - l.discount_amount) / l.quantity, 2) AS DECIMAL(14,2))) AS amount_local
 FROM _ret r JOIN returns.returns rr USING (return_id) JOIN _retl l USING (return_id)
 WHERE r.status = 'refunded' GROUP BY ALL
 """)
@@ -921,7 +936,7 @@ WHERE rl.condition = 'resellable' AND r.received_date < DATE '2025-11-30'
 step("returns.return_shipping_labels", """
 INSERT INTO returns.return_shipping_labels BY NAME
 SELECT r.return_id + 2000000 AS label_id, r.return_id, coalesce(s.carrier_id, 1) AS carrier_id,
-  CAST(round(4 + u(r.return_id, 432) * 6, 2) AS DECIMAL(8,2)) AS label_cost_usd, r.requested_at + INTERVAL 10 MINUTE AS created_at
+  CAST(xround(4 + u(r.return_id, 432) * 6, 2) AS DECIMAL(8,2)) AS label_cost_usd, r.requested_at + INTERVAL 10 MINUTE AS created_at
 FROM returns.returns r LEFT JOIN _ship s USING (order_id) WHERE r.return_channel = 'mail'
 """)
 
@@ -934,7 +949,7 @@ FROM _ret WHERE status = 'refunded' AND u(return_id, 433) < 0.05
 step("returns.returns_old", """
 INSERT INTO returns.returns_old BY NAME
 SELECT l.return_id, l.order_id, l.order_line_id, l.product_id, l.quantity_returned AS units_returned,
-  CASE WHEN l.status = 'refunded' THEN CAST(round(round(l.quantity_returned * (l.quantity * l.unit_price - l.discount_amount) / l.quantity, 2) * l.rate, 2) AS DECIMAL(14,2)) END AS refund_usd,
+  CASE WHEN l.status = 'refunded' THEN CAST(xround(xround(l.quantity_returned * (l.quantity * l.unit_price - l.discount_amount) / l.quantity, 2) * l.rate, 2) AS DECIMAL(14,2)) END AS refund_usd,
   CAST(l.requested_at AS DATE) AS requested_date, l.status
 FROM _retl l WHERE l.requested_at < TIMESTAMP '2024-07-01'
 """)
@@ -978,7 +993,7 @@ step("marketing.order_attribution", """
 INSERT INTO marketing.order_attribution BY NAME
 SELECT order_id, campaign_id, 'last_touch' AS model, CAST(1 AS DECIMAL(6,4)) AS credit FROM _attr WHERE rk = 1
 UNION ALL SELECT order_id, campaign_id, 'first_touch', 1 FROM _attr WHERE rk = kk
-UNION ALL SELECT order_id, campaign_id, 'linear', CAST(round(1.0 / kk, 4) AS DECIMAL(6,4)) FROM _attr
+UNION ALL SELECT order_id, campaign_id, 'linear', CAST(xround(1.0 / kk, 4) AS DECIMAL(6,4)) FROM _attr
 """)
 
 step("marketing.attribution_touches", """
@@ -1060,7 +1075,7 @@ INSERT INTO marketing.utm_sources VALUES
 step("marketing.influencers", """
 INSERT INTO marketing.influencers BY NAME
 SELECT k AS influencer_id, '@' || lower(pick($FN, u(k, 330))) || '_' || pick(['style', 'home', 'tech', 'fit', 'lifestyle'], u(k, 331)) || k AS handle,
-  pick(['instagram', 'tiktok', 'youtube'], u(k, 332)) AS platform, CAST(round(2000 + u(k, 333) * 48000, -2) AS DECIMAL(12,2)) AS fee_usd,
+  pick(['instagram', 'tiktok', 'youtube'], u(k, 332)) AS platform, CAST(xround(2000 + u(k, 333) * 48000, -2) AS DECIMAL(12,2)) AS fee_usd,
   (SELECT min(campaign_id) FROM marketing.campaigns c WHERE c.marketing_channel_id = 7 AND c.campaign_id >= 1 + ri(u(k, 334), 150)) AS campaign_id
 FROM range(1, 26) t(k)
 """)
@@ -1326,7 +1341,7 @@ WITH e AS (
   UNION ALL SELECT employee_id, 3, nv, d2, DATE '9999-12-31', dept, position_id, grade, (1.04 + floor(u(employee_id, 722) * 6) / 100) * (1.03 + floor(u(employee_id, 723) * 5) / 100), currency_code, f, employment_type FROM w WHERE nv = 3 AND d1 < last_day AND d2 < last_day
 )
 SELECT employee_id * 4 + k AS employee_history_id, employee_id, dept_k AS department_id, position_id, currency_code,
-  CAST(round((24000 + grade * 11500 + ri(u(employee_id, 724), 60) * 100) * f * m * CASE employment_type WHEN 'part_time' THEN 0.5 ELSE 1 END, -2) AS DECIMAL(12,2)) AS salary_annual,
+  CAST(xround((24000 + grade * 11500 + ri(u(employee_id, 724), 60) * 100) * f * m * CASE employment_type WHEN 'part_time' THEN 0.5 ELSE 1 END, -2) AS DECIMAL(12,2)) AS salary_annual,
   vf AS valid_from, vt AS valid_to, vt = DATE '9999-12-31' AS is_current, employment_type
 FROM r
 """)
@@ -1359,8 +1374,8 @@ step("hr.payroll", """
 INSERT INTO hr.payroll BY NAME
 WITH m AS (SELECT CAST(DATE '2022-01-01' + to_months(CAST(k AS INTEGER)) AS DATE) AS pay_month FROM range(0, 47) t(k))
 SELECT h.employee_id * 100 + (year(m.pay_month) - 2022) * 12 + month(m.pay_month) AS payroll_id, h.employee_id, m.pay_month,
-  CAST(round(h.salary_annual / 12, 2) AS DECIMAL(12,2)) AS gross_pay,
-  CAST(round(h.salary_annual / 12 * CASE h.currency_code WHEN 'USD' THEN 0.0765 WHEN 'EUR' THEN 0.21 WHEN 'GBP' THEN 0.138 ELSE 0.11 END, 2) AS DECIMAL(12,2)) AS employer_taxes,
+  CAST(xround(h.salary_annual / 12, 2) AS DECIMAL(12,2)) AS gross_pay,
+  CAST(xround(h.salary_annual / 12 * CASE h.currency_code WHEN 'USD' THEN 0.0765 WHEN 'EUR' THEN 0.21 WHEN 'GBP' THEN 0.138 ELSE 0.11 END, 2) AS DECIMAL(12,2)) AS employer_taxes,
   h.currency_code
 FROM _emph h JOIN m ON h.valid_from <= last_day(m.pay_month) AND h.valid_to > last_day(m.pay_month)
 JOIN _emp e USING (employee_id)
@@ -1427,7 +1442,7 @@ FROM hr.employees e JOIN hr.departments d USING (department_id) WHERE e.hire_dat
 step("sales.sales_reps", """
 INSERT INTO sales.sales_reps BY NAME
 SELECT row_number() OVER (ORDER BY employee_id) AS sales_rep_id, employee_id, CAST(1 + (employee_id % 9) AS INTEGER) AS region_id,
-  CAST(round(400000 + u(employee_id, 780) * 1200000, -3) AS DECIMAL(14,2)) AS quota_usd
+  CAST(xround(400000 + u(employee_id, 780) * 1200000, -3) AS DECIMAL(14,2)) AS quota_usd
 FROM hr.employees WHERE department_id = 2 AND employee_id % 3 = 0
 """)
 
@@ -1474,7 +1489,7 @@ WITH l AS (
 )
 SELECT l.po_id * 4 + k AS po_line_id, l.po_id, l.product_id,
   CAST(50 + ri(u(l.po_id * 4 + k, 831), 20) * 25 AS INTEGER) AS quantity,
-  CAST(round(pc.unit_cost_usd * (0.95 + 0.1 * u(l.po_id * 4 + k, 832)), 2) AS DECIMAL(10,2)) AS unit_cost_usd
+  CAST(xround(pc.unit_cost_usd * (0.95 + 0.1 * u(l.po_id * 4 + k, 832)), 2) AS DECIMAL(10,2)) AS unit_cost_usd
 FROM l JOIN ops.product_costs pc ON pc.product_id = l.product_id AND l.ordered_date < pc.valid_to
 QUALIFY row_number() OVER (PARTITION BY l.po_id, l.k ORDER BY pc.valid_from) = 1
 """)
@@ -1568,7 +1583,7 @@ UNION ALL SELECT 200 + department_id, 'CC HQ ' || department_name, NULL, departm
 step("finance.revenue_adjustments", """
 INSERT INTO finance.revenue_adjustments BY NAME
 SELECT fp.fiscal_period_id * 10 + k AS adjustment_id, fp.fiscal_period_id, CAST(pick([1, 9, 17, 27, 37, 101, 103], u(fp.fiscal_period_id * 10 + k, 870)) AS INTEGER) AS cost_center_id,
-  CAST(round((u(fp.fiscal_period_id * 10 + k, 871) - 0.4) * 40000, 2) AS DECIMAL(14,2)) AS amount_usd,
+  CAST(xround((u(fp.fiscal_period_id * 10 + k, 871) - 0.4) * 40000, 2) AS DECIMAL(14,2)) AS amount_usd,
   pick(['Gift card breakage', 'Loyalty points accrual', 'Marketplace fee true-up', 'Price adjustment', 'Prior period correction'], u(fp.fiscal_period_id * 10 + k, 872)) AS reason,
   CASE WHEN fp.is_closed THEN 'posted' ELSE 'pending' END AS status
 FROM finance.fiscal_periods fp, range(1, 4) t(k)
@@ -1583,9 +1598,9 @@ WITH rev AS (
   WHERE r.posting_status = 'posted' GROUP BY ALL
 ), e AS (
   SELECT fiscal_period_id, 4000 AS acct, cost_center_id, -amt AS amount FROM rev
-  UNION ALL SELECT fiscal_period_id, 5000, cost_center_id, CAST(round(amt * 0.46, 2) AS DECIMAL(16,2)) FROM rev
+  UNION ALL SELECT fiscal_period_id, 5000, cost_center_id, CAST(xround(amt * 0.46, 2) AS DECIMAL(16,2)) FROM rev
   UNION ALL SELECT fiscal_period_id, 4090, cost_center_id, -amount_usd FROM finance.revenue_adjustments WHERE status = 'posted'
-  UNION ALL SELECT fp.fiscal_period_id, 6100, s.store_id, CAST(round(s.square_meters * 38.5, 2) AS DECIMAL(16,2))
+  UNION ALL SELECT fp.fiscal_period_id, 6100, s.store_id, CAST(xround(s.square_meters * 38.5, 2) AS DECIMAL(16,2))
     FROM finance.fiscal_periods fp, sales.stores s WHERE s.store_type = 'physical' AND fp.start_date BETWEEN DATE '2022-02-01' AND DATE '2025-11-30'
 )
 SELECT row_number() OVER (ORDER BY fiscal_period_id, acct, cost_center_id) AS entry_id, fiscal_period_id, acct AS gl_account_id, cost_center_id,
@@ -1610,8 +1625,8 @@ WITH a AS (
   SELECT a.*, 'original' AS version, 1 AS k FROM a UNION ALL SELECT a.*, 'reforecast', 2 FROM a WHERE fiscal_period_id >= 202501
 )
 SELECT CAST(row_number() OVER (ORDER BY fiscal_period_id, cost_center_id, k) AS INTEGER) AS budget_id, fiscal_period_id, cost_center_id,
-  CAST(round(greatest(actual, 20000) * (0.9 + 0.2 * u(fiscal_period_id * 1000 + cost_center_id * 3 + k, 880)), -2) AS DECIMAL(14,2)) AS revenue_budget_usd,
-  CAST(round(greatest(actual, 20000) * (0.3 + 0.1 * u(fiscal_period_id * 1000 + cost_center_id * 3 + k, 881)), -2) AS DECIMAL(14,2)) AS opex_budget_usd, version
+  CAST(xround(greatest(actual, 20000) * (0.9 + 0.2 * u(fiscal_period_id * 1000 + cost_center_id * 3 + k, 880)), -2) AS DECIMAL(14,2)) AS revenue_budget_usd,
+  CAST(xround(greatest(actual, 20000) * (0.3 + 0.1 * u(fiscal_period_id * 1000 + cost_center_id * 3 + k, 881)), -2) AS DECIMAL(14,2)) AS opex_budget_usd, version
 FROM v
 """)
 
@@ -1624,7 +1639,7 @@ WITH b AS (
     ON v.vendor_id = CASE WHEN ri(u(k, 893), 70) < 60 THEN 5001 + ri(u(k, 893), 70) ELSE 5041 + ri(u(k, 893), 70) END
 )
 SELECT ap_invoice_id, vendor_id, invoice_date, invoice_date + payment_terms_days AS due_date,
-  CAST(round(500 + ra * ra * 80000, 2) AS DECIMAL(14,2)) AS amount_local,
+  CAST(xround(500 + ra * ra * 80000, 2) AS DECIMAL(14,2)) AS amount_local,
   CASE country_code WHEN 'DE' THEN 'EUR' WHEN 'IT' THEN 'EUR' WHEN 'IE' THEN 'EUR' WHEN 'GB' THEN 'GBP' ELSE 'USD' END AS currency_code,
   CASE WHEN rs < 0.02 THEN 'void' WHEN rs < 0.05 THEN 'disputed' WHEN invoice_date + payment_terms_days > DATE '2025-11-30' THEN 'open' ELSE 'paid' END AS status,
   CASE WHEN rs >= 0.05 AND invoice_date + payment_terms_days <= DATE '2025-11-30' THEN invoice_date + payment_terms_days - CAST(ri(rs, 5) AS INTEGER) END AS paid_date

@@ -174,7 +174,9 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
     if golds and content_hash:
         frozen = _answers(golds, content_hash, engine, engine_version, manifest.name)
         _check_frozen(answers_path, frozen, v, out)
-        if freeze and not v.problems and not v.bad_input:
+        if freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
+            out(f"{answers_path.name}: already holds these answers; left as it is")
+        elif freeze and not v.problems and not v.bad_input:
             text = _render_answers(frozen)
             answers_path.write_text(text, encoding="utf-8")
             out(f"froze {len(frozen['answers'])} gold answers for content hash {content_hash[:16]}... into "
@@ -574,6 +576,16 @@ def _render_answers(frozen: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _already_frozen(path: Path, frozen: dict[str, Any]) -> bool:
+    """The file holds the same answers for the same content (whichever engine release froze
+    them): rewriting it would only churn its engine_version line."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return old.get("content_hash") == frozen["content_hash"] and old.get("answers") == frozen["answers"]
+
+
 def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -> None:
     if not path.is_file():
         return
@@ -583,11 +595,13 @@ def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -
     except (ValueError, KeyError, TypeError) as exc:
         v.bad_input.append(f"{path}: not a gold-answers file ({exc}) (fix: delete it; validate writes a new one)")
         return
-    if old.get("content_hash") != frozen["content_hash"] or old.get("engine_version") != frozen["engine_version"]:
+    if old.get("content_hash") != frozen["content_hash"]:
         out(f"{path.name}: frozen for content hash {str(old.get('content_hash'))[:16]}... "
             f"(engine {old.get('engine_version')}); this database is {frozen['content_hash'][:16]}... "
             f"(engine {frozen['engine_version']}); the answers will be refrozen")
         return
+    # Same content, maybe another engine release: a frozen answer must not depend on the
+    # engine's rounding or formatting, so answers are compared whatever version froze them.
     drift = 0
     for cid, entry in frozen["answers"].items():
         prev = old_answers.get(cid)
@@ -599,4 +613,6 @@ def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -
             drift += 1
             v.problems.append(f"{path}: {cid}: the gold answer differs from the one frozen for this content hash "
                               f"({prev.get('rows')} rows frozen, {entry['rows']} now); the gold is not stable")
-    out(f"{path.name}: {len(old_answers)} frozen answers for this content hash; {drift} differ")
+    under = ("" if old.get("engine_version") == frozen["engine_version"] else
+             f" (frozen under {old.get('engine')} {old.get('engine_version')}, checked under {frozen['engine_version']})")
+    out(f"{path.name}: {len(old_answers)} frozen answers for this content hash{under}; {drift} differ")
