@@ -58,14 +58,79 @@ def test_default_scale_is_pinned_too() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", pinned_hash(1.0) or "")
 
 
-def test_a_hash_mismatch_fails_loudly_with_both_hashes(monkeypatch, tmp_path: Path) -> None:
-    pins = tmp_path / "MANIFEST.toml"
-    pins.write_text('[scale."0.1"]\ncontent_hash = "' + "0" * 64 + '"\ntables = 126\nrows = 1\n')
-    monkeypatch.setattr(warehouse, "PIN_FILE", pins)
+def test_the_default_scale_builds_to_its_pin(tmp_path: Path) -> None:
+    """Scale 1 is what the Quickstart builds; CI runs this file under two DuckDB releases."""
+    info = build_warehouse(tmp_path / DATABASE_NAME, 1.0)
+    assert info.content_hash == pinned_hash(1.0) and info.pinned == info.content_hash
+
+
+def test_every_pinned_scale_records_the_duckdb_releases_it_was_verified_with() -> None:
+    import tomllib
+    pins = tomllib.loads(warehouse.PIN_FILE.read_text())
+    assert {"2.0.0", "2.0.1"} <= set(pins["verified_duckdb"])
+    for scale, entry in pins["scale"].items():
+        assert len(entry["objects"]) == 127, scale  # 126 tables and the rest of the catalog
+
+
+def test_a_hash_mismatch_names_what_differs_and_what_a_user_can_do(built, monkeypatch, tmp_path: Path) -> None:
+    import tomllib
+    pins = tomllib.loads(warehouse.PIN_FILE.read_text())
+    entry = pins["scale"]["0.1"]
+    entry["content_hash"] = "0" * 64
+    entry["objects"]["finance.gl_entries"] = "0" * 16
+    entry["objects"]["hr.payroll"] = "0" * 16
+    pins["verified_duckdb"] = ["1.9.9"]
+    fake = tmp_path / "MANIFEST.toml"
+    fake.write_text(_toml(pins))
+    monkeypatch.setattr(warehouse, "PIN_FILE", fake)
     with pytest.raises(WarehouseHashMismatch) as info:
-        check_pin(tmp_path / "x.duckdb", SCALE, "f" * 64)
-    assert "0" * 64 in str(info.value) and "f" * 64 in str(info.value)
+        check_pin(built.path, SCALE, built.content_hash, objects=built.objects, counts=(built.tables, built.rows))
+    text = str(info.value)
+    assert "0" * 64 in text and built.content_hash in text
+    assert f"engine: DuckDB {duckdb.__version__}; the pins were verified with DuckDB 1.9.9" in text
+    assert "differs: finance.gl_entries, hr.payroll" in text
+    assert f"built 126 tables, {built.rows} rows; pinned 126 tables, {built.rows} rows" in text
+    assert "fix: install a verified DuckDB, e.g. pip install 'duckdb==1.9.9'" in text
     assert check_pin(tmp_path / "x.duckdb", 7.0, "f" * 64) is None  # unpinned scale: nothing to check
+
+
+def _toml(data: dict) -> str:
+    lines = [f"verified_duckdb = {json.dumps(data['verified_duckdb'])}"]
+    for key, entry in data["scale"].items():
+        lines += [f'[scale."{key}"]', f'content_hash = "{entry["content_hash"]}"', f"tables = {entry['tables']}",
+                  f"rows = {entry['rows']}", f'[scale."{key}".objects]']
+        lines += [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in entry["objects"].items()]
+    return "\n".join(lines) + "\n"
+
+
+BROKEN_BUILDER = """
+from pathlib import Path
+from pytest_sqleval.errors import SqlevalError
+
+def build(path):
+    calls = Path(__file__).with_name("calls.txt")
+    calls.write_text(calls.read_text() + "x" if calls.exists() else "x")
+    Path(path).write_bytes(b"half a database")
+    Path(str(path) + ".wal").write_bytes(b"and its log")
+    raise SqlevalError(f"{path}: the warehouse does not match its pin (differs: finance.gl_entries)")
+"""
+
+
+def test_a_build_that_fails_is_one_collection_error_and_leaves_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(broken_builder=BROKEN_BUILDER)
+    pytester.syspathinsert()
+    suite = pytester.mkdir("suite")
+    (suite / "questions.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "question": "?", "gold_sql": "SELECT 1"}) + "\n" for i in range(20)))
+    (suite / "sqleval.toml").write_text('[suite]\nname = "w"\nquestions = "questions.jsonl"\n'
+                                        'database = "w.duckdb"\nbuild = "broken_builder:build"\n')
+    result = pytester.runpytest("suite", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(errors=1)
+    assert "does not match its pin (differs: finance.gl_entries)" in out and "Traceback" not in out
+    assert (pytester.path / "calls.txt").read_text() == "x"  # built once, not once per case
+    assert sorted(p.name for p in suite.iterdir()) == ["questions.jsonl", "sqleval.toml"]
 
 
 # ------------------------------------------------------------------ catalog

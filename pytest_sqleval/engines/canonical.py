@@ -13,7 +13,8 @@ NULL               ``N``
 BOOLEAN            ``t`` / ``f``
 integers           decimal digits (``-`` sign)
 DECIMAL(p, s)      ``<integer part>:<fraction in units of 10**-s>``, both exact
-                   integers: -393.90 -> ``-393:-90``, -0.50 -> ``0:-50``
+                   integers: -393.90 -> ``-393:-90``, -0.50 -> ``0:-50``; s = 0:
+                   the integer
 DOUBLE, FLOAT      ``nan``, ``inf``, ``-inf``, ``0`` (either sign), else C's
                    ``%.17g`` (17 significant digits: one text per double)
 DATE               days since 1970-01-01; ``inf`` / ``-inf``
@@ -65,7 +66,7 @@ def render_field(value: Any) -> str:
         whole = int(value)  # truncates toward zero, exactly
         exponent = value.as_tuple().exponent
         scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-        return f"{whole}:{int((value - whole).scaleb(scale))}"
+        return f"{whole}:{int((value - whole).scaleb(scale))}" if scale else str(whole)
     if isinstance(value, str):
         return f"{len(value.encode('utf-8'))}:{value}"
     if isinstance(value, (bytes, bytearray, memoryview)):
