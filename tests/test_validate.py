@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from pytest_sqleval import cli
@@ -143,13 +144,23 @@ def test_vantage_like_suite_passes_prints_counts_and_freezes(vantage_suite: Path
     assert (vantage_suite / GOLD_ANSWERS).stat().st_size < 64 * 1024  # small enough to commit
     assert cap.err == []
 
-    # A rerun compares with the frozen answers: a drifted one is a problem, and nothing is overwritten.
+    # A rerun with the same answers leaves the file as it is (no churn of its engine line).
+    before = (vantage_suite / GOLD_ANSWERS).read_bytes()
+    same = Capture()
+    assert same.run(vantage_suite, threads=(1,)) == 0
+    assert f"{GOLD_ANSWERS}: already holds these answers; left as it is" in same.out
+    assert (vantage_suite / GOLD_ANSWERS).read_bytes() == before
+
+    # A rerun compares with the frozen answers, whichever engine release froze them (an answer
+    # must not depend on the engine's rounding): a drifted one is a problem, nothing is overwritten.
     path = vantage_suite / GOLD_ANSWERS
     frozen["answers"]["q01"]["data"] = [[1]]
+    frozen["engine_version"] = "1.9.9"
     path.write_text(json.dumps(frozen))
     again = Capture()
     assert again.run(vantage_suite, threads=(1,)) == 1
-    assert f"{GOLD_ANSWERS}: 50 frozen answers for this content hash; 1 differ" in again.out
+    assert (f"{GOLD_ANSWERS}: 50 frozen answers for this content hash (frozen under duckdb 1.9.9, checked under "
+            f"{duckdb.__version__}); 1 differ") in again.out
     assert len(again.problems) == 1 and "q01: the gold answer differs from the one frozen" in again.problems[0]
     assert json.loads(path.read_text())["answers"]["q01"]["data"] == [[1]]
 
