@@ -69,12 +69,26 @@ class SuiteFile(pytest.File):
         for case, manifest in collect_cases(self.manifest, self.path):  # Spider/BIRD: one manifest per db_id
             for backend in backends:
                 name = case.id if len(backends) == 1 else f"{case.id}[{backend.label}]"
-                yield CaseItem.from_parent(self, name=name, case=case, backend=backend, manifest=manifest)
+                yield CaseItem.from_parent(self, name=name, nodeid=_child_nodeid(self, name), case=case,
+                                           backend=backend, manifest=manifest)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SqlevalError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+
+def _child_nodeid(parent: pytest.Collector, name: str) -> Any:
+    """The node id of ``parent``'s item ``name`` in the form pytest reads back from its cache.
+
+    pytest 9 compares structured node ids: ``path::q06[gold]`` read from the cache (``--lf``,
+    ``--ff``, ``--sw``) has the name ``q06`` and the parameter ``gold``, while a node id
+    derived from the name ``q06[gold]`` has the name ``q06[gold]`` and no parameter, so the
+    two never compare equal and no case is ever "last failed". Parsing the string form, as
+    pytest parses what it stored, makes both the same; pytest 8 keeps the string as it is."""
+    nodeid = f"{parent.nodeid}::{name}"
+    parse = getattr(type(getattr(parent, "id", None)), "parse", None)  # pytest >= 9: NodeId.parse
+    return parse(nodeid) if parse is not None else nodeid
 
 
 class CaseItem(pytest.Item):
@@ -99,7 +113,7 @@ class CaseItem(pytest.Item):
                     mark = marks[label] = getattr(pytest.mark, name)
                 self.add_marker(mark)
         state: SqlevalSession = self.config.stash[SESSION_KEY]
-        previous = state.previous_error_class(self.nodeid, backend.label)
+        previous = state.previous_error_class(self.parent.nodeid, case.id, backend.label)
         if previous:
             self.extra_keyword_matches.add(previous)
         self.user_properties.append(("sqleval_case", case.id))

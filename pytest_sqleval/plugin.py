@@ -4,9 +4,6 @@ Everything else lives in modules this file imports lazily, so a pytest run that 
 touches a benchmark pays almost nothing for the plugin."""
 from __future__ import annotations
 
-import gc
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +104,6 @@ class _BrokenSuite(pytest.File):
         return str(excinfo.value)
 
 
-def _process_ends_with_run(config: pytest.Config) -> bool:
-    """A ``pytest`` command or an xdist worker: what it froze need never be collected."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    return (hasattr(config, "workerinput") or Path(argv0).name in ("pytest", "py.test")
-            or argv0.endswith(os.path.join("pytest", "__main__.py")))
-
-
 class _Hooks:
     """Hooks bound to the run state."""
 
@@ -136,10 +126,7 @@ class _Hooks:
             raise pytest.UsageError(str(exc)) from None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # Items, cases and manifests live until the run ends: moved out of the collector's
-        # view, they are not traversed again by every full collection (pytest's own two at
-        # exit included), which costs in proportion to the suite's size.
-        gc.freeze()
+        self.state.freeze_collection()
         if not session.config.option.collectonly:
             self.state.start_engines(session.items)
 
@@ -178,5 +165,3 @@ class _Hooks:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.state.close()
-        if not _process_ends_with_run(config):  # pytester, or pytest.main() called in a loop
-            gc.unfreeze()
