@@ -65,6 +65,7 @@ class SqlevalSession:
         self.records: dict[str, dict[str, Any]] = {}
         self.case_nodeids: set[str] = set()
         self.other_failures = 0
+        self.failed_reports = 0  # test reports pytest counts as failures (session.testsfailed counts them too)
         self.summary: dict[str, Any] | None = None
         self.gate_lines: list[str] = []
         self._results_fh: Any = None
@@ -186,6 +187,8 @@ class SqlevalSession:
     # -- controller: collecting records ---------------------------------------------------
     def on_report(self, report: pytest.TestReport) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
+        if report.failed and not hasattr(report, "wasxfail"):  # as pytest's Session counts them
+            self.failed_reports += 1
         record = props.get(RECORD_KEY)
         # a report xdist makes up for an item whose worker crashed carries no properties:
         # it is still a benchmark case, to be reported as lost, not as a failing test
@@ -239,7 +242,10 @@ class SqlevalSession:
         write_ablation(records, self.ablation_dir)
 
     def _apply_gate(self, session: pytest.Session) -> None:
-        """Decide the exit status from each backend's pass rate; exit codes 2-5 stay."""
+        """Decide the exit status from each backend's pass rate; exit codes 2-5 stay.
+
+        The gate turns pytest's 1 into 0 only when every failure pytest counted is a test
+        report seen here: a collection error (``--continue-on-collection-errors``) keeps the 1."""
         if self.min_pass_rate is None or self.summary is None:
             return
         status = int(session.exitstatus)
@@ -256,6 +262,13 @@ class SqlevalSession:
         if self.other_failures:
             ok = False
             self.gate_lines.append(f"gate FAILED: {self.other_failures} non-benchmark test(s) failed")
+        errors = _collection_errors(session, self.failed_reports)
+        if errors:
+            ok = False
+            shown = [e for e in errors if e]
+            names = f": {', '.join(shown[:5])}{', ...' if len(shown) > 5 else ''}" if shown else ""
+            self.gate_lines.append(f"gate FAILED: {len(errors)} collection error(s) occurred{names}; "
+                                   "a pass rate over the cases that could be collected gates nothing")
         if session.shouldstop or session.shouldfail:  # -x / --maxfail: the rate covers only the cases run so far
             ok = False
             self.gate_lines.append(f"gate FAILED: the run stopped early ({session.shouldstop or session.shouldfail}); "
@@ -280,6 +293,24 @@ class SqlevalSession:
 
     def previous_error_class(self, suite: str, case_id: str, backend_label: str) -> str | None:
         return self.previous_classes.get(case_cache_key(suite, case_id, backend_label))
+
+
+def _collection_errors(session: pytest.Session, failed_reports: int) -> list[str]:
+    """The collection errors of a run that went on past them (``--continue-on-collection-errors``).
+
+    pytest counts every failed collection report and every failed test report in
+    ``session.testsfailed`` (xdist forwards its workers' to the controller's); whatever no
+    test report explains is a collection error. The names come from the terminal
+    reporter when there is one; without it each error is an empty name."""
+    count = max(0, int(getattr(session, "testsfailed", 0)) - failed_reports)
+    if not count:
+        return []
+    names: list[str] = []
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for rep in (getattr(reporter, "stats", {}) or {}).get("error", []):
+        if isinstance(rep, pytest.CollectReport) and rep.failed and rep.nodeid not in names:
+            names.append(rep.nodeid or "<rootdir>")
+    return (names + [""] * count)[:count]
 
 
 def _static_grader(manifest: SuiteManifest) -> Any:
