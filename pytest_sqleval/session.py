@@ -11,11 +11,13 @@ import atexit
 import gc
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
     from .grading.pipeline import SuiteGrader
 
 RECORD_KEY = "sqleval"
+#: results.jsonl is republished from the run's journal at most this often while a run goes on
+PUBLISH_EVERY_S = 0.5
 CASE_KEY = "sqleval_case"
 ERROR_CLASS_CACHE = "sqleval/error_classes"
 
@@ -68,7 +72,9 @@ class SqlevalSession:
         self.failed_reports = 0  # test reports pytest counts as failures (session.testsfailed counts them too)
         self.summary: dict[str, Any] | None = None
         self.gate_lines: list[str] = []
-        self._results_fh: Any = None
+        self._results_fh: Any = None  # this run's journal: every finished record, appended as it comes
+        self._journal: Path | None = None
+        self._published_at = 0.0
         cache = getattr(config, "cache", None)
         self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
 
@@ -178,9 +184,7 @@ class SqlevalSession:
             self._generation.close()
             if not self.is_worker:
                 self._generation.store.discard_run()
-        if self._results_fh is not None:
-            self._results_fh.close()
-            self._results_fh = None
+        self._close_journal(remove=False)  # a run that never finished keeps its journal beside results.jsonl
         if not _process_ends_with_run(self.config):  # pytester, or pytest.main() called in a loop
             gc.unfreeze()
 
@@ -201,9 +205,22 @@ class SqlevalSession:
         self.records[report.nodeid] = record
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
-            self._results_fh = open(self.results_dir / "results.jsonl", "w", encoding="utf-8")
+            self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
+            self._results_fh = open(self._journal, "w", encoding="utf-8")
         self._results_fh.write(json.dumps(record, default=str) + "\n")
         self._results_fh.flush()  # an interrupted run keeps every finished case
+        now = time.monotonic()
+        if now - self._published_at >= PUBLISH_EVERY_S or len(self.records) == 1:
+            self._published_at = now
+            _publish(self.results_dir / "results.jsonl", lambda tmp: shutil.copyfile(self._journal, tmp))
+
+    def _close_journal(self, remove: bool) -> None:
+        if self._results_fh is not None:
+            self._results_fh.close()
+            self._results_fh = None
+        if remove and self._journal is not None:
+            self._journal.unlink(missing_ok=True)
+            self._journal = None
 
     def lost_cases(self) -> list[str]:
         return sorted(self.case_nodeids - set(self.records))
@@ -221,14 +238,18 @@ class SqlevalSession:
         self._apply_gate(session)
         self.summary["run"]["exit_status"] = int(session.exitstatus)
         self.results_dir.mkdir(parents=True, exist_ok=True)
-        if self._results_fh is not None:
-            self._results_fh.close()
-            self._results_fh = None
-        # results.jsonl is rewritten sorted, so serial and xdist runs give identical files
-        with open(self.results_dir / "results.jsonl", "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
-        (self.results_dir / "summary.json").write_text(json.dumps(self.summary, indent=2, default=str) + "\n")
+        self._close_journal(remove=True)
+
+        def write_results(tmp: Path) -> None:
+            # rewritten sorted, so serial and xdist runs give identical files
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for rec in records:
+                    fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
+
+        summary_text = json.dumps(self.summary, indent=2, default=str) + "\n"
+        with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
+            _publish(self.results_dir / "results.jsonl", write_results)
+            _publish(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
         self._write_ablation(records)
         self._remember_error_classes(records)
 
@@ -293,6 +314,35 @@ class SqlevalSession:
 
     def previous_error_class(self, suite: str, case_id: str, backend_label: str) -> str | None:
         return self.previous_classes.get(case_cache_key(suite, case_id, backend_label))
+
+
+def _publish(path: Path, write: Callable[[Path], Any]) -> None:
+    """Replace ``path`` whole: ``write`` fills a temporary file in the same folder, which
+    then takes the name in one ``os.replace``. A reader, or another run sharing the folder,
+    sees the old file or the new one, never a mix; when two runs publish, the last wins."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Held while a run publishes its final results.jsonl and summary.json, so both files
+    come from the same run (the last to finish). Where there is no ``fcntl`` it locks nothing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(folder / ".sqleval.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _collection_errors(session: pytest.Session, failed_reports: int) -> list[str]:
