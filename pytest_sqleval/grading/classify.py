@@ -26,21 +26,55 @@ class Classification:
 
 
 def table_names(tree: exp.Expression | None) -> list[str]:
-    """Catalog tables a query names (CTE names excluded), as ``schema.table`` or ``table``."""
+    """Catalog tables a query reads, as ``schema.table`` or ``table``.
+
+    Names are resolved by sqlglot's scopes, the way the engine resolves them: a name
+    refers to a CTE only where that CTE is visible (after it in its ``WITH``, in the query
+    it belongs to, in its own body only when recursive) and only when it is unqualified.
+    So ``WITH orders_old AS (SELECT * FROM orders_old)`` reads the table ``orders_old``,
+    and a CTE's name never hides a table that a subquery, set operation, lateral or
+    nested CTE reads. A table node that no scope accounts for counts as a table."""
     if tree is None:
         return []
-    ctes, tables = set(), []
-    for node in tree.find_all(exp.CTE, exp.Table):  # one walk of the tree
-        if isinstance(node, exp.CTE):
-            ctes.add(node.alias_or_name.lower())
-        else:
-            tables.append(node)
-    out = []
-    for t in tables:
-        if not isinstance(t.this, exp.Identifier) or (not t.db and t.name.lower() in ctes):
-            continue
-        out.append(".".join(p for p in (t.db, t.name) if p).lower())
-    return sorted(set(out))
+    from sqlglot.optimizer.scope import traverse_scope
+    out: set[str] = set()
+    seen: set[int] = set()
+    try:
+        scopes = traverse_scope(tree)
+    except Exception:  # an unusual tree: every table node below counts as a table
+        scopes = []
+    for scope in scopes:
+        ctes = {name.lower() for name in scope.cte_sources}
+        for t in scope.tables:
+            seen.add(id(t))
+            if not t.db and t.name.lower() in ctes and not _reads_itself_without_recursion(t):
+                continue  # a visible CTE
+            if isinstance(t.this, exp.Identifier):
+                out.add(".".join(p for p in (t.db, t.name) if p).lower())
+    for t in tree.find_all(exp.Table):
+        if id(t) not in seen and isinstance(t.this, exp.Identifier):
+            out.add(".".join(p for p in (t.db, t.name) if p).lower())
+    return sorted(out)
+
+
+def _reads_itself_without_recursion(table: exp.Table) -> bool:
+    """A name inside the body of a ``WITH RECURSIVE`` CTE of the same name whose body is
+    not a set operation: sqlglot sees the CTE, the engine reads the table (DuckDB binds
+    ``WITH RECURSIVE t AS (SELECT * FROM t)`` to the table ``t``)."""
+    name = table.name.lower()
+    node = table.parent
+    while node is not None:
+        if isinstance(node, exp.CTE) and node.alias_or_name.lower() == name:
+            with_ = node.parent
+            if not (isinstance(with_, exp.With) and with_.args.get("recursive")):
+                return False  # not recursive: sqlglot's scopes already decided
+            return not isinstance(node.this, _SET_OPERATIONS)
+        node = node.parent
+    return False
+
+
+_SET_OPERATIONS = tuple(t for t in (getattr(exp, n, None) for n in ("SetOperation", "Union", "Except", "Intersect"))
+                        if isinstance(t, type))
 
 
 def deprecated_refs(tables: list[str], patterns: tuple[str, ...]) -> list[str]:
