@@ -281,7 +281,7 @@ class _Server:
         elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
             probe = self.db.run(req["probe_sql"])
             if probe.table is not None and probe.table.num_rows > req["limit"]:
-                rows = probe.table.select(key_positions).slice(req["limit"] - 1, 2).to_pylist()
+                rows = _rows(probe.table.select(key_positions).slice(req["limit"] - 1, 2))
                 if len(rows) == 2 and rows[0] == rows[1]:
                     problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
                                f"depends on tie order; add a tiebreaker column to ORDER BY")
@@ -290,7 +290,7 @@ class _Server:
             table = table.select(list(range(table.num_columns - req["n_appended"])))
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
-                "problem": problem, "preview": [[_json(v) for v in r.values()] for r in table.slice(0, 5).to_pylist()]}
+                "problem": problem, "preview": _preview(table)}
         if problem is None:
             from ..grading.compare import GID_COLUMN
             if spec.ordered and key_positions is not None:
@@ -318,7 +318,7 @@ class _Server:
         result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
         result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result["compare"], req,
                                                              outcome.elapsed_ms)
-        result["pred_preview"] = [[_json(v) for v in r.values()] for r in outcome.table.slice(0, 5).to_pylist()]
+        result["pred_preview"] = _preview(outcome.table)
         return result
 
     def _side_by_side(self, gold: Any, pred: Any, compare: dict[str, Any], req: dict[str, Any],
@@ -364,9 +364,14 @@ class _Server:
         return self._gold_tables[key]
 
 
-def _json(v: Any) -> Any:
-    from ..grading.compare import jsonable
-    return jsonable(v)
+def _preview(table: Any) -> list[list[Any]]:
+    from ..grading.compare import preview_rows
+    return preview_rows(table, 5)
+
+
+def _rows(table: Any) -> list[tuple[Any, ...]]:
+    from ..grading.compare import python_values
+    return list(zip(*(python_values(c) for c in table.columns)))
 
 
 def main() -> None:  # pragma: no cover - runs in the child

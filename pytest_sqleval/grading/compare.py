@@ -134,6 +134,46 @@ def jsonable(v: Any) -> Any:
     return str(v)
 
 
+def python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """A column's values as the Python objects a DB-API driver returns, for previews,
+    records and the side-by-side rules. A temporal Python cannot hold becomes text:
+    DuckDB's ``'infinity'`` and ``'-infinity'`` dates and timestamps (the largest and
+    smallest value of their storage) as ``'infinity'`` / ``'-infinity'``, so infinity
+    equals infinity and never a finite date; any other (a year past 9999) as Arrow writes it."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError, pa.ArrowInvalid):
+        pass
+    out: list[Any] = []
+    for scalar in col:
+        try:
+            out.append(scalar.as_py())
+        except (OverflowError, ValueError, pa.ArrowInvalid):
+            out.append(_beyond_python(scalar))
+    return out
+
+
+def _beyond_python(scalar: pa.Scalar) -> str:
+    t = scalar.type
+    one = pa.array([scalar], type=t)
+    if pat.is_date32(t) or pat.is_date64(t) or pat.is_timestamp(t):
+        storage = one.view(pa.int32() if pat.is_date32(t) else pa.int64())[0].as_py()
+        if abs(storage) == (2**31 - 1 if pat.is_date32(t) else 2**63 - 1):
+            return "infinity" if storage > 0 else "-infinity"
+    try:
+        return str(pc.cast(one, pa.string())[0].as_py())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return f"<{t} beyond Python's range>"
+
+
+def preview_rows(table: pa.Table, n: int = PREVIEW_ROWS) -> list[list[Any]]:
+    """The first ``n`` rows of a result as they appear in reports (see ``jsonable``)."""
+    head = table.slice(0, n)
+    if not head.num_columns:
+        return [[] for _ in range(head.num_rows)]
+    return [jsonable(list(r)) for r in zip(*(python_values(c) for c in head.columns))]
+
+
 class Comparator:
     """Compares results under the contract. Owns a private in-memory DuckDB (no external
     access, opened on first use) that only casts column types numpy cannot hold to text."""
@@ -796,7 +836,7 @@ def _rows_at(table: pa.Table, positions: Any) -> list[list[Any]]:
     taken = table.take(pa.array(np.asarray(positions, np.int64)))
     if not taken.num_columns:
         return [[] for _ in range(taken.num_rows)]
-    return [jsonable(list(r)) for r in zip(*(c.to_pylist() for c in taken.columns))]
+    return [jsonable(list(r)) for r in zip(*(python_values(c) for c in taken.columns))]
 
 
 def _renamed(t: pa.Table) -> pa.Table:

@@ -57,7 +57,8 @@ def python_rows(table: Any) -> list[tuple]:
     """An Arrow result as the list of tuples a DB-API ``fetchall()`` would give."""
     if GID_COLUMN in table.column_names:
         table = table.drop_columns([GID_COLUMN])
-    cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    from ..grading.compare import python_values  # infinite dates and timestamps as text
+    cols = [python_values(table.column(i)) for i in range(table.num_columns)]
     return [tuple(_hashable(c[r]) for c in cols) for r in range(table.num_rows)]
 
 
