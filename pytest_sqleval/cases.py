@@ -141,11 +141,13 @@ def _known_dialect(name: str) -> bool:
 def load_manifest(path: str | Path) -> SuiteManifest:
     """Read and validate ``sqleval.toml``; every mistake names file, line and fix."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        line = getattr(exc, "lineno", None)  # Python >= 3.14; before, only the message says it
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc)) if line is None else None
+        line = int(found.group(1)) if found else line
         raise BadInputError(path, f"not valid TOML: {exc}", line=line,
                             fix="check quoting and brackets; see the README's 'Suite format'") from None
     for section, value in data.items():
@@ -252,7 +254,7 @@ def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
     if not manifest.is_file():
         return None
     try:
-        raw = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_text(manifest))
         named = raw.get("suite", {}).get("questions")
         if named is None:  # a benchmark layout's default questions file (Spider/BIRD: dev.json)
             from .layouts import LAYOUT_DEFAULTS
@@ -314,21 +316,102 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
     if om is not None and not isinstance(om, bool):
         raise BadInputError(where, f"must be true or false, got {om!r}", line=line, field="order_matters",
                             fix="write true, false, or leave it out to follow the gold's ORDER BY")
+    if "compare" in obj:
+        overrides = _case_compare(obj.pop("compare"), where, line)
+        if "order_matters" in overrides:
+            inner = overrides.pop("order_matters")
+            if om is not None and inner is not None and inner != om:
+                raise BadInputError(where, f"{inner!r} conflicts with \"order_matters\": {om!r} on the same case",
+                                    line=line, field="compare.order_matters",
+                                    fix="give order_matters once, either on the case or in its \"compare\" object")
+            om = inner if om is None else om
+        if overrides:
+            obj["compare"] = overrides  # read by the grader's policy for this case (pipeline.policy_for)
     kwargs["order_matters"] = om
     return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
 
 
+#: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
+#: ``allow_empty``, which a case declares with ``"expected_shape": "empty"``).
+CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol")
+
+
+def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
+    """A case's ``"compare"`` object, checked key by key: known keys only (with a "did you
+    mean"), booleans and non-negative numbers of the right type; the numbers as floats."""
+    example = '"compare": {"order_matters": false, "float_rel_tol": 1e-4, "float_abs_tol": 1e-9}'
+    if not isinstance(value, dict):
+        raise BadInputError(where, f"must be a JSON object, got {json.dumps(value)[:60]}", line=line, field="compare",
+                            fix=f"write {example} (any of these keys), or leave it out")
+    out: dict[str, Any] = {}
+    for key, val in value.items():
+        if key == "allow_empty":
+            raise BadInputError(where, "a case cannot override allow_empty", line=line, field="compare.allow_empty",
+                                fix='declare an empty answer with "expected_shape": "empty" on the case')
+        if key not in CASE_COMPARE_KEYS:
+            raise BadInputError(where, f"unknown comparison override{_did_you_mean(str(key), list(CASE_COMPARE_KEYS))}",
+                                line=line, field=f"compare.{key}", fix=f"known keys: {', '.join(CASE_COMPARE_KEYS)}")
+        if key == "order_matters":
+            if val is not None and not isinstance(val, bool):
+                raise BadInputError(where, f"expected true or false, got {json.dumps(val)}", line=line,
+                                    field=f"compare.{key}",
+                                    fix="write true, false, or leave it out to follow the gold's ORDER BY")
+            out[key] = val
+            continue
+        if isinstance(val, bool) or not isinstance(val, (int, float)):
+            raise BadInputError(where, f"expected a number, got {json.dumps(val)}", line=line, field=f"compare.{key}",
+                                fix=f'write "{key}": 1e-4 (a JSON number, not a string)')
+        if not val >= 0 or val == float("inf"):
+            raise BadInputError(where, f"must not be negative, infinite or NaN, got {val!r}", line=line,
+                                field=f"compare.{key}", fix=f'write "{key}" as a small non-negative number such as 1e-6')
+        out[key] = float(val)
+    return out
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def not_utf8_error(path: Path, data: bytes, exc: UnicodeDecodeError) -> BadInputError:
+    """The error for a file that is not UTF-8: the line and column of its first bad byte,
+    and the fix. ``data`` is the file's bytes (after any BOM), as ``exc`` decoded them."""
+    pos = exc.start
+    line = data.count(b"\n", 0, pos) + 1
+    col = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    return BadInputError(path, f"not UTF-8 text: byte 0x{data[pos]:02x} at column {col} cannot be decoded "
+                               f"(the file looks like it was saved in another encoding, such as Latin-1 or cp1252)",
+                         line=line, fix="save it as UTF-8 (with or without a BOM)")
+
+
+def read_text(path: Path) -> str:
+    """A text file we read (manifest, questions, predictions, layouts' JSON): UTF-8, with or
+    without a BOM; anything else is one ``BadInputError`` naming the line of the first bad
+    byte. Line ends are kept as they are."""
+    data = Path(path).read_bytes()
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8_error(Path(path), data, exc) from None
+
+
 def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
-    """(line number, decoded value) for every non-blank line; bad JSON names file and line."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
-                                    fix=fix) from None
+    """(line number, decoded value) for every non-blank line; bad JSON names file and line.
+    UTF-8 with or without a BOM; a file in another encoding names its first bad line."""
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    value = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
+                                        fix=fix) from None
+                yield lineno, value
+    except UnicodeDecodeError:
+        read_text(path)  # raises the error that names the line of the first bad byte
+        raise
 
 
 def read_cases(path: str | Path, suite: str = "") -> list[BenchmarkCase]:

@@ -38,7 +38,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .cases import BenchmarkCase, SuiteManifest, iter_jsonl, parse_case, read_cases
+from .cases import BenchmarkCase, SuiteManifest, iter_jsonl, parse_case, read_cases, read_text
 from .errors import BadInputError
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ BIRD_SEPARATOR = "\t----- bird -----\t"
 # -- reading records ---------------------------------------------------------------------
 def read_records(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line, object)`` for each entry of a JSON array or a JSONL file."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if not text.lstrip().startswith("["):
         yield from iter_jsonl(path, fix="each line must be one complete JSON object")
         return
@@ -159,7 +159,7 @@ def collect_cases(manifest: SuiteManifest, path: Path) -> list[tuple[BenchmarkCa
 def _described_databases(tables: Path) -> set[str]:
     """The ``db_id`` of every database a Spider/BIRD ``tables.json`` describes."""
     try:
-        entries = json.loads(tables.read_text(encoding="utf-8"))
+        entries = json.loads(read_text(tables))
     except json.JSONDecodeError as exc:
         raise BadInputError(tables, f"not valid JSON ({exc.msg})", line=exc.lineno,
                             fix="give the layout's tables.json as released") from None
@@ -234,7 +234,7 @@ def read_layout_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]
     - one SQL per line in question order (Spider's format; a ``\\t<db_id>`` suffix is
       dropped; an empty line is an empty prediction; trailing empty lines are ignored);
     - a JSON object ``{"0": "SQL\\t----- bird -----\\tdb_id", ...}`` (BIRD's format)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if text.lstrip().startswith("{"):
         try:  # one JSON object spanning the file: BIRD's predict_dev.json
             obj = json.loads(text)

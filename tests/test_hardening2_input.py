@@ -1,0 +1,162 @@
+"""Hardening, second round, input side: a damaged gold cache is recomputed rather than
+blamed on the prediction, per-case comparison overrides are validated at collection and
+work, text files are read with or without a BOM and a non-UTF-8 one is one clear error,
+the command line never ends bad input in a traceback, a predictions file made for
+another suite is called out, and a backend's own traceback reaches the case's report."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from pytest_sqleval.cases import read_cases
+from pytest_sqleval.errors import BadInputError
+from tests.sqleval_helpers import SHOP_CASES, read_results, shop_suite, sqleval_ini  # noqa: F401
+
+BOM = b"\xef\xbb\xbf"
+
+
+# -- defect 13: per-case comparison overrides ----------------------------------------------
+def _case(**extra: Any) -> str:
+    return json.dumps({"id": "q01", "question": "?", "gold_sql": "SELECT 1", **extra}) + "\n"
+
+
+@pytest.mark.parametrize("compare, needles", [
+    ({"order_matter": False}, ["field 'compare.order_matter'", "did you mean 'order_matters'"]),
+    ({"float_rel_tolerance": 0.01}, ["field 'compare.float_rel_tolerance'", "did you mean 'float_rel_tol'"]),
+    ({"float_rel_tol": "0.01"}, ["field 'compare.float_rel_tol'", 'expected a number, got "0.01"']),
+    ({"float_abs_tol": True}, ["field 'compare.float_abs_tol'", "expected a number, got true"]),
+    ({"float_abs_tol": -1}, ["field 'compare.float_abs_tol'", "must not be negative"]),
+    ({"order_matters": "no"}, ["field 'compare.order_matters'", "expected true or false"]),
+    ({"allow_empty": True}, ["field 'compare.allow_empty'", '"expected_shape": "empty"']),
+    ([["order_matters", False]], ["field 'compare'", "must be a JSON object"]),
+])
+def test_a_bad_per_case_compare_override_names_file_line_and_field(
+        tmp_path: Path, compare: Any, needles: list[str]) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text(_case() .replace('"q01"', '"q00"') + _case(compare=compare))
+    with pytest.raises(BadInputError) as info:
+        read_cases(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:2: ")
+    for needle in needles:
+        assert needle in message
+    assert "fix:" in message
+
+
+def test_conflicting_order_matters_on_the_case_and_in_its_compare_object(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text(_case(order_matters=True, compare={"order_matters": False}))
+    with pytest.raises(BadInputError, match=r"questions.jsonl:1: field 'compare.order_matters': .*conflicts"):
+        read_cases(path)
+
+
+def test_per_case_compare_overrides_are_read_as_typed_values(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text(_case(compare={"order_matters": False, "float_rel_tol": 0, "float_abs_tol": 0.5}))
+    (case,) = read_cases(path)
+    assert case.order_matters is False
+    assert case.metadata["compare"] == {"float_rel_tol": 0.0, "float_abs_tol": 0.5}
+
+
+def test_the_documented_per_case_compare_override_works(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    cases = [{"id": "q00", "question": "?", "gold_sql": "SELECT count(*) FROM customers"},
+             {"id": "q01", "question": "?", "gold_sql": "SELECT id FROM products ORDER BY id",
+              "compare": {"order_matters": False}},
+             {"id": "q02", "question": "?", "gold_sql": "SELECT 1.0 AS x", "compare": {"float_abs_tol": 0.2}}]
+    make_suite(cases)
+    preds = {"q00": "SELECT count(*) FROM customers", "q01": "SELECT id FROM products ORDER BY id DESC",
+             "q02": "SELECT 1.1 AS x"}
+    (pytester.path / "p.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n" for k, v in preds.items()))
+    result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl")
+    result.assert_outcomes(passed=3)
+    assert "LOST" not in result.stdout.str()
+
+
+def test_a_bad_per_case_override_is_one_collection_error_without_a_traceback(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    make_suite([SHOP_CASES[0], {**SHOP_CASES[1], "compare": {"order_matter": False}}])
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out = result.stdout.str()
+    assert "suite/questions.jsonl:2: field 'compare.order_matter'" in out and "did you mean 'order_matters'" in out
+    assert "Traceback" not in out and len(out.splitlines()) < 40
+
+
+# -- defect 14: encodings -------------------------------------------------------------------
+QUESTIONS = "".join(json.dumps(c) + "\n" for c in SHOP_CASES[:3])
+
+
+def test_a_bom_is_accepted_on_every_text_file_we_read(tmp_path: Path) -> None:
+    from pytest_sqleval.backends.registry import read_predictions
+    from pytest_sqleval.cases import load_manifest
+    from pytest_sqleval.layouts import read_records
+    (tmp_path / "q.jsonl").write_bytes(BOM + QUESTIONS.encode())
+    assert [c.id for c in read_cases(tmp_path / "q.jsonl")] == ["q01", "q02", "q03"]
+    (tmp_path / "p.jsonl").write_bytes(BOM + b'{"id": "q01", "sql": "SELECT 1"}\n{"id": "q02", "sql": "SELECT 2"}\n')
+    assert set(read_predictions(tmp_path / "p.jsonl")) == {"q01", "q02"}  # not Spider's one SQL per line
+    (tmp_path / "bird.json").write_bytes(BOM + b'{"0": "SELECT 1\\t----- bird -----\\tdb"}')
+    assert read_predictions(tmp_path / "bird.json") == {"0": ("SELECT 1", {"db_id": "db"})}
+    (tmp_path / "dev.json").write_bytes(BOM + b'[{"db_id": "d", "question": "?", "query": "SELECT 1"}]')
+    assert [obj["db_id"] for _, obj in read_records(tmp_path / "dev.json")] == ["d"]
+    (tmp_path / "shop.duckdb").write_bytes(b"")
+    (tmp_path / "sqleval.toml").write_bytes(BOM + b'[suite]\nquestions = "q.jsonl"\ndatabase = "shop.duckdb"\n')
+    assert load_manifest(tmp_path / "sqleval.toml").questions == tmp_path / "q.jsonl"
+
+
+@pytest.mark.parametrize("name, reader", [
+    ("questions.jsonl", "cases"), ("predictions.jsonl", "predictions"), ("pred.sql", "predictions"),
+    ("dev.json", "records"), ("sqleval.toml", "manifest"),
+])
+def test_a_file_that_is_not_utf8_names_the_line_of_the_first_bad_byte(tmp_path: Path, name: str, reader: str) -> None:
+    from pytest_sqleval.backends.registry import read_predictions
+    from pytest_sqleval.cases import load_manifest
+    from pytest_sqleval.layouts import read_records
+    lines = {"cases": QUESTIONS.splitlines(), "predictions": ['{"id": "q01", "sql": "SELECT 1"}'] * 3,
+             "records": ["[", '{"db_id": "d", "question": "?", "query": "SELECT 1"},',
+                         '{"db_id": "d", "question": "?", "query": "SELECT 2"}', "]"],
+             "manifest": ["[suite]", 'questions = "q.jsonl"', 'name = "x"']}[reader]
+    if name == "pred.sql":
+        lines = ["SELECT 1", "SELECT 2", "SELECT 3"]
+    lines[2] = lines[2].replace("?", "caf\xe9?").replace("SELECT", "SELECT 'caf\xe9',").replace('"x"', '"caf\xe9"')
+    path = tmp_path / name
+    path.write_bytes("\n".join(lines).encode("latin-1") + b"\n")
+    read = {"cases": read_cases, "predictions": read_predictions, "manifest": load_manifest,
+            "records": lambda p: list(read_records(p))}[reader]
+    with pytest.raises(BadInputError) as info:
+        read(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: ") and "not UTF-8" in message and "0xe9" in message
+    assert "save it as UTF-8" in message
+
+
+@pytest.mark.parametrize("which", ["questions", "predictions"])
+def test_latin1_input_is_one_clear_error_not_an_internal_error(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path], which: str) -> None:
+    root = make_suite(SHOP_CASES[:2])
+    preds = '{"id": "q01", "sql": "SELECT 1"}\n{"id": "q02", "sql": "SELECT \'caf\xe9\'"}\n'
+    (pytester.path / "p.jsonl").write_bytes(preds.encode("latin-1"))
+    if which == "questions":
+        (root / "questions.jsonl").write_bytes(QUESTIONS.replace("How many", "Caf\xe9: how many").encode("latin-1"))
+        result = pytester.runpytest()
+        assert result.ret == pytest.ExitCode.INTERRUPTED
+        text, where = result.stdout.str(), "suite/questions.jsonl:1: "
+    else:
+        result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        text, where = result.stderr.str(), "p.jsonl:2: "
+    assert where in text and "save it as UTF-8" in text
+    assert "INTERNALERROR" not in text + result.stdout.str() and "Traceback" not in text
+
+
+def test_a_bom_on_questions_and_predictions_grades_normally(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    root = make_suite(SHOP_CASES[:2])
+    (root / "questions.jsonl").write_bytes(BOM + (root / "questions.jsonl").read_bytes())
+    preds = "".join(json.dumps({"id": c["id"], "sql": c["gold_sql"]}) + "\n" for c in SHOP_CASES[:2])
+    (pytester.path / "p.jsonl").write_bytes(BOM + preds.encode())
+    result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl")
+    result.assert_outcomes(passed=2)
