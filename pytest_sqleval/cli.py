@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 from .errors import SqlevalError
 
@@ -32,8 +33,17 @@ def _build_warehouse(rest: list[str]) -> int:
 
 def _hash(args: argparse.Namespace) -> int:
     from .cases import Limits
-    from .engines import open_sandbox
-    db = open_sandbox(args.database, Limits())
+    from .engines import display_location, is_url, open_sandbox
+    from .errors import UsageError
+    where = display_location(args.database)
+    if not is_url(args.database) and not Path(args.database).is_file():
+        raise UsageError(f"{where}: no such database file. Fix: give the path of a DuckDB or SQLite database")
+    try:
+        db = open_sandbox(args.database, Limits())
+    except Exception as exc:  # the engine's own words on why this is not a database it can open
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{where}: cannot open it as a database ({reason}). "
+                         "Fix: give a DuckDB or SQLite database file, or a postgresql:// URL") from None
     try:
         print(db.content_hash())
     finally:
@@ -41,12 +51,26 @@ def _hash(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What a results record must carry for the summary (a line without them is not one).
+_RECORD_KEYS = ("backend", "status")
+
+
 def _summary(args: argparse.Namespace) -> int:
+    from .cases import iter_jsonl
+    from .errors import BadInputError
     from .reports.summary import summarize
     from .reports.terminal import summary_lines
     results = Path(args.results)
     path = results / "results.jsonl" if results.is_dir() else results
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not path.is_file():
+        raise BadInputError(path, "no such results file",
+                            fix="give a results.jsonl, or the folder a run wrote it to (--sqleval-results)")
+    fix = "give sqleval-results/results.jsonl as a run wrote it (one case record per line)"
+    records = []
+    for lineno, record in iter_jsonl(path, fix=fix):
+        if not isinstance(record, dict) or any(k not in record for k in _RECORD_KEYS):
+            raise BadInputError(path, "not a case record (no 'backend' or 'status')", line=lineno, fix=fix)
+        records.append(record)
     for line in summary_lines(summarize(records)):
         print(line)
     return 0
@@ -55,10 +79,10 @@ def _summary(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build-warehouse"]:  # its options belong to the warehouse builder
-        return _build_warehouse(argv[1:])
+        return _guarded(lambda: _build_warehouse(argv[1:]))
     if argv[:1] == ["report"]:  # the ablation table and plot from results or json reports
         from .reports.ablation import main as ablation_main
-        return ablation_main(argv[1:])
+        return _guarded(lambda: ablation_main(argv[1:]))
     parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build-warehouse", help="build the Vantage warehouse: [--scale N] [--out DIR] [--pin] [--no-verify]",
@@ -79,11 +103,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results", nargs="?", default="sqleval-results")
     p.set_defaults(func=_summary)
     args = parser.parse_args(argv)
+    return _guarded(lambda: args.func(args))
+
+
+def _guarded(command: Callable[[], int]) -> int:
+    """Run a subcommand; bad input is one paragraph on stderr and exit code 2, never a traceback."""
     try:
-        return args.func(args)
-    except (SqlevalError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        return command()
+    except (SqlevalError, OSError) as exc:
+        print(f"error: {_one_paragraph(exc)}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as exc:  # a reader that does not name the file itself
+        print(f"error: an input file is not UTF-8 text ({exc.reason} at byte {exc.start}). "
+              "Fix: save it as UTF-8", file=sys.stderr)
+        return 2
+
+
+def _one_paragraph(exc: BaseException) -> str:
+    """An error as the user reads it: a BadInputError's "fix" line joins its paragraph."""
+    text = str(exc).strip()
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.filename}: {exc.strerror or text}"
+    return " ".join(part.strip() for part in text.splitlines())
 
 
 if __name__ == "__main__":
