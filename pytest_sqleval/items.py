@@ -66,7 +66,10 @@ class SuiteFile(pytest.File):
             # error for the suite, not a rebuild and an error per case
             from .engines.build import ensure_database
             ensure_database(self.manifest.database, self.manifest.build)
-        for case, manifest in collect_cases(self.manifest, self.path):  # Spider/BIRD: one manifest per db_id
+        pairs = collect_cases(self.manifest, self.path)
+        from .backends.predictions import check_suite  # a predictions file made for another suite
+        check_suite(self, backends, [case.id for case, _ in pairs], self.manifest.name)
+        for case, manifest in pairs:  # Spider/BIRD: one manifest per db_id
             for backend in backends:
                 name = case.id if len(backends) == 1 else f"{case.id}[{backend.label}]"
                 yield CaseItem.from_parent(self, name=name, nodeid=_child_nodeid(self, name), case=case,
