@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,17 @@ class Grader:
     """A reusable grader for one database: the engine process and gold answers are kept."""
 
     def __init__(self, database: str | Path, *, dialect: str = "duckdb", cache_dir: str | Path | None = None,
-                 deprecated_tables: tuple[str, ...] = (), limits: Limits | None = None, **contract: Any) -> None:
+                 deprecated_tables: Iterable[str] | str | None = None, limits: Limits | None = None,
+                 **contract: Any) -> None:
+        """``deprecated_tables``: the table-name patterns a prediction must not read
+        (``*_old``, ``legacy.*``, ...). Left out (``None``), the defaults a suite starts from
+        apply (``DEFAULT_DEPRECATED``: ``*_old``, ``*_v1``, ``*_bak``); a list is used as
+        given, so ``[]`` means none and ``DEFAULT_DEPRECATED + ("legacy.*",)`` extends them."""
+        deprecated = deprecated_patterns(deprecated_tables)
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
-                                   deprecated=DEFAULT_DEPRECATED + tuple(deprecated_tables),
+                                   deprecated=deprecated,
                                    cache_dir=Path(cache_dir) if cache_dir else Path(self._tmp.name))
 
     @property
@@ -43,10 +50,25 @@ class Grader:
         self.close()
 
 
+def deprecated_patterns(deprecated_tables: Iterable[str] | str | None) -> tuple[str, ...]:
+    """The deprecated-table patterns a library caller asked for: the defaults when it
+    said nothing, exactly its list otherwise (one string is one pattern, not its letters)."""
+    if deprecated_tables is None:
+        return DEFAULT_DEPRECATED
+    if isinstance(deprecated_tables, str):
+        return (deprecated_tables,)
+    patterns = tuple(deprecated_tables)
+    bad = [p for p in patterns if not isinstance(p, str) or not p]
+    if bad:
+        raise TypeError(f"deprecated_tables must be table-name patterns such as '*_old' or 'legacy.*', got {bad!r}")
+    return patterns
+
+
 def compare(predicted_sql: str, gold_sql: str, database: str | Path, **contract: Any) -> Verdict:
     """Compare a predicted query with a gold query on ``database`` under the comparison
     contract (keywords: ``order_matters``, ``float_rel_tol``, ``float_abs_tol``,
-    ``allow_empty``, ``dialect``, ``deprecated_tables``). Returns the verdict with every
+    ``allow_empty``, ``dialect``, ``deprecated_tables``: left out, the default patterns
+    ``*_old``, ``*_v1``, ``*_bak`` apply as in a suite; ``[]`` means none). Returns the verdict with every
     layer's evidence; ``verdict.passed`` and ``verdict.error_class`` are the headline."""
     with Grader(database, **contract) as grader:
         return grader.compare(predicted_sql, gold_sql)

@@ -206,6 +206,43 @@ class Ticket:
         self.error: HostCrashed | None = None
 
 
+# -- the gold cache ----------------------------------------------------------------------
+GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
+_GOLD_FIELDS = ("rows", "columns", "types")
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
+    """A stored gold answer's description, if its entry is whole: the ``.json`` is an object
+    with a gold answer's fields and the SHA-256 of the ``.arrow`` beside it, and the
+    ``.arrow`` has those bytes. Anything else (a part missing, bad JSON, other bytes, no
+    checksum: an entry written before checksums) is a damaged entry: None, so the gold is
+    computed again and the entry rewritten (atomically, over the damaged one). A damaged
+    cache thus costs one gold execution, never a verdict against the prediction."""
+    gold_dir = Path(gold_dir)
+    try:
+        meta = json.loads((gold_dir / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(meta, dict) and all(f in meta for f in _GOLD_FIELDS)
+            and isinstance(meta.get(GOLD_CHECKSUM), str)):
+        return None
+    try:
+        if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
+            return None
+    except OSError:
+        return None
+    return meta
+
+
 # -- child side ------------------------------------------------------------------------
 class _Server:
     def __init__(self, database: str, limits: dict[str, Any], gold_dir: str) -> None:
@@ -261,8 +298,9 @@ class _Server:
         key = req["key"]
         self._gold_sql[key] = req["sql"]
         meta_path = self.gold_dir / f"{key}.json"
-        if meta_path.exists():
-            return {"cached": True, **json.loads(meta_path.read_text())}
+        stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
+        if stored is not None:
+            return {"cached": True, **stored}
         exec_sql = req.get("exec_sql") or req["sql"]
         first = self.db.run(exec_sql)
         if first.error is not None:
@@ -299,8 +337,9 @@ class _Server:
             self.gold_dir.mkdir(parents=True, exist_ok=True)
             tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
             feather.write_feather(table, str(tmp), compression="uncompressed")
+            stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
             os.replace(tmp, self.gold_dir / f"{key}.arrow")
-            tmp.with_suffix(".json").write_text(json.dumps(meta))
+            tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
             os.replace(tmp.with_suffix(".json"), meta_path)
             self._gold_tables[key] = table
         return {"cached": False, **meta}

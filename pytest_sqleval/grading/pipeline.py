@@ -14,7 +14,7 @@ from typing import Any
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout
+from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout, read_stored_gold
 from ..errors import GoldError
 from . import classify as classify_layer
 from .execute import engine_failure_record, timeout_record
@@ -198,13 +198,15 @@ class SuiteGrader:
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process
         (it is only ever written for a gold that was run twice and found sound, and never
-        changes, so it is read once: the case graded ahead and its own setup both ask)."""
+        changes, so it is read once: the case graded ahead and its own setup both ask).
+        A damaged entry (a part missing, bad JSON, a checksum that does not match) reads as
+        not stored: the engine process computes the gold again and rewrites it."""
         meta = self._stored.get(key)
         if meta is None:
-            try:
-                meta = {"cached": True, **json.loads((self.gold_dir / f"{key}.json").read_text())}
-            except (OSError, ValueError):
+            stored = read_stored_gold(self.gold_dir, key)
+            if stored is None:
                 return None
+            meta = {"cached": True, **stored}
             if len(self._stored) >= 1024:
                 self._stored.pop(next(iter(self._stored)))
             self._stored[key] = meta
