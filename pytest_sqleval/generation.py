@@ -166,8 +166,10 @@ class GenerationStore:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _key(backend: Backend, case: BenchmarkCase) -> tuple[str, str]:
-    return backend.label, f"{case.suite}::{case.id}"
+def _key(backend: Backend, case: BenchmarkCase) -> tuple[str, str, str]:
+    # the fingerprint (or, uncached, the description naming a predictions file by path and
+    # content) keeps two backends apart even if they were ever given one label
+    return backend.label, backend.fingerprint or backend.description, f"{case.suite}::{case.id}"
 
 
 class _Interrupted(Exception):

@@ -48,19 +48,36 @@ def known_backends() -> list[str]:
 
 
 def resolve_backends(specs: str, options: BackendOptions) -> list[Backend]:
-    """A comma list of specs; labels are made unique so item ids stay distinct."""
+    """A comma list of specs, each with a label no other backend of the run has."""
     parts = [p.strip() for p in specs.split(",") if p.strip()]
     if not parts:
         raise UsageError("--sqleval-backend is empty; known backends: " + ", ".join(known_backends()))
     backends = [resolve_backend(p, options) for p in parts]
-    seen: dict[str, int] = {}
-    for b in backends:
-        if b.label in seen:
-            seen[b.label] += 1
-            b.label = f"{b.label}{seen[b.label]}"
-        else:
-            seen[b.label] = 1
+    unique_labels(backends)
     return backends
+
+
+def unique_labels(backends: list[Backend]) -> None:
+    """Give every backend a label of its own, in place. The first backend with a derived
+    label keeps it; a later one gets the first ``<label><n>`` (n = 2, 3, ...) that is
+    neither derived by another backend nor already given, so ``run1``, ``run1`` and
+    ``run12`` become ``run1``, ``run13`` and ``run12``. Items, results, the error-class
+    cache and the generation key all use the label, so two backends never share it."""
+    derived = {b.label for b in backends}
+    taken: set[str] = set()
+    for b in backends:
+        if b.label in taken:
+            base, n = b.label, 2
+            while f"{base}{n}" in taken or f"{base}{n}" in derived:
+                n += 1
+            b.label = f"{base}{n}"
+        taken.add(b.label)
+    labels = [b.label for b in backends]
+    dupes = sorted({label for label in labels if labels.count(label) > 1})
+    if dupes:  # pragma: no cover - the loop above makes this impossible; never grade under a shared label
+        raise UsageError(f"backends share the label {', '.join(dupes)}: "
+                         + "; ".join(f"{b.spec} ({b.description})" for b in backends if b.label in dupes)
+                         + ". Fix: rename one of the files")
 
 
 def resolve_backend(spec: str, options: BackendOptions) -> Backend:
@@ -152,7 +169,10 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
         return GenerationResult(sql, meta)
 
     label = path.stem if path.stem != "predictions" else (path.parent.name or "predictions")
-    backend = Backend(spec, label, generate, None, f"predictions from {path}")
+    # the description names the file by resolved path and content: the generation key
+    # includes it, so two prediction files can never share generations
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    backend = Backend(spec, label, generate, None, f"predictions from {path.resolve()} (sha256 {digest})")
     backend.predictions = predictions  # type: ignore[attr-defined]
     return backend
 
