@@ -60,6 +60,9 @@ class Generated:
     cached: bool = False
     elapsed_ms: float = 0.0
     error: str | None = None
+    # A crashed backend's exception is also kept, as the attribute ``exception`` (not a
+    # field: it is never saved, nor copied into records), so the case's error report can
+    # show the backend's own traceback (items.CaseItem.setup, items.backend_traceback).
 
 
 class GenerationStore:
@@ -361,7 +364,9 @@ class GenerationService:
         except _Interrupted:
             raise
         except Exception as exc:  # the backend is the system under test: any crash is a case error
-            return Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")
+            failed = Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")
+            failed.exception = exc  # type: ignore[attr-defined]  # its traceback, for the case's report
+            return failed
         finally:
             self.in_flight -= 1
         elapsed = _ms(start)

@@ -23,7 +23,8 @@ _MARK_RE = re.compile(r"[^0-9A-Za-z_]+")
 
 
 class CaseSetupError(Failed):
-    """A case error, shown as one paragraph instead of a traceback."""
+    """A case error, shown as one paragraph instead of a traceback (for a backend that
+    raised, the paragraph is followed by the backend's own traceback: see ``backend_traceback``)."""
 
     def __init__(self, msg: str) -> None:
         super().__init__(msg, pytrace=False)
@@ -161,7 +162,9 @@ class CaseItem(pytest.Item):
         if self._generation.error is not None:
             msg = f"backend {self.backend.label} failed on {self.case.id}: {self._generation.error}"
             self._finish("error", case_error=msg, case_error_kind="backend_error")
-            raise CaseSetupError(msg)
+            raised = getattr(self._generation, "exception", None)  # a crash: show where, in the backend's code
+            shown = backend_traceback(raised, self.config) if raised is not None else ""
+            raise CaseSetupError(msg + (f"\n\n{shown}" if shown else ""))
         try:
             self._gold = grader.gold(self.case.gold_sql, self.case)
         except CaseError as exc:
@@ -241,6 +244,37 @@ class CaseItem(pytest.Item):
             except ValueError:
                 line = None
         return self.path, line, f"{self.case.id} [{self.backend.label}]"
+
+
+def _is_plumbing(path: Any) -> bool:
+    """A frame of ours or of the standard library (asyncio, threads) on the way to a backend."""
+    import sysconfig
+    try:
+        where = Path(str(path)).resolve()
+    except (OSError, ValueError):
+        return False
+    if where.is_relative_to(Path(__file__).resolve().parent):
+        return True
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    return where.is_relative_to(stdlib) and "site-packages" not in where.parts
+
+
+def backend_traceback(exc: BaseException, config: pytest.Config) -> str:
+    """The traceback of an exception a backend raised, from the first frame of the backend's
+    own code on (the plumbing that called it is left out), in the style ``--tb`` asks for:
+    ``short`` by default (``auto``), ``long`` with every frame's source, nothing for ``no``."""
+    style = config.getoption("tbstyle", "auto")
+    if style == "no":
+        return ""
+    info = pytest.ExceptionInfo.from_exception(exc)
+    entries = list(info.traceback)
+    first = next((i for i, entry in enumerate(entries) if not _is_plumbing(entry.path)), None)
+    if first is None:
+        return ""
+    info.traceback = info.traceback[first:]
+    style = {"auto": "short", "line": "short"}.get(style, style)
+    return str(info.getrepr(style=style, funcargs=False, showlocals=bool(config.getoption("showlocals", False)),
+                            truncate_locals=True, chain=True))
 
 
 SESSION_KEY: pytest.StashKey["SqlevalSession"] = pytest.StashKey()
