@@ -5,17 +5,29 @@
   a session setting changed with ``set_config`` disappears with it. Exactly one
   ``SELECT``/``WITH``/``VALUES`` statement is accepted, through a server-side cursor
   (extended protocol: PostgreSQL itself refuses a second statement).
-- **A role without write rights** where the suite provides one: connect as that role
-  (``postgresql://grader@host/db``) or give ``?role=name`` in the URL to ``SET ROLE``
-  after connecting; ``role`` is read by the sandbox, not passed to libpq. Credentials
-  come from the URL or libpq's usual sources (``PGPASSWORD``, ``~/.pgpass``).
+- **A role without write rights**: connect as that role (``postgresql://grader@host/db``)
+  or give ``?role=name`` in the URL to ``SET ROLE`` after connecting; ``role`` is read by
+  the sandbox, not passed to libpq. Credentials come from the URL or libpq's usual sources
+  (``PGPASSWORD``, ``~/.pgpass``). A role that is a superuser, or may read or write server
+  files or run server programs, is refused at start with the fix: candidate SQL never runs
+  with rights that no name check could take back.
 - **Bounded**: ``statement_timeout``, a client-side cancel at the same deadline (a cursor
   fetch is its own statement), ``lock_timeout``, ``idle_in_transaction_session_timeout``,
   ``client_connection_check_interval`` (a killed grader does not leave its query running),
   ``work_mem`` from the memory limit, and the same caps on rows and bytes as DuckDB.
-- **Denied functions**: a short list of administrative and file functions
-  (``set_config``, ``pg_read_file``, ``pg_terminate_backend``, ``lo_import``, ``dblink``, ...)
-  is refused before the query reaches the server.
+- **Pinned per transaction**: each query's transaction first sets, ``LOCAL`` to it, the
+  role, ``search_path``, ``statement_timeout`` and ``lock_timeout`` again, so nothing a
+  session could have been talked into carries over to the next candidate.
+- **Denied functions**: every function call in the candidate is found on sqlglot's tokens
+  (what the server tokenizes: quoted or not, schema-qualified or not, any case) and refused
+  when it runs SQL text (``query_to_xml``, ``cursor_to_xml``, ``ts_stat``, ``dblink``, ...),
+  reads files or large objects, signals or terminates backends, changes configuration
+  (``set_config``), takes advisory locks, sleeps, or touches WAL, replication or backups;
+  and when the catalog says PUBLIC may not execute it or it is ``SECURITY DEFINER`` (so an
+  administrative function of a newer server, or an extension's, is denied without being
+  listed). Unicode-escaped identifiers (``U&"..."``) are refused: they would hide a name.
+- **A dead session is reopened**: a candidate that ends its own backend fails, and the
+  next query runs on a fresh session with the same settings, so later cases are not lost.
 - **Deterministic output**: ``TimeZone=UTC``, ``DateStyle=ISO``, ``extra_float_digits=1``.
 - **Errors** are mapped to the taxonomy by SQLSTATE.
 """
@@ -39,14 +51,28 @@ from .duckdb_sandbox import ExecError, ExecOutcome
 ENGINE_NAME = "postgres"
 FETCH_BATCH = 5000
 SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+#: functions refused by name (full match on the lower-cased name, schema ignored), by what they do
 DENIED_FUNCTIONS = (
-    "set_config", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-    "pg_read_file", "pg_read_binary_file", "pg_ls_\\w+", "pg_stat_file", "pg_file_\\w+", "lo_\\w+",
-    "dblink\\w*", "pg_advisory_\\w+", "pg_try_advisory_\\w+", "pg_switch_wal", "pg_create_\\w+",
-    "pg_drop_replication_slot", "pg_logical_\\w+", "pg_promote", "pg_import_system_collations",
-    "pg_backup_\\w+", "query_to_xml\\w*", "table_to_xml\\w*", "cursor_to_xml\\w*", "database_to_xml\\w*",
-    "schema_to_xml\\w*", "pg_notify", "txid_current", "pg_current_xact_id")
-_DENIED_RE = re.compile(r"(?<![\w$\"])(" + "|".join(DENIED_FUNCTIONS) + r")\s*\(", re.I)
+    # run SQL text, or read a table named in a string
+    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "cursor_to_xml\\w*", "table_to_xml\\w*",
+    "schema_to_xml\\w*", "database_to_xml\\w*", "ts_stat", "ts_rewrite", "dblink\\w*", "postgres_fdw\\w*",
+    # signal, terminate or reconfigure backends and the server
+    "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile\\w*", "pg_promote",
+    "pg_log_backend_memory_contexts", "pg_stat_reset\\w*", "pg_stat_statements_reset", "set_config",
+    # files and large objects
+    "pg_read_file", "pg_read_binary_file", "pg_ls_\\w+", "pg_stat_file", "pg_file_\\w+", "pg_logdir_ls",
+    "pg_current_logfile", "lo_\\w+", "loread", "lowrite",
+    # locks, sleeps, notifications, transaction ids
+    "pg_advisory_\\w+", "pg_try_advisory_\\w+", "pg_sleep\\w*", "pg_notify", "txid_current\\w*",
+    "pg_current_xact_id\\w*",
+    # WAL, replication, backups, upgrades
+    "pg_switch_wal", "pg_create_\\w+", "pg_drop_replication_slot", "pg_copy_\\w+_slot", "pg_replication_\\w+",
+    "pg_logical_\\w+", "pg_backup_\\w+", "pg_start_backup", "pg_stop_backup", "pg_wal_replay_\\w+",
+    "pg_import_system_collations", "pg_nextoid", "binary_upgrade_\\w+", "pg_sync_replication_slots",
+    "pg_log_standby_snapshot")
+_DENIED_NAME_RE = re.compile("(?:" + "|".join(DENIED_FUNCTIONS) + ")", re.I)
+#: roles whose rights no name check could take back: candidate SQL never runs with them
+DANGEROUS_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
 #: first words of statements that are not queries: refused before the server sees them (the
 #: server-side cursor would refuse them too, as syntax errors); anything else that is not a
 #: query is the server's syntax error, as it is DuckDB's
@@ -118,52 +144,119 @@ class PostgresSandbox:
         self._psycopg = psycopg
         self.url = url
         self.limits = limits
-        conninfo, self.role = split_role(url)
+        self._conninfo, self.role = split_role(url)
+        #: sessions reopened after the previous one died (a candidate ended its own backend)
+        self.reconnects = 0
+        self._denied_oids_names: frozenset[str] = frozenset()
+        self._conn = self._connect()
         try:
-            self._conn = psycopg.connect(conninfo, autocommit=True, application_name="pytest-sqleval",
-                                         connect_timeout=max(2, int(limits.timeout_s)))
-        except psycopg.Error as exc:
-            raise ConnectionError(f"cannot connect to {display_location(url)}: {str(exc).strip()}") from None
-        self._setup()
+            self._setup()
+            self._check_role()
+            self._denied_oids_names = self._catalog_denied()
+        except BaseException:
+            self._conn.close()
+            raise
         self.version = str(self._scalar("SHOW server_version"))
 
-    def _setup(self) -> None:
+    def _connect(self) -> Any:
+        psycopg = self._psycopg
+        try:
+            return psycopg.connect(self._conninfo, autocommit=True, application_name="pytest-sqleval",
+                                   connect_timeout=max(2, int(self.limits.timeout_s)))
+        except psycopg.Error as exc:
+            raise ConnectionError(f"cannot connect to {display_location(self.url)}: {str(exc).strip()}") from None
+
+    def _settings(self) -> list[tuple[str, str]]:
         ms = max(1, int(self.limits.timeout_s * 1000))
         work_mem_kb = max(64, min(parse_size(self.limits.memory_limit) // 8, 1 << 30) // 1024)
-        settings = [("statement_timeout", str(ms)), ("lock_timeout", str(ms)),
-                    ("idle_in_transaction_session_timeout", str(ms + 5000)), ("work_mem", f"{work_mem_kb}kB"),
-                    ("TimeZone", "UTC"), ("DateStyle", "ISO, YMD"), ("IntervalStyle", "postgres"),
-                    ("extra_float_digits", "1"), ("default_transaction_read_only", "on"),
-                    ("client_connection_check_interval", "1000")]
+        return [("statement_timeout", str(ms)), ("lock_timeout", str(ms)),
+                ("idle_in_transaction_session_timeout", str(ms + 5000)), ("work_mem", f"{work_mem_kb}kB"),
+                ("TimeZone", "UTC"), ("DateStyle", "ISO, YMD"), ("IntervalStyle", "postgres"),
+                ("extra_float_digits", "1"), ("default_transaction_read_only", "on"),
+                ("client_connection_check_interval", "1000")]
+
+    def _setup(self) -> None:
         with self._conn.cursor() as cur:
             if self.role:
                 cur.execute(f"SET ROLE {_ident(self.role)}")
-            for key, value in settings:
+            for key, value in self._settings():
                 try:
                     cur.execute("SELECT set_config(%s, %s, false)", (key, value))
                 except self._psycopg.errors.UndefinedObject:  # e.g. client_connection_check_interval before 14
                     pass
+            cur.execute("SELECT current_user, current_setting('search_path')")
+            self._user, self._search_path = cur.fetchone()
         self._conn.autocommit = False
         self._conn.read_only = True
+
+    def _check_role(self) -> None:
+        """Refuse a role whose rights a name check could not take back: a superuser, or a
+        member of the roles that read or write server files or run server programs."""
+        rows = self._rows(
+            "SELECT r.rolsuper, ARRAY(SELECT b.rolname::text FROM pg_roles b WHERE b.rolname = ANY(%s) "
+            "AND pg_has_role(r.oid, b.oid, 'USAGE') ORDER BY 1) FROM pg_roles r WHERE r.rolname = current_user",
+            (list(DANGEROUS_ROLES),))
+        superuser, powers = rows[0] if rows else (False, [])
+        if superuser or powers:
+            what = "a superuser" if superuser else "a member of " + ", ".join(powers)
+            raise ConnectionError(
+                f"refusing to grade on {display_location(self.url)} as role {self._user!r}: it is {what}, so "
+                "model-generated SQL could read server files or undo its own restrictions. Fix: give a role that "
+                "may only read, either in the URL (postgresql://grader@host/db) or as ?role=grader after the "
+                "database name (SET ROLE after connecting), e.g. CREATE ROLE grader LOGIN; "
+                "GRANT USAGE ON SCHEMA public TO grader; GRANT SELECT ON ALL TABLES IN SCHEMA public TO grader")
+
+    def _catalog_denied(self) -> frozenset[str]:
+        """Names of functions this server says are not for everyone: PUBLIC may not execute
+        them (administrative functions, whatever the server version), or they run with
+        their owner's rights (``SECURITY DEFINER``)."""
+        rows = self._rows("SELECT DISTINCT lower(p.proname) FROM pg_proc p "
+                          "WHERE p.prosecdef OR NOT has_function_privilege('public', p.oid, 'EXECUTE')")
+        return frozenset(r[0] for r in rows)
+
+    def _reopen(self) -> None:
+        """A fresh session with the same role and settings, after the last one died."""
+        try:
+            self._conn.close()
+        except Exception:  # pragma: no cover - closing a dead connection
+            pass
+        self._conn = self._connect()
+        self._setup()
+        self.reconnects += 1
+
+    def _alive(self) -> None:
+        """Reopen the session once if it is known to be dead."""
+        if self._conn.closed or getattr(self._conn, "broken", False):
+            self._reopen()
+
+    def _pin(self, cur: Any) -> None:
+        """Open the query's read-only transaction and set, LOCAL to it, what a candidate must
+        not find changed: the role, the search path and the time limits."""
+        ms = str(max(1, int(self.limits.timeout_s * 1000)))
+        cur.execute("SELECT set_config('role', %s, true), set_config('search_path', %s, true), "
+                    "set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)",
+                    (self.role or self._user, self._search_path, ms, ms))
 
     def close(self) -> None:
         self._conn.close()
 
     def _scalar(self, sql: str, params: tuple | None = None) -> Any:
-        try:
-            with self._conn.cursor() as cur:
-                cur.execute(sql, params)
-                return cur.fetchone()[0]
-        finally:
-            self._conn.rollback()
+        return self._rows(sql, params)[0][0]
 
-    def _rows(self, sql: str, params: tuple | None = None) -> list[tuple]:
+    def _rows(self, sql: str, params: tuple | list | None = None) -> list[tuple]:
+        self._alive()
         try:
             with self._conn.cursor() as cur:
                 cur.execute(sql, params)
                 return cur.fetchall()
         finally:
+            self._rollback()
+
+    def _rollback(self) -> None:
+        try:
             self._conn.rollback()
+        except self._psycopg.Error:  # the session died: the next query reopens it
+            pass
 
     # -- introspection -------------------------------------------------------------------
     def catalog(self) -> dict[str, dict[str, dict[str, str]]]:
@@ -218,12 +311,13 @@ class PostgresSandbox:
         if n != 1:
             return f"refused: exactly one SELECT statement allowed, got {n if n >= 0 else 'untokenizable SQL'}"
         import sqlglot
-        first = next((t.text.upper() for t in sqlglot.tokenize(sql, read="postgres")), "")
+        tokens = sqlglot.tokenize(sql, read="postgres")
+        first = next((t.text.upper() for t in tokens), "")
         if first in _STATEMENTS:
             return f"refused: only SELECT / WITH / VALUES queries are allowed, got {first}"
-        m = _DENIED_RE.search(sql)
-        if m:
-            return f"refused: function {m.group(1)}() is not allowed"
+        name = denied_call(tokens, self._denied_oids_names)
+        if name:
+            return f"refused: function {name}() is not allowed"
         return None
 
     def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
@@ -234,6 +328,21 @@ class PostgresSandbox:
         if refusal:
             return ExecOutcome(None, ExecError("permission_error", refusal, "Refused"), _ms(start))
         psycopg = self._psycopg
+        try:
+            self._alive()
+            try:
+                with self._conn.cursor() as pin:
+                    self._pin(pin)
+            except psycopg.OperationalError:
+                if not (self._conn.closed or getattr(self._conn, "broken", False)):
+                    raise
+                self._reopen()  # it died while idle: the candidate has not run yet
+                with self._conn.cursor() as pin:
+                    self._pin(pin)
+        except (psycopg.Error, ConnectionError) as exc:
+            self._rollback()
+            return ExecOutcome(None, ExecError("unknown_error", f"the engine session could not be (re)opened: "
+                                               f"{str(exc).strip()[:500]}", type(exc).__name__), _ms(start))
         deadline = time.monotonic() + self.limits.timeout_s
         cancel = getattr(self._conn, "cancel_safe", None) or self._conn.cancel
         timer = threading.Timer(self.limits.timeout_s + 0.1, cancel)
@@ -273,7 +382,35 @@ class PostgresSandbox:
                 cur.close()
             except psycopg.Error:
                 pass
-            self._conn.rollback()  # always: nothing a query did survives it
+            self._rollback()  # always: nothing a query did survives it
+
+
+_NOT_NAMES = frozenset(n for n in ("STRING", "HEREDOC_STRING", "NATIONAL_STRING", "BIT_STRING", "HEX_STRING",
+                                   "BYTE_STRING", "RAW_STRING", "UNICODE_STRING", "NUMBER", "PARAMETER", "PLACEHOLDER"))
+
+
+def denied_call(tokens: list[Any], denied_names: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The first denied function the tokens call, or None.
+
+    A call is a name followed by ``(``, as the server reads it: a quoted name is the same
+    name (``"set_config"``), a schema prefix does not matter (``pg_catalog.set_config``),
+    comments and whitespace between name and parenthesis are gone. Names are lower-cased,
+    so a quoted name in capitals (which the server would not find) is denied too. A
+    unicode-escaped identifier (``U&"\\0071uery_to_xml"``) is refused as such: its name is
+    only known after unescaping."""
+    for i, tok in enumerate(tokens):
+        kind = tok.token_type.name
+        if kind == "AMP" and i and i + 1 < len(tokens) and tokens[i - 1].text.upper() == "U" \
+                and tokens[i + 1].token_type.name == "IDENTIFIER" and tokens[i - 1].end + 1 == tok.start:
+            return 'U&"..." (unicode-escaped identifiers)'
+        if i + 1 >= len(tokens) or tokens[i + 1].token_type.name != "L_PAREN" or kind in _NOT_NAMES:
+            continue
+        if kind != "IDENTIFIER" and not re.fullmatch(r"[\w$]+", tok.text):
+            continue
+        name = tok.text.lower()
+        if _DENIED_NAME_RE.fullmatch(name) or name in denied_names:
+            return name
+    return None
 
 
 def _approx_bytes(rows: list[tuple]) -> int:
