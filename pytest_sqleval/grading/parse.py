@@ -41,6 +41,9 @@ def parse_sql(sql: str, dialect: str) -> ParseResult:
         return ParseResult(False, dialect, 0, {"message": f"cannot tokenize: {exc}", "line": None, "col": None})
     except RecursionError:
         return ParseResult(False, dialect, 0, {"message": "nested too deeply to parse", "line": None, "col": None})
+    except Exception as exc:  # the parser's own failure: still a parse result, never a lost case
+        return ParseResult(False, dialect, 0, {"message": f"the parser failed: {type(exc).__name__}: {exc}"[:500],
+                                               "line": None, "col": None})
     if not trees:
         return ParseResult(False, dialect, 0, {"message": "no statement (only comments?)", "line": 1, "col": 1})
     return ParseResult(True, dialect, len(trees), None, trees[0] if len(trees) == 1 else None)

@@ -17,6 +17,7 @@ from ..engines import is_url
 from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout, read_stored_gold
 from ..errors import GoldError
 from . import classify as classify_layer
+from .budget import Budget, OverBudget
 from .execute import engine_failure_record, timeout_record
 from .grounding import CatalogIndex, ground
 from .parse import order_info, parse_sql
@@ -157,9 +158,12 @@ class SuiteGrader:
             safety = check_safety(parsed.expression, parsed.statements)
             if not safety.ok:
                 raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
-            static = (parsed, order_info(parsed.expression, self.engine_dialect),
-                      self._to_engine(parsed.expression, gold_sql), classify_layer.table_names(parsed.expression),
-                      classify_layer.join_structure(parsed.expression))
+            try:
+                static = (parsed, order_info(parsed.expression, self.engine_dialect),
+                          self._to_engine(parsed.expression, gold_sql), classify_layer.table_names(parsed.expression),
+                          classify_layer.join_structure(parsed.expression))
+            except RecursionError:  # a case error, counted as such: the gold cannot be analysed
+                raise GoldError("gold SQL is nested too deeply for the grader to analyse") from None
             if len(self._gold_parses) >= 256:
                 self._gold_parses.pop(next(iter(self._gold_parses)))
             self._gold_parses[gold_sql] = static
@@ -223,39 +227,55 @@ class SuiteGrader:
             self._ahead[key] = self._prepare(sql, gold, ahead=True)
 
     def _prepare(self, sql: str, gold: GoldAnswer, ahead: bool = False) -> "_Prepared":
-        """The layers before execution; if they allow it, the execution is sent."""
-        prep = _Prepared(parse_sql(sql, self.dialect))
+        """The layers before execution; if they allow it, the execution is sent, and the
+        evidence that does not decide it (grounding, deprecated tables) is gathered while
+        the engine runs it. Every layer runs under the case's budget (``layer_budget``)."""
+        prep = _Prepared(parse_sql(sql, self.dialect), budget=Budget(layer_budget(self.limits)))
         parsed = prep.parsed
         prep.layers["parse"] = parsed.to_dict()
         if not parsed.ok:
             return prep
-        prep.safety = check_safety(parsed.expression, parsed.statements).to_dict()
+        prep.safety = guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
+                              fallback={"ok": False, "reason": "layer_error"})  # fails closed
         prep.layers["safety"] = prep.safety
         if not prep.safety["ok"]:
             return prep
-        prep.grounding = ground(parsed.expression, self.index).to_dict()
-        # a deprecated table the gold reads too is not stale, however either side qualifies it
-        gold_tables = {t.removeprefix("main.") for t in gold.tables}
-        prep.stale = [t for t in classify_layer.deprecated_refs(classify_layer.table_names(parsed.expression), self.deprecated)
-                      if t.removeprefix("main.") not in gold_tables]
-        prep.executed_sql = self._to_engine(parsed.expression, sql)
+        try:
+            prep.executed_sql = self._to_engine(parsed.expression, sql)
+        except RecursionError:  # the engine's own parser says whether it can run the original
+            prep.executed_sql = sql
+            prep.layers["parse"]["layer_error"] = "recursion: not transpiled, executed as written"
         prep.sent_at = time.perf_counter()
         prep.ticket = self.host.submit("grade", {"sql": prep.executed_sql, "gold_key": gold.key, "spec": gold.spec,
                                                  "gold_sql": gold.sql}, ahead=ahead)
+        prep.grounding = guarded(lambda: ground(parsed.expression, self.index, prep.budget).to_dict(),
+                                 fallback=_NO_GROUNDING)
+        prep.stale = self._stale(parsed.expression, gold)
+        prep.budget.pause()
         return prep
+
+    def _stale(self, tree: Any, gold: GoldAnswer) -> list[str]:
+        """Deprecated tables the prediction reads and the gold does not."""
+        # a deprecated table the gold reads too is not stale, however either side qualifies it
+        gold_tables = {t.removeprefix("main.") for t in gold.tables}
+        return guarded(lambda: [t for t in classify_layer.deprecated_refs(classify_layer.table_names(tree), self.deprecated)
+                                if t.removeprefix("main.") not in gold_tables], fallback=[])
 
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
         """Run every layer on one candidate; never raises for a wrong answer."""
         start = time.perf_counter()
         prep = self._ahead.pop((sql, gold.key), None) or self._prepare(sql, gold)
         parsed = prep.parsed
+        budget = prep.budget
+        budget.resume()
         layers = {k: prep.layers[k] for k in ("parse", "safety") if k in prep.layers}
         if parsed.ok and parsed.expression is not None and gold.tree is not None:
             # while the engine process executes
-            layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
+            layers["structure"] = structure_layer(parsed.expression, gold.tree, self.dialect, budget)
         execution = compare = None
         if prep.ticket is not None:
             layers["grounding"] = prep.grounding
+            budget.pause()  # execution has its own limits, enforced in the engine process
             try:
                 answer = self.host.result(prep.ticket)
                 execution, compare = answer["execution"], answer["compare"]
@@ -265,6 +285,7 @@ class SuiteGrader:
                 execution = timeout_record(str(exc), round((time.perf_counter() - prep.sent_at) * 1000, 3))
             except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
                 execution = engine_failure_record(str(exc), round((time.perf_counter() - prep.sent_at) * 1000, 3))
+            budget.resume()
             layers["execution"] = execution
             layers["compare"] = compare
         stale = prep.stale
@@ -274,15 +295,15 @@ class SuiteGrader:
             cls = classify_layer.Classification(None, None, "result matches the gold answer"
                                                 + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
         else:
+            joins_pred = guarded(lambda: classify_layer.join_structure(
+                parsed.expression if prep.safety and prep.safety["ok"] else None), fallback={"tables": [], "joins": []})
             cls = classify_layer.classify(parse=layers["parse"], safety=prep.safety, grounding=prep.grounding,
                                           execution=execution, compare=compare, stale=stale,
-                                          joins_pred=classify_layer.join_structure(parsed.expression if prep.safety
-                                                                                   and prep.safety["ok"] else None),
-                                          joins_gold=gold.joins)
+                                          joins_pred=joins_pred, joins_gold=gold.joins)
         layers["classify"] = cls.to_dict()
         if not passed:
-            layers["diagnostics"] = diagnose(compare=compare, structure=layers.get("structure"),
-                                             classification=layers["classify"])
+            layers["diagnostics"] = diagnostics_layer(compare, layers.get("structure"), layers["classify"], budget)
+        budget.pause()
         return Verdict(passed, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers, sql,
                        prep.executed_sql, stale, round((time.perf_counter() - start) * 1000, 3))
 
@@ -292,6 +313,7 @@ class _Prepared:
     """A candidate's layers up to execution, and the engine's ticket once it was sent."""
 
     parsed: Any
+    budget: Budget
     layers: dict[str, Any] = field(default_factory=dict)
     safety: dict[str, Any] | None = None
     grounding: dict[str, Any] | None = None
@@ -331,25 +353,74 @@ class StaticGrader:
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
         """Evidence only: ``passed`` is provisional (parse and grounding) until a judge decides."""
         start = time.perf_counter()
+        budget = Budget(layer_budget(Limits()))
         parsed = parse_sql(sql, self.dialect)
         layers: dict[str, Any] = {"parse": parsed.to_dict()}
         stale: list[str] = []
         ok = parsed.ok
         if parsed.ok:
-            layers["safety"] = check_safety(parsed.expression, parsed.statements).to_dict()
+            layers["safety"] = guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
+                                       fallback={"ok": False, "reason": "layer_error"})
             ok = layers["safety"]["ok"]
             if parsed.expression is not None and gold.tree is not None:
-                layers["structure"] = compare_structure(parsed.expression, gold.tree, self.dialect).to_dict()
+                layers["structure"] = structure_layer(parsed.expression, gold.tree, self.dialect, budget)
             if ok and self.index is not None:
-                layers["grounding"] = ground(parsed.expression, self.index).to_dict()
+                layers["grounding"] = guarded(lambda: ground(parsed.expression, self.index, budget).to_dict(),
+                                              fallback=_NO_GROUNDING)
                 ok = layers["grounding"]["ok"] is not False
-            tables = classify_layer.table_names(parsed.expression)
-            stale = [t for t in classify_layer.deprecated_refs(tables, self.deprecated) if t not in gold.tables]
+            stale = guarded(lambda: [t for t in classify_layer.deprecated_refs(
+                classify_layer.table_names(parsed.expression), self.deprecated) if t not in gold.tables], fallback=[])
         cls = static_classification(layers, stale, gold) if not ok or stale else classify_layer.Classification(
             None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
         layers["classify"] = cls.to_dict()
         return Verdict(ok and not stale, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
                        sql, None, stale, round((time.perf_counter() - start) * 1000, 3))
+
+
+def layer_budget(limits: Limits) -> float:
+    """Seconds the grading layers of one case may spend in this process: the case's
+    execution limit. Structure runs while the engine executes, so a case still ends
+    within its limit plus the engine's grace, whatever the SQL's size."""
+    return float(limits.timeout_s)
+
+
+_NO_GROUNDING: dict[str, Any] = {"ok": None, "hallucinated_tables": [], "hallucinated_columns": [], "tables": [],
+                                 "note": None}
+
+
+def guarded(layer: Any, fallback: Any) -> Any:
+    """Run one layer; a layer that cannot cope leaves evidence instead of losing the case.
+
+    ``OverBudget`` gives ``skipped: over budget``; a ``RecursionError`` (a 3,000-term AND
+    chain, a 1,200-branch UNION) ``layer_error: recursion``; any other exception its type.
+    A dict ``fallback`` is the layer's record with that evidence added; another fallback
+    (a list) stands in for the layer's value."""
+    try:
+        return layer()
+    except OverBudget as exc:
+        evidence = {"skipped": "over budget", "detail": str(exc)}
+    except RecursionError:
+        evidence = {"layer_error": "recursion", "detail": "the SQL is nested too deeply for this layer"}
+    except Exception as exc:  # a layer's bug must not lose the case either
+        evidence = {"layer_error": type(exc).__name__, "detail": str(exc)[:500]}
+    return {**fallback, **evidence} if isinstance(fallback, dict) else fallback
+
+
+def structure_layer(pred: Any, gold: Any, dialect: str, budget: Budget) -> dict[str, Any]:
+    """The structural diff, unless the case's budget is spent (it is explanation only)."""
+    def run() -> dict[str, Any]:
+        budget.check()
+        return compare_structure(pred, gold, dialect, budget).to_dict()
+    return guarded(run, fallback={"normalized_match": None, "exact_match": None, "no_values_exact_match": None,
+                                  "distance": None, "differing_clauses": [], "clauses": {}})
+
+
+def diagnostics_layer(compare: dict[str, Any] | None, structure: dict[str, Any] | None,
+                      classification: dict[str, Any], budget: Budget) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
+        budget.check()
+        return diagnose(compare=compare, structure=structure, classification=classification)
+    return guarded(run, fallback={})
 
 
 def static_classification(layers: dict[str, Any], stale: list[str], gold: GoldAnswer) -> "classify_layer.Classification":

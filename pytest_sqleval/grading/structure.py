@@ -8,12 +8,15 @@ literals with a placeholder. ``distance`` is a clause-weighted 0..1 (0 = same st
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.generator import Generator
+
+from .budget import Budget
 
 # Weights of each clause in the structural distance; they sum to 1.
 CLAUSE_WEIGHTS: dict[str, float] = {
@@ -53,28 +56,30 @@ def _generator(dialect: str) -> Generator:
     return gen
 
 
-def _order_equalities(tree: exp.Expression, gen: Generator) -> None:
+def _order_equalities(tree: exp.Expression, gen: Generator, budget: Budget | None = None) -> None:
     """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
     ``b = a`` are the same condition."""
     for eq in reversed(list(tree.find_all(exp.EQ))):
+        if budget is not None:
+            budget.tick()
         left, right = eq.left, eq.right
         if gen.generate(right, copy=False) < gen.generate(left, copy=False):
             eq.set("this", right)
             eq.set("expression", left)
 
 
-def _canonical_copy(tree: exp.Expression, gen: Generator) -> exp.Expression:
+def _canonical_copy(tree: exp.Expression, gen: Generator, budget: Budget | None = None) -> exp.Expression:
     """A copy of ``tree`` with its equalities in canonical order. The tree is rewritten,
     not the generator extended: sqlglot's compiled build (``sqlglot[c]``) allows no
     subclass of its generators."""
     tree = tree.copy()
-    _order_equalities(tree, gen)
+    _order_equalities(tree, gen, budget)
     return tree
 
 
-def _normalized_text(tree: exp.Expression, dialect: str) -> str:
+def _normalized_text(tree: exp.Expression, dialect: str, budget: Budget | None = None) -> str:
     gen = _generator(dialect)
-    return gen.generate(_canonical_copy(tree, gen), copy=False)
+    return gen.generate(_canonical_copy(tree, gen, budget), copy=False)
 
 
 def _text(gen: Generator, node: exp.Expression | None) -> str:
@@ -85,27 +90,41 @@ def _text(gen: Generator, node: exp.Expression | None) -> str:
     return gen.generate(node, copy=False)
 
 
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expression | None, budget: Budget | None = None) -> list[exp.Expression]:
+    """The AND-ed conditions of a clause, left to right, walked without recursion (a
+    3,000-term AND chain is 3,000 levels deep)."""
     if node is None:
         return []
     if isinstance(node, (exp.Where, exp.Having)):
         node = node.this
-    if isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        if budget is not None:
+            budget.tick()
+        node = stack.pop()
+        if isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.And):
+            stack.append(node.right)
+            stack.append(node.left)
+        else:
+            out.append(node)
+    return out
 
 
 def _main_select(tree: exp.Expression) -> exp.Select | None:
+    """The first SELECT of the query: through subqueries and the left branch of set
+    operations (a 1,200-branch UNION is 1,200 levels deep), without recursion."""
     node = tree
-    while isinstance(node, exp.Subquery):
-        node = node.this
-    if isinstance(node, exp.Select):
-        return node
-    if isinstance(node, exp.SetOperation):
-        return _main_select(node.left)
-    return None
+    while True:
+        while isinstance(node, exp.Subquery):
+            node = node.this
+        if isinstance(node, exp.Select):
+            return node
+        if not isinstance(node, exp.SetOperation):
+            return None
+        node = node.left
 
 
 def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
@@ -114,25 +133,48 @@ def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -
     return stripped if strip_values else valued
 
 
-def _clauses(tree: exp.Expression, dialect: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def _clauses(tree: exp.Expression, dialect: str,
+             budget: Budget | None = None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """The clauses of ``tree``, with and without values: one copy, searched once, written
     with values, then again with every literal replaced by a placeholder."""
     gen = _generator(dialect)
-    tree = _canonical_copy(tree, gen)
+    tree = _canonical_copy(tree, gen, budget)
     sel = _main_select(tree)
     set_ops = sorted(type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
                      for s in tree.find_all(exp.SetOperation))
     windows = list(sel.find_all(exp.Window)) if sel is not None else []
-    valued = _extract(sel, tree, gen, set_ops, windows)
+    valued = _extract(sel, tree, gen, set_ops, windows, budget)
+    _strip_values(tree, budget)
+    _order_equalities(tree, gen, budget)
+    return valued, _extract(sel, tree, gen, set_ops, windows, budget)
+
+
+def _strip_values(tree: exp.Expression, budget: Budget | None = None) -> None:
+    """Every literal replaced by a placeholder. Literals in a list (``IN (...)``, ``VALUES``)
+    are replaced by rebuilding the list once: replacing them one by one re-indexes the
+    list each time, quadratic in its length (20,000 values: 27 s)."""
+    in_lists: dict[tuple[int, str], tuple[exp.Expression, str, set[int]]] = {}
     for lit in list(tree.find_all(exp.Literal)):
-        lit.replace(exp.Placeholder())
-    _order_equalities(tree, gen)
-    return valued, _extract(sel, tree, gen, set_ops, windows)
+        if budget is not None:
+            budget.tick()
+        parent, key = lit.parent, lit.arg_key
+        if parent is None:
+            continue
+        if isinstance(parent.args.get(key), list):
+            in_lists.setdefault((id(parent), key), (parent, key, set()))[2].add(id(lit))
+        else:
+            lit.replace(exp.Placeholder())
+    for parent, key, ids in in_lists.values():
+        parent.set(key, [exp.Placeholder() if id(e) in ids else e for e in parent.args[key]])
 
 
 def _extract(sel: exp.Select | None, tree: exp.Expression, gen: Generator, set_ops: list[str],
-             windows: list[exp.Window]) -> dict[str, list[str]]:
-    n = lambda e: _text(gen, e)  # noqa: E731
+             windows: list[exp.Window], budget: Budget | None = None) -> dict[str, list[str]]:
+    def n(e: exp.Expression | None) -> str:
+        if budget is not None:
+            budget.tick()
+        return _text(gen, e)
+
     out: dict[str, list[str]] = {k: [] for k in CLAUSE_WEIGHTS}
     out["set_ops"] = list(set_ops)
     if sel is None:
@@ -144,14 +186,14 @@ def _extract(sel: exp.Select | None, tree: exp.Expression, gen: Generator, set_o
     joins = []
     for j in sel.args.get("joins") or []:
         kind = " ".join(p for p in (j.side, j.kind) if p).upper() or "INNER"
-        conds = sorted(n(c) for c in _conjuncts(j.args.get("on")))
+        conds = sorted(n(c) for c in _conjuncts(j.args.get("on"), budget))
         using = sorted(u.name.lower() for u in j.args.get("using") or [])
         joins.append(f"{kind} {n(j.this)} ON {' AND '.join(conds) or ('USING ' + ','.join(using) if using else '-')}")
     out["joins"] = sorted(joins)
-    out["where"] = sorted(n(c) for c in _conjuncts(sel.args.get("where")))
+    out["where"] = sorted(n(c) for c in _conjuncts(sel.args.get("where"), budget))
     group = sel.args.get("group")
     out["group_by"] = sorted(n(g) for g in (group.expressions if group is not None else []))
-    out["having"] = sorted(n(c) for c in _conjuncts(sel.args.get("having")))
+    out["having"] = sorted(n(c) for c in _conjuncts(sel.args.get("having"), budget))
     order = tree.args.get("order") or sel.args.get("order")
     out["order_by"] = [n(o) for o in (order.expressions if order is not None else [])]  # order matters here
     limit = tree.args.get("limit") or sel.args.get("limit")
@@ -167,14 +209,24 @@ def _extract(sel: exp.Select | None, tree: exp.Expression, gen: Generator, set_o
 
 
 def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
-    rest = list(b)
+    """The items of ``a`` not in ``b`` and of ``b`` not in ``a``, as multisets, each in its
+    list's order (of repeated items, the first ones in ``b`` are the matched ones). Linear:
+    counted, not removed from a list one by one."""
+    available = Counter(b)
+    matched: Counter[str] = Counter()
     missing = []
     for item in a:
-        if item in rest:
-            rest.remove(item)
+        if available[item] > matched[item]:
+            matched[item] += 1
         else:
             missing.append(item)
-    return missing, rest
+    extra = []
+    for item in b:
+        if matched[item]:
+            matched[item] -= 1
+        else:
+            extra.append(item)
+    return missing, extra
 
 
 _GOLD_SIDE: dict[tuple[int, str], tuple[Any, tuple[Any, ...]]] = {}
@@ -195,9 +247,11 @@ def _gold_side(gold: exp.Expression, dialect: str) -> tuple[Any, ...]:
     return value
 
 
-def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) -> StructureResult:
+def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str,
+                      budget: Budget | None = None) -> StructureResult:
+    """The clause-by-clause diff; raises ``OverBudget`` when ``budget`` runs out first."""
     gc, gv, gold_norm = _gold_side(gold, dialect)
-    pc, pv = _clauses(pred, dialect)
+    pc, pv = _clauses(pred, dialect, budget)
     clauses: dict[str, dict[str, Any]] = {}
     distance = 0.0
     for name, weight in CLAUSE_WEIGHTS.items():
@@ -213,5 +267,5 @@ def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str) 
     exact = all(c["match"] for c in clauses.values())
     no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
     # Equal normalized text means equal clauses, so only an exact match needs the text.
-    normalized = exact and _normalized_text(pred, dialect) == gold_norm
+    normalized = exact and _normalized_text(pred, dialect, budget) == gold_norm
     return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)

@@ -67,8 +67,12 @@ def render_failure(rec: dict[str, Any]) -> str:
             out.append(_rows(cmp.get("missing_rows")))
             out.append("    predicted rows not in the gold:")
             out.append(_rows(cmp.get("extra_rows")))
+    for name in ("grounding", "structure", "diagnostics"):  # evidence a layer could not give
+        why = (layers.get(name) or {}).get("skipped") or (layers.get(name) or {}).get("layer_error")
+        if why:
+            out.append(f"  {name}: not available ({why})")
     struct = layers.get("structure")
-    if struct:
+    if struct and struct.get("distance") is not None:
         diff = ", ".join(struct["differing_clauses"]) or "none"
         out.append(f"  structure: clauses that differ from the gold: {diff} (distance {struct['distance']:.2f}; "
                    f"exact match {'yes' if struct['exact_match'] else 'no'})")
