@@ -235,3 +235,29 @@ def test_layers_over_the_case_budget_are_skipped_with_evidence(shop_grader: Any,
          "explanation": wrong.explanation, "error_class": wrong.error_class, "failure_kind": wrong.failure_kind,
          "generated_sql": "SELECT", "gold_sql": "SELECT", "backend": "b", "stale_tables": [],
          "confidence": wrong.confidence, "question": "q"})
+
+
+# -- defect 7: Spider's DISTINCT-free re-run is bounded -----------------------------------------
+#: 5 ms as written (DISTINCT: 40 customers, one 'ab'); without DISTINCT, 200, and a single
+#: uninterruptible scalar over 200 MB (~16 s on the test machine)
+RERUN_BOMB = ("SELECT length(regexp_replace(repeat('ab', CASE WHEN (SELECT count(DISTINCT customer_id) FROM orders) "
+              "= 40 THEN 1 ELSE 100000000 END), 'b', 'cc', 'g')) AS n")
+
+
+def test_the_distinct_free_rerun_is_cut_at_the_case_limit(shop_db: Path, tmp_path: Path) -> None:
+    import time
+    from pytest_sqleval.api import Grader
+    from pytest_sqleval.cases import Limits
+    with Grader(shop_db, cache_dir=tmp_path, limits=Limits(timeout_s=1)) as grader:
+        grader.compare("SELECT 3 AS n", "SELECT 3 AS n")  # the gold stored, the engine warm
+        started = time.monotonic()
+        verdict = grader.compare(RERUN_BOMB, "SELECT 3 AS n")
+        elapsed = time.monotonic() - started
+        assert verdict.passed  # the prediction's own run decides
+        assert verdict.layers["execution"]["elapsed_ms"] < 1000
+        sbs = verdict.layers["compare"]["sidebyside"]
+        assert sbs["bird"] is True and sbs["spider"] is None
+        assert "did not finish within the case's limits" in sbs["note"]
+        assert elapsed < 1 + 0.7 + 3.5  # the limit, the process guard's grace, a loaded machine
+        assert grader._grader.host.restarts == 1
+        assert grader.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed  # a fresh engine

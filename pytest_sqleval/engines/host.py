@@ -170,10 +170,12 @@ class EngineHost:
                 except TimeoutError:
                     self._fail(HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed"))
                     return
-                if kind == "started":  # the child is on this request (since ``body``, a monotonic time)
+                if kind == "started":  # the child runs a query of this request (since ``body``, a monotonic time)
                     deadline = (body if isinstance(body, float) else time.monotonic()) + ticket.budget
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
                     deadline = time.monotonic() + COMPARE_TIMEOUT_S
+                elif kind == "partial":  # the answer to give if the rest of the request does not finish
+                    ticket.partial = body
                 else:
                     self._pending.popleft()
                     ticket.done = True
@@ -187,8 +189,14 @@ class EngineHost:
             self._fail(HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}"))
 
     def _fail(self, error: HostCrashed) -> None:
+        """The oldest request failed and the child is killed. A request that sent a partial
+        answer (evidence computed after its verdict, see ``_Server.grade``) gets that answer."""
         ticket = self._pending.popleft()
-        ticket.done, ticket.error = True, error
+        ticket.done = True
+        if ticket.partial is not None:
+            ticket.value = ticket.partial
+        else:
+            ticket.error = error
         queued = list(self._pending)
         self._pending.clear()
         self._kill()
@@ -203,6 +211,7 @@ class Ticket:
         self.op, self.blob, self.budget = op, blob, budget
         self.sent = self.done = False
         self.value: Any = None
+        self.partial: Any = None
         self.error: HostCrashed | None = None
 
 
@@ -355,20 +364,38 @@ class _Server:
             return result
         gold = self._gold_table(req["gold_key"])
         result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result["compare"], req,
-                                                             outcome.elapsed_ms)
         result["pred_preview"] = _preview(outcome.table)
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
         return result
 
-    def _side_by_side(self, gold: Any, pred: Any, compare: dict[str, Any], req: dict[str, Any],
-                      pred_elapsed_ms: float) -> dict[str, Any]:
-        """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading)."""
+    def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
+                      pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
+        """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
+
+        Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
+        verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
+        and the re-run gets the case's execution limit and process guard (``started``). A
+        re-run that overruns gets the engine process killed; the case keeps its verdict."""
         from ..reports.sidebyside import side_by_side
+
+        def cut(undecided: dict[str, Any]) -> None:
+            _write(out, ("partial", {**result, "compare": {**result["compare"], "sidebyside": undecided}}))
+
+        def guarded(run: Any) -> Any:
+            def run_under_limits(sql: str) -> Any:
+                _write(out, ("started", time.monotonic()))
+                try:
+                    return run(sql)
+                finally:
+                    _write(out, ("executed", None))
+            return run_under_limits
+
         try:
-            return side_by_side(gold, pred, compare, gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]), pred_sql=req["sql"],
-                                dialect=self.db.dialect, run=self.db.run,
-                                gold_variant=lambda sql: self._gold_variant(req["gold_key"], sql),
-                                pred_elapsed_ms=pred_elapsed_ms)
+            return side_by_side(gold, pred, result["compare"],
+                                gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
+                                pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
+                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql)),
+                                pred_elapsed_ms=pred_elapsed_ms, cut=cut)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 

@@ -187,14 +187,18 @@ def _reason(rule: str, rule_pass: bool, gold: list[tuple], pred: list[tuple], co
 
 def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, gold_sql: str | None,
                  pred_sql: str, dialect: str, run: Callable[[str], Any] | None = None,
-                 gold_variant: Callable[[str], Any] | None = None, pred_elapsed_ms: float = 0.0) -> dict[str, Any]:
+                 gold_variant: Callable[[str], Any] | None = None, pred_elapsed_ms: float = 0.0,
+                 cut: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The BIRD and Spider verdicts for one executed case, and why each differs from ours.
 
     ``run(sql)`` executes a query on the same sandbox (for Spider's DISTINCT removal);
     ``gold_variant(sql)`` does the same for the gold's variant, from a cache (an Arrow
     table, or the error category as a string). A prediction that took over
     ``SPIDER_RERUN_MAX_MS`` to execute is not run again without DISTINCT: evidence must not
-    double a heavy run's execution time, so Spider's verdict on it stays undecided."""
+    double a heavy run's execution time, so Spider's verdict on it stays undecided.
+
+    ``cut(undecided)``, if given, is told before each re-run what to record should the
+    re-run be stopped at the case's limits: Spider's verdict undecided, with the reason."""
     if gold_table.num_rows > MAX_ROWS or pred_table.num_rows > MAX_ROWS:
         return {"bird": None, "spider": None, "note": f"results over {MAX_ROWS} rows are not compared side by side"}
     gold, pred = python_rows(gold_table), python_rows(pred_table)
@@ -209,6 +213,8 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, g
         gv, pv = spider_variant(gold_sql, dialect), spider_variant(pred_sql, dialect)
         if gv != gold_sql:
             removed = True
+            if cut is not None:
+                cut(_undecided(out, order, "the gold"))
             if gold_variant is not None:
                 variant = gold_variant(gv)
             else:
@@ -226,6 +232,8 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, g
             return out
         if pv != pred_sql:
             removed = True
+            if cut is not None:
+                cut(_undecided(out, order, "the prediction"))
             outcome = run(pv)
             p2 = None if outcome.error is not None else python_rows(outcome.table)
     elif gold_sql is None:
@@ -242,6 +250,13 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any], *, g
         out["spider_reason"] = _reason("spider", spider, gold, pred, compare, order,
                                        distinct_decided=removed and raw == ours)
     return out
+
+
+def _undecided(out: dict[str, Any], order: bool, which: str) -> dict[str, Any]:
+    """The side-by-side verdict to record if the DISTINCT-free re-run of ``which`` is cut."""
+    return {**out, "spider": None, "spider_order_matters": order, "spider_distinct_removed": True,
+            "spider_reason": None, "note": f"Spider's DISTINCT-free re-run of {which} did not finish within the "
+                                           "case's limits (timeout and process guard); Spider's verdict is undecided"}
 
 
 # -- the run -----------------------------------------------------------------------------
