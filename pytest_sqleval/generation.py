@@ -33,6 +33,7 @@ from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
 
 POLL_S = 0.05
+CLAIM_GRACE_S = 5.0  # beyond the generation timeout, for the claim's owner to save its result
 SWITCH_INTERVAL_S = 0.0005  # the interpreter's thread switch interval while generations are outstanding
 
 # The switch interval is the process's, so it is held for all services together: lowered
@@ -111,21 +112,19 @@ class GenerationStore:
                                   default=str), encoding="utf-8")
         os.replace(tmp, path)
 
-    def claim(self, fingerprint: str, case_hash: str) -> bool:
-        """Take the right to generate this case. A claim is stale, and taken over, when its
-        process died or when it is this process's own pid from another run (a recycled pid,
-        e.g. pid 1 in every fresh container)."""
+    def claim(self, fingerprint: str, case_hash: str, *, force: bool = False) -> bool:
+        """Take the right to generate this case. A claim holds "pid run_id start", the
+        owner's start time (from ``/proc/<pid>/stat``) naming the process and not just its
+        pid. It is stale, and taken over, when its process died, when the pid now belongs to
+        another process (the start time differs: a recycled pid), or when it is this
+        process's own pid from another run (pid 1 in every fresh container). ``force``
+        takes it over anyway: a waiter whose wait ran past the generation timeout."""
         path = self._folder(fingerprint) / f"{case_hash}.claim"
         for _ in range(2):
             try:
                 self._create_claim(path)
             except FileExistsError:
-                try:
-                    raw_pid, _, owner = path.read_text().partition(" ")
-                    pid = int(raw_pid or "0")
-                except (OSError, ValueError):
-                    pid, owner = 0, ""
-                if pid and _alive(pid) and not (pid == os.getpid() and owner != self.run_id):
+                if not force and self.holder(path) is not None:
                     return False
                 path.unlink(missing_ok=True)
                 continue
@@ -133,11 +132,28 @@ class GenerationStore:
             return True
         return False
 
+    def holder(self, path: Path) -> int | None:
+        """The pid of the live process holding the claim at ``path``, or None if it is stale."""
+        try:
+            parts = path.read_text().split()
+            pid = int(parts[0]) if parts else 0
+        except (OSError, ValueError):
+            return None
+        owner = parts[1] if len(parts) > 1 else ""
+        started = parts[2] if len(parts) > 2 else None
+        if not pid or not _alive(pid) or (pid == os.getpid() and owner != self.run_id):
+            return None
+        if started is not None:
+            now = _start_time(pid)
+            if now is not None and now != started:
+                return None
+        return pid
+
     def _create_claim(self, path: Path) -> None:
-        """Create ``path`` holding "pid run_id", or raise FileExistsError. A hard link to this
+        """Create ``path`` holding "pid run_id start", or raise FileExistsError. A hard link to this
         process's owner file does it in one step: one system call, and no moment at which
         another process could read the claim empty and take it for stale."""
-        owner = f"{os.getpid()} {self.run_id}"
+        owner = f"{os.getpid()} {self.run_id} {_start_time(os.getpid()) or '-'}"
         if self._owner is None:
             self._owner = self.root / f".owner-{os.getpid()}-{self.run_id}"
             self._owner.write_text(owner)
@@ -194,6 +210,42 @@ async def _guarded(call: Callable[[], Any]) -> Any:
         raise _Interrupted(exc) from None
 
 
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field
+    22), or None where /proc is not available. A pid is reused; (pid, start time) is not."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+class _DaemonThreads(concurrent.futures.ThreadPoolExecutor):
+    """The loop's default executor (``asyncio.to_thread``: sync backends): one daemon thread
+    per call. A ThreadPoolExecutor's workers are joined at interpreter exit, so a sync
+    backend that never returns kept pytest from exiting after its case had timed out; a
+    daemon thread is abandoned instead. Calls are few (at most ``concurrency`` in flight,
+    each bounded by the generation timeout), so a thread each costs nothing that matters.
+    (A ThreadPoolExecutor subclass only because asyncio accepts nothing else; its pool is
+    never used.)"""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
+            try:
+                fut.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                fut.set_exception(exc)
+
+        threading.Thread(target=run, name="sqleval-sync-backend", daemon=True).start()
+        return fut
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass  # nothing to join: a stuck backend's thread is abandoned
+
+
 def _alive(pid: int) -> bool:
     """Whether a claim's owner still runs. A zombie counts as dead: an xdist worker killed
     mid-run stays a zombie until the controller reaps it, and its claims must be taken over."""
@@ -233,6 +285,8 @@ class GenerationService:
         if self._loop is None:
             loop = asyncio.new_event_loop()
             ready = threading.Event()
+
+            loop.set_default_executor(_DaemonThreads())
 
             def run() -> None:
                 asyncio.set_event_loop(loop)
@@ -317,11 +371,16 @@ class GenerationService:
         if fp is None or case_hash is None:  # never cached
             async with self._sem:
                 return await self._invoke(backend, case)
+        waited_since: float | None = None
         while True:
+            # Waiting on another process's claim is bounded: past the generation timeout (plus
+            # time to save), that process is stuck or gone unnoticed, and this one takes over.
+            overdue = waited_since is not None and time.monotonic() - waited_since > self.timeout_s + min(
+                CLAIM_GRACE_S, self.timeout_s)
             # Claim only once a slot is free: a process never sits on claims it cannot start,
             # so xdist workers split the cases instead of one worker claiming them all.
             async with self._sem:
-                if self.store.claim(fp, case_hash):
+                if self.store.claim(fp, case_hash, force=overdue):
                     hit = self.store.load(fp, case_hash)  # it may have finished since it was looked up
                     if hit is not None:
                         self.store.release(fp, case_hash)
@@ -336,6 +395,8 @@ class GenerationService:
                     # for this case meanwhile; the disk work is the writer thread's.
                     self._writer.submit(self._keep, fp, case_hash, gen)
                     return gen
+            if waited_since is None:
+                waited_since = time.monotonic()
             await asyncio.sleep(POLL_S)  # another process is generating this case
             hit = self.store.load(fp, case_hash)
             if hit is not None:
