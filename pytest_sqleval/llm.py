@@ -3,7 +3,10 @@
 litellm costs seconds to import, so it is imported on the first call, never at module
 import. Retries are ours (litellm's and the OpenAI SDK's are switched off, since they
 stack): exponential backoff with jitter, honouring ``Retry-After`` on 429/5xx, a bounded
-number of attempts and a per-call timeout.
+number of attempts and a per-call timeout. A rejected key is never retried: HTTP 401/403,
+litellm's ``AuthenticationError``/``PermissionDeniedError``, or the client's own "missing
+credentials" (which litellm reports as a 500) raise :class:`LLMError` with ``auth`` set
+after one attempt.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import asyncio
 import email.utils
 import os
 import random
+import re
 import time
 from dataclasses import asdict, dataclass
 from types import ModuleType
@@ -19,6 +23,12 @@ from typing import Any, Mapping, Sequence
 __all__ = ["LLMError", "LLMReply", "complete"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+AUTH_STATUS = frozenset({401, 403})
+AUTH_ERRORS = frozenset({"AuthenticationError", "PermissionDeniedError"})
+# The OpenAI client (and litellm for other providers) finds no key before any request is sent;
+# litellm wraps that as an InternalServerError (500), which must not be retried.
+_MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set|no api key|"
+                          r"api key (is )?(missing|not (set|found|provided))", re.IGNORECASE)
 MAX_RETRY_DELAY = 60.0
 
 
@@ -42,12 +52,14 @@ class LLMError(Exception):
     """A model call that failed for good; ``retryable`` says whether the last failure was
     transient (rate limit, 5xx, timeout, connection) rather than a rejected request."""
 
-    def __init__(self, message: str, retryable: bool, *, attempts: int = 0, status: int | None = None) -> None:
+    def __init__(self, message: str, retryable: bool, *, attempts: int = 0, status: int | None = None,
+                 auth: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.attempts = attempts
         self.status = status
+        self.auth = auth  # the credentials were missing or rejected: no later call can succeed
 
 
 _litellm_module: ModuleType | None = None
@@ -73,7 +85,18 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def is_auth_failure(exc: BaseException) -> bool:
+    """A missing or rejected key: retrying, or asking again for the next case, cannot help."""
+    if _status(exc) in AUTH_STATUS:
+        return True
+    if any(cls.__name__ in AUTH_ERRORS for cls in type(exc).__mro__):
+        return True
+    return bool(_MISSING_KEY.search(str(exc)))
+
+
 def _is_retryable(exc: BaseException) -> bool:
+    if is_auth_failure(exc):
+        return False
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
     status = _status(exc)
@@ -161,6 +184,10 @@ async def complete(
                         temperature=temperature, timeout=timeout, max_retries=0),
                     timeout + 1.0)
             except Exception as exc:  # litellm maps provider errors onto OpenAI's classes
+                if is_auth_failure(exc):
+                    status = _status(exc)
+                    raise LLMError(f"authentication failed{f' (HTTP {status})' if status in AUTH_STATUS else ''}: "
+                                   f"{_short(exc)}", False, attempts=attempt, status=status, auth=True) from exc
                 retryable = _is_retryable(exc)
                 if not retryable or attempt == attempts:
                     kind = "timeout" if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) else type(exc).__name__

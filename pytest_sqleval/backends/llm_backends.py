@@ -15,6 +15,10 @@ backend never sees them.
 - **Client limits** (not part of the fingerprint): ``$SQLEVAL_LLM_TIMEOUT`` seconds per
   call (60) and ``$SQLEVAL_LLM_MAX_ATTEMPTS`` (4; 429, 5xx and timeouts are retried with
   backoff that honours Retry-After; litellm's own retries are off).
+- **Credentials are checked once**: a backend's first case goes alone (the others wait for
+  it); a missing or rejected key (HTTP 401/403, or no key for the provider) is not retried
+  and stops the backend for the run: that case and every later one is a ``backend_error``
+  with the same one-line reason naming the variable to set, and no further call is made.
 - **Fingerprint** (the generation cache's key): backend name, model, provider, prompt
   version, the configuration with its budgets, and a hash of the agent's code.
 - **Predictions**: each generation is also written to ``runs/<config>/predictions.jsonl``
@@ -22,16 +26,18 @@ backend never sees them.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import json
 import os
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import UsageError
+from ..errors import BackendError, UsageError
 from .base import Backend, BackendOptions, GenerationResult
 
 PROVIDER_KEY_VARS: dict[str, tuple[str, ...]] = {
@@ -172,10 +178,93 @@ def make_llm_backend(name: str, options: BackendOptions, config: Any | None = No
     fingerprint_src = json.dumps({"kind": "sqleval-llm-backend", "name": name, "model": model, "provider": provider,
                                   "prompt_version": PROMPT_VERSION, "config": config.fingerprint_dict(),
                                   "code": _code_hash(), "layers": _layers_hash(options.rootdir)}, sort_keys=True)
-    backend = Backend(name, name, agent.generate, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
+    gated = _CredentialGate(name, provider, settings.api_base).wrap(agent.generate)
+    backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
                       f"{config.components} [{model}, prompt {PROMPT_VERSION}]")
     backend.agent = agent  # type: ignore[attr-defined]
     return backend
+
+
+def key_hint(provider: str | None, api_base: str | None) -> str:
+    """Which variable holds the key, for an error message."""
+    names = ["SQLEVAL_API_KEY"]
+    if not is_local_endpoint(api_base):
+        names += PROVIDER_KEY_VARS.get(provider or "", ())
+    return " or ".join(f"${n}" for n in names)
+
+
+def _auth_failure(exc: BaseException) -> bool:
+    """Whether a backend error came from missing or rejected credentials (the agent turns an
+    LLMError into a BackendError and keeps it as the context)."""
+    from ..llm import LLMError
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, LLMError):
+            return seen.auth
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class _CredentialGate:
+    """Checks a backend's credentials once, with its first case, and stops the backend for the
+    rest of the run when they are missing or rejected.
+
+    The first case runs alone; the others wait until it has reached the model once (success,
+    or a failure other than credentials, lets them all go). After an authentication failure,
+    every case of the backend raises the same :class:`BackendError` at once, without calling
+    the API: one clear reason per case instead of N x attempts rejected calls. A case error
+    rather than a usage error, because an ablation run's other backends are still graded and
+    no case goes unrecorded; the gate fails the run. Polls with a lock, not an asyncio
+    primitive: the backend may be awaited on more than one event loop."""
+
+    def __init__(self, name: str, provider: str | None, api_base: str | None) -> None:
+        self.name, self.provider, self.api_base = name, provider, api_base
+        self.lock = threading.Lock()
+        self.checked = False  # a first call got through the credentials check
+        self.probing = False
+        self.stopped: str | None = None
+
+    def wrap(self, generate: Any) -> Any:
+        async def gated(case: Any) -> Any:
+            prober = await self._admit()
+            try:
+                result = await generate(case)
+            except BackendError as exc:
+                if not _auth_failure(exc):
+                    raise
+                with self.lock:
+                    if self.stopped is None:
+                        self.stopped = (f"{exc} -- the API key was missing or rejected; set "
+                                        f"{key_hint(self.provider, self.api_base)}. Backend {self.name} is stopped "
+                                        f"for this run: no further model calls")
+                    reason = self.stopped
+                raise BackendError(reason) from None
+            finally:
+                if prober:
+                    with self.lock:
+                        self.probing = False
+            if prober:
+                with self.lock:
+                    self.checked = True
+            return result
+
+        gated.__name__ = getattr(generate, "__name__", "generate")
+        return gated
+
+    async def _admit(self) -> bool:
+        """Wait for the first case's verdict on the credentials; True: this case is the first."""
+        while True:
+            with self.lock:
+                if self.stopped is not None:
+                    raise BackendError(self.stopped)
+                if self.checked:
+                    return False
+                if not self.probing:
+                    self.probing = True
+                    return True
+            await asyncio.sleep(0.02)  # bounded: the first case's calls are (timeout x attempts)
 
 
 def raw_llm(options: BackendOptions) -> Backend:
