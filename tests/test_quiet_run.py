@@ -39,9 +39,6 @@ def test_a_run_ends_quietly_with_nothing_frozen(pytester: pytest.Pytester, shop_
     assert out.read_text() == "0"
 
 
-@pytest.mark.xfail(strict=True, reason="pyproject.toml still installs pytest-asyncio with the plugin: move "
-                                       "'pytest-asyncio>=0.23' from [project] dependencies to the 'test' extra, "
-                                       "then drop this mark")
 def test_pytest_asyncio_is_a_test_dependency_only() -> None:
     """Installed with the plugin, pytest-asyncio loads into every user's run and warns that
     ``asyncio_default_fixture_loop_scope`` is unset; only the plugin's own tests use it."""
