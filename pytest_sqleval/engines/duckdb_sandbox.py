@@ -22,6 +22,8 @@ from ..cases import Limits
 
 ENGINE_NAME = "duckdb"
 ENGINE_VERSION = duckdb.__version__
+RESULT_SHARE = 8  # a result may hold at most memory_limit / RESULT_SHARE bytes (see result_byte_cap)
+BATCH_ROWS = 8192  # rows per Arrow batch: the byte cap is checked after each, so it overshoots by one batch
 
 
 @dataclass
@@ -44,6 +46,28 @@ class ExecOutcome:
     elapsed_ms: float
     truncated: bool = False  # a row or byte cap was hit
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+def result_byte_cap(limits: Limits) -> int:
+    """The bytes a fetched result may hold: ``max_bytes``, and at most an eighth of
+    ``memory_limit``. The database's memory limit does not cover a result once it is Arrow
+    data in the engine process, and grading holds more than one copy of it: the gold answer
+    and the prediction side by side, the comparison's encoding of both (about five times one
+    result in all, measured), so a result of ``memory_limit / 8`` keeps the engine process
+    within about ``memory_limit`` beyond the query itself."""
+    from . import parse_size
+    try:
+        share = parse_size(limits.memory_limit) // RESULT_SHARE
+    except (TypeError, ValueError):
+        return int(limits.max_bytes)
+    return max(1, min(int(limits.max_bytes), share))
+
+
+def too_large(max_rows: int, cap: int, limits: Limits) -> ExecError:
+    """The error of a result over a cap, naming the caps and where each comes from."""
+    why = "max_bytes" if cap >= limits.max_bytes else f"memory_limit {limits.memory_limit} / {RESULT_SHARE}"
+    return ExecError("resource_exceeded", f"result exceeds the cap of {max_rows} rows / {cap} bytes ({why})",
+                     "ResultTooLarge")
 
 
 _CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
@@ -87,6 +111,23 @@ def classify_error(exc: BaseException) -> ExecError:
         if category == "unknown_error" and isinstance(exc, duckdb.CatalogException):
             category = "missing_table"
     return ExecError(category=category, message=msg[:2000], exception=name)
+
+
+_HERE = "database_name = current_database()"
+#: The rest of what a query can see, one content line per row: (tag, query in a stable order).
+_CATALOG_LINES = [
+    ("C", "SELECT schema_name || '.' || table_name || '.' || column_name, is_nullable, comment FROM duckdb_columns() "
+          f"WHERE {_HERE} AND NOT internal AND (comment IS NOT NULL OR NOT is_nullable) ORDER BY ALL"),
+    ("K", "SELECT schema_name || '.' || table_name, constraint_type, constraint_column_names::VARCHAR[] "
+          f"FROM duckdb_constraints() WHERE {_HERE} ORDER BY ALL"),
+    ("M", "SELECT schema_name || '.' || function_name, function_type, parameters::VARCHAR[], macro_definition "
+          f"FROM duckdb_functions() WHERE {_HERE} AND NOT internal AND function_type IN ('macro', 'table_macro') "
+          "ORDER BY ALL"),
+    ("S", "SELECT schema_name || '.' || sequence_name, start_value, increment_by, min_value, max_value, cycle "
+          f"FROM duckdb_sequences() WHERE {_HERE} AND NOT temporary ORDER BY ALL"),
+    ("Y", f"SELECT schema_name || '.' || type_name, logical_type FROM duckdb_types() WHERE {_HERE} AND NOT internal "
+          "ORDER BY ALL"),
+]
 
 
 class DuckDBSandbox:
@@ -155,7 +196,7 @@ class DuckDBSandbox:
         types. A line names its object first, so two builds can say which object differs."""
         from .canonical import duckdb_lanes_sql, duckdb_type_name
         cur = self._conn.cursor()
-        here = "database_name = current_database() AND NOT internal"
+        here = f"{_HERE} AND NOT internal"
         try:
             lines: list[str] = []
             relations = cur.execute(
@@ -172,30 +213,8 @@ class DuckDBSandbox:
                 except duckdb.Error as exc:  # a view over something it cannot read: hashed as broken
                     body = f"unreadable:{classify_error(exc).category}"
                 lines.append(f"{kind}|{schema}.{name}|{body}|{comment or ''}")
-            for row in cur.execute(
-                    f"SELECT schema_name, table_name, column_name, is_nullable, comment FROM duckdb_columns() "
-                    f"WHERE {here} AND comment IS NOT NULL OR {here} AND NOT is_nullable "
-                    "ORDER BY ALL").fetchall():
-                lines.append(f"C|{row[0]}.{row[1]}.{row[2]}|nullable={row[3]}|{row[4] or ''}")
-            for row in cur.execute(
-                    f"SELECT schema_name, table_name, constraint_type, constraint_column_names::VARCHAR[] "
-                    f"FROM duckdb_constraints() WHERE {here.replace(' AND NOT internal', '')} "
-                    "ORDER BY ALL").fetchall():
-                lines.append(f"K|{row[0]}.{row[1]}|{row[2]}|{row[3]}")
-            for row in cur.execute(
-                    f"SELECT schema_name, function_name, function_type, parameters::VARCHAR[], macro_definition "
-                    f"FROM duckdb_functions() WHERE {here} AND function_type IN ('macro', 'table_macro') "
-                    "ORDER BY ALL").fetchall():
-                lines.append(f"M|{row[0]}.{row[1]}|{row[2]}|{row[3]}|{row[4]}")
-            for row in cur.execute(
-                    f"SELECT schema_name, sequence_name, start_value, increment_by, min_value, max_value, cycle "
-                    f"FROM duckdb_sequences() WHERE {here.replace(' AND NOT internal', '')} AND NOT temporary "
-                    "ORDER BY ALL").fetchall():
-                lines.append(f"S|{row[0]}.{row[1]}|{list(row[2:])}")
-            for row in cur.execute(
-                    f"SELECT schema_name, type_name, logical_type FROM duckdb_types() WHERE {here} "
-                    "ORDER BY ALL").fetchall():
-                lines.append(f"Y|{row[0]}.{row[1]}|{row[2]}")
+            for tag, sql in _CATALOG_LINES:
+                lines += [f"{tag}|" + "|".join(map(str, row)) for row in cur.execute(sql).fetchall()]
         finally:
             cur.close()
         return lines
@@ -216,22 +235,18 @@ class DuckDBSandbox:
                 return ExecOutcome(None, ExecError("permission_error",
                                                    f"refused: exactly one SELECT statement allowed, got {kinds}",
                                                    "Refused"), _ms(start))
-            reader = cur.sql(sql).to_arrow_reader(65536)
-            batches, rows, nbytes, truncated = [], 0, 0, False
+            reader = cur.sql(sql).to_arrow_reader(BATCH_ROWS)
+            cap = result_byte_cap(self.limits)
+            batches, rows, nbytes = [], 0, 0
             for batch in reader:
                 batches.append(batch)
                 rows += batch.num_rows
                 nbytes += batch.nbytes
-                if rows > max_rows or nbytes > self.limits.max_bytes:
-                    truncated = True
-                    break
-            table = pa.Table.from_batches(batches, schema=reader.schema)
-            if truncated:
-                return ExecOutcome(None, ExecError(
-                    "resource_exceeded",
-                    f"result exceeds the cap of {max_rows} rows / {self.limits.max_bytes} bytes", "ResultTooLarge"),
-                    _ms(start), truncated=True)
-            return ExecOutcome(table, None, _ms(start))
+                if rows > max_rows or nbytes > cap:
+                    batches.clear()  # dropped at once, not when the outcome is
+                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
+            # the table shares the batches' buffers: one copy of the result in the process
+            return ExecOutcome(pa.Table.from_batches(batches, schema=reader.schema), None, _ms(start))
         except duckdb.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
         except (MemoryError, RecursionError) as exc:

@@ -29,7 +29,7 @@ import pyarrow as pa
 from ..cases import Limits
 from . import parse_size
 from .canonical import render_field, row_lanes
-from .duckdb_sandbox import ExecError, ExecOutcome
+from .duckdb_sandbox import ExecError, ExecOutcome, result_byte_cap, too_large
 
 ENGINE_NAME = "sqlite"
 ENGINE_VERSION = sqlite3.sqlite_version
@@ -206,17 +206,16 @@ class SQLiteSandbox:
             names = [d[0] for d in cur.description]
             rows: list[tuple] = []
             nbytes = 0
+            cap = result_byte_cap(self.limits)  # max_bytes, and at most an eighth of memory_limit
             while True:
                 batch = cur.fetchmany(FETCH_BATCH)
                 if not batch:
                     break
                 rows.extend(batch)
                 nbytes += _approx_bytes(batch)
-                if len(rows) > max_rows or nbytes > self.limits.max_bytes:
-                    return ExecOutcome(None, ExecError(
-                        "resource_exceeded",
-                        f"result exceeds the cap of {max_rows} rows / {self.limits.max_bytes} bytes", "ResultTooLarge"),
-                        _ms(start), truncated=True)
+                if len(rows) > max_rows or nbytes > cap:
+                    rows.clear()
+                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
             return ExecOutcome(rows_to_arrow(names, rows), None, _ms(start))
         except sqlite3.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
