@@ -155,3 +155,61 @@ def test_a_missing_key_is_not_retried_and_names_the_variable(monkeypatch: pytest
                              timeout=5, backoff_base=0.01))
     assert info.value.auth and info.value.attempts == 1 and not info.value.retryable
     assert "OPENAI_API_KEY" in info.value.message
+
+
+# -- defect 8: memory and report size ----------------------------------------------------------
+ENGINE_PEAK = r'''
+import io, json, resource, sys
+from dataclasses import asdict
+from pathlib import Path
+import duckdb
+from pytest_sqleval.engines.host import _Server
+from pytest_sqleval.grading.compare import CompareSpec
+root = Path(sys.argv[1])
+duckdb.connect(str(root / "t.duckdb")).close()
+srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "256MB", "threads": 1}, str(root / "gold"))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+big = "SELECT i, repeat('x', 990) || i{} AS s FROM range(300000) r(i)"  # ~300 MB of distinct text
+gold = srv.gold({"key": "k", "sql": big.format(""), "spec": asdict(CompareSpec())}, io.BytesIO())
+pred = srv.grade({"sql": big.format(" || 'y'"), "gold_key": "k", "spec": asdict(CompareSpec())}, io.BytesIO())
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"growth_mb": (peak - base) / 1024, "gold": gold, "pred": pred["execution"]}, default=str))
+'''
+
+
+def test_a_result_over_an_eighth_of_memory_limit_is_refused_and_the_engine_stays_small(tmp_path: Path) -> None:
+    """memory_limit 256MB and a 300 MB result (under max_bytes): the engine process used to
+    peak ~1.5 GB above its start (Arrow batches, the gold's two runs, the comparison's
+    encoding); the result cap is now max_bytes and at most memory_limit / 8."""
+    out = subprocess.run([sys.executable, "-c", ENGINE_PEAK, str(tmp_path)], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["growth_mb"] < 400, got["growth_mb"]
+    for err in (got["gold"]["error"]["error"], got["pred"]["error"]):
+        assert err["category"] == "resource_exceeded"
+        assert "32000000 bytes (memory_limit 256MB / 8)" in err["message"]
+
+
+HUGE = 10 * 1024 * 1024
+
+
+def test_huge_values_are_truncated_in_records_and_failure_texts(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    """Five rows of 10 MB strings a side: the record and the terminal stay small, and each
+    cut value says how long it was."""
+    make_suite([{"id": "big", "question": "Five long strings",
+                 "gold_sql": f"SELECT i, repeat('x', {HUGE}) || i AS s FROM range(5) t(i)"}])
+    (pytester.path / "preds.jsonl").write_text(json.dumps(
+        {"id": "big", "sql": f"SELECT i, repeat('y', {HUGE}) || i AS s FROM range(5) t(i)"}) + "\n")
+    result = pytester.runpytest_subprocess("--sqleval-backend=predictions:preds.jsonl", *LEAN, timeout=120)
+    result.assert_outcomes(failed=1)
+    text = "\n".join(result.outlines)
+    assert len(text) < 50_000, len(text)
+    assert f"({HUGE + 1:,} characters, truncated)" in text
+    size = (pytester.path / "sqleval-results" / "results.jsonl").stat().st_size
+    assert size < 100_000, size
+    [record] = read_results(pytester.path)
+    missing = record["compare"]["missing_rows"]
+    assert len(missing) == 5 and missing[0][1].endswith(f"… ({HUGE + 1:,} characters, truncated)")
+    assert len(missing[0][1]) < 300

@@ -35,6 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 
 PREVIEW_ROWS = 5
+PREVIEW_CHARS = 200  # characters of one text value in a report; the rest is cut, and the cut said
+PREVIEW_ITEMS = 20  # items of one list value in a report
 GID_COLUMN = "__sqleval_gid"  # a stored gold's tie-group ids, appended as its last column
 HASH_ROWS = 4096  # rows of both sides above which identical rows are grouped by hash, not by sorting values
 CELL_ROWS = 2048  # rows a side from which tolerance first pairs rows within cells
@@ -167,11 +169,52 @@ def _beyond_python(scalar: pa.Scalar) -> str:
 
 
 def preview_rows(table: pa.Table, n: int = PREVIEW_ROWS) -> list[list[Any]]:
-    """The first ``n`` rows of a result as they appear in reports (see ``jsonable``)."""
-    head = table.slice(0, n)
-    if not head.num_columns:
-        return [[] for _ in range(head.num_rows)]
-    return [jsonable(list(r)) for r in zip(*(python_values(c) for c in head.columns))]
+    """The first ``n`` rows of a result as they appear in reports (see ``jsonable``), each
+    value bounded (see ``clip``)."""
+    return _report_rows(table.slice(0, n))
+
+
+def clip(v: Any) -> Any:
+    """A report value bounded in size: text past ``PREVIEW_CHARS`` characters is cut and says
+    so (``'xxx… (10,485,760 characters, truncated)'``), a list past ``PREVIEW_ITEMS`` items
+    likewise. Every value copied into a record, a preview or a failure text goes through it,
+    so a result of huge values costs a bounded report."""
+    if isinstance(v, str):
+        if len(v) <= PREVIEW_CHARS:
+            return v
+        return f"{v[:PREVIEW_CHARS]}… ({len(v):,} characters, truncated)"
+    if isinstance(v, list):
+        head = [clip(x) for x in v[:PREVIEW_ITEMS]]
+        return head + [f"… ({len(v):,} items, truncated)"] if len(v) > PREVIEW_ITEMS else head
+    if isinstance(v, dict):
+        items = list(v.items())
+        out = {k: clip(x) for k, x in items[:PREVIEW_ITEMS]}
+        if len(items) > PREVIEW_ITEMS:
+            out["…"] = f"{len(items):,} keys, truncated"
+        return out
+    return v
+
+
+def _report_rows(rows: pa.Table) -> list[list[Any]]:
+    """Rows for a report, bounded: long text and binary values are cut in Arrow before they
+    become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``."""
+    if not rows.num_columns:
+        return [[] for _ in range(rows.num_rows)]
+    cols = []
+    for col in rows.columns:
+        t = col.type
+        text = pat.is_string(t) or pat.is_large_string(t)
+        if (text or pat.is_binary(t) or pat.is_large_binary(t)) and len(col):
+            lengths = (pc.utf8_length(col) if text else pc.binary_length(col)).to_pylist()
+            limit = PREVIEW_CHARS if text else PREVIEW_CHARS // 2  # binary shows as hex, two characters a byte
+            head = pc.utf8_slice_codeunits(col, 0, limit) if text else pc.binary_slice(col, 0, limit)
+            values = [jsonable(x) for x in python_values(head)]
+            cols.append([x if n is None or n <= limit else
+                         f"{x}… ({n:,} {'characters' if text else 'bytes'}, truncated)"
+                         for x, n in zip(values, lengths)])
+        else:
+            cols.append([clip(jsonable(x)) for x in python_values(col)])
+    return [list(r) for r in zip(*cols)]
 
 
 class Comparator:
@@ -833,10 +876,7 @@ def _overlap(res: CompareResult, counts: tuple[int, int] | None) -> None:
 
 def _rows_at(table: pa.Table, positions: Any) -> list[list[Any]]:
     """The rows at ``positions``, as they came (not canonical), for reports."""
-    taken = table.take(pa.array(np.asarray(positions, np.int64)))
-    if not taken.num_columns:
-        return [[] for _ in range(taken.num_rows)]
-    return [jsonable(list(r)) for r in zip(*(python_values(c) for c in taken.columns))]
+    return _report_rows(table.take(pa.array(np.asarray(positions, np.int64))))
 
 
 def _renamed(t: pa.Table) -> pa.Table:

@@ -8,13 +8,41 @@ from __future__ import annotations
 from typing import Any
 
 RECORD_VERSION = 1
+EVIDENCE_CHARS = 2000  # characters of one text value in a record's evidence; the cut is stated
+_EVIDENCE = ("explanation", "case_error", "rationale", "judge", "warnings", "execution", "compare", "layers", "gold")
+
+
+def bounded(value: Any, limit: int = EVIDENCE_CHARS) -> Any:
+    """``value`` with every text in it cut to ``limit`` characters, saying so. Result values
+    are already bounded where they are previewed (``grading.compare.clip``); this is the
+    record's own wall, for evidence a layer or an engine message copied in whole."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}… ({len(value):,} characters, truncated)"
+    if isinstance(value, dict):
+        return {k: bounded(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [bounded(v, limit) for v in value]
+    return value
 
 
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
                  generation: Any = None, verdict: Any = None, gold: Any = None, adjudication: Any = None,
                  judgement: Any = None, case_error: str | None = None,
                  case_error_kind: str | None = None) -> dict[str, Any]:
-    """``status`` is passed | failed | error; an error is never a graded failure."""
+    """``status`` is passed | failed | error; an error is never a graded failure. The case's
+    inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
+    bounded (see ``bounded``)."""
+    record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
+                     verdict=verdict, gold=gold, adjudication=adjudication, judgement=judgement,
+                     case_error=case_error, case_error_kind=case_error_kind)
+    for key in _EVIDENCE:
+        record[key] = bounded(record[key])
+    return record
+
+
+def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str, generation: Any,
+            verdict: Any, gold: Any, adjudication: Any, judgement: Any, case_error: str | None,
+            case_error_kind: str | None) -> dict[str, Any]:
     from ..grading.adjudicate import blocked_reason, severity
     grounding = verdict.grounding if verdict is not None else {}
     layers = verdict.layers if verdict is not None else {}

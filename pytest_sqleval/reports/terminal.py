@@ -8,6 +8,13 @@ from ..grading.classify import ERROR_CLASSES
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
+MAX_LINE_CHARS = 500  # a failure text's line is cut here, and says so; the results file has the rest
+
+
+def _line(text: str) -> str:
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]}… ({len(text):,} characters, truncated; see the results file)"
 
 
 def _sql(sql: str | None) -> str:
@@ -84,7 +91,7 @@ def render_failure(rec: dict[str, Any]) -> str:
         out.append(f"  diagnosis: most likely a {diag['most_likely']} error ("
                    + ", ".join(f"{k} {v:.2f}" for k, v in top) + f"); evidence {diag['evidence_strength']}"
                    + (f"; {', '.join(flags)}" if flags else ""))
-    return "\n".join(out)
+    return "\n".join(_line(line) for chunk in out for line in chunk.split("\n"))
 
 
 def _pct(x: float | None) -> str:
