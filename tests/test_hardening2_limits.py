@@ -213,3 +213,40 @@ def test_huge_values_are_truncated_in_records_and_failure_texts(
     missing = record["compare"]["missing_rows"]
     assert len(missing) == 5 and missing[0][1].endswith(f"… ({HUGE + 1:,} characters, truncated)")
     assert len(missing[0][1]) < 300
+
+
+GOLDS_HELD = r'''
+import io, json, sys
+from dataclasses import asdict
+from pathlib import Path
+import duckdb
+from pytest_sqleval.engines.host import _Server
+from pytest_sqleval.grading.compare import CompareSpec
+
+
+def anon_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon"):
+            return int(line.split()[1]) / 1024
+
+
+root = Path(sys.argv[1])
+duckdb.connect(str(root / "t.duckdb")).close()
+srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "2GB", "threads": 1}, str(root / "gold"))
+before = anon_mb()
+for k in range(3):  # three gold answers of ~100 MB each
+    sql = f"SELECT i, repeat('x', 990) || i || '{k}' AS s FROM range(100000) r(i)"
+    assert srv.gold({"key": f"k{k}", "sql": sql, "spec": asdict(CompareSpec())}, io.BytesIO())["rows"] == 100000
+print(json.dumps({"held_mb": anon_mb() - before}))
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RssAnon from /proc")
+def test_the_engine_process_keeps_no_copy_of_the_gold_answers_it_computed(tmp_path: Path) -> None:
+    """Fresh gold answers used to stay in the engine process (up to 65 of them, each up to
+    the byte cap); they are read back memory-mapped from the gold cache instead."""
+    out = subprocess.run([sys.executable, "-c", GOLDS_HELD, str(tmp_path)], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert out.returncode == 0, out.stderr[-2000:]
+    held = json.loads(out.stdout.strip().splitlines()[-1])["held_mb"]
+    assert held < 150, held  # was ~300 MB: every answer kept

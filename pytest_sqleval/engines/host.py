@@ -350,7 +350,9 @@ class _Server:
             os.replace(tmp, self.gold_dir / f"{key}.arrow")
             tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
             os.replace(tmp.with_suffix(".json"), meta_path)
-            self._gold_tables[key] = table
+        # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
+        # so the process holds no copy of its gold answers, only pages the kernel can drop.
+        del first, second, table
         return {"cached": False, **meta}
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
