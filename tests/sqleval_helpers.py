@@ -28,6 +28,12 @@ import pytest_sqleval.reports.summary  # noqa: E402,F401
 import pytest_sqleval.reports.terminal  # noqa: E402,F401
 import pytest_sqleval.session  # noqa: E402,F401
 
+try:  # psycopg's C extension keeps the error classes of its first import: a pytester run that
+    # imported psycopg and dropped it would leave later sandboxes catching other classes
+    import psycopg  # noqa: E402,F401
+except ImportError:  # pragma: no cover
+    pass
+
 try:  # hypothesis's pytest plugin imports this at every terminal summary
     import hypothesis.internal.observability  # noqa: E402,F401
 except ImportError:  # pragma: no cover
