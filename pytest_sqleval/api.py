@@ -20,10 +20,13 @@ class Grader:
                  deprecated_tables: Iterable[str] | str | None = None, limits: Limits | None = None,
                  **contract: Any) -> None:
         """``deprecated_tables``: the table-name patterns a prediction must not read
-        (``*_old``, ``legacy.*``, ...). Left out (``None``), the defaults a suite starts from
-        apply (``DEFAULT_DEPRECATED``: ``*_old``, ``*_v1``, ``*_bak``); a list is used as
-        given, so ``[]`` means none and ``DEFAULT_DEPRECATED + ("legacy.*",)`` extends them."""
-        deprecated = deprecated_patterns(deprecated_tables)
+        (``*_old``, ``legacy.*``, ...). Left out (``None``), they are the suite's when a
+        ``sqleval.toml`` next to the database names it (its list plus the defaults, as in a
+        pytest run), else the defaults (``DEFAULT_DEPRECATED``: ``*_old``, ``*_v1``,
+        ``*_bak``); a list is used as given, so ``[]`` means none and
+        ``DEFAULT_DEPRECATED + ("legacy.*",)`` extends them."""
+        deprecated = (suite_deprecated(database) if deprecated_tables is None else None) \
+            or deprecated_patterns(deprecated_tables)
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
@@ -50,6 +53,26 @@ class Grader:
         self.close()
 
 
+def suite_deprecated(database: str | Path) -> tuple[str, ...] | None:
+    """The deprecated-table patterns of the suite whose ``sqleval.toml`` sits next to
+    ``database`` and names it, so ``compare()`` on a suite's database judges a read of
+    ``legacy.*`` as that suite does; None when there is no such (readable) manifest."""
+    from .cases import load_manifest
+    from .errors import SqlevalError
+    if is_url(database):
+        return None
+    path = Path(database)
+    manifest_path = path.parent / "sqleval.toml"
+    if not manifest_path.is_file():
+        return None
+    try:
+        manifest = load_manifest(manifest_path)
+    except SqlevalError:
+        return None
+    named = manifest.database
+    return manifest.deprecated_tables if named is not None and Path(named).resolve() == path.resolve() else None
+
+
 def deprecated_patterns(deprecated_tables: Iterable[str] | str | None) -> tuple[str, ...]:
     """The deprecated-table patterns a library caller asked for: the defaults when it
     said nothing, exactly its list otherwise (one string is one pattern, not its letters)."""
@@ -67,8 +90,9 @@ def deprecated_patterns(deprecated_tables: Iterable[str] | str | None) -> tuple[
 def compare(predicted_sql: str, gold_sql: str, database: str | Path, **contract: Any) -> Verdict:
     """Compare a predicted query with a gold query on ``database`` under the comparison
     contract (keywords: ``order_matters``, ``float_rel_tol``, ``float_abs_tol``,
-    ``allow_empty``, ``dialect``, ``deprecated_tables``: left out, the default patterns
-    ``*_old``, ``*_v1``, ``*_bak`` apply as in a suite; ``[]`` means none). Returns the verdict with every
+    ``allow_empty``, ``dialect``, ``deprecated_tables``: left out, the patterns of the suite
+    whose ``sqleval.toml`` names the database, else the defaults ``*_old``, ``*_v1``, ``*_bak``;
+    ``[]`` means none). Returns the verdict with every
     layer's evidence; ``verdict.passed`` and ``verdict.error_class`` are the headline."""
     with Grader(database, **contract) as grader:
         return grader.compare(predicted_sql, gold_sql)

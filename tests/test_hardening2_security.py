@@ -121,6 +121,23 @@ def test_compare_applies_the_default_deprecated_patterns_unless_told_otherwise(
         assert v.passed and v.stale_tables == [], v.explanation
 
 
+def test_compare_on_a_suites_database_judges_as_that_suite_does(graveyard_db: Path) -> None:
+    """The issue's case: a read of ``legacy.*`` on a suite that lists it is stale outside
+    pytest too; an explicit list still wins, and a manifest naming another file is ignored."""
+    from pytest_sqleval import compare
+    manifest = graveyard_db.parent / "sqleval.toml"
+    (graveyard_db.parent / "questions.jsonl").write_text('{"id": "q1", "question": "?", "gold_sql": "SELECT 1"}\n')
+    manifest.write_text(f'[suite]\nname = "g"\nquestions = "questions.jsonl"\ndatabase = "{graveyard_db.name}"\n'
+                        'deprecated_tables = ["legacy.*"]\n')
+    read_legacy = ("SELECT count(*) FROM legacy.orders", "SELECT count(*) FROM orders")
+    v = compare(*read_legacy, graveyard_db)
+    assert not v.passed and v.error_class == "stale_table" and v.stale_tables == ["legacy.orders"]
+    assert compare("SELECT count(*) FROM orders_old", read_legacy[1], graveyard_db).error_class == "stale_table"
+    assert compare(*read_legacy, graveyard_db, deprecated_tables=[]).passed
+    manifest.write_text(manifest.read_text().replace(graveyard_db.name, "another.duckdb"))
+    assert compare(*read_legacy, graveyard_db).passed  # not this suite's database: the defaults
+
+
 def test_compare_rejects_a_deprecated_list_that_is_not_patterns(graveyard_db: Path) -> None:
     from pytest_sqleval import compare
     with pytest.raises(TypeError, match="deprecated_tables must be table-name patterns"):
