@@ -117,8 +117,9 @@ def build(path):
 
 
 def test_a_build_that_fails_is_one_collection_error_and_leaves_nothing(pytester: pytest.Pytester) -> None:
+    from tests.sqleval_helpers import INI
+    pytester.makeini(INI)
     pytester.makepyfile(broken_builder=BROKEN_BUILDER)
-    pytester.syspathinsert()
     suite = pytester.mkdir("suite")
     (suite / "questions.jsonl").write_text("".join(
         json.dumps({"id": f"q{i}", "question": "?", "gold_sql": "SELECT 1"}) + "\n" for i in range(20)))
