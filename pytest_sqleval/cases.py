@@ -33,6 +33,17 @@ class ComparePolicy:
         vals.update({k: v for k, v in overrides.items() if v is not None})
         return ComparePolicy(**vals)
 
+    def for_case(self, case: "BenchmarkCase | None") -> "ComparePolicy":
+        """This (suite) policy with one case's overrides: its ``order_matters``, its
+        ``"compare"`` tolerances (``metadata["compare"]``, checked by ``parse_case``) and
+        ``"expected_shape": "empty"`` as ``allow_empty``. Grading and ``validate`` both use it."""
+        if case is None:
+            return self
+        compare = case.metadata.get("compare")
+        overrides = compare if isinstance(compare, dict) else {}
+        return self.merged(**{**overrides, "order_matters": case.order_matters,
+                              "allow_empty": True if case.expected_shape == "empty" else None})
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -326,7 +337,7 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
                                     fix="give order_matters once, either on the case or in its \"compare\" object")
             om = inner if om is None else om
         if overrides:
-            obj["compare"] = overrides  # read by the grader's policy for this case (pipeline.policy_for)
+            obj["compare"] = overrides  # read by ComparePolicy.for_case (grading and validate)
     kwargs["order_matters"] = om
     return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
 

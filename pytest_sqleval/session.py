@@ -370,7 +370,8 @@ def _static_grader(manifest: SuiteManifest) -> Any:
     from .grading.pipeline import StaticGrader
     catalog, source = None, ""
     if manifest.schema_ddl is not None:
-        source = manifest.schema_ddl.read_text(encoding="utf-8")
+        from .cases import read_text
+        source = read_text(manifest.schema_ddl)
         try:
             catalog = catalog_from_ddl(source, manifest.dialect)
         except ValueError as exc:

@@ -182,9 +182,12 @@ def _tables_from_sandbox(sandbox: Any) -> list[TableDoc]:
 def _tables_from_ddl(path: Path) -> list[TableDoc]:
     """A schema-only suite: its CREATE TABLE file, loaded into an empty in-memory DuckDB."""
     import duckdb
+
+    from ..cases import read_text
+    script = read_text(path)  # UTF-8 with or without a BOM; another encoding: BadInputError with the line
     con = duckdb.connect(":memory:")
     try:
-        for stmt in duckdb.extract_statements(path.read_text(encoding="utf-8")):
+        for stmt in duckdb.extract_statements(script):
             try:
                 con.execute(stmt)
             except duckdb.Error:

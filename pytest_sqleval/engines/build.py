@@ -47,9 +47,11 @@ def _build(build_script: Path | str, target: Path) -> None:
         _call_builder(build_script, target)
         return
     import duckdb
+
+    from ..cases import read_text
+    script = read_text(build_script)  # before connecting: a script we cannot read leaves no file behind
     con = duckdb.connect(str(target))
     try:
-        script = build_script.read_text(encoding="utf-8")
         for i, stmt in enumerate(duckdb.extract_statements(script), 1):
             try:
                 con.execute(stmt)

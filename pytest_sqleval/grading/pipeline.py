@@ -120,11 +120,7 @@ class SuiteGrader:
         return tree.sql(dialect=self.engine_dialect)
 
     def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
-        if case is None:
-            return self.policy
-        overrides = case.metadata.get("compare") if isinstance(case.metadata.get("compare"), dict) else {}
-        return self.policy.merged(order_matters=case.order_matters,
-                                  allow_empty=True if case.expected_shape == "empty" else None, **overrides)
+        return self.policy.for_case(case)
 
     def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
         """The gold answer, computed once per (content hash, gold SQL, engine version)."""

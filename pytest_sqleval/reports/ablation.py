@@ -94,7 +94,12 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
         path = inner
     if not path.is_file():
         raise ReportInputError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8")
+    from ..cases import read_text
+    from ..errors import BadInputError
+    try:
+        text = read_text(path)  # UTF-8 with or without a BOM; another encoding names its first bad line
+    except BadInputError as exc:
+        raise ReportInputError(str(exc).replace("\n  fix: ", ". Fix: ")) from None
     try:
         doc = json.loads(text)  # one JSON document: a pytest-json-report (or a single record)
     except ValueError:

@@ -185,9 +185,10 @@ def load_layer(path: str | Path) -> SemanticLayer:
     """Parse and shape-check a layer; any mistake raises ``BadInputError`` with file, line and fix."""
     import yaml
     path = Path(path)
+    from ..cases import read_text
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path)  # UTF-8 with or without a BOM; another encoding: BadInputError with the line
+    except OSError as exc:
         raise BadInputError(path, f"cannot read the semantic layer: {exc}", fix="point it at a UTF-8 YAML file") from None
     try:
         data = yaml.load(text, Loader=_loader(path))  # noqa: S506 - a SafeLoader subclass

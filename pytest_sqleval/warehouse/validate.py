@@ -186,9 +186,9 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
 # -- constraints ------------------------------------------------------------------------------
 def _constraints(manifest: Any) -> dict[str, Any]:
     """The ``[constraints]`` table, type-checked (bad values are bad input, with the line)."""
-    from ..cases import _toml_line
+    from ..cases import _toml_line, read_text
     raw = manifest.constraints or {}
-    text = manifest.path.read_text(encoding="utf-8")
+    text = read_text(manifest.path)
 
     def bad(key: str, problem: str, fix: str) -> BadInputError:
         return BadInputError(manifest.path, problem, line=_toml_line(text, key), field=f"constraints.{key}", fix=fix)
@@ -271,7 +271,7 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
                               f"date or value as a literal")
         if isinstance(tree, exp.Query) and tree.args.get("limit") is not None and tree.args.get("order") is None:
             v.problems.append(f"{at}: gold has LIMIT without ORDER BY, so which rows it keeps depends on row order")
-        policy = manifest.compare.merged(order_matters=case.order_matters)
+        policy = manifest.compare.for_case(case)  # the policy grading uses: the case's compare overrides too
         order = order_info(tree, engine_dialect)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else case.gold_sql
@@ -498,7 +498,8 @@ def _background(manifest: Any, catalog: dict[str, Any] | None) -> list[str]:
             finally:
                 con.close()
     if manifest.schema_ddl is not None and manifest.schema_ddl.is_file():
-        texts.append(manifest.schema_ddl.read_text(encoding="utf-8"))
+        from ..cases import read_text
+        texts.append(read_text(manifest.schema_ddl))
     return texts
 
 
