@@ -7,6 +7,10 @@ number of attempts and a per-call timeout. A rejected key is never retried: HTTP
 litellm's ``AuthenticationError``/``PermissionDeniedError``, or the client's own "missing
 credentials" (which litellm reports as a 500) raise :class:`LLMError` with ``auth`` set
 after one attempt.
+
+:class:`CredentialGate` is the stop-after-one-key-failure mechanism shared by the LLM
+backends and the LLM judge: the first call goes alone, and once a key is missing or rejected
+every later call fails at once with the same one-line reason, naming the variable to set.
 """
 from __future__ import annotations
 
@@ -15,12 +19,25 @@ import email.utils
 import os
 import random
 import re
+import threading
 import time
 from dataclasses import asdict, dataclass
 from types import ModuleType
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
-__all__ = ["LLMError", "LLMReply", "complete"]
+__all__ = ["CredentialGate", "CredentialsStopped", "LLMError", "LLMReply", "PROVIDER_KEY_VARS", "complete",
+           "caused_by_auth_failure"]
+
+T = TypeVar("T")
+PROVIDER_KEY_VARS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",), "text-completion-openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",), "groq": ("GROQ_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
+    "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"), "openrouter": ("OPENROUTER_API_KEY",),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"), "cohere": ("COHERE_API_KEY",),
+    "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"), "xai": ("XAI_API_KEY",), "perplexity": ("PERPLEXITYAI_API_KEY",),
+    "hosted_vllm": ("HOSTED_VLLM_API_KEY",), "ollama": ("OLLAMA_API_KEY",), "ollama_chat": ("OLLAMA_API_KEY",),
+}
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 AUTH_STATUS = frozenset({401, 403})
@@ -92,6 +109,83 @@ def is_auth_failure(exc: BaseException) -> bool:
     if any(cls.__name__ in AUTH_ERRORS for cls in type(exc).__mro__):
         return True
     return bool(_MISSING_KEY.search(str(exc)))
+
+
+def caused_by_auth_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised from, an :class:`LLMError` for missing or rejected
+    credentials (a backend turns an LLMError into its own error and keeps it as the cause)."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, LLMError):
+            return seen.auth
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class CredentialsStopped(Exception):
+    """A :class:`CredentialGate` refused a call: the key was missing or rejected earlier (or
+    just now). ``reason`` is the one line every refused call reports."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CredentialGate:
+    """Checks credentials once, with the first call, and stops the caller for the rest of the
+    run when they are missing or rejected.
+
+    The first call runs alone; the others wait until it has reached the model once (success,
+    or a failure other than credentials, lets them all go). After an authentication failure,
+    every call raises the same :class:`CredentialsStopped` at once, without calling the API:
+    one clear reason per case instead of N x attempts rejected calls. ``subject`` names what
+    stops ("Backend a1", "The LLM judge"); ``key_hint`` the variable(s) to set. Polls with a
+    lock, not an asyncio primitive: the caller may be awaited on more than one event loop."""
+
+    def __init__(self, subject: str, key_hint: str) -> None:
+        self.subject, self.key_hint = subject, key_hint
+        self.lock = threading.Lock()
+        self.checked = False  # a first call got through the credentials check
+        self.probing = False
+        self.stopped: str | None = None
+
+    async def run(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``await call()`` behind the gate; raises :class:`CredentialsStopped` for a key failure."""
+        prober = await self._admit()
+        try:
+            result = await call()
+        except Exception as exc:
+            if not caused_by_auth_failure(exc):
+                raise
+            with self.lock:
+                if self.stopped is None:
+                    self.stopped = (f"{_short(exc)} -- the API key was missing or rejected; set {self.key_hint}. "
+                                    f"{self.subject} is stopped for this run: no further model calls")
+                reason = self.stopped
+            raise CredentialsStopped(reason) from None
+        finally:
+            if prober:
+                with self.lock:
+                    self.probing = False
+        if prober:
+            with self.lock:
+                self.checked = True
+        return result
+
+    async def _admit(self) -> bool:
+        """Wait for the first call's verdict on the credentials; True: this call is the first."""
+        while True:
+            with self.lock:
+                if self.stopped is not None:
+                    raise CredentialsStopped(self.stopped)
+                if self.checked:
+                    return False
+                if not self.probing:
+                    self.probing = True
+                    return True
+            await asyncio.sleep(0.02)  # bounded: the first call's attempts are (timeout x attempts)
 
 
 def _is_retryable(exc: BaseException) -> bool:

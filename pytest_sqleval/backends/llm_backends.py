@@ -26,29 +26,19 @@ backend never sees them.
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import ipaddress
 import json
 import os
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UsageError
+from ..llm import PROVIDER_KEY_VARS, CredentialGate, CredentialsStopped
 from .base import Backend, BackendOptions, GenerationResult
 
-PROVIDER_KEY_VARS: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",), "text-completion-openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "mistral": ("MISTRAL_API_KEY",), "groq": ("GROQ_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
-    "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"), "openrouter": ("OPENROUTER_API_KEY",),
-    "fireworks_ai": ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"), "cohere": ("COHERE_API_KEY",),
-    "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"), "xai": ("XAI_API_KEY",), "perplexity": ("PERPLEXITYAI_API_KEY",),
-    "hosted_vllm": ("HOSTED_VLLM_API_KEY",), "ollama": ("OLLAMA_API_KEY",), "ollama_chat": ("OLLAMA_API_KEY",),
-}
 SELF_HOSTED_PROVIDERS = frozenset({"ollama", "ollama_chat", "hosted_vllm", "vllm", "lm_studio", "llamafile"})
 _CODE_FILES = ("agent", "backends/llm_backends.py", "llm.py")
 
@@ -178,7 +168,7 @@ def make_llm_backend(name: str, options: BackendOptions, config: Any | None = No
     fingerprint_src = json.dumps({"kind": "sqleval-llm-backend", "name": name, "model": model, "provider": provider,
                                   "prompt_version": PROMPT_VERSION, "config": config.fingerprint_dict(),
                                   "code": _code_hash(), "layers": _layers_hash(options.rootdir)}, sort_keys=True)
-    gated = _CredentialGate(name, provider, settings.api_base).wrap(agent.generate)
+    gated = _gated(name, provider, settings.api_base, agent.generate)
     backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
                       f"{config.components} [{model}, prompt {PROMPT_VERSION}]")
     backend.agent = agent  # type: ignore[attr-defined]
@@ -193,78 +183,23 @@ def key_hint(provider: str | None, api_base: str | None) -> str:
     return " or ".join(f"${n}" for n in names)
 
 
-def _auth_failure(exc: BaseException) -> bool:
-    """Whether a backend error came from missing or rejected credentials (the agent turns an
-    LLMError into a BackendError and keeps it as the context)."""
-    from ..llm import LLMError
-    seen: BaseException | None = exc
-    for _ in range(5):
-        if seen is None:
-            return False
-        if isinstance(seen, LLMError):
-            return seen.auth
-        seen = seen.__cause__ or seen.__context__
-    return False
+def _gated(name: str, provider: str | None, api_base: str | None, generate: Any) -> Any:
+    """``generate`` behind a :class:`~pytest_sqleval.llm.CredentialGate`: credentials are checked
+    with the backend's first case, and after a key failure every case of the backend raises the
+    same :class:`BackendError` at once, without calling the API. A case error rather than a
+    usage error, because an ablation run's other backends are still graded and no case goes
+    unrecorded; the gate fails the run."""
+    gate = CredentialGate(f"Backend {name}", key_hint(provider, api_base))
 
+    async def gated(case: Any) -> Any:
+        try:
+            return await gate.run(lambda: generate(case))
+        except CredentialsStopped as stop:
+            raise BackendError(stop.reason) from None
 
-class _CredentialGate:
-    """Checks a backend's credentials once, with its first case, and stops the backend for the
-    rest of the run when they are missing or rejected.
-
-    The first case runs alone; the others wait until it has reached the model once (success,
-    or a failure other than credentials, lets them all go). After an authentication failure,
-    every case of the backend raises the same :class:`BackendError` at once, without calling
-    the API: one clear reason per case instead of N x attempts rejected calls. A case error
-    rather than a usage error, because an ablation run's other backends are still graded and
-    no case goes unrecorded; the gate fails the run. Polls with a lock, not an asyncio
-    primitive: the backend may be awaited on more than one event loop."""
-
-    def __init__(self, name: str, provider: str | None, api_base: str | None) -> None:
-        self.name, self.provider, self.api_base = name, provider, api_base
-        self.lock = threading.Lock()
-        self.checked = False  # a first call got through the credentials check
-        self.probing = False
-        self.stopped: str | None = None
-
-    def wrap(self, generate: Any) -> Any:
-        async def gated(case: Any) -> Any:
-            prober = await self._admit()
-            try:
-                result = await generate(case)
-            except BackendError as exc:
-                if not _auth_failure(exc):
-                    raise
-                with self.lock:
-                    if self.stopped is None:
-                        self.stopped = (f"{exc} -- the API key was missing or rejected; set "
-                                        f"{key_hint(self.provider, self.api_base)}. Backend {self.name} is stopped "
-                                        f"for this run: no further model calls")
-                    reason = self.stopped
-                raise BackendError(reason) from None
-            finally:
-                if prober:
-                    with self.lock:
-                        self.probing = False
-            if prober:
-                with self.lock:
-                    self.checked = True
-            return result
-
-        gated.__name__ = getattr(generate, "__name__", "generate")
-        return gated
-
-    async def _admit(self) -> bool:
-        """Wait for the first case's verdict on the credentials; True: this case is the first."""
-        while True:
-            with self.lock:
-                if self.stopped is not None:
-                    raise BackendError(self.stopped)
-                if self.checked:
-                    return False
-                if not self.probing:
-                    self.probing = True
-                    return True
-            await asyncio.sleep(0.02)  # bounded: the first case's calls are (timeout x attempts)
+    gated.__name__ = getattr(generate, "__name__", "generate")
+    gated.gate = gate  # type: ignore[attr-defined]
+    return gated
 
 
 def raw_llm(options: BackendOptions) -> Backend:

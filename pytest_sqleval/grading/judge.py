@@ -6,6 +6,12 @@ made) for a strict JSON verdict and parses it forgivingly. It never raises for a
 answer: malformed, empty or out-of-vocabulary output, or a failed call, yields
 ``equivalence="skipped"`` with the reason in ``error``. Good answers are cached on disk,
 keyed by model, prompt version and every input, so a rerun makes no call.
+
+Credentials are checked once, as for the LLM backends (the shared
+:class:`~pytest_sqleval.llm.CredentialGate`): a missing or rejected key stops the judge for
+the run, and every later case the judge would call the model for is ``skipped`` with the
+same one-line reason, naming the variable to set, without a call. A cached answer is still
+served (it needs no call).
 """
 from __future__ import annotations
 
@@ -162,6 +168,19 @@ def parse_verdict(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
             "confidence": None if confidence is None else float(confidence)}, None
 
 
+def judge_key_hint(model: str, api_base: str | None) -> str:
+    """Which variable holds the judge's key, for an error message: ``$SQLEVAL_JUDGE_API_KEY``,
+    then ``$OPENAI_API_KEY`` for an explicit (OpenAI-compatible) endpoint, else the model's
+    provider's usual variable."""
+    from ..llm import PROVIDER_KEY_VARS
+    names = ["SQLEVAL_JUDGE_API_KEY"]
+    if api_base:
+        names.append("OPENAI_API_KEY")
+    elif "/" in model:
+        names += PROVIDER_KEY_VARS.get(model.split("/", 1)[0], ())
+    return " or ".join(f"${n}" for n in names)
+
+
 class Judge:
     """An LLM judge bound to one model, endpoint and answer cache.
 
@@ -171,7 +190,8 @@ class Judge:
 
     def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
                  cache_dir: Path, timeout: float = 60, max_attempts: int = 4,
-                 backoff_base: float = 0.5) -> None:
+                 backoff_base: float = 0.5, key_hint: str | None = None) -> None:
+        from ..llm import CredentialGate  # light module; litellm itself loads on the call
         self.model = model
         self.api_base = api_base
         self.api_key = api_key
@@ -180,6 +200,7 @@ class Judge:
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
         self.prompt_version = JUDGE_PROMPT_VERSION
+        self.gate = CredentialGate("The LLM judge", key_hint or judge_key_hint(model, api_base))
 
     def cache_key(self, question: str, gold_sql: str, predicted_sql: str,
                   evidence: Mapping[str, Any] | None) -> str:
@@ -202,12 +223,14 @@ class Judge:
         if cached is not None:
             return cached
 
-        from ..llm import LLMError, complete  # light module; litellm itself loads on the call
+        from ..llm import CredentialsStopped, LLMError, complete  # light; litellm itself loads on the call
 
         try:
-            reply = await complete(messages, model=self.model, api_base=self.api_base, api_key=self.api_key,
-                                   timeout=self.timeout, max_attempts=self.max_attempts, temperature=0,
-                                   backoff_base=self.backoff_base)
+            reply = await self.gate.run(lambda: complete(
+                messages, model=self.model, api_base=self.api_base, api_key=self.api_key, timeout=self.timeout,
+                max_attempts=self.max_attempts, temperature=0, backoff_base=self.backoff_base))
+        except CredentialsStopped as stop:
+            return self._skipped(f"judge call failed: {stop.reason}")
         except LLMError as exc:
             return self._skipped(f"judge call failed ({'transient' if exc.retryable else 'rejected'}): {exc.message}",
                                  {"attempts": exc.attempts})
