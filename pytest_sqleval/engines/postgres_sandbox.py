@@ -14,7 +14,8 @@
 - **Bounded**: ``statement_timeout``, a client-side cancel at the same deadline (a cursor
   fetch is its own statement), ``lock_timeout``, ``idle_in_transaction_session_timeout``,
   ``client_connection_check_interval`` (a killed grader does not leave its query running),
-  ``work_mem`` from the memory limit, and the same caps on rows and bytes as DuckDB.
+  ``work_mem`` from the memory limit, and the same caps on rows and bytes as DuckDB
+  (``result_byte_cap``: ``max_bytes``, and at most an eighth of ``memory_limit``).
 - **Pinned per transaction**: each query's transaction first sets, ``LOCAL`` to it, the
   role, ``search_path``, ``statement_timeout`` and ``lock_timeout`` again, so nothing a
   session could have been talked into carries over to the next candidate.
@@ -46,7 +47,7 @@ import pyarrow as pa
 
 from ..cases import Limits
 from . import display_location, parse_size, statement_count
-from .duckdb_sandbox import ExecError, ExecOutcome
+from .duckdb_sandbox import ExecError, ExecOutcome, result_byte_cap, too_large
 
 ENGINE_NAME = "postgres"
 FETCH_BATCH = 5000
@@ -356,17 +357,16 @@ class PostgresSandbox:
             oids = [d.type_code for d in desc]
             rows: list[tuple] = []
             nbytes = 0
+            cap = result_byte_cap(self.limits)  # max_bytes, and at most an eighth of memory_limit
             while True:
                 batch = cur.fetchmany(FETCH_BATCH)
                 if not batch:
                     break
                 rows.extend(batch)
                 nbytes += _approx_bytes(batch)
-                if len(rows) > max_rows or nbytes > self.limits.max_bytes:
-                    return ExecOutcome(None, ExecError(
-                        "resource_exceeded",
-                        f"result exceeds the cap of {max_rows} rows / {self.limits.max_bytes} bytes", "ResultTooLarge"),
-                        _ms(start), truncated=True)
+                if len(rows) > max_rows or nbytes > cap:
+                    rows.clear()
+                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
                 if time.monotonic() > deadline:
                     return ExecOutcome(None, ExecError("timeout", "canceled: the time limit passed while fetching",
                                                        "QueryCanceled"), _ms(start))
