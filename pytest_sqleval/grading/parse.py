@@ -24,12 +24,16 @@ class ParseResult:
         return {"ok": self.ok, "dialect": self.dialect, "statements": self.statements, "error": self.error}
 
 
+_COMMENT_ONLY = getattr(exp, "Semicolon", ())  # sqlglot >= 26.x
+
+
 def parse_sql(sql: str, dialect: str) -> ParseResult:
     """Parse ``sql``; a wrong answer is a result, never an exception."""
     if not sql or not sql.strip():
         return ParseResult(False, dialect, 0, {"message": "empty SQL", "line": 1, "col": 1})
     try:
-        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+        # a comment after the last ';' comes back as a Semicolon node holding only the comment: no statement
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None and not isinstance(t, _COMMENT_ONLY)]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
         col, token = first.get("col"), first.get("highlight")

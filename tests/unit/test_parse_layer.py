@@ -90,18 +90,13 @@ def test_statements_are_counted(sql: str, statements: int, has_tree: bool) -> No
     assert (res.expression is not None) is has_tree
 
 
-TRAILING_COMMENT_BUG = ("parse.py counts a comment after the last ';' as a statement (sqlglot returns it as an "
-                        "exp.Semicolon tree): 'SELECT 1;\\n-- note' gives statements=2 and no tree, so the safety "
-                        "layer refuses a correct query as multiple_statements")
-
-
-@pytest.mark.xfail(strict=True, reason=TRAILING_COMMENT_BUG)
 @pytest.mark.parametrize(("sql", "statements"), [
     pytest.param("SELECT 1;\n-- count rows", 1, id="trailing-line-comment"),
     pytest.param("SELECT 1; /* done */", 1, id="trailing-block-comment"),
     pytest.param("SELECT 1; -- first\nSELECT 2", 2, id="comment-between-two"),
 ])
 def test_comment_after_semicolon_is_not_a_statement(sql: str, statements: int) -> None:
+    """sqlglot returns a comment after the last ';' as a Semicolon tree: not a statement."""
     res = parse_sql(sql, "duckdb")
     assert res.ok and res.statements == statements
     assert (res.expression is not None) is (statements == 1)

@@ -149,9 +149,6 @@ def test_denied_function_list_covers_the_known_readers(name: str) -> None:
     assert name in DENIED_FUNCTIONS
 
 
-@pytest.mark.xfail(strict=True, reason="parse.py counts a comment after the last ';' as a statement, so "
-                                       "'SELECT 1;\\n-- note' is refused as multiple_statements (a correct "
-                                       "prediction fails as unsafe_statement end to end)")
 @pytest.mark.parametrize("sql", ["SELECT count(*) FROM t;\n-- count rows", "SELECT count(*) FROM t; /* done */"])
 def test_trailing_comment_after_semicolon_is_allowed(sql: str) -> None:
     assert safety(sql).ok is True
