@@ -10,7 +10,11 @@ A database location selects its engine:
 - ``postgresql://...`` or ``postgres://...`` -> PostgreSQL (psycopg 3, the ``postgres`` extra);
 - a path ending in ``.sqlite``, ``.sqlite3``, ``.db`` or ``.db3``, or any file that starts
   with the SQLite header -> SQLite (standard library);
-- anything else -> DuckDB.
+- anything else -> DuckDB;
+
+unless a plugin engine claims it first: ``register_engine`` or an entry point in group
+``pytest_sqleval.engines`` (``engines.registry``). The protocol and the shared outcome
+types are in ``engines.base``.
 """
 from __future__ import annotations
 
@@ -45,42 +49,28 @@ def display_location(database: Any) -> str:
 
 
 def engine_name(database: str | Path) -> str:
-    """``duckdb``, ``sqlite`` or ``postgres``: the engine a database location selects."""
-    if is_url(database):
-        scheme = _URL_RE.match(str(database)).group(1).lower()  # type: ignore[union-attr]
-        if scheme in POSTGRES_SCHEMES:
-            return "postgres"
-        raise ValueError(f"unsupported database URL scheme {scheme!r}: use postgresql://, "
-                         "or a path to a DuckDB or SQLite file")
-    path = Path(database)
-    if path.suffix.lower() in SQLITE_SUFFIXES:
-        return "sqlite"
-    if path.suffix.lower() not in DUCKDB_SUFFIXES and path.is_file():
-        try:
-            with open(path, "rb") as fh:
-                if fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-                    return "sqlite"
-        except OSError:
-            pass
-    return "duckdb"
+    """``duckdb``, ``sqlite``, ``postgres`` or a plugin's name: the engine a database
+    location selects (``engines.registry``)."""
+    from .registry import choose
+    return choose(database).name
 
 
 def engine_dialect(database: str | Path) -> str:
     """The sqlglot dialect of the engine a database location selects."""
-    return {"duckdb": "duckdb", "sqlite": "sqlite", "postgres": "postgres"}[engine_name(database)]
+    from .registry import choose
+    return choose(database).dialect
 
 
 def open_sandbox(database: str | Path, limits: Any) -> Any:
     """The sandbox for a database location (see the module docstring)."""
-    kind = engine_name(database)
-    if kind == "sqlite":
-        from .sqlite_sandbox import SQLiteSandbox
-        return SQLiteSandbox(database, limits)
-    if kind == "postgres":
-        from .postgres_sandbox import PostgresSandbox
-        return PostgresSandbox(str(database), limits)
-    from .duckdb_sandbox import DuckDBSandbox
-    return DuckDBSandbox(database, limits)
+    from .registry import choose
+    return choose(database).open(database, limits)
+
+
+def register_engine(engine: Any) -> Any:
+    """Add an engine to the registry (see ``engines.registry``)."""
+    from .registry import register_engine as register
+    return register(engine)
 
 
 def parse_size(value: str | int | float) -> int:

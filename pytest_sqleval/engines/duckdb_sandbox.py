@@ -11,7 +11,6 @@ import hashlib
 import re
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,55 +18,15 @@ import duckdb
 import pyarrow as pa
 
 from ..cases import Limits
+from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, resource_error
+from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
+
+__all__ = ["DuckDBSandbox", "ExecError", "ExecOutcome", "RESULT_SHARE", "classify_error", "result_byte_cap",
+           "too_large"]
 
 ENGINE_NAME = "duckdb"
 ENGINE_VERSION = duckdb.__version__
-RESULT_SHARE = 8  # a result may hold at most memory_limit / RESULT_SHARE bytes (see result_byte_cap)
 BATCH_ROWS = 8192  # rows per Arrow batch: the byte cap is checked after each, so it overshoots by one batch
-
-
-@dataclass
-class ExecError:
-    """A query the engine refused or failed, in the taxonomy of DESIGN.md."""
-
-    category: str  # missing_table, missing_column, type_mismatch, division_by_zero, invalid_aggregation,
-    #                ambiguous_reference, permission_error, timeout, resource_exceeded, syntax_error, unknown_error
-    message: str
-    exception: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, "message": self.message, "exception": self.exception}
-
-
-@dataclass
-class ExecOutcome:
-    table: pa.Table | None
-    error: ExecError | None
-    elapsed_ms: float
-    truncated: bool = False  # a row or byte cap was hit
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-def result_byte_cap(limits: Limits) -> int:
-    """The bytes a fetched result may hold: ``max_bytes``, and at most an eighth of
-    ``memory_limit``. The database's memory limit does not cover a result once it is Arrow
-    data in the engine process, and grading holds more than one copy of it: the gold answer
-    and the prediction side by side, the comparison's encoding of both (about five times one
-    result in all, measured), so a result of ``memory_limit / 8`` keeps the engine process
-    within about ``memory_limit`` beyond the query itself."""
-    from . import parse_size
-    try:
-        share = parse_size(limits.memory_limit) // RESULT_SHARE
-    except (TypeError, ValueError):
-        return int(limits.max_bytes)
-    return max(1, min(int(limits.max_bytes), share))
-
-
-def too_large(max_rows: int, cap: int, limits: Limits) -> ExecError:
-    """The error of a result over a cap, naming the caps and where each comes from."""
-    why = "max_bytes" if cap >= limits.max_bytes else f"memory_limit {limits.memory_limit} / {RESULT_SHARE}"
-    return ExecError("resource_exceeded", f"result exceeds the cap of {max_rows} rows / {cap} bytes ({why})",
-                     "ResultTooLarge")
 
 
 _CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
@@ -236,22 +195,15 @@ class DuckDBSandbox:
                                                    f"refused: exactly one SELECT statement allowed, got {kinds}",
                                                    "Refused"), _ms(start))
             reader = cur.sql(sql).to_arrow_reader(BATCH_ROWS)
-            cap = result_byte_cap(self.limits)
-            batches, rows, nbytes = [], 0, 0
-            for batch in reader:
-                batches.append(batch)
-                rows += batch.num_rows
-                nbytes += batch.nbytes
-                if rows > max_rows or nbytes > cap:
-                    batches.clear()  # dropped at once, not when the outcome is
-                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
+            got = fetch_capped(reader, _arrow_size, max_rows=max_rows, limits=self.limits)
+            if got.error is not None:
+                return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
             # the table shares the batches' buffers: one copy of the result in the process
-            return ExecOutcome(pa.Table.from_batches(batches, schema=reader.schema), None, _ms(start))
+            return ExecOutcome(pa.Table.from_batches(got.batches, schema=reader.schema), None, _ms(start))
         except duckdb.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
         except (MemoryError, RecursionError) as exc:
-            return ExecOutcome(None, ExecError("resource_exceeded", str(exc) or type(exc).__name__,
-                                               type(exc).__name__), _ms(start))
+            return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
             timer.cancel()
             cur.close()
@@ -261,5 +213,5 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)
+def _arrow_size(batch: pa.RecordBatch) -> tuple[int, int]:
+    return batch.num_rows, batch.nbytes

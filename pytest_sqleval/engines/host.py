@@ -84,7 +84,9 @@ class EngineHost:
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "gold_dir": self.gold_dir})
+        from .registry import exported
+        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "gold_dir": self.gold_dir,
+                            "engines": exported(), "sys_path": list(sys.path)})
         return proc
 
     def close(self) -> None:
@@ -453,6 +455,8 @@ def main() -> None:  # pragma: no cover - runs in the child
 
     init = read()
     try:
+        from .registry import adopt
+        adopt(init.pop("engines", ()), init.pop("sys_path", ()))  # the grading process's plugin engines
         server = _Server(**init)
     except Exception as exc:  # report the reason once, then exit
         from . import display_location

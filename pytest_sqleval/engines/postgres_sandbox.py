@@ -47,7 +47,8 @@ import pyarrow as pa
 
 from ..cases import Limits
 from . import display_location, parse_size, statement_count
-from .duckdb_sandbox import ExecError, ExecOutcome, result_byte_cap, too_large
+from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
+                   row_batch_size)
 
 ENGINE_NAME = "postgres"
 FETCH_BATCH = 5000
@@ -355,27 +356,22 @@ class PostgresSandbox:
             desc = cur.description or []
             names = [d.name for d in desc]
             oids = [d.type_code for d in desc]
-            rows: list[tuple] = []
-            nbytes = 0
-            cap = result_byte_cap(self.limits)  # max_bytes, and at most an eighth of memory_limit
-            while True:
-                batch = cur.fetchmany(FETCH_BATCH)
-                if not batch:
-                    break
-                rows.extend(batch)
-                nbytes += _approx_bytes(batch)
-                if len(rows) > max_rows or nbytes > cap:
-                    rows.clear()
-                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
+
+            def past_deadline() -> ExecError | None:
                 if time.monotonic() > deadline:
-                    return ExecOutcome(None, ExecError("timeout", "canceled: the time limit passed while fetching",
-                                                       "QueryCanceled"), _ms(start))
-            return ExecOutcome(rows_to_arrow(names, oids, rows), None, _ms(start))
+                    return ExecError("timeout", "canceled: the time limit passed while fetching", "QueryCanceled")
+                return None
+
+            # max_bytes, and at most an eighth of memory_limit (result_byte_cap)
+            got = fetch_capped(fetch_batches(cur, FETCH_BATCH), row_batch_size, max_rows=max_rows, limits=self.limits,
+                               check=past_deadline)
+            if got.error is not None:
+                return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
+            return ExecOutcome(rows_to_arrow(names, oids, flat_rows(got.batches)), None, _ms(start))
         except psycopg.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
         except (MemoryError, RecursionError) as exc:
-            return ExecOutcome(None, ExecError("resource_exceeded", str(exc) or type(exc).__name__,
-                                               type(exc).__name__), _ms(start))
+            return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
             timer.cancel()
             try:
@@ -411,14 +407,6 @@ def denied_call(tokens: list[Any], denied_names: frozenset[str] | set[str] = fro
         if _DENIED_NAME_RE.fullmatch(name) or name in denied_names:
             return name
     return None
-
-
-def _approx_bytes(rows: list[tuple]) -> int:
-    n = 0
-    for row in rows:
-        for v in row:
-            n += len(v) if isinstance(v, (str, bytes)) else 8
-    return n
 
 
 def _as_text(values: list[Any]) -> pa.Array:
@@ -462,7 +450,3 @@ def column_array(oid: int, values: list[Any]) -> pa.Array:
 def rows_to_arrow(names: list[str], oids: list[int], rows: list[tuple]) -> pa.Table:
     arrays = [column_array(oids[i], [r[i] for r in rows]) for i in range(len(names))]
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
-
-
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)

@@ -29,7 +29,8 @@ import pyarrow as pa
 from ..cases import Limits
 from . import parse_size
 from .canonical import render_field, row_lanes
-from .duckdb_sandbox import ExecError, ExecOutcome, result_byte_cap, too_large
+from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
+                   row_batch_size)
 
 ENGINE_NAME = "sqlite"
 ENGINE_VERSION = sqlite3.sqlite_version
@@ -204,38 +205,21 @@ class SQLiteSandbox:
                                                    "refused: exactly one SELECT statement allowed", "Refused"),
                                    _ms(start))
             names = [d[0] for d in cur.description]
-            rows: list[tuple] = []
-            nbytes = 0
-            cap = result_byte_cap(self.limits)  # max_bytes, and at most an eighth of memory_limit
-            while True:
-                batch = cur.fetchmany(FETCH_BATCH)
-                if not batch:
-                    break
-                rows.extend(batch)
-                nbytes += _approx_bytes(batch)
-                if len(rows) > max_rows or nbytes > cap:
-                    rows.clear()
-                    return ExecOutcome(None, too_large(max_rows, cap, self.limits), _ms(start), truncated=True)
-            return ExecOutcome(rows_to_arrow(names, rows), None, _ms(start))
+            # max_bytes, and at most an eighth of memory_limit (result_byte_cap)
+            got = fetch_capped(fetch_batches(cur, FETCH_BATCH), row_batch_size, max_rows=max_rows, limits=self.limits)
+            if got.error is not None:
+                return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
+            return ExecOutcome(rows_to_arrow(names, flat_rows(got.batches)), None, _ms(start))
         except sqlite3.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
         except (MemoryError, RecursionError, OverflowError) as exc:
-            return ExecOutcome(None, ExecError("resource_exceeded", str(exc) or type(exc).__name__,
-                                               type(exc).__name__), _ms(start))
+            return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
             timer.cancel()
             self._deadline = None
             cur.close()
             if self._conn.in_transaction:  # a read never leaves one open, but be sure
                 self._conn.rollback()
-
-
-def _approx_bytes(rows: list[tuple]) -> int:
-    n = 0
-    for row in rows:
-        for v in row:
-            n += len(v) if isinstance(v, (str, bytes)) else 8
-    return n
 
 
 def column_type(values: list[Any]) -> pa.DataType:
@@ -280,7 +264,3 @@ def rows_to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
             arrays.append(pa.array(values, type=t))
     # duplicate output names are legal in SQL; Arrow tables accept them too
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
-
-
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)

@@ -422,7 +422,8 @@ class ShuffledCopy:
     def run(self, sql: str) -> Any:
         import duckdb
 
-        from ..engines.duckdb_sandbox import ExecError, ExecOutcome, classify_error
+        from ..engines.base import ExecError, ExecOutcome
+        from ..engines.duckdb_sandbox import classify_error
         start = time.perf_counter()
         cur = self.con.cursor()
         timer = threading.Timer(self.timeout_s, cur.interrupt)
