@@ -187,11 +187,16 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
     index = CatalogIndex(shop_grader._grader.catalog)
     gold = parse_sql("SELECT count(*) FROM customers", "duckdb").expression
     for sql in (OR_12000, IN_20000):
+        # measured against a baseline taken in the same run (sqlglot's own parse, linear in
+        # the input), so a loaded machine slows both: quadratic layers were 40-50x the parse
+        started = time.monotonic()
         tree = parse_sql(sql, "duckdb").expression
+        parsed = time.monotonic() - started
         started = time.monotonic()
         grounded = ground(tree, index)
         structure = compare_structure(tree, gold, "duckdb")
-        assert time.monotonic() - started < 6, sql[:60]
+        layers = time.monotonic() - started
+        assert layers < 10 * parsed + 0.5, (sql[:60], layers, parsed)
         assert grounded.ok is True and structure.clauses["where"]["match"] is False
     bad = parse_sql(OR_12000.replace("id = 7 OR", "idd = 7 OR"), "duckdb").expression
     assert [c["name"] for c in ground(bad, index).hallucinated_columns] == ["idd"]  # regrouping loses nothing
