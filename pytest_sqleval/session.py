@@ -11,7 +11,6 @@ import atexit
 import gc
 import json
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -30,8 +29,6 @@ if TYPE_CHECKING:
     from .grading.pipeline import SuiteGrader
 
 RECORD_KEY = "sqleval"
-#: results.jsonl is republished from the run's journal at most this often while a run goes on
-PUBLISH_EVERY_S = 0.5
 CASE_KEY = "sqleval_case"
 ERROR_CLASS_CACHE = "sqleval/error_classes"
 
@@ -74,7 +71,6 @@ class SqlevalSession:
         self.gate_lines: list[str] = []
         self._results_fh: Any = None  # this run's journal: every finished record, appended as it comes
         self._journal: Path | None = None
-        self._published_at = 0.0
         cache = getattr(config, "cache", None)
         self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
 
@@ -208,11 +204,7 @@ class SqlevalSession:
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
             self._results_fh = open(self._journal, "w", encoding="utf-8")
         self._results_fh.write(json.dumps(record, default=str) + "\n")
-        self._results_fh.flush()  # an interrupted run keeps every finished case
-        now = time.monotonic()
-        if now - self._published_at >= PUBLISH_EVERY_S or len(self.records) == 1:
-            self._published_at = now
-            _publish(self.results_dir / "results.jsonl", lambda tmp: shutil.copyfile(self._journal, tmp))
+        self._results_fh.flush()  # a killed run keeps every finished case in its journal
 
     def _close_journal(self, remove: bool) -> None:
         if self._results_fh is not None:

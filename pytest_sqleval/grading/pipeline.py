@@ -231,8 +231,7 @@ class SuiteGrader:
         prep.layers["parse"] = parsed.to_dict()
         if not parsed.ok:
             return prep
-        prep.safety = guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
-                              fallback={"ok": False, "reason": "layer_error"})  # fails closed
+        prep.safety = safety_layer(parsed)
         prep.layers["safety"] = prep.safety
         if not prep.safety["ok"]:
             return prep
@@ -244,18 +243,10 @@ class SuiteGrader:
         prep.sent_at = time.perf_counter()
         prep.ticket = self.host.submit("grade", {"sql": prep.executed_sql, "gold_key": gold.key, "spec": gold.spec,
                                                  "gold_sql": gold.sql}, ahead=ahead)
-        prep.grounding = guarded(lambda: ground(parsed.expression, self.index, prep.budget).to_dict(),
-                                 fallback=_NO_GROUNDING)
-        prep.stale = self._stale(parsed.expression, gold)
+        prep.grounding = grounding_layer(parsed.expression, self.index, prep.budget)
+        prep.stale = stale_tables(parsed.expression, gold, self.deprecated)
         prep.budget.pause()
         return prep
-
-    def _stale(self, tree: Any, gold: GoldAnswer) -> list[str]:
-        """Deprecated tables the prediction reads and the gold does not."""
-        # a deprecated table the gold reads too is not stale, however either side qualifies it
-        gold_tables = {t.removeprefix("main.") for t in gold.tables}
-        return guarded(lambda: [t for t in classify_layer.deprecated_refs(classify_layer.table_names(tree), self.deprecated)
-                                if t.removeprefix("main.") not in gold_tables], fallback=[])
 
     def grade(self, sql: str, gold: GoldAnswer) -> Verdict:
         """Run every layer on one candidate; never raises for a wrong answer."""
@@ -355,17 +346,14 @@ class StaticGrader:
         stale: list[str] = []
         ok = parsed.ok
         if parsed.ok:
-            layers["safety"] = guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
-                                       fallback={"ok": False, "reason": "layer_error"})
+            layers["safety"] = safety_layer(parsed)
             ok = layers["safety"]["ok"]
             if parsed.expression is not None and gold.tree is not None:
                 layers["structure"] = structure_layer(parsed.expression, gold.tree, self.dialect, budget)
             if ok and self.index is not None:
-                layers["grounding"] = guarded(lambda: ground(parsed.expression, self.index, budget).to_dict(),
-                                              fallback=_NO_GROUNDING)
+                layers["grounding"] = grounding_layer(parsed.expression, self.index, budget)
                 ok = layers["grounding"]["ok"] is not False
-            stale = guarded(lambda: [t for t in classify_layer.deprecated_refs(
-                classify_layer.table_names(parsed.expression), self.deprecated) if t not in gold.tables], fallback=[])
+            stale = stale_tables(parsed.expression, gold, self.deprecated)
         cls = static_classification(layers, stale, gold) if not ok or stale else classify_layer.Classification(
             None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
         layers["classify"] = cls.to_dict()
@@ -400,6 +388,24 @@ def guarded(layer: Any, fallback: Any) -> Any:
     except Exception as exc:  # a layer's bug must not lose the case either
         evidence = {"layer_error": type(exc).__name__, "detail": str(exc)[:500]}
     return {**fallback, **evidence} if isinstance(fallback, dict) else fallback
+
+
+def safety_layer(parsed: Any) -> dict[str, Any]:
+    """The safety check; a crash in it refuses the query (it fails closed)."""
+    return guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
+                   fallback={"ok": False, "reason": "layer_error"})
+
+
+def grounding_layer(tree: Any, index: CatalogIndex, budget: Budget) -> dict[str, Any]:
+    return guarded(lambda: ground(tree, index, budget).to_dict(), fallback=_NO_GROUNDING)
+
+
+def stale_tables(tree: Any, gold: GoldAnswer, deprecated: tuple[str, ...]) -> list[str]:
+    """Deprecated tables the prediction reads and the gold does not (a deprecated table
+    the gold reads too is not stale, however either side qualifies it)."""
+    gold_tables = {t.removeprefix("main.") for t in gold.tables}
+    return guarded(lambda: [t for t in classify_layer.deprecated_refs(classify_layer.table_names(tree), deprecated)
+                            if t.removeprefix("main.") not in gold_tables], fallback=[])
 
 
 def structure_layer(pred: Any, gold: Any, dialect: str, budget: Budget) -> dict[str, Any]:
