@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 __all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict"]
 
 if TYPE_CHECKING:  # pragma: no cover

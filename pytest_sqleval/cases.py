@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
 
+from .engines.base import Limits  # noqa: F401  (re-exported: suites name their limits here)
 from .errors import BadInputError
+from .textio import UTF8_BOM, iter_jsonl, not_utf8_error, read_text  # noqa: F401  (re-exported)
 
 MANIFEST_NAME = "sqleval.toml"
 DEFAULT_DEPRECATED = ("*_old", "*_v1", "*_bak")
@@ -43,17 +45,6 @@ class ComparePolicy:
         overrides = compare if isinstance(compare, dict) else {}
         return self.merged(**{**overrides, "order_matters": case.order_matters,
                               "allow_empty": True if case.expected_shape == "empty" else None})
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource bounds for every query run on a suite's database."""
-
-    timeout_s: float = 10.0
-    max_rows: int = 10_000_000
-    max_bytes: int = 2 * 1024**3
-    memory_limit: str = "2GB"
-    threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -377,52 +368,6 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                                 field=f"compare.{key}", fix=f'write "{key}" as a small non-negative number such as 1e-6')
         out[key] = float(val)
     return out
-
-
-UTF8_BOM = b"\xef\xbb\xbf"
-
-
-def not_utf8_error(path: Path, data: bytes, exc: UnicodeDecodeError) -> BadInputError:
-    """The error for a file that is not UTF-8: the line and column of its first bad byte,
-    and the fix. ``data`` is the file's bytes (after any BOM), as ``exc`` decoded them."""
-    pos = exc.start
-    line = data.count(b"\n", 0, pos) + 1
-    col = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
-    return BadInputError(path, f"not UTF-8 text: byte 0x{data[pos]:02x} at column {col} cannot be decoded "
-                               f"(the file looks like it was saved in another encoding, such as Latin-1 or cp1252)",
-                         line=line, fix="save it as UTF-8 (with or without a BOM)")
-
-
-def read_text(path: Path) -> str:
-    """A text file we read (manifest, questions, predictions, layouts' JSON): UTF-8, with or
-    without a BOM; anything else is one ``BadInputError`` naming the line of the first bad
-    byte. Line ends are kept as they are."""
-    data = Path(path).read_bytes()
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM):]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise not_utf8_error(Path(path), data, exc) from None
-
-
-def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
-    """(line number, decoded value) for every non-blank line; bad JSON names file and line.
-    UTF-8 with or without a BOM; a file in another encoding names its first bad line."""
-    try:
-        with path.open(encoding="utf-8-sig") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
-                                        fix=fix) from None
-                yield lineno, value
-    except UnicodeDecodeError:
-        read_text(path)  # raises the error that names the line of the first bad byte
-        raise
 
 
 def read_cases(path: str | Path, suite: str = "") -> list[BenchmarkCase]:

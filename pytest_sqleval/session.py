@@ -98,7 +98,7 @@ class SqlevalSession:
 
     def run_metadata(self) -> dict[str, Any]:
         """What every record carries about the run that produced it."""
-        from . import __version__
+        from ._version import __version__
         meta: dict[str, Any] = {"run_id": self.run_id, "plugin_version": __version__, "judge_mode": self.judge_mode}
         if self.judge_mode != "off":
             from .grading.judge import JUDGE_PROMPT_VERSION

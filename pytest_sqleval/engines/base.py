@@ -18,6 +18,17 @@ RESULT_SHARE = 8  # a result may hold at most memory_limit / RESULT_SHARE bytes 
 B = TypeVar("B")
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Resource bounds for every query run on a suite's database."""
+
+    timeout_s: float = 10.0
+    max_rows: int = 10_000_000
+    max_bytes: int = 2 * 1024**3
+    memory_limit: str = "2GB"
+    threads: int = 1
+
+
 @dataclass
 class ExecError:
     """A query the engine refused or failed, in the taxonomy of DESIGN.md."""

@@ -48,7 +48,7 @@ def _build(build_script: Path | str, target: Path) -> None:
         return
     import duckdb
 
-    from ..cases import read_text
+    from ..textio import read_text
     script = read_text(build_script)  # before connecting: a script we cannot read leaves no file behind
     con = duckdb.connect(str(target))
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ..cases import Limits
+from .base import Limits
 from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, resource_error
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
 

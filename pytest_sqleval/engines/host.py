@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..cases import Limits
+from .base import Limits
 
 GRACE_S = 0.7  # interrupt fires at limit + 0.25 s; past limit + 0.7 s the process is killed
 COMPARE_TIMEOUT_S = 300.0

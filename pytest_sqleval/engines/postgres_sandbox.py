@@ -45,7 +45,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from ..cases import Limits
+from .base import Limits
 from . import display_location, parse_size, statement_count
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
                    row_batch_size)

@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..cases import Limits
+from .base import Limits
 from . import parse_size
 from .canonical import render_field, row_lanes
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
