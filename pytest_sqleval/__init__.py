@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__  # noqa: F401  (the package version, read by pip and users)
 __all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict"]
 
 if TYPE_CHECKING:  # pragma: no cover

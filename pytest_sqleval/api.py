@@ -8,7 +8,8 @@ from typing import Any
 
 from .cases import DEFAULT_DEPRECATED, ComparePolicy, Limits
 from .engines import is_url
-from .grading.pipeline import SuiteGrader, Verdict
+from .grading.pipeline import SuiteGrader
+from .grading.verdict import Verdict
 
 __all__ = ["compare", "Grader", "Verdict"]
 
@@ -18,13 +19,23 @@ class Grader:
 
     def __init__(self, database: str | Path, *, dialect: str = "duckdb", cache_dir: str | Path | None = None,
                  deprecated_tables: Iterable[str] | str | None = None, limits: Limits | None = None,
+                 judge: str = "off", judge_model: str | None = None, judge_api_base: str | None = None,
                  **contract: Any) -> None:
         """``deprecated_tables``: the table-name patterns a prediction must not read
         (``*_old``, ``legacy.*``, ...). Left out (``None``), they are the suite's when a
         ``sqleval.toml`` next to the database names it (its list plus the defaults, as in a
         pytest run), else the defaults (``DEFAULT_DEPRECATED``: ``*_old``, ``*_v1``,
         ``*_bak``); a list is used as given, so ``[]`` means none and
-        ``DEFAULT_DEPRECATED + ("legacy.*",)`` extends them."""
+        ``DEFAULT_DEPRECATED + ("legacy.*",)`` extends them.
+
+        ``judge`` (``off``, ``advisory``, ``decide``) and ``judge_model`` (a litellm model
+        string) add the LLM judge exactly as ``--sqleval-judge`` does in a pytest run: the
+        verdict is decided by the same code (``grading.verdict.decide``)."""
+        from .grading.verdict import JUDGE_MODES
+        if judge not in JUDGE_MODES:
+            raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)}, got {judge!r}")
+        if judge != "off" and not judge_model:
+            raise ValueError(f"judge={judge!r} needs a judge_model, e.g. 'openai/gpt-4o-mini'")
         deprecated = (suite_deprecated(database) if deprecated_tables is None else None) \
             or deprecated_patterns(deprecated_tables)
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
@@ -32,14 +43,27 @@ class Grader:
                                    policy=ComparePolicy().merged(**contract),
                                    deprecated=deprecated,
                                    cache_dir=Path(cache_dir) if cache_dir else Path(self._tmp.name))
+        self._judge_mode = judge
+        self._judge = None
+        if judge != "off":
+            import os
+
+            from .grading.judge import Judge
+            api_key = os.environ.get("SQLEVAL_JUDGE_API_KEY") or (
+                os.environ.get("OPENAI_API_KEY", "no-key-needed") if judge_api_base else None)
+            self._judge = Judge(judge_model, api_base=judge_api_base, api_key=api_key,
+                                cache_dir=Path(cache_dir or self._tmp.name) / "judge")
 
     @property
     def content_hash(self) -> str:
         return self._grader.content_hash
 
-    def compare(self, predicted_sql: str, gold_sql: str) -> Verdict:
-        """Grade ``predicted_sql``; raises ``GoldError`` when the gold itself cannot be trusted."""
-        return self._grader.grade(predicted_sql, self._grader.gold(gold_sql))
+    def compare(self, predicted_sql: str, gold_sql: str, question: str | None = None) -> Verdict:
+        """Grade ``predicted_sql``; raises ``GoldError`` when the gold itself cannot be trusted.
+        ``question`` is what the judge reads, when there is one."""
+        return self._grader.grade(predicted_sql, self._grader.gold(gold_sql),
+                                  judge=self._judge.call if self._judge is not None else None,
+                                  judge_mode=self._judge_mode, question=question, gold_sql=gold_sql)
 
     def close(self) -> None:
         self._grader.close()
@@ -87,12 +111,14 @@ def deprecated_patterns(deprecated_tables: Iterable[str] | str | None) -> tuple[
     return patterns
 
 
-def compare(predicted_sql: str, gold_sql: str, database: str | Path, **contract: Any) -> Verdict:
+def compare(predicted_sql: str, gold_sql: str, database: str | Path, question: str | None = None,
+            **contract: Any) -> Verdict:
     """Compare a predicted query with a gold query on ``database`` under the comparison
     contract (keywords: ``order_matters``, ``float_rel_tol``, ``float_abs_tol``,
     ``allow_empty``, ``dialect``, ``deprecated_tables``: left out, the patterns of the suite
     whose ``sqleval.toml`` names the database, else the defaults ``*_old``, ``*_v1``, ``*_bak``;
-    ``[]`` means none). Returns the verdict with every
-    layer's evidence; ``verdict.passed`` and ``verdict.error_class`` are the headline."""
+    ``[]`` means none; ``judge``, ``judge_model``, ``judge_api_base``: the LLM judge, see
+    ``Grader``). Returns the verdict with every layer's evidence; ``verdict.passed`` and
+    ``verdict.error_class`` are the headline."""
     with Grader(database, **contract) as grader:
-        return grader.compare(predicted_sql, gold_sql)
+        return grader.compare(predicted_sql, gold_sql, question=question)

@@ -117,7 +117,7 @@ class CaseItem(pytest.Item):
                     mark = marks[label] = getattr(pytest.mark, name)
                 self.add_marker(mark)
         state: SqlevalSession = self.config.stash[SESSION_KEY]
-        previous = state.previous_error_class(self.parent.nodeid, case.id, backend.label)
+        previous = state.sink.previous_error_class(self.parent.nodeid, case.id, backend.label)
         if previous:
             self.extra_keyword_matches.add(previous)
         self.user_properties.append(("sqleval_case", case.id))
@@ -129,7 +129,7 @@ class CaseItem(pytest.Item):
     def _suite_info(self) -> dict[str, Any]:
         from .engines import display_location  # a URL's password stays out of the records
         state = self._state
-        grader = state.open_grader(self.manifest)
+        grader = state.pool.open_grader(self.manifest)
         info = {"name": self.manifest.name,
                 "database": display_location(self.manifest.database) if self.manifest.database else None}
         if grader is not None:
@@ -138,10 +138,10 @@ class CaseItem(pytest.Item):
         return info
 
     def _finish(self, status: str, **kw: Any) -> dict[str, Any]:
-        from .reports.records import build_record
-        self.record = build_record(case=self.case, backend=self.backend, nodeid=self.nodeid,
-                                   suite=self._suite_info(), status=status, generation=self._generation,
-                                   gold=self._gold, **kw)
+        from .reports.records import build_record, with_fields
+        record = build_record(case=self.case, backend=self.backend, nodeid=self.nodeid, suite=self._suite_info(),
+                              status=status, generation=self._generation, gold=self._gold, **kw)
+        self.record = with_fields(record, self.config.hook.pytest_sqleval_record_fields(record=record))
         self.user_properties.append(("sqleval", self.record))
         return self.record
 
@@ -177,33 +177,21 @@ class CaseItem(pytest.Item):
                 raise CaseSetupError(record["case_error"])
 
     def _grader(self) -> Any:
-        from .layouts import grader_for
-        return grader_for(self._state, self.manifest, self.case)
+        return self._state.pool.for_case(self.manifest, self.case)
 
     def _grade(self) -> dict[str, Any]:
-        """Every grading layer, then the judge where it can change or annotate something."""
-        from .grading.adjudicate import adjudicate, judge_eligible, judge_evidence
-        from .grading.pipeline import static_classification
+        """The grader's verdict (with the judge where its mode asks), rendered as the record."""
         if self.record is not None:
             return self.record
         state = self._state
-        verdict = self._grader().grade(self._generation.sql, self._gold)
-        judgement = None
-        if state.judge_mode != "off" and judge_eligible(verdict.layers):
-            judgement = state.judge.judge_sync(self.case.question, self.case.gold_sql, verdict.generated_sql,
-                                               judge_evidence(verdict.layers))
-        adj = adjudicate(passed=verdict.passed, executed="execution" in verdict.layers, layers=verdict.layers,
-                         judgement=judgement, mode=state.judge_mode)
-        if adj.status == "failed" and verdict.error_class is None:  # judged different, or not an exact match
-            cls = static_classification(verdict.layers, verdict.stale_tables, self._gold)
-            if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
-                cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
-                    "judged different", "not an exact match (no database, no judge)")
-            verdict.error_class, verdict.failure_kind = cls.error_class, cls.failure_kind
-            verdict.explanation, verdict.confidence = cls.explanation, cls.confidence
-            verdict.layers["classify"] = cls.to_dict()
-        return self._finish(adj.status, verdict=verdict, adjudication=adj, judgement=judgement,
-                            case_error=adj.error, case_error_kind="judge_error" if adj.error else None)
+        mode = state.run.judge_mode
+        hook = self.config.hook
+        verdict = self._grader().grade(self._generation.sql, self._gold,
+                                       classifier=lambda evidence: hook.pytest_sqleval_classify(evidence=evidence),
+                                       judge=state.judge.call if mode != "off" else None, judge_mode=mode,
+                                       question=self.case.question, gold_sql=self.case.gold_sql)
+        return self._finish(verdict.status, verdict=verdict, case_error=verdict.case_error,
+                            case_error_kind="judge_error" if verdict.case_error else None)
 
     def _send_ahead(self) -> None:
         """Send this case's execution to the engine now if everything it needs is ready
@@ -211,9 +199,9 @@ class CaseItem(pytest.Item):
         if self.record is not None or self.manifest.database is None:
             return
         state = self._state
-        grader = state.open_grader(self.manifest)
+        grader = state.pool.open_grader(self.manifest)
         generation = self._generation or state.generation.ready(self.backend, self.case)
-        if grader is None or generation is None or generation.error is not None or not hasattr(grader, "submit"):
+        if grader is None or generation is None or generation.error is not None or grader.host is None:
             return
         gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case)
         if gold is not None:

@@ -10,6 +10,11 @@ from typing import Any
 import pytest
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sqleval", "text-to-SQL benchmark grading (pytest-sqleval)")
     group.addoption("--sqleval-backend", default=None, metavar="SPECS",
@@ -28,6 +33,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where generations and gold answers are cached (default .sqleval-cache under rootdir)")
     group.addoption("--sqleval-results", default=None, metavar="DIR",
                     help="where results.jsonl and summary.json are written (default sqleval-results under rootdir)")
+    group.addoption("--sqleval-ablation-dir", default=None, metavar="DIR",
+                    help="where the ablation table and plot are written when agent configurations ran "
+                         "(default report under rootdir)")
     group.addoption("--sqleval-min-pass-rate", default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
@@ -37,11 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="litellm model string for the judge, e.g. openai/gpt-4o-mini")
     group.addoption("--sqleval-judge-api-base", default=None, metavar="URL", help="API base URL for the judge")
     parser.addini("sqleval_min_pass_rate", "default for --sqleval-min-pass-rate", default=None)
+    parser.addini("sqleval_ablation_dir", "default for --sqleval-ablation-dir", default=None)
     parser.addini("sqleval_judge", "default for --sqleval-judge", default=None)
     parser.addini("sqleval_judge_model", "default for --sqleval-judge-model", default=None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from . import builtin_hooks
     from .errors import SqlevalError
     from .items import SESSION_KEY
     from .session import SqlevalSession
@@ -50,6 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except SqlevalError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = state
+    if not config.pluginmanager.is_registered(builtin_hooks):
+        config.pluginmanager.register(builtin_hooks, "sqleval-builtins")
     config.pluginmanager.register(_Hooks(state), "sqleval-session")
 
 
@@ -112,7 +124,7 @@ class _Hooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:  # xdist controller -> worker
-        node.workerinput["sqleval_run_id"] = self.state.run_id
+        node.workerinput["sqleval_run_id"] = self.state.run.run_id
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
@@ -135,8 +147,8 @@ class _Hooks:
         item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not self.state.is_worker:
-            self.state.on_report(report)
+        if not self.state.run.is_worker:
+            self.state.sink.on_report(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_runtest_metadata(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
@@ -156,10 +168,13 @@ class _Hooks:
         terminalreporter.section("sqleval summary")
         for line in summary_lines(summary):
             terminalreporter.write_line(line)
-        terminalreporter.write_line(f"results: {self.state.results_dir / 'results.jsonl'}  "
-                                    f"summary: {self.state.results_dir / 'summary.json'}")
-        if getattr(self.state, "ablation_dir", None):
-            terminalreporter.write_line(f"ablation: {self.state.ablation_dir / 'ablation.md'} (table and plot)")
+        for lines in self.state.config.hook.pytest_sqleval_summary_lines(summary=summary):
+            for line in lines or ():
+                terminalreporter.write_line(str(line))
+        results = self.state.run.results_dir
+        terminalreporter.write_line(f"results: {results / 'results.jsonl'}  summary: {results / 'summary.json'}")
+        if self.state.ablation_written:
+            terminalreporter.write_line(f"ablation: {self.state.run.ablation_dir / 'ablation.md'} (table and plot)")
         for line in self.state.gate_lines:
             terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
 

@@ -204,13 +204,13 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
 
 def test_a_layer_that_cannot_cope_leaves_evidence_and_execution_decides(shop_grader: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_sqleval.grading import pipeline
+    from pytest_sqleval.grading import layers, pipeline
 
     def recurse(*args: Any, **kw: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(pipeline, "ground", recurse)
-    monkeypatch.setattr(pipeline, "compare_structure", recurse)
+    monkeypatch.setattr(layers, "ground", recurse)
+    monkeypatch.setattr(layers, "compare_structure", recurse)
     monkeypatch.setattr(pipeline, "diagnose", recurse)
     right = shop_grader.compare("SELECT count(*) FROM customers", "SELECT count(*) AS n FROM customers")
     assert right.passed

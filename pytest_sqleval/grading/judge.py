@@ -247,6 +247,12 @@ class Judge:
         self._write_cache(key, result)
         return result
 
+    def call(self, evidence: Any) -> JudgeResult:
+        """The judgement of one candidate from the grader's evidence (``verdict.decide``'s judge)."""
+        from .verdict import judge_evidence
+        return self.judge_sync(evidence.question or "", evidence.gold_sql or "", evidence.sql,
+                               judge_evidence(evidence.layers))
+
     def judge_sync(self, question: str, gold_sql: str, predicted_sql: str,
                    evidence: Mapping[str, Any] | None = None) -> JudgeResult:
         """:meth:`judge` for synchronous callers. Without a running event loop it runs on a

@@ -26,24 +26,36 @@ def bounded(value: Any, limit: int = EVIDENCE_CHARS) -> Any:
 
 
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
-                 generation: Any = None, verdict: Any = None, gold: Any = None, adjudication: Any = None,
-                 judgement: Any = None, case_error: str | None = None,
+                 generation: Any = None, verdict: Any = None, gold: Any = None, case_error: str | None = None,
                  case_error_kind: str | None = None) -> dict[str, Any]:
     """``status`` is passed | failed | error; an error is never a graded failure. The case's
     inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
     bounded (see ``bounded``)."""
     record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
-                     verdict=verdict, gold=gold, adjudication=adjudication, judgement=judgement,
-                     case_error=case_error, case_error_kind=case_error_kind)
+                     verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
     for key in _EVIDENCE:
         record[key] = bounded(record[key])
     return record
 
 
+def with_fields(record: dict[str, Any], added: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """``record`` with the fields plugins add (``pytest_sqleval_record_fields``); a plugin
+    may add fields, never replace the record's own."""
+    for fields in added:
+        for key, value in (fields or {}).items():
+            if key in record:
+                from ..errors import UsageError
+                raise UsageError(f"a pytest_sqleval_record_fields hook returned {key!r}, a field the record "
+                                 "already has; fix: give the plugin's field a name of its own (e.g. prefixed)")
+            record[key] = value
+    return record
+
+
 def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str, generation: Any,
-            verdict: Any, gold: Any, adjudication: Any, judgement: Any, case_error: str | None,
-            case_error_kind: str | None) -> dict[str, Any]:
-    from ..grading.adjudicate import blocked_reason, severity
+            verdict: Any, gold: Any, case_error: str | None, case_error_kind: str | None) -> dict[str, Any]:
+    from ..grading.verdict import severity
+    adjudication = verdict.adjudication if verdict is not None else None
+    judgement = verdict.judgement if verdict is not None else None
     grounding = verdict.grounding if verdict is not None else {}
     layers = verdict.layers if verdict is not None else {}
     structure = layers.get("structure") or {}
@@ -79,7 +91,7 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         "ai_advisory_verdict": adjudication.ai_advisory_verdict if adjudication is not None else None,
         "verdict_consistency_flag": adjudication.verdict_consistency_flag if adjudication is not None else None,
         "judge": judgement.to_dict() if judgement is not None else None,
-        "blocked_reason": blocked_reason(layers) if layers else None,
+        "blocked_reason": verdict.blocked_reason if layers else None,
         "warnings": adjudication.warnings if adjudication is not None else [],
         "exact_match": structure.get("exact_match"),
         "no_values_exact_match": structure.get("no_values_exact_match"),

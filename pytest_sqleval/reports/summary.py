@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
-from ..grading.classify import ERROR_CLASSES
+from ..grading.verdict import ERROR_CLASSES
 from .sidebyside import summarize_sidebyside
 
 SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -47,7 +47,10 @@ def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
         "judge_skipped": sum(1 for r in records if r.get("equivalence") == "skipped"),
         "judge_agreement_rate": _ratio(sum(1 for r in flagged if r["verdict_consistency_flag"] == "consistent"),
                                        len(flagged)),
-        "error_classes": {c: classes.get(c, 0) for c in ERROR_CLASSES},
+        # the built-in classes always (a zero says so), then any a plugin's classifier gave
+        "error_classes": {**{c: classes.get(c, 0) for c in ERROR_CLASSES},
+                          **{c: k for c, k in sorted(classes.items(), key=lambda ck: str(ck[0]))
+                             if c not in ERROR_CLASSES and c is not None}},
         "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
     }
 

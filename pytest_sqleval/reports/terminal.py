@@ -4,7 +4,6 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from ..grading.classify import ERROR_CLASSES
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
@@ -113,7 +112,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                              f"judge says {d['judge']}")
         hist = b["error_classes"]
         width = max(hist.values() or [0])
-        for cls in ERROR_CLASSES:
+        for cls in hist:  # the built-in classes in precedence order, then a plugin's
             bar = "#" * (round(20 * hist[cls] / width) if width else 0)
             lines.append(f"    {cls:<20} {hist[cls]:>5}  {bar}")
         if b["case_errors"]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.grading.adjudicate import (JUDGE_MODES, adjudicate, blocked_reason, judge_eligible,
+from pytest_sqleval.grading.verdict import (JUDGE_MODES, adjudicate, blocked_reason, judge_eligible,
                                                judge_evidence, severity)
 from pytest_sqleval.grading.judge import JUDGE_PROMPT_VERSION, JudgeResult
 

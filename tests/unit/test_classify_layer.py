@@ -1,5 +1,5 @@
-"""Unit tests of the classify layer (``grading.classify``) from constructed layer
-evidence: the error-class precedence hallucinated_column -> stale_table -> wrong_metric
+"""Unit tests of the classify layer (``grading.verdict.classify``, from the evidence of
+``grading.classify``) from constructed layer evidence: the error-class precedence hallucinated_column -> stale_table -> wrong_metric
 -> wrong_join -> other, the finer ``failure_kind``, and deprecated-table matching
 (``*_old``, ``*_v1``, ``*_bak``, ``legacy.*``; quoted and qualified names)."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.cases import DEFAULT_DEPRECATED
-from pytest_sqleval.grading.classify import (ERROR_CLASSES, Classification, classify, deprecated_refs,
-                                             join_structure, table_names)
+from pytest_sqleval.grading.classify import deprecated_refs, join_structure, table_names
+from pytest_sqleval.grading.verdict import ERROR_CLASSES, Classification, classify
 from pytest_sqleval.grading.parse import parse_sql
 
 PARSE_OK = {"ok": True, "dialect": "duckdb", "statements": 1, "error": None}

@@ -1,0 +1,214 @@
+"""The grading pipeline as data: a ``Layer`` protocol and the ordered list of built-in
+layers the grader walks for every candidate.
+
+A layer reads the candidate (its SQL, its parse, the gold answer, the grader's catalog
+and engine) and adds its evidence to ``candidate.layers`` under its name; it decides
+nothing (``verdict.py`` does). Layers marked ``ahead`` run before the candidate's turn,
+up to sending its execution to the engine, so the engine works while the case before
+it is still being graded. A plugin adds, removes or replaces layers through the
+``pytest_sqleval_layers`` hook (see ``hookspecs.py``)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from . import classify as classify_layer
+from .budget import Budget, OverBudget
+from .execute import engine_failure_record, timeout_record
+from .grounding import ground
+from .parse import parse_sql
+from .safety import check_safety
+from .structure import compare_structure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .pipeline import GoldAnswer, SuiteGrader
+
+
+@dataclass
+class Candidate:
+    """One predicted query on its way through the layers."""
+
+    sql: str
+    gold: "GoldAnswer"
+    grader: "SuiteGrader"
+    budget: Budget
+    layers: dict[str, Any] = field(default_factory=dict)
+    parsed: Any = None
+    stopped: bool = False  # parse or safety refused it: the layers that need a sound query skip it
+    stale: list[str] = field(default_factory=list)
+    executed_sql: str | None = None
+    ticket: Any = None
+    sent_at: float = 0.0
+    ahead: bool = False  # graded ahead of its turn: the engine may queue it behind the case before
+
+    @property
+    def tree(self) -> Any:
+        """The parsed query, for layers that need a sound one (None once it was refused)."""
+        return None if self.stopped or self.parsed is None else self.parsed.expression
+
+
+@runtime_checkable
+class Layer(Protocol):
+    """One grading layer. ``run`` adds evidence to ``candidate.layers[name]`` (or leaves
+    nothing when it does not apply); an exception in it is kept as that layer's
+    ``layer_error`` evidence, never a lost case."""
+
+    name: str
+    ahead: bool
+
+    def run(self, candidate: Candidate) -> None: ...
+
+
+class ParseLayer:
+    name, ahead = "parse", True
+
+    def run(self, c: Candidate) -> None:
+        c.parsed = parse_sql(c.sql, c.grader.dialect)
+        c.layers["parse"] = c.parsed.to_dict()
+        c.stopped = not c.parsed.ok
+
+
+class SafetyLayer:
+    """A crash in the safety check refuses the query: it fails closed."""
+
+    name, ahead = "safety", True
+
+    def run(self, c: Candidate) -> None:
+        if c.stopped:
+            return
+        parsed = c.parsed
+        c.layers["safety"] = guarded(lambda: check_safety(parsed.expression, parsed.statements).to_dict(),
+                                     fallback={"ok": False, "reason": "layer_error"})
+        c.stopped = not c.layers["safety"]["ok"]
+
+
+class SendLayer:
+    """Sends the candidate, in the engine's dialect, to the engine process; its result is
+    collected by ``ExecutionLayer``. Nothing to send without a database."""
+
+    name, ahead = "send", True
+
+    def run(self, c: Candidate) -> None:
+        grader = c.grader
+        if c.stopped or grader.host is None:
+            return
+        try:
+            c.executed_sql = grader.to_engine(c.parsed.expression, c.sql)
+        except RecursionError:  # the engine's own parser says whether it can run the original
+            c.executed_sql = c.sql
+            c.layers["parse"]["layer_error"] = "recursion: not transpiled, executed as written"
+        c.sent_at = time.perf_counter()
+        gold = c.gold
+        c.ticket = grader.host.submit("grade", {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec,
+                                                "gold_sql": gold.sql}, ahead=c.ahead)
+
+
+class GroundingLayer:
+    name, ahead = "grounding", True
+
+    def run(self, c: Candidate) -> None:
+        if c.stopped or c.grader.index is None:
+            return
+        tree, index, budget = c.tree, c.grader.index, c.budget
+        c.layers["grounding"] = guarded(lambda: ground(tree, index, budget).to_dict(), fallback=_NO_GROUNDING)
+
+
+class StaleLayer:
+    """Deprecated tables the prediction reads and the gold does not (a deprecated table
+    the gold reads too is not stale, however either side qualifies it)."""
+
+    name, ahead = "stale", True
+
+    def run(self, c: Candidate) -> None:
+        if c.stopped:
+            return
+        gold_tables = {t.removeprefix("main.") for t in c.gold.tables}
+        tree, deprecated = c.tree, c.grader.deprecated
+        c.stale = guarded(lambda: [t for t in classify_layer.deprecated_refs(classify_layer.table_names(tree), deprecated)
+                                   if t.removeprefix("main.") not in gold_tables], fallback=[])
+
+
+class StructureLayer:
+    """The structural diff, unless the case's budget is spent (it is explanation only);
+    it runs while the engine executes the candidate."""
+
+    name, ahead = "structure", False
+
+    def run(self, c: Candidate) -> None:
+        if c.parsed is None or not c.parsed.ok or c.parsed.expression is None or c.gold.tree is None:
+            return
+        pred, gold, dialect, budget = c.parsed.expression, c.gold.tree, c.grader.dialect, c.budget
+
+        def run() -> dict[str, Any]:
+            budget.check()
+            return compare_structure(pred, gold, dialect, budget).to_dict()
+        c.layers["structure"] = guarded(run, fallback={"normalized_match": None, "exact_match": None,
+                                                       "no_values_exact_match": None, "distance": None,
+                                                       "differing_clauses": [], "clauses": {}})
+
+
+class ExecutionLayer:
+    """The engine's answer to the candidate sent by ``SendLayer``: the execution record and
+    the result comparison (made in the engine process, next to the gold answer)."""
+
+    name, ahead = "execution", False
+
+    def run(self, c: Candidate) -> None:
+        if c.ticket is None:
+            return
+        c.budget.pause()  # execution has its own limits, enforced in the engine process
+        from ..engines.host import HostCrashed, HostTimeout
+        compare = None
+        try:
+            answer = c.grader.host.result(c.ticket)
+            execution, compare = answer["execution"], answer["compare"]
+            if answer.get("pred_preview") is not None:
+                execution["preview"] = answer["pred_preview"]
+        except HostTimeout as exc:
+            execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
+        except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
+            execution = engine_failure_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
+        c.budget.resume()
+        c.layers["execution"] = execution
+        c.layers["compare"] = compare
+
+
+def default_layers() -> list[Layer]:
+    """The built-in layers, in the order the grader walks them."""
+    return [ParseLayer(), SafetyLayer(), SendLayer(), GroundingLayer(), StaleLayer(), StructureLayer(),
+            ExecutionLayer()]
+
+
+def run_layer(layer: Layer, c: Candidate) -> None:
+    """Run one layer; a layer that cannot cope leaves evidence instead of losing the case."""
+    try:
+        layer.run(c)
+    except Exception as exc:
+        c.layers[layer.name] = {**c.layers.get(layer.name, {}), **_failure(exc)}
+
+
+_NO_GROUNDING: dict[str, Any] = {"ok": None, "hallucinated_tables": [], "hallucinated_columns": [], "tables": [],
+                                 "note": None}
+
+
+def guarded(layer: Any, fallback: Any) -> Any:
+    """Run one layer's work; a failure leaves evidence instead of losing the case.
+
+    ``OverBudget`` gives ``skipped: over budget``; a ``RecursionError`` (a 3,000-term AND
+    chain, a 1,200-branch UNION) ``layer_error: recursion``; any other exception its type.
+    A dict ``fallback`` is the layer's record with that evidence added; another fallback
+    (a list) stands in for the layer's value."""
+    try:
+        return layer()
+    except Exception as exc:
+        evidence = _failure(exc)
+    return {**fallback, **evidence} if isinstance(fallback, dict) else fallback
+
+
+def _failure(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, OverBudget):
+        return {"skipped": "over budget", "detail": str(exc)}
+    if isinstance(exc, RecursionError):
+        return {"layer_error": "recursion", "detail": "the SQL is nested too deeply for this layer"}
+    return {"layer_error": type(exc).__name__, "detail": str(exc)[:500]}

@@ -1,0 +1,329 @@
+"""The one owner of the verdict: pass or fail, the error class (by one precedence),
+case errors, and how the judge's evidence combines with the deterministic layers'.
+
+Everything before this module gathers evidence and decides nothing; everything after it
+(items, records, reports) renders the ``Verdict`` it returns and edits nothing. A pytest
+item and ``api.compare`` both end here, so they agree on the same SQL, judge or not.
+
+Execution decides wherever it ran (the judge only annotates); without a database the
+judge decides in ``decide`` mode, and exact match decides otherwise."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .classify import join_diff, join_structure
+
+ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
+JUDGE_MODES = ("off", "advisory", "decide")
+ACCEPTED = ("equivalent", "partially_equivalent")
+
+
+@dataclass
+class Classification:
+    error_class: str | None
+    failure_kind: str | None  # parse_error, unsafe_statement, timeout, runtime_error, projection_mismatch, ...
+    explanation: str
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error_class": self.error_class, "failure_kind": self.failure_kind,
+                "explanation": self.explanation, "confidence": self.confidence}
+
+
+@dataclass
+class Evidence:
+    """What the layers found for one candidate: the input of every decision here and of
+    the ``pytest_sqleval_classify`` hook. ``layers`` holds each layer's evidence by name
+    (a plugin's layers included); ``executed`` says whether the candidate was sent to an engine."""
+
+    sql: str
+    layers: dict[str, Any]
+    stale: list[str]
+    executed: bool
+    joins_gold: dict[str, Any]
+    tree: Any = None  # the parsed prediction, when it parsed and was not refused
+    executed_sql: str | None = None
+    gold_sql: str | None = None
+    question: str | None = None
+    _joins: dict[str, Any] | None = field(default=None, repr=False)
+
+    def get(self, name: str) -> dict[str, Any]:
+        return self.layers.get(name) or {}
+
+    @property
+    def joins_pred(self) -> dict[str, Any]:
+        """The prediction's tables and joins, worked out the first time a classification asks."""
+        if self._joins is None:
+            try:
+                self._joins = join_structure(self.tree)
+            except Exception:  # a tree the analysis cannot walk: no join evidence
+                self._joins = {"tables": [], "joins": []}
+        return self._joins
+
+
+@dataclass
+class Adjudication:
+    status: str  # passed | failed | error
+    deterministic_verdict: str  # pass | fail | not_executed
+    ai_advisory_verdict: str | None
+    verdict_consistency_flag: str | None  # consistent | inconsistent | None (no usable judgement)
+    decided_by: str  # execution | judge | exact_match | grounding
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    """One graded case: the headline (``passed``, ``status``, ``error_class``) and the
+    evidence of every layer that ran, as plain values (``layers``)."""
+
+    passed: bool
+    error_class: str | None
+    failure_kind: str | None
+    explanation: str
+    confidence: float
+    layers: dict[str, Any]
+    generated_sql: str
+    executed_sql: str | None
+    stale_tables: list[str]
+    duration_ms: float
+    status: str = "passed"  # passed | failed | error (the judge could not answer where it decides)
+    adjudication: Adjudication | None = None
+    judgement: Any = None
+    case_error: str | None = None
+
+    @property
+    def parse_ok(self) -> bool:
+        return bool(self.layers["parse"]["ok"])
+
+    @property
+    def grounding(self) -> dict[str, Any]:
+        return self.layers.get("grounding") or {"ok": None, "hallucinated_tables": [], "hallucinated_columns": []}
+
+    @property
+    def severity(self) -> str:
+        return severity(self.status, self.failure_kind, self.error_class)
+
+    @property
+    def blocked_reason(self) -> str | None:
+        return blocked_reason(self.layers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pass": self.passed, "status": self.status, "error_class": self.error_class,
+                "failure_kind": self.failure_kind, "explanation": self.explanation, "confidence": self.confidence,
+                "layers": self.layers, "generated_sql": self.generated_sql, "executed_sql": self.executed_sql,
+                "stale_tables": self.stale_tables, "duration_ms": self.duration_ms}
+
+
+Classifier = Callable[[Evidence], "Classification | None"]
+JudgeCall = Callable[[Evidence], Any]  # -> grading.judge.JudgeResult
+
+
+def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | None = None,
+           judge: JudgeCall | None = None, mode: str = "off",
+           diagnose: Callable[[Evidence, Classification], dict[str, Any]] | None = None) -> Verdict:
+    """The verdict of one candidate from its evidence: deterministic pass/fail and error
+    class, then the judge where it may change or annotate something. ``classifier`` is
+    the ``pytest_sqleval_classify`` hook in a pytest run (a plugin's class wins, the
+    built-in precedence answers otherwise); ``diagnose`` adds the diagnostics layer."""
+    classify_ = classifier or classify_evidence
+    layers = evidence.layers
+    compare = layers.get("compare")
+    if evidence.executed:
+        passed = bool(compare and compare["match"]) and not evidence.stale
+    else:  # provisional without execution: parses, is safe and grounded, reads nothing deprecated
+        passed = (bool(layers["parse"]["ok"]) and evidence.get("safety").get("ok", True) is not False
+                  and evidence.get("grounding").get("ok") is not False and not evidence.stale)
+    if passed:
+        cls = (Classification(None, None, "result matches the gold answer"
+                              + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
+               if evidence.executed else
+               Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0))
+    else:
+        cls = classify_(evidence)
+    layers["classify"] = cls.to_dict()
+    if not passed and diagnose is not None:
+        layers["diagnostics"] = diagnose(evidence, cls)
+    judgement = None
+    if judge is not None and mode != "off" and judge_eligible(layers):
+        judgement = judge(evidence)
+    adj = adjudicate(passed=passed, executed=evidence.executed, layers=layers, judgement=judgement, mode=mode)
+    if adj.status == "failed" and cls.error_class is None:  # judged different, or not an exact match
+        cls = classify_(evidence)
+        if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
+            cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
+                "judged different", "not an exact match (no database, no judge)")
+        layers["classify"] = cls.to_dict()
+    return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
+                   evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
+                   adjudication=adj, judgement=judgement, case_error=adj.error)
+
+
+# -- the error class: one precedence -------------------------------------------------------
+def classify_evidence(evidence: Evidence) -> Classification:
+    """The built-in error class of a failed candidate (see ``classify``)."""
+    return classify(parse=evidence.layers["parse"], safety=evidence.layers.get("safety"),
+                    grounding=evidence.layers.get("grounding"), execution=evidence.layers.get("execution"),
+                    compare=evidence.layers.get("compare"), stale=evidence.stale, joins_pred=evidence.joins_pred,
+                    joins_gold=evidence.joins_gold, structure=evidence.layers.get("structure"),
+                    executed=evidence.executed)
+
+
+def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding: dict[str, Any] | None,
+             execution: dict[str, Any] | None, compare: dict[str, Any] | None, stale: list[str],
+             joins_pred: dict[str, Any], joins_gold: dict[str, Any], structure: dict[str, Any] | None = None,
+             executed: bool = True) -> Classification:
+    """The error class of a failed case, by precedence: a parse error, an unsafe
+    statement, hallucinated_column, stale_table, an execution error, then what the result
+    comparison says (or, without execution, what the structural diff says: ``judged_different``)."""
+    if not parse["ok"]:
+        err = parse["error"] or {}
+        return Classification("other", "parse_error",
+                              f"does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})", 0.95)
+    if safety is not None and not safety["ok"]:
+        return Classification("other", "unsafe_statement", f"refused as unsafe ({safety['reason']}): {safety['detail']}", 0.95)
+    exec_err = (execution or {}).get("error")
+    halluc = (grounding or {}).get("hallucinated_tables", []) + (grounding or {}).get("hallucinated_columns", [])
+    named = ", ".join(f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in halluc)
+    if exec_err and (exec_err["category"] in ("missing_column", "missing_table") or halluc):
+        return Classification("hallucinated_column", f"runtime_error:{exec_err['category']}",
+                              f"references what does not exist: {named or exec_err['message'].splitlines()[0]}", 0.95)
+    if not executed and halluc:
+        return Classification("hallucinated_column", "grounding", f"not in the schema: {named}", 0.9)
+    if stale:
+        return Classification("stale_table", "deprecated_table", f"reads deprecated table {', '.join(stale)}", 0.9)
+    if exec_err:
+        kind = "timeout" if exec_err["category"] == "timeout" else f"runtime_error:{exec_err['category']}"
+        return Classification("other", kind, f"{exec_err['category']}: {exec_err['message'].splitlines()[0]}", 0.9)
+    if not executed:
+        return _judged_different(structure)
+    if compare is None:
+        return Classification("other", "not_compared", "the result could not be compared", 0.3)
+    return _result_differs(compare, joins_pred, joins_gold)
+
+
+def _judged_different(structure: dict[str, Any] | None) -> Classification:
+    differing = set((structure or {}).get("differing_clauses", []))
+    if {"joins", "from"} & differing:
+        return Classification("wrong_join", "judged_different", "judged different; joins differ from the gold", 0.6)
+    if {"select", "group_by", "having"} & differing:
+        return Classification("wrong_metric", "judged_different", "judged different; measures differ from the gold", 0.5)
+    return Classification("other", "judged_different", "judged different from the gold", 0.5)
+
+
+def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
+    reason = compare["reason"]
+    g, p = compare["gold_rows"], compare["pred_rows"]
+    if reason == "arity_mismatch":
+        found = compare.get("gold_columns_found_at") or {}
+        extra = f"; the gold columns appear at positions {sorted(int(v) + 1 for v in found.values())}" if found else ""
+        return Classification("other", "projection_mismatch",
+                              f"{len(compare['pred_columns'])} columns where the gold has {len(compare['gold_columns'])}{extra}", 0.85)
+    if reason == "type_mismatch":
+        diffs = [f"column {i + 1}: {a} vs gold {b}" for i, (a, b) in
+                 enumerate(zip(compare["pred_kinds"], compare["gold_kinds"])) if a != b]
+        return Classification("other", "projection_mismatch", "value types differ: " + "; ".join(diffs[:3]), 0.8)
+    if reason == "order_only":
+        return Classification("other", "order_only", "right rows in the wrong order", 0.9)
+    differs, strong = join_diff(joins_pred, joins_gold)
+    grain_kept = any(compare.get("column_matches") or [])
+    same_grain = g == p and (grain_kept or g <= 1)
+    metric = Classification("wrong_metric", "value_mismatch",
+                            f"same {g} rows and grain, different values in column(s) {_bad_columns(compare)}",
+                            0.8 if grain_kept else 0.65)
+    if same_grain and not strong:
+        return metric
+    if differs:
+        ratio = f"row count {p} vs gold {g} ({p / g:.3g}x)" if g and g != p else f"values differ on {g} rows"
+        return Classification("wrong_join", "cardinality_mismatch" if g != p else "value_mismatch",
+                              f"{ratio} and {differs}", 0.8 if strong else 0.6)
+    if same_grain:
+        return metric
+    kind = "cardinality_mismatch" if g != p else "value_mismatch"
+    return Classification("other", kind, f"row count {p} vs gold {g}; row overlap F1 {compare['row_f1']:.2f}", 0.5)
+
+
+def _bad_columns(compare: dict[str, Any]) -> str:
+    bad = [str(i + 1) for i, ok in enumerate(compare.get("column_matches") or []) if not ok]
+    return ", ".join(bad) or "?"
+
+
+# -- the judge's part -----------------------------------------------------------------------
+def judge_eligible(layers: dict[str, Any]) -> bool:
+    """The judge runs only where it can change or annotate something: never on SQL that
+    does not parse, is refused, or names what does not exist."""
+    if not layers["parse"]["ok"] or not (layers.get("safety") or {}).get("ok", False):
+        return False
+    return (layers.get("grounding") or {}).get("ok") is not False
+
+
+def judge_evidence(layers: dict[str, Any]) -> dict[str, Any]:
+    """What the deterministic layers found, compact enough for a prompt."""
+    ex = layers.get("execution") or {}
+    cmp = layers.get("compare") or {}
+    struct = layers.get("structure") or {}
+    return {
+        "executed": bool(ex),
+        "execution_error": (ex.get("error") or {}).get("category"),
+        "result_match": cmp.get("match"), "compare_reason": cmp.get("reason"),
+        "gold_rows": cmp.get("gold_rows"), "predicted_rows": cmp.get("pred_rows"), "row_f1": cmp.get("row_f1"),
+        "differing_clauses": struct.get("differing_clauses"), "exact_match": struct.get("exact_match"),
+        "deterministic_class": (layers.get("classify") or {}).get("error_class"),
+    }
+
+
+def adjudicate(*, passed: bool, executed: bool, layers: dict[str, Any], judgement: Any | None,
+               mode: str) -> Adjudication:
+    ai = judgement.equivalence if judgement is not None else None
+    warnings = []
+    if judgement is not None and judgement.error:
+        warnings.append(f"judge skipped: {judgement.error}")
+    grounding = layers.get("grounding") or {}
+    ex = layers.get("execution") or {}
+    if executed and ex.get("ok") and grounding.get("ok") is False:
+        names = ", ".join(h["name"] for h in grounding["hallucinated_tables"] + grounding["hallucinated_columns"])
+        warnings.append(f"grounding flagged {names} but the engine accepted the query")
+    if executed:
+        det = "pass" if passed else "fail"
+        flag = None
+        if ai in ACCEPTED or ai == "different":
+            flag = "consistent" if (ai in ACCEPTED) == passed else "inconsistent"
+        return Adjudication("passed" if passed else "failed", det, ai, flag, "execution", None, warnings)
+    if mode == "decide":
+        if not passed:  # parse, safety, grounding or a deprecated table already failed it
+            return Adjudication("failed", "not_executed", ai, None, "grounding", None, warnings)
+        if ai is None or ai == "skipped":
+            why = judgement.error if judgement is not None else "no judgement"
+            return Adjudication("error", "not_executed", ai, None, "judge", f"the judge gave no verdict: {why}", warnings)
+        return Adjudication("passed" if ai in ACCEPTED else "failed", "not_executed", ai, None, "judge", None, warnings)
+    exact = bool((layers.get("structure") or {}).get("exact_match"))
+    ok = passed and exact
+    return Adjudication("passed" if ok else "failed", "not_executed", ai, None, "exact_match", None, warnings)
+
+
+# -- how a verdict reads ----------------------------------------------------------------------
+def severity(status: str, failure_kind: str | None, error_class: str | None) -> str:
+    if status == "error":
+        return "error"
+    if status == "passed":
+        return "none"
+    if failure_kind in ("unsafe_statement", "timeout"):
+        return "critical"
+    if error_class in ("hallucinated_column", "stale_table"):
+        return "high"
+    if failure_kind == "order_only":
+        return "low"
+    return "medium"
+
+
+def blocked_reason(layers: dict[str, Any]) -> str | None:
+    """The layer that stopped the pipeline before a result comparison, if any."""
+    if not layers["parse"]["ok"]:
+        return "parse"
+    if not (layers.get("safety") or {}).get("ok", True):
+        return f"safety:{layers['safety']['reason']}"
+    err = (layers.get("execution") or {}).get("error")
+    if err:
+        return f"execution:{err['category']}"
+    return None

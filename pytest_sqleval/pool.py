@@ -1,0 +1,125 @@
+"""The graders of one run: one per suite database (per ``db_id`` for Spider/BIRD, the
+least recently used closed beyond ``MAX_OPEN_DATABASES``), one per schema for suites
+without a database, and their engine processes started ahead of the first case."""
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+
+from .cases import BenchmarkCase, SuiteManifest
+from .errors import BadInputError
+
+MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
+MAX_SCHEMA_GRADERS = 1024  # graders of a case's own CREATE TABLE context (sql-create-context)
+
+
+class GraderPool:
+    """Opens, keeps and closes graders. ``layers_for`` gives a new grader its layers (the
+    ``pytest_sqleval_layers`` hook in a pytest run)."""
+
+    def __init__(self, cache_dir: Path, layers_for: Callable[[SuiteManifest], list[Any] | None] = lambda m: None) -> None:
+        self.cache_dir = cache_dir
+        self.layers_for = layers_for
+        self._graders: dict[Path, Any] = {}
+        self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
+        self._per_database: OrderedDict[Path, None] = OrderedDict()
+
+    def open_grader(self, manifest: SuiteManifest) -> Any:
+        """The suite's grader if it is open already; never opens one."""
+        return self._graders.get(manifest.path)
+
+    def for_case(self, manifest: SuiteManifest, case: BenchmarkCase) -> Any:
+        """The grader of one case: the suite's, its database's (Spider/BIRD), or a grader
+        without a database whose catalog is the case's own CREATE TABLE context
+        (sql-create-context)."""
+        if manifest.layout == "sql-create-context" and manifest.database is None:
+            return self._context_grader(manifest, case)
+        grader = self.for_suite(manifest)
+        if "#" in manifest.path.name:  # one database of a Spider/BIRD suite
+            self._per_database[manifest.path] = None
+            self._per_database.move_to_end(manifest.path)
+            while len(self._per_database) > MAX_OPEN_DATABASES:
+                old, _ = self._per_database.popitem(last=False)
+                stale = self._graders.pop(old, None)
+                if stale is not None:
+                    stale.close()
+        return grader
+
+    def for_suite(self, manifest: SuiteManifest) -> Any:
+        grader = self._graders.get(manifest.path)
+        if grader is not None:
+            return grader
+        from .grading.pipeline import SuiteGrader
+        if manifest.database is None:
+            catalog, source = self._schema(manifest)
+            grader = SuiteGrader(None, dialect=manifest.dialect, catalog=catalog, catalog_source=source,
+                                 deprecated=manifest.deprecated_tables, layers=self.layers_for(manifest))
+        else:
+            from .engines.build import ensure_database
+            ensure_database(manifest.database, manifest.build)
+            grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
+                                 policy=manifest.compare, deprecated=manifest.deprecated_tables,
+                                 cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
+                                 layers=self.layers_for(manifest))
+        self._graders[manifest.path] = grader
+        return grader
+
+    @staticmethod
+    def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:
+        """A suite without a database: grounding against its DDL, if it has one."""
+        if manifest.schema_ddl is None:
+            return None, ""
+        from .grading.grounding import catalog_from_ddl
+        from .textio import read_text
+        source = read_text(manifest.schema_ddl)
+        try:
+            return catalog_from_ddl(source, manifest.dialect), source
+        except ValueError as exc:
+            raise BadInputError(manifest.schema_ddl, str(exc), fix="fix the CREATE TABLE statements") from None
+
+    def _context_grader(self, manifest: SuiteManifest, case: BenchmarkCase) -> Any:
+        from .grading.grounding import catalog_from_ddl
+        from .grading.pipeline import SuiteGrader
+        context = str(case.metadata.get("context") or "")
+        key = manifest.path.with_name(f"{manifest.path.name}#ddl-{hashlib.sha256(context.encode()).hexdigest()[:16]}")
+        grader = self._graders.get(key)
+        if grader is None:
+            try:
+                catalog = catalog_from_ddl(context, manifest.dialect) if context.strip() else None
+            except ValueError as exc:
+                where, _, line = case.source.rpartition(":")
+                raise BadInputError(where or case.source, f"the context's DDL: {exc}",
+                                    line=int(line) if line.isdigit() else None, field="context",
+                                    fix="fix the CREATE TABLE statements of this case") from None
+            if sum(1 for k in self._graders if "#ddl-" in k.name) > MAX_SCHEMA_GRADERS:
+                for k in [k for k in self._graders if "#ddl-" in k.name]:
+                    self._graders.pop(k)
+            grader = self._graders[key] = SuiteGrader(None, dialect=manifest.dialect, catalog=catalog,
+                                                      deprecated=manifest.deprecated_tables, catalog_source=context,
+                                                      layers=self.layers_for(manifest))
+        return grader
+
+    def start_engines(self, manifests: list[SuiteManifest], most: int = 2) -> None:
+        """Start the engine process of the first suites this process will grade, without
+        waiting for it: its start-up (imports, opening the database, the catalog) then
+        overlaps pytest's own instead of delaying the first case."""
+        from .engines import is_url
+        from .grading.pipeline import SuiteGrader
+        for manifest in manifests:
+            if len(self._started) >= most:
+                break
+            if (manifest.database is None or manifest.path in self._started or manifest.path in self._graders
+                    or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
+                continue
+            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir)
+
+    def close(self) -> None:
+        for host, _ in self._started.values():
+            host.close()
+        self._started.clear()
+        for grader in self._graders.values():
+            grader.close()
+        self._graders.clear()
+        self._per_database.clear()

@@ -1,0 +1,150 @@
+"""The results sink: every case record as it arrives (a journal a killed run keeps),
+then the run's outputs, written once at the end: results.jsonl, summary.json, the
+ablation table when agent configurations ran, and the error-class cache.
+
+It reads records only. In an xdist run only the controller keeps one; workers attach
+their records to the reports they send (``user_properties``), so serial and ``-n 2``
+runs write the same files."""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+RECORD_KEY = "sqleval"
+CASE_KEY = "sqleval_case"
+ERROR_CLASS_CACHE = "sqleval/error_classes"
+
+
+class ResultsSink:
+    def __init__(self, results_dir: Path, run_id: str, cache: Any = None) -> None:
+        self.results_dir = results_dir
+        self.run_id = run_id
+        self.cache = cache  # pytest's cache (None with -p no:cacheprovider)
+        self.records: dict[str, dict[str, Any]] = {}
+        self.case_nodeids: set[str] = set()
+        self.other_failures = 0
+        self.failed_reports = 0  # test reports pytest counts as failures (session.testsfailed counts them too)
+        self._results_fh: Any = None  # this run's journal: every finished record, appended as it comes
+        self._journal: Path | None = None
+        self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
+
+    def on_report(self, report: Any) -> None:
+        props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
+        if report.failed and not hasattr(report, "wasxfail"):  # as pytest's Session counts them
+            self.failed_reports += 1
+        record = props.get(RECORD_KEY)
+        # a report xdist makes up for an item whose worker crashed carries no properties:
+        # it is still a benchmark case, to be reported as lost, not as a failing test
+        if CASE_KEY in props or report.nodeid.split("::", 1)[0].endswith(".jsonl"):
+            self.case_nodeids.add(report.nodeid)
+        elif report.failed:
+            self.other_failures += 1
+        if record is None or report.nodeid in self.records:
+            return
+        self.records[report.nodeid] = record
+        if self._results_fh is None:
+            self.results_dir.mkdir(parents=True, exist_ok=True)
+            self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
+            self._results_fh = open(self._journal, "w", encoding="utf-8")
+        self._results_fh.write(json.dumps(record, default=str) + "\n")
+        self._results_fh.flush()  # a killed run keeps every finished case in its journal
+
+    def close_journal(self, remove: bool) -> None:
+        if self._results_fh is not None:
+            self._results_fh.close()
+            self._results_fh = None
+        if remove and self._journal is not None:
+            self._journal.unlink(missing_ok=True)
+            self._journal = None
+
+    def lost_cases(self) -> list[str]:
+        return sorted(self.case_nodeids - set(self.records))
+
+    def sorted_records(self) -> list[dict[str, Any]]:
+        return [self.records[k] for k in sorted(self.records)]
+
+    def expected(self) -> int:
+        return len(self.case_nodeids | set(self.records))
+
+    def publish(self, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+        """results.jsonl (sorted, so serial and xdist runs give identical files) and summary.json."""
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        self.close_journal(remove=True)
+
+        def write_results(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for rec in records:
+                    fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
+
+        summary_text = json.dumps(summary, indent=2, default=str) + "\n"
+        with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
+            _publish(self.results_dir / "results.jsonl", write_results)
+            _publish(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
+
+    def remember_error_classes(self, records: list[dict[str, Any]]) -> None:
+        """Merged per case: cases not run keep what they had; only the controller writes."""
+        if self.cache is None:
+            return
+        merged = dict(self.cache.get(ERROR_CLASS_CACHE, {}))
+        for rec in records:
+            key = case_cache_key(suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"]),
+                                 rec["case_id"], rec["backend"])
+            if rec["status"] == "failed" and rec.get("error_class"):
+                merged[key] = rec["error_class"]
+            else:
+                merged.pop(key, None)
+        self.cache.set(ERROR_CLASS_CACHE, merged)
+
+    def previous_error_class(self, suite: str, case_id: str, backend_label: str) -> str | None:
+        return self.previous_classes.get(case_cache_key(suite, case_id, backend_label))
+
+
+def case_cache_key(suite: str, case_id: str, backend_label: str) -> str:
+    """The error-class cache's key: suite (its questions file's node id), case id, backend label.
+
+    It never depends on how this run names the item (``q06`` with one backend, ``q06[gold]``
+    with several), so a class remembered for a case and backend applies whatever backend
+    list the next run names."""
+    return f"{suite}::{case_id}|{backend_label}"
+
+
+def suite_nodeid(nodeid: str, case_id: str, backend_label: str) -> str:
+    """The questions file's node id, from a case's: the node id without the item's name,
+    which is ``q06`` (one backend) or ``q06[gold]`` (several)."""
+    for name in (f"{case_id}[{backend_label}]", case_id):
+        if nodeid.endswith(f"::{name}"):
+            return nodeid[:-len(name) - 2]
+    return nodeid.rsplit("::", 1)[0]
+
+
+def _publish(path: Path, write: Callable[[Path], Any]) -> None:
+    """Replace ``path`` whole: ``write`` fills a temporary file in the same folder, which
+    then takes the name in one ``os.replace``. A reader, or another run sharing the folder,
+    sees the old file or the new one, never a mix; when two runs publish, the last wins."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Held while a run publishes its final results.jsonl and summary.json, so both files
+    come from the same run (the last to finish). Where there is no ``fcntl`` it locks nothing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(folder / ".sqleval.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

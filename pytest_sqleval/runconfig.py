@@ -1,0 +1,90 @@
+"""The run's configuration, read once from pytest's options and ini keys: which backends,
+how much concurrency, where caches, results and the ablation go, the judge and the gate."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .errors import UsageError
+from .gate import min_pass_rate
+
+
+@dataclass
+class RunConfig:
+    run_id: str
+    is_worker: bool
+    worker_index: int
+    worker_count: int
+    backend_spec: str
+    concurrency: int  # backend calls in flight in this process (the run's limit split between workers)
+    generation_timeout: float
+    use_cache: bool
+    cache_dir: Path
+    results_dir: Path
+    ablation_dir: Path
+    min_pass_rate: float | None
+    judge_mode: str
+    judge_model: str | None
+    xdist_workers: int
+
+    @classmethod
+    def from_pytest(cls, config: pytest.Config) -> "RunConfig":
+        opt = config.getoption
+        winput = getattr(config, "workerinput", {})
+        worker_index, worker_count = _worker_position(winput)
+        concurrency = opt("sqleval_concurrency")
+        if concurrency < 1:
+            raise UsageError(f"--sqleval-concurrency must be at least 1, got {concurrency}")
+        root = Path(str(config.rootpath))
+        judge_mode, judge_model = _judge_settings(config)
+        return cls(
+            run_id=winput.get("sqleval_run_id") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6],
+            is_worker=hasattr(config, "workerinput"), worker_index=worker_index, worker_count=worker_count,
+            backend_spec=opt("sqleval_backend") or "gold",
+            concurrency=max(1, concurrency // worker_count),  # the limit is for the whole run: workers share it
+            generation_timeout=opt("sqleval_generation_timeout"), use_cache=not opt("sqleval_no_cache"),
+            cache_dir=_resolve(root, opt("sqleval_cache_dir") or ".sqleval-cache"),
+            results_dir=_resolve(root, opt("sqleval_results") or "sqleval-results"),
+            ablation_dir=_resolve(root, opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir") or "report"),
+            min_pass_rate=min_pass_rate(config), judge_mode=judge_mode, judge_model=judge_model,
+            xdist_workers=_xdist_workers(config))
+
+
+def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:
+    from .grading.verdict import JUDGE_MODES
+    mode = config.getoption("sqleval_judge") or config.getini("sqleval_judge") or "off"
+    if mode not in JUDGE_MODES:
+        raise UsageError(f"--sqleval-judge must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
+    model = config.getoption("sqleval_judge_model") or config.getini("sqleval_judge_model") or None
+    if mode != "off" and not model:
+        raise UsageError(f"--sqleval-judge={mode} needs a judge model: --sqleval-judge-model=openai/gpt-4o-mini "
+                         "(any litellm model string; the provider's API key comes from its usual environment "
+                         "variable or SQLEVAL_JUDGE_API_KEY)")
+    return mode, model
+
+
+
+def _resolve(root: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else root / p
+
+
+def _worker_position(winput: dict[str, Any]) -> tuple[int, int]:
+    wid = winput.get("workerid", "gw0")
+    try:
+        index = int(str(wid).lstrip("gw"))
+    except ValueError:
+        index = 0
+    count = int(winput.get("workercount", 1) or 1)
+    return index, max(1, count)
+
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    n = getattr(config.option, "numprocesses", None)
+    return int(n) if isinstance(n, int) else 0

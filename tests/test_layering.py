@@ -1,0 +1,113 @@
+"""The package's parts import one way (every import counted, those inside functions too):
+no cycle between parts; engines import nothing above them; reports read records and
+import nothing from the agent or the engines; the grader never imports the agent or
+the warehouse generator."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import pytest_sqleval
+
+PACKAGE = Path(pytest_sqleval.__file__).parent
+GRADER = {"api", "builtin_hooks", "cases", "engines", "errors", "gate", "generation", "grading", "backends",
+          "hookspecs", "items", "llm", "plugin", "pool", "reports", "runconfig", "session", "textio", "_version"}
+
+
+def part_of(module: str) -> str | None:
+    """The part (subpackage or top-level module) a dotted module name belongs to."""
+    parts = module.split(".")
+    if parts[0] != "pytest_sqleval":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def import_edges() -> dict[tuple[str, str], set[str]]:
+    """(importing part, imported part) -> the modules that import it."""
+    edges: dict[tuple[str, str], set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(rel.parts).removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        source = part_of(module)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                name = ".".join(base + ([node.module] if node.module else []))
+                # "from . import x" names the module x; "from .x import y" the module x
+                targets = [f"{name}.{a.name}" for a in node.names] if not node.module else [name]
+            else:
+                continue
+            for target in targets:
+                dest = part_of(target)
+                if dest and dest != source and ((PACKAGE / dest).is_dir() or (PACKAGE / f"{dest}.py").exists()):
+                    edges.setdefault((source, dest), set()).add(module)
+    return edges
+
+
+def cycles(edges: dict[tuple[str, str], set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one part (Tarjan)."""
+    graph: dict[str, list[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_between_the_packages_parts() -> None:
+    edges = import_edges()
+    found = cycles(edges)
+    detail = {tuple(c): sorted(f"{a} -> {b} ({', '.join(sorted(edges[a, b]))})" for a, b in edges
+                               if a in c and b in c) for c in found}
+    assert not found, detail
+
+
+@pytest.mark.parametrize(("part", "forbidden"), [
+    ("engines", {"grading", "reports", "agent", "warehouse", "cases", "backends", "session", "items", "pool"}),
+    ("reports", {"agent", "engines", "warehouse"}),
+    ("cases", {"grading", "reports", "agent", "warehouse", "backends", "session", "items", "pool"}),
+    ("grading", {"reports", "agent", "warehouse", "session", "items", "pool", "backends"}),
+])
+def test_a_part_imports_nothing_above_it(part: str, forbidden: set[str]) -> None:
+    wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items() if a == part and b in forbidden}
+    assert not wrong, wrong
+
+
+def test_the_grader_never_imports_the_agent_or_the_warehouse_generator() -> None:
+    wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items()
+             if a in GRADER and b in ("agent", "warehouse")}
+    assert not wrong, wrong
