@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from pytest_sqleval.agent import CONFIGS
+from pytest_sqleval.agent.backends import record_metadata
 from pytest_sqleval.reports.ablation import ablation_rows, load_records, main, render_markdown
 from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import INI
@@ -16,9 +18,12 @@ from tests.sqleval_helpers import INI
 
 def rec(backend: str, qid: str, status: str, error_class: str | None = None, calls: int | None = 1,
         tokens: tuple[int, int] = (100, 10), latency: float = 50.0, cost: float | None = None) -> dict[str, Any]:
-    meta = {} if calls is None else {"n_llm_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
-                                     "total_tokens": sum(tokens), "latency_ms": latency, "cost_usd": cost,
-                                     "model": "openai/m", "repair_rounds": calls - 1}
+    """A record as a run writes it: an agent configuration's records carry its components and ablation step."""
+    meta = record_metadata(CONFIGS[backend]) if backend in CONFIGS else {}
+    if calls is not None:
+        meta.update({"n_llm_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+                     "total_tokens": sum(tokens), "latency_ms": latency, "cost_usd": cost,
+                     "model": "openai/m", "repair_rounds": calls - 1})
     return {"nodeid": f"s/q.jsonl::{qid}[{backend}]", "case_id": qid, "backend": backend, "status": status,
             "error_class": error_class, "backend_metadata": meta, "suite": "s"}
 
