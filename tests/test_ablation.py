@@ -9,16 +9,24 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.reports.ablation import ablation_rows, load_records, main, render_markdown
+from pytest_sqleval.agent import CONFIGS, RAW_LLM
+from pytest_sqleval.agent.backends import make_llm_backend, record_metadata
+from pytest_sqleval.backends.base import BackendOptions
+from pytest_sqleval.cases import BenchmarkCase
+from pytest_sqleval.reports.ablation import ablation_rows, has_ablation, load_records, main, render_markdown
+from pytest_sqleval.reports.records import build_record
 from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import INI
 
 
 def rec(backend: str, qid: str, status: str, error_class: str | None = None, calls: int | None = 1,
         tokens: tuple[int, int] = (100, 10), latency: float = 50.0, cost: float | None = None) -> dict[str, Any]:
-    meta = {} if calls is None else {"n_llm_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
-                                     "total_tokens": sum(tokens), "latency_ms": latency, "cost_usd": cost,
-                                     "model": "openai/m", "repair_rounds": calls - 1}
+    """A record as a run writes it: an agent configuration's records carry its components and ablation step."""
+    meta = record_metadata(CONFIGS[backend]) if backend in CONFIGS else {}
+    if calls is not None:
+        meta.update({"n_llm_calls": calls, "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+                     "total_tokens": sum(tokens), "latency_ms": latency, "cost_usd": cost,
+                     "model": "openai/m", "repair_rounds": calls - 1})
     return {"nodeid": f"s/q.jsonl::{qid}[{backend}]", "case_id": qid, "backend": backend, "status": status,
             "error_class": error_class, "backend_metadata": meta, "suite": "s"}
 
@@ -43,6 +51,18 @@ def test_rows_count_classes_means_and_the_pareto_frontier() -> None:
     md = render_markdown(list(rows.values()))
     assert "| **a1** | retrieval + self-check | 50.0 | 1 / 2 | 1 | 0 | 0 | 0 | 0 | 0 | 2.00 |" in md
     assert "| a0 → a1 | +50.0 | +1 | +0 | -1 | -1 | +0 | +1.00 | +0 |" in md
+
+
+def test_a_configurations_records_say_what_its_row_is_even_when_its_case_crashed(tmp_path: Path) -> None:
+    opts = BackendOptions(model="scripted", api_base="http://127.0.0.1:1/v1", rootdir=str(tmp_path))
+    a1, raw = make_llm_backend("a1", opts), make_llm_backend("raw_llm", opts)
+    crashed = build_record(case=BenchmarkCase("q1", "How many?", "SELECT 1"), backend=a1, nodeid="s/q.jsonl::q1[a1]",
+                           suite={"name": "s"}, status="error", case_error="BackendError: no key")
+    assert crashed["backend_metadata"] == {"components": "retrieval + self-check", "ablation_step": 1}
+    assert has_ablation([crashed]) and [(r.config, r.components, r.errors) for r in ablation_rows([crashed])] == [
+        ("a1", "retrieval + self-check", 1)]
+    assert raw.metadata == {"components": RAW_LLM.components}  # a backend, but no step of the ablation
+    assert not has_ablation([rec("gold", "q1", "passed"), {**crashed, "backend_metadata": raw.metadata}])
 
 
 def test_inputs_merge_results_and_json_reports_and_bad_input_is_refused(tmp_path: Path,

@@ -26,8 +26,8 @@ from pytest_sqleval.agent.retriever import SchemaRetriever, tokenize  # noqa: E4
 from pytest_sqleval.agent.schema import reset_workspaces, workspace_for  # noqa: E402
 from pytest_sqleval.agent.selfcheck import inspect  # noqa: E402
 from pytest_sqleval.agent.tokens import TokenCounter  # noqa: E402
+from pytest_sqleval.agent.backends import make_llm_backend  # noqa: E402
 from pytest_sqleval.backends.base import BackendOptions  # noqa: E402
-from pytest_sqleval.backends.llm_backends import make_llm_backend  # noqa: E402
 from pytest_sqleval.cases import BenchmarkCase, read_cases  # noqa: E402
 from pytest_sqleval.errors import BackendError  # noqa: E402
 

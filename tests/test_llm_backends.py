@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_sqleval.agent.backends import make_llm_backend
 from pytest_sqleval.backends.base import BackendOptions
-from pytest_sqleval.backends.llm_backends import api_key_for, is_local_endpoint, make_llm_backend, model_string
+from pytest_sqleval.backends.llm_backends import api_key_for, is_local_endpoint, model_string
 from pytest_sqleval.backends.registry import known_backends, resolve_backend, resolve_backends
 from pytest_sqleval.errors import UsageError
 from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)

@@ -4,7 +4,8 @@ sandboxed engine and repairs errors, empty and suspicious results (at most 3 rou
 semantic layer as an ablatable input, and per-case budgets.
 
 Configurations ``a0``, ``a1``, ``a2``, ``a3``, ``a3-sc`` (see :mod:`.config`) are
-backends: ``pytest --sqleval-backend=a0,a1,a2,a3,a3-sc --sqleval-model=... cases/vantage``.
+backends, registered as entry points by :mod:`.backends`:
+``pytest --sqleval-backend=a0,a1,a2,a3,a3-sc --sqleval-model=... cases/vantage``.
 Nothing here imports litellm until a model is called."""
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, Budget, LLMSettings

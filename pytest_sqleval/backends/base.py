@@ -20,9 +20,10 @@ GenerateFn = Callable[[BenchmarkCase], Awaitable[Union[str, GenerationResult]]]
 
 
 class BackendFactory(Protocol):
-    """What an entry point in ``pytest_sqleval.backends`` provides."""
+    """What an entry point in ``pytest_sqleval.backends`` provides: a generate function, or
+    a ready :class:`Backend` that keeps its own label, fingerprint, description and metadata."""
 
-    def __call__(self, options: "BackendOptions") -> GenerateFn | Callable[..., Any]: ...
+    def __call__(self, options: "BackendOptions") -> "Backend | GenerateFn | Callable[..., Any]": ...
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,14 @@ class BackendOptions:
 @dataclass
 class Backend:
     """A resolved backend: a display label, an async generate function, and the
-    fingerprint that keys its cached generations (``None``: never cached)."""
+    fingerprint that keys its cached generations (``None``: never cached). ``metadata`` is
+    what every record of the backend carries in ``backend_metadata``, whether or not its
+    generation came back (a generation's own keys win): how reports know the backend even
+    from a crashed case."""
 
     spec: str
     label: str
     generate: Callable[[BenchmarkCase], Awaitable[Any]]
     fingerprint: str | None = None
     description: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)

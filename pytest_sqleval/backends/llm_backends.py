@@ -1,7 +1,9 @@
-"""Built-in LLM backends: ``raw_llm`` (seed 000) and the agent configurations ``a0``,
-``a1``, ``a2``, ``a3``, ``a3-sc`` (seed 002).
+"""What every LLM backend shares, whoever builds it: the model string, the API key, the
+client limits and the credential gate. The agent's configurations (``raw_llm``, ``a0`` ...
+``a3-sc``) are built on these in :mod:`pytest_sqleval.agent.backends`; this module knows
+nothing of them, so the grader never depends on the agent.
 
-``--sqleval-model``, ``--sqleval-provider`` and ``--sqleval-api-base`` reach these
+``--sqleval-model``, ``--sqleval-provider`` and ``--sqleval-api-base`` reach backend
 factories through :class:`~.base.BackendOptions`, never the runner; a ``module:function``
 backend never sees them.
 
@@ -19,28 +21,19 @@ backend never sees them.
   it); a missing or rejected key (HTTP 401/403, or no key for the provider) is not retried
   and stops the backend for the run: that case and every later one is a ``backend_error``
   with the same one-line reason naming the variable to set, and no further call is made.
-- **Fingerprint** (the generation cache's key): backend name, model, provider, prompt
-  version, the configuration with its budgets, and a hash of the agent's code.
-- **Predictions**: each generation is also written to ``runs/<config>/predictions.jsonl``
-  under the rootdir (``$SQLEVAL_RUNS_DIR`` overrides the ``runs`` folder).
 """
 from __future__ import annotations
 
-import hashlib
 import ipaddress
-import json
 import os
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UsageError
 from ..llm import PROVIDER_KEY_VARS, CredentialGate, CredentialsStopped
-from .base import Backend, BackendOptions, GenerationResult
+from .base import BackendOptions
 
 SELF_HOSTED_PROVIDERS = frozenset({"ollama", "ollama_chat", "hosted_vllm", "vllm", "lm_studio", "llamafile"})
-_CODE_FILES = ("agent", "backends/llm_backends.py", "llm.py")
 
 
 def model_string(options: BackendOptions) -> tuple[str, str | None]:
@@ -104,75 +97,9 @@ def _env_float(name: str, default: float) -> float:
         raise UsageError(f"${name}={raw!r}: expected a positive number") from None
 
 
-def _code_hash() -> str:
-    root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for rel in _CODE_FILES:
-        p = root / rel
-        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
-        for f in files:
-            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _layers_hash(rootdir: str) -> str:
-    """Semantic layers under the rootdir (suites sit at most three folders deep): editing
-    one must not replay generations cached against the old text."""
-    digest = hashlib.sha256()
-    root = Path(rootdir)
-    for pattern in ("semantic_layer.yaml", "*/semantic_layer.yaml", "*/*/semantic_layer.yaml",
-                    "*/*/*/semantic_layer.yaml"):
-        for f in sorted(root.glob(pattern)):
-            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def make_llm_backend(name: str, options: BackendOptions, config: Any | None = None, **llm_overrides: Any) -> Backend:
-    """A backend for one agent configuration (``a0`` ... ``a3-sc``) or ``raw_llm``.
-
-    ``config`` replaces the named configuration (e.g. other budgets); ``llm_overrides``
-    set :class:`~pytest_sqleval.agent.loop.LLMSettings` fields (``timeout_s``,
-    ``max_attempts``, ``backoff_base``, ``api_key``)."""
-    from ..agent.config import CONFIGS, PROMPT_VERSION, RAW_LLM
-    from ..agent.loop import Agent, LLMSettings
-    from ..agent.runs import record_prediction, runs_dir
-    if config is None:
-        if name == "raw_llm":
-            config = RAW_LLM
-        elif name in CONFIGS:
-            config = CONFIGS[name]
-        else:
-            raise UsageError(f"unknown agent configuration {name!r}; known: raw_llm, {', '.join(CONFIGS)}")
-    model, provider = model_string(options)
-    settings = LLMSettings(model=model, provider=provider, api_base=options.api_base,
-                           api_key=api_key_for(provider, options.api_base),
-                           timeout_s=_env_float("SQLEVAL_LLM_TIMEOUT", 60.0),
-                           max_attempts=int(_env_float("SQLEVAL_LLM_MAX_ATTEMPTS", 4)))
-    if llm_overrides:
-        settings = replace(settings, **llm_overrides)
-    out_root = runs_dir(options.rootdir)
-
-    def on_result(case: Any, result: GenerationResult) -> None:
-        m = result.metadata
-        line = {"qid": case.id, "sql": result.sql, "config": config.name, "n_llm_calls": m.get("n_llm_calls"),
-                "latency_ms": m.get("latency_ms"), "prompt_tokens": m.get("prompt_tokens"),
-                "completion_tokens": m.get("completion_tokens"), "total_tokens": m.get("total_tokens"),
-                "cost_usd": m.get("cost_usd"), "repair_rounds": m.get("repair_rounds"), "model": m.get("model"),
-                "provider": m.get("provider"), "prompt_version": m.get("prompt_version"), "suite": case.suite}
-        try:
-            m["predictions_file"] = str(record_prediction(out_root, config.name, line))
-        except OSError as exc:  # never fail a generation over its copy on disk
-            m["predictions_error"] = f"{type(exc).__name__}: {exc}"
-
-    agent = Agent(config, settings, backend_name=name, on_result=on_result)
-    fingerprint_src = json.dumps({"kind": "sqleval-llm-backend", "name": name, "model": model, "provider": provider,
-                                  "prompt_version": PROMPT_VERSION, "config": config.fingerprint_dict(),
-                                  "code": _code_hash(), "layers": _layers_hash(options.rootdir)}, sort_keys=True)
-    gated = _gated(name, provider, settings.api_base, agent.generate)
-    backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
-                      f"{config.components} [{model}, prompt {PROMPT_VERSION}]")
-    backend.agent = agent  # type: ignore[attr-defined]
-    return backend
+def client_limits() -> tuple[float, int]:
+    """``(timeout_s, max_attempts)`` for one model call, from the environment."""
+    return _env_float("SQLEVAL_LLM_TIMEOUT", 60.0), int(_env_float("SQLEVAL_LLM_MAX_ATTEMPTS", 4))
 
 
 def key_hint(provider: str | None, api_base: str | None) -> str:
@@ -183,7 +110,7 @@ def key_hint(provider: str | None, api_base: str | None) -> str:
     return " or ".join(f"${n}" for n in names)
 
 
-def _gated(name: str, provider: str | None, api_base: str | None, generate: Any) -> Any:
+def credential_gated(name: str, provider: str | None, api_base: str | None, generate: Any) -> Any:
     """``generate`` behind a :class:`~pytest_sqleval.llm.CredentialGate`: credentials are checked
     with the backend's first case, and after a key failure every case of the backend raises the
     same :class:`BackendError` at once, without calling the API. A case error rather than a
@@ -200,18 +127,3 @@ def _gated(name: str, provider: str | None, api_base: str | None, generate: Any)
     gated.__name__ = getattr(generate, "__name__", "generate")
     gated.gate = gate  # type: ignore[attr-defined]
     return gated
-
-
-def raw_llm(options: BackendOptions) -> Backend:
-    return make_llm_backend("raw_llm", options)
-
-
-def _agent_factory(name: str) -> Any:
-    def factory(options: BackendOptions) -> Backend:
-        return make_llm_backend(name, options)
-    factory.__name__ = f"agent_{name.replace('-', '_')}"
-    factory.__doc__ = f"The agent configuration {name}."
-    return factory
-
-
-AGENT_FACTORIES = {name: _agent_factory(name) for name in ("a0", "a1", "a2", "a3", "a3-sc")}

@@ -1,5 +1,6 @@
-"""Resolve ``--sqleval-backend`` specs: built-ins, ``predictions:PATH``, entry points,
-and ``module:function`` (sync or async callables, or zero-argument factories)."""
+"""Resolve ``--sqleval-backend`` specs: ``gold``, ``predictions:PATH``, entry points (the
+agent's configurations register there like any plugin's backends), and ``module:function``
+(sync or async callables, or zero-argument factories)."""
 from __future__ import annotations
 
 import asyncio
@@ -24,19 +25,13 @@ async def _gold(case: BenchmarkCase) -> GenerationResult:
     return GenerationResult(case.gold_sql, {"backend": "gold"})
 
 
-def _llm_builtin(name: str) -> Callable[[BackendOptions], Backend]:
-    def factory(opts: BackendOptions) -> Backend:
-        from .llm_backends import make_llm_backend  # litellm and the agent load only when used
-        return make_llm_backend(name, opts)
-    return factory
-
-
-AGENT_CONFIGS = ("a0", "a1", "a2", "a3", "a3-sc")  # the ablation's agent configurations
-
 BUILTINS: dict[str, Callable[[BackendOptions], Backend]] = {
     "gold": lambda opts: Backend("gold", "gold", _gold, None, "the suite's own gold SQL: a self-check of the suite"),
-    **{name: _llm_builtin(name) for name in ("raw_llm", *AGENT_CONFIGS)},
 }
+
+# Deprecated: only session.py's ablation switch reads it, until it asks
+# reports.ablation.has_ablation(records). The agent's configurations are entry points now.
+AGENT_CONFIGS = ("a0", "a1", "a2", "a3", "a3-sc")
 
 
 def _entry_points() -> dict[str, Any]:
@@ -88,7 +83,10 @@ def resolve_backend(spec: str, options: BackendOptions) -> Backend:
     eps = _entry_points()
     if spec in eps:
         factory = eps[spec].load()
-        return _wrap(spec, spec, factory(options), f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}")
+        made = factory(options)
+        if isinstance(made, Backend):  # a plugin that names, fingerprints and describes its backend itself
+            return made
+        return _wrap(spec, spec, made, f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}")
     if ":" in spec:
         return _module_backend(spec)
     hint = difflib.get_close_matches(spec, list(BUILTINS) + list(eps), n=1)

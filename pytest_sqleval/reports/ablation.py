@@ -16,6 +16,11 @@ backend reported them (``backend_metadata``: ``n_llm_calls``, ``prompt_tokens``,
 ``completion_tokens``, ``latency_ms``). A configuration is on the *Pareto frontier* when no
 other configuration has at least its accuracy with at most its mean calls, and is better
 in one of the two.
+
+The records say which backends are the ablation's configurations and what each one is:
+``backend_metadata["components"]`` describes a row, ``backend_metadata["ablation_step"]``
+(0, 1, ...) places it; consecutive steps get a line of "what each step changed". Rows
+without a step follow, by name. Nothing here knows any backend by name.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
+ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
 CLASS_HEADERS = {"wrong_join": "wrong-join", "wrong_metric": "wrong-metric", "hallucinated_column": "halluc. column",
                  "stale_table": "stale-table", "other": "other"}
 
@@ -54,6 +60,7 @@ class AblationRow:
     mean_repair_rounds: float | None = None
     total_cost_usd: float | None = None
     pareto: bool = False
+    step: int | None = None  # its ablation_step; a sort key, not a column
 
     @property
     def graded(self) -> int:
@@ -65,6 +72,7 @@ class AblationRow:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["step"]
         d["execution_accuracy"] = self.execution_accuracy
         d["graded"] = self.graded
         return d
@@ -141,9 +149,18 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
+def _step(meta: dict[str, Any]) -> int | None:
+    step = meta.get(ABLATION_STEP)
+    return step if isinstance(step, int) and not isinstance(step, bool) else None
+
+
+def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
+    """Whether any record comes from one of an ablation's configurations."""
+    return any(_step(rec.get("backend_metadata") or {}) is not None for rec in records)
+
+
 def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
-    """One row per backend, in the ablation's order (a0, a1, a2, a3, a3-sc), then the rest."""
-    from ..agent.config import ABLATION_ORDER, CONFIGS, RAW_LLM
+    """One row per backend, in the ablation's order (their ``ablation_step``), then the rest by name."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         groups.setdefault(str(rec.get("backend") or "?"), []).append(rec)
@@ -167,6 +184,8 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
             meta = rec.get("backend_metadata") or {}
             if not row.components and isinstance(meta.get("components"), str):
                 row.components = meta["components"]
+            if row.step is None:
+                row.step = _step(meta)
             if meta.get("model"):
                 models.add(str(meta["model"]))
             if _num(meta.get("n_llm_calls")) is not None:
@@ -190,12 +209,8 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
         row.mean_calls, row.mean_prompt_tokens, row.mean_completion_tokens = _mean(calls), _mean(pt), _mean(ct)
         row.mean_total_tokens, row.mean_latency_ms, row.mean_repair_rounds = _mean(tt), _mean(lat), _mean(rr)
         row.total_cost_usd = round(sum(costs), 6) if calls and cost_known else None
-        if not row.components:
-            cfg = CONFIGS.get(name) or (RAW_LLM if name == "raw_llm" else None)
-            row.components = cfg.components if cfg else ""
         rows.append(row)
-    order = {name: i for i, name in enumerate(ABLATION_ORDER)}
-    rows.sort(key=lambda r: (order.get(r.config, len(order)), r.config))
+    rows.sort(key=lambda r: (r.step is None, r.step or 0, r.config))
     mark_pareto(rows)
     return rows
 
@@ -273,13 +288,12 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
 
 
 def _deltas(rows: list[AblationRow]) -> list[str]:
-    by = {r.config: r for r in rows}
-    steps = [("a0", "a1"), ("a1", "a2"), ("a2", "a3"), ("a3", "a3-sc")]
+    """One line per pair of rows on consecutive ablation steps (rows come sorted by step)."""
     out = []
-    for a, b in steps:
-        if a not in by or b not in by:
+    for x, y in zip(rows, rows[1:]):
+        if x.step is None or y.step != x.step + 1:
             continue
-        x, y = by[a], by[b]
+        a, b = x.config, y.config
 
         def d(u: float | None, v: float | None, scale: float = 1.0, digits: int = 1) -> str:
             return "–" if u is None or v is None else f"{(v - u) * scale:+.{digits}f}"

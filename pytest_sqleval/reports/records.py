@@ -71,7 +71,7 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         "generated_sql": generation.sql if generation is not None else None,
         "backend": backend.label,
         "backend_spec": backend.spec,
-        "backend_metadata": generation.metadata if generation is not None else {},
+        "backend_metadata": {**backend.metadata, **(generation.metadata if generation is not None else {})},
         "status": status,
         "pass": status == "passed",
         "parse_ok": verdict.parse_ok if verdict is not None else None,
