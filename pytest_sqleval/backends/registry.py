@@ -29,11 +29,6 @@ BUILTINS: dict[str, Callable[[BackendOptions], Backend]] = {
     "gold": lambda opts: Backend("gold", "gold", _gold, None, "the suite's own gold SQL: a self-check of the suite"),
 }
 
-# Deprecated: only session.py's ablation switch reads it, until it asks
-# reports.ablation.has_ablation(records). The agent's configurations are entry points now.
-AGENT_CONFIGS = ("a0", "a1", "a2", "a3", "a3-sc")
-
-
 def _entry_points() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 

@@ -348,12 +348,6 @@ def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
     return None
 
 
-def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
-    """Whether agent configurations ran (their table and plot then come with the run)."""
-    from ..backends.registry import AGENT_CONFIGS
-    return any(r.get("backend") in AGENT_CONFIGS for r in records)
-
-
 def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
                    sources: Sequence[str] = ()) -> dict[str, Path]:
     """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``."""
