@@ -245,7 +245,10 @@ def partial(out: Any, answer: Any) -> None:
 def load_handler(spec: str) -> Any:
     """The class a ``"module:Class"`` string names."""
     module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"no engine handler {spec!r} ({exc})") from exc
 
 
 class _Server:
@@ -305,6 +308,7 @@ class _Server:
 
 
 def main() -> None:  # pragma: no cover - runs in the child
+    sys.modules.setdefault("pytest_sqleval.engines.host", sys.modules[__name__])  # a handler imports this module: once
     out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
     sys.stdout = sys.stderr  # nothing but frames on the pipe
     inp = os.fdopen(sys.stdin.fileno(), "rb", closefd=False)
