@@ -164,10 +164,12 @@ from dataclasses import asdict
 from pathlib import Path
 import duckdb
 from pytest_sqleval.engines.host import _Server
+from pytest_sqleval.grading.engine_side import HANDLER
 from pytest_sqleval.grading.compare import CompareSpec
 root = Path(sys.argv[1])
 duckdb.connect(str(root / "t.duckdb")).close()
-srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "256MB", "threads": 1}, str(root / "gold"))
+srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "256MB", "threads": 1}, str(root), HANDLER,
+              (str(root / "gold"),)).handler
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 big = "SELECT i, repeat('x', 990) || i{} AS s FROM range(300000) r(i)"  # ~300 MB of distinct text
 gold = srv.gold({"key": "k", "sql": big.format(""), "spec": asdict(CompareSpec())}, io.BytesIO())
@@ -221,6 +223,7 @@ from dataclasses import asdict
 from pathlib import Path
 import duckdb
 from pytest_sqleval.engines.host import _Server
+from pytest_sqleval.grading.engine_side import HANDLER
 from pytest_sqleval.grading.compare import CompareSpec
 
 
@@ -232,7 +235,8 @@ def anon_mb():
 
 root = Path(sys.argv[1])
 duckdb.connect(str(root / "t.duckdb")).close()
-srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "2GB", "threads": 1}, str(root / "gold"))
+srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "2GB", "threads": 1}, str(root), HANDLER,
+              (str(root / "gold"),)).handler
 before = anon_mb()
 for k in range(3):  # three gold answers of ~100 MB each
     sql = f"SELECT i, repeat('x', 990) || i || '{k}' AS s FROM range(100000) r(i)"

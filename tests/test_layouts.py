@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 
 from pytest_sqleval.layouts import read_layout_predictions
-from pytest_sqleval.reports.sidebyside import (SPIDER_RERUN_MAX_MS, bird_equal, side_by_side, spider_equal, spider_order_matters,
-                                               spider_variant, summarize_sidebyside)
+from pytest_sqleval.grading.peers import (SPIDER_RERUN_MAX_MS, bird_equal, side_by_side, spider_equal, spider_order_matters,
+                                         spider_variant)
+from pytest_sqleval.reports.sidebyside import summarize_sidebyside
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 CONCERT = """

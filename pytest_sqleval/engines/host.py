@@ -1,14 +1,16 @@
-"""The engine host: a child process that owns the sandboxed database and the comparator.
+"""The engine host: a child process that owns the sandboxed database.
 
 Why a process: DuckDB cannot interrupt every query (a single huge scalar runs to the
 end), and a query that ignores its interrupt must not take the grading run down with
 it. The parent waits ``timeout + 1 s`` for execution, then kills and respawns the child;
-the case is marked ``timeout`` and the run goes on. Results never cross the pipe: gold
-answers live in Arrow files on disk, predictions are compared in the child, and only the
-evidence comes back.
+the case is marked ``timeout`` and the run goes on. Results never cross the pipe: what
+works on them (the grading's gold answers and comparison) is a *handler* named by a
+dotted string and imported in the child, so the engines import nothing above them and
+only the evidence comes back.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pickle
@@ -71,10 +73,16 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
 class EngineHost:
     """Parent-side handle; restarts the child on demand after a kill or crash."""
 
-    def __init__(self, database: str | Path, limits: Limits, gold_dir: str | Path) -> None:
+    def __init__(self, database: str | Path, limits: Limits, cache_dir: str | Path, *,
+                 handler: str | None = None, handler_args: tuple[Any, ...] = ()) -> None:
+        """``handler`` (``"module:Class"``) serves the requests the host does not know
+        itself; the child makes it as ``Class(sandbox, limits, *handler_args)``, so the
+        arguments must pickle. ``cache_dir`` keeps the host's own cache (content hashes)."""
         self.database = str(database)
         self.limits = limits
-        self.gold_dir = str(gold_dir)
+        self.cache_dir = str(cache_dir)
+        self.handler = handler
+        self.handler_args = tuple(handler_args)
         self._proc: subprocess.Popen[bytes] | None = None
         self._pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
         self.restarts = 0
@@ -85,7 +93,8 @@ class EngineHost:
         proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         from .registry import exported
-        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "gold_dir": self.gold_dir,
+        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "cache_dir": self.cache_dir,
+                            "handler": self.handler, "handler_args": self.handler_args,
                             "engines": exported(), "sys_path": list(sys.path)})
         return proc
 
@@ -192,7 +201,7 @@ class EngineHost:
 
     def _fail(self, error: HostCrashed) -> None:
         """The oldest request failed and the child is killed. A request that sent a partial
-        answer (evidence computed after its verdict, see ``_Server.grade``) gets that answer."""
+        answer (evidence computed after its verdict, see ``partial``) gets that answer."""
         ticket = self._pending.popleft()
         ticket.done = True
         if ticket.partial is not None:
@@ -217,54 +226,49 @@ class Ticket:
         self.error: HostCrashed | None = None
 
 
-# -- the gold cache ----------------------------------------------------------------------
-GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
-_GOLD_FIELDS = ("rows", "columns", "types")
-
-
-def _file_sha256(path: Path) -> str:
-    import hashlib
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
-    """A stored gold answer's description, if its entry is whole: the ``.json`` is an object
-    with a gold answer's fields and the SHA-256 of the ``.arrow`` beside it, and the
-    ``.arrow`` has those bytes. Anything else (a part missing, bad JSON, other bytes, no
-    checksum: an entry written before checksums) is a damaged entry: None, so the gold is
-    computed again and the entry rewritten (atomically, over the damaged one). A damaged
-    cache thus costs one gold execution, never a verdict against the prediction."""
-    gold_dir = Path(gold_dir)
-    try:
-        meta = json.loads((gold_dir / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(meta, dict) and all(f in meta for f in _GOLD_FIELDS)
-            and isinstance(meta.get(GOLD_CHECKSUM), str)):
-        return None
-    try:
-        if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
-            return None
-    except OSError:
-        return None
-    return meta
-
-
 # -- child side ------------------------------------------------------------------------
+def started(out: Any) -> None:
+    """Tell the parent a query of this request starts now: its execution budget runs from here."""
+    _write(out, ("started", time.monotonic()))  # the clock is the machine's: the parent times from it
+
+
+def executed(out: Any) -> None:
+    """Tell the parent execution finished in time: what follows has ``COMPARE_TIMEOUT_S``."""
+    _write(out, ("executed", None))
+
+
+def partial(out: Any, answer: Any) -> None:
+    """Tell the parent the answer to give if the rest of this request does not finish."""
+    _write(out, ("partial", answer))
+
+
+def load_handler(spec: str) -> Any:
+    """The class a ``"module:Class"`` string names."""
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"no engine handler {spec!r} ({exc})") from exc
+
+
 class _Server:
-    def __init__(self, database: str, limits: dict[str, Any], gold_dir: str) -> None:
-        from ..grading.compare import Comparator
+    OPS = ("describe",)  # the host's own requests; any other goes to the handler
+
+    def __init__(self, database: str, limits: dict[str, Any], cache_dir: str, handler: str | None = None,
+                 handler_args: tuple[Any, ...] = ()) -> None:
         from . import open_sandbox
         self.database = database
-        self.db = open_sandbox(database, Limits(**limits))
-        self.cmp = Comparator(threads=max(1, int(limits.get("threads", 1))))
-        self.gold_dir = Path(gold_dir)
-        self._gold_tables: dict[str, Any] = {}
-        self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the side-by-side rules
+        self.limits = Limits(**limits)
+        self.db = open_sandbox(database, self.limits)
+        self.cache_dir = Path(cache_dir)
+        self.handler = load_handler(handler)(self.db, self.limits, *handler_args) if handler else None
+
+    def serve(self, op: str, payload: dict[str, Any], out: Any) -> Any:
+        if op in self.OPS:
+            return getattr(self, op)(payload, out)
+        if self.handler is None or op.startswith("_") or not hasattr(self.handler, op):
+            raise AttributeError(f"no handler serves {op!r} requests")
+        return getattr(self.handler, op)(payload, out)
 
     def describe(self, _: dict[str, Any], out: Any) -> dict[str, Any]:
         return {"engine": self.db.name, "engine_version": self.db.version, "dialect": self.db.dialect,
@@ -287,7 +291,7 @@ class _Server:
         except OSError:
             return self.db.content_hash()
         key = hashlib.sha256(json.dumps([stats, self.db.name, self.db.version]).encode()).hexdigest()[:32]
-        path = self.gold_dir.parent / "content-hash" / f"{key}.txt"
+        path = self.cache_dir / "content-hash" / f"{key}.txt"
         try:
             return path.read_text().strip()
         except OSError:
@@ -302,149 +306,9 @@ class _Server:
             pass
         return digest
 
-    def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
-        """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
-        from ..grading.compare import CompareSpec
-        from ..grading.execute import execution_record
-        key = req["key"]
-        self._gold_sql[key] = req["sql"]
-        meta_path = self.gold_dir / f"{key}.json"
-        stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
-        if stored is not None:
-            return {"cached": True, **stored}
-        exec_sql = req.get("exec_sql") or req["sql"]
-        first = self.db.run(exec_sql)
-        if first.error is not None:
-            return {"cached": False, "error": execution_record(first)}
-        second = self.db.run(exec_sql)
-        _write(out, ("executed", None))
-        spec = CompareSpec(**req["spec"])
-        key_positions = req.get("key_positions")
-        if key_positions is not None:  # negative positions count from the end (appended keys)
-            key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
-        problem = None
-        same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
-                           float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
-        if second.error is not None or not self.cmp.compare(first.table, second.table, same).match:
-            problem = "nondeterministic: two executions of the gold query gave different results"
-        elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
-            probe = self.db.run(req["probe_sql"])
-            if probe.table is not None and probe.table.num_rows > req["limit"]:
-                rows = _rows(probe.table.select(key_positions).slice(req["limit"] - 1, 2))
-                if len(rows) == 2 and rows[0] == rows[1]:
-                    problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
-                               f"depends on tie order; add a tiebreaker column to ORDER BY")
-        table = first.table
-        if req.get("n_appended"):
-            table = table.select(list(range(table.num_columns - req["n_appended"])))
-        meta = {"rows": table.num_rows, "columns": table.column_names,
-                "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
-                "problem": problem, "preview": _preview(table)}
-        if problem is None:
-            from ..grading.compare import GID_COLUMN
-            if spec.ordered and key_positions is not None:
-                table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
-            import pyarrow.feather as feather
-            self.gold_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
-            feather.write_feather(table, str(tmp), compression="uncompressed")
-            stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
-            os.replace(tmp, self.gold_dir / f"{key}.arrow")
-            tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
-            os.replace(tmp.with_suffix(".json"), meta_path)
-        # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
-        # so the process holds no copy of its gold answers, only pages the kernel can drop.
-        del first, second, table
-        return {"cached": False, **meta}
-
-    def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
-        """Execute a candidate and compare it with the stored gold answer."""
-        from ..grading.compare import CompareSpec
-        from ..grading.execute import execution_record
-        outcome = self.db.run(req["sql"])
-        _write(out, ("executed", None))
-        result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
-        if outcome.table is None:
-            return result
-        gold = self._gold_table(req["gold_key"])
-        result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
-        result["pred_preview"] = _preview(outcome.table)
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
-        return result
-
-    def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
-                      pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
-        """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
-
-        Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
-        verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
-        and the re-run gets the case's execution limit and process guard (``started``). A
-        re-run that overruns gets the engine process killed; the case keeps its verdict."""
-        from ..reports.sidebyside import side_by_side
-
-        def cut(undecided: dict[str, Any]) -> None:
-            _write(out, ("partial", {**result, "compare": {**result["compare"], "sidebyside": undecided}}))
-
-        def guarded(run: Any) -> Any:
-            def run_under_limits(sql: str) -> Any:
-                _write(out, ("started", time.monotonic()))
-                try:
-                    return run(sql)
-                finally:
-                    _write(out, ("executed", None))
-            return run_under_limits
-
-        try:
-            return side_by_side(gold, pred, result["compare"],
-                                gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
-                                pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
-                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql)),
-                                pred_elapsed_ms=pred_elapsed_ms, cut=cut)
-        except Exception as exc:  # pragma: no cover - defensive
-            return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
-
-    def _gold_variant(self, key: str, sql: str) -> Any:
-        """Spider's DISTINCT-free variant of a gold query: run once, kept beside the gold
-        answer (an Arrow file, or the error category), so a rerun executes no gold query."""
-        import hashlib
-        import pyarrow.feather as feather
-        base = self.gold_dir / f"{key}.spider-{hashlib.sha256(sql.encode()).hexdigest()[:16]}"
-        arrow, err = base.with_name(base.name + ".arrow"), base.with_name(base.name + ".error")
-        if arrow.exists():
-            return feather.read_table(str(arrow))
-        if err.exists():
-            return err.read_text()
-        outcome = self.db.run(sql)
-        self.gold_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.gold_dir / f".{base.name}.{os.getpid()}.tmp"
-        if outcome.error is not None:
-            tmp.write_text(outcome.error.category)
-            os.replace(tmp, err)
-            return outcome.error.category
-        feather.write_feather(outcome.table, str(tmp), compression="uncompressed")
-        os.replace(tmp, arrow)
-        return outcome.table
-
-    def _gold_table(self, key: str) -> Any:
-        if key not in self._gold_tables:
-            import pyarrow.feather as feather
-            if len(self._gold_tables) > 64:
-                self._gold_tables.clear()
-            self._gold_tables[key] = feather.read_table(str(self.gold_dir / f"{key}.arrow"), memory_map=True)
-        return self._gold_tables[key]
-
-
-def _preview(table: Any) -> list[list[Any]]:
-    from ..grading.compare import preview_rows
-    return preview_rows(table, 5)
-
-
-def _rows(table: Any) -> list[tuple[Any, ...]]:
-    from ..grading.compare import python_values
-    return list(zip(*(python_values(c) for c in table.columns)))
-
 
 def main() -> None:  # pragma: no cover - runs in the child
+    sys.modules.setdefault("pytest_sqleval.engines.host", sys.modules[__name__])  # a handler imports this module: once
     out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
     sys.stdout = sys.stderr  # nothing but frames on the pipe
     inp = os.fdopen(sys.stdin.fileno(), "rb", closefd=False)
@@ -466,9 +330,9 @@ def main() -> None:  # pragma: no cover - runs in the child
         op, payload = read()
         if op == "quit":
             return
-        _write(out, ("started", time.monotonic()))  # the clock is the machine's: the parent times from it
+        started(out)
         try:
-            body = getattr(server, op)(payload, out)
+            body = server.serve(op, payload, out)
             _write(out, ("result", body))
         except Exception as exc:
             _write(out, ("error", f"{type(exc).__name__}: {exc}"))

@@ -15,11 +15,12 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, describe_timeout, read_stored_gold
+from ..engines.host import EngineHost, HostCrashed, describe_timeout
 from ..errors import GoldError
 from . import classify as classify_layer
 from .budget import Budget
 from .diagnostics import diagnose
+from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
 from .layers import Candidate, Layer, default_layers, guarded, run_layer
 from .parse import order_info, parse_sql
@@ -94,7 +95,7 @@ class SuiteGrader:
     def start_engine(database: str | Path, limits: Limits, cache_dir: Path) -> tuple[EngineHost, Any]:
         """An engine process and its ``describe`` request, sent without waiting: a grader
         made later with ``started=`` reads the answer (session.start_engines)."""
-        host = EngineHost(database, limits, Path(cache_dir) / "gold")
+        host = EngineHost(database, limits, cache_dir, handler=HANDLER, handler_args=(str(Path(cache_dir) / "gold"),))
         return host, host.submit("describe", {}, exec_timeout=describe_timeout(limits))
 
     def close(self) -> None:

@@ -1,0 +1,207 @@
+"""What runs in the engine process on the grading's behalf (``engines.host`` handler).
+
+Why there: results stay in that process. Gold answers are executed once and stored as
+Arrow files on disk (the gold store), a candidate is executed and compared with its
+stored gold there, and so are the peers' verdicts; only the evidence crosses the pipe.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..engines.host import executed, partial, started
+
+GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
+_GOLD_FIELDS = ("rows", "columns", "types")
+
+
+# -- the gold store ----------------------------------------------------------------------
+def _file_sha256(path: Path) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
+    """A stored gold answer's description, if its entry is whole: the ``.json`` is an object
+    with a gold answer's fields and the SHA-256 of the ``.arrow`` beside it, and the
+    ``.arrow`` has those bytes. Anything else (a part missing, bad JSON, other bytes, no
+    checksum: an entry written before checksums) is a damaged entry: None, so the gold is
+    computed again and the entry rewritten (atomically, over the damaged one). A damaged
+    cache thus costs one gold execution, never a verdict against the prediction."""
+    gold_dir = Path(gold_dir)
+    try:
+        meta = json.loads((gold_dir / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(meta, dict) and all(f in meta for f in _GOLD_FIELDS)
+            and isinstance(meta.get(GOLD_CHECKSUM), str)):
+        return None
+    try:
+        if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
+            return None
+    except OSError:
+        return None
+    return meta
+
+
+# -- the handler -------------------------------------------------------------------------
+class GradingHandler:
+    """Serves the ``gold`` and ``grade`` requests on the engine process's sandbox."""
+
+    def __init__(self, db: Any, limits: Any, gold_dir: str) -> None:
+        from .compare import Comparator
+        self.db = db
+        self.cmp = Comparator(threads=max(1, int(limits.threads)))
+        self.gold_dir = Path(gold_dir)
+        self._gold_tables: dict[str, Any] = {}
+        self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the peers' rules
+
+    def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
+        from .compare import CompareSpec
+        from .execute import execution_record
+        key = req["key"]
+        self._gold_sql[key] = req["sql"]
+        meta_path = self.gold_dir / f"{key}.json"
+        stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
+        if stored is not None:
+            return {"cached": True, **stored}
+        exec_sql = req.get("exec_sql") or req["sql"]
+        first = self.db.run(exec_sql)
+        if first.error is not None:
+            return {"cached": False, "error": execution_record(first)}
+        second = self.db.run(exec_sql)
+        executed(out)
+        spec = CompareSpec(**req["spec"])
+        key_positions = req.get("key_positions")
+        if key_positions is not None:  # negative positions count from the end (appended keys)
+            key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
+        problem = None
+        same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
+                           float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
+        if second.error is not None or not self.cmp.compare(first.table, second.table, same).match:
+            problem = "nondeterministic: two executions of the gold query gave different results"
+        elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
+            probe = self.db.run(req["probe_sql"])
+            if probe.table is not None and probe.table.num_rows > req["limit"]:
+                rows = _rows(probe.table.select(key_positions).slice(req["limit"] - 1, 2))
+                if len(rows) == 2 and rows[0] == rows[1]:
+                    problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
+                               f"depends on tie order; add a tiebreaker column to ORDER BY")
+        table = first.table
+        if req.get("n_appended"):
+            table = table.select(list(range(table.num_columns - req["n_appended"])))
+        meta = {"rows": table.num_rows, "columns": table.column_names,
+                "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
+                "problem": problem, "preview": _preview(table)}
+        if problem is None:
+            from .compare import GID_COLUMN
+            if spec.ordered and key_positions is not None:
+                table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
+            import pyarrow.feather as feather
+            self.gold_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
+            feather.write_feather(table, str(tmp), compression="uncompressed")
+            stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
+            os.replace(tmp, self.gold_dir / f"{key}.arrow")
+            tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
+            os.replace(tmp.with_suffix(".json"), meta_path)
+        # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
+        # so the process holds no copy of its gold answers, only pages the kernel can drop.
+        del first, second, table
+        return {"cached": False, **meta}
+
+    def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Execute a candidate and compare it with the stored gold answer."""
+        from .compare import CompareSpec
+        from .execute import execution_record
+        outcome = self.db.run(req["sql"])
+        executed(out)
+        result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
+        if outcome.table is None:
+            return result
+        gold = self._gold_table(req["gold_key"])
+        result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
+        result["pred_preview"] = _preview(outcome.table)
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
+        return result
+
+    def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
+                      pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
+        """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
+
+        Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
+        verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
+        and the re-run gets the case's execution limit and process guard (``started``). A
+        re-run that overruns gets the engine process killed; the case keeps its verdict."""
+        from .peers import side_by_side
+
+        def cut(undecided: dict[str, Any]) -> None:
+            partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
+
+        def guarded(run: Any) -> Any:
+            def run_under_limits(sql: str) -> Any:
+                started(out)
+                try:
+                    return run(sql)
+                finally:
+                    executed(out)
+            return run_under_limits
+
+        try:
+            return side_by_side(gold, pred, result["compare"],
+                                gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
+                                pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
+                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql)),
+                                pred_elapsed_ms=pred_elapsed_ms, cut=cut)
+        except Exception as exc:  # pragma: no cover - defensive
+            return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
+
+    def _gold_variant(self, key: str, sql: str) -> Any:
+        """Spider's DISTINCT-free variant of a gold query: run once, kept beside the gold
+        answer (an Arrow file, or the error category), so a rerun executes no gold query."""
+        import hashlib
+        import pyarrow.feather as feather
+        base = self.gold_dir / f"{key}.spider-{hashlib.sha256(sql.encode()).hexdigest()[:16]}"
+        arrow, err = base.with_name(base.name + ".arrow"), base.with_name(base.name + ".error")
+        if arrow.exists():
+            return feather.read_table(str(arrow))
+        if err.exists():
+            return err.read_text()
+        outcome = self.db.run(sql)
+        self.gold_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.gold_dir / f".{base.name}.{os.getpid()}.tmp"
+        if outcome.error is not None:
+            tmp.write_text(outcome.error.category)
+            os.replace(tmp, err)
+            return outcome.error.category
+        feather.write_feather(outcome.table, str(tmp), compression="uncompressed")
+        os.replace(tmp, arrow)
+        return outcome.table
+
+    def _gold_table(self, key: str) -> Any:
+        if key not in self._gold_tables:
+            import pyarrow.feather as feather
+            if len(self._gold_tables) > 64:
+                self._gold_tables.clear()
+            self._gold_tables[key] = feather.read_table(str(self.gold_dir / f"{key}.arrow"), memory_map=True)
+        return self._gold_tables[key]
+
+
+def _preview(table: Any) -> list[list[Any]]:
+    from .compare import preview_rows
+    return preview_rows(table, 5)
+
+
+def _rows(table: Any) -> list[tuple[Any, ...]]:
+    from .compare import python_values
+    return list(zip(*(python_values(c) for c in table.columns)))
+
+
+HANDLER = f"{GradingHandler.__module__}:{GradingHandler.__qualname__}"  # for EngineHost(handler=...)
