@@ -59,7 +59,7 @@ class SuiteFile(pytest.File):
         return node
 
     def collect(self) -> Iterator["CaseItem"]:
-        from .layouts import collect_cases
+        from .cases import collect_cases
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         backends = state.backends
         if self.manifest.build is not None and not self.config.option.collectonly:
@@ -177,7 +177,7 @@ class CaseItem(pytest.Item):
                 raise CaseSetupError(record["case_error"])
 
     def _grader(self) -> Any:
-        from .layouts import grader_for
+        from .graders import grader_for
         return grader_for(self._state, self.manifest, self.case)
 
     def _grade(self) -> dict[str, Any]:
