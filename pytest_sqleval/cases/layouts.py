@@ -73,7 +73,7 @@ def _check(layout: Any, where: str) -> Layout:
                           "(the manifest's `layout = \"...\"` is matched in lower case)")
     bad = [f for f in ("records", "predictions") if getattr(layout, f) is not None and not callable(getattr(layout, f))]
     if not callable(layout.records) or bad:
-        raise LayoutError(f"layout {name!r} ({where}): {', '.join(bad or ['records'])} must be a function. Fix: "
+        raise LayoutError(f"{where}: {', '.join(bad or ['records'])} must be a function. Fix: "
                           "records(path) -> (line, record) pairs; predictions(path) -> {case id: (sql, metadata)} "
                           "or None")
     return layout
@@ -129,26 +129,26 @@ def _load_entry_points() -> list[Layout]:
     return loaded
 
 
-def layouts() -> list[Layout]:
+def all_layouts() -> list[Layout]:
     """Every layout: registered ones in registration order (the built-ins first), then
     entry points by name."""
     return [layout for layout, _ in _registered.values()] + _load_entry_points()
 
 
 def layout_names() -> list[str]:
-    return [layout.name for layout in layouts()]
+    return [layout.name for layout in all_layouts()]
 
 
 def get_layout(name: str) -> Layout | None:
     """The layout called ``name``, or None."""
-    return next((layout for layout in layouts() if layout.name == name), None)
+    return next((layout for layout in all_layouts() if layout.name == name), None)
 
 
 def read_layout_predictions(path: Path) -> Predictions | None:
     """Predictions in a benchmark's own format, or ``None`` when no layout reads the file
     (then it is our JSONL). The latest registered layout is asked first, as pluggy calls
     the latest plugin first, so a plugin's format comes before the built-ins'."""
-    for layout in reversed(layouts()):
+    for layout in reversed(all_layouts()):
         if layout.predictions is not None:
             found = layout.predictions(path)
             if found is not None:
