@@ -122,7 +122,7 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
 
 
 def validate_records(records: Records, path: Path, suite: str = "") -> list[BenchmarkCase]:
-    """THE reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
+    """The one reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
     id is an error naming both lines."""
     cases: list[BenchmarkCase] = []
     seen: dict[str, int] = {}
