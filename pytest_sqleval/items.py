@@ -59,7 +59,7 @@ class SuiteFile(pytest.File):
         return node
 
     def collect(self) -> Iterator["CaseItem"]:
-        from .layouts import collect_cases
+        from .cases import collect_cases
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         backends = state.backends
         if self.manifest.build is not None and not self.config.option.collectonly:

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-from .cases import BenchmarkCase, SuiteManifest
+from .cases import BenchmarkCase, SuiteManifest, get_layout
 from .errors import BadInputError
 
 MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
@@ -34,8 +34,8 @@ class GraderPool:
         """The grader of one case: the suite's, its database's (Spider/BIRD), or a grader
         without a database whose catalog is the case's own CREATE TABLE context
         (sql-create-context)."""
-        if manifest.layout == "sql-create-context" and manifest.database is None:
-            return self._context_grader(manifest, case)
+        if manifest.database is None and not get_layout(manifest.layout).requires_database:
+            return self._context_grader(manifest, case)  # each case carries its own schema
         grader = self.for_suite(manifest)
         if "#" in manifest.path.name:  # one database of a Spider/BIRD suite
             self._per_database[manifest.path] = None

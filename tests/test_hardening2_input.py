@@ -143,7 +143,7 @@ QUESTIONS = "".join(json.dumps(c) + "\n" for c in SHOP_CASES[:3])
 def test_a_bom_is_accepted_on_every_text_file_we_read(tmp_path: Path) -> None:
     from pytest_sqleval.backends.registry import read_predictions
     from pytest_sqleval.cases import load_manifest
-    from pytest_sqleval.layouts import read_records
+    from pytest_sqleval.cases import read_records
     (tmp_path / "q.jsonl").write_bytes(BOM + QUESTIONS.encode())
     assert [c.id for c in read_cases(tmp_path / "q.jsonl")] == ["q01", "q02", "q03"]
     (tmp_path / "p.jsonl").write_bytes(BOM + b'{"id": "q01", "sql": "SELECT 1"}\n{"id": "q02", "sql": "SELECT 2"}\n')
@@ -164,7 +164,7 @@ def test_a_bom_is_accepted_on_every_text_file_we_read(tmp_path: Path) -> None:
 def test_a_file_that_is_not_utf8_names_the_line_of_the_first_bad_byte(tmp_path: Path, name: str, reader: str) -> None:
     from pytest_sqleval.backends.registry import read_predictions
     from pytest_sqleval.cases import load_manifest
-    from pytest_sqleval.layouts import read_records
+    from pytest_sqleval.cases import read_records
     lines = {"cases": QUESTIONS.splitlines(), "predictions": ['{"id": "q01", "sql": "SELECT 1"}'] * 3,
              "records": ["[", '{"db_id": "d", "question": "?", "query": "SELECT 1"},',
                          '{"db_id": "d", "question": "?", "query": "SELECT 2"}', "]"],

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.layouts import read_layout_predictions
+from pytest_sqleval.cases import read_layout_predictions
 from pytest_sqleval.grading.peers import (SPIDER_RERUN_MAX_MS, bird_equal, side_by_side, spider_equal, spider_order_matters,
                                          spider_variant)
 from pytest_sqleval.reports.sidebyside import summarize_sidebyside

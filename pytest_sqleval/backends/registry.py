@@ -173,7 +173,7 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
 def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix. Spider's one
     SQL per line and BIRD's JSON object are read too, keyed by question position."""
-    from ..layouts import read_layout_predictions
+    from ..cases import read_layout_predictions
     layout_predictions = read_layout_predictions(path)
     if layout_predictions is not None:
         return layout_predictions

@@ -186,7 +186,8 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
 # -- constraints ------------------------------------------------------------------------------
 def _constraints(manifest: Any) -> dict[str, Any]:
     """The ``[constraints]`` table, type-checked (bad values are bad input, with the line)."""
-    from ..cases import _toml_line, read_text
+    from ..cases import read_text
+    from ..cases.manifest import _toml_line
     raw = manifest.constraints or {}
     text = read_text(manifest.path)
 

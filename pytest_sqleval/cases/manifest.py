@@ -1,0 +1,176 @@
+"""Reading ``sqleval.toml``: every mistake is one error naming the file, the line, the
+key and the fix; the layout it names comes from the registry."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..engines import is_url
+from ..engines.base import Limits
+from ..errors import BadInputError
+from ..textio import read_text
+from .layouts import get_layout, layout_names
+from .model import DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest
+from .read import did_you_mean
+
+_SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables"}
+_COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
+_LIMIT_KEYS = {f.name for f in fields(Limits)}
+_CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
+_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS}
+
+
+def _toml_line(text: str, key: str) -> int | None:
+    for i, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*\[?\s*{re.escape(key)}\s*[\]=]", line):
+            return i
+    return None
+
+
+def _known_dialect(name: str) -> bool:
+    """Whether sqlglot knows the dialect. Each built-in one is a module of its own, so a
+    file check answers without importing sqlglot (a quarter of a large suite's collection)."""
+    import importlib.util
+    spec = importlib.util.find_spec("sqlglot")
+    if name.isidentifier() and not name.startswith("_") and name != "dialect" and spec is not None and any(
+            (Path(loc) / "dialects" / f"{name}.py").is_file() for loc in spec.submodule_search_locations or ()):
+        return True
+    from sqlglot.dialects.dialect import Dialect  # plugins and "name, setting = value" forms
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        return False
+    return True
+
+
+def load_manifest(path: str | Path) -> SuiteManifest:
+    """Read and validate ``sqleval.toml``; every mistake names file, line and fix."""
+    path = Path(path)
+    text = read_text(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)  # Python >= 3.14; before, only the message says it
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc)) if line is None else None
+        line = int(found.group(1)) if found else line
+        raise BadInputError(path, f"not valid TOML: {exc}", line=line,
+                            fix="check quoting and brackets; see the README's 'Suite format'") from None
+    for section, value in data.items():
+        if section not in _SECTIONS:
+            raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
+                                line=_toml_line(text, section), fix="use [suite], [compare], [limits] or [constraints]")
+        if not isinstance(value, dict):
+            raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
+                                fix=f"write it as a [{section}] section")
+        for key in value:
+            if key not in _SECTIONS[section]:
+                raise BadInputError(path, f"unknown key in [{section}]{did_you_mean(key, _SECTIONS[section])}",
+                                    line=_toml_line(text, key), field=key,
+                                    fix=f"known keys: {', '.join(sorted(_SECTIONS[section]))}")
+    suite = data.get("suite")
+    if suite is None:
+        raise BadInputError(path, "missing [suite] section", line=1,
+                            fix='add [suite] with questions = "questions.jsonl" and database = "<file>.duckdb"')
+
+    def need_str(sec: dict, key: str, section: str, default: str | None = None) -> str:
+        val = sec.get(key, default)
+        if not isinstance(val, str) or not val.strip():
+            raise BadInputError(path, "must be a non-empty string", line=_toml_line(text, key) or 1,
+                                field=f"{section}.{key}", fix=f'add {key} = "..." under [{section}]')
+        return val
+
+    root = path.parent
+    layout = need_str(suite, "layout", "suite", "sqleval").lower()
+    kind = get_layout(layout)
+    if kind is None:
+        names = layout_names()
+        raise BadInputError(path, f"unknown layout '{layout}'{did_you_mean(layout, set(names))}",
+                            line=_toml_line(text, "layout"), field="suite.layout",
+                            fix=f"use one of {', '.join(names)}")
+    questions = root / need_str(suite, "questions", "suite", kind.questions)
+    raw_db = need_str(suite, "database", "suite") if "database" in suite else kind.database
+    database: Path | str | None = raw_db if raw_db is None or is_url(raw_db) else root / raw_db
+    tables = root / need_str(suite, "tables", "suite") if "tables" in suite else None
+    schema_ddl = root / need_str(suite, "schema", "suite") if "schema" in suite else None
+    if database is None and schema_ddl is None and kind.requires_database:
+        raise BadInputError(path, "the suite names neither a database nor a schema", line=_toml_line(text, "suite") or 1,
+                            field="suite.database",
+                            fix='add database = "<file>.duckdb" to grade by execution, or schema = "schema.sql" '
+                                "(CREATE TABLE statements) to grade without a database")
+    if schema_ddl is not None and not schema_ddl.is_file():
+        raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=_toml_line(text, "schema"),
+                            field="suite.schema", fix="point it at a SQL file of CREATE TABLE statements")
+    dialect = need_str(suite, "dialect", "suite", kind.dialect).lower()
+    if not _known_dialect(dialect):
+        raise BadInputError(path, f"unknown SQL dialect '{dialect}'", line=_toml_line(text, "dialect"),
+                            field="suite.dialect", fix="use a sqlglot dialect name such as duckdb, sqlite, postgres") from None
+    build: Path | str | None = None
+    if "build" in suite:
+        raw_build = need_str(suite, "build", "suite")
+        build = raw_build if _is_callable_spec(raw_build) else root / raw_build
+    dep = suite.get("deprecated_tables", [])
+    if not isinstance(dep, list) or not all(isinstance(x, str) for x in dep):
+        raise BadInputError(path, "must be a list of table-name patterns", line=_toml_line(text, "deprecated_tables"),
+                            field="suite.deprecated_tables", fix='e.g. deprecated_tables = ["legacy.*", "sales.orders_2019"]')
+    compare = _typed_section(path, text, data.get("compare", {}), ComparePolicy, "compare")
+    limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
+    if not questions.is_file():
+        raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
+                            field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
+    if tables is not None and not tables.is_file():
+        raise BadInputError(path, f"tables file {tables} does not exist", line=_toml_line(text, "tables"),
+                            field="suite.tables", fix="point it at the layout's tables.json, or leave it out")
+    if isinstance(database, Path) and not database.exists() and build is None:
+        raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
+                            field="suite.database",
+                            fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
+    if isinstance(build, Path) and not build.is_file():
+        raise BadInputError(path, f"build script {build} does not exist", line=_toml_line(text, "build"),
+                            field="suite.build",
+                            fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
+    return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
+                         database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
+                         deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
+                         layout=layout, tables=tables, constraints=dict(data.get("constraints", {})))
+
+
+def _is_callable_spec(value: str) -> bool:
+    """``package.module:function`` (a Python builder) rather than a script path."""
+    mod, sep, fn = value.partition(":")
+    return bool(sep) and mod.replace(".", "").replace("_", "").isalnum() and fn.replace("_", "").isalnum()
+
+
+def _typed_section(path: Path, text: str, values: dict, cls: type, section: str) -> Any:
+    defaults = cls()
+    for key, val in values.items():
+        want = type(getattr(defaults, key))
+        ok = (val is None or isinstance(val, bool)) if key in ("order_matters",) else (
+            isinstance(val, want) or (want is float and isinstance(val, int) and not isinstance(val, bool)))
+        if not ok or (want in (int, float) and isinstance(val, bool)):
+            raise BadInputError(path, f"expected {want.__name__}, got {val!r}", line=_toml_line(text, key),
+                                field=f"{section}.{key}", fix=f"write {key} as a {want.__name__}")
+    return cls(**values)
+
+
+def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
+    """The manifest that owns ``jsonl``, if any: only owned files are benchmark suites."""
+    manifest = jsonl.parent / MANIFEST_NAME
+    if not manifest.is_file():
+        return None
+    try:
+        raw = tomllib.loads(read_text(manifest))
+        named = raw.get("suite", {}).get("questions")
+        if named is None:  # a benchmark layout's default questions file (Spider/BIRD: dev.json)
+            layout = get_layout(str(raw["suite"].get("layout", "sqleval")).lower())
+            if layout is None:
+                return load_manifest(manifest)  # reports the unknown layout
+            named = layout.questions
+    except (tomllib.TOMLDecodeError, AttributeError, KeyError):
+        named = None  # a broken manifest: load it to report the error properly
+        return load_manifest(manifest)
+    if not isinstance(named, str) or (jsonl.parent / named).resolve() != jsonl.resolve():
+        return None
+    return load_manifest(manifest)
