@@ -1,47 +1,115 @@
-"""The package's import direction, read from the source with ``ast`` (imports inside
-functions count): the agent and the warehouse are products built on the grader, so the
-grader never imports them; reports read records, so they import neither the agent nor the
-engines."""
+"""The package's parts import one way (every import counted, those inside functions too):
+no cycle between parts; engines import nothing above them; reports read records and
+import nothing from the agent or the engines; the grader never imports the agent or
+the warehouse generator."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 import pytest_sqleval
 
-PACKAGE = Path(pytest_sqleval.__file__).resolve().parent
+PACKAGE = Path(pytest_sqleval.__file__).parent
+PRODUCTS = {"agent", "warehouse"}  # built on the grader
+DRIVERS = {"cli", "__main__"}  # the command line drives the products
 
 
-def import_edges(root: Path = PACKAGE) -> set[tuple[str, str]]:
-    """``(importing module, imported name)`` for every import in the package under ``root``,
-    relative imports resolved; ``from x import y`` yields both ``x`` and ``x.y``."""
-    edges: set[tuple[str, str]] = set()
-    for path in sorted(root.rglob("*.py")):
-        parts = (root.name, *path.relative_to(root).with_suffix("").parts)
-        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        package = parts[:-1]  # the package a relative import starts from
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+def part_of(module: str) -> str | None:
+    """The part (subpackage or top-level module) a dotted module name belongs to."""
+    parts = module.split(".")
+    if parts[0] != "pytest_sqleval":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def import_edges() -> dict[tuple[str, str], set[str]]:
+    """(importing part, imported part) -> the modules that import it."""
+    edges: dict[tuple[str, str], set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(rel.parts).removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        source = part_of(module)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                edges.update((module, alias.name) for alias in node.names)
+                targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = list(package[:len(package) - node.level + 1]) if node.level else []
-                target = ".".join(base + ([node.module] if node.module else []))
-                edges.add((module, target))
-                edges.update((module, f"{target}.{alias.name}") for alias in node.names)
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                name = ".".join(base + ([node.module] if node.module else []))
+                # "from . import x" names the module x; "from .x import y" the module x
+                targets = [f"{name}.{a.name}" for a in node.names] if not node.module else [name]
+            else:
+                continue
+            for target in targets:
+                dest = part_of(target)
+                if dest and dest != source and ((PACKAGE / dest).is_dir() or (PACKAGE / f"{dest}.py").exists()):
+                    edges.setdefault((source, dest), set()).add(module)
     return edges
 
 
-def test_the_grader_never_imports_the_agent_or_the_warehouse() -> None:
-    products = ("pytest_sqleval.agent", "pytest_sqleval.warehouse")
-    allowed = (*products, "pytest_sqleval.cli")  # the products themselves, and the command line that drives them
+def cycles(edges: dict[tuple[str, str], set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one part (Tarjan)."""
+    graph: dict[str, list[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
 
-    def within(name: str, prefixes: tuple[str, ...]) -> bool:
-        return any(name == p or name.startswith(p + ".") for p in prefixes)
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
 
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_between_the_packages_parts() -> None:
     edges = import_edges()
-    assert any(within(src, ("pytest_sqleval.backends",)) for src, _ in edges)  # the walk sees the package
-    wrong = sorted(f"{src} -> {dst}" for src, dst in edges
-                   if not within(src, allowed) and within(dst, products))
-    wrong += sorted(f"{src} -> {dst}" for src, dst in edges  # reports read records only
-                    if within(src, ("pytest_sqleval.reports",)) and within(dst, ("pytest_sqleval.engines",)))
-    assert wrong == []
+    assert ("grading", "engines") in edges and ("plugin", "session") in edges  # the walk sees the package
+    found = cycles(edges)
+    detail = {tuple(c): sorted(f"{a} -> {b} ({', '.join(sorted(edges[a, b]))})" for a, b in edges
+                               if a in c and b in c) for c in found}
+    assert not found, detail
+
+
+@pytest.mark.parametrize(("part", "forbidden"), [
+    ("engines", {"grading", "reports", "agent", "warehouse", "cases", "backends", "session", "items", "pool"}),
+    ("reports", {"agent", "engines", "warehouse"}),
+    ("cases", {"grading", "reports", "agent", "warehouse", "backends", "session", "items", "pool"}),
+    ("grading", {"reports", "agent", "warehouse", "session", "items", "pool", "backends"}),
+])
+def test_a_part_imports_nothing_above_it(part: str, forbidden: set[str]) -> None:
+    wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items() if a == part and b in forbidden}
+    assert not wrong, wrong
+
+
+def test_the_grader_never_imports_the_agent_or_the_warehouse_generator() -> None:
+    """Every part but the products themselves and the command line is the grader."""
+    wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items()
+             if a not in PRODUCTS | DRIVERS and b in PRODUCTS}
+    assert not wrong, wrong
