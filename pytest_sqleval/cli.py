@@ -5,7 +5,6 @@ Grading itself runs under pytest; these are the chores around it."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Callable

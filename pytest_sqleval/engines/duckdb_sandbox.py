@@ -12,7 +12,6 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..engines.host import HostCrashed, HostTimeout
 from . import classify as classify_layer
 from .budget import Budget, OverBudget
 from .execute import engine_failure_record, timeout_record
@@ -158,7 +159,6 @@ class ExecutionLayer:
         if c.ticket is None:
             return
         c.budget.pause()  # execution has its own limits, enforced in the engine process
-        from ..engines.host import HostCrashed, HostTimeout
         compare = None
         try:
             answer = c.grader.host.result(c.ticket)

@@ -94,7 +94,7 @@ class SuiteGrader:
     @staticmethod
     def start_engine(database: str | Path, limits: Limits, cache_dir: Path) -> tuple[EngineHost, Any]:
         """An engine process and its ``describe`` request, sent without waiting: a grader
-        made later with ``started=`` reads the answer (session.start_engines)."""
+        made later with ``started=`` reads the answer (``pool.GraderPool.start_engines``)."""
         host = EngineHost(database, limits, cache_dir, handler=HANDLER, handler_args=(str(Path(cache_dir) / "gold"),))
         return host, host.submit("describe", {}, exec_timeout=describe_timeout(limits))
 
