@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .classify import join_diff, join_structure
-
 ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
 JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
@@ -55,6 +53,7 @@ class Evidence:
     def joins_pred(self) -> dict[str, Any]:
         """The prediction's tables and joins, worked out the first time a classification asks."""
         if self._joins is None:
+            from .classify import join_structure
             try:
                 self._joins = join_structure(self.tree)
             except Exception:  # a tree the analysis cannot walk: no join evidence
@@ -226,6 +225,7 @@ def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_g
         return Classification("other", "projection_mismatch", "value types differ: " + "; ".join(diffs[:3]), 0.8)
     if reason == "order_only":
         return Classification("other", "order_only", "right rows in the wrong order", 0.9)
+    from .classify import join_diff  # sqlglot: loaded when a result differs, not when a run starts
     differs, strong = join_diff(joins_pred, joins_gold)
     grain_kept = any(compare.get("column_matches") or [])
     same_grain = g == p and (grain_kept or g <= 1)
