@@ -67,6 +67,7 @@ class SuiteFile(pytest.File):
             # error for the suite, not a rebuild and an error per case
             from .engines.build import ensure_database
             ensure_database(self.manifest.database, self.manifest.build)
+        state.pool.check_variants(self.manifest)
         pairs = collect_cases(self.manifest, self.path)
         from .backends.predictions import check_suite  # a predictions file made for another suite
         check_suite(self, backends, [case.id for case, _ in pairs], self.manifest.name)

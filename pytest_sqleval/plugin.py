@@ -36,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-ablation-dir", default=None, metavar="DIR",
                     help="where the ablation table and plot are written when agent configurations ran "
                          "(default report under rootdir)")
+    group.addoption("--sqleval-variants", type=int, default=None, metavar="N",
+                    help="grade each case also on up to N generated variants of its database, so a result that "
+                         "matches by coincidence fails (default: the suite's [variants] count, else 0)")
     group.addoption("--sqleval-min-pass-rate", default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),

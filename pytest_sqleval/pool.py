@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .cases import BenchmarkCase, SuiteManifest, get_layout
-from .errors import BadInputError
+from .errors import BadInputError, UsageError
 
 MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
+VARIANT_ENGINES = ("duckdb", "sqlite")  # the engines whose databases the grader can make variants of
 MAX_SCHEMA_GRADERS = 1024  # graders of a case's own CREATE TABLE context (sql-create-context)
 
 
@@ -19,9 +20,11 @@ class GraderPool:
     """Opens, keeps and closes graders. ``layers_for`` gives a new grader its layers (the
     ``pytest_sqleval_layers`` hook in a pytest run)."""
 
-    def __init__(self, cache_dir: Path, layers_for: Callable[[SuiteManifest], list[Any] | None] = lambda m: None) -> None:
+    def __init__(self, cache_dir: Path, layers_for: Callable[[SuiteManifest], list[Any] | None] = lambda m: None,
+                 variants: int | None = None) -> None:
         self.cache_dir = cache_dir
         self.layers_for = layers_for
+        self.variants = variants  # --sqleval-variants; None: each suite's [variants] count
         self._graders: dict[Path, Any] = {}
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._per_database: OrderedDict[Path, None] = OrderedDict()
@@ -62,9 +65,35 @@ class GraderPool:
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
                                  cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
-                                 layers=self.layers_for(manifest))
+                                 layers=self.layers_for(manifest), variant_set=self.variant_set(manifest))
         self._graders[manifest.path] = grader
         return grader
+
+    def variant_count(self, manifest: SuiteManifest) -> int:
+        return manifest.variants.count if self.variants is None else self.variants
+
+    def check_variants(self, manifest: SuiteManifest) -> None:
+        """Variants are built for DuckDB and SQLite databases; elsewhere a clear error at collection."""
+        if not self.variant_count(manifest) or manifest.database is None:
+            return
+        from .engines import display_location, engine_name
+        engine = engine_name(manifest.database)
+        if engine not in VARIANT_ENGINES:
+            raise UsageError(f"{manifest.path}: database variants are not supported on this engine ({engine}, "
+                             f"{display_location(manifest.database)}); fix: run without --sqleval-variants, or "
+                             "set [variants] count = 0, or grade a DuckDB or SQLite copy of the database")
+
+    def variant_set(self, manifest: SuiteManifest) -> Any:
+        """The suite database's variants (built once, cached by content), or None."""
+        count = self.variant_count(manifest)
+        if not count or manifest.database is None:
+            return None
+        from .variants.build import build_variants
+        from .variants.distill import VariantSet
+        store = self.cache_dir / "variants"
+        pool = build_variants(Path(manifest.database), store, count=2 * count, seed=manifest.variants.seed,
+                              frozen_columns=manifest.variants.frozen_columns)
+        return VariantSet(pool, count, store / "distilled")
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

@@ -28,6 +28,7 @@ class RunConfig:
     results_dir: Path
     ablation_dir: Path
     min_pass_rate: float | None
+    variants: int | None  # --sqleval-variants; None: each suite's [variants] count
     judge_mode: str
     judge_model: str | None
     xdist_workers: int
@@ -51,7 +52,7 @@ class RunConfig:
             cache_dir=_resolve(root, opt("sqleval_cache_dir") or ".sqleval-cache"),
             results_dir=_resolve(root, opt("sqleval_results") or "sqleval-results"),
             ablation_dir=_resolve(root, opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir") or "report"),
-            min_pass_rate=min_pass_rate(config), judge_mode=judge_mode, judge_model=judge_model,
+            min_pass_rate=min_pass_rate(config), variants=_variants(opt("sqleval_variants")), judge_mode=judge_mode, judge_model=judge_model,
             xdist_workers=_xdist_workers(config))
 
 
@@ -67,6 +68,12 @@ def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:
                          "variable or SQLEVAL_JUDGE_API_KEY)")
     return mode, model
 
+
+
+def _variants(value: int | None) -> int | None:
+    if value is not None and not 0 <= value <= 64:
+        raise UsageError(f"--sqleval-variants must be between 0 and 64, got {value}")
+    return value
 
 
 def _resolve(root: Path, value: str) -> Path:

@@ -13,14 +13,16 @@ from ..engines.base import Limits
 from ..errors import BadInputError
 from ..textio import read_text
 from .layouts import get_layout, layout_names
-from .model import DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest
+from .model import DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
 from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables"}
 _COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
-_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS}
+_VARIANT_KEYS = {"count", "seed", "frozen_columns"}
+_SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS,
+             "variants": _VARIANT_KEYS}
 
 
 def _toml_line(text: str, key: str) -> int | None:
@@ -61,7 +63,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
-                                line=_toml_line(text, section), fix="use [suite], [compare], [limits] or [constraints]")
+                                line=_toml_line(text, section), fix="use [suite], [compare], [limits], [constraints] or [variants]")
         if not isinstance(value, dict):
             raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
                                 fix=f"write it as a [{section}] section")
@@ -117,6 +119,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
                             field="suite.deprecated_tables", fix='e.g. deprecated_tables = ["legacy.*", "sales.orders_2019"]')
     compare = _typed_section(path, text, data.get("compare", {}), ComparePolicy, "compare")
     limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
+    variants = _variant_section(path, text, data.get("variants", {}))
     if not questions.is_file():
         raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
                             field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
@@ -134,7 +137,22 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
-                         layout=layout, tables=tables, constraints=dict(data.get("constraints", {})))
+                         layout=layout, tables=tables, constraints=dict(data.get("constraints", {})),
+                         variants=variants)
+
+
+def _variant_section(path: Path, text: str, values: dict[str, Any]) -> VariantPolicy:
+    frozen = values.get("frozen_columns", [])
+    if not isinstance(frozen, list) or not all(isinstance(c, str) and "." in c for c in frozen):
+        raise BadInputError(path, "must be a list of \"table.column\" names", line=_toml_line(text, "frozen_columns"),
+                            field="variants.frozen_columns", fix='e.g. frozen_columns = ["orders.status", "fx.*"]')
+    for key in ("count", "seed"):
+        val = values.get(key, 0)
+        if not isinstance(val, int) or isinstance(val, bool) or val < 0 or (key == "count" and val > 64):
+            raise BadInputError(path, f"expected a whole number{' from 0 to 64' if key == 'count' else ' >= 0'}, "
+                                      f"got {val!r}", line=_toml_line(text, key), field=f"variants.{key}",
+                                fix=f"write {key} = 8" if key == "count" else "write seed = 0")
+    return VariantPolicy(count=values.get("count", 0), seed=values.get("seed", 0), frozen_columns=tuple(frozen))
 
 
 def _is_callable_spec(value: str) -> bool:

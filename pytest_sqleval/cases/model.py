@@ -77,6 +77,16 @@ class BenchmarkCase:
 
 
 @dataclass(frozen=True)
+class VariantPolicy:
+    """``[variants]``: how many database variants each case is also graded on (0: none),
+    the seed they are built from, and columns no variant may change (``table.column``)."""
+
+    count: int = 0
+    seed: int = 0
+    frozen_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SuiteManifest:
     """A suite: a folder with ``sqleval.toml`` naming questions, database and dialect."""
 
@@ -93,6 +103,7 @@ class SuiteManifest:
     layout: str = "sqleval"  # a registered layout's name (see cases/layouts.py)
     tables: Path | None = None  # Spider/BIRD tables.json, when the suite names one
     constraints: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # checked by `validate`
+    variants: VariantPolicy = field(default_factory=VariantPolicy, compare=False, hash=False)
 
     @property
     def root(self) -> Path:

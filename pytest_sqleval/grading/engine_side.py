@@ -57,6 +57,8 @@ class GradingHandler:
     def __init__(self, db: Any, limits: Any, gold_dir: str) -> None:
         from .compare import Comparator
         self.db = db
+        self.limits = limits
+        self._variant_dbs: dict[str, Any] = {}  # variant file -> its sandbox, opened on first use
         self.cmp = Comparator(threads=max(1, int(limits.threads)))
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
@@ -64,19 +66,34 @@ class GradingHandler:
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
-        from .compare import CompareSpec
-        from .execute import execution_record
         key = req["key"]
         self._gold_sql[key] = req["sql"]
-        meta_path = self.gold_dir / f"{key}.json"
         stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
         if stored is not None:
             return {"cached": True, **stored}
+        answer = self._run_gold(self.db, req, out)
+        if "error" in answer:
+            return {"cached": False, **answer}
+        table, meta = answer["table"], answer["meta"]
+        if meta["problem"] is None:
+            _store(self.gold_dir, key, table, meta)
+        # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
+        # so the process holds no copy of its gold answers, only pages the kernel can drop.
+        del table, answer
+        return {"cached": False, **meta}
+
+    def _run_gold(self, db: Any, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Run a gold request on ``db``: ``{"error": record}``, or ``{"table", "meta"}`` where
+        the table carries its tie groups when ordered and ``meta["problem"]`` says why the
+        answer cannot be trusted (two runs differ, a LIMIT cuts through ties)."""
+        from .compare import GID_COLUMN, CompareSpec
+        from .execute import execution_record
         exec_sql = req.get("exec_sql") or req["sql"]
-        first = self.db.run(exec_sql)
+        first = db.run(exec_sql)
         if first.error is not None:
-            return {"cached": False, "error": execution_record(first)}
-        second = self.db.run(exec_sql)
+            executed(out)
+            return {"error": execution_record(first)}
+        second = db.run(exec_sql)
         executed(out)
         spec = CompareSpec(**req["spec"])
         key_positions = req.get("key_positions")
@@ -88,7 +105,7 @@ class GradingHandler:
         if second.error is not None or not self.cmp.compare(first.table, second.table, same).match:
             problem = "nondeterministic: two executions of the gold query gave different results"
         elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
-            probe = self.db.run(req["probe_sql"])
+            probe = db.run(req["probe_sql"])
             if probe.table is not None and probe.table.num_rows > req["limit"]:
                 rows = _rows(probe.table.select(key_positions).slice(req["limit"] - 1, 2))
                 if len(rows) == 2 and rows[0] == rows[1]:
@@ -100,22 +117,9 @@ class GradingHandler:
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
                 "problem": problem, "preview": _preview(table)}
-        if problem is None:
-            from .compare import GID_COLUMN
-            if spec.ordered and key_positions is not None:
-                table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
-            import pyarrow.feather as feather
-            self.gold_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.gold_dir / f".{key}.{os.getpid()}.tmp"
-            feather.write_feather(table, str(tmp), compression="uncompressed")
-            stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
-            os.replace(tmp, self.gold_dir / f"{key}.arrow")
-            tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
-            os.replace(tmp.with_suffix(".json"), meta_path)
-        # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
-        # so the process holds no copy of its gold answers, only pages the kernel can drop.
-        del first, second, table
-        return {"cached": False, **meta}
+        if problem is None and spec.ordered and key_positions is not None:
+            table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
+        return {"table": table, "meta": meta}
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a candidate and compare it with the stored gold answer."""
@@ -131,6 +135,90 @@ class GradingHandler:
         result["pred_preview"] = _preview(outcome.table)
         result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
         return result
+
+    # -- database variants ------------------------------------------------------------------
+    def variants(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Run a candidate that matched on the pinned database on the case's variants, each
+        against the gold's answer on that variant (run once, stored beside the gold store).
+        Stops at the first variant where it differs: one is evidence enough to fail it."""
+        from .compare import CompareSpec
+        from .execute import execution_record
+        spec = CompareSpec(**req["gold"]["spec"])
+        results = []
+        for variant in req["variants"]:
+            gold = self._variant_gold(variant, req["gold"], out)
+            entry: dict[str, Any] = {"variant": variant["index"], "kind": variant["kind"],
+                                     "gold_rows": gold.get("rows"), "gold_problem": gold.get("problem")}
+            results.append(entry)
+            if gold.get("table") is None:
+                continue  # the gold fails or is untrustworthy here: no evidence either way
+            started(out)
+            outcome = self._variant_db(variant["path"]).run(req["sql"])
+            executed(out)
+            entry["execution"] = execution_record(outcome)
+            if outcome.table is None:
+                entry["match"] = False
+                break
+            compare = self.cmp.compare(gold["table"], outcome.table, spec)
+            entry["match"] = compare.match
+            if not compare.match:
+                entry["compare"] = compare.to_dict()
+                entry["gold_preview"] = gold["preview"]
+                entry["pred_preview"] = _preview(outcome.table)
+                break
+        return {"results": results}
+
+    def distill(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """Which of a gold's mutants the pinned database tells apart from it, and which
+        each variant does: the matrix distillation chooses a case's variants from."""
+        from .compare import CompareSpec
+        spec = CompareSpec(**req["gold"]["spec"])
+        pinned = self._gold_table(req["gold"]["key"])
+        dbs = [(None, self.db, pinned)] + [
+            (v, self._variant_db(v["path"]), self._variant_gold(v, req["gold"], out).get("table"))
+            for v in req["variants"]]
+        killed: list[list[bool | None]] = []  # per place (pinned first), per mutant: told apart?
+        gold_rows = []
+        for variant, db, gold in dbs:
+            gold_rows.append(None if gold is None else gold.num_rows)
+            row: list[bool | None] = []
+            for sql in req["mutants"]:
+                if gold is None:
+                    row.append(None)
+                    continue
+                started(out)
+                outcome = db.run(sql)
+                executed(out)
+                row.append(outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match)
+            killed.append(row)
+        return {"killed": killed, "gold_rows": gold_rows}
+
+    def _variant_db(self, path: str) -> Any:
+        db = self._variant_dbs.get(path)
+        if db is None:
+            from ..engines import open_sandbox
+            db = self._variant_dbs[path] = open_sandbox(path, self.limits)
+        return db
+
+    def _variant_gold(self, variant: dict[str, Any], req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """The gold's answer on one variant: ``table`` (None when the gold fails there or
+        cannot be trusted), ``rows``, ``problem``, ``preview``; stored per variant content."""
+        import pyarrow.feather as feather
+        folder = self.gold_dir / "variants" / variant["hash"][:16]
+        key = req["key"]
+        stored = read_stored_gold(folder, key)
+        if stored is not None:
+            table = feather.read_table(str(folder / f"{key}.arrow"), memory_map=True) if not stored.get("problem") else None
+            return {**stored, "table": table}
+        started(out)
+        answer = self._run_gold(self._variant_db(variant["path"]), req, out)
+        if "error" in answer:
+            return {"table": None, "rows": None, "problem": "the gold query fails on this variant"}
+        table, meta = answer["table"], answer["meta"]
+        if meta["problem"] is None:
+            _store(folder, key, table, meta)
+            return {**meta, "table": table}
+        return {**meta, "table": None}
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
                       pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
@@ -192,6 +280,19 @@ class GradingHandler:
                 self._gold_tables.clear()
             self._gold_tables[key] = feather.read_table(str(self.gold_dir / f"{key}.arrow"), memory_map=True)
         return self._gold_tables[key]
+
+
+def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any]) -> None:
+    """Write a gold answer (Arrow) and its description with the Arrow file's checksum,
+    each by rename, the description last: a reader sees a whole entry or none."""
+    import pyarrow.feather as feather
+    gold_dir.mkdir(parents=True, exist_ok=True)
+    tmp = gold_dir / f".{key}.{os.getpid()}.tmp"
+    feather.write_feather(table, str(tmp), compression="uncompressed")
+    stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
+    os.replace(tmp, gold_dir / f"{key}.arrow")
+    tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
+    os.replace(tmp.with_suffix(".json"), gold_dir / f"{key}.json")
 
 
 def _preview(table: Any) -> list[list[Any]]:

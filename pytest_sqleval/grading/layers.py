@@ -174,10 +174,41 @@ class ExecutionLayer:
         c.layers["compare"] = compare
 
 
+class VariantsLayer:
+    """A candidate that matched on the pinned database, run on its case's variants of the
+    database (``variants/``): where a variant's gold answer differs from the candidate's,
+    the match on the pinned database was a coincidence. Only when the suite has variants."""
+
+    name, ahead = "variants", False
+
+    def run(self, c: Candidate) -> None:
+        grader, compare = c.grader, c.layers.get("compare")
+        if grader.variant_set is None or c.ticket is None or not (compare and compare.get("match")):
+            return
+        c.budget.pause()  # executions, under the engine's limits
+        try:
+            chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
+                                                 grader.host)
+            results = grader.host.call("variants", {"sql": c.executed_sql, "gold": c.gold.request,
+                                                    "variants": chosen.variants})["results"]
+        except (HostCrashed, HostTimeout) as exc:  # no evidence either way: the pinned verdict stands
+            c.layers["variants"] = {"error": str(exc)[:500]}
+            return
+        finally:
+            c.budget.resume()
+        graded = [r for r in results if r.get("match") is not None]
+        c.layers["variants"] = {
+            "chosen": len(chosen.variants), "graded": len(graded),
+            "mismatch": next((r for r in results if r.get("match") is False), None),
+            # a gold empty on the pinned database is graded where it has rows, else not at all
+            "ungraded": bool(c.gold.empty and not any(r.get("gold_rows") for r in graded)),
+            "evidence": chosen.evidence()}
+
+
 def default_layers() -> list[Layer]:
     """The built-in layers, in the order the grader walks them."""
     return [ParseLayer(), SafetyLayer(), SendLayer(), GroundingLayer(), StaleLayer(), StructureLayer(),
-            ExecutionLayer()]
+            ExecutionLayer(), VariantsLayer()]
 
 
 def run_layer(layer: Layer, c: Candidate) -> None:

@@ -46,6 +46,8 @@ class GoldAnswer:
     preview: list[list[Any]] = field(default_factory=list)
     tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, for the structural layer
     sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
+    request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
+    empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
@@ -61,12 +63,13 @@ class SuiteGrader:
                  limits: Limits = Limits(), policy: ComparePolicy = ComparePolicy(),
                  deprecated: tuple[str, ...] = (), cache_dir: Path | None = None,
                  started: tuple[EngineHost, Any] | None = None, catalog: dict[str, Any] | None = None,
-                 catalog_source: str = "", layers: list[Layer] | None = None) -> None:
+                 catalog_source: str = "", layers: list[Layer] | None = None, variant_set: Any = None) -> None:
         self.dialect = dialect
         self.limits = limits
         self.policy = policy
         self.deprecated = deprecated
         self.layers: list[Layer] = list(default_layers() if layers is None else layers)
+        self.variant_set = variant_set  # variants.distill.VariantSet: the suite database's variants, if any
         self.gold_executions = 0
         self.host: EngineHost | None = None
         if database is None:  # nothing to execute: grounding against the schema, if there is one
@@ -180,13 +183,15 @@ class SuiteGrader:
         if meta.get("problem"):
             raise GoldError(f"gold query is {meta['problem']}" if meta["problem"].startswith("nondet")
                             else f"gold query is ambiguous: {meta['problem']}")
-        if meta["rows"] == 0 and not policy.allow_empty:
+        empty = meta["rows"] == 0 and not policy.allow_empty
+        if empty and self.variant_set is None:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
         return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
                           cached=bool(meta.get("cached")), spec=request["spec"], tables=list(gold_tables),
                           joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
-                          preview=meta.get("preview", []), tree=parsed.expression, sql=sql)
+                          preview=meta.get("preview", []), tree=parsed.expression, sql=sql, request=request,
+                          empty=empty)
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process

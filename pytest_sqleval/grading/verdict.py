@@ -129,14 +129,20 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     classify_ = classifier or classify_evidence
     layers = evidence.layers
     compare = layers.get("compare")
+    variants = evidence.get("variants")
+    if evidence.executed and compare and compare["match"] and variants.get("ungraded"):
+        return _ungraded(evidence, variants, duration_ms)
     if evidence.executed:
-        passed = bool(compare and compare["match"]) and not evidence.stale
+        passed = (bool(compare and compare["match"]) and not evidence.stale
+                  and not variants.get("mismatch"))
     else:  # provisional without execution: parses, is safe and grounded, reads nothing deprecated
         passed = (bool(layers["parse"]["ok"]) and evidence.get("safety").get("ok", True) is not False
                   and evidence.get("grounding").get("ok") is not False and not evidence.stale)
     if passed:
+        graded = variants.get("graded")
         cls = (Classification(None, None, "result matches the gold answer"
-                              + (" within float tolerance" if compare.get("within_tolerance") else ""), 1.0)
+                              + (" within float tolerance" if compare.get("within_tolerance") else "")
+                              + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
                if evidence.executed else
                Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0))
     else:
@@ -159,6 +165,19 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
                    adjudication=adj, judgement=judgement, case_error=adj.error)
 
 
+def _ungraded(evidence: Evidence, variants: dict[str, Any], duration_ms: float) -> Verdict:
+    """A gold with no rows on the pinned database nor on any of the case's variants cannot
+    tell a right answer from a wrong one: a case error, never a pass."""
+    why = (f"gold query returns no rows on the database nor on any of its {variants.get('chosen', 0)} variant(s); "
+           "an empty gold cannot tell a right answer from a wrong one. If the empty answer is intended, set "
+           "\"expected_shape\": \"empty\" on the case")
+    cls = Classification(None, "gold_error", why, 0.0)
+    evidence.layers["classify"] = cls.to_dict()
+    adj = Adjudication("error", "not_graded", None, None, "execution", why)
+    return Verdict(False, None, "gold_error", why, 0.0, evidence.layers, evidence.sql, evidence.executed_sql,
+                   evidence.stale, duration_ms, status="error", adjudication=adj, case_error=why)
+
+
 # -- the error class: one precedence -------------------------------------------------------
 def classify_evidence(evidence: Evidence) -> Classification:
     """The built-in error class of a failed candidate (see ``classify``)."""
@@ -166,16 +185,18 @@ def classify_evidence(evidence: Evidence) -> Classification:
                     grounding=evidence.layers.get("grounding"), execution=evidence.layers.get("execution"),
                     compare=evidence.layers.get("compare"), stale=evidence.stale, joins_pred=evidence.joins_pred,
                     joins_gold=evidence.joins_gold, structure=evidence.layers.get("structure"),
-                    executed=evidence.executed)
+                    executed=evidence.executed, variants=evidence.layers.get("variants"))
 
 
 def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding: dict[str, Any] | None,
              execution: dict[str, Any] | None, compare: dict[str, Any] | None, stale: list[str],
              joins_pred: dict[str, Any], joins_gold: dict[str, Any], structure: dict[str, Any] | None = None,
-             executed: bool = True) -> Classification:
+             executed: bool = True, variants: dict[str, Any] | None = None) -> Classification:
     """The error class of a failed case, by precedence: a parse error, an unsafe
     statement, hallucinated_column, stale_table, an execution error, then what the result
-    comparison says (or, without execution, what the structural diff says: ``judged_different``)."""
+    comparison says (or, without execution, what the structural diff says: ``judged_different``).
+    A result that matched on the pinned database but not on a variant of it is classified
+    from the comparison on that variant, with the failure kind ``coincidental_pass``."""
     if not parse["ok"]:
         err = parse["error"] or {}
         return Classification("other", "parse_error",
@@ -199,7 +220,22 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
         return _judged_different(structure)
     if compare is None:
         return Classification("other", "not_compared", "the result could not be compared", 0.3)
+    mismatch = (variants or {}).get("mismatch")
+    if compare["match"] and mismatch:
+        return _coincidence(mismatch, joins_pred, joins_gold)
     return _result_differs(compare, joins_pred, joins_gold)
+
+
+def _coincidence(mismatch: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
+    where = f"variant {mismatch['variant']} ({mismatch['kind']})"
+    err = (mismatch.get("execution") or {}).get("error")
+    if mismatch.get("compare") is None:
+        what = f"{err['category']}: {err['message'].splitlines()[0]}" if err else "no result"
+        return Classification("other", "coincidental_pass",
+                              f"matches on the database, but not on {where} of it: {what}", 0.8)
+    cls = _result_differs(mismatch["compare"], joins_pred, joins_gold)
+    return Classification(cls.error_class, "coincidental_pass",
+                          f"matches on the database by coincidence; on {where} of it: {cls.explanation}", cls.confidence)
 
 
 def _judged_different(structure: dict[str, Any] | None) -> Classification:

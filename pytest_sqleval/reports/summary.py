@@ -52,7 +52,20 @@ def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
                           **{c: k for c, k in sorted(classes.items(), key=lambda ck: str(ck[0]))
                              if c not in ERROR_CLASSES and c is not None}},
         "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
+        **_variant_rates(records, passed, graded),
     }
+
+
+def _variant_rates(records: list[dict[str, Any]], passed: int, graded: int) -> dict[str, Any]:
+    """With database variants: execution accuracy on the snapshot alone (a coincidental
+    pass counted as a pass) beside the one on the snapshot and its variants (test-suite
+    accuracy), and the coincidental passes caught."""
+    checked = [r for r in records if ((r.get("layers") or {}).get("variants") or {}).get("chosen") is not None]
+    if not checked:
+        return {}
+    coincidental = sum(1 for r in records if r.get("failure_kind") == "coincidental_pass")
+    return {"snapshot_accuracy": _ratio(passed + coincidental, graded), "test_suite_accuracy": _ratio(passed, graded),
+            "coincidental_passes": coincidental, "variant_checked_cases": len(checked)}
 
 
 def _ratio(a: int, b: int) -> float | None:

@@ -73,6 +73,9 @@ def render_failure(rec: dict[str, Any]) -> str:
             out.append(_rows(cmp.get("missing_rows")))
             out.append("    predicted rows not in the gold:")
             out.append(_rows(cmp.get("extra_rows")))
+    mismatch = (layers.get("variants") or {}).get("mismatch")
+    if mismatch:
+        out.extend(_coincidence_lines(mismatch))
     for name in ("grounding", "structure", "diagnostics"):  # evidence a layer could not give
         why = (layers.get(name) or {}).get("skipped") or (layers.get(name) or {}).get("layer_error")
         if why:
@@ -97,6 +100,28 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _coincidence_lines(mismatch: dict[str, Any]) -> list[str]:
+    """Where a result that matched on the database stops matching: the variant, both
+    results there, and the rows that differ."""
+    out = [f"  layer variants: matches on the database, not on variant {mismatch['variant']} ({mismatch['kind']})"]
+    err = (mismatch.get("execution") or {}).get("error")
+    if err:
+        out.append(f"    on the variant it fails: {err['category']}: {err['message'].splitlines()[0]}")
+        return out
+    cmp = mismatch.get("compare") or {}
+    out.append(f"    on the variant: {cmp.get('reason')}; rows {cmp.get('pred_rows')} vs gold {cmp.get('gold_rows')}")
+    out.append("    gold result there:")
+    out.append(_rows(mismatch.get("gold_preview")))
+    out.append("    predicted result there:")
+    out.append(_rows(mismatch.get("pred_preview")))
+    if cmp.get("missing_rows") or cmp.get("extra_rows"):
+        out.append("    gold rows missing from the prediction there:")
+        out.append(_rows(cmp.get("missing_rows")))
+        out.append("    predicted rows not in the gold there:")
+        out.append(_rows(cmp.get("extra_rows")))
+    return out
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = []
     for name, b in summary["backends"].items():
@@ -115,6 +140,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         for cls in hist:  # the built-in classes in precedence order, then a plugin's
             bar = "#" * (round(20 * hist[cls] / width) if width else 0)
             lines.append(f"    {cls:<20} {hist[cls]:>5}  {bar}")
+        if b.get("test_suite_accuracy") is not None:
+            lines.append(f"    variants: execution accuracy {_pct(b['snapshot_accuracy'])} on the database alone, "
+                         f"{_pct(b['test_suite_accuracy'])} on the database and its variants (test-suite accuracy); "
+                         f"{b['coincidental_passes']} coincidental pass(es) caught")
         if b["case_errors"]:
             lines.append("    case errors: " + ", ".join(f"{k} {v}" for k, v in sorted(b["case_errors"].items())))
         lines.extend(sidebyside_lines(name, b))

@@ -1,0 +1,121 @@
+"""Distillation: for each gold query, the few variants of the suite database that tell
+its near-misses apart from it where the pinned database cannot.
+
+A gold's mutants (``mutants.py``) stand for the wrong answers a model plausibly writes.
+The engine process runs the gold and every mutant on the pinned database and on each
+variant of the pool (``GradingHandler.distill``); the variants are then chosen greedily,
+each adding the most mutants not yet told apart, up to the suite's count. What the pinned
+database and the chosen variants tell apart is the case's *evidence strength*. Choices
+are stored per gold (under the pool's content hashes), so a rerun distils nothing."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
+DISTILL_VERSION = 1  # bump when the choice or the mutants change: stored choices are then remade
+
+
+@dataclass
+class CaseVariants:
+    """The variants one gold is graded on, and what they and the pinned database tell apart."""
+
+    variants: list[dict[str, Any]]  # {index, kind, path, hash} of each chosen variant
+    mutants: int = 0
+    pinned: int = 0  # mutants the pinned database tells apart from the gold
+    by_variants: int = 0  # further mutants the chosen variants tell apart
+    gold_rows: list[int | None] = field(default_factory=list)  # the gold's rows on each chosen variant
+
+    def evidence(self) -> dict[str, Any]:
+        told = self.pinned + self.by_variants
+        return {"mutants": self.mutants, "told_apart_by_database": self.pinned,
+                "told_apart_by_variants": self.by_variants, "not_told_apart": self.mutants - told,
+                "strength": round(told / self.mutants, 3) if self.mutants else None}
+
+
+class VariantSet:
+    """A suite database's pool of variants and each gold's choice among them."""
+
+    def __init__(self, pool: list[Any], count: int, store: Path) -> None:
+        self.pool = pool  # variants.build.Variant, in index order
+        self.count = count
+        signature = json.dumps([DISTILL_VERSION, count, [v.content_hash for v in pool]])
+        self.store = store / hashlib.sha256(signature.encode()).hexdigest()[:16]
+        self._chosen: dict[str, CaseVariants] = {}
+
+    def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
+                 host: Any) -> CaseVariants:
+        """The variants of one gold (distilled on first use, then read back)."""
+        chosen = self._chosen.get(gold_key)
+        if chosen is None:
+            chosen = self._read(gold_key)
+            if chosen is None:
+                chosen = self._distill(gold_request, gold_sql, dialect, host)
+                self._write(gold_key, chosen)
+            self._chosen[gold_key] = chosen
+        return chosen
+
+    def _distill(self, gold_request: dict[str, Any], gold_sql: str, dialect: str, host: Any) -> CaseVariants:
+        from .mutants import mutants
+        described = [_describe(v) for v in self.pool]
+        sqls = [m.sql for m in mutants(gold_sql, dialect, limit=MUTANTS_PER_GOLD)]
+        answer = host.call("distill", {"gold": gold_request, "mutants": sqls, "variants": described})
+        return choose(answer["killed"], answer["gold_rows"], described, self.count)
+
+    def _read(self, gold_key: str) -> CaseVariants | None:
+        try:
+            data = json.loads((self.store / f"{gold_key}.json").read_text(encoding="utf-8"))
+            chosen = CaseVariants(**data)
+        except (OSError, ValueError, TypeError):
+            return None  # not distilled yet, or a damaged entry: distilled again
+        by_index = {v.index: _describe(v) for v in self.pool}
+        if any(c.get("index") not in by_index or by_index[c["index"]]["hash"] != c.get("hash") for c in chosen.variants):
+            return None
+        chosen.variants = [by_index[c["index"]] for c in chosen.variants]  # this machine's paths
+        return chosen
+
+    def _write(self, gold_key: str, chosen: CaseVariants) -> None:
+        self.store.mkdir(parents=True, exist_ok=True)
+        tmp = self.store / f".{gold_key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(asdict(chosen)), encoding="utf-8")
+        os.replace(tmp, self.store / f"{gold_key}.json")
+
+
+def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variants: list[dict[str, Any]],
+           count: int) -> CaseVariants:
+    """Greedy choice: ``killed[0]`` is the pinned database's row, ``killed[1 + i]`` variant
+    i's (per mutant: told apart, or None where the gold has no trustworthy answer). Each
+    pick adds the most mutants not yet told apart (ties: the lower index); a variant where
+    the gold returns rows comes first when the pinned gold returns none, so such a gold is
+    graded; at least one variant is kept while any gives the gold a trustworthy answer."""
+    n = len(killed[0]) if killed else 0
+    told = {i for i, k in enumerate(killed[0]) if k} if killed else set()
+    pinned = len(told)
+    usable = [i for i in range(len(variants)) if gold_rows[1 + i] is not None]
+    picked: list[int] = []
+    if gold_rows and gold_rows[0] == 0:  # empty on the pinned database: a variant with rows first
+        with_rows = [i for i in usable if gold_rows[1 + i]]
+        if with_rows:
+            picked.append(max(with_rows, key=lambda i: (_gain(killed[1 + i], told), -i)))
+            told |= {m for m, k in enumerate(killed[1 + picked[0]]) if k}
+    while len(picked) < count:
+        best = max((i for i in usable if i not in picked), key=lambda i: (_gain(killed[1 + i], told), -i), default=None)
+        if best is None or (_gain(killed[1 + best], told) == 0 and picked):
+            break
+        picked.append(best)
+        told |= {m for m, k in enumerate(killed[1 + best]) if k}
+    picked.sort()
+    return CaseVariants(variants=[variants[i] for i in picked], mutants=n, pinned=pinned, by_variants=len(told) - pinned,
+                        gold_rows=[gold_rows[1 + i] for i in picked])
+
+
+def _gain(row: list[bool | None], told: set[int]) -> int:
+    return sum(1 for m, k in enumerate(row) if k and m not in told)
+
+
+def _describe(variant: Any) -> dict[str, Any]:
+    return {"index": variant.index, "kind": variant.kind, "path": str(variant.path), "hash": variant.content_hash}

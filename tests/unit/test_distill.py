@@ -1,0 +1,46 @@
+"""Unit tests of the distillation's choice (``variants.distill.choose``): from the matrix of
+which mutants the pinned database and each variant tell apart from the gold, the few
+variants that add the most evidence."""
+from __future__ import annotations
+
+import pytest
+
+from pytest_sqleval.variants.distill import CaseVariants, choose
+
+T, F, N = True, False, None
+
+
+def pool(n: int) -> list[dict]:
+    return [{"index": i, "kind": "subset", "path": f"v{i}.duckdb", "hash": f"h{i}"} for i in range(n)]
+
+
+@pytest.mark.parametrize(("killed", "gold_rows", "count", "picked", "pinned", "by_variants"), [
+    # the pinned database tells nothing apart; variant 1 tells two, variant 0 one more
+    ([[F, F, F], [T, F, F], [F, T, T], [F, T, F]], [5, 3, 4, 2], 3, [0, 1], 0, 3),
+    # the pinned database tells everything apart: one variant is still kept
+    ([[T, T], [T, T], [T, F]], [5, 3, 4], 2, [0], 2, 0),
+    # a tie on gain goes to the lower index
+    ([[F, F], [T, F], [T, F]], [5, 3, 3], 1, [0], 0, 1),
+    # the count caps the choice
+    ([[F, F, F], [T, F, F], [F, T, F], [F, F, T]], [5, 1, 1, 1], 2, [0, 1], 0, 2),
+    # a variant where the gold cannot be trusted is never chosen
+    ([[F, F], [N, N], [F, T]], [5, None, 2], 2, [1], 0, 1),
+    # a gold empty on the database: a variant where it has rows comes first, even with no gain
+    ([[F], [T], [F]], [0, 0, 3], 1, [1], 0, 0),
+])
+def test_greedy_choice(killed: list, gold_rows: list, count: int, picked: list, pinned: int, by_variants: int) -> None:
+    chosen = choose(killed, gold_rows, pool(len(killed) - 1), count)
+    assert [v["index"] for v in chosen.variants] == picked
+    assert (chosen.pinned, chosen.by_variants, chosen.mutants) == (pinned, by_variants, len(killed[0]))
+    assert chosen.gold_rows == [gold_rows[1 + i] for i in picked]
+
+
+def test_evidence_strength_counts_what_is_told_apart() -> None:
+    ev = CaseVariants(variants=[], mutants=10, pinned=6, by_variants=3).evidence()
+    assert ev == {"mutants": 10, "told_apart_by_database": 6, "told_apart_by_variants": 3, "not_told_apart": 1,
+                  "strength": 0.9}
+    assert CaseVariants(variants=[]).evidence()["strength"] is None  # a gold with no mutants: unknown, not 0
+
+
+def test_no_usable_variant_chooses_none() -> None:
+    assert choose([[F, F], [N, N]], [5, None], pool(1), 4).variants == []
