@@ -20,7 +20,7 @@ class Grader:
     def __init__(self, database: str | Path, *, dialect: str = "duckdb", cache_dir: str | Path | None = None,
                  deprecated_tables: Iterable[str] | str | None = None, limits: Limits | None = None,
                  judge: str = "off", judge_model: str | None = None, judge_api_base: str | None = None,
-                 **contract: Any) -> None:
+                 variants: int = 0, variant_seed: int = 0, **contract: Any) -> None:
         """``deprecated_tables``: the table-name patterns a prediction must not read
         (``*_old``, ``legacy.*``, ...). Left out (``None``), they are the suite's when a
         ``sqleval.toml`` next to the database names it (its list plus the defaults, as in a
@@ -30,7 +30,10 @@ class Grader:
 
         ``judge`` (``off``, ``advisory``, ``decide``) and ``judge_model`` (a litellm model
         string) add the LLM judge exactly as ``--sqleval-judge`` does in a pytest run: the
-        verdict is decided by the same code (``grading.verdict.decide``)."""
+        verdict is decided by the same code (``grading.verdict.decide``).
+
+        ``variants`` (0 to 64): grade on up to that many generated variants of the database
+        too, as ``--sqleval-variants`` does (DuckDB and SQLite databases)."""
         from .grading.verdict import JUDGE_MODES
         if judge not in JUDGE_MODES:
             raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)}, got {judge!r}")
@@ -39,10 +42,17 @@ class Grader:
         deprecated = (suite_deprecated(database) if deprecated_tables is None else None) \
             or deprecated_patterns(deprecated_tables)
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
+        cache = Path(cache_dir) if cache_dir else Path(self._tmp.name)
+        variant_set = None
+        if variants:
+            if is_url(database) or not 0 < variants <= 64:
+                raise ValueError("variants must be from 0 to 64, on a DuckDB or SQLite database file")
+            from .variants.distill import VariantSet
+            variant_set = VariantSet.build(Path(database), cache, variants, seed=variant_seed)
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
                                    deprecated=deprecated,
-                                   cache_dir=Path(cache_dir) if cache_dir else Path(self._tmp.name))
+                                   cache_dir=cache, variant_set=variant_set)
         self._judge_mode = judge
         self._judge = None
         if judge != "off":

@@ -88,12 +88,9 @@ class GraderPool:
         count = self.variant_count(manifest)
         if not count or manifest.database is None:
             return None
-        from .variants.build import build_variants
         from .variants.distill import VariantSet
-        store = self.cache_dir / "variants"
-        pool = build_variants(Path(manifest.database), store, count=2 * count, seed=manifest.variants.seed,
-                              frozen_columns=manifest.variants.frozen_columns)
-        return VariantSet(pool, count, store / "distilled")
+        return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
+                                frozen_columns=manifest.variants.frozen_columns)
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

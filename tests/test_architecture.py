@@ -102,6 +102,7 @@ def test_no_import_cycle_between_the_packages_parts() -> None:
     ("reports", {"agent", "engines", "warehouse"}),
     ("cases", {"grading", "reports", "agent", "warehouse", "backends", "session", "items", "pool"}),
     ("grading", {"reports", "agent", "warehouse", "session", "items", "pool", "backends"}),
+    ("variants", {"grading", "reports", "agent", "warehouse", "session", "items", "pool", "backends"}),
 ])
 def test_a_part_imports_nothing_above_it(part: str, forbidden: set[str]) -> None:
     wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items() if a == part and b in forbidden}

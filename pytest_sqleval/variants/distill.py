@@ -47,6 +47,16 @@ class VariantSet:
         self.store = store / hashlib.sha256(signature.encode()).hexdigest()[:16]
         self._chosen: dict[str, CaseVariants] = {}
 
+    @classmethod
+    def build(cls, database: Path, cache_dir: Path, count: int, seed: int = 0,
+              frozen_columns: tuple[str, ...] = ()) -> "VariantSet":
+        """A pool of twice ``count`` variants (built once, cached by content under
+        ``cache_dir/variants``), from which each gold chooses up to ``count``."""
+        from .build import build_variants
+        store = Path(cache_dir) / "variants"
+        pool = build_variants(Path(database), store, count=2 * count, seed=seed, frozen_columns=frozen_columns)
+        return cls(pool, count, store / "distilled")
+
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
                  host: Any) -> CaseVariants:
         """The variants of one gold (distilled on first use, then read back)."""
