@@ -1,0 +1,1 @@
+"""Generated variants of a suite database and their distillation (test-suite evidence)."""
