@@ -59,7 +59,7 @@ class TableConstraints:
     not_null_observed: list[str] = field(default_factory=list)  # no NULL on the pinned data (declared ones too)
     duplicate_rows: bool = False  # two identical rows exist: no set of columns is a key
     free: list[str] = field(default_factory=list)
-    anchor: str | None = None  # a unique column rows are sampled by (consistent across tables)
+    anchor: str | None = None  # the column rows are sampled by (see _anchor)
 
     @property
     def key_columns(self) -> set[str]:
@@ -93,6 +93,10 @@ class Constraints:
 
     def parents(self) -> set[str]:
         return {dep.parent for dep in self.dependencies}
+
+    def references(self, table: str) -> list[Dependency]:
+        """The table's references to other tables (its dependencies as a child, but the total ones)."""
+        return [d for d in self.dependencies if d.child == table and d.parent != table and d.origin != "total"]
 
     def to_dict(self) -> dict[str, Any]:
         return {"engine": self.engine, "frozen": self.frozen,
@@ -249,7 +253,7 @@ class _Reader:
         ordered = []
         for c in cols:
             fam = family(table.columns[c], self.engine)
-            ordered.append(fam in ("number", "text", "temporal", "time"))
+            ordered.append(fam in ("number", "text", "temporal", "time", "any"))
             q = quote(c)
             parts += [f"count({q})", f"count(DISTINCT {q})"]
             parts += [f"min({q})", f"max({q})"] if ordered[-1] else ["NULL", "NULL"]
@@ -277,6 +281,13 @@ class _Reader:
         return out
 
 
+def _anchor(t: TableConstraints) -> str | None:
+    """The column a table's rows are sampled by: its single-column key (the same value
+    hashes alike in every table), else None (the whole row)."""
+    single = [k[0] for k in [t.primary_key, *t.unique_keys] if len(k) == 1]
+    return next(iter(single + t.observed_unique), None)
+
+
 def _sqlite_table(name: str, tables: dict[str, TableConstraints]) -> str | None:
     if name in tables:
         return name
@@ -293,6 +304,9 @@ def _integers(stats: tuple[int, int, Any, Any]) -> bool:
 
 
 _KEY_SUFFIXES = ("_id", "_no", "_key", "_code", "_num", "_nbr", "_number", "id", "no", "key", "code")
+
+
+_GENERIC = frozenset({"id", "uid", "pk", "key", "no", "code", "rowid", "oid"})
 
 
 def _stem(name: str) -> str:
@@ -317,17 +331,19 @@ def related_names(child_table: str, child_column: str, parent_table: str, parent
     or stem (``cust_no`` / ``customer_id``: one stem starts the other), a stem ending in the
     parent's (``parent_department_id`` -> ``department_id``), the parent table's name
     (``store`` -> ``stores``), or a key-like column of the same table (``manager_id`` ->
-    ``employee_id``) whose name is no other table's key (``key_names``). Used only where the
+    ``employee_id``) whose name is no table's name or key column (``key_names``). Used only where the
     data cannot tell: an integer parent, whose range holds most small integers."""
     c, p = child_column.lower(), parent_column.lower()
     cs, ps, table = _stem(c), _stem(p), _singular(parent_table)
+    if c in _GENERIC and child_table != parent_table:
+        return False  # every table's own "id": no reference (1:1 tables sample alike by it anyway)
     if c == p or cs == ps or cs == table:
         return True
     if len(cs) >= 3 and len(ps) >= 3 and (cs.startswith(ps) or ps.startswith(cs)):
         return True
     if cs.endswith("_" + ps) or cs.endswith("_" + table) or ps.endswith("_" + cs):
         return True
-    if child_table == parent_table and cs != c and c not in key_names:
+    if child_table == parent_table and cs != c and c not in key_names and cs not in key_names:
         return True
     return False
 
@@ -371,9 +387,9 @@ def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] =
                                  and family(t.columns[c], engine) not in ("bool", "other")]
             if not (t.primary_key or t.unique_keys or t.observed_unique) and t.rows > 1:
                 t.duplicate_rows = reader.duplicate_rows(t)
-            single = [k[0] for k in [t.primary_key, *t.unique_keys] if len(k) == 1]
-            t.anchor = next(iter(single + t.observed_unique), None)
         deps += _observe_inclusions(reader, tables, stats, deps)
+        for t in tables.values():
+            t.anchor = _anchor(t)
     finally:
         reader.close()
     constraints = Constraints(engine, tables, deps, frozen)
@@ -392,7 +408,7 @@ def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
     for t in tables.values():
         keys = [k[0] for k in [t.primary_key, *t.unique_keys] if len(k) == 1] + t.observed_unique
         parents += [(t.name, c) for c in dict.fromkeys(keys) if stats[t.name][c][0] > 0]
-    key_names = frozenset(c.lower() for t, c in parents)
+    key_names = frozenset([c.lower() for _, c in parents] + [_singular(t) for t in tables])
     found: list[Dependency] = []
     for child in tables.values():
         checks: list[tuple[str, str, str]] = []
