@@ -20,7 +20,8 @@ class Grader:
     def __init__(self, database: str | Path, *, dialect: str = "duckdb", cache_dir: str | Path | None = None,
                  deprecated_tables: Iterable[str] | str | None = None, limits: Limits | None = None,
                  judge: str = "off", judge_model: str | None = None, judge_api_base: str | None = None,
-                 variants: int = 0, variant_seed: int = 0, **contract: Any) -> None:
+                 variants: int = 0, variant_seed: int = 0, variant_golds: Iterable[str] = (),
+                 **contract: Any) -> None:
         """``deprecated_tables``: the table-name patterns a prediction must not read
         (``*_old``, ``legacy.*``, ...). Left out (``None``), they are the suite's when a
         ``sqleval.toml`` next to the database names it (its list plus the defaults, as in a
@@ -33,7 +34,9 @@ class Grader:
         verdict is decided by the same code (``grading.verdict.decide``).
 
         ``variants`` (0 to 64): grade on up to that many generated variants of the database
-        too, as ``--sqleval-variants`` does (DuckDB and SQLite databases)."""
+        too, as ``--sqleval-variants`` does (DuckDB and SQLite databases). ``variant_golds``:
+        the gold queries you will grade, whose literals the boundary variants are built
+        around (a pytest run takes them from the suite)."""
         from .grading.verdict import JUDGE_MODES
         if judge not in JUDGE_MODES:
             raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)}, got {judge!r}")
@@ -48,7 +51,8 @@ class Grader:
             if is_url(database) or not 0 < variants <= 64:
                 raise ValueError("variants must be from 0 to 64, on a DuckDB or SQLite database file")
             from .variants.distill import VariantSet
-            variant_set = VariantSet.build(Path(database), cache, variants, seed=variant_seed)
+            variant_set = VariantSet.build(Path(database), cache, variants, seed=variant_seed,
+                                           gold_sqls=variant_golds, dialect=dialect)
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
                                    deprecated=deprecated,

@@ -88,9 +88,12 @@ class GraderPool:
         count = self.variant_count(manifest)
         if not count or manifest.database is None:
             return None
+        from .cases import read_layout_cases
         from .variants.distill import VariantSet
+        golds = [case.gold_sql for case in read_layout_cases(manifest)]  # the literals boundary rows take
         return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
-                                frozen_columns=manifest.variants.frozen_columns)
+                                frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
+                                dialect=manifest.dialect)
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

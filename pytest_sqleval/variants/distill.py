@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
 DISTILL_VERSION = 1  # bump when the choice or the mutants change: stored choices are then remade
@@ -49,12 +49,21 @@ class VariantSet:
 
     @classmethod
     def build(cls, database: Path, cache_dir: Path, count: int, seed: int = 0,
-              frozen_columns: tuple[str, ...] = ()) -> "VariantSet":
-        """A pool of twice ``count`` variants (built once, cached by content under
-        ``cache_dir/variants``), from which each gold chooses up to ``count``."""
+              frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb") -> "VariantSet":
+        """A pool of ``count`` variants and, when golds are given, ``count`` boundary
+        variants made from them (built once, cached by content under ``cache_dir/variants``),
+        from which each gold chooses up to ``count``."""
+        from .boundaries import boundary_variants, literal_hints
         from .build import build_variants
+        from .constraints import observe_constraints
         store = Path(cache_dir) / "variants"
-        pool = build_variants(Path(database), store, count=2 * count, seed=seed, frozen_columns=frozen_columns)
+        pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns)
+        golds = list(gold_sqls)
+        if golds:
+            tables = observe_constraints(Path(database), frozen_columns=frozen_columns).tables
+            hints = literal_hints(golds, dialect, {name: set(t.columns) for name, t in tables.items()})
+            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent if pool else store, count, seed,
+                                      tables)
         return cls(pool, count, store / "distilled")
 
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
