@@ -1,0 +1,105 @@
+"""Grading with database variants: a wrong query that matches the gold only by coincidence
+on the pinned database fails as ``coincidental_pass`` (with the variant and both results
+in its failure text), a correct rewrite and the gold still pass, a gold empty on the
+pinned database is graded where a variant gives it rows, and the summary puts the
+snapshot's accuracy beside the test-suite accuracy."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
+
+CASES = [
+    {"id": "big", "question": "How many orders of 100 or more?", "gold_sql": "SELECT count(*) FROM orders WHERE amount >= 100"},
+    {"id": "exact", "question": "Which orders are for exactly 100?", "gold_sql": "SELECT id FROM orders WHERE amount = 100"},
+    {"id": "fr", "question": "Revenue from French customers", "gold_sql":
+        "SELECT sum(o.amount) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.country = 'FR'"},
+]
+PREDICTIONS = {
+    "big": "SELECT count(*) FROM orders WHERE amount > 100",  # no order is exactly 100 on the pinned data
+    "exact": "SELECT id FROM orders WHERE amount = 101",  # empty, like the gold, on the pinned data
+    "fr": "SELECT sum(amount) FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE country = 'FR')",
+}
+
+
+def make_db(path: Path) -> None:
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, country VARCHAR NOT NULL)")
+    con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), "
+                "amount INTEGER NOT NULL)")
+    con.execute("INSERT INTO customers SELECT i, 'c' || i, CASE WHEN i % 3 = 0 THEN 'FR' ELSE 'DE' END "
+                "FROM range(1, 41) t(i)")
+    # amounts skip 100 and 101: the boundary is empty on the pinned data
+    con.execute("INSERT INTO orders SELECT i, 1 + i % 40, CASE WHEN i % 2 = 0 THEN 40 + i % 50 ELSE 110 + i % 50 END "
+                "FROM range(1, 401) t(i)")
+    con.close()
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "suite"
+    root.mkdir()
+    make_db(root / "shop.duckdb")
+    (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    (root / "sqleval.toml").write_text('[suite]\nname = "shop"\nquestions = "questions.jsonl"\n'
+                                       'database = "shop.duckdb"\n\n[variants]\ncount = 4\n')
+    (pytester.path / "preds.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n"
+                                                       for k, v in PREDICTIONS.items()))
+    return root
+
+
+def test_a_coincidence_on_the_database_fails_on_a_variant(pytester: pytest.Pytester, suite: Path) -> None:
+    result = pytester.runpytest(str(suite), "--sqleval-backend=gold,predictions:preds.jsonl", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, failed=2)
+    records = {(r["case_id"], r["backend"]): r for r in read_results(pytester.path)}
+    assert all(records[(c["id"], "gold")]["status"] == "passed" for c in CASES)  # the gold passes everywhere
+    big = records[("big", "preds")]
+    assert (big["status"], big["failure_kind"]) == ("failed", "coincidental_pass")
+    assert big["compare"]["match"]  # it did match on the pinned database
+    mismatch = big["layers"]["variants"]["mismatch"]
+    assert mismatch["compare"]["gold_rows"] == mismatch["compare"]["pred_rows"] == 1  # one count each, different
+    exact = records[("exact", "preds")]  # a gold empty on the pinned database is graded on a variant
+    assert exact["failure_kind"] == "coincidental_pass"
+    assert records[("fr", "preds")]["status"] == "passed"  # a correct rewrite passes on every variant
+    assert records[("fr", "preds")]["layers"]["variants"]["graded"] >= 1
+    b = read_summary(pytester.path)["backends"]["preds"]
+    assert (b["coincidental_passes"], b["snapshot_accuracy"], b["test_suite_accuracy"]) == (2, 1.0, pytest.approx(1 / 3, abs=1e-6))
+    out = result.stdout.str()
+    assert "matches on the database, not on variant" in out and "gold result there:" in out
+    assert "coincidental pass(es) caught" in out
+
+
+def test_without_variants_the_coincidence_passes_and_the_empty_gold_is_a_case_error(
+        pytester: pytest.Pytester, suite: Path) -> None:
+    result = pytester.runpytest(str(suite), "--sqleval-backend=predictions:preds.jsonl", "--sqleval-variants=0",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    records = {r["case_id"]: r for r in read_results(pytester.path)}
+    assert records["big"]["status"] == "passed" and "variants" not in records["big"]["layers"]
+    assert records["exact"]["status"] == "error" and "no rows" in records["exact"]["case_error"]
+
+
+def test_a_rerun_builds_and_distils_nothing(pytester: pytest.Pytester, suite: Path) -> None:
+    args = [str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider"]
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    cache = pytester.path / ".sqleval-cache" / "variants"
+    files = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    changed = sorted(str(p.relative_to(cache)) for p, t in files.items() if p.stat().st_mtime_ns != t)
+    assert files and not changed, changed
+
+
+def test_variants_on_an_engine_that_cannot_make_them_is_one_clear_error(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "pg"
+    root.mkdir()
+    (root / "questions.jsonl").write_text(json.dumps(CASES[0]) + "\n")
+    (root / "sqleval.toml").write_text('[suite]\nname = "pg"\nquestions = "questions.jsonl"\n'
+                                       'database = "postgresql://grader@localhost/shop"\n')
+    result = pytester.runpytest(str(root), "--sqleval-variants=4", "-p", "no:cacheprovider")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*database variants are not supported on this engine (postgres*"])
+    assert "Traceback" not in result.stdout.str()
