@@ -46,17 +46,18 @@ class Grader:
             or deprecated_patterns(deprecated_tables)
         self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
         cache = Path(cache_dir) if cache_dir else Path(self._tmp.name)
-        variant_set = None
         if variants:
             if is_url(database) or not 0 < variants <= 64:
                 raise ValueError("variants must be from 0 to 64, on a DuckDB or SQLite database file")
             from .variants.distill import VariantSet
-            variant_set = VariantSet.build(Path(database), cache, variants, seed=variant_seed,
-                                           gold_sqls=variant_golds, dialect=dialect)
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
                                    policy=ComparePolicy().merged(**contract),
                                    deprecated=deprecated,
-                                   cache_dir=cache, variant_set=variant_set)
+                                   cache_dir=cache)
+        if variants:
+            self._grader.variant_set = VariantSet.build(Path(database), cache, variants, seed=variant_seed,
+                                                        gold_sqls=variant_golds, dialect=dialect,
+                                                        pinned_hash=self._grader.content_hash)
         self._judge_mode = judge
         self._judge = None
         if judge != "off":

@@ -65,7 +65,8 @@ class GraderPool:
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
                                  cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
-                                 layers=self.layers_for(manifest), variant_set=self.variant_set(manifest))
+                                 layers=self.layers_for(manifest))
+            grader.variant_set = self.variant_set(manifest, grader.content_hash)
         self._graders[manifest.path] = grader
         return grader
 
@@ -83,7 +84,7 @@ class GraderPool:
                              f"{display_location(manifest.database)}); fix: run without --sqleval-variants, or "
                              "set [variants] count = 0, or grade a DuckDB or SQLite copy of the database")
 
-    def variant_set(self, manifest: SuiteManifest) -> Any:
+    def variant_set(self, manifest: SuiteManifest, content_hash: str | None = None) -> Any:
         """The suite database's variants (built once, cached by content), or None."""
         count = self.variant_count(manifest)
         if not count or manifest.database is None:
@@ -93,7 +94,7 @@ class GraderPool:
         golds = [case.gold_sql for case in read_layout_cases(manifest)]  # the literals boundary rows take
         return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
                                 frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
-                                dialect=manifest.dialect)
+                                dialect=manifest.dialect, pinned_hash=content_hash)
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

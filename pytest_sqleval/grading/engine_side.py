@@ -216,8 +216,9 @@ class GradingHandler:
             return {"table": None, "rows": None, "problem": "the gold query fails on this variant"}
         table, meta = answer["table"], answer["meta"]
         if meta["problem"] is None and _degenerate(table):
-            meta["problem"] = ("degenerate on this variant: one row of NULLs and zeros, what aggregates give over "
-                               "no rows (equivalent forms differ there: SUM gives NULL, CASE ... ELSE 0 gives 0)")
+            meta["problem"] = ("degenerate on this variant: one row of NULLs, zeros or NaN, what aggregates give "
+                               "over no rows (equivalent forms differ there: SUM gives NULL, CASE ... ELSE 0 gives 0, "
+                               "0/0 gives NaN)")
         if meta["problem"] is None:
             _store(folder, key, table, meta)
             return {**meta, "table": table}
@@ -300,10 +301,10 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any]) -> None:
 
 
 def _degenerate(table: Any) -> bool:
-    """One row whose every value is NULL, zero or false: an aggregate over no rows."""
+    """One row whose every value is NULL, zero, false or NaN (0/0): an aggregate over no rows."""
     if table.num_rows != 1:
         return False
-    return all(v in (None, 0, False) for row in _rows(table) for v in row)
+    return all(v is None or v != v or v in (0, False) for row in _rows(table) for v in row)
 
 
 def _preview(table: Any) -> list[list[Any]]:

@@ -141,10 +141,40 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
     return {"boundary_rows": changed, "tag": tag, "base": base.name}
 
 
+def column_names(database: Path) -> dict[str, set[str]]:
+    """Table -> column names (``schema.table`` on DuckDB), read from the catalog: cheap."""
+    from .constraints import engine_of
+    if engine_of(database) == "duckdb":
+        import duckdb
+        con = duckdb.connect(str(database), read_only=True)
+        try:
+            rows = con.execute("SELECT schema_name || '.' || table_name, column_name FROM duckdb_columns() "
+                               "WHERE NOT internal AND database_name = current_database()").fetchall()
+        finally:
+            con.close()
+    else:
+        import sqlite3
+        con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            rows = [(t, r[1]) for t in tables for r in con.execute(f"PRAGMA table_info({quote_sqlite(t)})")]
+        finally:
+            con.close()
+    out: dict[str, set[str]] = {}
+    for table, column in rows:
+        out.setdefault(table, set()).add(column)
+    return out
+
+
+def quote_sqlite(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, str], list[str]], folder: Path,
-                      count: int, seed: int, tables: dict[str, Any]) -> list[Any]:
+                      count: int, seed: int, free_columns: Any) -> list[Any]:
     """``count`` boundary variants, each a copy of one of the pool's variants (in turn)
-    with boundary rows in the free columns of ``tables`` (``constraints.observe_constraints``);
+    with boundary rows in the free columns (``free_columns()``: the tables of
+    ``constraints.observe_constraints``, asked only when a variant must be built);
     built once per (pool, hints, seed), then reused from ``folder``."""
     from .build import Variant, content_hash
     from .constraints import engine_of
@@ -155,6 +185,7 @@ def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, st
     out_dir = Path(folder) / f"boundary-{digest}"
     out_dir.mkdir(parents=True, exist_ok=True)
     variants = []
+    tables: dict[str, Any] | None = None
     for k in range(count):
         base = pool[k % len(pool)]
         index = len(pool) + k
@@ -162,6 +193,7 @@ def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, st
         tag = f"{seed}:boundary:{k}"
         if not path.is_file():
             tmp = out_dir / f".{path.name}.{os.getpid()}.building"
+            tables = tables if tables is not None else free_columns()
             try:
                 build_boundary(base.path, tmp, engine, tables, hints, tag)
                 os.replace(tmp, path)

@@ -49,21 +49,23 @@ class VariantSet:
 
     @classmethod
     def build(cls, database: Path, cache_dir: Path, count: int, seed: int = 0,
-              frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb") -> "VariantSet":
+              frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb",
+              pinned_hash: str | None = None) -> "VariantSet":
         """A pool of ``count`` variants and, when golds are given, ``count`` boundary
         variants made from them (built once, cached by content under ``cache_dir/variants``),
         from which each gold chooses up to ``count``."""
-        from .boundaries import boundary_variants, literal_hints
+        from .boundaries import boundary_variants, column_names, literal_hints
         from .build import build_variants
         from .constraints import observe_constraints
         store = Path(cache_dir) / "variants"
-        pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns)
+        pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
+                              pinned_hash=pinned_hash)
         golds = list(gold_sqls)
-        if golds:
-            tables = observe_constraints(Path(database), frozen_columns=frozen_columns).tables
-            hints = literal_hints(golds, dialect, {name: set(t.columns) for name, t in tables.items()})
-            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent if pool else store, count, seed,
-                                      tables)
+        if golds and pool:
+            def free_columns() -> dict[str, Any]:  # observed only when a boundary variant is built
+                return observe_constraints(Path(database), frozen_columns=frozen_columns).tables
+            hints = literal_hints(golds, dialect, column_names(pool[0].path))
+            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns)
         return cls(pool, count, store / "distilled")
 
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
