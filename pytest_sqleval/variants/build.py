@@ -81,14 +81,14 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 
 
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
-                   frozen_columns: Iterable[str] = ()) -> list[Variant]:
+                   frozen_columns: Iterable[str] = (), pinned_hash: str | None = None) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
     files still have their recorded content hash are reused, the others (re)built."""
     engine = engine_of(database)
     database = Path(database)
     frozen = sorted(set(frozen_columns))
-    pinned = content_hash(database)
+    pinned = pinned_hash or content_hash(database)
     folder = Path(out_dir) / pinned[:16] / str(seed)
     folder.mkdir(parents=True, exist_ok=True)
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
