@@ -5,14 +5,14 @@ wrong; graded on variants of the database too, the coincidence rarely survives. 
 variant keeps every constraint of ``constraints.observe_constraints`` (declared and
 observed), so a correct rewrite that relies on one of them still passes:
 
-- ``subset``: a seeded fraction of the rows of every table that references no other
-  table (by a hash of its key value, else of the whole row), then closed under the
-  inclusion dependencies (rows whose reference lost its target are dropped, to a
-  fixpoint): a table that references others keeps the rows whose parents were kept, so a
-  chain orders -> customers keeps the fraction instead of its powers. Lookup tables of
-  fewer than ``MIN_SAMPLED_ROWS`` rows that others reference stay whole (sampling three
-  currencies would often empty every table that references them). Removing rows keeps
-  keys unique and NOT NULL columns free of NULL; the closure keeps every dependency.
+- ``subset``: a seeded fraction of the rows of every table no other table references
+  (the facts, by a hash of the key value, else of the whole row) and of one referenced
+  table, the variant's *focus* (the entities, a different one per variant), then closed
+  under the inclusion dependencies: rows whose reference lost its target are dropped, and
+  a totally referenced parent loses the rows no kept child uses, to a fixpoint. Sampling
+  every referenced table as well would leave a fact with k references the fraction to the
+  power k, and the Vantage warehouse almost empty. Removing rows keeps keys unique and
+  NOT NULL columns free of NULL; the closure keeps every dependency.
 - ``subset+duplicates``: and a seeded share of rows doubled, only in tables that already
   hold duplicate rows on the pinned data (there no set of columns is a key, so doubling
   breaks no key, declared, observed or composite) and that are no dependency's parent.
@@ -45,7 +45,7 @@ FRACTIONS = (0.3, 0.5, 0.7)
 DUPLICATE_SHARE = 0.2
 SIZE_BUDGET = 2.0  # all variants together stay within this multiple of the pinned file's size
 BUILD_THREADS = 2  # variants built at once, each on one engine thread
-MIN_SAMPLED_ROWS = 20
+MIN_SAMPLED_ROWS = 20  # a smaller referenced table is never a focus (a handful of currencies)
 _SCALE = 2 ** 32
 
 
@@ -81,10 +81,15 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 
 
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
-                   frozen_columns: Iterable[str] = ()) -> list[Variant]:
+                   frozen_columns: Iterable[str] = (), total_participation: bool = True) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
-    files still have their recorded content hash are reused, the others (re)built."""
+    files still have their recorded content hash are reused, the others (re)built.
+
+    ``total_participation=False`` drops the observed "every parent value is used" facts
+    from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
+    ``count(*) FROM customers`` may then fail on a variant): on a database whose copies and
+    legacy tables chain those facts (the Vantage warehouse) keeping them empties most tables."""
     engine = engine_of(database)
     database = Path(database)
     frozen = sorted(set(frozen_columns))
@@ -94,7 +99,8 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
-        recorded = _read_manifest(folder / "variants.json", pinned, frozen)
+        settings = {"frozen_columns": frozen, "total_participation": total_participation}
+        recorded = _read_manifest(folder / "variants.json", pinned, settings)
         scale = min(1.0, _row_budget(count) / (sum(FRACTIONS) / len(FRACTIONS)))
         constraints: list[Constraints] = []
 
@@ -106,10 +112,13 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                 return Variant(index, kind, old["params"], path, old["content_hash"])
             with observing:
                 if not constraints:
-                    constraints.append(observe_constraints(database, frozen_columns=frozen))
+                    observed = observe_constraints(database, frozen_columns=frozen)
+                    if not total_participation:
+                        observed.dependencies = [d for d in observed.dependencies if d.origin != "total"]
+                    constraints.append(observed)
             tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.building"
             try:
-                params = _build_one(engine, database, tmp, constraints[0], kind, fraction * scale, tag)
+                params = _build_one(engine, database, tmp, constraints[0], kind, fraction * scale, tag, index)
                 params.update(seed=seed, tag=tag)
                 digest = content_hash(tmp)
                 os.replace(tmp, path)
@@ -121,7 +130,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
         observing = threading.Lock()
         with ThreadPoolExecutor(max_workers=BUILD_THREADS) as pool:  # the engines release the GIL
             variants = list(pool.map(one, range(count)))
-        _write_manifest(folder / "variants.json", pinned, seed, count, frozen, variants, recorded)
+        _write_manifest(folder / "variants.json", pinned, seed, count, settings, variants, recorded)
     return variants
 
 
@@ -138,23 +147,23 @@ def _hash_or_none(path: Path) -> str | None:
         return None
 
 
-def _read_manifest(path: Path, pinned: str, frozen: list[str]) -> dict[int, dict[str, Any]]:
+def _read_manifest(path: Path, pinned: str, settings: dict[str, Any]) -> dict[int, dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("generator") != GENERATOR_VERSION or data.get("pinned") != pinned \
-            or data.get("frozen_columns") != frozen:
+            or any(data.get(k) != v for k, v in settings.items()):
         return {}
     return {v["index"]: v for v in data.get("variants", []) if isinstance(v, dict) and "index" in v}
 
 
-def _write_manifest(path: Path, pinned: str, seed: int, count: int, frozen: list[str], variants: list[Variant],
-                    recorded: dict[int, dict[str, Any]]) -> None:
+def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: dict[str, Any],
+                    variants: list[Variant], recorded: dict[int, dict[str, Any]]) -> None:
     entries = {i: v for i, v in recorded.items() if i >= count}  # a larger pool built earlier stays listed
     entries.update({v.index: v.to_dict() for v in variants})
     data = {"generator": GENERATOR_VERSION, "pinned": pinned, "seed": seed, "count": max([count, *entries]),
-            "frozen_columns": frozen, "variants": [entries[i] for i in sorted(entries)]}
+            **settings, "variants": [entries[i] for i in sorted(entries)]}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -162,7 +171,7 @@ def _write_manifest(path: Path, pinned: str, seed: int, count: int, frozen: list
 
 # -- the plan of one variant ---------------------------------------------------------------
 def _build_one(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, fraction: float,
-               tag: str) -> dict[str, Any]:
+               tag: str, index: int) -> dict[str, Any]:
     params: dict[str, Any] = {"fraction": round(fraction, 6)}
     duplicated = _duplicable(constraints) if kind == "subset+duplicates" else []
     shuffled = {t.name: t.free for t in constraints.tables.values() if len(t.free) and t.rows > 1} \
@@ -173,15 +182,25 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
     if kind == "subset+shuffle":
         params["shuffled"] = {t: list(cols) for t, cols in sorted(shuffled.items())}
     builder = _DuckDBBuilder if engine == "duckdb" else _SQLiteBuilder
-    builder(database, target, constraints, fraction, tag).build(duplicated, shuffled)
+    built = builder(database, target, constraints, fraction, tag, index)
+    params["focus"] = built.focus
+    built.build(duplicated, shuffled)
     return params
 
 
-def sampled_tables(constraints: Constraints) -> set[str]:
-    """The tables a subset samples (see the module docstring); the others follow by closure."""
+def focus_candidates(constraints: Constraints) -> list[str]:
+    """The referenced tables a subset may sample, largest first (then by name)."""
     parents = {d.parent for d in constraints.dependencies if d.origin != "total"}
-    return {t.name for t in constraints.tables.values()
-            if not constraints.references(t.name) and not (t.name in parents and t.rows < MIN_SAMPLED_ROWS)}
+    tables = [constraints.tables[p] for p in parents if constraints.tables[p].rows >= MIN_SAMPLED_ROWS]
+    return [t.name for t in sorted(tables, key=lambda t: (-t.rows, t.name))]
+
+
+def sampled_tables(constraints: Constraints, index: int) -> tuple[set[str], str | None]:
+    """The tables variant ``index`` samples, and its focus (see the module docstring)."""
+    parents = {d.parent for d in constraints.dependencies if d.origin != "total"}
+    focus = focus_candidates(constraints)
+    chosen = focus[index % len(focus)] if focus else None
+    return {t for t in constraints.tables if t not in parents} | ({chosen} if chosen else set()), chosen
 
 
 def _duplicable(constraints: Constraints) -> list[str]:
@@ -213,10 +232,11 @@ def _insert_order(constraints: Constraints) -> list[str]:
 class _Builder:
     """What both engines share: the closure loop over the dependencies."""
 
-    def __init__(self, database: Path, target: Path, constraints: Constraints, fraction: float, tag: str) -> None:
+    def __init__(self, database: Path, target: Path, constraints: Constraints, fraction: float, tag: str,
+                 index: int) -> None:
         self.database, self.target, self.c, self.fraction, self.tag = database, target, constraints, fraction, tag
         self.threshold = int(fraction * _SCALE)
-        self.sampled = sampled_tables(constraints)
+        self.sampled, self.focus = sampled_tables(constraints, index)
 
     def kept(self, t: TableConstraints) -> str:
         """The condition of a row kept before the closure."""
