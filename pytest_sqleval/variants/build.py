@@ -246,13 +246,21 @@ class _Builder:
         raise NotImplementedError
 
     def close_under_dependencies(self) -> None:
-        """Drop rows whose dependency columns lost their target, until nothing changes."""
-        changed = True
-        while changed:
-            changed = False
-            for dep in self.c.dependencies:
-                if self.delete_dangling(dep):
-                    changed = True
+        """Drop rows whose dependency columns lost their target, until nothing changes: every
+        dependency once, then again those whose parent lost rows since (a worklist)."""
+        by_parent: dict[str, list[Dependency]] = {}
+        for dep in self.c.dependencies:
+            by_parent.setdefault(dep.parent, []).append(dep)
+        pending = list(self.c.dependencies)
+        queued = set(pending)
+        while pending:
+            dep = pending.pop(0)
+            queued.discard(dep)
+            if self.delete_dangling(dep):
+                for again in by_parent.get(dep.child, []):
+                    if again not in queued:
+                        pending.append(again)
+                        queued.add(again)
 
     def delete_dangling(self, dep: Dependency) -> int:  # pragma: no cover - per engine
         raise NotImplementedError

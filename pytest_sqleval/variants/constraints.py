@@ -450,9 +450,13 @@ def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
             if ok:
                 found.append(Dependency(child.name, (ccol,), ptable, (pcol,), "observed"))
     # total participation: every parent value is used by the child (reverse inclusion)
+    reverse: dict[str, list[Dependency]] = {}
     for dep in declared + found:
-        if len(dep.child_columns) != 1 or dep.child == dep.parent:
-            continue
-        if reader.included(dep.parent, [(dep.parent_columns[0], dep.child, dep.child_columns[0])])[0]:
-            found.append(Dependency(dep.parent, dep.parent_columns, dep.child, dep.child_columns, "total"))
-    return found
+        if len(dep.child_columns) == 1 and dep.child != dep.parent:
+            reverse.setdefault(dep.parent, []).append(dep)
+    for parent, deps in reverse.items():  # one scan of each parent table
+        checks = [(d.parent_columns[0], d.child, d.child_columns[0]) for d in deps]
+        for dep, ok in zip(deps, reader.included(parent, checks)):
+            if ok:
+                found.append(Dependency(dep.parent, dep.parent_columns, dep.child, dep.child_columns, "total"))
+    return list(dict.fromkeys(found))
