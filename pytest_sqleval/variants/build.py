@@ -5,14 +5,17 @@ wrong; graded on variants of the database too, the coincidence rarely survives. 
 variant keeps every constraint of ``constraints.observe_constraints`` (declared and
 observed), so a correct rewrite that relies on one of them still passes:
 
-- ``subset``: a seeded fraction of the rows of every table no other table references
-  (the facts, by a hash of the key value, else of the whole row) and of one referenced
-  table, the variant's *focus* (the entities, a different one per variant), then closed
-  under the inclusion dependencies: rows whose reference lost its target are dropped, and
-  a totally referenced parent loses the rows no kept child uses, to a fixpoint. Sampling
-  every referenced table as well would leave a fact with k references the fraction to the
-  power k, and the Vantage warehouse almost empty. Removing rows keeps keys unique and
-  NOT NULL columns free of NULL; the closure keeps every dependency.
+- ``subset``: one *key domain* per variant (the columns that dependencies link, e.g.
+  every order id: ``orders.order_id``, ``order_lines.order_id``, ``returns.order_id``),
+  a different one per variant: a seeded fraction of its values is kept, by a hash of the
+  value, so the same order id is kept or dropped in every table at once; tables in no
+  dependency lose a seeded fraction of their rows; then the subset is closed under the
+  inclusion dependencies (rows whose reference lost its target are dropped, and a totally
+  referenced parent loses the values no kept child uses, to a fixpoint). Sampling tables
+  independently instead leaves a fact with k references the fraction to the power k, and
+  the closure of the Vantage warehouse's chained copies and total references empty.
+  Removing rows keeps keys unique and NOT NULL columns free of NULL; the closure keeps
+  every dependency.
 - ``subset+duplicates``: and a seeded share of rows doubled, only in tables that already
   hold duplicate rows on the pinned data (there no set of columns is a key, so doubling
   breaks no key, declared, observed or composite) and that are no dependency's parent.
@@ -45,7 +48,8 @@ FRACTIONS = (0.3, 0.5, 0.7)
 DUPLICATE_SHARE = 0.2
 SIZE_BUDGET = 2.0  # all variants together stay within this multiple of the pinned file's size
 BUILD_THREADS = 2  # variants built at once, each on one engine thread
-MIN_SAMPLED_ROWS = 20  # a smaller referenced table is never a focus (a handful of currencies)
+DOMAIN_TRIES = 6  # key domains tried per variant before the least damaging one is taken
+MIN_SAMPLED_ROWS = 20  # a key domain of fewer values is never sampled (a handful of currencies)
 _SCALE = 2 ** 32
 
 
@@ -183,24 +187,54 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
         params["shuffled"] = {t: list(cols) for t, cols in sorted(shuffled.items())}
     builder = _DuckDBBuilder if engine == "duckdb" else _SQLiteBuilder
     built = builder(database, target, constraints, fraction, tag, index)
-    params["focus"] = built.focus
     built.build(duplicated, shuffled)
+    params["domain"] = built.focus
+    params["emptied_tables"] = built.emptied
     return params
 
 
-def focus_candidates(constraints: Constraints) -> list[str]:
-    """The referenced tables a subset may sample, largest first (then by name)."""
-    parents = {d.parent for d in constraints.dependencies if d.origin != "total"}
-    tables = [constraints.tables[p] for p in parents if constraints.tables[p].rows >= MIN_SAMPLED_ROWS]
-    return [t.name for t in sorted(tables, key=lambda t: (-t.rows, t.name))]
+def key_domains(constraints: Constraints) -> list[list[tuple[str, str]]]:
+    """The (table, column) sets linked by single-column dependencies, largest first: by
+    the rows of their tables, then by their first member."""
+    root: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        root.setdefault(x, x)
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for dep in constraints.dependencies:
+        if len(dep.child_columns) == 1:
+            a, b = find((dep.child, dep.child_columns[0])), find((dep.parent, dep.parent_columns[0]))
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for node in list(root):
+        groups.setdefault(find(node), []).append(node)
+    domains = [sorted(g) for g in groups.values()
+               if max(constraints.tables[t].rows for t, _ in g) >= MIN_SAMPLED_ROWS]
+    return sorted(domains, key=lambda g: (-sum(constraints.tables[t].rows for t, _ in g), g[0]))
 
 
-def sampled_tables(constraints: Constraints, index: int) -> tuple[set[str], str | None]:
-    """The tables variant ``index`` samples, and its focus (see the module docstring)."""
-    parents = {d.parent for d in constraints.dependencies if d.origin != "total"}
-    focus = focus_candidates(constraints)
-    chosen = focus[index % len(focus)] if focus else None
-    return {t for t in constraints.tables if t not in parents} | ({chosen} if chosen else set()), chosen
+def sample_plan(constraints: Constraints, index: int) -> tuple[dict[str, list[str]], str | None]:
+    """What variant ``index`` samples: per table, the columns whose values are hashed (its
+    columns in the variant's key domain, the ``index``-th, round), or ``[]`` for a table in
+    no dependency (its rows are hashed); and the domain's name. One domain at a time:
+    sampling several (or every table) cuts a fact by each of its references, and on the
+    Vantage warehouse the closure then empties most tables."""
+    domains = key_domains(constraints)
+    plan: dict[str, list[str]] = {}
+    focus = None
+    if domains:
+        domain = domains[index % len(domains)]
+        focus = ", ".join(f"{t}.{c}" for t, c in domain)
+        for table, column in domain:
+            plan.setdefault(table, []).append(column)
+    linked = {d.child for d in constraints.dependencies} | {d.parent for d in constraints.dependencies}
+    plan.update({t: [] for t in constraints.tables if t not in linked})
+    return plan, focus
 
 
 def _duplicable(constraints: Constraints) -> list[str]:
@@ -236,13 +270,51 @@ class _Builder:
                  index: int) -> None:
         self.database, self.target, self.c, self.fraction, self.tag = database, target, constraints, fraction, tag
         self.threshold = int(fraction * _SCALE)
-        self.sampled, self.focus = sampled_tables(constraints, index)
+        self.index = index
+        self.plan, self.focus = sample_plan(constraints, index)
+        self.emptied = 0
+
+    def choose_subset(self) -> None:
+        """Sample the variant's key domain and close; when the closure empties more than a
+        tenth of the tables, try the next domains (at most ``DOMAIN_TRIES``) and keep the
+        first healthy one, else the one that empties fewest."""
+        tries = max(1, min(DOMAIN_TRIES, len(key_domains(self.c))))
+        allowed = max(1, sum(t.rows > 0 for t in self.c.tables.values()) // 10)
+        results: list[tuple[int, int]] = []
+        for attempt in range(tries):
+            self.plan, self.focus = sample_plan(self.c, self.index + attempt)
+            self.sample_and_close()
+            self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and self.kept_rows(t.name) == 0)
+            if self.emptied <= allowed:
+                return
+            results.append((self.emptied, attempt))
+            self.reset()
+        _, attempt = min(results)
+        self.plan, self.focus = sample_plan(self.c, self.index + attempt)
+        self.sample_and_close()
+        self.emptied = min(results)[0]
+
+    def sample_and_close(self) -> None:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def reset(self) -> None:  # pragma: no cover - per engine
+        raise NotImplementedError
 
     def kept(self, t: TableConstraints) -> str:
         """The condition of a row kept before the closure."""
-        return f"{self.pick(t, self.tag)} < {self.threshold}" if t.name in self.sampled else "true"
+        if t.name not in self.plan:
+            return "true"
+        columns = self.plan[t.name]
+        if not columns:
+            return f"{self.pick(t, self.tag)} < {self.threshold}"
+        return " AND ".join(f"({quote(c)} IS NULL OR {self.pick(t, self.tag, columns=[c])} < {self.threshold})"
+                            for c in columns)
 
-    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False) -> str:  # pragma: no cover
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
+             columns: list[str] | None = None) -> str:  # pragma: no cover - per engine
         raise NotImplementedError
 
     def close_under_dependencies(self) -> None:
@@ -293,12 +365,7 @@ class _DuckDBBuilder(_Builder):
             con.execute(f"ATTACH {_lit(str(self.target))} AS dst")
             con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
             self.keep = {name: f"temp.main.k{i}" for i, name in enumerate(self.c.tables)}
-            for name, t in self.c.tables.items():
-                cols = sorted(self.c.dependency_columns(name))
-                picked = ", ".join(["rowid AS __rid"] + [quote(col) for col in cols])
-                con.execute(f"CREATE TEMP TABLE k{list(self.keep).index(name)} AS SELECT {picked} "
-                            f"FROM {self.src(name)} WHERE {self.kept(t)}")
-            self.close_under_dependencies()
+            self.choose_subset()
             for name in _insert_order(self.c):
                 self.insert(self.c.tables[name], shuffled.get(name, []))
             for name in duplicated:
@@ -309,6 +376,20 @@ class _DuckDBBuilder(_Builder):
             con.execute("DETACH dst")
         finally:
             con.close()
+
+    def sample_and_close(self) -> None:
+        for name, t in self.c.tables.items():
+            cols = sorted(self.c.dependency_columns(name))
+            picked = ", ".join(["rowid AS __rid"] + [quote(col) for col in cols])
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE k{list(self.keep).index(name)} AS SELECT {picked} "
+                             f"FROM {self.src(name)} WHERE {self.kept(t)}")
+        self.close_under_dependencies()
+
+    def kept_rows(self, table: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {self.keep[table]}").fetchone()[0])
+
+    def reset(self) -> None:
+        pass  # sample_and_close replaces the temporary tables
 
     def src(self, name: str) -> str:
         return "src." + qualified(name, "duckdb")
@@ -323,9 +404,11 @@ class _DuckDBBuilder(_Builder):
         cols = columns or list(t.columns)
         return " || chr(31) || ".join(duckdb_field_sql(quote(col), types[col]) for col in cols) or "''"
 
-    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False, where: str = "src") -> str:
-        """A number in [0, 2**32) from the row's key value (or whole row) and ``tag``."""
-        text = self.row_text(t, None if whole_row or not t.anchor else [t.anchor], where)
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False, columns: list[str] | None = None,
+             where: str = "src") -> str:
+        """A number in [0, 2**32) from ``columns``' values (else the row's key value, or the
+        whole row) and ``tag``."""
+        text = self.row_text(t, columns or (None if whole_row or not t.anchor else [t.anchor]), where)
         return f"CAST('0x' || substr(md5({text} || {_lit('|' + tag)}), 1, 8) AS UBIGINT)"
 
     def delete_dangling(self, dep: Dependency) -> int:
@@ -384,10 +467,9 @@ class _SQLiteBuilder(_Builder):
             con.execute("PRAGMA foreign_keys = OFF")
             con.create_function("sqleval_pick", -1, _pick, deterministic=True)
             con.execute("BEGIN")
-            for name, t in self.c.tables.items():
-                if name in self.sampled:
-                    con.execute(f"DELETE FROM {quote(name)} WHERE {self.pick(t, self.tag)} >= {self.threshold}")
-            self.close_under_dependencies()
+            con.execute("SAVEPOINT subset")
+            self.choose_subset()
+            con.execute("RELEASE subset")
             for name, free in shuffled.items():
                 self.shuffle(self.c.tables[name], free)
             for name in duplicated:
@@ -399,9 +481,22 @@ class _SQLiteBuilder(_Builder):
         finally:
             con.close()
 
-    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False) -> str:
-        cols = list(t.columns) if whole_row or not t.anchor else [t.anchor]
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
+             columns: list[str] | None = None) -> str:
+        cols = columns or (list(t.columns) if whole_row or not t.anchor else [t.anchor])
         return f"sqleval_pick({_lit(tag)}, {', '.join(quote(c) for c in cols)})"
+
+    def sample_and_close(self) -> None:
+        for name, t in self.c.tables.items():
+            if name in self.plan:
+                self.con.execute(f"DELETE FROM {quote(name)} WHERE NOT ({self.kept(t)})")
+        self.close_under_dependencies()
+
+    def kept_rows(self, table: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()[0])
+
+    def reset(self) -> None:
+        self.con.execute("ROLLBACK TO subset")
 
     def delete_dangling(self, dep: Dependency) -> int:
         cur = self.con.execute(f"DELETE FROM {quote(dep.child)} AS c "
