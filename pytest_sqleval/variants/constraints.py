@@ -328,24 +328,41 @@ def _singular(name: str) -> str:
 def related_names(child_table: str, child_column: str, parent_table: str, parent_column: str,
                   key_names: frozenset[str] = frozenset()) -> bool:
     """Whether a child column's name could refer to a parent key, generously: the same name
-    or stem (``cust_no`` / ``customer_id``: one stem starts the other), a stem ending in the
+    or stem, a one-word abbreviation (``cust_no`` -> ``customer_id``), a stem ending in the
     parent's (``parent_department_id`` -> ``department_id``), the parent table's name
-    (``store`` -> ``stores``), or a key-like column of the same table (``manager_id`` ->
+    (``store`` -> ``stores``), or an ``_id`` column of the same table (``manager_id`` ->
     ``employee_id``) whose name is no table's name or key column (``key_names``). Used only where the
-    data cannot tell: an integer parent, whose range holds most small integers."""
+    data cannot tell: an integer parent, whose range holds most small integers, and a date
+    parent that is no calendar (a date of every other day at least)."""
     c, p = child_column.lower(), parent_column.lower()
     cs, ps, table = _stem(c), _stem(p), _singular(parent_table)
+    if cs == c and c != p:
+        return False  # a count or a measure (``orders``, ``visits``), no key-like name
     if c in _GENERIC and child_table != parent_table:
         return False  # every table's own "id": no reference (1:1 tables sample alike by it anyway)
     if c == p or cs == ps or cs == table:
         return True
-    if len(cs) >= 3 and len(ps) >= 3 and (cs.startswith(ps) or ps.startswith(cs)):
+    if len(cs) >= 3 and len(ps) >= 3 and "_" not in cs + ps and (cs.startswith(ps) or ps.startswith(cs)):
+        return True  # an abbreviation of one word: cust_no -> customer_id
+    if cs.endswith("_" + ps) or cs.endswith("_" + table):
         return True
-    if cs.endswith("_" + ps) or cs.endswith("_" + table) or ps.endswith("_" + cs):
-        return True
-    if child_table == parent_table and cs != c and c not in key_names and cs not in key_names:
+    if child_table == parent_table and c.endswith("_id") and c not in key_names and cs not in key_names \
+            and not any(c.endswith("_" + k) for k in key_names):
         return True
     return False
+
+
+def _dates(stats: tuple[int, int, Any, Any]) -> bool:
+    import datetime as dt
+    return isinstance(stats[2], dt.date) and isinstance(stats[3], dt.date)
+
+
+def _calendar(stats: tuple[int, int, Any, Any]) -> bool:
+    """Whether a unique date column holds at least half the days of its range (a calendar)."""
+    import datetime as dt
+    lo, hi = stats[2], stats[3]
+    days = (hi.date() if isinstance(hi, dt.datetime) else hi) - (lo.date() if isinstance(lo, dt.datetime) else lo)
+    return stats[1] * 2 >= days.days + 1
 
 
 def _within(inner: tuple[Any, Any], outer: tuple[Any, Any]) -> bool:
@@ -423,8 +440,9 @@ def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
                 pstats = stats[ptable][pcol]
                 if not (_compatible(cfam, pfam) and distinct <= pstats[1] and _within((lo, hi), pstats[2:])):
                     continue
-                if _integers(pstats) and not related_names(child.name, ccol, ptable, pcol, key_names):
-                    continue  # small integers lie in most id ranges: there the data is no evidence
+                if (_integers(pstats) or (_dates(pstats) and not _calendar(pstats))) and \
+                        not related_names(child.name, ccol, ptable, pcol, key_names):
+                    continue  # small integers lie in most id ranges, month starts in most date keys
                 checks.append((ccol, ptable, pcol))
         if not checks:
             continue
@@ -432,9 +450,13 @@ def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
             if ok:
                 found.append(Dependency(child.name, (ccol,), ptable, (pcol,), "observed"))
     # total participation: every parent value is used by the child (reverse inclusion)
+    reverse: dict[str, list[Dependency]] = {}
     for dep in declared + found:
-        if len(dep.child_columns) != 1 or dep.child == dep.parent:
-            continue
-        if reader.included(dep.parent, [(dep.parent_columns[0], dep.child, dep.child_columns[0])])[0]:
-            found.append(Dependency(dep.parent, dep.parent_columns, dep.child, dep.child_columns, "total"))
-    return found
+        if len(dep.child_columns) == 1 and dep.child != dep.parent:
+            reverse.setdefault(dep.parent, []).append(dep)
+    for parent, deps in reverse.items():  # one scan of each parent table
+        checks = [(d.parent_columns[0], d.child, d.child_columns[0]) for d in deps]
+        for dep, ok in zip(deps, reader.included(parent, checks)):
+            if ok:
+                found.append(Dependency(dep.parent, dep.parent_columns, dep.child, dep.child_columns, "total"))
+    return list(dict.fromkeys(found))
