@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import os
+
 import pytest
 
 from grader_tests.helpers import build_traps
@@ -27,14 +29,17 @@ GRADER_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
 @pytest.fixture(scope="session")
 def grader_for(shop_db: Path, traps_db: Path) -> Iterator[Callable[[str], Grader]]:
     """``grader_for("shop" | "shop_allow_empty" | "traps")``: one Grader per key and
-    process (xdist workers each get their own), created on first use, closed at the end."""
+    process (xdist workers each get their own), created on first use, closed at the end.
+    ``SQLEVAL_GRADER_TEST_VARIANTS=N`` grades on N database variants too: every
+    equivalent must still pass (CI runs the equivalents that way)."""
+    variants = int(os.environ.get("SQLEVAL_GRADER_TEST_VARIANTS") or 0)
     dbs = {"shop": shop_db, "traps": traps_db}
     made: dict[str, Grader] = {}
 
     def get(key: str) -> Grader:
         if key not in made:
             db, contract = GRADER_SPECS[key]
-            made[key] = Grader(dbs[db], **contract)
+            made[key] = Grader(dbs[db], variants=variants, **contract)
         return made[key]
 
     yield get
