@@ -24,7 +24,9 @@ Choices worth knowing:
   distillation tolerates them (no variant separates them).
 - Inside a CTE or subquery, ``column_swap`` swaps two expressions and keeps the output
   names (``SELECT b AS a, a AS b``), because swapping positions there is usually invisible
-  to the outer query; in the outermost SELECT it swaps the positions.
+  to the outer query; it does so only for two surely numeric expressions (arithmetic,
+  SUM, AVG, COUNT), since other swaps mostly end in a type error on every database. In the
+  outermost SELECT it swaps the positions (positional GROUP BY / ORDER BY terms follow).
 """
 from __future__ import annotations
 
@@ -603,10 +605,23 @@ def _column_swap(g: _Gold) -> Iterator[Candidate]:
                 continue
             if _output_name(a) is None or _output_name(b) is None or a.alias_or_name == b.alias_or_name:
                 continue
+            if not (_numeric(a) and _numeric(b)):
+                continue  # the outer query would likely meet a type error, on every database
             if group is not None and (_aggregated(a) != _aggregated(b)
                                       or {a.alias_or_name, b.alias_or_name} & grouped_names):
                 continue  # a group key's name would land on an aggregate
             yield node, _swap_expressions(i), f"swapped {what}, names kept, in an inner SELECT"
+
+
+_NUMERIC = (exp.Sum, exp.Avg, exp.Count, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Round, exp.Abs, exp.Neg)
+
+
+def _numeric(item: exp.Expression) -> bool:
+    """Surely a number, with no schema at hand: an arithmetic result or a numeric aggregate."""
+    e = item.unalias()
+    while isinstance(e, (exp.Window, exp.Paren)):
+        e = e.this
+    return isinstance(e, _NUMERIC) or isinstance(e, exp.Literal) and not e.is_string
 
 
 def _aggregated(item: exp.Expression) -> bool:
