@@ -24,7 +24,9 @@ Choices worth knowing:
   distillation tolerates them (no variant separates them).
 - Inside a CTE or subquery, ``column_swap`` swaps two expressions and keeps the output
   names (``SELECT b AS a, a AS b``), because swapping positions there is usually invisible
-  to the outer query; in the outermost SELECT it swaps the positions.
+  to the outer query; it does so only for two surely numeric expressions (arithmetic,
+  SUM, AVG, COUNT), since other swaps mostly end in a type error on every database. In the
+  outermost SELECT it swaps the positions (positional GROUP BY / ORDER BY terms follow).
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ Edit = Callable[[exp.Expression], None]
 Candidate = tuple[exp.Expression, Edit, str]
 
 _SNIP = 60
+_SNIP_NODES = 200  # larger subtrees are not rendered into a detail
 _INT = re.compile(r"^\d+$")
 _DEC = re.compile(r"^(\d+\.\d*|\.\d+)$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})((?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)$")
@@ -175,6 +178,10 @@ def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Exp
 # --- rendering of details -------------------------------------------------------------
 
 def _snip(node: exp.Expression, dialect: str) -> str:
+    """``node``'s SQL on one line, cut to a few words; a huge subtree shows only its type."""
+    for count, _ in enumerate(node.walk()):
+        if count > _SNIP_NODES:
+            return f"<{node.key}>"
     text = " ".join(node.sql(dialect=dialect).split())
     return text if len(text) <= _SNIP else text[: _SNIP - 3] + "..."
 
@@ -289,6 +296,7 @@ def _decimal_text(value: Decimal) -> str:
 
 _FLIPS: dict[type, type] = {exp.LT: exp.LTE, exp.LTE: exp.LT, exp.GT: exp.GTE, exp.GTE: exp.GT,
                             exp.EQ: exp.NEQ, exp.NEQ: exp.EQ}
+_INEQUALITIES = (exp.LT, exp.LTE, exp.GT, exp.GTE)
 _OPS: dict[type, str] = {exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.EQ: "=", exp.NEQ: "<>"}
 
 
@@ -350,7 +358,10 @@ def _drop_join_condition(g: _Gold) -> Iterator[Candidate]:
         if on is not None:
             parts = _conjuncts(on)
             if len(parts) > 1:
+                asof = (node.args.get("method") or "").upper() == "ASOF"
                 for part in parts:
+                    if asof and isinstance(part, _INEQUALITIES):
+                        continue  # an ASOF join needs its inequality
                     yield part, _drop_conjunct, f"dropped {_snip(part, g.dialect)} from JOIN {table} ON"
         using = node.args.get("using") or []
         if len(using) > 1:
@@ -363,8 +374,8 @@ def _drop_join_condition(g: _Gold) -> Iterator[Candidate]:
 def _join_type(g: _Gold) -> Iterator[Candidate]:
     """Turns an INNER join into a LEFT join, or a LEFT (RIGHT, FULL) join into an INNER one."""
     for node in g.nodes:
-        if not isinstance(node, exp.Join) or node.args.get("method"):
-            continue
+        if not isinstance(node, exp.Join) or (node.args.get("method") or "ASOF").upper() != "ASOF":
+            continue  # NATURAL, POSITIONAL, ...; an ASOF join keeps ASOF
         if node.args.get("on") is None and not node.args.get("using"):
             continue
         side, kind = node.side, node.kind
@@ -581,6 +592,9 @@ def _column_swap(g: _Gold) -> Iterator[Candidate]:
         if isinstance(_enclosing(node), exp.Exists):
             continue
         is_outer = id(node) in outer
+        group = node.args.get("group")
+        grouped_names = {k.name for k in (group.expressions if group is not None else [])
+                         if isinstance(k, exp.Column) and not k.table}
         for i in range(len(items) - 1):
             a, b = items[i], items[i + 1]
             if a.unalias() == b.unalias():
@@ -588,8 +602,42 @@ def _column_swap(g: _Gold) -> Iterator[Candidate]:
             what = f"{_snip(a, g.dialect)} <-> {_snip(b, g.dialect)}"
             if is_outer:
                 yield node, _swap_positions(i), f"swapped {what} in the outer SELECT"
-            elif _output_name(a) is not None and _output_name(b) is not None and a.alias_or_name != b.alias_or_name:
-                yield node, _swap_expressions(i), f"swapped {what}, names kept, in an inner SELECT"
+                continue
+            if _output_name(a) is None or _output_name(b) is None or a.alias_or_name == b.alias_or_name:
+                continue
+            if not (_numeric(a) and _numeric(b)):
+                continue  # the outer query would likely meet a type error, on every database
+            if group is not None and (_aggregated(a) != _aggregated(b)
+                                      or {a.alias_or_name, b.alias_or_name} & grouped_names):
+                continue  # a group key's name would land on an aggregate
+            yield node, _swap_expressions(i), f"swapped {what}, names kept, in an inner SELECT"
+
+
+_NUMERIC = (exp.Sum, exp.Avg, exp.Count, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Round, exp.Abs, exp.Neg)
+
+
+def _numeric(item: exp.Expression) -> bool:
+    """Surely a number, with no schema at hand: an arithmetic result or a numeric aggregate."""
+    e = item.unalias()
+    while isinstance(e, (exp.Window, exp.Paren)):
+        e = e.this
+    return isinstance(e, _NUMERIC) or isinstance(e, exp.Literal) and not e.is_string
+
+
+def _aggregated(item: exp.Expression) -> bool:
+    return any(not isinstance(a.parent, exp.Window) for a in item.find_all(exp.AggFunc))
+
+
+def _renumber(select: exp.Expression, i: int) -> None:
+    """Positional GROUP BY / ORDER BY terms follow the expression at position i+1 or i+2."""
+    swap = {str(i + 1): i + 2, str(i + 2): i + 1}
+    group = select.args.get("group")
+    order = select.args.get("order")
+    terms = list(group.expressions) if group is not None else []
+    terms += [o.this for o in order.expressions if isinstance(o, exp.Ordered)] if order is not None else []
+    for term in terms:
+        if isinstance(term, exp.Literal) and not term.is_string and term.this in swap:
+            term.replace(exp.Literal.number(swap[term.this]))
 
 
 def _swap_positions(i: int) -> Edit:
@@ -597,6 +645,7 @@ def _swap_positions(i: int) -> Edit:
         items = list(node.expressions)
         items[i], items[i + 1] = items[i + 1], items[i]
         node.set("expressions", items)
+        _renumber(node, i)
     return edit
 
 
@@ -609,6 +658,7 @@ def _swap_expressions(i: int) -> Edit:
         items[i] = exp.alias_(b.unalias().copy(), name_a.copy())
         items[i + 1] = exp.alias_(a.unalias().copy(), name_b.copy())
         node.set("expressions", items)
+        _renumber(node, i)
     return edit
 
 
