@@ -178,12 +178,13 @@ class DuckDBSandbox:
         return lines
 
     # -- execution -----------------------------------------------------------------------
-    def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
+    def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
         """Run one statement on a fresh cursor, bounded in time, rows and bytes."""
         max_rows = self.limits.max_rows if max_rows is None else max_rows
         start = time.perf_counter()
         cur = self._conn.cursor()
-        timer = threading.Timer(self.limits.timeout_s + 0.25, cur.interrupt)
+        limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+        timer = threading.Timer(limit + 0.25, cur.interrupt)
         timer.daemon = True
         timer.start()
         try:

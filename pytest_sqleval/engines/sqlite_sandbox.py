@@ -189,12 +189,13 @@ class SQLiteSandbox:
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
-    def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
+    def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
         """Run one statement, bounded in time, rows and bytes; never raises for bad SQL."""
         max_rows = self.limits.max_rows if max_rows is None else max_rows
         start = time.perf_counter()
-        self._deadline = time.monotonic() + self.limits.timeout_s
-        timer = threading.Timer(self.limits.timeout_s + 0.25, self._conn.interrupt)
+        limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+        self._deadline = time.monotonic() + limit
+        timer = threading.Timer(limit + 0.25, self._conn.interrupt)
         timer.daemon = True
         timer.start()
         cur = self._conn.cursor()

@@ -170,28 +170,31 @@ class GradingHandler:
 
     def distill(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Which of a gold's mutants the pinned database tells apart from it, and which
-        each variant does: the matrix distillation chooses a case's variants from."""
+        each variant does: the matrix distillation chooses a case's variants from. Each
+        mutant runs under ``mutant_timeout_s``; one that overruns it on the pinned database
+        (a dropped join condition's cross product) is left out everywhere (None)."""
         from .compare import CompareSpec
         spec = CompareSpec(**req["gold"]["spec"])
+        budget = req.get("mutant_timeout_s")
         pinned = self._gold_table(req["gold"]["key"])
-        dbs = [(None, self.db, pinned)] + [
-            (v, self._variant_db(v["path"]), self._variant_gold(v, req["gold"], out).get("table"))
-            for v in req["variants"]]
-        killed: list[list[bool | None]] = []  # per place (pinned first), per mutant: told apart?
-        gold_rows = []
-        for variant, db, gold in dbs:
-            gold_rows.append(None if gold is None else gold.num_rows)
-            row: list[bool | None] = []
-            for sql in req["mutants"]:
-                if gold is None:
-                    row.append(None)
+        places = [(self.db, pinned)] + [
+            (self._variant_db(v["path"]), self._variant_gold(v, req["gold"], out).get("table")) for v in req["variants"]]
+        killed: list[list[bool | None]] = [[] for _ in places]  # per place (pinned first), per mutant: told apart?
+        for sql in req["mutants"]:
+            too_slow = False
+            for i, (db, gold) in enumerate(places):
+                if gold is None or too_slow:
+                    killed[i].append(None)
                     continue
                 started(out)
-                outcome = db.run(sql)
+                outcome = db.run(sql, timeout_s=budget)
                 executed(out)
-                row.append(outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match)
-            killed.append(row)
-        return {"killed": killed, "gold_rows": gold_rows}
+                if outcome.error is not None and outcome.error.category == "timeout":
+                    killed[i].append(None)
+                    too_slow = i == 0  # slow on the database: no evidence worth its cost on the variants
+                    continue
+                killed[i].append(outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match)
+        return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places]}
 
     def _variant_db(self, path: str) -> Any:
         db = self._variant_dbs.get(path)

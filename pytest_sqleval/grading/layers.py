@@ -188,7 +188,7 @@ class VariantsLayer:
         c.budget.pause()  # executions, under the engine's limits
         try:
             chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
-                                                 grader.host)
+                                                 grader.host, c.gold.elapsed_ms)
             results = grader.host.call("variants", {"sql": c.executed_sql, "gold": c.gold.request,
                                                     "variants": chosen.variants})["results"]
         except (HostCrashed, HostTimeout) as exc:  # no evidence either way: the pinned verdict stands

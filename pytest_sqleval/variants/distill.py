@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
-DISTILL_VERSION = 1  # bump when the choice or the mutants change: stored choices are then remade
+MUTANT_TIME = (20.0, 0.5)  # a mutant may take 20x the gold's time, and at least 0.5 s, per database
+DISTILL_VERSION = 2  # bump when the choice or the mutants change: stored choices are then remade
 
 
 @dataclass
@@ -69,22 +70,25 @@ class VariantSet:
         return cls(pool, count, store / "distilled")
 
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
-                 host: Any) -> CaseVariants:
+                 host: Any, gold_ms: float = 0.0) -> CaseVariants:
         """The variants of one gold (distilled on first use, then read back)."""
         chosen = self._chosen.get(gold_key)
         if chosen is None:
             chosen = self._read(gold_key)
             if chosen is None:
-                chosen = self._distill(gold_request, gold_sql, dialect, host)
+                chosen = self._distill(gold_request, gold_sql, dialect, host, gold_ms)
                 self._write(gold_key, chosen)
             self._chosen[gold_key] = chosen
         return chosen
 
-    def _distill(self, gold_request: dict[str, Any], gold_sql: str, dialect: str, host: Any) -> CaseVariants:
+    def _distill(self, gold_request: dict[str, Any], gold_sql: str, dialect: str, host: Any,
+                 gold_ms: float) -> CaseVariants:
         from .mutants import mutants
         described = [_describe(v) for v in self.pool]
         sqls = [m.sql for m in mutants(gold_sql, dialect, limit=MUTANTS_PER_GOLD)]
-        answer = host.call("distill", {"gold": gold_request, "mutants": sqls, "variants": described})
+        budget = max(MUTANT_TIME[1], MUTANT_TIME[0] * gold_ms / 1000)
+        answer = host.call("distill", {"gold": gold_request, "mutants": sqls, "variants": described,
+                                       "mutant_timeout_s": budget})
         return choose(answer["killed"], answer["gold_rows"], described, self.count)
 
     def _read(self, gold_key: str) -> CaseVariants | None:
