@@ -45,7 +45,7 @@ from typing import Any, Iterable
 
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)
 DUPLICATE_SHARE = 0.2

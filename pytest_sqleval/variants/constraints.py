@@ -13,7 +13,9 @@ dependencies ``child(cols) -> parent(cols)``, declared (foreign keys) and observ
 column whose distinct non-null values all occur in a unique column of a compatible type,
 and, for each of those, the reverse inclusion when every parent value is referenced (total
 participation: ``count(DISTINCT customer_id) FROM orders`` equals ``count(*) FROM
-customers``). Free columns are in no key, no dependency and not frozen: only they may move.
+customers``). Free columns are in no key, no dependency and not frozen, and not in a table
+referenced by a natural key (a date or a code: its attributes are facts about the key's
+value that correct queries rely on, such as a date's fiscal year): only they may move.
 
 Engines: DuckDB and SQLite files, read with their own drivers (never the sandboxes).
 """
@@ -317,6 +319,12 @@ def _stem(name: str) -> str:
     return name
 
 
+def _unprefixed(name: str) -> str:
+    """A column name without a short per-table prefix (``o_custkey`` -> ``custkey``)."""
+    head, sep, rest = name.partition("_")
+    return rest if sep and 1 <= len(head) <= 3 and head.isalpha() and rest else name
+
+
 def _singular(name: str) -> str:
     name = name.lower().rsplit(".", 1)[-1]
     for plural, one in (("ies", "y"), ("ses", "s"), ("s", "")):
@@ -342,6 +350,8 @@ def related_names(child_table: str, child_column: str, parent_table: str, parent
         return False  # every table's own "id": no reference (1:1 tables sample alike by it anyway)
     if c == p or cs == ps or cs == table:
         return True
+    if _unprefixed(c) == _unprefixed(p) != c:
+        return True  # a per-table column prefix (TPC-H's o_custkey -> c_custkey)
     if len(cs) >= 3 and len(ps) >= 3 and "_" not in cs + ps and (cs.startswith(ps) or ps.startswith(cs)):
         return True  # an abbreviation of one word: cust_no -> customer_id
     if cs.endswith("_" + ps) or cs.endswith("_" + table):
@@ -410,7 +420,15 @@ def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] =
     finally:
         reader.close()
     constraints = Constraints(engine, tables, deps, frozen)
+    # a table referenced by a natural key (a date, a code) holds facts about that key's value
+    # that correct queries rely on (a date's fiscal year, a currency's name): never moved
+    natural = {d.parent for d in deps
+               if any(family(tables[d.parent].columns.get(c, ""), engine) in ("temporal", "text")
+                      for c in d.parent_columns)}
     for t in tables.values():
+        if t.name in natural:
+            t.free = []
+            continue
         fixed = t.key_columns | constraints.dependency_columns(t.name)
         t.free = [c for c in t.columns if c not in fixed and not is_frozen(t.name, c, frozen)]
     return constraints

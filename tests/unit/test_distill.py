@@ -10,15 +10,17 @@ from pytest_sqleval.variants.distill import CaseVariants, choose
 T, F, N = True, False, None
 
 
-def pool(n: int) -> list[dict]:
-    return [{"index": i, "kind": "subset", "path": f"v{i}.duckdb", "hash": f"h{i}"} for i in range(n)]
+def pool(n: int, boundary: tuple[int, ...] = ()) -> list[dict]:
+    return [{"index": i, "kind": "subset+boundary" if i in boundary else "subset", "path": f"v{i}.duckdb",
+             "hash": f"h{i}"} for i in range(n)]
 
 
 @pytest.mark.parametrize(("killed", "gold_rows", "count", "picked", "pinned", "by_variants"), [
-    # the pinned database tells nothing apart; variant 1 tells two, variant 0 one more
-    ([[F, F, F], [T, F, F], [F, T, T], [F, T, F]], [5, 3, 4, 2], 3, [0, 1], 0, 3),
-    # the pinned database tells everything apart: one variant is still kept
-    ([[T, T], [T, T], [T, F]], [5, 3, 4], 2, [0], 2, 0),
+    # the pinned database tells nothing apart; variant 1 tells two, variant 0 one more, then
+    # the count is filled (what the near-misses cannot tell, another variant may)
+    ([[F, F, F], [T, F, F], [F, T, T], [F, T, F]], [5, 3, 4, 2], 3, [0, 1, 2], 0, 3),
+    # the pinned database tells everything apart: the variants are still used
+    ([[T, T], [T, T], [T, F]], [5, 3, 4], 2, [0, 1], 2, 0),
     # a tie on gain goes to the lower index
     ([[F, F], [T, F], [T, F]], [5, 3, 3], 1, [0], 0, 1),
     # the count caps the choice
@@ -40,6 +42,11 @@ def test_evidence_strength_counts_what_is_told_apart() -> None:
     assert ev == {"mutants": 10, "told_apart_by_database": 6, "told_apart_by_variants": 3, "not_told_apart": 1,
                   "strength": 0.9}
     assert CaseVariants(variants=[]).evidence()["strength"] is None  # a gold with no mutants: unknown, not 0
+
+
+def test_on_equal_gain_a_boundary_variant_comes_first() -> None:
+    chosen = choose([[F], [F], [F], [F]], [5, 3, 3, 3], pool(3, boundary=(2,)), 1)
+    assert [v["index"] for v in chosen.variants] == [2]
 
 
 def test_no_usable_variant_chooses_none() -> None:
