@@ -61,13 +61,8 @@ class Grader:
         self._judge_mode = judge
         self._judge = None
         if judge != "off":
-            import os
-
             from .grading.judge import Judge
-            api_key = os.environ.get("SQLEVAL_JUDGE_API_KEY") or (
-                os.environ.get("OPENAI_API_KEY", "no-key-needed") if judge_api_base else None)
-            self._judge = Judge(judge_model, api_base=judge_api_base, api_key=api_key,
-                                cache_dir=Path(cache_dir or self._tmp.name) / "judge")
+            self._judge = Judge.configured(judge_model, api_base=judge_api_base, cache_dir=cache / "judge")
 
     @property
     def content_hash(self) -> str:

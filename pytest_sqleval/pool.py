@@ -28,6 +28,7 @@ class GraderPool:
         self._graders: dict[Path, Any] = {}
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._per_database: OrderedDict[Path, None] = OrderedDict()
+        self._golds: dict[Path, list[str]] = {}  # questions file -> its gold SQL (the variants' literals)
 
     def open_grader(self, manifest: SuiteManifest) -> Any:
         """The suite's grader if it is open already; never opens one."""
@@ -91,7 +92,9 @@ class GraderPool:
             return None
         from .cases import read_layout_cases
         from .variants.distill import VariantSet
-        golds = [case.gold_sql for case in read_layout_cases(manifest)]  # the literals boundary rows take
+        golds = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
+        if golds is None:
+            golds = self._golds[manifest.questions] = [case.gold_sql for case in read_layout_cases(manifest)]
         return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
                                 frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
                                 dialect=manifest.dialect, pinned_hash=content_hash)

@@ -57,12 +57,8 @@ class SqlevalSession:
     def judge(self) -> Any:
         if self._judge is None:
             from .grading.judge import Judge
-            api_base = self.config.getoption("sqleval_judge_api_base")
-            # a self-hosted endpoint may need no key, but the OpenAI client insists on one
-            api_key = os.environ.get("SQLEVAL_JUDGE_API_KEY") or (
-                os.environ.get("OPENAI_API_KEY", "no-key-needed") if api_base else None)
-            self._judge = Judge(self.run.judge_model, api_base=api_base, api_key=api_key,
-                                cache_dir=self.run.cache_dir / "judge")
+            self._judge = Judge.configured(self.run.judge_model, api_base=self.config.getoption("sqleval_judge_api_base"),
+                                           cache_dir=self.run.cache_dir / "judge")
         return self._judge
 
     def run_metadata(self) -> dict[str, Any]:

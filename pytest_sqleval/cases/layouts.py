@@ -106,27 +106,11 @@ def reload_entry_points() -> None:
 
 def _load_entry_points() -> list[Layout]:
     global _entry_points
-    if _entry_points is not None:
-        return _entry_points
-    from importlib.metadata import entry_points
-    loaded: list[Layout] = []
-    seen = set(_registered)
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        where = f"layout entry point '{ep.name} = {ep.value}' (group {ENTRY_POINT_GROUP}" + \
-                (f", from the distribution {dist})" if dist else ")")
-        try:
-            obj = ep.load()
-        except Exception as exc:
-            raise LayoutError(f"{where} cannot be loaded: {type(exc).__name__}: {exc}. Fix: repair or uninstall "
-                              f"{dist or 'the distribution that declares it'}") from None
-        layout = _check(obj, where)
-        if layout.name in seen:
-            raise LayoutError(f"{where} is named {layout.name!r}, which another layout has. Fix: rename one of them")
-        seen.add(layout.name)
-        loaded.append(layout)
-    _entry_points = loaded
-    return loaded
+    if _entry_points is None:
+        from ..entrypoints import load_group
+        _entry_points = load_group(ENTRY_POINT_GROUP, "layout", LayoutError, lambda obj, where: _check(obj, where).name,
+                                   set(_registered))
+    return _entry_points
 
 
 def all_layouts() -> list[Layout]:

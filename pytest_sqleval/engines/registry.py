@@ -206,27 +206,11 @@ def reload_entry_points() -> None:
 
 def _load_entry_points() -> list[Any]:
     global _entry_points
-    if _entry_points is not None:
-        return _entry_points
-    from importlib.metadata import entry_points
-    loaded: list[Any] = []
-    seen = set(_BUILTIN_NAMES) | set(_registered)
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        where = f"engine entry point '{ep.name} = {ep.value}' (group {ENTRY_POINT_GROUP}" + \
-                (f", from the distribution {dist})" if dist else ")")
-        try:
-            obj = ep.load()
-        except Exception as exc:
-            raise EngineError(f"{where} cannot be loaded: {type(exc).__name__}: {exc}. Fix: repair or uninstall "
-                              f"{dist or 'the distribution that declares it'}") from None
-        name = _check_surface(obj, where)
-        if name in seen:
-            raise EngineError(f"{where} is named {name!r}, which another engine has. Fix: rename one of them")
-        seen.add(name)
-        loaded.append(obj)
-    _entry_points = loaded
-    return loaded
+    if _entry_points is None:
+        from ..entrypoints import load_group
+        _entry_points = load_group(ENTRY_POINT_GROUP, "engine", EngineError, _check_surface,
+                                   set(_BUILTIN_NAMES) | set(_registered))
+    return _entry_points
 
 
 def engines() -> list[Any]:

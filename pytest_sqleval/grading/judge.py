@@ -247,6 +247,15 @@ class Judge:
         self._write_cache(key, result)
         return result
 
+    @classmethod
+    def configured(cls, model: str, *, api_base: str | None, cache_dir: Path) -> "Judge":
+        """The judge of a run or an ``api.Grader``: its key from ``SQLEVAL_JUDGE_API_KEY``, else
+        the provider's usual variable; a self-hosted endpoint may need no key, but the OpenAI
+        client insists on one."""
+        api_key = os.environ.get("SQLEVAL_JUDGE_API_KEY") or (
+            os.environ.get("OPENAI_API_KEY", "no-key-needed") if api_base else None)
+        return cls(model, api_base=api_base, api_key=api_key, cache_dir=cache_dir)
+
     def call(self, evidence: Any) -> JudgeResult:
         """The judgement of one candidate from the grader's evidence (``verdict.decide``'s judge)."""
         from .verdict import judge_evidence

@@ -97,14 +97,7 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
     from .constraints import qualified, quote
     shutil.copyfile(base, target)
     changed: dict[str, int] = {}
-    if engine == "duckdb":
-        import duckdb
-        con = duckdb.connect(str(target))
-        rowid = "rowid"
-    else:
-        import sqlite3
-        con = sqlite3.connect(str(target))
-        rowid = "rowid"
+    con = _connect(target, engine)
     try:
         for (table, column), literals in sorted(hints.items()):
             t = tables.get(table)
@@ -117,7 +110,7 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
             per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * t.rows))
             per_value = max(1, min(per_value, int(MAX_SHARE * t.rows) // max(1, len(values))))
             rows = [r[0] for r in con.execute(
-                f"SELECT {rowid} FROM {q_table} ORDER BY ({rowid} * 2654435761 + {salt}) % 4294967291 "
+                f"SELECT rowid FROM {q_table} ORDER BY (rowid * 2654435761 + {salt}) % 4294967291 "
                 f"LIMIT {per_value * len(values)}").fetchall()]
             for i, value in enumerate(values):
                 ids = rows[i * per_value:(i + 1) * per_value]
@@ -125,7 +118,7 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
                     break
                 cast = f"CAST(? AS {ctype})" if engine == "duckdb" and ctype else "?"
                 try:
-                    con.execute(f"UPDATE {q_table} SET {q_col} = {cast} WHERE {rowid} IN ({', '.join(map(str, ids))})",
+                    con.execute(f"UPDATE {q_table} SET {q_col} = {cast} WHERE rowid IN ({', '.join(map(str, ids))})",
                                 [value])
                 except Exception:  # a value the column's type refuses: that boundary is skipped
                     continue
@@ -143,31 +136,31 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
 
 def column_names(database: Path) -> dict[str, set[str]]:
     """Table -> column names (``schema.table`` on DuckDB), read from the catalog: cheap."""
-    from .constraints import engine_of
-    if engine_of(database) == "duckdb":
-        import duckdb
-        con = duckdb.connect(str(database), read_only=True)
-        try:
+    from .constraints import engine_of, quote
+    engine = engine_of(database)
+    con = _connect(database, engine, read_only=True)
+    try:
+        if engine == "duckdb":
             rows = con.execute("SELECT schema_name || '.' || table_name, column_name FROM duckdb_columns() "
                                "WHERE NOT internal AND database_name = current_database()").fetchall()
-        finally:
-            con.close()
-    else:
-        import sqlite3
-        con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-        try:
+        else:
             tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            rows = [(t, r[1]) for t in tables for r in con.execute(f"PRAGMA table_info({quote_sqlite(t)})")]
-        finally:
-            con.close()
+            rows = [(t, r[1]) for t in tables for r in con.execute(f"PRAGMA table_info({quote(t)})")]
+    finally:
+        con.close()
     out: dict[str, set[str]] = {}
     for table, column in rows:
         out.setdefault(table, set()).add(column)
     return out
 
 
-def quote_sqlite(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
+    """A connection with the engine's own driver (variants are built outside the sandboxes)."""
+    if engine == "duckdb":
+        import duckdb
+        return duckdb.connect(str(database), read_only=read_only)
+    import sqlite3
+    return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))
 
 
 def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, str], list[str]], folder: Path,
