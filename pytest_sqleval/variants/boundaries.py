@@ -10,13 +10,26 @@ query's literals. Here: every literal a gold compares a column with (``=``, ``<>
 (an integer ±1, a decimal ± one unit of its last place, a date ± one day), and a seeded
 few rows of a copy of a variant take them. Only *free* columns (in no key, no inclusion
 dependency, not frozen) change, so every key, reference and NOT NULL still holds; the
-new values lie on the column's type, which the cast checks."""
+new values lie on the column's type, which the cast checks.
+
+Two more rules:
+
+- *Witness rows* (``witnesses.py``): a wrong bound in a filter of six conjuncts shows only
+  on a row that passes the other five, which random rows almost never do; so for every
+  filter of a gold, row tuples of its FROM are first given values that pass it, or miss
+  it by one edge. The queries that find those rows are bounded by ``WITNESS_TIMEOUT_S``.
+- *In the column's domain.* A value below the pinned column's minimum, above its maximum,
+  or (for text) a string the column never holds is never written: a correct
+  ``p_size <= 10`` for ``p_size BETWEEN 1 AND 10`` relies on sizes starting at 1, and a
+  variant must keep every constraint a correct query may rely on. A near-miss that differs
+  from the gold only outside the domain is, on the data the suite describes, correct."""
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import os
 import shutil
+import threading
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Iterable
@@ -24,6 +37,8 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
+BOUNDARY_VERSION = 3  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples
 
 
 def literal_hints(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
@@ -31,47 +46,60 @@ def literal_hints(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set
     golds. A column is found by its name among ``columns`` (table -> its column names):
     a qualified name whose table is known goes to that table, else to every table with a
     column of that name (a wider hint only adds boundary rows)."""
-    from sqlglot import exp, parse_one
+    from .witnesses import Catalog
     out: dict[tuple[str, str], list[str]] = {}
-    lower = {t.lower(): {c.lower(): c for c in cs} for t, cs in columns.items()}
-    originals = {t.lower(): t for t in columns}
-    bare = {t.rsplit(".", 1)[-1]: t for t in lower}  # DuckDB tables are "schema.table"
+    catalog = Catalog(columns)
+    for sql in gold_sqls:
+        tree = _parse(sql, dialect)
+        if tree is not None:
+            for key, values in _hints(tree, catalog).items():
+                merged = out.setdefault(key, [])
+                merged += [v for v in values if v not in merged]
+    return out
 
-    def add(col: exp.Column, lit: exp.Expression, aliases: dict[str, str]) -> None:
+
+def _parse(sql: str, dialect: str) -> Any:
+    from sqlglot import parse_one
+    try:
+        return parse_one(sql, read=dialect)
+    except Exception:  # a gold that does not parse gives no hints; the grader reports it
+        return None
+
+
+def _hints(tree: Any, catalog: Any) -> dict[tuple[str, str], list[str]]:
+    from sqlglot import exp
+    out: dict[tuple[str, str], list[str]] = {}
+    aliases = {t.alias_or_name.lower(): ".".join(p for p in (t.db, t.name) if p).lower()
+               for t in tree.find_all(exp.Table)}
+
+    def add(col: exp.Column, lit: exp.Expression) -> None:
         if not isinstance(lit, exp.Literal):
             lit = lit.find(exp.Literal) if isinstance(lit, exp.Cast) else None
             if lit is None:
                 return
         name = col.name.lower()
         table = aliases.get(col.table.lower(), col.table.lower()) if col.table else None
-        table = bare.get(table, table) if table else None
-        tables = [table] if table in lower else [t for t, cs in lower.items() if name in cs]
+        table = catalog.table(table) if table else None
+        tables = [table] if table in catalog.lower else [t for t, cs in catalog.lower.items() if name in cs]
         for t in tables:
-            if name in lower[t]:
-                values = out.setdefault((originals[t], lower[t][name]), [])
+            if name in catalog.lower[t]:
+                values = out.setdefault((catalog.originals[t], catalog.lower[t][name]), [])
                 if lit.this not in values:
                     values.append(lit.this)
 
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse gives no hints; the grader reports it
+    for node in tree.find_all(exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between, exp.In):
+        left = node.this
+        if not isinstance(left, exp.Column):
             continue
-        aliases = {t.alias_or_name.lower(): ".".join(p for p in (t.db, t.name) if p).lower()
-                   for t in tree.find_all(exp.Table)}
-        for node in tree.find_all(exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Between, exp.In):
-            left = node.this
-            if not isinstance(left, exp.Column):
-                continue
-            if isinstance(node, exp.Between):
-                rights = [node.args.get("low"), node.args.get("high")]
-            elif isinstance(node, exp.In):
-                rights = list(node.expressions)
-            else:
-                rights = [node.expression]
-            for right in rights:
-                if right is not None:
-                    add(left, right, aliases)
+        if isinstance(node, exp.Between):
+            rights = [node.args.get("low"), node.args.get("high")]
+        elif isinstance(node, exp.In):
+            rights = list(node.expressions)
+        else:
+            rights = [node.expression]
+        for right in rights:
+            if right is not None:
+                add(left, right)
     return out
 
 
@@ -91,38 +119,33 @@ def neighbours(text: str) -> list[str]:
 
 
 def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any], hints: dict[tuple[str, str], list[str]],
-                   tag: str) -> dict[str, Any]:
-    """Copy ``base`` to ``target`` and give a few rows of each hinted free column the
-    hint values and their neighbours. Returns what was changed (the variant's params)."""
-    from .constraints import qualified, quote
+                   tag: str, groups: Iterable[Any] = (), domain: "Domain | None" = None) -> dict[str, Any]:
+    """Copy ``base`` to ``target``; give a few random rows of each hinted free column the
+    hint values and their neighbours, then write the witness rows of each gold's filters
+    (``groups``: ``witnesses.WitnessGroup``); only values within ``domain``.
+    Returns what was changed (the variant's params)."""
+    from .constraints import qualified
     shutil.copyfile(base, target)
     changed: dict[str, int] = {}
     con = _connect(target, engine)
     try:
+        writer = _Writer(con, engine, tables, domain, changed)
         for (table, column), literals in sorted(hints.items()):
             t = tables.get(table)
             if t is None or column not in t.free:
                 continue
-            values = [v for lit in literals for v in neighbours(lit)]
-            ctype = t.columns[column]
-            q_table, q_col = qualified(table, engine), quote(column)
-            salt = int(hashlib.sha256(f"{tag}|{table}|{column}".encode()).hexdigest()[:8], 16)
+            values = writer.in_domain(table, column, literals)
+            salt = _salt(tag, table, column)
             per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * t.rows))
             per_value = max(1, min(per_value, int(MAX_SHARE * t.rows) // max(1, len(values))))
             rows = [r[0] for r in con.execute(
-                f"SELECT rowid FROM {q_table} ORDER BY (rowid * 2654435761 + {salt}) % 4294967291 "
+                f"SELECT rowid FROM {qualified(table, engine)} ORDER BY (rowid * 2654435761 + {salt}) % 4294967291 "
                 f"LIMIT {per_value * len(values)}").fetchall()]
             for i, value in enumerate(values):
-                ids = rows[i * per_value:(i + 1) * per_value]
-                if not ids:
-                    break
-                cast = f"CAST(? AS {ctype})" if engine == "duckdb" and ctype else "?"
-                try:
-                    con.execute(f"UPDATE {q_table} SET {q_col} = {cast} WHERE rowid IN ({', '.join(map(str, ids))})",
-                                [value])
-                except Exception:  # a value the column's type refuses: that boundary is skipped
-                    continue
-                changed[f"{table}.{column}"] = changed.get(f"{table}.{column}", 0) + len(ids)
+                writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
+        used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
+        for group in groups:  # last, so no random row overwrites a witness
+            writer.witnesses(group, tag, used)
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
@@ -132,6 +155,104 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
     for leftover in (Path(str(target) + ".wal"),):
         leftover.unlink(missing_ok=True)
     return {"boundary_rows": changed, "tag": tag, "base": base.name}
+
+
+class Domain:
+    """Whether a value lies in a column's domain on the pinned database: between its
+    minimum and maximum, or (text) one of its values. Answers are remembered."""
+
+    def __init__(self, database: Path, engine: str, tables: dict[str, Any]) -> None:
+        self.con = _connect(database, engine, read_only=True)
+        self.engine, self.tables = engine, tables
+        self._known: dict[tuple[str, str, str], bool] = {}
+
+    def __contains__(self, item: tuple[str, str, str]) -> bool:
+        from .constraints import qualified, quote
+        if item not in self._known:
+            table, column, value = item
+            ctype = self.tables[table].columns.get(column, "")
+            q_table, q_col = qualified(table, self.engine), quote(column)
+            if _is_text(ctype):
+                sql, params = f"SELECT EXISTS (SELECT 1 FROM {q_table} WHERE {q_col} = ?)", [value]
+            else:
+                cast = f"CAST(? AS {ctype})" if ctype else "?"
+                sql, params = f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}) FROM {q_table}", [value, value]
+            try:
+                self._known[item] = bool(self.con.execute(sql, params).fetchone()[0])
+            except Exception:  # a value the column's type refuses
+                self._known[item] = False
+        return self._known[item]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _is_text(ctype: str) -> bool:
+    upper = ctype.upper()
+    return any(word in upper for word in ("CHAR", "TEXT", "CLOB", "STRING")) or upper == ""
+
+
+class _Writer:
+    """Writes boundary values into one variant's copy, counting what changed."""
+
+    def __init__(self, con: Any, engine: str, tables: dict[str, Any], domain: Domain | None,
+                 changed: dict[str, int]) -> None:
+        self.con, self.engine, self.tables, self.domain, self.changed = con, engine, tables, domain, changed
+
+    def in_domain(self, table: str, column: str, literals: Iterable[str]) -> list[str]:
+        values = list(dict.fromkeys(v for lit in literals for v in neighbours(lit)))
+        return [v for v in values if self.allowed(table, column, v)]
+
+    def allowed(self, table: str, column: str, value: str) -> bool:
+        return self.domain is None or (table, column, value) in self.domain
+
+    def witnesses(self, group: Any, tag: str, used: dict[str, set[int]]) -> None:
+        """Write each assignment of ``group`` into its own row tuple (seeded order)."""
+        keys = " + ".join(f"w{i} * {2654435761 + 40503 * i}" for i in range(len(group.tables)))
+        try:
+            tuples = _bounded(self.con, f"SELECT DISTINCT * FROM ({group.rows_sql}) AS witness "
+                                        f"ORDER BY ({keys} + {_salt(tag, group.rows_sql)}) % 4294967291 "
+                                        f"LIMIT {4 * len(group.assignments)}")
+        except Exception:  # correlated to an outer query, or too slow: no witnesses for this filter
+            return
+        free = iter(t for t in tuples if all(r not in used.get(group.tables[i], ()) for i, r in enumerate(t)))
+        for assignment in group.assignments:
+            if not all(self.allowed(group.tables[pos], column, value) for pos, column, value in assignment):
+                continue
+            rows = next(free, None)
+            if rows is None:
+                return
+            for i, row in enumerate(rows):
+                used.setdefault(group.tables[i], set()).add(row)
+            for pos, column, value in assignment:
+                self.write(group.tables[pos], column, value, [rows[pos]])
+
+    def write(self, table: str, column: str, value: str, ids: list[int]) -> None:
+        from .constraints import qualified, quote
+        if not ids:
+            return
+        ctype = self.tables[table].columns[column]
+        cast = f"CAST(? AS {ctype})" if self.engine == "duckdb" and ctype else "?"
+        try:
+            self.con.execute(f"UPDATE {qualified(table, self.engine)} SET {quote(column)} = {cast} "
+                             f"WHERE rowid IN ({', '.join(map(str, ids))})", [value])
+        except Exception:  # a value the column's type refuses: that boundary is skipped
+            return
+        self.changed[f"{table}.{column}"] = self.changed.get(f"{table}.{column}", 0) + len(ids)
+
+
+def _salt(*parts: str) -> int:
+    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
+
+
+def _bounded(con: Any, sql: str) -> list[tuple]:
+    """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S``."""
+    timer = threading.Timer(WITNESS_TIMEOUT_S, con.interrupt)
+    timer.start()
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        timer.cancel()
 
 
 def column_names(database: Path) -> dict[str, set[str]]:
@@ -164,38 +285,53 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
 
 
 def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, str], list[str]], folder: Path,
-                      count: int, seed: int, free_columns: Any) -> list[Any]:
+                      count: int, seed: int, free_columns: Any, gold_sqls: Iterable[str] = (),
+                      dialect: str = "duckdb") -> list[Any]:
     """``count`` boundary variants, each a copy of one of the pool's variants (in turn)
     with boundary rows in the free columns (``free_columns()``: the tables of
     ``constraints.observe_constraints``, asked only when a variant must be built);
-    built once per (pool, hints, seed), then reused from ``folder``."""
+    with witness rows for ``gold_sqls``; built once per (pool, hints, golds, seed), then
+    reused from ``folder``."""
     from .build import Variant, content_hash
     from .constraints import engine_of
+    from .witnesses import witness_groups
     if not hints or not pool or count <= 0:
         return []
     engine = engine_of(database)
-    digest = hashlib.sha256(repr((sorted(hints.items()), [v.content_hash for v in pool], seed)).encode()).hexdigest()[:16]
+    gold_sqls = list(gold_sqls)
+    digest = hashlib.sha256(repr((BOUNDARY_VERSION, sorted(hints.items()), gold_sqls,
+                                  [v.content_hash for v in pool], seed)).encode()).hexdigest()[:16]
     out_dir = Path(folder) / f"boundary-{digest}"
     out_dir.mkdir(parents=True, exist_ok=True)
     variants = []
     tables: dict[str, Any] | None = None
-    for k in range(count):
-        base = pool[k % len(pool)]
-        index = len(pool) + k
-        path = out_dir / f"boundary-{k:03d}{base.path.suffix}"
-        tag = f"{seed}:boundary:{k}"
-        if not path.is_file():
-            tmp = out_dir / f".{path.name}.{os.getpid()}.building"
-            tables = tables if tables is not None else free_columns()
-            try:
-                build_boundary(base.path, tmp, engine, tables, hints, tag)
-                os.replace(tmp, path)
-                path.with_name(path.name + ".content-hash").unlink(missing_ok=True)
-            finally:
-                tmp.unlink(missing_ok=True)
-        sha = path.with_name(path.name + ".content-hash")
-        if not sha.is_file():
-            sha.write_text(content_hash(path), encoding="utf-8")
-        variants.append(Variant(index, f"{base.kind}+boundary", {"base": base.index, "tag": tag}, path,
-                                sha.read_text(encoding="utf-8").strip()))
+    domain: Domain | None = None
+    groups: list[Any] | None = None
+    try:
+        for k in range(count):
+            base = pool[k % len(pool)]
+            index = len(pool) + k
+            path = out_dir / f"boundary-{k:03d}{base.path.suffix}"
+            tag = f"{seed}:boundary:{k}"
+            if not path.is_file():
+                tmp = out_dir / f".{path.name}.{os.getpid()}.building"
+                tables = tables if tables is not None else free_columns()
+                domain = domain or Domain(Path(database), engine, tables)
+                if groups is None:
+                    names = {t: set(c.columns) for t, c in tables.items()}
+                    groups = witness_groups(gold_sqls, dialect, names, lambda t, c: c in tables[t].free)
+                try:
+                    build_boundary(base.path, tmp, engine, tables, hints, tag, groups, domain)
+                    os.replace(tmp, path)
+                    path.with_name(path.name + ".content-hash").unlink(missing_ok=True)
+                finally:
+                    tmp.unlink(missing_ok=True)
+            sha = path.with_name(path.name + ".content-hash")
+            if not sha.is_file():
+                sha.write_text(content_hash(path), encoding="utf-8")
+            variants.append(Variant(index, f"{base.kind}+boundary", {"base": base.index, "tag": tag}, path,
+                                    sha.read_text(encoding="utf-8").strip()))
+    finally:
+        if domain is not None:
+            domain.close()
     return variants

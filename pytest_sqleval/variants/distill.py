@@ -66,7 +66,8 @@ class VariantSet:
             def free_columns() -> dict[str, Any]:  # observed only when a boundary variant is built
                 return observe_constraints(Path(database), frozen_columns=frozen_columns).tables
             hints = literal_hints(golds, dialect, column_names(pool[0].path))
-            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns)
+            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns,
+                                      golds, dialect)
         return cls(pool, count, store / "distilled")
 
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,

@@ -1,0 +1,259 @@
+"""Witness rows: rows a boundary variant moves into a gold's filter, at its edges.
+
+A wrong bound in a filter of six conjuncts (``p_size BETWEEN 1 AND 4`` for ``BETWEEN 1
+AND 5`` next to a brand, three containers, a quantity range, two ship modes) shows only
+on a row that passes the other five *and* sits between the two bounds; on a pinned
+database whose filter keeps one row, no such row exists, and rows changed at random
+almost never become one. Test-suite accuracy (Zhong, Yu & Klein, 2020) finds them by
+fuzzing small databases; here they are written directly.
+
+For every SELECT of a gold that filters on columns: its WHERE is split into disjuncts
+(a top-level OR) and each disjunct into conjuncts. A conjunct that compares a *free*
+column (in no key, no dependency, not frozen: see ``constraints``) with a constant
+(``=``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``, ``IN``; constants folded, so ``20 +
+10`` is 30 and a date plus an interval a date) is *written*; every other conjunct (a
+join condition, a function of a column, a comparison with a key) stays a filter.
+Each disjunct gives a *base* assignment (every written column at a value that passes
+all of its conjuncts) and one assignment per edge value of one column: the bound itself,
+the value one unit past it (an integer +-1, a decimal one unit of its last place, a date
+one day) and each IN member, the other columns at the base. Each assignment is written
+into one distinct row tuple of the same FROM under the filter conjuncts, so the row
+passes the disjunct or misses it by one edge; a near-miss that moves that edge counts
+it differently. Values outside the column's domain on the pinned database are never
+written (see ``boundaries.Domain``)."""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+MAX_ASSIGNMENTS = 48  # per disjunct: the base and the edge values, in order
+
+
+@dataclass(frozen=True)
+class WitnessGroup:
+    """The row tuples one disjunct's assignments are written into, and the assignments."""
+
+    rows_sql: str  # SELECT <alias>.rowid AS w0, ... FROM <the SELECT's FROM> WHERE <the filter conjuncts>
+    tables: tuple[str, ...]  # the table of w0, w1, ...
+    assignments: tuple[tuple[tuple[int, str, str], ...], ...]  # per row tuple: (position, column, value)
+
+
+def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
+                   free: Callable[[str, str], bool]) -> list[WitnessGroup]:
+    """The witness groups of every gold; ``columns`` is table -> column names, ``free``
+    says whether a (table, column) may change."""
+    from sqlglot import exp, parse_one
+    names = Catalog(columns)
+    catalog, originals = names.lower, names.originals
+    with_key = "with_" if "with_" in exp.Select.arg_types else "with"
+    out: list[WitnessGroup] = []
+    for sql in gold_sqls:
+        try:
+            tree = parse_one(sql, read=dialect)
+        except Exception:  # a gold that does not parse has no witnesses; the grader reports it
+            continue
+        for select in tree.find_all(exp.Select):
+            where = select.args.get("where")
+            sources = _sources(select, names)
+            if where is None or not sources:
+                continue
+            for disjunct in _split(where.this, exp.Or):
+                group = _group(select, disjunct, sources, catalog, originals, free, dialect, tree.args.get(with_key),
+                               with_key)
+                if group is not None and group not in out:
+                    out.append(group)
+    return out
+
+
+class Catalog:
+    """A database's table and column names, looked up case-insensitively (DuckDB's
+    tables are ``schema.table``; a query may name them bare)."""
+
+    def __init__(self, columns: dict[str, set[str]]) -> None:
+        self.lower = {t.lower(): {c.lower(): c for c in cs} for t, cs in columns.items()}
+        self.originals = {t.lower(): t for t in columns}
+        self.bare = {t.rsplit(".", 1)[-1]: t for t in self.lower}
+
+    def table(self, name: str) -> str:
+        """The lower-case catalog name of a (possibly bare) lower-case table name."""
+        return self.bare.get(name, name)
+
+
+def _sources(select: Any, names: Catalog) -> dict[str, str]:
+    """alias -> lower-case table name of the tables this SELECT reads directly."""
+    from sqlglot import exp
+    from_ = select.args.get("from_") or select.args.get("from")
+    nodes = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+    out = {}
+    for node in nodes:
+        if isinstance(node, exp.Table):
+            name = names.table(".".join(p for p in (node.db, node.name) if p).lower())
+            if name in names.lower:
+                out[node.alias_or_name.lower()] = name
+    return out
+
+
+def _split(node: Any, kind: type) -> list[Any]:
+    from sqlglot import exp
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, kind):
+        return _split(node.left, kind) + _split(node.right, kind)
+    return [node]
+
+
+def _group(select: Any, disjunct: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]],
+           originals: dict[str, str], free: Callable[[str, str], bool], dialect: str, root_with: Any,
+           with_key: str) -> WitnessGroup | None:
+    from sqlglot import exp
+    written: dict[tuple[str, str], list[tuple[str, Any]]] = {}  # (alias, column) -> (op, typed value)
+    kept = []
+    for conjunct in _split(disjunct, exp.And):
+        bounds = _bounds(conjunct, sources, catalog, originals, free)
+        if bounds is None:
+            kept.append(conjunct)
+        else:
+            for alias, column, op, value in bounds:
+                written.setdefault((alias, column), []).append((op, value))
+    if not written:
+        return None
+    base: dict[tuple[str, str], Any] = {}
+    edges: list[tuple[tuple[str, str], Any]] = []
+    for key, conds in written.items():
+        candidates = _edge_values(conds)
+        inside = [v for v in candidates if _passes(v, conds)]
+        if not inside:
+            return None  # contradictory conjuncts: nothing passes this disjunct
+        base[key] = inside[0]
+        edges += [(key, v) for v in candidates if v != inside[0]]
+    aliases = sorted({alias for alias, _ in base})
+    position = {alias: i for i, alias in enumerate(aliases)}
+
+    def assignment(changed: dict[tuple[str, str], Any]) -> tuple[tuple[int, str, str], ...]:
+        return tuple((position[a], c, _text(v)) for (a, c), v in sorted({**base, **changed}.items()))
+
+    assignments = [assignment({})] + [assignment({key: v}) for key, v in edges]
+    rows = select.copy()
+    for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", with_key):
+        rows.set(key, None)
+    rows.set("expressions", [exp.alias_(exp.column("rowid", table=a), f"w{i}") for i, a in enumerate(aliases)])
+    rows.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+    if root_with is not None:
+        rows.set(with_key, root_with.copy())
+    return WitnessGroup(rows.sql(dialect=dialect), tuple(originals[sources[a]] for a in aliases),
+                        tuple(dict.fromkeys(assignments))[:MAX_ASSIGNMENTS])
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+
+
+def _bounds(conjunct: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]],
+            originals: dict[str, str], free: Callable[[str, str], bool]) -> list[tuple[str, str, str, Any]] | None:
+    """(alias, column, op, value) of a column-vs-constant conjunct on a free column, else None."""
+    from sqlglot import exp
+    ops = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+    while isinstance(conjunct, exp.Paren):
+        conjunct = conjunct.this
+    if type(conjunct) in ops:
+        op, left, right = ops[type(conjunct)], conjunct.this, conjunct.expression
+        if not isinstance(left, exp.Column):
+            op, left, right = _FLIP[op], right, left
+        pairs = [(op, right)]
+    elif isinstance(conjunct, exp.Between):
+        left, pairs = conjunct.this, [(">=", conjunct.args.get("low")), ("<=", conjunct.args.get("high"))]
+    elif isinstance(conjunct, exp.In) and conjunct.expressions and not conjunct.args.get("query"):
+        left, pairs = conjunct.this, [("in", e) for e in conjunct.expressions]
+    else:
+        return None
+    where = _resolve(left, sources, catalog) if isinstance(left, exp.Column) else None
+    if where is None or not free(originals[sources[where[0]]], where[1]):
+        return None
+    values = [(op, _constant(node)) for op, node in pairs]
+    if any(v is None for _, v in values):
+        return None
+    if any(op not in ("=", "in") and not isinstance(v, (Decimal, dt.date)) for op, v in values):
+        return None  # an ordered comparison of text: its edges are not written
+    if values[0][0] == "in":
+        return [(where[0], where[1], "in", tuple(v for _, v in values))]
+    return [(where[0], where[1], op, v) for op, v in values]
+
+
+def _resolve(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]]) -> tuple[str, str] | None:
+    """(alias, column as the database spells it) of a column reference, if it is one of the sources'."""
+    name = col.name.lower()
+    if col.table:
+        alias = col.table.lower()
+        return (alias, catalog[sources[alias]][name]) if alias in sources and name in catalog[sources[alias]] else None
+    owners = [a for a, t in sources.items() if name in catalog[t]]
+    return (owners[0], catalog[sources[owners[0]]][name]) if len(owners) == 1 else None
+
+
+def _constant(node: Any) -> Any:
+    """A folded constant as Decimal, date or str; None when it is not a constant."""
+    from sqlglot import exp
+    from sqlglot.optimizer.simplify import simplify
+    if node is None or node.find(exp.Column) is not None:
+        return None
+    try:
+        node = simplify(node.copy())
+    except Exception:  # sqlglot could not fold it: not a constant we can write
+        return None
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal):
+        node = node.this
+    if not isinstance(node, exp.Literal):
+        return None
+    if not node.is_string:
+        try:
+            return Decimal(node.this)
+        except InvalidOperation:
+            return None
+    try:
+        return dt.date.fromisoformat(node.this)
+    except ValueError:
+        return node.this
+
+
+def _unit(value: Any) -> Any:
+    if isinstance(value, dt.date):
+        return dt.timedelta(days=1)
+    exponent = value.as_tuple().exponent
+    return Decimal(1).scaleb(exponent) if isinstance(exponent, int) and exponent < 0 else Decimal(1)
+
+
+def _edge_values(conds: list[tuple[str, Any]]) -> list[Any]:
+    """Each bound, the value one unit past it, and each IN member or equality, in order."""
+    out: list[Any] = []
+    for op, value in conds:
+        if op == "in":
+            out += list(value)
+        elif op == "=":
+            out.append(value)
+        elif isinstance(value, (Decimal, dt.date)):
+            step = _unit(value)
+            out += {">=": [value, value - step], ">": [value + step, value],
+                    "<=": [value, value + step], "<": [value - step, value]}[op]
+    return list(dict.fromkeys(out))
+
+
+def _passes(value: Any, conds: list[tuple[str, Any]]) -> bool:
+    try:
+        for op, bound in conds:
+            if op == "in":
+                ok = value in bound
+            elif op == "=":
+                ok = value == bound
+            else:
+                ok = {"<": value < bound, "<=": value <= bound, ">": value > bound, ">=": value >= bound}[op]
+            if not ok:
+                return False
+    except TypeError:  # a text value against a numeric bound: never passes
+        return False
+    return True
+
+
+def _text(value: Any) -> str:
+    return value.isoformat() if isinstance(value, dt.date) else format(value, "f") if isinstance(value, Decimal) \
+        else str(value)

@@ -1,0 +1,107 @@
+"""Witness rows: the assignments a gold's filters give (each bound, one unit past it, each
+IN member), which conjuncts stay filters, and, end to end, that a wrong bound in a filter
+whose support is one row is caught while a rewrite relying on the column's domain passes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pytest_sqleval.api import Grader
+from pytest_sqleval.variants.witnesses import witness_groups
+
+COLUMNS = {"main.part": {"id", "size", "brand", "made"}, "main.item": {"id", "part_id", "qty", "mode"}}
+KEYS = {("main.part", "id"), ("main.item", "id"), ("main.item", "part_id")}
+
+
+def groups(sql: str) -> list:
+    return witness_groups([sql], "duckdb", COLUMNS, lambda t, c: (t, c) not in KEYS)
+
+
+def values(group, column: str) -> list[str]:
+    return list(dict.fromkeys(v for a in group.assignments for _, c, v in a if c == column))
+
+
+@pytest.mark.parametrize("where, column, expected", [
+    ("size BETWEEN 1 AND 5", "size", ["1", "0", "5", "6"]),
+    ("size <= 20 + 10", "size", ["30", "31"]),
+    ("size > 3", "size", ["4", "3"]),
+    ("size < 3", "size", ["2", "3"]),
+    ("made >= DATE '1994-01-01' + INTERVAL '1' YEAR", "made", ["1995-01-01", "1994-12-31"]),
+    ("brand IN ('b1', 'b2')", "brand", ["b1", "b2"]),
+    ("size = 2.50", "size", ["2.50"]),
+])
+def test_each_bound_gives_a_value_on_it_and_one_past_it(where: str, column: str, expected: list[str]) -> None:
+    (group,) = groups(f"SELECT count(*) FROM part WHERE {where}")
+    assert values(group, column) == expected
+    assert "WHERE" not in group.rows_sql  # the one conjunct is written, none is left as a filter
+
+
+def test_the_base_assignment_passes_every_conjunct_and_each_other_moves_one_column() -> None:
+    (group,) = groups("SELECT sum(qty) FROM item JOIN part p ON p.id = item.part_id "
+                      "WHERE p.size BETWEEN 1 AND 5 AND qty >= 10 AND mode = 'AIR'")
+    base = dict(((pos, c), v) for pos, c, v in group.assignments[0])
+    assert base == {(0, "mode"): "AIR", (0, "qty"): "10", (1, "size"): "1"}
+    for assignment in group.assignments[1:]:
+        assert sum(dict(((p, c), v) for p, c, v in assignment)[k] != base[k] for k in base) == 1
+    assert group.tables == ("main.item", "main.part")
+    assert "p.id = item.part_id" in group.rows_sql  # the join stays
+
+
+@pytest.mark.parametrize("where, kept", [
+    ("id = 5 AND size = 2", "id = 5"),  # a key is never written
+    ("upper(brand) = 'B1' AND size = 2", "UPPER(brand) = 'B1'"),  # nor a function of a column
+    ("brand > 'm' AND size = 2", "brand > 'm'"),  # nor an ordered comparison of text
+])
+def test_a_conjunct_that_cannot_be_written_stays_a_filter(where: str, kept: str) -> None:
+    (group,) = groups(f"SELECT count(*) FROM part WHERE {where}")
+    assert group.rows_sql.endswith(f"WHERE {kept}")
+    assert values(group, "size") == ["2"]
+
+
+def test_each_disjunct_is_its_own_group_and_a_contradiction_none() -> None:
+    assert len(groups("SELECT 1 FROM part WHERE (size = 1 AND brand = 'a') OR (size = 3 AND brand = 'b')")) == 2
+    assert groups("SELECT 1 FROM part WHERE size > 5 AND size < 3") == []
+
+
+def make_db(path: Path) -> None:
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE part (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, brand VARCHAR NOT NULL)")
+    con.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, part_id INTEGER NOT NULL REFERENCES part(id), "
+                "qty INTEGER NOT NULL, mode VARCHAR NOT NULL)")
+    con.execute("INSERT INTO part SELECT i, 1 + i % 50, 'b' || (i % 25) FROM range(1, 201) t(i)")
+    con.execute("INSERT INTO item SELECT i, 1 + i % 200, 1 + i % 50, CASE i % 4 WHEN 0 THEN 'AIR' WHEN 1 THEN 'RAIL' "
+                "WHEN 2 THEN 'SHIP' ELSE 'MAIL' END FROM range(1, 2001) t(i)")
+    # the filter below keeps exactly one item, with size 3 and qty 7: no row sits on a bound
+    con.execute("UPDATE item SET mode = 'FOB' WHERE mode = 'AIR'")
+    con.execute("UPDATE item SET mode = 'AIR', qty = 7 WHERE id = 1000")
+    con.execute("UPDATE part SET brand = 'b7', size = 3 WHERE id = (SELECT part_id FROM item WHERE id = 1000)")
+    con.execute("UPDATE part SET brand = 'b8' WHERE brand = 'b7' AND id <> (SELECT part_id FROM item WHERE id = 1000)")
+    con.close()
+
+
+GOLD = ("SELECT sum(i.qty) FROM item i JOIN part p ON p.id = i.part_id "
+        "WHERE p.brand = 'b7' AND p.size BETWEEN 1 AND 5 AND i.qty >= 5 AND i.qty <= 10 AND i.mode = 'AIR'")
+
+
+@pytest.mark.parametrize("wrong", [
+    GOLD.replace("BETWEEN 1 AND 5", "BETWEEN 1 AND 4"),
+    GOLD.replace("i.qty >= 5", "i.qty >= 6"),
+    GOLD.replace("i.qty <= 10", "i.qty < 10"),
+])
+def test_a_wrong_bound_with_a_support_of_one_row_is_caught(tmp_path: Path, wrong: str) -> None:
+    make_db(tmp_path / "shop.duckdb")
+    with Grader(tmp_path / "shop.duckdb", cache_dir=tmp_path / "cache") as plain:
+        assert plain.compare(wrong, GOLD).passed  # the coincidence on the pinned database
+    with Grader(tmp_path / "shop.duckdb", cache_dir=tmp_path / "cache", variants=4, variant_golds=[GOLD]) as graded:
+        verdict = graded.compare(wrong, GOLD)
+        assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass")
+        # sizes start at 1 on the pinned data, and no variant writes a size below it
+        assert graded.compare(GOLD.replace("p.size BETWEEN 1 AND 5", "p.size <= 5"), GOLD).passed
+    for variant in (tmp_path / "cache").rglob("boundary-*.duckdb"):
+        con = duckdb.connect(str(variant), read_only=True)
+        assert con.execute("SELECT min(size) >= 1 AND max(size) <= 50 FROM part").fetchone()[0]
+        assert con.execute("SELECT count(*) FROM item WHERE mode NOT IN ('AIR', 'RAIL', 'SHIP', 'MAIL', 'FOB')"
+                           ).fetchone()[0] == 0
+        con.close()
