@@ -200,8 +200,6 @@ class VariantsLayer:
         c.layers["variants"] = {
             "chosen": len(chosen.variants), "graded": len(graded),
             "mismatch": next((r for r in results if r.get("match") is False), None),
-            # a gold empty on the pinned database is graded where it has rows, else not at all
-            "ungraded": bool(c.gold.empty and not any(r.get("gold_rows") for r in graded)),
             "evidence": chosen.evidence()}
 
 

@@ -127,7 +127,15 @@ class SuiteGrader:
                 raise GoldError(f"gold query did not finish: {exc}") from None
             if not meta.get("cached"):
                 self.gold_executions += 1
-        return self._gold_answer(static, request, policy, meta)
+        answer = self._gold_answer(static, request, policy, meta)
+        if answer.empty:  # graded on the variants where it has rows; known at setup, so an error is an error
+            chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
+                                               answer.elapsed_ms)
+            if not any(chosen.gold_rows):
+                raise GoldError(f"gold query returns no rows on the database nor on any of its {len(chosen.variants)} "
+                                "variant(s); an empty gold cannot tell a right answer from a wrong one. If the empty "
+                                "answer is intended, set \"expected_shape\": \"empty\" on the case")
+        return answer
 
     def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer | None:
         """The gold answer if it is stored already, else None: never runs a query, never raises."""

@@ -130,8 +130,6 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     layers = evidence.layers
     compare = layers.get("compare")
     variants = evidence.get("variants")
-    if evidence.executed and compare and compare["match"] and variants.get("ungraded"):
-        return _ungraded(evidence, variants, duration_ms)
     if evidence.executed:
         passed = (bool(compare and compare["match"]) and not evidence.stale
                   and not variants.get("mismatch"))
@@ -163,19 +161,6 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
                    evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
                    adjudication=adj, judgement=judgement, case_error=adj.error)
-
-
-def _ungraded(evidence: Evidence, variants: dict[str, Any], duration_ms: float) -> Verdict:
-    """A gold with no rows on the pinned database nor on any of the case's variants cannot
-    tell a right answer from a wrong one: a case error, never a pass."""
-    why = (f"gold query returns no rows on the database nor on any of its {variants.get('chosen', 0)} variant(s); "
-           "an empty gold cannot tell a right answer from a wrong one. If the empty answer is intended, set "
-           "\"expected_shape\": \"empty\" on the case")
-    cls = Classification(None, "gold_error", why, 0.0)
-    evidence.layers["classify"] = cls.to_dict()
-    adj = Adjudication("error", "not_graded", None, None, "execution", why)
-    return Verdict(False, None, "gold_error", why, 0.0, evidence.layers, evidence.sql, evidence.executed_sql,
-                   evidence.stale, duration_ms, status="error", adjudication=adj, case_error=why)
 
 
 # -- the error class: one precedence -------------------------------------------------------

@@ -1,0 +1,62 @@
+"""Variants on a Spider-shaped suite (SQLite databases, one folder per db_id): a gold that
+returns nothing on its database is graded on the variants where it returns rows, so a
+wrong prediction that is empty too fails as a coincidence and a right one passes; only
+a gold empty everywhere stays ungraded."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.sqleval_helpers import read_results, read_summary
+
+CONCERT = "\n".join(
+    ["CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT NOT NULL, age INTEGER);"]
+    # ages 20..60 except 41: the gold below is empty on the pinned database
+    + [f"INSERT INTO singer VALUES ({i}, 'n{i}', '{('France', 'US', 'UK')[i % 3]}', {20 + i % 41 if i % 41 != 21 else 20});"
+       for i in range(1, 121)])
+PETS = "\n".join(
+    ["CREATE TABLE pets (petid INTEGER PRIMARY KEY, pettype TEXT NOT NULL, weight REAL, age INTEGER);"]
+    + [f"INSERT INTO pets VALUES ({i}, '{('cat', 'dog')[i % 2]}', {1 + i % 13}.5, {1 + i % 9});" for i in range(1, 81)])
+
+#: (db_id, gold, prediction, the verdict with variants)
+CASES = [
+    ("concert", "SELECT name FROM singer WHERE age = 41", "SELECT name FROM singer WHERE age BETWEEN 41 AND 41", "passed"),
+    ("concert", "SELECT count(*) FROM singer WHERE age = 41 AND country = 'US'",
+     "SELECT count(*) FROM singer WHERE age = 41 AND country = 'UK'", "failed"),
+    ("concert", "SELECT name FROM singer WHERE age = 41", "SELECT name FROM singer WHERE age > 60", "failed"),
+    ("pets", "SELECT petid FROM pets WHERE 1 = 0", "SELECT petid FROM pets WHERE 1 = 0", "error"),  # empty everywhere
+    ("pets", "SELECT count(*) FROM pets WHERE pettype = 'dog'", "SELECT count(petid) FROM pets WHERE pettype = 'dog'",
+     "passed"),
+]
+
+
+@pytest.fixture
+def spider(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "spider"
+    for db_id, script in (("concert", CONCERT), ("pets", PETS)):
+        path = root / "database" / db_id / f"{db_id}.sqlite"
+        path.parent.mkdir(parents=True)
+        con = sqlite3.connect(path)
+        con.executescript(script)
+        con.close()
+    dev = [{"db_id": db, "question": f"question {i}", "query": gold} for i, (db, gold, _, _) in enumerate(CASES)]
+    (root / "dev.json").write_text(json.dumps(dev, indent=2))
+    (root / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\n')
+    (pytester.path / "pred.sql").write_text("\n".join(p for _, _, p, _ in CASES) + "\n")
+    return root
+
+
+def test_an_empty_gold_is_graded_on_the_variants_where_it_has_rows(pytester: pytest.Pytester, spider: Path) -> None:
+    before = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
+    before.assert_outcomes(passed=2, errors=3)  # three golds return no row on their database: ungraded
+    after = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "--sqleval-variants=4",
+                               "-p", "no:cacheprovider")
+    records = {int(r["case_id"]): r for r in read_results(pytester.path)}
+    assert [records[i]["status"] for i in range(len(CASES))] == [c[3] for c in CASES]
+    assert records[1]["failure_kind"] == records[2]["failure_kind"] == "coincidental_pass"
+    assert "empty" in records[3]["explanation"]
+    after.assert_outcomes(passed=2, failed=2, errors=1)  # ungraded: 3 of 5 before, 1 of 5 after
+    assert read_summary(pytester.path)["backends"]["pred"]["coincidental_passes"] == 2
