@@ -316,4 +316,4 @@ def test_vantage_variants_keep_the_keys(vantage_01: Path, tmp_path: Path) -> Non
     for v in variants:
         assert violations(v.path, c) == [], v.kind
     assert all(v.path.stat().st_size < os.path.getsize(vantage_01) for v in variants)
-    assert all(v.params["emptied_tables"] <= 12 for v in variants)  # the closure emptied no more than a tenth
+    assert all(v.params["emptied_tables"] <= 12 for v in variants)  # no more than a tenth keep no row

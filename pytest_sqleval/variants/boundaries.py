@@ -37,7 +37,7 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 3  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 5  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples
 
 
@@ -207,21 +207,21 @@ class _Writer:
         return self.domain is None or (table, column, value) in self.domain
 
     def witnesses(self, group: Any, tag: str, used: dict[str, set[int]]) -> None:
-        """Write each assignment of ``group`` into its own row tuple (seeded order)."""
+        """Write each witness of ``group`` into its own row tuple (seeded order)."""
         keys = " + ".join(f"w{i} * {2654435761 + 40503 * i}" for i in range(len(group.tables)))
-        try:
-            tuples = _bounded(self.con, f"SELECT DISTINCT * FROM ({group.rows_sql}) AS witness "
-                                        f"ORDER BY ({keys} + {_salt(tag, group.rows_sql)}) % 4294967291 "
-                                        f"LIMIT {4 * len(group.assignments)}")
-        except Exception:  # correlated to an outer query, or too slow: no witnesses for this filter
-            return
-        free = iter(t for t in tuples if all(r not in used.get(group.tables[i], ()) for i, r in enumerate(t)))
-        for assignment in group.assignments:
+        for rows_sql, assignment in group.witnesses:
             if not all(self.allowed(group.tables[pos], column, value) for pos, column, value in assignment):
                 continue
-            rows = next(free, None)
+            try:
+                taken = max((len(rows) for rows in used.values()), default=0)  # witnesses may share a query
+                tuples = _bounded(self.con, f"SELECT DISTINCT * FROM ({rows_sql}) AS witness ORDER BY "
+                                            f"({keys} + {_salt(tag, rows_sql)}) % 4294967291 LIMIT {16 + taken}")
+            except Exception:  # correlated to an outer query, or too slow: no witness here
+                continue
+            rows = next((t for t in tuples if all(r not in used.get(group.tables[i], ()) for i, r in enumerate(t))),
+                        None)
             if rows is None:
-                return
+                continue
             for i, row in enumerate(rows):
                 used.setdefault(group.tables[i], set()).add(row)
             for pos, column, value in assignment:

@@ -5,20 +5,28 @@ wrong; graded on variants of the database too, the coincidence rarely survives. 
 variant keeps every constraint of ``constraints.observe_constraints`` (declared and
 observed), so a correct rewrite that relies on one of them still passes:
 
-- ``subset``: one *key domain* per variant (the columns that dependencies link, e.g.
-  every order id: ``orders.order_id``, ``order_lines.order_id``, ``returns.order_id``),
-  a different one per variant: a seeded fraction of its values is kept, by a hash of the
-  value, so the same order id is kept or dropped in every table at once; tables in no
-  dependency lose a seeded fraction of their rows; then the subset is closed under the
-  inclusion dependencies (rows whose reference lost its target are dropped, and a totally
-  referenced parent loses the values no kept child uses, to a fixpoint). Sampling tables
-  independently instead leaves a fact with k references the fraction to the power k, and
-  the closure of the Vantage warehouse's chained copies and total references empty.
-  Removing rows keeps keys unique and NOT NULL columns free of NULL; the closure keeps
-  every dependency. When the closure empties more than a tenth of the tables, the next
-  domains are tried (``DOMAIN_TRIES``); ``params`` records the domain and the tables emptied.
-  Known limit: tables outside the domain stay whole, so on a densely linked database a
-  variant keeps most of the pinned file's size (Vantage scale 1: about 3/4).
+- ``subset``: every table keeps a seeded fraction of its rows, decided by a hash of one
+  value: a *key domain* is the set of columns dependencies link (every order id:
+  ``orders.order_id``, ``order_lines.order_id``, ``invoices.order_id``), and a row is
+  kept by the hash of its column in the first domain it has, the domains taken largest
+  first and each variant starting at another; so an order and its lines and invoices are
+  kept or dropped together. A domain of fewer than ``MIN_SAMPLED_ROWS`` values (three
+  currency codes) is never sampled by: dropping a third of every table at once changes
+  more than a variant should (every rate of a currency, which a correct conversion relies
+  on). A row in no sampled domain is hashed by its key, else its whole row; tables under
+  ``MIN_SAMPLED_ROWS`` rows stay whole. Then the
+  subset *grows* until every dependency holds again: for each kept row whose reference
+  has no kept target, one target row is added back (the first by a hash of its content),
+  and so on for the rows added, to a fixpoint. Adding never breaks a key or a NOT NULL
+  column, every dependency holds at the end (an observed total participation, "every
+  order has a line", is a dependency like any other: a kept order gets one of its lines
+  back), and the repair empties nothing. Removing dangling rows instead cuts a fact by
+  each of its references (the fraction to the power k) and, on the Vantage warehouse's
+  chained copies and total references, empties most tables; growing keeps each table
+  near its fraction plus the parents its kept rows need, so a variant is small (its size
+  bounds the cost of grading on it). A DuckDB variant is written with 16 KiB blocks: a
+  table takes at least a block per column, and with the default 256 KiB blocks a
+  126-table warehouse is half the pinned file at any row count.
 - ``subset+duplicates``: and a seeded share of rows doubled, only in tables that already
   hold duplicate rows on the pinned data (there no set of columns is a key, so doubling
   breaks no key, declared, observed or composite) and that are no dependency's parent.
@@ -45,14 +53,14 @@ from typing import Any, Iterable
 
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
-FRACTIONS = (0.3, 0.5, 0.7)
+FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
-SIZE_BUDGET = 2.0  # all variants together stay within this multiple of the pinned file's size
+SIZE_BUDGET = 2.0  # all variants together (their boundary copies too) within this multiple of the pinned file
 BUILD_THREADS = 2  # variants built at once, each on one engine thread
-DOMAIN_TRIES = 6  # key domains tried per variant before the least damaging one is taken
-MIN_SAMPLED_ROWS = 20  # a key domain of fewer values is never sampled (a handful of currencies)
+VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
+MIN_SAMPLED_ROWS = 20  # a smaller table (a handful of currencies) stays whole
 _SCALE = 2 ** 32
 
 
@@ -146,9 +154,10 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
 
 
 def _row_budget(count: int) -> float:
-    """The mean row fraction that keeps ``count`` variants within ``SIZE_BUDGET`` times the
-    pinned file (the closure drops more rows still); ``FRACTIONS`` are scaled to it."""
-    return min(1.0, 0.9 * SIZE_BUDGET / max(1, count))
+    """The mean row fraction that keeps ``count`` variants and as many boundary copies of
+    them within ``SIZE_BUDGET`` times the pinned file, with room for the rows the growth
+    adds back; ``FRACTIONS`` are scaled to it."""
+    return min(1.0, 0.6 * SIZE_BUDGET / max(1, 2 * count))
 
 
 def _hash_or_none(path: Path) -> str | None:
@@ -207,7 +216,6 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
     builder = _DuckDBBuilder if engine == "duckdb" else _SQLiteBuilder
     built = builder(database, target, constraints, fraction, tag, index)
     built.build(duplicated, shuffled)
-    params["domain"] = built.focus
     params["emptied_tables"] = built.emptied
     return params
 
@@ -232,28 +240,29 @@ def key_domains(constraints: Constraints) -> list[list[tuple[str, str]]]:
     groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for node in list(root):
         groups.setdefault(find(node), []).append(node)
-    domains = [sorted(g) for g in groups.values()
-               if max(constraints.tables[t].rows for t, _ in g) >= MIN_SAMPLED_ROWS]
-    return sorted(domains, key=lambda g: (-sum(constraints.tables[t].rows for t, _ in g), g[0]))
+
+    def values(group: list[tuple[str, str]]) -> int:  # the domain's size: the rows of a table it is a key of
+        return max((constraints.tables[t].rows for t, c in group if _single_key(constraints.tables[t], c)), default=0)
+
+    return sorted((sorted(g) for g in groups.values() if values(g) >= MIN_SAMPLED_ROWS),
+                  key=lambda g: (-sum(constraints.tables[t].rows for t, _ in g), g[0]))
 
 
-def sample_plan(constraints: Constraints, index: int) -> tuple[dict[str, list[str]], str | None]:
-    """What variant ``index`` samples: per table, the columns whose values are hashed (its
-    columns in the variant's key domain, the ``index``-th, round), or ``[]`` for a table in
-    no dependency (its rows are hashed); and the domain's name. One domain at a time:
-    sampling several (or every table) cuts a fact by each of its references, and on the
-    Vantage warehouse the closure then empties most tables."""
+def _single_key(t: TableConstraints, column: str) -> bool:
+    return t.primary_key == (column,) or column in t.observed_unique or (column,) in t.unique_keys
+
+
+def sampling_columns(constraints: Constraints, index: int) -> dict[str, str]:
+    """Per table, the column whose value decides whether a row is kept (see ``subset``):
+    its column in the first key domain it has, the domains in size order rotated by ``index``."""
     domains = key_domains(constraints)
-    plan: dict[str, list[str]] = {}
-    focus = None
+    out: dict[str, str] = {}
     if domains:
-        domain = domains[index % len(domains)]
-        focus = ", ".join(f"{t}.{c}" for t, c in domain)
-        for table, column in domain:
-            plan.setdefault(table, []).append(column)
-    linked = {d.child for d in constraints.dependencies} | {d.parent for d in constraints.dependencies}
-    plan.update({t: [] for t in constraints.tables if t not in linked})
-    return plan, focus
+        start = index % len(domains)
+        for domain in domains[start:] + domains[:start]:
+            for table, column in domain:
+                out.setdefault(table, column)
+    return out
 
 
 def _duplicable(constraints: Constraints) -> list[str]:
@@ -283,88 +292,81 @@ def _insert_order(constraints: Constraints) -> list[str]:
 
 
 class _Builder:
-    """What both engines share: the closure loop over the dependencies."""
+    """What both engines share: the sample, then the growth loop over the dependencies."""
 
     def __init__(self, database: Path, target: Path, constraints: Constraints, fraction: float, tag: str,
                  index: int) -> None:
         self.database, self.target, self.c, self.fraction, self.tag = database, target, constraints, fraction, tag
         self.threshold = int(fraction * _SCALE)
         self.index = index
-        self.plan, self.focus = sample_plan(constraints, index)
+        self.by = sampling_columns(constraints, index)
         self.emptied = 0
 
     def choose_subset(self) -> None:
-        """Sample the variant's key domain and close; when the closure empties more than a
-        tenth of the tables, try the next domains (at most ``DOMAIN_TRIES``) and keep the
-        first healthy one, else the one that empties fewest."""
-        tries = max(1, min(DOMAIN_TRIES, len(key_domains(self.c))))
-        allowed = max(1, sum(t.rows > 0 for t in self.c.tables.values()) // 10)
-        results: list[tuple[int, int]] = []
-        for attempt in range(tries):
-            self.plan, self.focus = sample_plan(self.c, self.index + attempt)
-            self.sample_and_close()
-            self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and self.kept_rows(t.name) == 0)
-            if self.emptied <= allowed:
-                return
-            results.append((self.emptied, attempt))
-            self.reset()
-        _, attempt = min(results)
-        self.plan, self.focus = sample_plan(self.c, self.index + attempt)
-        self.sample_and_close()
-        self.emptied = min(results)[0]
-
-    def sample_and_close(self) -> None:  # pragma: no cover - per engine
-        raise NotImplementedError
-
-    def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
-        raise NotImplementedError
-
-    def reset(self) -> None:  # pragma: no cover - per engine
-        raise NotImplementedError
+        self.sample()
+        self.grow()
+        self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and self.kept_rows(t.name) == 0)
 
     def kept(self, t: TableConstraints) -> str:
-        """The condition of a row kept before the closure."""
-        if t.name not in self.plan:
+        """The condition of a row kept before the growth."""
+        if t.rows < MIN_SAMPLED_ROWS:
             return "true"
-        columns = self.plan[t.name]
-        if not columns:
+        column = self.by.get(t.name)
+        if column is None:
             return f"{self.pick(t, self.tag)} < {self.threshold}"
-        return " AND ".join(f"({quote(c)} IS NULL OR {self.pick(t, self.tag, columns=[c])} < {self.threshold})"
-                            for c in columns)
+        return (f"CASE WHEN {quote(column)} IS NULL THEN {self.pick(t, self.tag)} "
+                f"ELSE {self.pick(t, self.tag, columns=[column])} END < {self.threshold}")
 
-    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
-             columns: list[str] | None = None) -> str:  # pragma: no cover - per engine
-        raise NotImplementedError
-
-    def close_under_dependencies(self) -> None:
-        """Drop rows whose dependency columns lost their target, until nothing changes: every
-        dependency once, then again those whose parent lost rows since (a worklist)."""
-        by_parent: dict[str, list[Dependency]] = {}
+    def grow(self) -> None:
+        """Add back a target row for every kept reference that lost its target, until none
+        is missing: every dependency once, then again those whose child table gained rows."""
+        by_child: dict[str, list[Dependency]] = {}
         for dep in self.c.dependencies:
-            by_parent.setdefault(dep.parent, []).append(dep)
+            by_child.setdefault(dep.child, []).append(dep)
         pending = list(self.c.dependencies)
         queued = set(pending)
         while pending:
             dep = pending.pop(0)
             queued.discard(dep)
-            if self.delete_dangling(dep):
-                for again in by_parent.get(dep.child, []):
+            if self.add_missing(dep):
+                for again in by_child.get(dep.parent, []):
                     if again not in queued:
                         pending.append(again)
                         queued.add(again)
 
-    def delete_dangling(self, dep: Dependency) -> int:  # pragma: no cover - per engine
+    def sample(self) -> None:  # pragma: no cover - per engine
         raise NotImplementedError
 
+    def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
+        raise NotImplementedError
 
-def _dangling_where(dep: Dependency, child: str, parent: str) -> str:
-    """The condition of a ``child`` row (alias ``c``) whose reference is not in ``parent``."""
-    nonnull = " AND ".join(f"c.{quote(col)} IS NOT NULL" for col in dep.child_columns)
-    if len(dep.child_columns) == 1:
-        cc, pc = quote(dep.child_columns[0]), quote(dep.parent_columns[0])
-        return f"{nonnull} AND c.{cc} NOT IN (SELECT p.{pc} FROM {parent} p WHERE p.{pc} IS NOT NULL)"
-    match = " AND ".join(f"p.{quote(pc)} = c.{quote(cc)}" for cc, pc in zip(dep.child_columns, dep.parent_columns))
-    return f"{nonnull} AND NOT EXISTS (SELECT 1 FROM {parent} p WHERE {match})"
+    def add_missing(self, dep: Dependency) -> int:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
+             columns: list[str] | None = None) -> str:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def missing_sql(self, dep: Dependency, source: str) -> str:
+        """Rows of ``source`` (the parent's data, alias ``p``) that give a kept child row its
+        missing target: one per missing value, the first by a hash of the row's content,
+        projected like the parent's keep table."""
+        child, parent, t = self.keep[dep.child], self.keep[dep.parent], self.c.tables[dep.parent]
+        pairs = list(zip(dep.child_columns, dep.parent_columns))
+        nonnull = " AND ".join(f"c.{quote(cc)} IS NOT NULL" for cc, _ in pairs)
+        covered = " AND ".join(f"x.{quote(pc)} = c.{quote(cc)}" for cc, pc in pairs)
+        match = " AND ".join(f"p.{quote(pc)} = m.{quote(cc)}" for cc, pc in pairs)
+        missing = (f"SELECT DISTINCT {', '.join('c.' + quote(cc) for cc, _ in pairs)} FROM {child} c "
+                   f"WHERE {nonnull} AND NOT EXISTS (SELECT 1 FROM {parent} x WHERE {covered})")
+        kept = ", ".join(["__rid"] + [quote(col) for col in self.keep_columns(dep.parent)])
+        picked = ", ".join(["p.rowid AS __rid"] + [f"p.{quote(col)}" for col in self.keep_columns(dep.parent)])
+        order = self.pick(t, self.tag + ":grow", whole_row=True)
+        return (f"SELECT {kept} FROM (SELECT {picked}, row_number() OVER (PARTITION BY "
+                f"{', '.join('p.' + quote(pc) for _, pc in pairs)} ORDER BY {order}) AS __rn FROM {source} p "
+                f"WHERE EXISTS (SELECT 1 FROM ({missing}) m WHERE {match})) WHERE __rn = 1")
+
+    def keep_columns(self, table: str) -> list[str]:
+        return sorted(self.c.dependency_columns(table))
 
 
 # -- DuckDB ----------------------------------------------------------------------------------
@@ -382,7 +384,7 @@ class _DuckDBBuilder(_Builder):
             con.execute("SET preserve_insertion_order = false")
             con.execute("SET enable_progress_bar = false")
             con.execute(f"ATTACH {_lit(str(self.database))} AS src (READ_ONLY)")
-            con.execute(f"ATTACH {_lit(str(self.target))} AS dst")
+            con.execute(f"ATTACH {_lit(str(self.target))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
             con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
             self.keep = {name: f"temp.main.k{i}" for i, name in enumerate(self.c.tables)}
             self.choose_subset()
@@ -397,19 +399,19 @@ class _DuckDBBuilder(_Builder):
         finally:
             con.close()
 
-    def sample_and_close(self) -> None:
+    def sample(self) -> None:
         for name, t in self.c.tables.items():
-            cols = sorted(self.c.dependency_columns(name))
-            picked = ", ".join(["rowid AS __rid"] + [quote(col) for col in cols])
-            self.con.execute(f"CREATE OR REPLACE TEMP TABLE k{list(self.keep).index(name)} AS SELECT {picked} "
+            picked = ", ".join(["rowid AS __rid"] + [quote(col) for col in self.keep_columns(name)])
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {self.keep[name].rsplit('.', 1)[-1]} AS SELECT {picked} "
                              f"FROM {self.src(name)} WHERE {self.kept(t)}")
-        self.close_under_dependencies()
 
     def kept_rows(self, table: str) -> int:
         return int(self.con.execute(f"SELECT count(*) FROM {self.keep[table]}").fetchone()[0])
 
-    def reset(self) -> None:
-        pass  # sample_and_close replaces the temporary tables
+    def add_missing(self, dep: Dependency) -> int:
+        row = self.con.execute(f"INSERT INTO {self.keep[dep.parent]} {self.missing_sql(dep, self.src(dep.parent))}"
+                               ).fetchone()
+        return int(row[0]) if row else 0
 
     def src(self, name: str) -> str:
         return "src." + qualified(name, "duckdb")
@@ -430,11 +432,6 @@ class _DuckDBBuilder(_Builder):
         whole row) and ``tag``."""
         text = self.row_text(t, columns or (None if whole_row or not t.anchor else [t.anchor]), where)
         return f"CAST('0x' || substr(md5({text} || {_lit('|' + tag)}), 1, 8) AS UBIGINT)"
-
-    def delete_dangling(self, dep: Dependency) -> int:
-        child, parent = self.keep[dep.child], self.keep[dep.parent]
-        row = self.con.execute(f"DELETE FROM {child} c WHERE {_dangling_where(dep, child, parent)}").fetchone()
-        return int(row[0]) if row else 0
 
     def insert(self, t: TableConstraints, free: list[str]) -> None:
         cols = list(t.columns)
@@ -487,9 +484,11 @@ class _SQLiteBuilder(_Builder):
             con.execute("PRAGMA foreign_keys = OFF")
             con.create_function("sqleval_pick", -1, _pick, deterministic=True)
             con.execute("BEGIN")
-            con.execute("SAVEPOINT subset")
+            self.keep = {name: f"temp.k{i}" for i, name in enumerate(self.c.tables)}
             self.choose_subset()
-            con.execute("RELEASE subset")
+            for name in self.c.tables:
+                if self.has_rowid(name):
+                    con.execute(f"DELETE FROM {quote(name)} WHERE rowid NOT IN (SELECT __rid FROM {self.keep[name]})")
             for name, free in shuffled.items():
                 self.shuffle(self.c.tables[name], free)
             for name in duplicated:
@@ -506,27 +505,28 @@ class _SQLiteBuilder(_Builder):
         cols = columns or (list(t.columns) if whole_row or not t.anchor else [t.anchor])
         return f"sqleval_pick({_lit(tag)}, {', '.join(quote(c) for c in cols)})"
 
-    def sample_and_close(self) -> None:
+    def has_rowid(self, name: str) -> bool:
+        """Whether a table has rowids (a WITHOUT ROWID table is kept whole)."""
+        return self.con.execute("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'",
+                                (name,)).fetchone()[0] == 0
+
+    def sample(self) -> None:
         for name, t in self.c.tables.items():
-            if name in self.plan:
-                self.con.execute(f"DELETE FROM {quote(name)} WHERE NOT ({self.kept(t)})")
-        self.close_under_dependencies()
+            whole = not self.has_rowid(name)
+            picked = ", ".join([("NULL" if whole else "rowid") + " AS __rid"]
+                               + [quote(col) for col in self.keep_columns(name)])
+            self.con.execute(f"CREATE TEMP TABLE {self.keep[name].rsplit('.', 1)[-1]} AS SELECT {picked} "
+                             f"FROM {quote(name)} WHERE {'true' if whole else self.kept(t)}")
 
     def kept_rows(self, table: str) -> int:
-        return int(self.con.execute(f"SELECT count(*) FROM {quote(table)}").fetchone()[0])
+        return int(self.con.execute(f"SELECT count(*) FROM {self.keep[table]}").fetchone()[0])
 
-    def reset(self) -> None:
-        self.con.execute("ROLLBACK TO subset")
-
-    def delete_dangling(self, dep: Dependency) -> int:
-        cur = self.con.execute(f"DELETE FROM {quote(dep.child)} AS c "
-                               f"WHERE {_dangling_where(dep, quote(dep.child), quote(dep.parent))}")
+    def add_missing(self, dep: Dependency) -> int:
+        cur = self.con.execute(f"INSERT INTO {self.keep[dep.parent]} {self.missing_sql(dep, quote(dep.parent))}")
         return max(0, cur.rowcount)
 
     def shuffle(self, t: TableConstraints, free: list[str]) -> None:
-        has_rowid = self.con.execute("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE "
-                                     "'%WITHOUT ROWID%'", (t.name,)).fetchone()[0] == 0
-        if not has_rowid:
+        if not self.has_rowid(t.name):
             return
         rel, cols = quote(t.name), ", ".join(quote(c) for c in t.columns)
         fcols = ", ".join(quote(c) for c in free)

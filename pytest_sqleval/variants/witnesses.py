@@ -12,7 +12,9 @@ For every SELECT of a gold that filters on columns: its WHERE is split into disj
 column (in no key, no dependency, not frozen: see ``constraints``) with a constant
 (``=``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``, ``IN``; constants folded, so ``20 +
 10`` is 30 and a date plus an interval a date) is *written*; every other conjunct (a
-join condition, a function of a column, a comparison with a key) stays a filter.
+join condition, a function of a column, a comparison with a key) stays a filter; where
+it reads a written column (``l_commitdate < l_receiptdate``), it reads the value written
+instead, so the row tuple found passes it once written.
 Each disjunct gives a *base* assignment (every written column at a value that passes
 all of its conjuncts) and one assignment per edge value of one column: the bound itself,
 the value one unit past it (an integer +-1, a decimal one unit of its last place, a date
@@ -34,11 +36,12 @@ MAX_ASSIGNMENTS = 48  # per disjunct: the base and the edge values, in order
 
 @dataclass(frozen=True)
 class WitnessGroup:
-    """The row tuples one disjunct's assignments are written into, and the assignments."""
+    """One disjunct's witnesses: per assignment, the query for the row tuples it may be
+    written into (``SELECT <alias>.rowid AS w0, ... FROM <the SELECT's FROM> WHERE <the
+    filter conjuncts, reading the assigned values>``) and the assignment."""
 
-    rows_sql: str  # SELECT <alias>.rowid AS w0, ... FROM <the SELECT's FROM> WHERE <the filter conjuncts>
     tables: tuple[str, ...]  # the table of w0, w1, ...
-    assignments: tuple[tuple[tuple[int, str, str], ...], ...]  # per row tuple: (position, column, value)
+    witnesses: tuple[tuple[str, tuple[tuple[int, str, str], ...]], ...]  # (rows query, ((position, column, value)))
 
 
 def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
@@ -131,20 +134,34 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], catalog: dict[st
         edges += [(key, v) for v in candidates if v != inside[0]]
     aliases = sorted({alias for alias, _ in base})
     position = {alias: i for i, alias in enumerate(aliases)}
-
-    def assignment(changed: dict[tuple[str, str], Any]) -> tuple[tuple[int, str, str], ...]:
-        return tuple((position[a], c, _text(v)) for (a, c), v in sorted({**base, **changed}.items()))
-
-    assignments = [assignment({})] + [assignment({key: v}) for key, v in edges]
-    rows = select.copy()
+    template = select.copy()
     for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", with_key):
-        rows.set(key, None)
-    rows.set("expressions", [exp.alias_(exp.column("rowid", table=a), f"w{i}") for i, a in enumerate(aliases)])
-    rows.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+        template.set(key, None)
+    template.set("expressions", [exp.alias_(exp.column("rowid", table=a), f"w{i}") for i, a in enumerate(aliases)])
     if root_with is not None:
-        rows.set(with_key, root_with.copy())
-    return WitnessGroup(rows.sql(dialect=dialect), tuple(originals[sources[a]] for a in aliases),
-                        tuple(dict.fromkeys(assignments))[:MAX_ASSIGNMENTS])
+        template.set(with_key, root_with.copy())
+
+    def witness(changed: dict[tuple[str, str], Any]) -> tuple[str, tuple[tuple[int, str, str], ...]]:
+        values = {**base, **changed}
+
+        def substitute(node: Any) -> Any:  # a written column read by a kept conjunct reads its new value
+            key = _resolve(node, sources, catalog) if isinstance(node, exp.Column) else None
+            return _literal(values[key]) if key in values else node
+
+        rows = template.copy()
+        filters = [k.copy().transform(substitute) for k in kept]
+        rows.set("where", exp.Where(this=exp.and_(*filters)) if filters else None)
+        return rows.sql(dialect=dialect), tuple((position[a], c, _text(v)) for (a, c), v in sorted(values.items()))
+
+    witnesses = [witness({})] + [witness({key: v}) for key, v in edges]
+    return WitnessGroup(tuple(originals[sources[a]] for a in aliases), tuple(dict.fromkeys(witnesses))[:MAX_ASSIGNMENTS])
+
+
+def _literal(value: Any) -> Any:
+    from sqlglot import exp
+    if isinstance(value, dt.date):
+        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
+    return exp.Literal.number(_text(value)) if isinstance(value, Decimal) else exp.Literal.string(value)
 
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}

@@ -20,7 +20,7 @@ def groups(sql: str) -> list:
 
 
 def values(group, column: str) -> list[str]:
-    return list(dict.fromkeys(v for a in group.assignments for _, c, v in a if c == column))
+    return list(dict.fromkeys(v for _, a in group.witnesses for _, c, v in a if c == column))
 
 
 @pytest.mark.parametrize("where, column, expected", [
@@ -35,18 +35,18 @@ def values(group, column: str) -> list[str]:
 def test_each_bound_gives_a_value_on_it_and_one_past_it(where: str, column: str, expected: list[str]) -> None:
     (group,) = groups(f"SELECT count(*) FROM part WHERE {where}")
     assert values(group, column) == expected
-    assert "WHERE" not in group.rows_sql  # the one conjunct is written, none is left as a filter
+    assert all("WHERE" not in sql for sql, _ in group.witnesses)  # the one conjunct is written, none is a filter
 
 
 def test_the_base_assignment_passes_every_conjunct_and_each_other_moves_one_column() -> None:
     (group,) = groups("SELECT sum(qty) FROM item JOIN part p ON p.id = item.part_id "
                       "WHERE p.size BETWEEN 1 AND 5 AND qty >= 10 AND mode = 'AIR'")
-    base = dict(((pos, c), v) for pos, c, v in group.assignments[0])
+    base = dict(((pos, c), v) for pos, c, v in group.witnesses[0][1])
     assert base == {(0, "mode"): "AIR", (0, "qty"): "10", (1, "size"): "1"}
-    for assignment in group.assignments[1:]:
+    for _, assignment in group.witnesses[1:]:
         assert sum(dict(((p, c), v) for p, c, v in assignment)[k] != base[k] for k in base) == 1
     assert group.tables == ("main.item", "main.part")
-    assert "p.id = item.part_id" in group.rows_sql  # the join stays
+    assert all("p.id = item.part_id" in sql for sql, _ in group.witnesses)  # the join stays
 
 
 @pytest.mark.parametrize("where, kept", [
@@ -56,7 +56,7 @@ def test_the_base_assignment_passes_every_conjunct_and_each_other_moves_one_colu
 ])
 def test_a_conjunct_that_cannot_be_written_stays_a_filter(where: str, kept: str) -> None:
     (group,) = groups(f"SELECT count(*) FROM part WHERE {where}")
-    assert group.rows_sql.endswith(f"WHERE {kept}")
+    assert group.witnesses[0][0].endswith(f"WHERE {kept}")
     assert values(group, "size") == ["2"]
 
 
@@ -105,3 +105,9 @@ def test_a_wrong_bound_with_a_support_of_one_row_is_caught(tmp_path: Path, wrong
         assert con.execute("SELECT count(*) FROM item WHERE mode NOT IN ('AIR', 'RAIL', 'SHIP', 'MAIL', 'FOB')"
                            ).fetchone()[0] == 0
         con.close()
+
+
+def test_a_filter_that_reads_a_written_column_reads_the_value_written() -> None:
+    (group,) = groups("SELECT count(*) FROM item WHERE qty >= 5 AND qty < part_id AND mode = 'AIR'")
+    assert values(group, "qty") == ["5", "4"]
+    assert [sql.rsplit("WHERE ", 1)[1] for sql, _ in group.witnesses] == ["5 < part_id", "4 < part_id"]
