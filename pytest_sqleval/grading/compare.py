@@ -85,6 +85,7 @@ class CompareResult:
     missing_rows: list[list[Any]] = field(default_factory=list)  # in gold, not in prediction
     extra_rows: list[list[Any]] = field(default_factory=list)  # in prediction, not in gold
     first_diff: dict[str, Any] | None = None  # ordered: first differing position
+    tie_group: dict[str, Any] | None = None  # a LIMIT that cuts a tie group: how it was graded (compare_topk)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -300,6 +301,52 @@ class Comparator:
                 return res
         res.match, res.reason = True, "equal"
         return res
+
+    def compare_topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table,
+                     spec: CompareSpec) -> CompareResult:
+        """A gold whose ``ORDER BY ... LIMIT k`` cuts through a tie group, where any valid
+        top-k is correct: the prediction must hold the gold's ``before`` rows ahead of the
+        tie group, plus ``k - before`` rows of the whole tie group ``group`` (every row tied
+        with the gold's last one, from the gold run without its LIMIT), in an order the
+        gold's ORDER BY allows. The rows it took from the group are chosen to match it
+        (exactly, else within tolerance by a matching), and the comparison is then the
+        ordinary one against the gold made of those rows; when no choice fits, the
+        evidence is the comparison with the gold's own k rows."""
+        k = gold.num_rows
+        info = {"limit": k, "before": before, "group_rows": group.num_rows, "from_group": k - before}
+        strict = self.compare(gold, pred, spec)
+        strict.tie_group = info
+        if strict.match or not strict.schema_match or pred.num_rows != k or GID_COLUMN not in gold.column_names:
+            return strict
+        gid = gold.column(GID_COLUMN)
+        plain = gold.drop_columns([GID_COLUMN])
+        try:
+            full = pa.concat_tables([plain.slice(0, before), _renamed(group).rename_columns(plain.column_names)],
+                                    promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return strict
+        fk = [kind_of(f.type) for f in full.schema]
+        pk = [kind_of(f.type) for f in pred.schema]
+        if not all(_compatible(a, b) for a, b in zip(fk, pk)):
+            return strict
+        st = _Stack.build(full, pred, fk, pk, self._cast)
+        missing, extra = st.diff
+        if (missing < before).any():
+            return strict  # a row ahead of the tie group is missing (or another took its place)
+        chosen = np.setdiff1d(np.arange(before, st.ng), missing)
+        if len(extra):
+            spare = np.sort(missing)
+            owner = _matching(st, np.sort(extra), spare, spec) if st.tolerant and len(extra) <= MATCH_ROWS else None
+            if owner is None:
+                return strict  # a row from outside the tie group
+            chosen = np.concatenate((chosen, spare[owner]))
+        rows = np.concatenate((np.arange(before), np.sort(chosen)))
+        expected = full.take(pa.array(rows, pa.int64())).rename_columns(plain.column_names)
+        tie_gid = gid.slice(before, 1).to_pylist()[0] if before < k else None
+        gids = pa.array(gid.slice(0, before).to_pylist() + [tie_gid] * (k - before), gid.type)
+        result = self.compare(expected.append_column(GID_COLUMN, gids), pred, spec)
+        result.tie_group = {**info, "chosen": True}
+        return result
 
     def _locate_columns(self, gold: pa.Table, pred: pa.Table, gk: list[str], pk: list[str]) -> dict[int, int]:
         """With an arity mismatch, which gold columns appear (as a multiset) in the prediction."""
@@ -760,9 +807,15 @@ def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
 def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
     """Whether a perfect matching of rows ``a`` to rows ``b`` within tolerance exists
     (Kuhn's augmenting paths on the closeness matrix): the definition itself, for few rows."""
+    return len(a) == len(b) and _matching(st, a, b, spec) is not None
+
+
+def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> np.ndarray | None:
+    """A matching of every row of ``a`` to its own row of ``b`` within tolerance (``b`` may
+    hold more rows): for each row of ``a``, its partner's index in ``b``; None if none exists."""
     nbrs = [np.flatnonzero(r).tolist() for r in st.close(a[:, None], b[None, :], spec)]
     if not all(nbrs):
-        return False
+        return None
     owner = [-1] * len(b)
 
     def augment(i: int, seen: list[bool]) -> bool:
@@ -773,7 +826,13 @@ def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> boo
                     owner[j] = i
                     return True
         return False
-    return all(augment(i, [False] * len(b)) for i in range(len(a)))
+    if not all(augment(i, [False] * len(b)) for i in range(len(a))):
+        return None
+    partner = np.empty(len(a), np.int64)
+    for j, i in enumerate(owner):
+        if i >= 0:
+            partner[i] = j
+    return partner
 
 
 def _tolerant(st: _Stack, spec: CompareSpec) -> bool:

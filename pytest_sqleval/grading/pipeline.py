@@ -169,6 +169,8 @@ class SuiteGrader:
                    "key_positions": order.key_positions if ordered else None,
                    "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}
+        if ordered and order.full_sql:  # a LIMIT that cuts a tie group is graded tie-aware (compare.compare_topk)
+            request["full_sql"] = order.full_sql
         request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
                                                     self.limits.max_rows, request], sort_keys=True).encode()
                                         ).hexdigest()[:40]
