@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,6 +57,10 @@ class CompareSpec:
     sort_keys: list[int] | None = None  # gold output positions of the ORDER BY keys; None = all columns
     float_rel_tol: float = 1e-6
     float_abs_tol: float = 1e-9
+    column_order: str = "position"  # "any": the prediction's columns may be any bijection of the gold's
+
+
+MAX_COLUMN_PERMUTATIONS = 5040  # column bijections tried under column_order = "any" (7 interchangeable columns)
 
 
 @dataclass
@@ -86,6 +91,9 @@ class CompareResult:
     extra_rows: list[list[Any]] = field(default_factory=list)  # in prediction, not in gold
     first_diff: dict[str, Any] | None = None  # ordered: first differing position
     tie_group: dict[str, Any] | None = None  # a LIMIT that cuts a tie group: how it was graded (compare_topk)
+    column_order: str = "position"  # the contract's column rule this verdict was made under
+    column_permutation: list[int] | None = None  # "any": gold position -> predicted column that matched
+    other_column_order: dict[str, Any] | None = None  # the other column rule's verdict, when it differs
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -246,6 +254,56 @@ class Comparator:
         return pa.array(_breaks(st, np.arange(st.ng)).cumsum(), pa.int64())
 
     def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+        """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
+        when it differs: by position, whether a bijection of the columns would have matched;
+        under ``any``, that the match needed one (``column_permutation``)."""
+        return self._each_column_order(gold, pred, spec, self._compare)
+
+    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, compare: Any,
+                           prune: bool = True) -> CompareResult:
+        """``compare(gold, pred, spec)`` by position, then (when that fails) under each
+        bijection of the columns that can hold: the first that matches decides under
+        ``any``, and is recorded as the other rule's verdict under ``position``."""
+        res = compare(gold, pred, spec)
+        res.column_order = spec.column_order
+        if res.match or res.reason == "arity_mismatch":
+            return res
+        for perm in self._bijections(gold, pred, spec, prune):
+            alt = compare(gold, pred.select(perm), spec)
+            if not alt.match:
+                continue
+            if spec.column_order == "position":
+                res.other_column_order = {"column_order": "any", "match": True, "column_permutation": perm}
+                return res
+            alt.column_order, alt.column_permutation = "any", perm
+            alt.pred_columns = [pred.column_names[j] for j in perm]
+            alt.other_column_order = {"column_order": "position", "match": False, "reason": res.reason}
+            return alt
+        return res
+
+    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, prune: bool = True) -> list[list[int]]:
+        """The column bijections other than the identity under which the results may be
+        equal: each gold column paired with a predicted one of a compatible kind, holding
+        the same values as a multiset (within tolerance) when ``prune`` (not for a top-k
+        through ties, whose columns need not be the gold's own). Empty past
+        ``MAX_COLUMN_PERMUTATIONS`` candidates (then only the identity is tried)."""
+        plain = gold.drop_columns([GID_COLUMN]) if GID_COLUMN in gold.column_names else gold
+        n = plain.num_columns
+        if n < 2 or pred.num_columns != n or plain.num_rows != pred.num_rows:
+            return []
+        gk = [kind_of(f.type) for f in plain.schema]
+        pk = [kind_of(f.type) for f in pred.schema]
+        rows = plain.num_rows
+        cand: list[list[int]] = []
+        for i in range(n):
+            cand.append([j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or _encode(
+                plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(
+                np.arange(rows), np.arange(rows, 2 * rows), spec))])
+        if math.prod(len(c) for c in cand) > MAX_COLUMN_PERMUTATIONS:
+            return []
+        return [list(p) for p in itertools.product(*cand) if len(set(p)) == n and list(p) != list(range(n))]
+
+    def _compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
             gid = pc.cast(gold.column(gold.num_columns - 1), pa.int64()).to_numpy()
@@ -312,9 +370,13 @@ class Comparator:
         (exactly, else within tolerance by a matching), and the comparison is then the
         ordinary one against the gold made of those rows; when no choice fits, the
         evidence is the comparison with the gold's own k rows."""
+        return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp),
+                                       prune=False)
+
+    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: CompareSpec) -> CompareResult:
         k = gold.num_rows
         info = {"limit": k, "before": before, "group_rows": group.num_rows, "from_group": k - before}
-        strict = self.compare(gold, pred, spec)
+        strict = self._compare(gold, pred, spec)
         strict.tie_group = info
         if strict.match or not strict.schema_match or pred.num_rows != k or GID_COLUMN not in gold.column_names:
             return strict
@@ -344,7 +406,7 @@ class Comparator:
         expected = full.take(pa.array(rows, pa.int64())).rename_columns(plain.column_names)
         tie_gid = gid.slice(before, 1).to_pylist()[0] if before < k else None
         gids = pa.array(gid.slice(0, before).to_pylist() + [tie_gid] * (k - before), gid.type)
-        result = self.compare(expected.append_column(GID_COLUMN, gids), pred, spec)
+        result = self._compare(expected.append_column(GID_COLUMN, gids), pred, spec)
         result.tie_group = {**info, "chosen": True}
         return result
 

@@ -164,6 +164,8 @@ class SuiteGrader:
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
                 "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
+        if policy.column_order != "position":  # only then: the gold keys of position suites stay as they were
+            spec["column_order"] = policy.column_order
         augmented = order.augmented_sql if ordered else None
         request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,

@@ -1,0 +1,98 @@
+"""``column_order = "position" | "any"``: a suite's or a case's choice of column rule; our
+suites compare columns by position, the spider layout by any bijection (Spider's rule),
+and a verdict records the other rule's verdict when it differs."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pytest
+
+from pytest_sqleval.grading.compare import Comparator, CompareSpec
+from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
+
+CMP = Comparator(threads=1)
+ANY = CompareSpec(column_order="any")
+GOLD = pa.table({"name": ["Ann", "Bo", "Cy"], "n": [3, 1, 1], "share": [0.6, 0.2, 0.2]})
+
+
+def _pred(**cols: list[Any]) -> pa.Table:
+    return pa.table(cols)
+
+
+@pytest.mark.parametrize("pred, spec, match, other", [
+    (_pred(n=[3, 1, 1], name=["Ann", "Bo", "Cy"], share=[0.6, 0.2, 0.2]), ANY, True, False),
+    (_pred(n=[3, 1, 1], name=["Ann", "Bo", "Cy"], share=[0.6, 0.2, 0.2]), CompareSpec(), False, True),
+    (_pred(share=[0.6, 0.2, 0.2], n=[3, 1, 1], name=["Ann", "Bo", "Cy"]), ANY, True, False),
+    # each column holds the gold's values, but not row by row: no bijection matches
+    (_pred(name=["Ann", "Bo", "Cy"], n=[1, 1, 3], share=[0.6, 0.2, 0.2]), ANY, False, None),
+    (_pred(name=["Ann", "Bo", "Cy"], n=[3, 1, 1]), ANY, False, None),  # arity still counts
+    (_pred(name=["Ann", "Bo", "Cy"], n=[3, 1, 1], share=[0.6, 0.2, 0.2]), ANY, True, None),  # identity
+    (_pred(n=[3, 1, 1], name=["Ann", "Bo", "Cy"], share=[0.6000000001, 0.2, 0.2]), ANY, True, False),  # tolerance
+], ids=["any-swapped", "position-swapped", "any-rotated", "any-rows-differ", "any-arity", "any-identity",
+        "any-within-tolerance"])
+def test_column_bijection_near_misses(pred: pa.Table, spec: CompareSpec, match: bool, other: bool | None) -> None:
+    res = CMP.compare(GOLD, pred, spec)
+    assert res.match is match and res.column_order == spec.column_order
+    assert (res.other_column_order or {}).get("match") == other
+    if match and other is False:  # passed only thanks to the bijection: which one is recorded
+        assert [pred.column_names[j] for j in res.column_permutation] == list(GOLD.column_names)
+
+
+def test_any_keeps_the_gold_order_after_permuting() -> None:
+    gold = pa.table({"name": ["Ann", "Bo", "Cy"], "n": [3, 2, 1]})
+    ok = CMP.compare(gold, _pred(n=[3, 2, 1], name=["Ann", "Bo", "Cy"]), CompareSpec(True, [1], column_order="any"))
+    late = CMP.compare(gold, _pred(n=[1, 2, 3], name=["Cy", "Bo", "Ann"]), CompareSpec(True, [1], column_order="any"))
+    assert ok.match and not late.match
+
+
+# -- the suite's and the case's option ------------------------------------------------------
+SWAPPED = {"id": "q1", "question": "Customers per region?",
+           "gold_sql": "SELECT region, count(*) AS n FROM customers GROUP BY region"}
+PRED = "SELECT count(*) AS n, region FROM customers GROUP BY region"
+
+
+def _run(pytester: pytest.Pytester, make_suite: Callable[..., Path], case: dict[str, Any], extra: str = "") -> Any:
+    make_suite([case], manifest_extra=extra)
+    (pytester.path / "pred.jsonl").write_text(json.dumps({"id": "q1", "sql": PRED}) + "\n")
+    return pytester.runpytest("suite", "--sqleval-backend=predictions:pred.jsonl", "-p", "no:cacheprovider")
+
+
+def test_our_suites_compare_columns_by_position_and_record_the_bijection(pytester: pytest.Pytester,
+                                                                         make_suite: Callable[..., Path]) -> None:
+    _run(pytester, make_suite, SWAPPED).assert_outcomes(failed=1)
+    compare = read_results(pytester.path)[0]["compare"]
+    assert compare["column_order"] == "position"
+    assert compare["other_column_order"] == {"column_order": "any", "match": True, "column_permutation": [1, 0]}
+
+
+@pytest.mark.parametrize("case, extra", [
+    (SWAPPED, '[compare]\ncolumn_order = "any"\n'),
+    ({**SWAPPED, "compare": {"column_order": "any"}}, ""),
+], ids=["suite", "case"])
+def test_column_order_any_from_the_suite_or_the_case(pytester: pytest.Pytester, make_suite: Callable[..., Path],
+                                                     case: dict[str, Any], extra: str) -> None:
+    _run(pytester, make_suite, case, extra).assert_outcomes(passed=1)
+    compare = read_results(pytester.path)[0]["compare"]
+    assert compare["column_order"] == "any" and compare["column_permutation"] == [1, 0]
+    assert compare["other_column_order"]["column_order"] == "position"
+    assert compare["other_column_order"]["match"] is False
+
+
+def test_a_case_may_ask_for_position_in_an_any_suite(pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    case = {**SWAPPED, "compare": {"column_order": "position"}}
+    _run(pytester, make_suite, case, '[compare]\ncolumn_order = "any"\n').assert_outcomes(failed=1)
+
+
+@pytest.mark.parametrize("case, extra, message", [
+    (SWAPPED, '[compare]\ncolumn_order = "names"\n',
+     "sqleval.toml:7: field 'compare.column_order': unknown column order 'names'"),
+    ({**SWAPPED, "compare": {"column_order": "by_name"}}, "",
+     "field 'compare.column_order': expected \"position\" or \"any\", got \"by_name\""),
+], ids=["manifest", "case"])
+def test_an_unknown_column_order_is_one_clear_error(pytester: pytest.Pytester, make_suite: Callable[..., Path],
+                                                    case: dict[str, Any], extra: str, message: str) -> None:
+    out = _run(pytester, make_suite, case, extra).stdout.str()
+    assert message in out and "Traceback" not in out
