@@ -172,7 +172,41 @@ class GradingHandler:
         result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else
                              self.cmp.compare_topk(gold, ties[1], ties[0], outcome.table, spec)).to_dict()
         result["pred_preview"] = _preview(outcome.table)
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        return result
+
+    def official(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
+        trusted (it returns nothing, or differs between runs): the prediction and, unless
+        its answer is stored, the gold (``gold_sql``, as written, run once as the official
+        evaluators do) under the case's limits, then the rules on the two results."""
+        from .execute import execution_record
+        result: dict[str, Any] = {"execution": None, "compare": None}
+        partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
+            "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})
+        started(out)
+        outcome = self.db.run(req["sql"])
+        executed(out)
+        result["execution"] = execution_record(outcome)
+        if outcome.table is None:
+            return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
+        stored = read_stored_gold(self.gold_dir, req["gold_key"]) if req.get("gold_key") else None
+        if stored is not None:
+            gold = self._gold_table(req["gold_key"])
+        else:
+            partial(out, {**result, "sidebyside": {"bird": None, "spider": None, "note": (
+                "the gold did not finish within the case's limits")}})
+            started(out)
+            ran = self.db.run(req["gold_sql"])
+            executed(out)
+            if ran.table is None:
+                result["sidebyside"] = {"bird": False, "spider": None, "note": (
+                    f"the gold fails on this database ({ran.error.category}): BIRD scores the case wrong, "
+                    "Spider's evaluator stops")}
+                return result
+            gold = ran.table
+        result["gold_rows"] = gold.num_rows
+        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
         return result
 
     # -- database variants ------------------------------------------------------------------
@@ -268,7 +302,7 @@ class GradingHandler:
         return {**meta, "table": None}
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
-                      pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
+                      out: Any) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
 
         Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
@@ -278,7 +312,10 @@ class GradingHandler:
         from .peers import side_by_side
 
         def cut(undecided: dict[str, Any]) -> None:
-            partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
+            if result["compare"] is None:  # an ungraded case (``official``): the verdicts stand alone
+                partial(out, {**result, "sidebyside": undecided})
+            else:
+                partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
 
         def guarded(run: Any) -> Any:
             def run_under_limits(sql: str) -> Any:
@@ -293,8 +330,8 @@ class GradingHandler:
             return side_by_side(gold, pred, result["compare"],
                                 gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
                                 pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
-                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql)),
-                                pred_elapsed_ms=pred_elapsed_ms, cut=cut)
+                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql))
+                                if req.get("gold_key") else None, cut=cut)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, describe_timeout
+from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout
 from ..errors import GoldError
 from . import classify as classify_layer
 from .budget import Budget
@@ -222,6 +222,33 @@ class SuiteGrader:
         return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True, spec={"ordered": False, "sort_keys": None},
                           tables=classify_layer.table_names(parsed.expression),
                           joins=classify_layer.join_structure(parsed.expression), tree=parsed.expression)
+
+    def official(self, sql: str, gold_sql: str, case: BenchmarkCase | None = None) -> dict[str, Any] | None:
+        """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
+        trusted (``GoldError``): evidence for the side-by-side summary (``reports.sidebyside``),
+        never a verdict of ours. The prediction runs only if it parses and is safe, and under
+        the case's limits; ``ungraded`` says why we give no verdict (``empty_gold`` or
+        ``gold_problem``). None without a database."""
+        if self.host is None:
+            return None
+        parsed = parse_sql(sql, self.dialect)
+        if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
+            return {"bird": False, "spider": False, "ungraded": "gold_problem",
+                    "note": "the prediction does not parse or is refused: both rules score it wrong"}
+        try:
+            _, request, _ = self._gold_request(gold_sql, case)
+            gold = {"gold_key": request["key"], "gold_sql": request["sql"]}
+        except GoldError:
+            gold = {"gold_key": None, "gold_sql": gold_sql}
+        try:
+            answer = self.host.call("official", {"sql": self.to_engine(parsed.expression, sql), **gold})
+        except (HostCrashed, HostTimeout) as exc:
+            answer = {"sidebyside": None, "execution": {"error": {"category": "timeout", "message": str(exc)}}}
+        out = answer.get("sidebyside")
+        if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
+            error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
+            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
+        return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else "gold_problem"}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:
         """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine
