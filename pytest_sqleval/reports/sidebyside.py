@@ -28,7 +28,7 @@ REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "order", "co
            "nulls", "types", "deprecated_table", "other")
 
 
-def _verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
+def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
     """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
     has none (an engine error, or a suite graded without execution)."""
     compare = r.get("compare")
@@ -47,7 +47,7 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
     """Per backend: the score under each rule over every case, ours beside it, and where
     and why each rule's verdict differs from ours. ``None`` when no case has a verdict of
     theirs (nothing was executed)."""
-    decided = [(r, v) for r in records if (v := _verdicts(r)) is not None]
+    decided = [(r, v) for r in records if (v := peer_verdicts(r)) is not None]
     if not any(r.get("execution") or r.get("sidebyside") for r, _ in decided):
         return None
     graded = [r for r in records if r.get("status") in ("passed", "failed")]
