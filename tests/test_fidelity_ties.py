@@ -140,3 +140,23 @@ def test_rows_ahead_of_the_tie_group_must_come_first(grader: Grader) -> None:
 def test_a_tie_with_an_offset_stays_a_gold_error(grader: Grader) -> None:
     with pytest.raises(GoldError, match="cuts through rows tied.*OFFSET"):
         grader.compare("SELECT 1", "SELECT id FROM customers ORDER BY region LIMIT 3 OFFSET 1")
+
+
+def test_a_tie_with_columns_in_another_order_under_column_order_any(tmp_path: Path) -> None:
+    gold = "SELECT id, region FROM customers ORDER BY region LIMIT 3"
+    with Grader(build_shop(tmp_path / "shop.duckdb"), cache_dir=tmp_path / "cache", column_order="any") as g:
+        swapped = g.compare("SELECT region, id FROM customers ORDER BY region, id DESC LIMIT 3", gold)
+        assert swapped.passed and swapped.layers["compare"]["column_permutation"] == [1, 0]
+        assert not g.compare("SELECT region, id FROM customers ORDER BY region DESC LIMIT 3", gold).passed
+
+
+def test_a_damaged_tie_group_is_computed_again(tmp_path: Path) -> None:
+    db, cache = build_shop(tmp_path / "shop.duckdb"), tmp_path / "cache"
+    pred = "SELECT id FROM customers ORDER BY region, id DESC LIMIT 3"
+    with Grader(db, cache_dir=cache) as g:
+        assert g.compare(pred, TOP3_EAST).passed
+    (ties,) = (cache / "gold").glob("*.ties.arrow")
+    ties.write_bytes(ties.read_bytes()[:-16])
+    with Grader(db, cache_dir=cache) as g:
+        assert g.compare(pred, TOP3_EAST).passed  # not a verdict against the prediction
+        assert g._grader.gold_executions == 1

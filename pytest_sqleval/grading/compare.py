@@ -61,6 +61,7 @@ class CompareSpec:
 
 
 MAX_COLUMN_PERMUTATIONS = 5040  # column bijections tried under column_order = "any" (7 interchangeable columns)
+EVIDENCE_BIJECTION_ROWS = 100_000  # by position, whether a bijection would match is looked for up to this size
 
 
 @dataclass
@@ -266,8 +267,9 @@ class Comparator:
         ``any``, and is recorded as the other rule's verdict under ``position``."""
         res = compare(gold, pred, spec)
         res.column_order = spec.column_order
-        if res.match or res.reason == "arity_mismatch":
-            return res
+        if res.match or res.reason == "arity_mismatch" or (
+                spec.column_order == "position" and gold.num_rows > EVIDENCE_BIJECTION_ROWS):
+            return res  # evidence only, by position: not worth more than the comparison itself
         for perm in self._bijections(gold, pred, spec, prune):
             alt = compare(gold, pred.select(perm), spec)
             if not alt.match:
@@ -295,8 +297,9 @@ class Comparator:
         pk = [kind_of(f.type) for f in pred.schema]
         rows = plain.num_rows
         cand: list[list[int]] = []
+        nulls = [c.null_count for c in plain.columns], [c.null_count for c in pred.columns]
         for i in range(n):
-            cand.append([j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or _encode(
+            cand.append([j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or nulls[0][i] == nulls[1][j] and _encode(
                 plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(
                 np.arange(rows), np.arange(rows, 2 * rows), spec))])
         if math.prod(len(c) for c in cand) > MAX_COLUMN_PERMUTATIONS:

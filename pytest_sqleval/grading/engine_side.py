@@ -45,6 +45,9 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
     try:
         if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
             return None
+        ties = meta.get("ties")  # the whole tie group a LIMIT cuts, beside the answer (engine_side._store)
+        if ties is not None and _file_sha256(gold_dir / f"{key}.ties.arrow") != ties.get(GOLD_CHECKSUM):
+            return None
     except OSError:
         return None
     return meta
@@ -387,6 +390,7 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: An
     tmp = gold_dir / f".{key}.{os.getpid()}.tmp"
     if group is not None:
         feather.write_feather(group, str(tmp), compression="uncompressed")
+        meta = {**meta, "ties": {**meta["ties"], GOLD_CHECKSUM: _file_sha256(tmp)}}
         os.replace(tmp, gold_dir / f"{key}.ties.arrow")
     feather.write_feather(table, str(tmp), compression="uncompressed")
     stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
