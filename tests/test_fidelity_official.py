@@ -94,6 +94,9 @@ def test_spider_shaped_suite_official_verdicts_case_by_case(pytester: pytest.Pyt
     result = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=8, failed=4, errors=2)
     assert _verdicts(pytester) == [(ours, spider, bird) for _, _, ours, spider, bird in SPIDER_CASES]
+    for r in read_results(pytester.path):  # recorded per case: in the comparison, or beside it where there is none
+        held = r["compare"]["sidebyside"] if r["compare"] is not None else r["sidebyside"]
+        assert held["spider"] is not None and held["bird"] is not None, r["case_id"]
 
     side = read_summary(pytester.path)["backends"]["pred"]["sidebyside"]
     spider_passed = sum(c[3] for c in SPIDER_CASES)

@@ -36,9 +36,10 @@ def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
     if sbs is not None:
         return sbs
     if r.get("status") in ("passed", "failed") and r.get("database"):
-        return {"bird": False, "spider": False}  # no result: a runtime error, a timeout, a parse error, a refusal
+        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
+                                                        "timeout, a parse error or a refusal): both score it wrong"}
     if r.get("status") == "error" and r.get("failure_kind") == "backend_error":
-        return {"bird": False, "spider": False}  # no prediction: a missing prediction scores wrong
+        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
     return None
 
 
