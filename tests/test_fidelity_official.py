@@ -160,3 +160,25 @@ def test_bird_shaped_suite_official_verdicts_case_by_case(pytester: pytest.Pytes
     assert side["bird"]["reasons"] == {"duplicates": 1, "ties": 1, "float_noise": 1}
     assert side["bird"]["ungraded_by_us"] == {"cases": 1, "passed": 1, "why": {"empty_gold": 1}}
     assert f"BIRD set comparison: {100 * bird_passed / 7:.1f}% ({bird_passed} passed)" in result.stdout.str()
+
+
+def test_golds_we_do_not_trust_still_get_the_official_verdicts(pytester: pytest.Pytester) -> None:
+    """A gold that fails on its database: BIRD scores the case wrong (its evaluator catches
+    every exception), Spider's evaluator stops on it (undecided, and counted so). A gold that
+    differs between runs: both rules compare with one run of it, as the evaluators do."""
+    root = pytester.path / "spider"
+    _sqlite(root / "database" / "concert" / "concert.sqlite", CONCERT)
+    golds = ["SELECT nope FROM singer", "SELECT name FROM singer WHERE age > 90"]
+    (root / "dev.json").write_text(json.dumps([{"db_id": "concert", "question": "q", "query": g} for g in golds]))
+    (root / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\n')
+    (pytester.path / "pred.sql").write_text("SELECT name FROM singer\nSELECT name FROM singer WHERE age > 90 +\n")
+    pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider").assert_outcomes(
+        errors=2)
+    records = {r["case_id"]: r for r in read_results(pytester.path)}
+    assert (records["0"]["sidebyside"]["bird"], records["0"]["sidebyside"]["spider"]) == (False, None)
+    assert "Spider's evaluator stops" in records["0"]["sidebyside"]["note"]
+    # a prediction that does not parse, on an empty gold: wrong under both
+    assert (records["1"]["sidebyside"]["bird"], records["1"]["sidebyside"]["spider"]) == (False, False)
+    side = read_summary(pytester.path)["backends"]["pred"]["sidebyside"]
+    assert side["spider"]["undecided"] == 1 and side["bird"]["undecided"] == 0
+    assert side["bird"]["ungraded_by_us"]["why"] == {"empty_gold": 1, "gold_problem": 1}

@@ -231,15 +231,17 @@ class SuiteGrader:
         ``gold_problem``). None without a database."""
         if self.host is None:
             return None
-        parsed = parse_sql(sql, self.dialect)
-        if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
-            return {"bird": False, "spider": False, "ungraded": "gold_problem",
-                    "note": "the prediction does not parse or is refused: both rules score it wrong"}
         try:
             _, request, _ = self._gold_request(gold_sql, case)
             gold = {"gold_key": request["key"], "gold_sql": request["sql"]}
         except GoldError:
             gold = {"gold_key": None, "gold_sql": gold_sql}
+        stored = self._cached_gold(gold["gold_key"]) if gold["gold_key"] else None
+        why = "empty_gold" if stored is not None and stored.get("rows") == 0 else "gold_problem"
+        parsed = parse_sql(sql, self.dialect)
+        if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
+            return {"bird": False, "spider": False, "ungraded": why,
+                    "note": "the prediction does not parse or is refused: both rules score it wrong"}
         try:
             answer = self.host.call("official", {"sql": self.to_engine(parsed.expression, sql), **gold})
         except (HostCrashed, HostTimeout) as exc:
@@ -248,7 +250,7 @@ class SuiteGrader:
         if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
             error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
             out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
-        return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else "gold_problem"}
+        return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else why}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:
         """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine
