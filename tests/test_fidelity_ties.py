@@ -160,3 +160,13 @@ def test_a_damaged_tie_group_is_computed_again(tmp_path: Path) -> None:
     with Grader(db, cache_dir=cache) as g:
         assert g.compare(pred, TOP3_EAST).passed  # not a verdict against the prediction
         assert g._grader.gold_executions == 1
+
+
+def test_the_whole_tie_group_is_bounded_by_the_case_limits(tmp_path: Path) -> None:
+    """The gold without its LIMIT returns 40 rows; a case limited to 20 keeps the gold error."""
+    from pytest_sqleval.cases import Limits
+    with Grader(build_shop(tmp_path / "shop.duckdb"), cache_dir=tmp_path / "cache", limits=Limits(max_rows=20)) as g:
+        with pytest.raises(GoldError, match="without its LIMIT.*did not finish within the case's limits"):
+            g.compare("SELECT 1", TOP3_EAST)
+        assert g.compare("SELECT id FROM customers ORDER BY region, id LIMIT 3",
+                         "SELECT id FROM customers WHERE region = 'east' ORDER BY region LIMIT 3").passed

@@ -115,7 +115,7 @@ class GradingHandler:
             if probe.table is not None and probe.table.num_rows > limit:
                 rows = _rows(probe.table.select(key_positions).slice(limit - 1, 2))
                 if len(rows) == 2 and rows[0] == rows[1]:
-                    ties = self._tie_group(db, req, first.table, key_positions) if resolve_ties else None
+                    ties = self._tie_group(db, req, first.table, key_positions, out) if resolve_ties else None
                     if not isinstance(ties, tuple):
                         problem = (f"LIMIT {limit} cuts through rows tied on the ORDER BY keys, so the answer "
                                    f"depends on tie order; add a tiebreaker column to ORDER BY" + (ties or ""))
@@ -142,13 +142,16 @@ class GradingHandler:
             table = table.append_column(GID_COLUMN, gids)
         return {"table": table, "meta": meta, "group": group if problem is None else None}
 
-    def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int]) -> tuple[int, Any] | str:
+    def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int],
+                   out: Any) -> tuple[int, Any] | str:
         """The tie group a gold's LIMIT cuts through: ``(rows ahead of it, every row of it)``
         from the gold run without its LIMIT, bounded by the case's limits (its rows, bytes
-        and time); else why not, for the gold's problem."""
+        and time, and the process guard); else why not, for the gold's problem."""
         if not req.get("full_sql"):
             return " (with an OFFSET the tie group is not resolved)"
+        started(out)
         full = db.run(req["full_sql"])
+        executed(out)
         if full.table is None:
             return (f" (the gold without its LIMIT, run to find the whole tie group, did not finish within the "
                     f"case's limits: {full.error.category})")
