@@ -123,9 +123,11 @@ def spider_variant(sql: str, dialect: str) -> str:
     """``postprocess`` then ``remove_distinct`` (every DISTINCT keyword token dropped)."""
     sql = sql.replace("> =", ">=").replace("< =", "<=").replace("! =", "!=")
     out, pos = [], 0
-    for tok in _distinct_tokens(sql, dialect):
-        out.append(sql[pos:tok.start])
-        pos = tok.end + 1
+    tokens = _tokens(sql, dialect)
+    for tok in tokens:
+        if tok.token_type == _token_types().DISTINCT:
+            out.append(sql[pos:tok.start])
+            pos = tok.end + 1
     out.append(sql[pos:])
     return "".join(out)
 
@@ -133,25 +135,27 @@ def spider_variant(sql: str, dialect: str) -> str:
 def distinct_in_call(sql: str, dialect: str) -> bool:
     """Whether ``sql`` has a DISTINCT inside a call's parentheses (``COUNT(DISTINCT x)``),
     which Spider's ``remove_distinct`` strips too, so it counts something else."""
-    import sqlglot
-    from sqlglot.tokens import TokenType
-    try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
-    except Exception:
-        return False
-    return any(t.token_type == TokenType.DISTINCT and i >= 2 and tokens[i - 1].token_type == TokenType.L_PAREN
-               and tokens[i - 2].token_type != TokenType.L_PAREN for i, t in enumerate(tokens))
+    t = _token_types()
+    tokens = _tokens(sql, dialect)
+    return any(tok.token_type == t.DISTINCT and i >= 2 and tokens[i - 1].token_type == t.L_PAREN
+               and tokens[i - 2].token_type != t.L_PAREN for i, tok in enumerate(tokens))
 
 
-def _distinct_tokens(sql: str, dialect: str) -> list[Any]:
+def _tokens(sql: str, dialect: str) -> list[Any]:
+    """sqlglot's tokens of a query that says DISTINCT somewhere (none otherwise, or when it
+    cannot be tokenized: then nothing is removed, as nothing could be found)."""
     if "distinct" not in sql.lower():
         return []
     import sqlglot
-    from sqlglot.tokens import TokenType
     try:
-        return [t for t in sqlglot.tokenize(sql, read=dialect) if t.token_type == TokenType.DISTINCT]
+        return list(sqlglot.tokenize(sql, read=dialect))
     except Exception:
         return []
+
+
+def _token_types() -> Any:
+    from sqlglot.tokens import TokenType
+    return TokenType
 
 
 # -- one case ----------------------------------------------------------------------------
