@@ -96,3 +96,17 @@ def test_an_unknown_column_order_is_one_clear_error(pytester: pytest.Pytester, m
                                                     case: dict[str, Any], extra: str, message: str) -> None:
     out = _run(pytester, make_suite, case, extra).stdout.str()
     assert message in out and "Traceback" not in out
+
+
+# -- a pytest run's record of a LIMIT through ties (the grading itself: test_fidelity_ties.py) --
+def test_the_record_says_the_gold_limit_cuts_a_tie_group(pytester: pytest.Pytester,
+                                                         make_suite: Callable[..., Path]) -> None:
+    make_suite([{"id": "q1", "question": "Three customers of the first region?",
+                 "gold_sql": "SELECT id FROM customers ORDER BY region LIMIT 3"}])
+    (pytester.path / "pred.jsonl").write_text(
+        '{"id": "q1", "sql": "SELECT id FROM customers ORDER BY region, id DESC LIMIT 3"}\n')
+    pytester.runpytest("suite", "--sqleval-backend=predictions:pred.jsonl", "-p", "no:cacheprovider").assert_outcomes(
+        passed=1)
+    record = read_results(pytester.path)[0]
+    assert record["gold"]["ties"] == {"limit": 3, "before": 0, "group_rows": 10}
+    assert record["compare"]["tie_group"]["chosen"] is True

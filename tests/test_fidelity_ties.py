@@ -170,3 +170,4 @@ def test_the_whole_tie_group_is_bounded_by_the_case_limits(tmp_path: Path) -> No
             g.compare("SELECT 1", TOP3_EAST)
         assert g.compare("SELECT id FROM customers ORDER BY region, id LIMIT 3",
                          "SELECT id FROM customers WHERE region = 'east' ORDER BY region LIMIT 3").passed
+

@@ -296,12 +296,13 @@ class Comparator:
         gk = [kind_of(f.type) for f in plain.schema]
         pk = [kind_of(f.type) for f in pred.schema]
         rows = plain.num_rows
-        cand: list[list[int]] = []
-        nulls = [c.null_count for c in plain.columns], [c.null_count for c in pred.columns]
-        for i in range(n):
-            cand.append([j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or nulls[0][i] == nulls[1][j] and _encode(
-                plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(
-                np.arange(rows), np.arange(rows, 2 * rows), spec))])
+        gold_rows, pred_rows = np.arange(rows), np.arange(rows, 2 * rows)
+
+        def same_values(i: int, j: int) -> bool:
+            return (plain.column(i).null_count == pred.column(j).null_count and _encode(
+                plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(gold_rows, pred_rows, spec))
+        cand = [[j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or same_values(i, j))]
+                for i in range(n)]
         if math.prod(len(c) for c in cand) > MAX_COLUMN_PERMUTATIONS:
             return []
         return [list(p) for p in itertools.product(*cand) if len(set(p)) == n and list(p) != list(range(n))]

@@ -48,11 +48,14 @@ class GoldAnswer:
     sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
     request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
     empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
+    ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
                 "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
-                "elapsed_ms": self.elapsed_ms, "preview": self.preview}
+                "elapsed_ms": self.elapsed_ms, "preview": self.preview,
+                "ties": {k: v for k, v in self.ties.items() if k in ("limit", "before", "group_rows")}
+                if self.ties else None}
 
 
 class SuiteGrader:
@@ -195,7 +198,7 @@ class SuiteGrader:
                           cached=bool(meta.get("cached")), spec=request["spec"], tables=list(gold_tables),
                           joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=parsed.expression, sql=sql, request=request,
-                          empty=empty)
+                          empty=empty, ties=meta.get("ties"))
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process
