@@ -270,7 +270,7 @@ class Comparator:
         if res.match or res.reason == "arity_mismatch" or (
                 spec.column_order == "position" and gold.num_rows > EVIDENCE_BIJECTION_ROWS):
             return res  # evidence only, by position: not worth more than the comparison itself
-        for perm in self._bijections(gold, pred, spec, prune):
+        for perm in self._bijections(gold, pred, spec, prune, res.column_matches):
             alt = compare(gold, pred.select(perm), spec)
             if not alt.match:
                 continue
@@ -283,12 +283,16 @@ class Comparator:
             return alt
         return res
 
-    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, prune: bool = True) -> list[list[int]]:
+    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, prune: bool = True,
+                    in_place: list[bool] | None = None) -> list[list[int]]:
         """The column bijections other than the identity under which the results may be
         equal: each gold column paired with a predicted one of a compatible kind, holding
         the same values as a multiset (within tolerance) when ``prune`` (not for a top-k
         through ties, whose columns need not be the gold's own). Empty past
-        ``MAX_COLUMN_PERMUTATIONS`` candidates (then only the identity is tried)."""
+        ``MAX_COLUMN_PERMUTATIONS`` candidates (then only the identity is tried), or as soon
+        as a column has no partner: the columns that do not match in place
+        (``in_place``, the comparison's ``column_matches``) are paired first, so a value
+        that is simply wrong costs one column's search."""
         plain = gold.drop_columns([GID_COLUMN]) if GID_COLUMN in gold.column_names else gold
         n = plain.num_columns
         if n < 2 or pred.num_columns != n or plain.num_rows != pred.num_rows:
@@ -301,8 +305,12 @@ class Comparator:
         def same_values(i: int, j: int) -> bool:
             return (plain.column(i).null_count == pred.column(j).null_count and _encode(
                 plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(gold_rows, pred_rows, spec))
-        cand = [[j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or same_values(i, j))]
-                for i in range(n)]
+        cand: list[list[int]] = [[] for _ in range(n)]
+        first = sorted(range(n), key=lambda i: bool(in_place[i]) if in_place and i < len(in_place) else True)
+        for i in first:
+            cand[i] = [j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or same_values(i, j))]
+            if not cand[i]:
+                return []
         if math.prod(len(c) for c in cand) > MAX_COLUMN_PERMUTATIONS:
             return []
         return [list(p) for p in itertools.product(*cand) if len(set(p)) == n and list(p) != list(range(n))]
