@@ -9,6 +9,8 @@ from typing import Any, Callable
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_sqleval.grading.compare import Comparator, CompareSpec
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
@@ -39,6 +41,43 @@ def test_column_bijection_near_misses(pred: pa.Table, spec: CompareSpec, match: 
     assert (res.other_column_order or {}).get("match") == other
     if match and other is False:  # passed only thanks to the bijection: which one is recorded
         assert [pred.column_names[j] for j in res.column_permutation] == list(GOLD.column_names)
+
+
+@st.composite
+def permuted(draw: st.DrawFn) -> tuple[pa.Table, list[int], pa.Table]:
+    """A gold of 2 to 4 columns (integers, text, doubles), its rows shuffled, its columns permuted."""
+    n_cols, n_rows = draw(st.integers(2, 4)), draw(st.integers(1, 6))
+    kinds = draw(st.lists(st.sampled_from([st.integers(0, 3), st.sampled_from("ab"), st.sampled_from([0.5, 2.0])]),
+                          min_size=n_cols, max_size=n_cols))
+    gold = pa.table({f"c{i}": [draw(k) for _ in range(n_rows)] for i, k in enumerate(kinds)})
+    perm = draw(st.permutations(range(n_cols)))
+    order = draw(st.permutations(range(n_rows)))
+    pred = gold.take(pa.array(order)).select(perm)
+    return gold, list(perm), pred
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(permuted())
+def test_any_accepts_every_permutation_and_position_records_it(case: tuple[pa.Table, list[int], pa.Table]) -> None:
+    gold, perm, pred = case
+    assert CMP.compare(gold, pred, ANY).match
+    by_position = CMP.compare(gold, pred, CompareSpec())
+    same_in_place = pred.rename_columns(gold.column_names).sort_by([(c, "ascending") for c in gold.column_names]) \
+        .equals(gold.sort_by([(c, "ascending") for c in gold.column_names]))
+    assert by_position.match is same_in_place
+    if not by_position.match:  # the other rule's verdict is recorded: a bijection matches
+        assert by_position.other_column_order["match"] is True
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(permuted(), st.data())
+def test_any_still_fails_a_wrong_value(case: tuple[pa.Table, list[int], pa.Table], data: st.DataObject) -> None:
+    gold, _, pred = case
+    col = data.draw(st.integers(0, pred.num_columns - 1), label="column")
+    values = pred.column(col).to_pylist()
+    values[0] = {int: 99, str: "zz", float: 7.75}[type(values[0])]
+    wrong = pred.set_column(col, pred.column_names[col], pa.array(values, pred.schema.field(col).type))
+    assert not CMP.compare(gold, wrong, ANY).match
 
 
 def test_any_keeps_the_gold_order_after_permuting() -> None:
