@@ -232,10 +232,8 @@ def test_true_coincidence_is_invisible(grader_for) -> None:
 BAD_GOLDS = [
     pytest.param("shop", "SELECT id FROM orders WHERE status = 'refunded'", "no rows", id="empty_gold_undeclared"),
     pytest.param("shop", "SELECT count(*) FROM orders WHERE false", None, id="empty_count_is_not_empty"),
-    pytest.param("traps", "SELECT name, score FROM scores ORDER BY score DESC LIMIT 2", "cuts through rows tied",
-                 id="limit_cuts_tie_group"),
-    pytest.param("traps", "SELECT name FROM scores ORDER BY score DESC LIMIT 3", "cuts through rows tied",
-                 id="limit_cuts_tie_group_hidden_key"),
+    pytest.param("traps", "SELECT name, score FROM scores ORDER BY score DESC LIMIT 2 OFFSET 1",
+                 "cuts through rows tied", id="limit_offset_cuts_tie_group"),
     pytest.param("shop", "SELECT random() AS r FROM orders", "nondeterministic", id="nondeterministic_gold"),
     pytest.param("shop", "SELECT amount FROM orders", "fails on the database", id="gold_errors"),
     pytest.param("shop", "SELECT count(*) FROM orders; SELECT 1", "refused", id="gold_two_statements"),
@@ -252,10 +250,28 @@ def test_untrustworthy_gold_raises(db: str, gold: str, message: str | None, grad
         grader.compare("SELECT 1", gold)
 
 
-def test_limit_tie_with_star_gold_raises(grader_for) -> None:
-    """The ORDER BY keys of a * gold are appended to a probe query, so the tie is found."""
-    with pytest.raises(GoldError, match="cuts through rows tied"):
-        grader_for("traps").compare("SELECT 1", "SELECT * FROM scores ORDER BY score DESC LIMIT 2")
+#: A gold whose LIMIT cuts the three-way tie on 90 (zed, bob, dan) accepts any valid top-k.
+TIE_GOLDS = [
+    ("SELECT name, score FROM scores ORDER BY score DESC LIMIT 2",
+     "SELECT name, score FROM scores ORDER BY score DESC, name DESC LIMIT 2", True),  # amy, zed
+    ("SELECT name, score FROM scores ORDER BY score DESC LIMIT 2",
+     "SELECT name, score FROM scores WHERE score >= 80 ORDER BY score, name LIMIT 2", False),  # cat: outside the tie
+    ("SELECT name FROM scores ORDER BY score DESC LIMIT 3",  # the key is not an output column
+     "SELECT name FROM scores WHERE name IN ('amy', 'dan', 'zed') ORDER BY score DESC, name", True),
+    ("SELECT name FROM scores ORDER BY score DESC LIMIT 3",
+     "SELECT name FROM scores WHERE name IN ('amy', 'dan', 'eve') ORDER BY score DESC, name", False),
+    ("SELECT * FROM scores ORDER BY score DESC LIMIT 2",  # the keys of a * gold are appended to find the tie
+     "SELECT * FROM scores ORDER BY score DESC, name LIMIT 2", True),
+    ("SELECT * FROM scores ORDER BY score DESC LIMIT 2",
+     "SELECT * FROM scores ORDER BY score LIMIT 2", False),
+]
+
+
+@pytest.mark.parametrize(("gold", "pred", "passes"), TIE_GOLDS)
+def test_limit_through_a_tie_accepts_any_valid_top_k(gold: str, pred: str, passes: bool, grader_for) -> None:
+    v = grader_for("traps").compare(pred, gold)
+    assert v.passed is passes, describe(v)
+    assert v.layers["compare"]["tie_group"]["group_rows"] == 3
 
 
 def test_star_gold_ties_compare_as_a_bag(grader_for) -> None:

@@ -13,7 +13,7 @@ import pytest
 from _pytest.outcomes import Failed
 
 from .cases import BenchmarkCase, SuiteManifest
-from .errors import CaseError, SqlevalError
+from .errors import CaseError, GoldError, SqlevalError
 
 if TYPE_CHECKING:
     from .backends.base import Backend
@@ -170,7 +170,9 @@ class CaseItem(pytest.Item):
             self._gold = grader.gold(self.case.gold_sql, self.case)
         except CaseError as exc:
             msg = f"{self.case.source}: {exc}"
-            self._finish("error", case_error=msg, case_error_kind=exc.kind)
+            official = (grader.official(self._generation.sql, self.case.gold_sql, self.case)  # the peers' verdicts
+                        if isinstance(exc, GoldError) else None)
+            self._finish("error", case_error=msg, case_error_kind=exc.kind, sidebyside=official)
             raise CaseSetupError(msg) from None
         if self.manifest.database is None:  # nothing to execute: a judge that cannot answer is an error
             record = self._grade()

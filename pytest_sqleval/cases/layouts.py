@@ -56,6 +56,9 @@ class Layout:
     #: schema (sql-create-context's CREATE TABLE context)
     requires_database: bool = True
     description: str = ""
+    #: the benchmark's own column rule, the suite's ``[compare] column_order`` unless it says
+    #: otherwise: "position" (ours, BIRD's tuples) or "any" (Spider's column bijection)
+    column_order: str = "position"
 
 
 # -- the registry --------------------------------------------------------------------------
@@ -268,7 +271,7 @@ SQLEVAL = register_layout(Layout(
     description="our JSONL: id, question, gold_sql, labels; one database file or URL"))
 SPIDER = register_layout(Layout(
     "spider", _spider_records, questions="dev.json", database="database", dialect="sqlite", split_by="db_id",
-    predictions=_spider_predictions,
+    predictions=_spider_predictions, column_order="any",  # Spider's result_eq accepts any column permutation
     description="dev.json (db_id, question, query) next to tables.json and database/<db_id>/<db_id>.sqlite"))
 BIRD = register_layout(Layout(
     "bird", _bird_records, questions="dev.json", database="dev_databases", dialect="sqlite", split_by="db_id",

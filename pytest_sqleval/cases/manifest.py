@@ -13,7 +13,7 @@ from ..engines.base import Limits
 from ..errors import BadInputError
 from ..textio import read_text
 from .layouts import get_layout, layout_names
-from .model import DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
+from .model import COLUMN_ORDERS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
 from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables"}
@@ -118,6 +118,12 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, "must be a list of table-name patterns", line=_toml_line(text, "deprecated_tables"),
                             field="suite.deprecated_tables", fix='e.g. deprecated_tables = ["legacy.*", "sales.orders_2019"]')
     compare = _typed_section(path, text, data.get("compare", {}), ComparePolicy, "compare")
+    if compare.column_order not in COLUMN_ORDERS:
+        raise BadInputError(path, f"unknown column order {compare.column_order!r}", line=_toml_line(text, "column_order"),
+                            field="compare.column_order",
+                            fix='write column_order = "position" (columns by position) or "any" (any bijection)')
+    if "column_order" not in data.get("compare", {}):  # the benchmark's own convention (Spider: any)
+        compare = compare.merged(column_order=kind.column_order)
     limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
     variants = _variant_section(path, text, data.get("variants", {}))
     if not questions.is_file():

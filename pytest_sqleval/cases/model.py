@@ -13,6 +13,7 @@ from ..engines.base import Limits
 MANIFEST_NAME = "sqleval.toml"
 DEFAULT_DEPRECATED = ("*_old", "*_v1", "*_bak")
 EXPECTED_SHAPES = ("scalar", "table", "empty")
+COLUMN_ORDERS = ("position", "any")  # ComparePolicy.column_order
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class ComparePolicy:
     float_rel_tol: float = 1e-6
     float_abs_tol: float = 1e-9
     allow_empty: bool = False
+    #: "position": columns by position (our default); "any": the prediction's columns may be
+    #: any bijection of the gold's (Spider's convention; the spider layout's default)
+    column_order: str = "position"
 
     def merged(self, **overrides: Any) -> "ComparePolicy":
         vals = {f.name: getattr(self, f.name) for f in fields(self)}

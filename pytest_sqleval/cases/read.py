@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import BadInputError
 from ..textio import read_text
 from .layouts import Layout, LayoutError, Records, get_layout, layout_names
-from .model import EXPECTED_SHAPES, BenchmarkCase, SuiteManifest
+from .model import COLUMN_ORDERS, EXPECTED_SHAPES, BenchmarkCase, SuiteManifest
 
 ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")  # ids become pytest node ids
 
@@ -86,7 +86,7 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
 
 #: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
 #: ``allow_empty``, which a case declares with ``"expected_shape": "empty"``).
-CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol")
+CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol", "column_order")
 
 
 def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
@@ -109,6 +109,13 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                 raise BadInputError(where, f"expected true or false, got {json.dumps(val)}", line=line,
                                     field=f"compare.{key}",
                                     fix="write true, false, or leave it out to follow the gold's ORDER BY")
+            out[key] = val
+            continue
+        if key == "column_order":
+            if val not in COLUMN_ORDERS:
+                raise BadInputError(where, f"expected \"position\" or \"any\", got {json.dumps(val)}", line=line,
+                                    field=f"compare.{key}",
+                                    fix='write "column_order": "any" (any bijection of columns) or "position"')
             out[key] = val
             continue
         if isinstance(val, bool) or not isinstance(val, (int, float)):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,6 +57,11 @@ class CompareSpec:
     sort_keys: list[int] | None = None  # gold output positions of the ORDER BY keys; None = all columns
     float_rel_tol: float = 1e-6
     float_abs_tol: float = 1e-9
+    column_order: str = "position"  # "any": the prediction's columns may be any bijection of the gold's
+
+
+MAX_COLUMN_PERMUTATIONS = 5040  # column bijections tried under column_order = "any" (7 interchangeable columns)
+EVIDENCE_BIJECTION_ROWS = 100_000  # by position, whether a bijection would match is looked for up to this size
 
 
 @dataclass
@@ -85,6 +91,10 @@ class CompareResult:
     missing_rows: list[list[Any]] = field(default_factory=list)  # in gold, not in prediction
     extra_rows: list[list[Any]] = field(default_factory=list)  # in prediction, not in gold
     first_diff: dict[str, Any] | None = None  # ordered: first differing position
+    tie_group: dict[str, Any] | None = None  # a LIMIT that cuts a tie group: how it was graded (compare_topk)
+    column_order: str = "position"  # the contract's column rule this verdict was made under
+    column_permutation: list[int] | None = None  # "any": gold position -> predicted column that matched
+    other_column_order: dict[str, Any] | None = None  # the other column rule's verdict, when it differs
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -245,6 +255,67 @@ class Comparator:
         return pa.array(_breaks(st, np.arange(st.ng)).cumsum(), pa.int64())
 
     def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+        """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
+        when it differs: by position, whether a bijection of the columns would have matched;
+        under ``any``, that the match needed one (``column_permutation``)."""
+        return self._each_column_order(gold, pred, spec, self._compare)
+
+    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, compare: Any,
+                           prune: bool = True) -> CompareResult:
+        """``compare(gold, pred, spec)`` by position, then (when that fails) under each
+        bijection of the columns that can hold: the first that matches decides under
+        ``any``, and is recorded as the other rule's verdict under ``position``."""
+        res = compare(gold, pred, spec)
+        res.column_order = spec.column_order
+        if res.match or res.reason == "arity_mismatch" or (
+                spec.column_order == "position" and gold.num_rows > EVIDENCE_BIJECTION_ROWS):
+            return res  # evidence only, by position: not worth more than the comparison itself
+        for perm in self._bijections(gold, pred, spec, prune, res.column_matches):
+            alt = compare(gold, pred.select(perm), spec)
+            if not alt.match:
+                continue
+            if spec.column_order == "position":
+                res.other_column_order = {"column_order": "any", "match": True, "column_permutation": perm}
+                return res
+            alt.column_order, alt.column_permutation = "any", perm
+            alt.pred_columns = [pred.column_names[j] for j in perm]
+            alt.other_column_order = {"column_order": "position", "match": False, "reason": res.reason}
+            return alt
+        return res
+
+    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, prune: bool = True,
+                    in_place: list[bool] | None = None) -> list[list[int]]:
+        """The column bijections other than the identity under which the results may be
+        equal: each gold column paired with a predicted one of a compatible kind, holding
+        the same values as a multiset (within tolerance) when ``prune`` (not for a top-k
+        through ties, whose columns need not be the gold's own). Empty past
+        ``MAX_COLUMN_PERMUTATIONS`` candidates (then only the identity is tried), or as soon
+        as a column has no partner: the columns that do not match in place
+        (``in_place``, the comparison's ``column_matches``) are paired first, so a value
+        that is simply wrong costs one column's search."""
+        plain = gold.drop_columns([GID_COLUMN]) if GID_COLUMN in gold.column_names else gold
+        n = plain.num_columns
+        if n < 2 or pred.num_columns != n or plain.num_rows != pred.num_rows:
+            return []
+        gk = [kind_of(f.type) for f in plain.schema]
+        pk = [kind_of(f.type) for f in pred.schema]
+        rows = plain.num_rows
+        gold_rows, pred_rows = np.arange(rows), np.arange(rows, 2 * rows)
+
+        def same_values(i: int, j: int) -> bool:
+            return (plain.column(i).null_count == pred.column(j).null_count and _encode(
+                plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(gold_rows, pred_rows, spec))
+        cand: list[list[int]] = [[] for _ in range(n)]
+        first = sorted(range(n), key=lambda i: bool(in_place[i]) if in_place and i < len(in_place) else True)
+        for i in first:
+            cand[i] = [j for j in range(n) if _compatible(gk[i], pk[j]) and (not prune or same_values(i, j))]
+            if not cand[i]:
+                return []
+        if math.prod(len(c) for c in cand) > MAX_COLUMN_PERMUTATIONS:
+            return []
+        return [list(p) for p in itertools.product(*cand) if len(set(p)) == n and list(p) != list(range(n))]
+
+    def _compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
             gid = pc.cast(gold.column(gold.num_columns - 1), pa.int64()).to_numpy()
@@ -300,6 +371,56 @@ class Comparator:
                 return res
         res.match, res.reason = True, "equal"
         return res
+
+    def compare_topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table,
+                     spec: CompareSpec) -> CompareResult:
+        """A gold whose ``ORDER BY ... LIMIT k`` cuts through a tie group, where any valid
+        top-k is correct: the prediction must hold the gold's ``before`` rows ahead of the
+        tie group, plus ``k - before`` rows of the whole tie group ``group`` (every row tied
+        with the gold's last one, from the gold run without its LIMIT), in an order the
+        gold's ORDER BY allows. The rows it took from the group are chosen to match it
+        (exactly, else within tolerance by a matching), and the comparison is then the
+        ordinary one against the gold made of those rows; when no choice fits, the
+        evidence is the comparison with the gold's own k rows."""
+        return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp),
+                                       prune=False)
+
+    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+        k = gold.num_rows
+        info = {"limit": k, "before": before, "group_rows": group.num_rows, "from_group": k - before}
+        strict = self._compare(gold, pred, spec)
+        strict.tie_group = info
+        if strict.match or not strict.schema_match or pred.num_rows != k or GID_COLUMN not in gold.column_names:
+            return strict
+        gid = gold.column(GID_COLUMN)
+        plain = gold.drop_columns([GID_COLUMN])
+        try:
+            full = pa.concat_tables([plain.slice(0, before), _renamed(group).rename_columns(plain.column_names)],
+                                    promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return strict
+        fk = [kind_of(f.type) for f in full.schema]
+        pk = [kind_of(f.type) for f in pred.schema]
+        if not all(_compatible(a, b) for a, b in zip(fk, pk)):
+            return strict
+        st = _Stack.build(full, pred, fk, pk, self._cast)
+        missing, extra = st.diff
+        if (missing < before).any():
+            return strict  # a row ahead of the tie group is missing (or another took its place)
+        chosen = np.setdiff1d(np.arange(before, st.ng), missing)
+        if len(extra):
+            spare = np.sort(missing)
+            owner = _matching(st, np.sort(extra), spare, spec) if st.tolerant and len(extra) <= MATCH_ROWS else None
+            if owner is None:
+                return strict  # a row from outside the tie group
+            chosen = np.concatenate((chosen, spare[owner]))
+        rows = np.concatenate((np.arange(before), np.sort(chosen)))
+        expected = full.take(pa.array(rows, pa.int64())).rename_columns(plain.column_names)
+        tie_gid = gid.slice(before, 1).to_pylist()[0] if before < k else None
+        gids = pa.array(gid.slice(0, before).to_pylist() + [tie_gid] * (k - before), gid.type)
+        result = self._compare(expected.append_column(GID_COLUMN, gids), pred, spec)
+        result.tie_group = {**info, "chosen": True}
+        return result
 
     def _locate_columns(self, gold: pa.Table, pred: pa.Table, gk: list[str], pk: list[str]) -> dict[int, int]:
         """With an arity mismatch, which gold columns appear (as a multiset) in the prediction."""
@@ -760,9 +881,15 @@ def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
 def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
     """Whether a perfect matching of rows ``a`` to rows ``b`` within tolerance exists
     (Kuhn's augmenting paths on the closeness matrix): the definition itself, for few rows."""
+    return len(a) == len(b) and _matching(st, a, b, spec) is not None
+
+
+def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> np.ndarray | None:
+    """A matching of every row of ``a`` to its own row of ``b`` within tolerance (``b`` may
+    hold more rows): for each row of ``a``, its partner's index in ``b``; None if none exists."""
     nbrs = [np.flatnonzero(r).tolist() for r in st.close(a[:, None], b[None, :], spec)]
     if not all(nbrs):
-        return False
+        return None
     owner = [-1] * len(b)
 
     def augment(i: int, seen: list[bool]) -> bool:
@@ -773,7 +900,13 @@ def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> boo
                     owner[j] = i
                     return True
         return False
-    return all(augment(i, [False] * len(b)) for i in range(len(a)))
+    if not all(augment(i, [False] * len(b)) for i in range(len(a))):
+        return None
+    partner = np.empty(len(a), np.int64)
+    for j, i in enumerate(owner):
+        if i >= 0:
+            partner[i] = j
+    return partner
 
 
 def _tolerant(st: _Stack, spec: CompareSpec) -> bool:

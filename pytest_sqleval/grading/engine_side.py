@@ -45,6 +45,9 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
     try:
         if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
             return None
+        ties = meta.get("ties")  # the whole tie group a LIMIT cuts, beside the answer (engine_side._store)
+        if ties is not None and _file_sha256(gold_dir / f"{key}.ties.arrow") != ties.get(GOLD_CHECKSUM):
+            return None
     except OSError:
         return None
     return meta
@@ -63,6 +66,7 @@ class GradingHandler:
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
         self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the peers' rules
+        self._ties: dict[str, tuple[int, Any] | None] = {}  # gold key -> its LIMIT's whole tie group, if any
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
@@ -71,21 +75,24 @@ class GradingHandler:
         stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
         if stored is not None:
             return {"cached": True, **stored}
-        answer = self._run_gold(self.db, req, out)
+        answer = self._run_gold(self.db, req, out, resolve_ties=True)
         if "error" in answer:
             return {"cached": False, **answer}
         table, meta = answer["table"], answer["meta"]
         if meta["problem"] is None:
-            _store(self.gold_dir, key, table, meta)
+            _store(self.gold_dir, key, table, meta, answer.get("group"))
         # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
         # so the process holds no copy of its gold answers, only pages the kernel can drop.
         del table, answer
         return {"cached": False, **meta}
 
-    def _run_gold(self, db: Any, req: dict[str, Any], out: Any) -> dict[str, Any]:
+    def _run_gold(self, db: Any, req: dict[str, Any], out: Any, resolve_ties: bool = False) -> dict[str, Any]:
         """Run a gold request on ``db``: ``{"error": record}``, or ``{"table", "meta"}`` where
         the table carries its tie groups when ordered and ``meta["problem"]`` says why the
-        answer cannot be trusted (two runs differ, a LIMIT cuts through ties)."""
+        answer cannot be trusted (two runs differ, a LIMIT cuts through ties and they are
+        not resolved). With ``resolve_ties``, a LIMIT that cuts through a tie group adds
+        ``group`` (the whole group, from the gold without its LIMIT, under the case's limits)
+        and ``meta["ties"]``, and the answer is graded tie-aware (``compare_topk``)."""
         from .compare import GID_COLUMN, CompareSpec
         from .execute import execution_record
         exec_sql = req.get("exec_sql") or req["sql"]
@@ -99,27 +106,62 @@ class GradingHandler:
         key_positions = req.get("key_positions")
         if key_positions is not None:  # negative positions count from the end (appended keys)
             key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
-        problem = None
+        problem, ties = None, None
         same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
                            float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
-        if second.error is not None or not self.cmp.compare(first.table, second.table, same).match:
-            problem = "nondeterministic: two executions of the gold query gave different results"
-        elif req.get("probe_sql") and key_positions is not None and first.table.num_rows == req["limit"]:
+        limit = req.get("limit")
+        if req.get("probe_sql") and key_positions is not None and first.table.num_rows == limit:
             probe = db.run(req["probe_sql"])
-            if probe.table is not None and probe.table.num_rows > req["limit"]:
-                rows = _rows(probe.table.select(key_positions).slice(req["limit"] - 1, 2))
+            if probe.table is not None and probe.table.num_rows > limit:
+                rows = _rows(probe.table.select(key_positions).slice(limit - 1, 2))
                 if len(rows) == 2 and rows[0] == rows[1]:
-                    problem = (f"LIMIT {req['limit']} cuts through rows tied on the ORDER BY keys, so the answer "
-                               f"depends on tie order; add a tiebreaker column to ORDER BY")
-        table = first.table
-        if req.get("n_appended"):
-            table = table.select(list(range(table.num_columns - req["n_appended"])))
+                    ties = self._tie_group(db, req, first.table, key_positions, out) if resolve_ties else None
+                    if not isinstance(ties, tuple):
+                        problem = (f"LIMIT {limit} cuts through rows tied on the ORDER BY keys, so the answer "
+                                   f"depends on tie order; add a tiebreaker column to ORDER BY" + (ties or ""))
+        n_keep = first.table.num_columns - (req.get("n_appended") or 0)
+        table = first.table.select(list(range(n_keep)))
+        gids = self.cmp.tie_groups(first.table, key_positions) if spec.ordered and key_positions is not None else None
+        group = None
+        if isinstance(ties, tuple):
+            before, group = ties[0], ties[1].select(list(range(n_keep)))
+        if problem is None:
+            if second.error is not None:
+                problem = "nondeterministic: two executions of the gold query gave different results"
+            elif not self.cmp.compare(first.table, second.table, same).match:
+                if group is None or gids is None or not self.cmp.compare_topk(
+                        table.append_column(GID_COLUMN, gids), group, before,
+                        second.table.select(list(range(n_keep))), spec).match:
+                    problem = "nondeterministic: two executions of the gold query gave different results"
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
                 "problem": problem, "preview": _preview(table)}
-        if problem is None and spec.ordered and key_positions is not None:
-            table = table.append_column(GID_COLUMN, self.cmp.tie_groups(first.table, key_positions))
-        return {"table": table, "meta": meta}
+        if group is not None and problem is None:
+            meta["ties"] = {"limit": limit, "before": before, "group_rows": group.num_rows}
+        if problem is None and gids is not None:
+            table = table.append_column(GID_COLUMN, gids)
+        return {"table": table, "meta": meta, "group": group if problem is None else None}
+
+    def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int],
+                   out: Any) -> tuple[int, Any] | str:
+        """The tie group a gold's LIMIT cuts through: ``(rows ahead of it, every row of it)``
+        from the gold run without its LIMIT, bounded by the case's limits (its rows, bytes
+        and time, and the process guard); else why not, for the gold's problem."""
+        if not req.get("full_sql"):
+            return " (with an OFFSET the tie group is not resolved)"
+        started(out)
+        full = db.run(req["full_sql"])
+        executed(out)
+        if full.table is None:
+            return (f" (the gold without its LIMIT, run to find the whole tie group, did not finish within the "
+                    f"case's limits: {full.error.category})")
+        limit = req["limit"]
+        last = _rows(top.select(key_positions).slice(limit - 1, 1))[0]
+        keys = _rows(full.table.select(key_positions))
+        at = [i for i, row in enumerate(keys) if row == last]
+        if not at or at[0] >= limit or at[-1] - at[0] + 1 != len(at) or at[-1] < limit - 1:
+            return " (the gold without its LIMIT orders its rows differently)"
+        return at[0], full.table.slice(at[0], len(at))
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a candidate and compare it with the stored gold answer."""
@@ -131,9 +173,46 @@ class GradingHandler:
         if outcome.table is None:
             return result
         gold = self._gold_table(req["gold_key"])
-        result["compare"] = self.cmp.compare(gold, outcome.table, CompareSpec(**req["spec"])).to_dict()
+        ties = self._gold_ties(req["gold_key"])
+        spec = CompareSpec(**req["spec"])
+        result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else
+                             self.cmp.compare_topk(gold, ties[1], ties[0], outcome.table, spec)).to_dict()
         result["pred_preview"] = _preview(outcome.table)
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, outcome.elapsed_ms, out)
+        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        return result
+
+    def official(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
+        trusted (it returns nothing, or differs between runs): the prediction and, unless
+        its answer is stored, the gold (``gold_sql``, as written, run once as the official
+        evaluators do) under the case's limits, then the rules on the two results."""
+        from .execute import execution_record
+        result: dict[str, Any] = {"execution": None, "compare": None}
+        partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
+            "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})
+        started(out)
+        outcome = self.db.run(req["sql"])
+        executed(out)
+        result["execution"] = execution_record(outcome)
+        if outcome.table is None:
+            return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
+        stored = read_stored_gold(self.gold_dir, req["gold_key"]) if req.get("gold_key") else None
+        if stored is not None:
+            gold = self._gold_table(req["gold_key"])
+        else:
+            partial(out, {**result, "sidebyside": {"bird": None, "spider": None, "note": (
+                "the gold did not finish within the case's limits")}})
+            started(out)
+            ran = self.db.run(req["gold_sql"])
+            executed(out)
+            if ran.table is None:
+                result["sidebyside"] = {"bird": False, "spider": None, "note": (
+                    f"the gold fails on this database ({ran.error.category}): BIRD scores the case wrong, "
+                    "Spider's evaluator stops")}
+                return result
+            gold = ran.table
+        result["gold_rows"] = gold.num_rows
+        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
         return result
 
     # -- database variants ------------------------------------------------------------------
@@ -229,7 +308,7 @@ class GradingHandler:
         return {**meta, "table": None}
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
-                      pred_elapsed_ms: float, out: Any) -> dict[str, Any]:
+                      out: Any) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
 
         Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
@@ -239,7 +318,10 @@ class GradingHandler:
         from .peers import side_by_side
 
         def cut(undecided: dict[str, Any]) -> None:
-            partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
+            if result["compare"] is None:  # an ungraded case (``official``): the verdicts stand alone
+                partial(out, {**result, "sidebyside": undecided})
+            else:
+                partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
 
         def guarded(run: Any) -> Any:
             def run_under_limits(sql: str) -> Any:
@@ -254,8 +336,8 @@ class GradingHandler:
             return side_by_side(gold, pred, result["compare"],
                                 gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
                                 pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
-                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql)),
-                                pred_elapsed_ms=pred_elapsed_ms, cut=cut)
+                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql))
+                                if req.get("gold_key") else None, cut=cut)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 
@@ -281,6 +363,18 @@ class GradingHandler:
         os.replace(tmp, arrow)
         return outcome.table
 
+    def _gold_ties(self, key: str) -> tuple[int, Any] | None:
+        """The whole tie group a stored gold's LIMIT cuts through, with the number of rows
+        ahead of it (None: the LIMIT cuts none), stored beside the gold answer."""
+        if key not in self._ties:
+            import pyarrow.feather as feather
+            meta = read_stored_gold(self.gold_dir, key) or {}
+            if len(self._ties) > 64:
+                self._ties.clear()
+            self._ties[key] = None if not meta.get("ties") else (
+                meta["ties"]["before"], feather.read_table(str(self.gold_dir / f"{key}.ties.arrow"), memory_map=True))
+        return self._ties[key]
+
     def _gold_table(self, key: str) -> Any:
         if key not in self._gold_tables:
             import pyarrow.feather as feather
@@ -290,12 +384,17 @@ class GradingHandler:
         return self._gold_tables[key]
 
 
-def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any]) -> None:
+def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None) -> None:
     """Write a gold answer (Arrow) and its description with the Arrow file's checksum,
-    each by rename, the description last: a reader sees a whole entry or none."""
+    each by rename, the description last: a reader sees a whole entry or none. The tie
+    group its LIMIT cuts (``group``), if any, is written first, beside it."""
     import pyarrow.feather as feather
     gold_dir.mkdir(parents=True, exist_ok=True)
     tmp = gold_dir / f".{key}.{os.getpid()}.tmp"
+    if group is not None:
+        feather.write_feather(group, str(tmp), compression="uncompressed")
+        meta = {**meta, "ties": {**meta["ties"], GOLD_CHECKSUM: _file_sha256(tmp)}}
+        os.replace(tmp, gold_dir / f"{key}.ties.arrow")
     feather.write_feather(table, str(tmp), compression="uncompressed")
     stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
     os.replace(tmp, gold_dir / f"{key}.arrow")

@@ -67,6 +67,7 @@ class OrderInfo:
     key_positions: list[int] | None = None
     probe_sql: str | None = None  # the (augmented) gold with LIMIT n+1: does the LIMIT cut a tie group?
     n_appended: int = 0  # key columns appended at the end of the augmented result
+    full_sql: str | None = None  # the (augmented) gold without its LIMIT: the whole tie group a LIMIT cuts
 
 
 def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
@@ -91,7 +92,7 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
     if all(p is not None for p in positions):
         keys = [p for p in positions if p is not None]
         probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
-        return OrderInfo(True, keys, limit, None, keys, probe)
+        return OrderInfo(True, keys, limit, None, keys, probe, full_sql=_without_limit(tree, limit, dialect))
     if not isinstance(tree, exp.Select) or tree.args.get("distinct"):
         return OrderInfo(True, None, limit)  # keys cannot be recovered: strict positional order
     # Append the keys that are not output columns; they are addressed from the end of the
@@ -108,7 +109,18 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
             key_positions.append(extra - len(missing))
             extra += 1
     probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
-    return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe, len(missing))
+    return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe, len(missing),
+                     _without_limit(augmented, limit, dialect))
+
+
+def _without_limit(tree: exp.Expression, limit: int | None, dialect: str) -> str | None:
+    """The query with its LIMIT dropped, for the tie group a LIMIT cuts through; None with
+    an OFFSET (the window would have two cut edges) or without a LIMIT."""
+    if limit is None or tree.args.get("offset") is not None:
+        return None
+    full = tree.copy()
+    full.set("limit", None)
+    return full.sql(dialect=dialect)
 
 
 def _is_ordinal(target: exp.Expression) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, describe_timeout
+from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout
 from ..errors import GoldError
 from . import classify as classify_layer
 from .budget import Budget
@@ -48,11 +48,14 @@ class GoldAnswer:
     sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
     request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
     empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
+    ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
                 "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
-                "elapsed_ms": self.elapsed_ms, "preview": self.preview}
+                "elapsed_ms": self.elapsed_ms, "preview": self.preview,
+                "ties": {k: v for k, v in self.ties.items() if k in ("limit", "before", "group_rows")}
+                if self.ties else None}
 
 
 class SuiteGrader:
@@ -172,11 +175,15 @@ class SuiteGrader:
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
                 "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
+        if policy.column_order != "position":  # only then: the gold keys of position suites stay as they were
+            spec["column_order"] = policy.column_order
         augmented = order.augmented_sql if ordered else None
         request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
                    "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}
+        if ordered and order.full_sql:  # a LIMIT that cuts a tie group is graded tie-aware (compare.compare_topk)
+            request["full_sql"] = order.full_sql
         request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
                                                     self.limits.max_rows, request], sort_keys=True).encode()
                                         ).hexdigest()[:40]
@@ -199,7 +206,7 @@ class SuiteGrader:
                           cached=bool(meta.get("cached")), spec=request["spec"], tables=list(gold_tables),
                           joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=parsed.expression, sql=sql, request=request,
-                          empty=empty)
+                          empty=empty, ties=meta.get("ties"))
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process
@@ -226,6 +233,35 @@ class SuiteGrader:
         return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True, spec={"ordered": False, "sort_keys": None},
                           tables=classify_layer.table_names(parsed.expression),
                           joins=classify_layer.join_structure(parsed.expression), tree=parsed.expression)
+
+    def official(self, sql: str, gold_sql: str, case: BenchmarkCase | None = None) -> dict[str, Any] | None:
+        """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
+        trusted (``GoldError``): evidence for the side-by-side summary (``reports.sidebyside``),
+        never a verdict of ours. The prediction runs only if it parses and is safe, and under
+        the case's limits; ``ungraded`` says why we give no verdict (``empty_gold`` or
+        ``gold_problem``). None without a database."""
+        if self.host is None:
+            return None
+        try:
+            _, request, _ = self._gold_request(gold_sql, case)
+            gold = {"gold_key": request["key"], "gold_sql": request["sql"]}
+        except GoldError:
+            gold = {"gold_key": None, "gold_sql": gold_sql}
+        stored = self._cached_gold(gold["gold_key"]) if gold["gold_key"] else None
+        why = "empty_gold" if stored is not None and stored.get("rows") == 0 else "gold_problem"
+        parsed = parse_sql(sql, self.dialect)
+        if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
+            return {"bird": False, "spider": False, "ungraded": why,
+                    "note": "the prediction does not parse or is refused: both rules score it wrong"}
+        try:
+            answer = self.host.call("official", {"sql": self.to_engine(parsed.expression, sql), **gold})
+        except (HostCrashed, HostTimeout) as exc:
+            answer = {"sidebyside": None, "execution": {"error": {"category": "timeout", "message": str(exc)}}}
+        out = answer.get("sidebyside")
+        if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
+            error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
+            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
+        return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else why}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:
         """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine

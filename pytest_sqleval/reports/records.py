@@ -27,12 +27,18 @@ def bounded(value: Any, limit: int = EVIDENCE_CHARS) -> Any:
 
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
                  generation: Any = None, verdict: Any = None, gold: Any = None, case_error: str | None = None,
-                 case_error_kind: str | None = None) -> dict[str, Any]:
+                 case_error_kind: str | None = None, sidebyside: dict[str, Any] | None = None) -> dict[str, Any]:
     """``status`` is passed | failed | error; an error is never a graded failure. The case's
     inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
-    bounded (see ``bounded``)."""
+    bounded (see ``bounded``). ``sidebyside``: BIRD's and Spider's verdicts on a case we do
+    not grade; a case with a comparison carries them in ``compare.sidebyside``, and one
+    whose prediction ran to no result is wrong under both (``sidebyside.peer_verdicts``)."""
+    from .sidebyside import peer_verdicts
     record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
                      verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
+    record["sidebyside"] = sidebyside
+    if sidebyside is None and record["compare"] is None:
+        record["sidebyside"] = peer_verdicts(record)
     for key in _EVIDENCE:
         record[key] = bounded(record[key])
     return record

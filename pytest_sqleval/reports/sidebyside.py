@@ -1,13 +1,22 @@
-"""Side-by-side verdicts in the run's summary: per backend, how BIRD's and Spider's
-verdicts (``grading.peers``, recorded with each case's comparison) differ from ours, and why.
+"""Side-by-side verdicts in the run's summary: per backend, BIRD's and Spider's verdicts
+(``grading.peers``) on every case, their scores beside ours, and where and why they differ.
+
+Every case carries both verdicts: a graded case in ``compare.sidebyside``, a case we do
+not grade (its gold cannot be trusted) in the record's ``sidebyside``, and a prediction
+that did not run to a result (no SQL, a parse error, a refusal, a runtime error, a
+timeout) is wrong under both rules, as both evaluators score an exception or a timeout.
+A rule's score is over every case of the run, as the official evaluators count it.
 
 The reasons for a disagreement with our verdict: ``duplicates`` (the bags differ but the
-sets do not, or DISTINCT removal decided it), ``order`` (same bag, different sequence;
-or ties and ORDER BY in a subquery), ``column_order`` (equal only under a column
-permutation), ``float_noise`` (equal within our tolerance, not exactly), ``nulls`` (NULL
-or NaN cells the rule treats differently), ``types`` (equal by Python ``==`` across
-types we keep apart, such as True and 1), ``deprecated_table`` (our stale-table rule),
-``other``.
+sets do not), ``distinct_stripping`` (Spider's removal of every DISTINCT decided it),
+``distinct_in_count`` (that removal inside ``COUNT(DISTINCT ...)``, Spider's known bug),
+``order`` (same bag, different sequence; or ties and ORDER BY in a subquery),
+``column_order`` (equal only under a column permutation), ``ties`` (we accepted another
+valid top-k through a LIMIT's tie group), ``float_noise`` (equal within our tolerance,
+not exactly), ``nulls`` (NULL or NaN cells the rule treats differently), ``types`` (equal
+by Python ``==`` across types we keep apart, such as True and 1), ``deprecated_table``
+(our stale-table rule), ``other``. A case we do not grade is counted apart, by why
+(``empty_gold``, ``gold_problem``).
 """
 from __future__ import annotations
 
@@ -15,35 +24,64 @@ from collections import Counter
 from typing import Any
 
 RULES = ("bird", "spider")
-REASONS = ("duplicates", "order", "column_order", "float_noise", "nulls", "types", "deprecated_table", "other")
+REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "order", "column_order", "ties", "float_noise",
+           "nulls", "types", "deprecated_table", "other")
+
+
+def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
+    """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
+    has none (an engine error, or a suite graded without execution)."""
+    compare = r.get("compare")
+    sbs = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
+    if sbs is not None:
+        return sbs
+    if r.get("status") in ("passed", "failed") and r.get("database"):
+        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
+                                                        "timeout, a parse error or a refusal): both score it wrong"}
+    if r.get("status") == "error" and r.get("failure_kind") == "backend_error":
+        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
+    return None
 
 
 # -- the run -----------------------------------------------------------------------------
 def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Per backend: accuracy under each rule over the cases we executed, and where and why
-    each rule's verdict differs from ours. ``None`` when nothing was executed."""
-    executed = [r for r in records if r.get("status") in ("passed", "failed") and r.get("execution")]
-    if not executed:
+    """Per backend: the score under each rule over every case, ours beside it, and where
+    and why each rule's verdict differs from ours. ``None`` when no case has a verdict of
+    theirs (nothing was executed)."""
+    decided = [(r, v) for r in records if (v := peer_verdicts(r)) is not None]
+    if not any(r.get("execution") or r.get("sidebyside") for r, _ in decided):
         return None
-    not_executed = sum(1 for r in records if r.get("status") in ("passed", "failed") and not r.get("execution"))
-    out: dict[str, Any] = {"executed": len(executed), "not_executed": not_executed,
-                           "ours_passed": sum(1 for r in executed if r["status"] == "passed")}
+    graded = [r for r in records if r.get("status") in ("passed", "failed")]
+    ours_passed = sum(1 for r in graded if r["status"] == "passed")
+    out: dict[str, Any] = {"cases": len(records), "graded": len(graded), "ungraded": len(records) - len(graded),
+                           "executed": sum(1 for r in graded if r.get("execution")), "ours_passed": ours_passed,
+                           "ours_accuracy": round(ours_passed / len(graded), 6) if graded else None,
+                           "ours_accuracy_all": round(ours_passed / len(records), 6) if records else None}
     for rule in RULES:
-        passed = undecided = 0
+        passed = 0
         lenient = stricter = 0
         reasons: Counter[str] = Counter()
+        ungraded: Counter[str] = Counter()
+        ungraded_passed = 0
         cases: list[dict[str, Any]] = []
-        for r in executed:
-            ours = r["status"] == "passed"
-            sbs = (r.get("compare") or {}).get("sidebyside")
-            verdict = False if r.get("compare") is None else (sbs or {}).get(rule)
+        undecided = len(records) - len(decided)
+        for r, sbs in decided:
+            verdict = sbs.get(rule)
             if verdict is None:
                 undecided += 1
                 continue
             passed += verdict
+            if r.get("status") not in ("passed", "failed"):  # a case we do not grade
+                why = sbs.get("ungraded") or "no_prediction"
+                ungraded[why] += 1
+                ungraded_passed += verdict
+                cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": None, rule: verdict,
+                              "reason": why})
+                continue
+            ours = r["status"] == "passed"
             if verdict == ours:
                 continue
-            reason = (sbs or {}).get(f"{rule}_reason") or "other"
+            reason = sbs.get(f"{rule}_reason") or "other"
             if verdict and (r.get("compare") or {}).get("match") and r.get("stale_tables"):
                 reason = "deprecated_table"
             lenient += verdict
@@ -51,32 +89,38 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
             reasons[reason] += 1
             cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": ours, rule: verdict,
                           "reason": reason})
-        decided = len(executed) - undecided
-        out[rule] = {"passed": passed, "accuracy": round(passed / decided, 6) if decided else None,
+        scored = len(records) - undecided
+        out[rule] = {"passed": passed, "accuracy": round(passed / scored, 6) if scored else None,
                      "undecided": undecided, "differs": lenient + stricter, "passes_where_we_fail": lenient,
                      "fails_where_we_pass": stricter, "reasons": {k: reasons[k] for k in REASONS if reasons[k]},
+                     "ungraded_by_us": {"cases": sum(ungraded.values()), "passed": ungraded_passed,
+                                        "why": dict(sorted(ungraded.items()))},
                      "cases": cases[:50]}
-    out["ours_accuracy"] = round(out["ours_passed"] / len(executed), 6)
     return out
 
 
 def sidebyside_lines(name: str, backend: dict[str, Any]) -> list[str]:
-    """Terminal lines for one backend: BIRD's and Spider's verdicts beside ours where cases
-    were executed; the structural rates where nothing was (e.g. sql-create-context)."""
+    """Terminal lines for one backend: BIRD's and Spider's scores over every case beside
+    ours; the structural rates where nothing was executed (e.g. sql-create-context)."""
     entry = backend.get("sidebyside")
+    pct = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"  # noqa: E731
     if not entry:
         if backend.get("exact_match_rate") is None:
             return []
-        pct = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"  # noqa: E731
         return [f"    without execution: exact match {pct(backend['exact_match_rate'])} | no-values exact match "
                 f"{pct(backend.get('no_values_exact_match_rate'))} | parse {pct(backend.get('parse_rate'))} | "
                 f"schema adherence {pct(backend.get('grounding_rate'))}"]
-    lines = [f"    side by side on {entry['executed']} executed cases: ours {100 * entry['ours_accuracy']:.1f}%"]
+    lines = [f"    official rules on all {entry['cases']} cases: ours {pct(entry['ours_accuracy_all'])} "
+             f"({entry['ours_passed']} passed; {pct(entry['ours_accuracy'])} of the {entry['graded']} we grade, "
+             f"{entry['ungraded']} we do not)"]
     for rule, label in (("bird", "BIRD set comparison"), ("spider", "Spider test-suite comparison")):
         e = entry[rule]
-        acc = "n/a" if e["accuracy"] is None else f"{100 * e['accuracy']:.1f}%"
         why = ", ".join(f"{k} {v}" for k, v in e["reasons"].items())
-        lines.append(f"      {label}: {acc}; differs from ours on {e['differs']} "
+        ung = e["ungraded_by_us"]
+        lines.append(f"      {label}: {pct(e['accuracy'])} ({e['passed']} passed); differs from ours on {e['differs']} "
                      f"({e['passes_where_we_fail']} pass where we fail, {e['fails_where_we_pass']} fail where we pass)"
-                     + (f": {why}" if why else "") + (f"; {e['undecided']} undecided" if e["undecided"] else ""))
+                     + (f": {why}" if why else "")
+                     + (f"; on the {ung['cases']} we do not grade it passes {ung['passed']} ("
+                        + ", ".join(f"{k} {v}" for k, v in ung["why"].items()) + ")" if ung["cases"] else "")
+                     + (f"; {e['undecided']} undecided" if e["undecided"] else ""))
     return lines
