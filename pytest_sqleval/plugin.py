@@ -175,7 +175,8 @@ class _Hooks:
             for line in lines or ():
                 terminalreporter.write_line(str(line))
         results = self.state.run.results_dir
-        terminalreporter.write_line(f"results: {results / 'results.jsonl'}  summary: {results / 'summary.json'}")
+        terminalreporter.write_line(f"results: {results / 'results.jsonl'}  summary: {results / 'summary.json'}  "
+                                    f"report: {results / 'report.html'}")
         if self.state.ablation_written:
             terminalreporter.write_line(f"ablation: {self.state.run.ablation_dir / 'ablation.md'} (table and plot)")
         for line in self.state.gate_lines:
