@@ -1,0 +1,82 @@
+"""``mockllm/...``: an offline stand-in for a chat model, in the spirit of inspect_ai's mockllm.
+
+Any model string that starts with ``mockllm/`` is answered here, in process, with an OpenAI
+chat-completion object (``choices[0].message.content``, ``usage``), so the LLM backends
+(raw_llm, a0 ... a3-sc) and the judge's client run end to end with no network, key or
+server: to try the agent's ablation, or to test a pipeline around it. **It is not a model**:
+every record it touches says so (``NOT_A_MODEL``), and its figures measure the plumbing,
+never text-to-SQL skill.
+
+What it answers is deterministic and reads the prompt the way a weak model might: the table
+of the schema context whose name and columns share most words with the question, summed
+over its measure column (one the question names first) or, for "how many" or a table with no
+measure, counted; each repair request moves to the next table. Without a schema in the prompt it guesses a table from the question's words (so a0
+hallucinates, as a0 does). Tokens are characters / 4; the cost is 0.
+"""
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Mapping, Sequence
+
+PREFIX = "mockllm/"
+NOT_A_MODEL = "mockllm: a deterministic offline responder, not a model (its accuracy measures nothing)"
+
+_CREATE = re.compile(r"CREATE TABLE\s+([\w.\"]+)\s*\((.*?)\n\)", re.S | re.I)
+_COMPACT = re.compile(r"^([\w.]+)\(([^)]*)\)", re.M)
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_MEASURES = ("amount", "revenue", "usd", "price", "total", "cost", "spend", "value", "qty", "quantity", "units")
+
+
+def is_mock(model: str | None) -> bool:
+    return bool(model) and str(model).startswith(PREFIX)
+
+
+def label(model: str | None) -> dict[str, str]:
+    """The field a record of a mock run carries (nothing for a real model)."""
+    return {"not_a_model": NOT_A_MODEL} if is_mock(model) else {}
+
+
+def _words(text: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(text.lower())}
+
+
+def _tables(context: str) -> list[tuple[str, list[str]]]:
+    found = [(name.strip('"'), [c.strip().split()[0] for c in body.splitlines()
+                                if c.strip() and not c.strip().startswith("--")])
+             for name, body in _CREATE.findall(context)]
+    found += [(name, [c.strip().split()[0] for c in cols.split(",") if c.strip()])
+              for name, cols in _COMPACT.findall(context) if not name.upper().startswith("CREATE")]
+    return found
+
+
+def write_sql(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The query the mock answers with, from the conversation so far."""
+    users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+    first = users[0] if users else ""
+    match = re.search(r"^Question:\s*(.+)$", first, re.M)
+    question = match.group(1) if match else first
+    asked = _words(question)
+    tables = _tables(first)
+    if not tables:  # no schema shown: a guess from the question, as a model without context would
+        noun = sorted(asked - {"how", "many", "what", "which", "total", "the", "our", "were", "was", "did"} or {"data"})[0]
+        return f"SELECT count(*) AS n FROM {noun}s"
+    ranked = sorted(tables, key=lambda t: -(2 * len(asked & _words(t[0].replace("_", " ")))
+                                            + len(asked & _words(" ".join(t[1]).replace("_", " ")))))
+    name, columns = ranked[(len(users) - 1) % len(ranked)]  # each repair request: the next table
+    measures = [c for c in columns if any(m in c.lower() for m in _MEASURES)]
+    measure = next((c for c in measures if _words(c.replace("_", " ")) & asked), measures[0] if measures else None)
+    if measure and not {"how", "many"} <= asked:
+        return f"SELECT sum({measure}) AS value FROM {name}"
+    return f"SELECT count(*) AS n FROM {name}"
+
+
+def respond(messages: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any]:
+    """One chat completion, shaped as OpenAI's ``/v1/chat/completions`` returns it."""
+    text = f"```sql\n{write_sql(messages)}\n```"
+    prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
+    return {"id": f"mockllm-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
+            "model": model, "system_fingerprint": NOT_A_MODEL,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
+                      "total_tokens": prompt_tokens + len(text) // 4 + 1}}
