@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .errors import SqlevalError
 
@@ -50,32 +50,11 @@ def _hash(args: argparse.Namespace) -> int:
     return 0
 
 
-#: What a results record must carry for the summary (a line without them is not one).
-_RECORD_KEYS = ("backend", "status")
-
-
-def _read_results(results_arg: str) -> tuple[Path, list[dict[str, Any]]]:
-    """The case records of a results.jsonl (or the folder a run wrote it to), checked line by line."""
-    from .cases import iter_jsonl
-    from .errors import BadInputError
-    results = Path(results_arg)
-    path = results / "results.jsonl" if results.is_dir() else results
-    if not path.is_file():
-        raise BadInputError(path, "no such results file",
-                            fix="give a results.jsonl, or the folder a run wrote it to (--sqleval-results)")
-    fix = "give sqleval-results/results.jsonl as a run wrote it (one case record per line)"
-    records = []
-    for lineno, record in iter_jsonl(path, fix=fix):
-        if not isinstance(record, dict) or any(k not in record for k in _RECORD_KEYS):
-            raise BadInputError(path, "not a case record (no 'backend' or 'status')", line=lineno, fix=fix)
-        records.append(record)
-    return path, records
-
-
 def _summary(args: argparse.Namespace) -> int:
     from .reports.summary import summarize
+    from .reports.table import read_records
     from .reports.terminal import summary_lines
-    _, records = _read_results(args.results)
+    _, records = read_records(args.results)
     for line in summary_lines(summarize(records)):
         print(line)
     return 0
@@ -88,7 +67,8 @@ def _view(args: argparse.Namespace) -> int:
     import webbrowser
 
     from .reports.html import REPORT_NAME, write_report
-    path, records = _read_results(args.results)
+    from .reports.table import read_records
+    path, records = read_records(args.results)
     summary_path = path.with_name("summary.json")
     summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
     page = write_report(records, summary, path.with_name(REPORT_NAME))
