@@ -219,7 +219,10 @@ def _ablation(records: list[dict[str, Any]]) -> str:
         note = plot_pareto(rows, png)
         img = (f'<img alt="accuracy against cost" src="data:image/png;base64,'
                f'{base64.b64encode(png.read_bytes()).decode()}">' if note is None else f"<p>{html.escape(note)}</p>")
-    return f"<h2>Ablation</h2><p>★ on the Pareto frontier.</p>{table}{img}"
+    from ..mockllm import NOT_A_MODEL, is_mock
+    mock = any(is_mock(m) for r in rows for m in r.models)
+    note = f'<p class="notamodel">Not a model: {html.escape(NOT_A_MODEL)}</p>' if mock else ""
+    return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"
 
 
 def _static_html(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
