@@ -14,6 +14,7 @@ import pytest
 
 from pytest_sqleval import mockllm
 from pytest_sqleval.llm import complete
+from pytest_sqleval.reports.html import reproduce_command
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = """Schema:
@@ -67,6 +68,9 @@ def test_the_ablation_runs_offline_and_every_output_says_it_is_not_a_model(tmp_p
     assert "**Not a model:**" in (report / "ablation.md").read_text()
     assert (report / "ablation.png").stat().st_size > 5_000
     assert mockllm.NOT_A_MODEL in (results / "report.html").read_text()
+    a1 = next(r for r in records if r["backend"] == "a1" and r["case_id"] == "q04")
+    assert reproduce_command(a1) == ("pytest cases/vantage/questions.jsonl::q04 --sqleval-backend=a1 "
+                                     "--sqleval-model=mockllm/heuristic")
 
 
 def test_ablation_labels_never_overlap() -> None:

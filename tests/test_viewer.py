@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -50,8 +51,8 @@ def test_the_reproduce_command_runs_that_one_case(shop_run: Path, pytester: pyte
     runs = page_data((shop_run / "report.html").read_text(encoding="utf-8"))["runs"]
     naive_q04 = next(r for r in runs if r["backend"] == "naive" and r["nodeid"].endswith("q04[naive]"))
     command = naive_q04["reproduce"]
-    assert command.startswith("pytest 'suite/questions.jsonl::q04' --sqleval-backend=predictions:")
-    args = [a.strip("'") for a in command.split()[1:]]
+    assert command.startswith("pytest suite/questions.jsonl::q04 --sqleval-backend=predictions:")
+    args = shlex.split(command)[1:]
     result = pytester.runpytest(*args, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*q04*wrong_metric*"])

@@ -157,7 +157,7 @@ def test_report_filters_opens_a_case_and_compares_two_backends(browser: Chromium
     assert "legacy.revenue_daily" in pred and "finance.revenue_recognized" in gold
     assert "finance.revenue_recognized" in browser.js("document.querySelector('.advice').innerText")  # what to use instead
     assert browser.js("document.querySelectorAll('.pred-sql .d-add').length") > 0  # the diff marks the stale table
-    assert "pytest 'cases/vantage/questions.jsonl::q04' --sqleval-backend=predictions:" in detail
+    assert "pytest cases/vantage/questions.jsonl::q04 --sqleval-backend=predictions:" in detail
 
     _select(browser, "compare", browser.js(
         "[...document.querySelectorAll('#compare option')].find(o => o.textContent === 'gold').value"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -118,11 +119,13 @@ def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
 
 
 def reproduce_command(rec: dict[str, Any]) -> str:
-    """The command that runs this one case with this backend: the item is addressed by its
-    case id (its name has no ``[backend]`` part when one backend runs)."""
+    """The command that runs this one case with this backend (and its model): the item is
+    addressed by its case id (its name has no ``[backend]`` part when one backend runs)."""
     suite = suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"])
     spec = rec.get("backend_spec") or rec["backend"]
-    return f"pytest '{suite}::{rec['case_id']}' --sqleval-backend={spec}"
+    model = (rec.get("backend_metadata") or {}).get("model")
+    return (f"pytest {shlex.quote(suite + '::' + rec['case_id'])} --sqleval-backend={shlex.quote(spec)}"
+            + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
 
 
 def _page_data(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> dict[str, Any]:
