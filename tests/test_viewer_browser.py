@@ -140,6 +140,7 @@ def test_report_filters_opens_a_case_and_compares_two_backends(browser: Chromium
                                                                 tmp_path: Path) -> None:
     report = quickstart_results / "report.html"
     browser.send("Network.enable")
+    browser.send("Runtime.enable")
     browser.open(report.as_uri())
     assert browser.js("document.querySelector('#count').textContent").startswith("100 of 100")
 
@@ -168,3 +169,5 @@ def test_report_filters_opens_a_case_and_compares_two_backends(browser: Chromium
     assert shot.stat().st_size > 10_000
     fetched = [e["params"]["request"]["url"] for e in browser.events if e["method"] == "Network.requestWillBeSent"]
     assert fetched and all(u.startswith(("file:", "data:")) for u in fetched), fetched  # nothing from a network
+    errors = [e["params"] for e in browser.events if e["method"] == "Runtime.exceptionThrown"]
+    assert not errors  # the page's script never failed

@@ -40,7 +40,7 @@ def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, 
 
 def render_report(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
     template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
-    data = _page_data(records, summary)
+    data = _page_data(records)
     # no "<" in the script's data: neither "</script>" nor "<!--" in a question can end it early
     blob = json.dumps(data, default=str, separators=(",", ":")).replace("<", "\\u003c")
     page = template.replace(_DATA_MARK, blob, 1)  # the data's mark is the template's only one; the static's comes first
@@ -128,7 +128,9 @@ def reproduce_command(rec: dict[str, Any]) -> str:
             + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
 
 
-def _page_data(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> dict[str, Any]:
+def _page_data(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the page's script reads: each case once (question, gold SQL and result, labels)
+    and each case record's verdict beside it, bounded (``_bound``)."""
     cases: dict[str, int] = {}
     case_rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
@@ -155,10 +157,7 @@ def _page_data(records: list[dict[str, Any]], summary: dict[str, Any] | None) ->
             "error_class": rec.get("error_class"), "failure_kind": rec.get("failure_kind"),
             "explanation": _clip(rec.get("explanation")), "confidence": rec.get("confidence"),
             "sql": _clip(rec.get("generated_sql"), 20_000), "nodeid": rec["nodeid"],
-            "reproduce": reproduce_command(rec), "stale_tables": rec.get("stale_tables") or [],
-            "hallucinated": [h.get("name") for h in (rec.get("hallucinated_columns") or []) +
-                             (rec.get("hallucinated_tables") or []) if isinstance(h, dict)],
-            "rationale": _clip(rec.get("rationale")), "equivalence": rec.get("equivalence"),
+            "reproduce": reproduce_command(rec), "rationale": _clip(rec.get("rationale")), "equivalence": rec.get("equivalence"),
             "decided_by": rec.get("decided_by"), "sidebyside": cmp.get("sidebyside"),
             "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
             "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
@@ -168,8 +167,7 @@ def _page_data(records: list[dict[str, Any]], summary: dict[str, Any] | None) ->
             "layers": _layers(rec),
         })
     detail_left_out = _bound(runs, records)
-    run = (summary or {}).get("run") or {}
-    return {"cases": case_rows, "runs": runs, "run_id": run.get("run_id"),
+    return {"cases": case_rows, "runs": runs,
             "limits": {"preview_rows": PREVIEW_ROWS, "text_chars": TEXT_CHARS, "detail_left_out": detail_left_out}}
 
 
