@@ -65,7 +65,9 @@ def test_failure_texts_say_what_to_do(failures: list[dict[str, Any]]) -> None:
             assert live.lower() in rec["gold_sql"].lower()
             assert all(t not in live for t in rec["stale_tables"])
         elif cls == "hallucinated_column":
-            assert what and "does not exist; the nearest existing" in what[0], text
+            assert what and re.search(r"(does|do) not exist; the nearest existing \w+ by name: .+; the gold reads ",
+                                      what[0]), text
+            assert (" do not" in what[0]) == ("," in what[0].split(" not exist")[0])  # "a, b do not exist"
         elif cls == "wrong_join" and rec["compare"] and rec["compare"]["pred_rows"] != rec["compare"]["gold_rows"]:
             assert what and re.search(r"the join (gains|loses) [\d,]+ rows?", what[0]), text
     assert {"stale_table", "hallucinated_column", "wrong_join", "wrong_metric", "other"} <= seen

@@ -50,19 +50,20 @@ def _nearest(message: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if n][:3]
 
 
-def _tables(sql: str | None, dialect: str | None) -> list[str]:
-    """The tables a query reads, schema-qualified as written."""
+def _names(sql: str | None, dialect: str | None) -> tuple[list[str], list[str]]:
+    """The tables (schema-qualified as written; CTEs left out) and the column names a query reads."""
     if not sql:
-        return []
+        return [], []
     import sqlglot
     from sqlglot import exp
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:  # an unparsable gold is reported elsewhere; here it only means no advice
-        return []
+    except Exception:  # an unparsable query is reported elsewhere; here it only means no advice
+        return [], []
     ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
-    return list(dict.fromkeys(".".join(p for p in (t.db, t.name) if p) for t in tree.find_all(exp.Table)
-                              if t.name and t.name not in ctes))
+    tables = [".".join(p for p in (t.db, t.name) if p) for t in tree.find_all(exp.Table) if t.name and t.name not in ctes]
+    columns = [c.name for c in tree.find_all(exp.Column) if c.name]
+    return list(dict.fromkeys(tables)), list(dict.fromkeys(columns))
 
 
 def _replacement(stale: str, live: list[str]) -> str | None:
@@ -78,13 +79,14 @@ def _replacement(stale: str, live: list[str]) -> str | None:
 
 
 def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str, Any],
-           stale: list[str], gold_sql: str | None) -> list[str]:
+           stale: list[str], gold_sql: str | None, sql: str | None = None) -> list[str]:
     """What to do instead, in the words of the evidence the class came from."""
     grounding = layers.get("grounding") or {}
+    dialect = (layers.get("parse") or {}).get("dialect")
+    gold_tables, gold_columns = _names(gold_sql, dialect)
     if error_class == "stale_table":
         read = {t.lower() for t in grounding.get("tables") or []}
-        live = [t for t in _tables(gold_sql, (layers.get("parse") or {}).get("dialect"))
-                if t.lower() not in read and t not in stale]
+        live = [t for t in gold_tables if t.lower() not in read and t not in stale]
         out = []
         for table in stale:
             new = _replacement(table, live)
@@ -96,11 +98,19 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
         missing = [h["name"] for k in ("hallucinated_columns", "hallucinated_tables")
                    for h in grounding.get(k) or [] if isinstance(h, dict)]
         what = "table" if error.get("category") == "missing_table" else "column"
-        named = ", ".join(dict.fromkeys(missing)) or f"the {what}"
+        unique = list(dict.fromkeys(missing))
+        named = ", ".join(unique) or f"the {what}"
         near = _nearest(error.get("message", ""))
+        pred_tables, pred_columns = _names(sql, dialect)
+        # what the gold reads in its place: its names the prediction does not use
+        gold_only = ([t for t in gold_tables if t not in pred_tables] if what == "table" else
+                     [c for c in gold_columns if c not in pred_columns])
+        out = f"{named} {'do' if len(unique) > 1 else 'does'} not exist"
         if near:
-            return [f"{named} does not exist; the nearest existing {what}{'s' if len(near) > 1 else ''}: {', '.join(near)}"]
-        return [f"{named} does not exist: look the {what} up in the schema"]
+            out += f"; the nearest existing {what}{'s' if len(near) > 1 else ''} by name: {', '.join(near)}"
+        if gold_only:
+            out += f"; the gold reads {', '.join(gold_only[:3])}"
+        return [out if near or gold_only else f"{out}: look the {what} up in the schema"]
     g, p = compare.get("gold_rows"), compare.get("pred_rows")
     if error_class == "wrong_join" and g is not None and p is not None and g != p:
         verb = "gains" if p > g else "loses"
@@ -111,7 +121,7 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
 
 def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None,
              classification: dict[str, Any], layers: dict[str, Any] | None = None,
-             stale: list[str] | None = None, gold_sql: str | None = None) -> dict[str, Any]:
+             stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None) -> dict[str, Any]:
     """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
     the most likely part and the advice, both in agreement with the error class."""
     clauses = (structure or {}).get("clauses", {})
@@ -161,7 +171,7 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     return {"scores": scores, "most_likely": ranked[0][0] if ranked[0][1] > 0 else None,
             "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
             "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
-                             gold_sql=gold_sql),
+                             gold_sql=gold_sql, sql=sql),
             "ordering_only": bool(c.get("order_only")), "cardinality_explosion": explosion,
             "cardinality_ratio": c.get("cardinality_ratio"), "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}
