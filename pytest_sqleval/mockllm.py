@@ -15,6 +15,7 @@ hallucinates, as a0 does). Tokens are characters / 4; the cost is 0.
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any, Mapping, Sequence
@@ -25,6 +26,7 @@ NOT_A_MODEL = "mockllm: a deterministic offline responder, not a model (its accu
 _CREATE = re.compile(r"CREATE TABLE\s+([\w.\"]+)\s*\((.*?)\n\)", re.S | re.I)
 _COMPACT = re.compile(r"^([\w.]+)\(([^)]*)\)", re.M)
 _WORD = re.compile(r"[a-z][a-z0-9]+")
+_JUDGE_EVIDENCE = "DETERMINISTIC EVIDENCE (JSON):"  # the LLM judge's prompt (grading/judge.py)
 _MEASURES = ("amount", "revenue", "usd", "price", "total", "cost", "spend", "value", "qty", "quantity", "units")
 
 
@@ -71,9 +73,26 @@ def write_sql(messages: Sequence[Mapping[str, Any]]) -> str:
     return f"SELECT count(*) AS n FROM {name}"
 
 
+def judge(evidence: str) -> str:
+    """A judge's verdict that repeats the deterministic comparison: equivalent where the
+    results matched, different elsewhere, at confidence 0.5."""
+    try:
+        data = json.loads(evidence)
+    except ValueError:
+        data = {}
+    match = isinstance(data, dict) and data.get("result_match") is True  # grading.verdict.judge_evidence
+    return json.dumps({"equivalence": "equivalent" if match else "different", "confidence": 0.5,
+                       "rationale": f"{NOT_A_MODEL}; it repeats the deterministic comparison"})
+
+
 def respond(messages: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any]:
-    """One chat completion, shaped as OpenAI's ``/v1/chat/completions`` returns it."""
-    text = f"```sql\n{write_sql(messages)}\n```"
+    """One chat completion, shaped as OpenAI's ``/v1/chat/completions`` returns it: a judge's
+    JSON verdict to the LLM judge's prompt, else a SQL query in a fence."""
+    last = str(messages[-1].get("content") or "") if messages else ""
+    if _JUDGE_EVIDENCE in last:
+        text = judge(last.split(_JUDGE_EVIDENCE, 1)[1].strip())
+    else:
+        text = f"```sql\n{write_sql(messages)}\n```"
     prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
     return {"id": f"mockllm-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": NOT_A_MODEL,

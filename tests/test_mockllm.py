@@ -73,6 +73,21 @@ def test_the_ablation_runs_offline_and_every_output_says_it_is_not_a_model(tmp_p
                                      "--sqleval-model=mockllm/heuristic")
 
 
+def test_the_judge_runs_offline_and_repeats_the_deterministic_comparison(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "cases/vantage", "-q", "-p", "no:cacheprovider", "-k", "q01 or q04 or q45",
+         "--sqleval-backend=predictions:cases/vantage/sample_predictions.jsonl", "--sqleval-judge=advisory",
+         "--sqleval-judge-model=mockllm/judge", f"--sqleval-results={results}", f"--sqleval-cache-dir={tmp_path / 'c'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=_env())
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    judged = {r["case_id"]: r for r in map(json.loads, (results / "results.jsonl").read_text().splitlines())}
+    assert {k: r["equivalence"] for k, r in judged.items()} == {
+        "q01": "equivalent", "q04": "equivalent", "q45": "different"}  # q04: same rows, from a deprecated table
+    assert all(mockllm.NOT_A_MODEL in r["rationale"] for r in judged.values())
+    assert judged["q04"]["status"] == "failed"  # advisory: execution and the stale table still decide
+
+
 def test_ablation_labels_never_overlap() -> None:
     import matplotlib
     matplotlib.use("Agg")
