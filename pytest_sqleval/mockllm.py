@@ -3,9 +3,13 @@
 Any model string that starts with ``mockllm/`` is answered here, in process, with an OpenAI
 chat-completion object (``choices[0].message.content``, ``usage``), so the LLM backends
 (raw_llm, a0 ... a3-sc) and the judge's client run end to end with no network, key or
-server: to try the agent's ablation, or to test a pipeline around it. **It is not a model**:
-every record it touches says so (``NOT_A_MODEL``), and its figures measure the plumbing,
-never text-to-SQL skill.
+server: to try the agent's ablation, or to test a pipeline around it. ``python -m
+pytest_sqleval.mockllm`` serves the same answers over HTTP on 127.0.0.1 as an
+OpenAI-compatible ``/v1/chat/completions``, for a client that only speaks HTTP
+(``--sqleval-api-base=http://127.0.0.1:PORT/v1 --sqleval-model=openai/mockllm``).
+**It is not a model**: every record it touches says so (``NOT_A_MODEL``; a served model's
+name must start with ``mockllm`` for that), and its figures measure the plumbing, never
+text-to-SQL skill.
 
 What it answers is deterministic and reads the prompt the way a weak model might: the table
 of the schema context whose name and columns share most words with the question, summed
@@ -31,12 +35,15 @@ _MEASURES = ("amount", "revenue", "usd", "price", "total", "cost", "spend", "val
 
 
 def is_mock(model: str | None) -> bool:
+    """Answered in process (``llm.complete``): ``mockllm/<anything>``."""
     return bool(model) and str(model).startswith(PREFIX)
 
 
 def label(model: str | None) -> dict[str, str]:
-    """The field a record of a mock run carries (nothing for a real model)."""
-    return {"not_a_model": NOT_A_MODEL} if is_mock(model) else {}
+    """The field a record of a mock run carries, in process or served (``openai/mockllm``);
+    nothing for a real model."""
+    served = bool(model) and str(model).rsplit("/", 1)[-1].startswith("mockllm")
+    return {"not_a_model": NOT_A_MODEL} if is_mock(model) or served else {}
 
 
 def _words(text: str) -> set[str]:
@@ -99,3 +106,45 @@ def respond(messages: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any]
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
                       "total_tokens": prompt_tokens + len(text) // 4 + 1}}
+
+
+def serve(port: int = 0) -> Any:
+    """An OpenAI-compatible server on 127.0.0.1 (``port`` 0: a free one), not yet started:
+    call ``serve_forever()`` (or run it in a thread) and ``shutdown()``."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                reply = respond(body["messages"], str(body.get("model") or "mockllm"))
+            except (ValueError, KeyError, TypeError) as exc:
+                return self._send(400, {"error": {"message": f"bad request: {exc}", "type": "invalid_request_error"}})
+            self._send(200, reply)
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:  # quiet: one line per call would drown a run's output
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    return server
+
+
+if __name__ == "__main__":  # python -m pytest_sqleval.mockllm [PORT]
+    import sys
+    httpd = serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    print(f"mockllm (not a model) at http://127.0.0.1:{httpd.server_address[1]}/v1 (Ctrl-C stops)", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass

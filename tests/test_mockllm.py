@@ -115,3 +115,19 @@ def test_ablation_labels_never_overlap() -> None:
 def _env() -> dict[str, str]:
     import os
     return {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "SQLEVAL_API"))}
+
+
+def test_served_over_http_it_answers_litellm_as_an_openai_server() -> None:
+    import threading
+    server = mockllm.serve()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        reply = asyncio.run(complete([{"role": "user", "content": SCHEMA}], model="openai/mockllm", api_base=base,
+                                     api_key="none", max_attempts=1, timeout=20))
+        assert "revenue_recognized" in reply.text and reply.prompt_tokens > 0
+        assert mockllm.label("openai/mockllm") == {"not_a_model": mockllm.NOT_A_MODEL}
+        assert mockllm.label("openai/gpt-4o-mini") == {}
+    finally:
+        server.shutdown()
+        server.server_close()
