@@ -14,8 +14,9 @@ text-to-SQL skill.
 What it answers is deterministic and reads the prompt the way a weak model might: the table
 of the schema context whose name and columns share most words with the question, summed
 over its measure column (one the question names first) or, for "how many" or a table with no
-measure, counted; each repair request moves to the next table. Without a schema in the prompt it guesses a table from the question's words (so a0
-hallucinates, as a0 does). Tokens are characters / 4; the cost is 0.
+measure, counted; each repair request moves to the next table. Without a schema in the
+prompt it guesses a table from the question's words. Asked by the LLM judge, it repeats the
+deterministic comparison. Tokens are characters / 4; the cost is 0.
 """
 from __future__ import annotations
 

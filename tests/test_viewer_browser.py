@@ -30,22 +30,24 @@ class Chromium:
     def __init__(self, exe: str, profile: Path) -> None:
         to_child, self._w = os.pipe()
         self._r, from_child = os.pipe()
-        # the child reads commands on fd 3 and answers on fd 4; ours are moved out of that range first
-        hi_in, hi_out = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_child, from_child))
+        # Chromium reads commands on fd 3 and answers on fd 4: a small Python step puts the pipe
+        # ends there and becomes Chromium (no preexec_fn, unsafe in a process with threads); the
+        # ends are first moved above 9, so that neither is itself 3 or 4
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_child, from_child)]
         os.close(to_child)
         os.close(from_child)
-
-        def wire() -> None:
-            os.dup2(hi_in, 3)
-            os.dup2(hi_out, 4)
+        to_child, from_child = high
+        wire = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+                "os.execv(sys.argv[3], sys.argv[3:])")
         self.proc = subprocess.Popen(
-            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-pipe", f"--user-data-dir={profile}", "--window-size=1400,1000", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=wire, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            [sys.executable, "-c", wire, str(to_child), str(from_child), exe, "--headless", "--no-sandbox",
+             "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--remote-debugging-pipe", f"--user-data-dir={profile}",
+             "--window-size=1400,1000", "about:blank"],
+            pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
-        os.close(hi_in)
-        os.close(hi_out)
+        os.close(to_child)
+        os.close(from_child)
         self._buf = b""
         self._id = 0
         self.events: list[dict[str, Any]] = []  # what the browser reported unasked (Network.enable: its requests)
@@ -98,6 +100,10 @@ class Chromium:
         return path
 
     def close(self) -> None:
+        try:
+            self._call("Browser.close", {})
+        except (OSError, RuntimeError, TimeoutError):
+            pass  # already gone: the wait below reaps it
         os.close(self._w)
         os.close(self._r)
         try:
