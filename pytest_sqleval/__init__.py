@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__  # noqa: F401  (the package version, read by pip and users)
-__all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict"]
+__all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict", "load_results"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import Verdict, compare
     from .backends.base import GenerationResult
     from .cases import BenchmarkCase
+    from .reports.table import load_results
 
 
 def __getattr__(name: str) -> Any:
@@ -26,4 +27,7 @@ def __getattr__(name: str) -> Any:
     if name == "BenchmarkCase":
         from .cases import BenchmarkCase
         return BenchmarkCase
+    if name == "load_results":
+        from .reports.table import load_results
+        return load_results
     raise AttributeError(name)

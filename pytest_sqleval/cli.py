@@ -1,5 +1,5 @@
 """``python -m pytest_sqleval``: build the Vantage warehouse, validate a suite and freeze
-its gold answers, hash a database, reprint a summary.
+its gold answers, hash a database, reprint a summary, view a run's report.
 
 Grading itself runs under pytest; these are the chores around it."""
 from __future__ import annotations
@@ -50,28 +50,42 @@ def _hash(args: argparse.Namespace) -> int:
     return 0
 
 
-#: What a results record must carry for the summary (a line without them is not one).
-_RECORD_KEYS = ("backend", "status")
-
-
 def _summary(args: argparse.Namespace) -> int:
-    from .cases import iter_jsonl
-    from .errors import BadInputError
     from .reports.summary import summarize
+    from .reports.table import read_records
     from .reports.terminal import summary_lines
-    results = Path(args.results)
-    path = results / "results.jsonl" if results.is_dir() else results
-    if not path.is_file():
-        raise BadInputError(path, "no such results file",
-                            fix="give a results.jsonl, or the folder a run wrote it to (--sqleval-results)")
-    fix = "give sqleval-results/results.jsonl as a run wrote it (one case record per line)"
-    records = []
-    for lineno, record in iter_jsonl(path, fix=fix):
-        if not isinstance(record, dict) or any(k not in record for k in _RECORD_KEYS):
-            raise BadInputError(path, "not a case record (no 'backend' or 'status')", line=lineno, fix=fix)
-        records.append(record)
+    _, records = read_records(args.results)
     for line in summary_lines(summarize(records)):
         print(line)
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    """Rebuild report.html beside the results (so an older run gets this version's page),
+    then open it in a browser, or serve its folder on loopback with --serve."""
+    import json
+    import webbrowser
+
+    from .reports.html import REPORT_NAME, write_report
+    from .reports.table import read_records
+    path, records = read_records(args.results)
+    summary_path = path.with_name("summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    page = write_report(records, summary, path.with_name(REPORT_NAME))
+    print(f"report: {page}")
+    if args.serve is None:
+        if not args.no_open and not webbrowser.open(page.resolve().as_uri()):
+            print("no browser to open it here: open the file above in one, or use --serve")
+        return 0
+    import functools
+    import http.server
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(page.parent))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", args.serve), handler) as server:
+        print(f"serving http://127.0.0.1:{server.server_address[1]}/{REPORT_NAME} (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
     return 0
 
 
@@ -101,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("summary", help="reprint the summary of a results.jsonl (or its folder)")
     p.add_argument("results", nargs="?", default="sqleval-results")
     p.set_defaults(func=_summary)
+    p = sub.add_parser("view", help="rebuild a run's HTML report (report.html) and open it, or serve it",
+                       description="The page is self-contained: it opens offline and can be sent as one file.")
+    p.add_argument("results", nargs="?", default="sqleval-results", help="results.jsonl or its folder")
+    p.add_argument("--serve", nargs="?", type=int, const=0, default=None, metavar="PORT",
+                   help="serve the folder on 127.0.0.1 (a free port unless given) instead of opening a browser")
+    p.add_argument("--no-open", action="store_true", help="only write report.html")
+    p.set_defaults(func=_view)
     args = parser.parse_args(argv)
     return _guarded(lambda: args.func(args))
 

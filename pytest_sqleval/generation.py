@@ -33,6 +33,7 @@ from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
 
 POLL_S = 0.05
+WAIT_TICK_S = 0.25  # how often a case waiting for its generation lets live progress redraw
 CLAIM_GRACE_S = 5.0  # beyond the generation timeout, for the claim's owner to save its result
 SWITCH_INTERVAL_S = 0.0005  # the interpreter's thread switch interval while generations are outstanding
 
@@ -112,6 +113,22 @@ class GenerationStore:
                                   default=str), encoding="utf-8")
         os.replace(tmp, path)
 
+    def _failure(self, fingerprint: str, case_hash: str) -> Path:
+        return self.root.parent / f"run-{self.run_id}-failed" / fingerprint / f"{case_hash}.txt"
+
+    def save_failure(self, fingerprint: str, case_hash: str, error: str) -> None:
+        """A failed generation, kept for this run only: another xdist worker waiting on the
+        case takes it instead of calling the backend again (a later run does call again)."""
+        path = self._failure(fingerprint, case_hash)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(error, encoding="utf-8")
+
+    def load_failure(self, fingerprint: str, case_hash: str) -> Generated | None:
+        try:
+            return Generated(None, {}, False, 0.0, self._failure(fingerprint, case_hash).read_text(encoding="utf-8"))
+        except OSError:
+            return None
+
     def claim(self, fingerprint: str, case_hash: str, *, force: bool = False) -> bool:
         """Take the right to generate this case. A claim holds "pid run_id start", the
         owner's start time (from ``/proc/<pid>/stat``) naming the process and not just its
@@ -181,6 +198,7 @@ class GenerationStore:
             self._owner = None
 
     def discard_run(self) -> None:
+        shutil.rmtree(self.root.parent / f"run-{self.run_id}-failed", ignore_errors=True)
         if not self.persistent:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -273,6 +291,11 @@ class GenerationService:
         self.cache_hits = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        # for live progress (reports/progress.py): pairs asked for, found cached when asked,
+        # calls finished (failed ones too), failed, and the tokens and cost the backends reported
+        self.submitted = self.listed_hits = self.finished = self.failed = self.tokens = 0
+        self.cost_usd = 0.0
+        self.waiting: Callable[[], None] | None = None  # called while a case waits for its generation
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Generated]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sem: asyncio.Semaphore | None = None
@@ -307,6 +330,7 @@ class GenerationService:
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
+                self.submitted += 1
                 fut = self._futures[key] = self._start(backend, case, finished)
         return fut
 
@@ -320,6 +344,7 @@ class GenerationService:
             hit = self.store.load(backend.fingerprint, case_hash) if listed else None
             if hit is not None:
                 self.cache_hits += 1
+                self.listed_hits += 1
                 done: concurrent.futures.Future[Generated] = concurrent.futures.Future()
                 done.set_result(hit)
                 return done
@@ -359,9 +384,19 @@ class GenerationService:
             return None
         return fut.result()
 
+    def progress(self) -> dict[str, Any]:
+        """This process's counts, for live progress (``reports.progress.combine``)."""
+        return {"total": self.submitted, "cached": self.listed_hits, "called": self.finished,
+                "in_flight": self.in_flight, "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6),
+                "failed": self.failed}
+
     def get(self, backend: Backend, case: BenchmarkCase) -> Generated:
+        fut = self.submit(backend, case)
         try:
-            return self.submit(backend, case).result()
+            while self.waiting is not None and not fut.done():
+                self.waiting()
+                concurrent.futures.wait([fut], timeout=WAIT_TICK_S)
+            return fut.result()
         except _Interrupted as exc:
             raise exc.original from None
 
@@ -381,10 +416,11 @@ class GenerationService:
             # so xdist workers split the cases instead of one worker claiming them all.
             async with self._sem:
                 if self.store.claim(fp, case_hash, force=overdue):
-                    hit = self.store.load(fp, case_hash)  # it may have finished since it was looked up
+                    # it may have finished (or failed, this run) since it was looked up
+                    hit = self.store.load(fp, case_hash) or self.store.load_failure(fp, case_hash)
                     if hit is not None:
                         self.store.release(fp, case_hash)
-                        self.cache_hits += 1
+                        self.cache_hits += hit.error is None
                         return hit
                     try:
                         gen = await self._invoke(backend, case)
@@ -398,9 +434,9 @@ class GenerationService:
             if waited_since is None:
                 waited_since = time.monotonic()
             await asyncio.sleep(POLL_S)  # another process is generating this case
-            hit = self.store.load(fp, case_hash)
+            hit = self.store.load(fp, case_hash) or self.store.load_failure(fp, case_hash)
             if hit is not None:
-                self.cache_hits += 1
+                self.cache_hits += hit.error is None
                 return hit
 
     def _keep(self, fingerprint: str, case_hash: str, gen: Generated) -> None:
@@ -409,6 +445,8 @@ class GenerationService:
         try:
             if gen.error is None:
                 self.store.save(fingerprint, case_hash, gen)
+            else:
+                self.store.save_failure(fingerprint, case_hash, gen.error)
         finally:
             self.store.release(fingerprint, case_hash)
 
@@ -421,16 +459,31 @@ class GenerationService:
         try:
             out = await asyncio.wait_for(_guarded(lambda: backend.generate(case)), self.timeout_s)
         except asyncio.TimeoutError:
+            self.failed += 1
             return Generated(None, {}, False, _ms(start), f"backend timed out after {self.timeout_s:g} s")
         except _Interrupted:
             raise
         except Exception as exc:  # the backend is the system under test: any crash is a case error
+            self.failed += 1
             failed = Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")
             failed.exception = exc  # type: ignore[attr-defined]  # its traceback, for the case's report
             return failed
         finally:
             self.in_flight -= 1
-        elapsed = _ms(start)
+            self.finished += 1
+        gen = self._result(out, _ms(start))
+        if gen.error is not None:
+            self.failed += 1
+        else:
+            meta = gen.metadata  # a backend's own words: numbers where it gave numbers, else nothing
+            self.tokens += int(_number(meta.get("total_tokens")) or _number(meta.get("prompt_tokens"))
+                               + _number(meta.get("completion_tokens")))
+            self.cost_usd += _number(meta.get("cost_usd"))
+        return gen
+
+    @staticmethod
+    def _result(out: Any, elapsed: float) -> Generated:
+        """What a backend returned, checked."""
         if isinstance(out, GenerationResult):
             sql, meta = out.sql, dict(out.metadata)
         elif isinstance(out, str):
@@ -464,6 +517,10 @@ async def _cancel_all() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _ms(start: float) -> float:

@@ -262,8 +262,17 @@ async def complete(
     """Ask ``model`` (a litellm model name, e.g. ``openai/gpt-4o-mini``; use the ``openai/``
     prefix for any OpenAI-compatible ``api_base``) for one chat completion.
 
-    Raises :class:`LLMError` when the request is rejected or every attempt failed.
+    Raises :class:`LLMError` when the request is rejected or every attempt failed. A
+    ``mockllm/...`` model is answered offline by :mod:`pytest_sqleval.mockllm`, not a model.
     """
+    from . import mockllm
+    if mockllm.is_mock(model):
+        started = time.monotonic()
+        body = mockllm.respond(messages, model)
+        await asyncio.sleep(0)  # a turn of the loop, as a real call gives, so calls interleave
+        return LLMReply(text=body["choices"][0]["message"]["content"], model=model,
+                        prompt_tokens=body["usage"]["prompt_tokens"], completion_tokens=body["usage"]["completion_tokens"],
+                        cost_usd=0.0, latency_ms=round((time.monotonic() - started) * 1000.0, 1), attempts=1)
     litellm = _litellm()
     attempts = max(1, int(max_attempts))
     started = time.monotonic()

@@ -149,9 +149,28 @@ class _Hooks:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self) -> None:
+        self._clear_progress()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        self._clear_progress()  # before pytest writes the report's letter; redrawn after it
+        yield
         if not self.state.run.is_worker:
-            self.state.sink.on_report(report)
+            self.state.on_report(report)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = (yield).get_result()
+        if call.when == "teardown" and self.state.run.is_worker and self.state.generation_started:
+            from .reports.progress import PROGRESS_KEY  # a worker's counts, for the controller's progress
+            report.user_properties.append((PROGRESS_KEY, {"worker": self.state.run.worker_index,
+                                                          **self.state.generation.progress()}))
+
+    def _clear_progress(self) -> None:
+        if not self.state.run.is_worker and self.state.progress is not None:
+            self.state.progress.clear()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_runtest_metadata(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
@@ -164,6 +183,7 @@ class _Hooks:
         yield
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self._clear_progress()
         summary = self.state.summary
         if summary is None:
             return
@@ -175,9 +195,13 @@ class _Hooks:
             for line in lines or ():
                 terminalreporter.write_line(str(line))
         results = self.state.run.results_dir
-        terminalreporter.write_line(f"results: {results / 'results.jsonl'}  summary: {results / 'summary.json'}")
+        terminalreporter.write_line(f"results: {results / 'results.jsonl'}  summary: {results / 'summary.json'}  "
+                                    f"report: {results / 'report.html'}")
         if self.state.ablation_written:
             terminalreporter.write_line(f"ablation: {self.state.run.ablation_dir / 'ablation.md'} (table and plot)")
+        progress = self.state.progress.final_line() if self.state.progress is not None else None
+        if progress:
+            terminalreporter.write_line(progress)
         for line in self.state.gate_lines:
             terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
 

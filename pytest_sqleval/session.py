@@ -4,6 +4,7 @@ One per process, stashed on the pytest config; each part owns its own state."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -20,6 +21,7 @@ from .runconfig import RunConfig
 if TYPE_CHECKING:
     from .backends.base import Backend
     from .generation import GenerationService
+    from .reports.progress import LiveProgress
 
 
 class SqlevalSession:
@@ -34,6 +36,7 @@ class SqlevalSession:
         self._judge: Any = None
         self._backends: list[Backend] | None = None
         self._generation: GenerationService | None = None
+        self._progress: LiveProgress | None = None
         self._prefetched = False
 
     def _layers_for(self, manifest: Any) -> list[Any]:
@@ -77,7 +80,44 @@ class SqlevalSession:
             from .generation import GenerationService, GenerationStore
             store = GenerationStore(self.run.cache_dir, self.run.run_id, persistent=self.run.use_cache)
             self._generation = GenerationService(store, self.run.concurrency, self.run.generation_timeout)
+            if self.progress is not None and not self.run.is_worker:
+                self._generation.waiting = self.progress.tick_while_waiting
         return self._generation
+
+    @property
+    def generation_started(self) -> bool:
+        return self._generation is not None
+
+    @property
+    def progress(self) -> LiveProgress | None:
+        """Live progress of the generations, drawn by the process that shows pytest's output
+        (serial: this one; xdist: the controller, from the counts workers send)."""
+        if self._progress is None and not self.run.is_worker:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                from .reports.progress import LiveProgress
+                capman = self.config.pluginmanager.get_plugin("capturemanager")
+                self._progress = LiveProgress(reporter, self._progress_counts,
+                                              capman.global_and_fixture_disabled if capman is not None else
+                                              contextlib.nullcontext)
+        return self._progress
+
+    def _progress_counts(self) -> dict[str, Any]:
+        from .reports.progress import combine
+        if self.run.xdist_workers:
+            return combine(self._progress.parts.values() if self._progress is not None else ())
+        return combine([self._generation.progress()] if self._generation is not None else ())
+
+    def on_report(self, report: pytest.TestReport) -> None:
+        """The controller's part of a finished report: the record to the sink, a worker's
+        generation counts to the progress."""
+        self.sink.on_report(report)
+        if self.progress is not None:
+            from .reports.progress import PROGRESS_KEY
+            for prop in report.user_properties:
+                if isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY:
+                    self.progress.parts[prop[1].get("worker")] = prop[1]  # each worker's latest counts
+            self.progress.tick()
 
     def prefetch(self, items: list[pytest.Item]) -> None:
         """Submit every case of this process's session at once, so generations overlap;

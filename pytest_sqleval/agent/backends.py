@@ -25,6 +25,7 @@ from typing import Any, Callable
 from ..backends.base import Backend, BackendOptions, GenerationResult
 from ..backends.llm_backends import api_key_for, client_limits, credential_gated, model_string
 from ..errors import UsageError
+from ..mockllm import label as mock_label
 from ..reports.ablation import ABLATION_STEP
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
@@ -87,7 +88,7 @@ def make_llm_backend(name: str, options: BackendOptions, config: AgentConfig | N
     if llm_overrides:
         settings = replace(settings, **llm_overrides)
     out_root = runs_dir(options.rootdir)
-    static_meta = record_metadata(config)
+    static_meta = {**record_metadata(config), **mock_label(model)}  # a mockllm run says it is not a model
 
     def on_result(case: Any, result: GenerationResult) -> None:
         m = result.metadata

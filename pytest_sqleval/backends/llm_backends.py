@@ -42,7 +42,8 @@ def model_string(options: BackendOptions) -> tuple[str, str | None]:
     if not model:
         raise UsageError("the LLM backends need a model: add --sqleval-model=NAME (a litellm model string such as "
                          "openai/gpt-4o-mini or anthropic/claude-3-5-haiku-latest), optionally --sqleval-provider "
-                         "and --sqleval-api-base; or set SQLEVAL_MODEL")
+                         "and --sqleval-api-base; or set SQLEVAL_MODEL. Offline, with no model: "
+                         "--sqleval-model=mockllm/heuristic (a deterministic responder, not a model)")
     provider = (options.provider or "").strip() or None
     if "/" not in model:
         if provider:

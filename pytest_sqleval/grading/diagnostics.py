@@ -2,7 +2,12 @@
 
 Scores in 0..1 for projection, filter, join, grouping, aggregate and top-k errors, from
 two independent sources: the result comparison (what the rows say) and the structural
-diff (what the SQL says). They back the error class with evidence; they do not decide it."""
+diff (what the SQL says). They back the error class with evidence; they do not decide it,
+and they never contradict it: ``most_likely`` is chosen among the parts a fail of that class
+can lie in (none for a missing column or a stale table: the class already names the part).
+``advice`` says what to do instead, from the same evidence: the live table the gold reads in
+place of a deprecated one, the existing columns nearest a missing one (the engine's own
+candidates), the rows a wrong join gains or loses."""
 from __future__ import annotations
 
 import re
@@ -10,6 +15,13 @@ from typing import Any
 
 _AGG = re.compile(r"\b(sum|avg|count|min|max|median|stddev\w*|var\w*|any_value|string_agg|list|approx_\w+)\s*\(", re.I)
 DIMENSIONS = ("projection", "filter", "join", "grouping", "aggregate", "topk")
+#: The parts of a query a fail of each class can lie in; a class not listed may lie anywhere.
+CONSISTENT: dict[str, tuple[str, ...]] = {
+    "hallucinated_column": (), "stale_table": (),
+    "wrong_metric": ("aggregate", "filter", "projection"), "wrong_join": ("join",),
+}
+#: The engine's own suggestions in a binder error (DuckDB: candidate bindings, "did you mean").
+_CANDIDATES = re.compile(r'Candidate bindings:\s*(.+)|Did you mean "([^"]+)"', re.I)
 
 
 def _share(clause: dict[str, Any] | None) -> float:
@@ -23,9 +35,95 @@ def _aggregates(items: list[str]) -> list[str]:
     return sorted(m.group(1).lower() for it in items for m in _AGG.finditer(it))
 
 
+def article(word: str) -> str:
+    """``word`` with its indefinite article: an aggregate error, a join error."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _nearest(message: str) -> list[str]:
+    names: list[str] = []
+    for m in _CANDIDATES.finditer(message or ""):
+        if m.group(1):
+            names += [n.strip(' :"') for n in m.group(1).split(",")]
+        elif m.group(2):
+            names.append(m.group(2))
+    return [n for n in dict.fromkeys(names) if n][:3]
+
+
+def _names(sql: str | None, dialect: str | None) -> tuple[list[str], list[str]]:
+    """The tables (schema-qualified as written; CTEs left out) and the column names a query reads."""
+    if not sql:
+        return [], []
+    import sqlglot
+    from sqlglot import exp
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # an unparsable query is reported elsewhere; here it only means no advice
+        return [], []
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    tables = [".".join(p for p in (t.db, t.name) if p) for t in tree.find_all(exp.Table) if t.name and t.name not in ctes]
+    columns = [c.name for c in tree.find_all(exp.Column) if c.name]
+    return list(dict.fromkeys(tables)), list(dict.fromkeys(columns))
+
+
+def _replacement(stale: str, live: list[str]) -> str | None:
+    """The live table that stands for a deprecated one: the same name without its legacy suffix,
+    else the gold's one table the prediction does not read, else the most similar name."""
+    import difflib
+    base = re.sub(r"_(old|v\d+|bak|legacy|deprecated)$", "", stale.split(".")[-1], flags=re.I)
+    same = [t for t in live if t.split(".")[-1].lower() == base.lower()]
+    if same or len(live) == 1:
+        return (same or live)[0]
+    close = difflib.get_close_matches(stale, live, n=1, cutoff=0.0)
+    return close[0] if close else None
+
+
+def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str, Any],
+           stale: list[str], gold_sql: str | None, sql: str | None = None) -> list[str]:
+    """What to do instead, in the words of the evidence the class came from."""
+    grounding = layers.get("grounding") or {}
+    dialect = (layers.get("parse") or {}).get("dialect")
+    gold_tables, gold_columns = _names(gold_sql, dialect)
+    if error_class == "stale_table":
+        read = {t.lower() for t in grounding.get("tables") or []}
+        live = [t for t in gold_tables if t.lower() not in read and t not in stale]
+        out = []
+        for table in stale:
+            new = _replacement(table, live)
+            out.append(f"{table} is deprecated: read {new}, the live table the gold reads, instead" if new else
+                       f"{table} is deprecated: read the live table that superseded it instead")
+        return out
+    if error_class == "hallucinated_column":
+        error = (layers.get("execution") or {}).get("error") or {}
+        missing = [h["name"] for k in ("hallucinated_columns", "hallucinated_tables")
+                   for h in grounding.get(k) or [] if isinstance(h, dict)]
+        what = "table" if error.get("category") == "missing_table" else "column"
+        unique = list(dict.fromkeys(missing))
+        named = ", ".join(unique) or f"the {what}"
+        near = _nearest(error.get("message", ""))
+        pred_tables, pred_columns = _names(sql, dialect)
+        # what the gold reads in its place: its names the prediction does not use
+        gold_only = ([t for t in gold_tables if t not in pred_tables] if what == "table" else
+                     [c for c in gold_columns if c not in pred_columns])
+        out = f"{named} {'do' if len(unique) > 1 else 'does'} not exist"
+        if near:
+            out += f"; the nearest existing {what}{'s' if len(near) > 1 else ''} by name: {', '.join(near)}"
+        if gold_only:
+            out += f"; the gold reads {', '.join(gold_only[:3])}"
+        return [out if near or gold_only else f"{out}: look the {what} up in the schema"]
+    g, p = compare.get("gold_rows"), compare.get("pred_rows")
+    if error_class == "wrong_join" and g is not None and p is not None and g != p:
+        verb = "gains" if p > g else "loses"
+        return [f"the join {verb} {abs(p - g):,} row{'s' if abs(p - g) != 1 else ''} ({p:,} returned, the gold "
+                f"has {g:,}): check its keys, and whether it should be an outer join or aggregate first"]
+    return []
+
+
 def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None,
-             classification: dict[str, Any]) -> dict[str, Any]:
-    """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity."""
+             classification: dict[str, Any], layers: dict[str, Any] | None = None,
+             stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None) -> dict[str, Any]:
+    """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
+    the most likely part and the advice, both in agreement with the error class."""
     clauses = (structure or {}).get("clauses", {})
     c = compare or {}
     scores = dict.fromkeys(DIMENSIONS, 0.0)
@@ -52,7 +150,9 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     limit = _share(clauses.get("limit"))
     scores["topk"] = min(1.0, 0.6 * bool(limit) + 0.3 * bool(c.get("order_only")) + 0.1 * _share(clauses.get("order_by")))
     scores = {k: round(v, 3) for k, v in scores.items()}
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    error_class = classification.get("error_class")
+    allowed = CONSISTENT.get(str(error_class), DIMENSIONS)
+    ranked = sorted(((k, v) for k, v in scores.items() if k in allowed), key=lambda kv: -kv[1]) + [("", 0.0)] * 2
     ambiguous = ranked[0][1] >= 0.5 and ranked[1][1] >= 0.5 and ranked[0][1] - ranked[1][1] < 0.15
     confidence = float(classification.get("confidence") or 0.0)
     if ambiguous:
@@ -69,6 +169,9 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
                         "predicted_kind": (c.get("pred_kinds") or [])[i] if i < len(c.get("pred_kinds") or []) else None,
                         "match": bool(matches[i]) if i < len(matches) else False})
     return {"scores": scores, "most_likely": ranked[0][0] if ranked[0][1] > 0 else None,
+            "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
+            "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
+                             gold_sql=gold_sql, sql=sql),
             "ordering_only": bool(c.get("order_only")), "cardinality_explosion": explosion,
             "cardinality_ratio": c.get("cardinality_ratio"), "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}

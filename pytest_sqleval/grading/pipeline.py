@@ -304,7 +304,8 @@ class SuiteGrader:
             def run() -> dict[str, Any]:
                 budget.check()
                 return diagnose(compare=ev.layers.get("compare"), structure=ev.layers.get("structure"),
-                                classification=cls.to_dict())
+                                classification=cls.to_dict(), layers=ev.layers, stale=ev.stale,
+                                gold_sql=ev.gold_sql, sql=ev.sql)
             return guarded(run, fallback={})
         verdict = decide(evidence, duration_ms=0.0, classifier=classifier, judge=judge, mode=judge_mode,
                          diagnose=diagnostics if self.host is not None else None)

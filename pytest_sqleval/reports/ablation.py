@@ -246,6 +246,10 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     models = sorted({m for r in rows for m in r.models})
     if models:
         lines.append("Models: " + ", ".join(f"`{m}`" for m in models) + ".")
+    from ..mockllm import NOT_A_MODEL, is_mock
+    if any(is_mock(m) for m in models):
+        lines += ["", f"**Not a model:** {NOT_A_MODEL}. These rows show that the pipeline runs; "
+                  "they say nothing about text-to-SQL."]
     lines += ["", "Execution accuracy = passed / graded cases; *errors* are cases that could not be graded "
               "(backend crash or timeout, untrustworthy gold). Calls, tokens and latency are means per question.", ""]
     head = (["config", "components", "exec acc (%)", "passed / graded"] + [CLASS_HEADERS[c] for c in ERROR_CLASSES]
@@ -319,8 +323,6 @@ def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
     for r in pts:
         ax.scatter([r.mean_calls], [100 * r.execution_accuracy], s=60, zorder=3,  # type: ignore[operator]
                    color="#1f77b4" if r.pareto else "#9a9a9a", edgecolor="black", linewidth=0.6)
-        ax.annotate(r.config, (r.mean_calls, 100 * r.execution_accuracy), textcoords="offset points",  # type: ignore[arg-type,operator]
-                    xytext=(6, 5), fontsize=9)
     frontier = sorted((r for r in pts if r.pareto), key=lambda r: r.mean_calls)  # type: ignore[arg-type,return-value]
     if frontier:
         xs, ys = [], []
@@ -340,12 +342,35 @@ def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
     pad = max(0.25, (hi - lo) * 0.15)  # type: ignore[operator]
     ax.set_xlim(max(0.0, lo - pad), hi + pad)  # type: ignore[operator]
     ax.grid(True, alpha=0.3)
-    ax.set_title("Accuracy against cost, per configuration")
+    ax.set_title("Accuracy against cost, per configuration"
+                 + (" (mockllm: not a model)" if any(m.startswith("mockllm/") for r in pts for m in r.models) else ""))
     fig.tight_layout()
+    _label_points(ax, pts)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
     return None
+
+
+def _label_points(ax: Any, pts: list[AblationRow]) -> None:
+    """Each point's configuration name, placed where it covers no other label: one that would
+    overlap an earlier one moves a line up, with a leader line back to its point. Laid out in
+    pixels, after the axes' limits are final."""
+    from matplotlib.text import Text
+    renderer = ax.figure.canvas.get_renderer()
+    placed: list[Any] = []
+    for r in sorted(pts, key=lambda r: (r.mean_calls, -(r.execution_accuracy or 0))):  # type: ignore[arg-type,return-value]
+        xy = (r.mean_calls, 100 * r.execution_accuracy)  # type: ignore[operator]
+        for step in range(12):
+            text = ax.annotate(r.config, xy, textcoords="offset points", xytext=(7, 4 + 12 * step), fontsize=9,
+                               va="center", arrowprops=None if step == 0 else
+                               {"arrowstyle": "-", "color": "#888", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4})
+            text.update_positions(renderer)  # where the point puts it (otherwise computed at draw time)
+            box = Text.get_window_extent(text, renderer).expanded(1.05, 1.2)  # the words, not the leader line
+            if step == 11 or not any(box.overlaps(b) for b in placed):  # past 12 stacked points: the last line stays
+                placed.append(box)
+                break
+            text.remove()
 
 
 def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,

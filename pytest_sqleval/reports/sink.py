@@ -1,6 +1,7 @@
 """The results sink: every case record as it arrives (a journal a killed run keeps),
 then the run's outputs, written once at the end: results.jsonl, summary.json, the
-ablation table when agent configurations ran, and the error-class cache.
+ablation table when agent configurations ran, the HTML report (``reports.html``) and the
+error-class cache.
 
 It reads records only. In an xdist run only the controller keeps one; workers attach
 their records to the reports they send (``user_properties``), so serial and ``-n 2``
@@ -71,7 +72,8 @@ class ResultsSink:
         return len(self.case_nodeids | set(self.records))
 
     def publish(self, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-        """results.jsonl (sorted, so serial and xdist runs give identical files) and summary.json."""
+        """results.jsonl (sorted, so serial and xdist runs give identical files), summary.json
+        and the page built from both, report.html."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.close_journal(remove=True)
 
@@ -82,8 +84,10 @@ class ResultsSink:
 
         summary_text = json.dumps(summary, indent=2, default=str) + "\n"
         with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
-            _publish(self.results_dir / "results.jsonl", write_results)
-            _publish(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
+            publish_file(self.results_dir / "results.jsonl", write_results)
+            publish_file(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
+            from .html import REPORT_NAME, write_report
+            write_report(records, summary, self.results_dir / REPORT_NAME)
 
     def remember_error_classes(self, records: list[dict[str, Any]]) -> None:
         """Merged per case: cases not run keep what they had; only the controller writes."""
@@ -121,7 +125,7 @@ def suite_nodeid(nodeid: str, case_id: str, backend_label: str) -> str:
     return nodeid.rsplit("::", 1)[0]
 
 
-def _publish(path: Path, write: Callable[[Path], Any]) -> None:
+def publish_file(path: Path, write: Callable[[Path], Any]) -> None:
     """Replace ``path`` whole: ``write`` fills a temporary file in the same folder, which
     then takes the name in one ``os.replace``. A reader, or another run sharing the folder,
     sees the old file or the new one, never a mix; when two runs publish, the last wins."""

@@ -87,12 +87,15 @@ def render_failure(rec: dict[str, Any]) -> str:
                    f"exact match {'yes' if struct['exact_match'] else 'no'})")
     diag = layers.get("diagnostics")
     if diag and diag.get("most_likely"):
-        top = sorted(diag["scores"].items(), key=lambda kv: -kv[1])[:2]
+        from ..grading.diagnostics import article
+        top = diag.get("candidates") or [[diag["most_likely"], diag["scores"][diag["most_likely"]]]]
         flags = [f for f, on in (("cardinality explosion", diag["cardinality_explosion"]),
                                  ("ordering only", diag["ordering_only"]), ("ambiguous", diag["ambiguous"])) if on]
-        out.append(f"  diagnosis: most likely a {diag['most_likely']} error ("
+        out.append(f"  diagnosis: most likely {article(diag['most_likely'])} error ("
                    + ", ".join(f"{k} {v:.2f}" for k, v in top) + f"); evidence {diag['evidence_strength']}"
                    + (f"; {', '.join(flags)}" if flags else ""))
+    for advice in (diag or {}).get("advice") or []:
+        out.append(f"  what to do: {advice}")
     return "\n".join(_line(line) for chunk in out for line in chunk.split("\n"))
 
 

@@ -1,0 +1,242 @@
+"""The run as one self-contained page: ``sqleval-results/report.html``.
+
+Built from the records and the summary only (what results.jsonl and summary.json hold),
+so ``python -m pytest_sqleval view`` rebuilds the same page from a finished run. The page
+needs no network: its script, styles and data are inline (``report_template.html``).
+Its size is bounded: result previews are cut to ``PREVIEW_ROWS`` rows, cells to
+``CELL_CHARS`` and texts to ``TEXT_CHARS`` characters, and past ``DETAIL_BUDGET`` bytes of
+evidence the remaining cases (passed ones last in line) lose their layers' evidence and keep
+``PREVIEW_ROWS_OVER_BUDGET`` rows of their results; every cut says so on the page."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import shlex
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+from .sink import suite_nodeid
+
+REPORT_NAME = "report.html"
+PREVIEW_ROWS = 20
+PREVIEW_ROWS_OVER_BUDGET = 5  # a case past the budget keeps this much of its result
+CELL_CHARS = 120
+TEXT_CHARS = 1500
+DETAIL_BUDGET = 10_000_000  # bytes of layer evidence and previews across all cases: 10,000 cases stay a page a browser opens
+_DATA_MARK = "/*SQLEVAL_DATA*/null"
+_STATIC_MARK = "<!--SQLEVAL_STATIC-->"
+
+
+def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, path: Path) -> Path:
+    """Write the page to ``path`` (replaced whole) and return it."""
+    from .sink import publish_file
+    page = render_report(records, summary)
+    publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    return path
+
+
+def render_report(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
+    template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
+    data = _page_data(records)
+    # no "<" in the script's data: neither "</script>" nor "<!--" in a question can end it early
+    blob = json.dumps(data, default=str, separators=(",", ":")).replace("<", "\\u003c")
+    page = template.replace(_DATA_MARK, blob, 1)  # the data's mark is the template's only one; the static's comes first
+    return page.replace(_STATIC_MARK, _static_html(records, summary), 1)
+
+
+# -- the data the page's script reads -------------------------------------------------------
+def _clip(text: Any, limit: int = TEXT_CHARS) -> Any:
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters, truncated in this page; results.jsonl has more)"
+
+
+def _preview(rows: list[Any] | None, total: int | None, limit: int = PREVIEW_ROWS) -> dict[str, Any] | None:
+    if rows is None:
+        return None
+    cut = rows[:limit]
+    return {"rows": [[_clip(v, CELL_CHARS) for v in r] for r in cut],
+            "total": total if total is not None else len(rows), "shown": len(cut)}
+
+
+def _marks(rows: list[Any] | None, other: list[Any] | None, listed: list[Any] | None) -> list[int]:
+    """Indexes of preview rows that differ: listed by the comparison (missing or extra rows),
+    or, where it listed none, absent from the other side's preview."""
+    if not rows:
+        return []
+    keys = {repr(r) for r in (listed or [])}
+    if keys:
+        return [i for i, r in enumerate(rows[:PREVIEW_ROWS]) if repr(r) in keys]
+    theirs: dict[str, int] = {}
+    for r in (other or [])[:4 * PREVIEW_ROWS]:
+        k = repr(r)
+        theirs[k] = theirs.get(k, 0) + 1
+    out = []
+    for i, r in enumerate(rows[:PREVIEW_ROWS]):
+        k = repr(r)
+        if theirs.get(k):
+            theirs[k] -= 1
+        else:
+            out.append(i)
+    return out
+
+
+def _layers(rec: dict[str, Any]) -> dict[str, Any]:
+    """Each layer's evidence, the structure layer's matching clauses left out."""
+    layers = dict(rec.get("layers") or {})
+    struct = layers.get("structure")
+    if isinstance(struct, dict) and isinstance(struct.get("clauses"), dict):
+        layers["structure"] = {**struct, "clauses": {k: v for k, v in struct["clauses"].items()
+                                                     if not (isinstance(v, dict) and v.get("match"))}}
+    for key in ("execution", "compare", "judge"):
+        if rec.get(key):
+            layers[key] = rec[key]
+    if isinstance(layers.get("execution"), dict):
+        layers["execution"] = {k: v for k, v in layers["execution"].items() if k != "preview"}
+    if isinstance(layers.get("compare"), dict):
+        layers["compare"] = {k: (v[:PREVIEW_ROWS] if isinstance(v, list) else v) for k, v in layers["compare"].items()}
+    return layers
+
+
+def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
+    """Keep the page under ``DETAIL_BUDGET`` bytes of evidence, failures served first: a case
+    past it loses its layers and most of its preview. Returns how many were cut."""
+    budget, cut = DETAIL_BUDGET, 0
+    for i in sorted(range(len(runs)), key=lambda i: runs[i]["status"] == "passed"):
+        r = runs[i]
+        cost = len(json.dumps([r["layers"], r["preview"]], default=str))
+        if cost <= budget:
+            budget -= cost
+            continue
+        cut += 1
+        ex = records[i].get("execution") or {}
+        r["layers"] = None
+        r["preview"] = _preview(ex.get("preview"), ex.get("rows"), PREVIEW_ROWS_OVER_BUDGET)
+    return cut
+
+
+def reproduce_command(rec: dict[str, Any]) -> str:
+    """The command that runs this one case with this backend (and its model): the item is
+    addressed by its case id (its name has no ``[backend]`` part when one backend runs)."""
+    suite = suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"])
+    spec = rec.get("backend_spec") or rec["backend"]
+    model = (rec.get("backend_metadata") or {}).get("model")
+    return (f"pytest {shlex.quote(suite + '::' + rec['case_id'])} --sqleval-backend={shlex.quote(spec)}"
+            + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
+
+
+def _page_data(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the page's script reads: each case once (question, gold SQL and result, labels)
+    and each case record's verdict beside it, bounded (``_bound``)."""
+    cases: dict[str, int] = {}
+    case_rows: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    for i, rec in enumerate(records):
+        key = f"{rec.get('suite')}\x1f{rec['case_id']}"
+        if key not in cases:
+            cases[key] = len(case_rows)
+            gold = rec.get("gold") or {}
+            case_rows.append({"id": rec["case_id"], "suite": rec.get("suite"), "question": _clip(rec.get("question")),
+                              "gold_sql": _clip(rec.get("gold_sql"), 20_000), "tags": rec.get("tags") or [],
+                              "difficulty": rec.get("difficulty"), "category": rec.get("category"),
+                              "complexity": rec.get("complexity"),
+                              "gold_columns": gold.get("columns"),
+                              "gold_preview": _preview(gold.get("preview"), gold.get("rows"))})
+        c = case_rows[cases[key]]
+        if c["gold_preview"] is None and rec.get("gold"):
+            c["gold_preview"] = _preview(rec["gold"].get("preview"), rec["gold"].get("rows"))
+        ex = rec.get("execution") or {}
+        cmp = rec.get("compare") or {}
+        gold_rows = (rec.get("gold") or {}).get("preview")
+        meta = rec.get("backend_metadata") or {}
+        runs.append({
+            "c": cases[key], "backend": rec["backend"], "status": rec["status"],
+            "error_class": rec.get("error_class"), "failure_kind": rec.get("failure_kind"),
+            "explanation": _clip(rec.get("explanation")), "confidence": rec.get("confidence"),
+            "sql": _clip(rec.get("generated_sql"), 20_000), "nodeid": rec["nodeid"],
+            "reproduce": reproduce_command(rec), "rationale": _clip(rec.get("rationale")), "equivalence": rec.get("equivalence"),
+            "decided_by": rec.get("decided_by"), "sidebyside": cmp.get("sidebyside"),
+            "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
+            "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
+            "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
+            "compare_reason": cmp.get("reason"), "advice": ((rec.get("layers") or {}).get("diagnostics") or {}).get("advice"),
+            "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
+            "layers": _layers(rec),
+        })
+    detail_left_out = _bound(runs, records)
+    return {"cases": case_rows, "runs": runs,
+            "limits": {"preview_rows": PREVIEW_ROWS, "text_chars": TEXT_CHARS, "detail_left_out": detail_left_out}}
+
+
+# -- the parts drawn once, in Python -----------------------------------------------------------
+def _pct(x: Any) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def _table(head: list[str], rows: Iterable[list[str]], cls: str = "") -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _summary_rows(groups: dict[str, Any]) -> list[list[str]]:
+    return [[html.escape(str(name)), str(s.get("cases", "")), str(s.get("passed", "")), str(s.get("failed", "")),
+             str(s.get("errors", "")), _pct(s.get("pass_rate")), _pct(s.get("exact_match_rate"))]
+            for name, s in groups.items()]
+
+
+def _histogram(summary: dict[str, Any]) -> str:
+    backends = summary.get("backends") or {}
+    classes: list[str] = []
+    for s in backends.values():
+        classes += [c for c in (s.get("error_classes") or {}) if c not in classes]
+    top = max([n for s in backends.values() for n in (s.get("error_classes") or {}).values()] + [1])
+    rows = []
+    for name, s in backends.items():
+        counts = s.get("error_classes") or {}
+        cells = [html.escape(name)]
+        for c in classes:
+            n = counts.get(c, 0)
+            cells.append(f'<span class="bar" style="width:{round(80 * n / top)}px"></span> {n}')
+        rows.append(cells)
+    return _table(["backend", *classes], rows, "hist")
+
+
+def _ablation(records: list[dict[str, Any]]) -> str:
+    from .ablation import ERROR_CLASSES, ablation_rows, has_ablation, plot_pareto
+    if not has_ablation(records):
+        return ""
+    rows = ablation_rows(records)
+    body = [[html.escape(r.config) + (" ★" if r.pareto else ""), _pct(r.execution_accuracy),
+             *(str(r.classes[c]) for c in ERROR_CLASSES),
+             "–" if r.mean_calls is None else f"{r.mean_calls:.2f}",
+             "–" if r.mean_total_tokens is None else f"{r.mean_total_tokens:.0f}"] for r in rows]
+    table = _table(["configuration", "execution accuracy", *ERROR_CLASSES, "calls / question", "tokens / question"], body)
+    with tempfile.TemporaryDirectory() as tmp:
+        png = Path(tmp) / "ablation.png"
+        note = plot_pareto(rows, png)
+        img = (f'<img alt="accuracy against cost" src="data:image/png;base64,'
+               f'{base64.b64encode(png.read_bytes()).decode()}">' if note is None else f"<p>{html.escape(note)}</p>")
+    from ..mockllm import NOT_A_MODEL, is_mock
+    mock = any(is_mock(m) for r in rows for m in r.models)
+    note = f'<p class="notamodel">Not a model: {html.escape(NOT_A_MODEL)}</p>' if mock else ""
+    return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"
+
+
+def _static_html(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
+    from .summary import rates, summarize
+    summary = summary or summarize(records)
+    run = summary.get("run") or {}
+    by_suite: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_suite.setdefault(f"{r.get('suite')} · {r['backend']}", []).append(r)
+    head = f"<p>run {html.escape(str(run.get('run_id', '')))} · {len(records):,} case records</p>"
+    labels = ["cases", "passed", "failed", "errors", "pass rate", "exact match"]
+    parts = [head, "<h2>Per backend</h2>", _table(["backend", *labels], _summary_rows(summary.get("backends") or {})),
+             "<h2>Per suite and backend</h2>",
+             _table(["suite · backend", *labels], _summary_rows({k: rates(v) for k, v in sorted(by_suite.items())})),
+             "<h2>Error classes</h2>", _histogram(summary), _ablation(records)]
+    return "".join(parts)
