@@ -29,6 +29,7 @@ class GraderPool:
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._per_database: OrderedDict[Path, None] = OrderedDict()
         self._golds: dict[Path, list[str]] = {}  # questions file -> its gold SQL (the variants' literals)
+        self.frozen_variants = True  # take choices from a suite's variants.frozen.json (validate refreezes)
 
     def open_grader(self, manifest: SuiteManifest) -> Any:
         """The suite's grader if it is open already; never opens one."""
@@ -91,13 +92,14 @@ class GraderPool:
         if not count or manifest.database is None:
             return None
         from .cases import read_layout_cases
-        from .variants.distill import VariantSet
+        from .variants.distill import FROZEN_NAME, VariantSet
         golds = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
         if golds is None:
             golds = self._golds[manifest.questions] = [case.gold_sql for case in read_layout_cases(manifest)]
         return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
                                 frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
-                                dialect=manifest.dialect, pinned_hash=content_hash)
+                                dialect=manifest.dialect, pinned_hash=content_hash,
+                                frozen=manifest.root / FROZEN_NAME if self.frozen_variants else None)
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

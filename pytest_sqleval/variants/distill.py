@@ -6,7 +6,13 @@ The engine process runs the gold and every mutant on the pinned database and on 
 variant of the pool (``GradingHandler.distill``); the variants are then chosen greedily,
 each adding the most mutants not yet told apart, up to the suite's count. What the pinned
 database and the chosen variants tell apart is the case's *evidence strength*. Choices
-are stored per gold (under the pool's content hashes), so a rerun distils nothing."""
+are stored per gold (under the pool's content hashes), so a rerun distils nothing.
+
+``validate`` freezes the pool's content hashes and every gold's choice into the suite's
+``variants.frozen.json`` (``frozen_record``). A run with the same database, seed, count
+and generator then takes each gold's choice from it (distilling nothing, on any machine:
+distillation leaves out near-misses that overrun a time budget, so a slower machine could
+choose otherwise) and refuses variants built to other content than was frozen."""
 from __future__ import annotations
 
 import hashlib
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
+FROZEN_NAME = "variants.frozen.json"
 MUTANT_TIME = (20.0, 0.5)  # a mutant may take 20x the gold's time, and at least 0.5 s, per database
 DISTILL_VERSION = 3  # bump when the choice or the mutants change: stored choices are then remade
 
@@ -41,24 +48,29 @@ class CaseVariants:
 class VariantSet:
     """A suite database's pool of variants and each gold's choice among them."""
 
-    def __init__(self, pool: list[Any], count: int, store: Path) -> None:
+    def __init__(self, pool: list[Any], count: int, store: Path, settings: dict[str, Any] | None = None) -> None:
         self.pool = pool  # variants.build.Variant, in index order
         self.count = count
+        self.settings = settings or {}  # what a frozen record must match: database, seed, count, generator
         signature = json.dumps([DISTILL_VERSION, count, [v.content_hash for v in pool]])
         self.store = store / hashlib.sha256(signature.encode()).hexdigest()[:16]
         self._chosen: dict[str, CaseVariants] = {}
+        self._by_sql: dict[str, CaseVariants] = {}  # gold SQL digest -> choice: what a frozen record holds
+        self._frozen: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def build(cls, database: Path, cache_dir: Path, count: int, seed: int = 0,
               frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb",
-              pinned_hash: str | None = None) -> "VariantSet":
+              pinned_hash: str | None = None, frozen: Path | None = None) -> "VariantSet":
         """A pool of ``count`` variants and, when golds are given, ``count`` boundary
         variants made from them (built once, cached by content under ``cache_dir/variants``),
-        from which each gold chooses up to ``count``."""
-        from .boundaries import boundary_variants, column_names, literal_hints
-        from .build import build_variants
+        from which each gold chooses up to ``count``. ``frozen``: a ``variants.frozen.json``
+        to take choices from, when it was frozen for these settings."""
+        from .boundaries import BOUNDARY_VERSION, boundary_variants, column_names, literal_hints
+        from .build import GENERATOR_VERSION, build_variants, content_hash
         from .constraints import observe_constraints
         store = Path(cache_dir) / "variants"
+        pinned_hash = pinned_hash or content_hash(Path(database))
         pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
                               pinned_hash=pinned_hash)
         golds = list(gold_sqls)
@@ -68,19 +80,66 @@ class VariantSet:
             hints = literal_hints(golds, dialect, column_names(pool[0].path))
             pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns,
                                       golds, dialect)
-        return cls(pool, count, store / "distilled")
+        settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
+                    "frozen_columns": sorted(frozen_columns),
+                    "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}
+        out = cls(pool, count, store / "distilled", settings)
+        if frozen is not None:
+            out.use_frozen(frozen)
+        return out
+
+    def use_frozen(self, path: Path) -> None:
+        """Take each gold's choice from ``path`` when it was frozen for these settings (a
+        record for another database, seed, count or generator is left alone: ``validate``
+        refreezes it); a variant built to other content than frozen is a ``UsageError``."""
+        from ..errors import UsageError
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{path}: not a frozen-variants file ({exc}); fix: delete it and run "
+                             f"python -m pytest_sqleval validate {path.parent}") from None
+        if not isinstance(record, dict) or record.get("settings") != self.settings:
+            return
+        built = {v.index: v for v in self.pool}
+        for entry in record.get("variants", []):
+            variant = built.get(entry.get("index"))
+            if variant is None or variant.content_hash != entry.get("content_hash"):
+                raise UsageError(
+                    f"{path}: variant {entry.get('index')} ({entry.get('kind')}) was frozen with content hash "
+                    f"{str(entry.get('content_hash'))[:16]}..., but builds here to "
+                    f"{variant.content_hash[:16] + '...' if variant else 'nothing'}: the variants cannot reproduce "
+                    f"the frozen evidence; fix: run python -m pytest_sqleval validate {path.parent} and commit "
+                    f"the new {path.name}")
+        self._frozen = record.get("choices", {})
+
+    def frozen_record(self) -> dict[str, Any]:
+        """What ``validate`` writes: the settings, the pool's content hashes and the choice of
+        every gold chosen so far."""
+        return {"settings": self.settings,
+                "variants": [{"index": v.index, "kind": v.kind, "content_hash": v.content_hash} for v in self.pool],
+                "choices": {k: {**asdict(c), "variants": [d["index"] for d in c.variants]}
+                            for k, c in sorted(self._by_sql.items())}}
 
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
                  host: Any, gold_ms: float = 0.0) -> CaseVariants:
-        """The variants of one gold (distilled on first use, then read back)."""
+        """The variants of one gold (frozen, or distilled on first use, then read back)."""
         chosen = self._chosen.get(gold_key)
         if chosen is None:
-            chosen = self._read(gold_key)
+            digest = hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
+            chosen = self._thaw(self._frozen.get(digest)) or self._read(gold_key)
             if chosen is None:
                 chosen = self._distill(gold_request, gold_sql, dialect, host, gold_ms)
                 self._write(gold_key, chosen)
-            self._chosen[gold_key] = chosen
+            self._chosen[gold_key] = self._by_sql[digest] = chosen
         return chosen
+
+    def _thaw(self, entry: dict[str, Any] | None) -> CaseVariants | None:
+        if not entry:
+            return None
+        by_index = {v.index: _describe(v) for v in self.pool}
+        return CaseVariants(**{**entry, "variants": [by_index[i] for i in entry["variants"] if i in by_index]})
 
     def _distill(self, gold_request: dict[str, Any], gold_sql: str, dialect: str, host: Any,
                  gold_ms: float) -> CaseVariants:

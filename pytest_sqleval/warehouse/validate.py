@@ -181,6 +181,54 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
             answers_path.write_text(text, encoding="utf-8")
             out(f"froze {len(frozen['answers'])} gold answers for content hash {content_hash[:16]}... into "
                 f"{answers_path} ({len(text.encode()) / 1024:.1f} KiB)")
+    if golds and manifest.variants.count and not v.problems and not v.bad_input:
+        _freeze_variants(manifest, cases, v, out, freeze=freeze)
+
+
+# -- database variants ------------------------------------------------------------------------
+def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *, freeze: bool) -> None:
+    """``[variants] count > 0``: build the variants, choose each gold's, and freeze both into
+    ``variants.frozen.json`` (a run then distils nothing). A variant that builds to other
+    content than was frozen for the same settings is a problem: the generator is not stable."""
+    from ..errors import CaseError
+    from ..pool import GraderPool
+    from ..variants.distill import FROZEN_NAME
+    pool = GraderPool(Path(".sqleval-cache").resolve())
+    pool.frozen_variants = False  # choose afresh; the old record is compared below
+    try:
+        pool.check_variants(manifest)
+        grader = pool.for_suite(manifest)
+        variants = grader.variant_set
+        for case in cases:
+            try:
+                gold = grader.gold(case.gold_sql, case)
+            except CaseError as exc:  # the one left for here: a gold empty on every variant too
+                v.problems.append(f"{case.source}: {case.id}: {exc}")
+                continue
+            variants.for_gold(gold.key, gold.request, gold.sql, grader.engine_dialect, grader.host, gold.elapsed_ms)
+        record = variants.frozen_record()
+    finally:
+        pool.close()
+    path = manifest.root / FROZEN_NAME
+    try:
+        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except ValueError:
+        old = None
+    if isinstance(old, dict) and old.get("settings") == record["settings"]:
+        before = {e.get("index"): e.get("content_hash") for e in old.get("variants", [])}
+        for entry in record["variants"]:
+            if before.get(entry["index"]) not in (None, entry["content_hash"]):
+                v.problems.append(f"{path}: variant {entry['index']} ({entry['kind']}) builds to content hash "
+                                  f"{entry['content_hash'][:16]}..., frozen as {before[entry['index']][:16]}... for "
+                                  "the same database, seed and generator: the variant generator is not stable")
+    strength = [c["strength"] for c in (dict(e, strength=(e["pinned"] + e["by_variants"]) / e["mutants"])
+                                        for e in record["choices"].values() if e["mutants"])]
+    out(f"variants: {len(record['variants'])} built (seed {manifest.variants.seed}), {len(record['choices'])} golds' "
+        f"choices of {manifest.variants.count}; mean evidence strength "
+        f"{sum(strength) / len(strength) if strength else 0:.2f}")
+    if freeze and not v.problems and not v.bad_input:
+        path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        out(f"froze the variants and each gold's choice into {path}")
 
 
 # -- constraints ------------------------------------------------------------------------------
@@ -302,7 +350,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
             g.spec.sort_keys = [p if p >= 0 else table.num_columns + p for p in g.key_positions]
         visible = table.num_columns - g.n_appended
         shape = g.case.expected_shape
-        if table.num_rows == 0 and shape != "empty":
+        if table.num_rows == 0 and shape != "empty" and not manifest.variants.count:  # else: graded on variants
             v.problems.append(f"{at}: gold returns no rows; an empty gold cannot tell a right answer from a wrong one "
                               f"(declare \"expected_shape\": \"empty\" if that is the answer)")
         elif shape == "empty" and table.num_rows:
