@@ -1,5 +1,6 @@
 """The hooks a plugin or a ``conftest.py`` implements to extend grading: add or replace
-layers, classify a failure, add record fields, add summary lines. Registered with
+layers, classify a failure, add record fields, add summary lines, add a suite's native
+database variants. Registered with
 ``pytest_addhooks``; the built-ins are ordinary implementations (``builtin_hooks.py``).
 The README's "Extending the grader" section has a conftest example of each."""
 from __future__ import annotations
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from .cases import SuiteManifest
     from .grading.layers import Layer
     from .grading.verdict import Classification, Evidence
@@ -45,3 +48,12 @@ def pytest_sqleval_record_fields(record: dict[str, Any]) -> "dict[str, Any] | No
 @hookspec
 def pytest_sqleval_summary_lines(summary: dict[str, Any]) -> "list[str] | None":
     """Lines to add to the terminal's "sqleval summary" section."""
+
+
+@hookspec
+def pytest_sqleval_native_variants(manifest: "SuiteManifest", folder: "Path", seed: int) -> "list[Path] | None":
+    """Database files a suite's own generator makes (other seeds of it), graded on as
+    variants next to the generic ones; ``folder`` is where to write them (kept between
+    runs: build only what is missing). Distillation chooses among all of them, and
+    ``validate`` freezes their content hashes like the others'. Only asked when the run
+    grades on variants."""

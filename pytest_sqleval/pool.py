@@ -30,6 +30,8 @@ class GraderPool:
         self._per_database: OrderedDict[Path, None] = OrderedDict()
         self._golds: dict[Path, list[str]] = {}  # questions file -> its gold SQL (the variants' literals)
         self.frozen_variants = True  # take choices from a suite's variants.frozen.json (validate refreezes)
+        # a suite's own generator's variants (the pytest_sqleval_native_variants hook in a pytest run)
+        self.native_variants: Callable[[SuiteManifest, Path], list[Path]] = lambda manifest, folder: []
 
     def open_grader(self, manifest: SuiteManifest) -> Any:
         """The suite's grader if it is open already; never opens one."""
@@ -99,7 +101,8 @@ class GraderPool:
         return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
                                 frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
                                 dialect=manifest.dialect, pinned_hash=content_hash,
-                                frozen=manifest.root / FROZEN_NAME if self.frozen_variants else None)
+                                frozen=manifest.root / FROZEN_NAME if self.frozen_variants else None,
+                                native=lambda folder: self.native_variants(manifest, folder))
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

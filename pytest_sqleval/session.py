@@ -29,6 +29,7 @@ class SqlevalSession:
         self.config = config
         self.run = RunConfig.from_pytest(config)
         self.pool = GraderPool(self.run.cache_dir, layers_for=self._layers_for, variants=self.run.variants)
+        self.pool.native_variants = self._native_variants
         self.sink = ResultsSink(self.run.results_dir, self.run.run_id, getattr(config, "cache", None))
         self.summary: dict[str, Any] | None = None
         self.gate_lines: list[str] = []
@@ -44,6 +45,13 @@ class SqlevalSession:
         layers: list[Any] = []
         self.config.hook.pytest_sqleval_layers(layers=layers, manifest=manifest)
         return layers
+
+    def _native_variants(self, manifest: Any, folder: Path) -> list[Path]:
+        """A suite generator's own variants (``pytest_sqleval_native_variants``), in hook order."""
+        folder.mkdir(parents=True, exist_ok=True)
+        answers = self.config.hook.pytest_sqleval_native_variants(manifest=manifest, folder=folder,
+                                                                  seed=manifest.variants.seed)
+        return [Path(p) for answer in answers if answer for p in answer]
 
     # -- what the items ask for -----------------------------------------------------------
     @property

@@ -20,12 +20,12 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
 FROZEN_NAME = "variants.frozen.json"
 MUTANT_TIME = (20.0, 0.5)  # a mutant may take 20x the gold's time, and at least 0.5 s, per database
-DISTILL_VERSION = 3  # bump when the choice or the mutants change: stored choices are then remade
+DISTILL_VERSION = 4  # bump when the choice or the mutants change: stored choices are then remade
 
 
 @dataclass
@@ -61,11 +61,13 @@ class VariantSet:
     @classmethod
     def build(cls, database: Path, cache_dir: Path, count: int, seed: int = 0,
               frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb",
-              pinned_hash: str | None = None, frozen: Path | None = None) -> "VariantSet":
+              pinned_hash: str | None = None, frozen: Path | None = None,
+              native: Callable[[Path], list[Path]] | None = None) -> "VariantSet":
         """A pool of ``count`` variants and, when golds are given, ``count`` boundary
         variants made from them (built once, cached by content under ``cache_dir/variants``),
         from which each gold chooses up to ``count``. ``frozen``: a ``variants.frozen.json``
-        to take choices from, when it was frozen for these settings."""
+        to take choices from, when it was frozen for these settings. ``native(folder)``: the
+        suite generator's own variants (``pytest_sqleval_native_variants``), added to the pool."""
         from .boundaries import BOUNDARY_VERSION, boundary_variants, column_names, literal_hints
         from .build import GENERATOR_VERSION, build_variants, content_hash
         from .constraints import observe_constraints
@@ -80,6 +82,8 @@ class VariantSet:
             hints = literal_hints(golds, dialect, column_names(pool[0].path))
             pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns,
                                       golds, dialect)
+        if native is not None and pool:
+            pool += native_variants(native(pool[0].path.parent / "native"), len(pool))
         settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
                     "frozen_columns": sorted(frozen_columns),
                     "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}
@@ -170,13 +174,27 @@ class VariantSet:
         os.replace(tmp, self.store / f"{gold_key}.json")
 
 
+def native_variants(paths: list[Path], first_index: int) -> list[Any]:
+    """The pool entries of a suite generator's own variant files (content hashes kept
+    next to them, so a rerun hashes nothing)."""
+    from .build import Variant, content_hash
+    out = []
+    for i, path in enumerate(paths):
+        sha = path.with_name(path.name + ".content-hash")
+        if not sha.is_file() or sha.stat().st_mtime < path.stat().st_mtime:
+            sha.write_text(content_hash(path), encoding="utf-8")
+        out.append(Variant(first_index + i, "native", {"file": path.name}, path, sha.read_text(encoding="utf-8").strip()))
+    return out
+
+
 def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variants: list[dict[str, Any]],
            count: int) -> CaseVariants:
     """Greedy choice: ``killed[0]`` is the pinned database's row, ``killed[1 + i]`` variant
     i's (per mutant: told apart, or None where the gold has no trustworthy answer). Each
-    pick adds the most mutants not yet told apart; on equal gain a boundary variant first
-    (wrong queries the near-misses do not model are mostly boundary slips), then the lower
-    index. The count is filled even when no near-miss is left to tell apart: measured on
+    pick adds the most mutants not yet told apart; on equal gain a native variant first
+    (the suite's own generator keeps every rule of its data, so a mismatch there is the
+    most convincing), then a boundary variant (wrong queries the near-misses do not model
+    are mostly boundary slips), then the lower index. The count is filled even when no near-miss is left to tell apart: measured on
     TPC-H (``bench/variants_bench.py``), filling it caught 71 % of held-out coincidences
     against 40 % when stopping at zero gain. A variant where the gold returns rows comes first when the pinned gold
     returns none, so such a gold is graded."""
@@ -192,7 +210,8 @@ def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variant
             told |= {m for m, k in enumerate(killed[1 + picked[0]]) if k}
     while len(picked) < count:
         best = max((i for i in usable if i not in picked),
-                   key=lambda i: (_gain(killed[1 + i], told), "boundary" in variants[i]["kind"], -i), default=None)
+                   key=lambda i: (_gain(killed[1 + i], told), variants[i]["kind"] == "native",
+                                  "boundary" in variants[i]["kind"], -i), default=None)
         if best is None:
             break
         picked.append(best)

@@ -163,16 +163,18 @@ def ddl_statements() -> list[str]:
 
 
 def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: bool = True,
-                    threads: int | None = None) -> BuildInfo:
+                    threads: int | None = None, seed: int = 0) -> BuildInfo:
     """Write the warehouse at ``scale`` to ``path`` (replacing it) and return its content hash.
 
     With ``verify``, a hash that differs from the pin for this scale raises
-    ``WarehouseHashMismatch`` naming both hashes; an unpinned scale is not checked."""
+    ``WarehouseHashMismatch`` naming both hashes; an unpinned scale is not checked. A
+    ``seed`` other than 0 makes other data by the same rules (database variants: see
+    ``native.py``); such a build has no pin."""
     import duckdb
 
     from ..cases import Limits
     from ..engines.duckdb_sandbox import DuckDBSandbox
-    from .fill import MACROS, statements
+    from .fill import macros, statements
 
     path = Path(path)
     start = time.perf_counter()
@@ -187,7 +189,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
         con.execute("BEGIN TRANSACTION")
         for stmt in ddl_statements():
             con.execute(stmt)
-        for stmt in MACROS:
+        for stmt in macros(seed):
             con.execute(stmt)
         for label, sql in statements(scale):
             try:
@@ -208,8 +210,8 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
         sandbox.close()
     content_hash = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
     objects = object_digests(lines)
-    pinned = (check_pin(path, scale, content_hash, objects=objects, counts=(tables, rows)) if verify
-              else pinned_hash(scale))
+    pinned = (check_pin(path, scale, content_hash, objects=objects, counts=(tables, rows)) if verify and not seed
+              else pinned_hash(scale) if not seed else None)
     return BuildInfo(path, float(scale), content_hash, tables, rows, round(time.perf_counter() - start, 2), pinned,
                      objects)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 MACROS = [
     "CREATE OR REPLACE TEMP MACRO _mx(x) AS (xor(x, x >> 16) * 73244475) & 4294967295",
     "CREATE OR REPLACE TEMP MACRO h32(x) AS xor(_mx(_mx(x & 4294967295)), _mx(_mx(x & 4294967295)) >> 16)",
-    "CREATE OR REPLACE TEMP MACRO u(i, s) AS h32(CAST(i AS BIGINT) * 2654435 + CAST(s AS BIGINT) * 40503 + 12345) / 4294967296.0",
+    "CREATE OR REPLACE TEMP MACRO u(i, s) AS h32(CAST(i AS BIGINT) * 2654435 + CAST(s AS BIGINT) * 40503 + $SEED) / 4294967296.0",
     "CREATE OR REPLACE TEMP MACRO ri(r, n) AS CAST(floor((r) * (n)) AS BIGINT)",
     "CREATE OR REPLACE TEMP MACRO pick(lst, r) AS (lst)[1 + CAST(floor((r) * len(lst)) AS BIGINT)]",
     "CREATE OR REPLACE TEMP MACRO ts(d, secs) AS CAST(d AS TIMESTAMP) + to_seconds(CAST(secs AS BIGINT))",
@@ -1673,6 +1673,11 @@ def sizes(scale: float) -> dict[str, int]:
         "N_SESS": n(100000), "N_GIFT": n(4000), "N_CART": n(30000), "N_INSTALL": n(8000), "N_PO": n(4000),
         "N_MOVE": n(40000), "N_AP": n(2500),
     }
+
+
+def macros(seed: int = 0) -> list[str]:
+    """The generator's macros; ``seed`` moves every pseudo-random number (0: the pinned warehouse)."""
+    return [m.replace("$SEED", str(12345 + 1000003 * seed)) for m in MACROS]
 
 
 def statements(scale: float) -> list[tuple[str, str]]:

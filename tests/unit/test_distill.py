@@ -44,9 +44,13 @@ def test_evidence_strength_counts_what_is_told_apart() -> None:
     assert CaseVariants(variants=[]).evidence()["strength"] is None  # a gold with no mutants: unknown, not 0
 
 
-def test_on_equal_gain_a_boundary_variant_comes_first() -> None:
+def test_on_equal_gain_a_native_then_a_boundary_variant_comes_first() -> None:
     chosen = choose([[F], [F], [F], [F]], [5, 3, 3, 3], pool(3, boundary=(2,)), 1)
     assert [v["index"] for v in chosen.variants] == [2]
+    variants = pool(3, boundary=(1,))
+    variants[2]["kind"] = "native"
+    assert [v["index"] for v in choose([[F], [F], [F], [F]], [5, 3, 3, 3], variants, 2).variants] == [1, 2]
+    assert [v["index"] for v in choose([[F], [T], [F], [F]], [5, 3, 3, 3], variants, 1).variants] == [0]  # gain first
 
 
 def test_no_usable_variant_chooses_none() -> None:
