@@ -71,6 +71,7 @@ class GraderPool:
                                  cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
                                  layers=self.layers_for(manifest))
             grader.variant_set = self.variant_set(manifest, grader.content_hash)
+        grader.replacements = manifest.replacements
         self._graders[manifest.path] = grader
         return grader
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_sqleval.grading.diagnostics import CONSISTENT, DIMENSIONS
 from pytest_sqleval.reports.terminal import render_failure
@@ -59,7 +60,12 @@ def test_failure_texts_say_what_to_do(failures: list[dict[str, Any]]) -> None:
         what = [line for line in text.splitlines() if line.startswith("  what to do: ")]
         cls = rec["error_class"]
         seen.add(cls)
-        if cls == "stale_table":
+        if cls == "stale_table" and rec["suite"] == "vantage":  # its semantic layer maps each deprecated table
+            assert what and all(re.search(r"is deprecated: read (\S+) instead \(the suite's replacement", w)
+                                for w in what), text
+            live = re.search(r"read (\S+) instead", what[0]).group(1)  # type: ignore[union-attr]
+            assert live == REPLACEMENTS[rec["stale_tables"][0]]
+        elif cls == "stale_table":  # no map: the live table the gold reads
             assert what and all(re.search(r"is deprecated: read (\S+), the live table the gold reads", w) for w in what), text
             live = re.search(r"read (\S+),", what[0]).group(1)  # type: ignore[union-attr]
             assert live.lower() in rec["gold_sql"].lower()
@@ -79,3 +85,25 @@ def test_failure_texts_read_as_english(failures: list[dict[str, Any]]) -> None:
         ours = [line for line in render_failure(rec).splitlines()
                 if not line.startswith(("    ", "  question:", "  why:"))]
         assert not [line for line in ours if re.search(r"\ba [aeiou]", line)], ours
+
+
+REPLACEMENTS = {d["table"]: d["use_instead"] for d in yaml.safe_load(
+    (Path(__file__).resolve().parent.parent / "cases/vantage/semantic_layer.yaml").read_text())["deprecated_tables"]}
+
+
+def test_a_suite_names_its_replacements_over_the_semantic_layer(tmp_path: Path) -> None:
+    from pytest_sqleval.cases import load_manifest
+    from pytest_sqleval.errors import BadInputError
+    (tmp_path / "q.jsonl").write_text("")
+    (tmp_path / "db.duckdb").write_bytes(b"")
+    (tmp_path / "semantic_layer.yaml").write_text(
+        "deprecated_tables:\n  - { table: legacy.orders, use_instead: orders.orders }\n"
+        "  - { table: legacy.stores, use_instead: sales.stores }\n")
+    manifest = tmp_path / "sqleval.toml"
+    manifest.write_text('[suite]\nquestions = "q.jsonl"\ndatabase = "db.duckdb"\n'
+                        'replacements = { "legacy.orders" = "orders.orders_v2" }\n')
+    assert load_manifest(manifest).replacements == {"legacy.orders": "orders.orders_v2", "legacy.stores": "sales.stores"}
+    manifest.write_text('[suite]\nquestions = "q.jsonl"\ndatabase = "db.duckdb"\nreplacements = ["legacy.orders"]\n')
+    with pytest.raises(BadInputError) as info:
+        load_manifest(manifest)
+    assert "sqleval.toml:4" in str(info.value) and "replacements = {" in str(info.value)

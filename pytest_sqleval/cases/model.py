@@ -108,6 +108,8 @@ class SuiteManifest:
     tables: Path | None = None  # Spider/BIRD tables.json, when the suite names one
     constraints: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # checked by `validate`
     variants: VariantPolicy = field(default_factory=VariantPolicy, compare=False, hash=False)
+    # deprecated table -> the live table that replaces it ([suite] replacements, else the semantic layer's)
+    replacements: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def root(self) -> Path:

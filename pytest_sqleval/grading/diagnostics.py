@@ -79,8 +79,10 @@ def _replacement(stale: str, live: list[str]) -> str | None:
 
 
 def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str, Any],
-           stale: list[str], gold_sql: str | None, sql: str | None = None) -> list[str]:
-    """What to do instead, in the words of the evidence the class came from."""
+           stale: list[str], gold_sql: str | None, sql: str | None = None,
+           replacements: dict[str, str] | None = None) -> list[str]:
+    """What to do instead, in the words of the evidence the class came from; for a stale
+    table, the suite's ``replacements`` first (its map, or its semantic layer's)."""
     grounding = layers.get("grounding") or {}
     dialect = (layers.get("parse") or {}).get("dialect")
     gold_tables, gold_columns = _names(gold_sql, dialect)
@@ -88,9 +90,12 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
         read = {t.lower() for t in grounding.get("tables") or []}
         live = [t for t in gold_tables if t.lower() not in read and t not in stale]
         out = []
+        mapped = {k.lower(): v for k, v in (replacements or {}).items()}
         for table in stale:
-            new = _replacement(table, live)
-            out.append(f"{table} is deprecated: read {new}, the live table the gold reads, instead" if new else
+            named = mapped.get(table.lower()) or mapped.get(table.split(".")[-1].lower())
+            new = named or _replacement(table, live)
+            out.append(f"{table} is deprecated: read {named} instead (the suite's replacement for it)" if named else
+                       f"{table} is deprecated: read {new}, the live table the gold reads, instead" if new else
                        f"{table} is deprecated: read the live table that superseded it instead")
         return out
     if error_class == "hallucinated_column":
@@ -121,7 +126,8 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
 
 def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None,
              classification: dict[str, Any], layers: dict[str, Any] | None = None,
-             stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None) -> dict[str, Any]:
+             stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None,
+             replacements: dict[str, str] | None = None) -> dict[str, Any]:
     """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
     the most likely part and the advice, both in agreement with the error class."""
     clauses = (structure or {}).get("clauses", {})
@@ -171,7 +177,7 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     return {"scores": scores, "most_likely": ranked[0][0] if ranked[0][1] > 0 else None,
             "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
             "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
-                             gold_sql=gold_sql, sql=sql),
+                             gold_sql=gold_sql, sql=sql, replacements=replacements),
             "ordering_only": bool(c.get("order_only")), "cardinality_explosion": explosion,
             "cardinality_ratio": c.get("cardinality_ratio"), "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}

@@ -73,6 +73,7 @@ class SuiteGrader:
         self.deprecated = deprecated
         self.layers: list[Layer] = list(default_layers() if layers is None else layers)
         self.variant_set = variant_set  # variants.distill.VariantSet: the suite database's variants, if any
+        self.replacements: dict[str, str] = {}  # deprecated table -> its live one, for the failure text
         self.gold_executions = 0
         self.host: EngineHost | None = None
         if database is None:  # nothing to execute: grounding against the schema, if there is one
@@ -305,7 +306,7 @@ class SuiteGrader:
                 budget.check()
                 return diagnose(compare=ev.layers.get("compare"), structure=ev.layers.get("structure"),
                                 classification=cls.to_dict(), layers=ev.layers, stale=ev.stale,
-                                gold_sql=ev.gold_sql, sql=ev.sql)
+                                gold_sql=ev.gold_sql, sql=ev.sql, replacements=self.replacements)
             return guarded(run, fallback={})
         verdict = decide(evidence, duration_ms=0.0, classifier=classifier, judge=judge, mode=judge_mode,
                          diagnose=diagnostics if self.host is not None else None)
