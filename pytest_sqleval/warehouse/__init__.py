@@ -163,13 +163,14 @@ def ddl_statements() -> list[str]:
 
 
 def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: bool = True,
-                    threads: int | None = None, seed: int = 0) -> BuildInfo:
+                    threads: int | None = None, seed: int = 0, block_size: int | None = None) -> BuildInfo:
     """Write the warehouse at ``scale`` to ``path`` (replacing it) and return its content hash.
 
     With ``verify``, a hash that differs from the pin for this scale raises
     ``WarehouseHashMismatch`` naming both hashes; an unpinned scale is not checked. A
     ``seed`` other than 0 makes other data by the same rules (database variants: see
-    ``native.py``); such a build has no pin."""
+    ``native.py``); such a build has no pin. ``block_size``: DuckDB's storage block size
+    for the file (small blocks make a small warehouse a small file)."""
     import duckdb
 
     from ..cases import Limits
@@ -182,8 +183,11 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
         leftover.unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     config = {"threads": threads} if threads else {}
-    con = duckdb.connect(str(path), config=config)
+    con = duckdb.connect(str(path) if block_size is None else ":memory:", config=config)
     try:
+        if block_size is not None:
+            con.execute(f"ATTACH {_sql_str(str(path))} AS warehouse (BLOCK_SIZE {int(block_size)})")
+            con.execute("USE warehouse")
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")
         con.execute("BEGIN TRANSACTION")

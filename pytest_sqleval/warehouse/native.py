@@ -27,6 +27,7 @@ def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> li
     """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it."""
     if manifest.build != BUILDER:
         return None
+    from ..variants.build import VARIANT_BLOCK_SIZE
     from . import build_warehouse
     out = []
     with open(folder / ".lock", "w") as lock:
@@ -36,7 +37,8 @@ def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> li
             if not path.is_file():
                 tmp = path.with_name(f".{path.name}.building")
                 try:
-                    build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1)
+                    build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1,
+                                    block_size=VARIANT_BLOCK_SIZE)
                     os.replace(tmp, path)
                 finally:
                     for leftover in (tmp, Path(str(tmp) + ".wal")):
