@@ -20,14 +20,8 @@ import pytest
 
 from pytest_sqleval.reports.sidebyside import peer_verdicts
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
+from tests.test_layouts import CONCERT
 
-CONCERT = """
-CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER, net_worth REAL);
-INSERT INTO singer VALUES (1, 'Joe', 'France', 52, 1.1), (2, 'Ann', 'France', 43, 2.2), (3, 'Bo', 'US', 30, 0.1),
-                          (4, 'Cy', 'US', 30, 0.2), (5, 'Di', 'UK', 25, NULL);
-CREATE TABLE concert (concert_id INTEGER, singer_id INTEGER, year TEXT);
-INSERT INTO concert VALUES (1, 1, '2014'), (2, 1, '2015'), (3, 2, '2014'), (4, 3, '2015');
-"""
 SLOW = ("(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) "
         "SELECT count(*) FROM c) > 0")
 

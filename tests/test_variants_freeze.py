@@ -11,20 +11,12 @@ import pytest
 
 from pytest_sqleval import cli
 from tests.sqleval_helpers import read_results
-from tests.test_variants_grading import CASES, PREDICTIONS, make_db
+from tests.test_variants_grading import CASES, PREDICTIONS, write_suite
 
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
-    root.mkdir()
-    make_db(root / "shop.duckdb")
-    (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-    (root / "sqleval.toml").write_text('[suite]\nname = "shop"\nquestions = "questions.jsonl"\n'
-                                       'database = "shop.duckdb"\n\n[variants]\ncount = 4\n')
-    (pytester.path / "preds.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n"
-                                                       for k, v in PREDICTIONS.items()))
-    return root
+    return write_suite(pytester.path, CASES, PREDICTIONS, 4)
 
 
 def grade(pytester: pytest.Pytester, cache: str, *extra: str) -> pytest.RunResult:

@@ -39,17 +39,21 @@ def make_db(path: Path) -> None:
     con.close()
 
 
-@pytest.fixture
-def suite(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
+def write_suite(where: Path, cases: list[dict], predictions: dict[str, str], count: int) -> Path:
+    """``where/suite`` (the shop database, its questions, ``[variants] count``) and ``where/preds.jsonl``."""
+    root = where / "suite"
     root.mkdir()
     make_db(root / "shop.duckdb")
-    (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     (root / "sqleval.toml").write_text('[suite]\nname = "shop"\nquestions = "questions.jsonl"\n'
-                                       'database = "shop.duckdb"\n\n[variants]\ncount = 4\n')
-    (pytester.path / "preds.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n"
-                                                       for k, v in PREDICTIONS.items()))
+                                       f'database = "shop.duckdb"\n\n[variants]\ncount = {count}\n')
+    (where / "preds.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n" for k, v in predictions.items()))
     return root
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> Path:
+    return write_suite(pytester.path, CASES, PREDICTIONS, 4)
 
 
 def test_a_coincidence_on_the_database_fails_on_a_variant(pytester: pytest.Pytester, suite: Path) -> None:

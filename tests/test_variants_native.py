@@ -4,17 +4,16 @@ and a coincidence only other data of the suite's own kind can show (a country th
 database does not hold, which no generic variant may invent) fails on them."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.sqleval_helpers import read_results
-from tests.test_variants_grading import make_db
+from tests.test_variants_grading import write_suite
 
 CASES = [{"id": "fr", "question": "How many French customers?",
           "gold_sql": "SELECT count(*) FROM customers WHERE country = 'FR'"}]
-PREDICTIONS = [{"id": "fr", "sql": "SELECT count(*) FROM customers WHERE country <> 'DE'"}]  # FR and DE only, here
+PREDICTIONS = {"fr": "SELECT count(*) FROM customers WHERE country <> 'DE'"}  # FR and DE only, here
 
 CONFTEST = '''
 import duckdb, shutil
@@ -34,14 +33,7 @@ def pytest_sqleval_native_variants(manifest, folder, seed):
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "suite"
-    root.mkdir()
-    make_db(root / "shop.duckdb")
-    (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-    (root / "sqleval.toml").write_text('[suite]\nname = "shop"\nquestions = "questions.jsonl"\n'
-                                       'database = "shop.duckdb"\n\n[variants]\ncount = 2\n')
-    (pytester.path / "preds.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PREDICTIONS))
-    return root
+    return write_suite(pytester.path, CASES, PREDICTIONS, 2)
 
 
 def run(pytester: pytest.Pytester) -> dict:
