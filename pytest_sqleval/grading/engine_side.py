@@ -251,7 +251,9 @@ class GradingHandler:
         """Which of a gold's mutants the pinned database tells apart from it, and which
         each variant does: the matrix distillation chooses a case's variants from. Each
         mutant runs under ``mutant_timeout_s``; one that overruns it on the pinned database
-        (a dropped join condition's cross product) is left out everywhere (None)."""
+        (a dropped join condition's cross product) is left out everywhere (None), and one
+        the pinned database tells apart is not run on the variants (None: the choice only
+        counts what the database cannot tell)."""
         from .compare import CompareSpec
         spec = CompareSpec(**req["gold"]["spec"])
         budget = req.get("mutant_timeout_s")
@@ -260,9 +262,9 @@ class GradingHandler:
             (self._variant_db(v["path"]), self._variant_gold(v, req["gold"], out).get("table")) for v in req["variants"]]
         killed: list[list[bool | None]] = [[] for _ in places]  # per place (pinned first), per mutant: told apart?
         for sql in req["mutants"]:
-            too_slow = False
+            settled = False  # too slow on the database, or told apart there: the variants add nothing
             for i, (db, gold) in enumerate(places):
-                if gold is None or too_slow:
+                if gold is None or settled:
                     killed[i].append(None)
                     continue
                 started(out)
@@ -270,9 +272,10 @@ class GradingHandler:
                 executed(out)
                 if outcome.error is not None and outcome.error.category == "timeout":
                     killed[i].append(None)
-                    too_slow = i == 0  # slow on the database: no evidence worth its cost on the variants
+                    settled = i == 0  # slow on the database: no evidence worth its cost on the variants
                     continue
                 killed[i].append(outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match)
+                settled = i == 0 and killed[0][-1]
         return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places]}
 
     def _variant_db(self, path: str) -> Any:

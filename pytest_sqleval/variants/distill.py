@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
 FROZEN_NAME = "variants.frozen.json"
 MUTANT_TIME = (20.0, 0.5)  # a mutant may take 20x the gold's time, and at least 0.5 s, per database
-DISTILL_VERSION = 4  # bump when the choice or the mutants change: stored choices are then remade
+DISTILL_VERSION = 5  # bump when the choice or the mutants change: stored choices are then remade
 
 
 @dataclass
