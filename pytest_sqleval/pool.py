@@ -1,6 +1,6 @@
 """The graders of one run: one per suite database (per ``db_id`` for Spider/BIRD, the
 least recently used closed beyond ``MAX_OPEN_DATABASES``), one per schema for suites
-without a database, and their engine processes started ahead of the first case."""
+without a database, and the engine process they share, started ahead of the first case."""
 from __future__ import annotations
 
 import hashlib
@@ -29,6 +29,13 @@ class GraderPool:
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._per_database: OrderedDict[Path, None] = OrderedDict()
         self._golds: dict[Path, list[str]] = {}  # questions file -> its gold SQL (the variants' literals)
+        self._engines: Any = None  # the engine process every database of this run shares (started on first use)
+
+    def _engine_process(self) -> Any:
+        if self._engines is None:
+            from .engines.host import EngineProcess
+            self._engines = EngineProcess()
+        return self._engines
 
     def open_grader(self, manifest: SuiteManifest) -> Any:
         """The suite's grader if it is open already; never opens one."""
@@ -65,7 +72,9 @@ class GraderPool:
             ensure_database(manifest.database, manifest.build)
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
-                                 cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
+                                 cache_dir=self.cache_dir,
+                                 started=self._started.pop(manifest.path, None) or SuiteGrader.start_engine(
+                                     manifest.database, manifest.limits, self.cache_dir, self._engine_process()),
                                  layers=self.layers_for(manifest))
             grader.variant_set = self.variant_set(manifest, grader.content_hash)
         self._graders[manifest.path] = grader
@@ -146,7 +155,8 @@ class GraderPool:
             if (manifest.database is None or manifest.path in self._started or manifest.path in self._graders
                     or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
                 continue
-            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir)
+            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir,
+                                                                    self._engine_process())
 
     def close(self) -> None:
         for host, _ in self._started.values():
@@ -156,3 +166,6 @@ class GraderPool:
             grader.close()
         self._graders.clear()
         self._per_database.clear()
+        if self._engines is not None:
+            self._engines.close()
+            self._engines = None
