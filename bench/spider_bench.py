@@ -227,6 +227,43 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
     s, p = median(serial), median(parallel)
     report.add("spider", f"{n} cases: -n 2 speed-up over serial (gold cached)", s / p, "x", target="> 1x",
                met=s / p > 1, note=f"serial {s:.1f} s, -n 2 {p:.1f} s")
+    profile_parts(report, root, pred_file, n)
+
+
+#: the parts of a cached serial run, as (name, the functions whose cumulative time it is)
+PARTS = [
+    ("pytest protocol of a case (everything but our setup, call and report hooks)",
+     ["_pytest/runner.py:runtestprotocol"], ["pytest_sqleval/items.py:setup", "pytest_sqleval/items.py:runtest",
+                                             "pytest_sqleval/reports/sink.py:on_report"]),
+    ("opening the graders (one per database)", ["pytest_sqleval/pool.py:for_suite"], []),
+    ("parse (prediction and gold)", ["pytest_sqleval/grading/parse.py:parse_sql"], []),
+    ("structure layer (exact match)", ["pytest_sqleval/grading/structure.py:compare_structure"], []),
+    ("waiting for the engine process (select)", ["~:<built-in method select.select>"], []),
+    ("sending to the engine process", ["pytest_sqleval/engines/host.py:send"], []),
+    ("the record and the results file", ["pytest_sqleval/reports/sink.py:on_report"], []),
+]
+
+
+def profile_parts(report: Report, root: Path, pred_file: Path, n: int) -> None:
+    """The cached serial run under cProfile, its time split into the parts above (ms per
+    case, profiler overhead included: the split, not the sum, is the point)."""
+    import pstats
+    cache, results, prof = WORK / "cache", WORK / "results", WORK / "run.prof"
+    _, proc = run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "pytest", str(root),
+                   f"--sqleval-backend=predictions:{pred_file}", f"--sqleval-cache-dir={cache}",
+                   f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "--tb=no", "-rN"], cwd=WORK)
+    check(proc)
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+
+    def cumulative(spec: str) -> float:
+        where, _, name = spec.rpartition(":")
+        return sum(v[3] for (f, _, fn), v in stats.items() if fn == name and (f == where or f.endswith(where)))
+    total = max(v[3] for v in stats.values())
+    report.add("spider", "cached serial run under cProfile: whole run", 1000 * total / n, "ms",
+               note=f"{total:.1f} s for {n} cases; the parts below are ms per case")
+    for name, plus, minus in PARTS:
+        value = sum(map(cumulative, plus)) - sum(map(cumulative, minus))
+        report.add("spider", f"per case: {name}", 1000 * value / n, "ms")
 
 
 def main() -> None:
