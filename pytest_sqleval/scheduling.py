@@ -1,17 +1,19 @@
 """xdist scheduling by database: under ``-n N`` a worker gets whole databases, not every
 Nth case, so it opens (and reads the gold answers of) only its share of a Spider/BIRD
-suite's databases. Cases of a one-database suite go in runs of ``CHUNK`` consecutive
-cases, so every worker still shares the work; any other test is a unit of its own, as
-with ``--dist load``. Runs in the xdist controller, which collects nothing: it reads a
-suite's cases (not its databases) to know which database each node id belongs to."""
+suite's databases; a database with more than a worker's share of the cases is cut in
+runs of that share, so one big database cannot leave the others idle. Cases of a
+one-database suite go in short runs of consecutive cases, so every worker shares the
+work; any other test is a unit of its own, as with ``--dist load``. Runs in the xdist controller, which
+collects nothing: it reads a suite's cases (not its databases) to know each node id's."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
-CHUNK = 16  # consecutive cases of a one-database suite sent to a worker at a time
+CHUNK = 16  # at most this many consecutive cases of a one-database suite go to a worker at a time
 
 
 class DatabaseScheduling(LoadScopeScheduling):
@@ -28,13 +30,14 @@ class DatabaseScheduling(LoadScopeScheduling):
             return nodeid
         scopes = self._scopes.get(parent)
         if scopes is None:
-            scopes = self._scopes[parent] = case_scopes(Path(self.config.rootpath) / parent)
+            scopes = self._scopes[parent] = case_scopes(Path(self.config.rootpath) / parent, max(len(self.nodes), 1))
         return scopes.get(name) or scopes.get(name.rpartition("[")[0]) or nodeid  # "<case>[<backend>]"
 
 
-def case_scopes(path: Path) -> dict[str, str]:
-    """Case id -> its scope, for a questions file of a suite (else nothing): its database
-    for a layout split by database, otherwise its run of ``CHUNK`` cases."""
+def case_scopes(path: Path, workers: int = 2) -> dict[str, str]:
+    """Case id -> its scope, for a questions file of a suite (else nothing). Split by
+    database (Spider, BIRD): its database, in runs of at most a worker's share; one
+    database: runs of up to ``CHUNK`` cases, a quarter of a worker's share when smaller."""
     from .cases import collect_cases, find_manifest_for
     from .errors import SqlevalError
     if path.suffix not in (".json", ".jsonl") or not (path.parent / "sqleval.toml").is_file():
@@ -44,6 +47,13 @@ def case_scopes(path: Path) -> dict[str, str]:
         pairs = collect_cases(manifest, path) if manifest is not None else []
     except (SqlevalError, OSError):
         return {}  # the workers report it as a collection error
-    if len({m.path for _, m in pairs}) > 1:
-        return {case.id: str(m.path) for case, m in pairs}
-    return {case.id: f"{path}#{i // CHUNK}" for i, (case, _) in enumerate(pairs)}
+    share = len(pairs) / workers
+    by_database = len({m.path for _, m in pairs}) > 1
+    run = max(1, math.ceil(share) if by_database else min(CHUNK, int(share / 4)))
+    seen: dict[str, int] = {}
+    out = {}
+    for case, m in pairs:
+        group = str(m.path) if by_database else str(path)
+        i = seen[group] = seen.get(group, -1) + 1
+        out[case.id] = f"{group}#{i // run}"
+    return out

@@ -106,16 +106,22 @@ def spider_suite(root: Path, databases: int, per_database: int) -> Path:
 
 def test_cases_are_scheduled_by_database_or_in_runs_of_one_database(tmp_path: Path, shop_db: Path) -> None:
     root = spider_suite(tmp_path / "spider", 3, 4)
-    scopes = case_scopes(root / "dev.json")
+    scopes = case_scopes(root / "dev.json", workers=2)
     assert len(scopes) == 12 and len(set(scopes.values())) == 3
     assert len({scopes[str(i)] for i in range(4)}) == 1  # the first database's cases together
+    cut = case_scopes(root / "dev.json", workers=4)  # a database over a worker's share (3 cases) is cut
+    assert len({cut[str(i)] for i in range(4)}) == 2 and cut["0"] != cut["4"]
     one = tmp_path / "one"
     one.mkdir()
     (one / "sqleval.toml").write_text(f'[suite]\nname = "one"\nquestions = "q.jsonl"\ndatabase = "{shop_db}"\n')
     (one / "q.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "question": "?", "gold_sql": "SELECT 1"}) + "\n"
                                          for i in range(CHUNK + 1)))
-    runs = case_scopes(one / "q.jsonl")
-    assert len(set(runs.values())) == 2 and runs["c0"] == runs[f"c{CHUNK - 1}"] != runs[f"c{CHUNK}"]
+    runs = case_scopes(one / "q.jsonl", workers=1)
+    assert len(set(runs.values())) == 5 and runs["c0"] == runs["c3"] != runs["c4"]  # a quarter of 17 cases
+    (one / "q.jsonl").write_text("".join(json.dumps({"id": f"c{i}", "question": "?", "gold_sql": "SELECT 1"}) + "\n"
+                                         for i in range(8 * CHUNK)))
+    runs = case_scopes(one / "q.jsonl", workers=1)
+    assert runs["c0"] == runs[f"c{CHUNK - 1}"] != runs[f"c{CHUNK}"]  # at most CHUNK cases at a time
     assert case_scopes(tmp_path / "elsewhere.json") == {}
 
 
