@@ -23,6 +23,17 @@ class DatabaseScheduling(LoadScopeScheduling):
         super().__init__(config, log)
         self._scopes: dict[str, dict[str, str]] = {}  # questions file's node id -> {item name: scope}
 
+    def remove_node(self, node: Any) -> str | None:
+        """As xdist's, except that the case running when its worker crashed is not run
+        again with the rest of its unit (as with ``--dist load``): it is reported lost."""
+        units = self.assigned_work.get(node, {}).values()
+        crashed = next(((unit, nodeid) for unit in units for nodeid, done in unit.items() if not done), None)
+        if crashed is None:
+            return super().remove_node(node)
+        crashed[0][crashed[1]] = True
+        super().remove_node(node)  # the rest of its units go back to the queue
+        return crashed[1]
+
     def _split_scope(self, nodeid: str) -> str:
         nodeid = str(nodeid)
         parent, sep, name = nodeid.rpartition("::")
