@@ -131,11 +131,11 @@ class _Hooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        """``-n N`` (``--dist load``): cases scheduled by database (``scheduling.py``)."""
+        """``-n N`` (``--dist load``) over a suite: cases scheduled by database (``scheduling.py``)."""
         if config.getvalue("dist") != "load":
             return None
-        from .scheduling import DatabaseScheduling
-        return DatabaseScheduling(config, log)
+        from .scheduling import DatabaseScheduling, names_a_suite
+        return DatabaseScheduling(config, log) if names_a_suite(config.args, config.rootpath) else None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:

@@ -3,8 +3,10 @@ Nth case, so it opens (and reads the gold answers of) only its share of a Spider
 suite's databases; a database with more than a worker's share of the cases is cut in
 runs of that share, so one big database cannot leave the others idle. Cases of a
 one-database suite go in short runs of consecutive cases, so every worker shares the
-work; any other test is a unit of its own, as with ``--dist load``. Runs in the xdist controller, which
-collects nothing: it reads a suite's cases (not its databases) to know each node id's."""
+work; any other test is a unit of its own. Only a run that names a suite on its command
+line is scheduled so; any other keeps xdist's ``--dist load``. Runs in the xdist
+controller, which collects nothing: it reads a suite's cases (not its databases) to know
+each node id's."""
 from __future__ import annotations
 
 import math
@@ -43,6 +45,21 @@ class DatabaseScheduling(LoadScopeScheduling):
         if scopes is None:
             scopes = self._scopes[parent] = case_scopes(Path(self.config.rootpath) / parent, max(len(self.nodes), 1))
         return scopes.get(name) or scopes.get(name.rpartition("[")[0]) or nodeid  # "<case>[<backend>]"
+
+
+def names_a_suite(args: list[str], rootpath: Path) -> bool:
+    """Whether the command line names a suite (a folder holding a ``sqleval.toml`` within
+    two levels, or a questions file beside one): only then is the run scheduled by
+    database; any other run keeps xdist's own ``--dist load``."""
+    for arg in args:
+        path = Path(rootpath, arg.split("::", 1)[0])
+        if path.is_file():
+            if (path.parent / "sqleval.toml").is_file():
+                return True
+        elif path.is_dir() and any(True for pattern in ("sqleval.toml", "*/sqleval.toml", "*/*/sqleval.toml")
+                                   for _ in path.glob(pattern)):
+            return True
+    return False
 
 
 def case_scopes(path: Path, workers: int = 2) -> dict[str, str]:

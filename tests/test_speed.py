@@ -12,7 +12,7 @@ import pytest
 from pytest_sqleval.cases import Limits
 from pytest_sqleval.engines.host import EngineProcess
 from pytest_sqleval.grading.pipeline import SuiteGrader
-from pytest_sqleval.scheduling import CHUNK, case_scopes
+from pytest_sqleval.scheduling import CHUNK, case_scopes, names_a_suite
 
 
 def sqlite_db(path: Path, table: str, rows: list[tuple[int, str]]) -> Path:
@@ -123,6 +123,8 @@ def test_cases_are_scheduled_by_database_or_in_runs_of_one_database(tmp_path: Pa
     runs = case_scopes(one / "q.jsonl", workers=1)
     assert runs["c0"] == runs[f"c{CHUNK - 1}"] != runs[f"c{CHUNK}"]  # at most CHUNK cases at a time
     assert case_scopes(tmp_path / "elsewhere.json") == {}
+    assert names_a_suite(["spider"], tmp_path) and names_a_suite([str(one / "q.jsonl")], tmp_path)
+    assert names_a_suite([str(tmp_path)], Path("/")) and not names_a_suite(["tests"], Path(__file__).parent.parent)
 
 
 def test_under_xdist_each_database_is_graded_by_one_worker(pytester: pytest.Pytester) -> None:
