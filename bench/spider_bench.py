@@ -72,7 +72,7 @@ def questions(rng: random.Random, con: sqlite3.Connection) -> list[tuple[str, li
     Parameters are drawn from the data, so no gold is empty."""
     country = rng.choice([r[0] for r in con.execute("SELECT DISTINCT country FROM singer")])
     year = rng.choice([r[0] for r in con.execute("SELECT DISTINCT year FROM concert JOIN singer_in_concert USING (concert_id)")])
-    age = rng.choice([r[0] for r in con.execute("SELECT age FROM singer")])
+    age = rng.choice([r[0] for r in con.execute("SELECT age FROM singer WHERE age < (SELECT max(age) FROM singer)")])
     cap = rng.choice([r[0] for r in con.execute("SELECT capacity FROM stadium")])
     other = next(c for c in COUNTRIES if c != country)
     return [
