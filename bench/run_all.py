@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run_all.py [--quick]
 
-Runs the comparison, throughput, start-up, LLM-bound, xdist and caching benches in turn
+Runs the comparison, throughput, start-up, LLM-bound, xdist, caching and Spider-shaped benches in turn
 (about 15 minutes on 2 cores; the first run also builds the scale-10 warehouse into
 bench/.cache, about a minute), prints each figure as it is measured (median, baseline
 measured in the same run, ratio), then one markdown table of them all, and writes
@@ -38,7 +38,7 @@ def table(figs: list[Figure]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small sizes and counts: a smoke run of every bench")
-    ap.add_argument("--only", default="", help="comma list: compare,throughput,startup,llm,xdist")
+    ap.add_argument("--only", default="", help="comma list: compare,throughput,startup,llm,xdist,spider")
     args = ap.parse_args()
     only = {x for x in args.only.split(",") if x}
     report = Report()
@@ -75,6 +75,10 @@ def main() -> None:
         import xdist_bench
         xdist_bench.run_bench(report, [4, 8] if q else [16, 96], 10)
         tag('xdist')
+    if not only or "spider" in only:
+        import spider_bench
+        spider_bench.run_bench(report, 20, 10 if q else 50, repeat=1 if q else 3)
+        tag('spider')
     report.extra["total_s"] = round(time.time() - t0, 1)
     if only and (RESULTS / "latest.json").exists():  # keep the other benches' figures from the last run
         last = json.loads((RESULTS / "latest.json").read_text())

@@ -129,6 +129,14 @@ class _Hooks:
     def pytest_configure_node(self, node: Any) -> None:  # xdist controller -> worker
         node.workerinput["sqleval_run_id"] = self.state.run.run_id
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``-n N`` (``--dist load``) over a suite: cases scheduled by database (``scheduling.py``)."""
+        if config.getvalue("dist") != "load":
+            return None
+        from .scheduling import DatabaseScheduling, names_a_suite
+        return DatabaseScheduling(config, log) if names_a_suite(config.args, config.rootpath) else None
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
         """Resolve an explicit --sqleval-backend before collecting: a bad one is a usage error."""

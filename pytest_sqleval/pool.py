@@ -1,6 +1,6 @@
 """The graders of one run: one per suite database (per ``db_id`` for Spider/BIRD, the
 least recently used closed beyond ``MAX_OPEN_DATABASES``), one per schema for suites
-without a database, and their engine processes started ahead of the first case."""
+without a database, and the engine process they share, started ahead of the first case."""
 from __future__ import annotations
 
 import hashlib
@@ -32,6 +32,13 @@ class GraderPool:
         self.frozen_variants = True  # take choices from a suite's variants.frozen.json (validate refreezes)
         # a suite's own generator's variants (the pytest_sqleval_native_variants hook in a pytest run)
         self.native_variants: Callable[[SuiteManifest, Path], list[Path]] = lambda manifest, folder: []
+        self._engines: Any = None  # the engine process every database of this run shares (started on first use)
+
+    def _engine_process(self) -> Any:
+        if self._engines is None:
+            from .engines.host import EngineProcess
+            self._engines = EngineProcess()
+        return self._engines
 
     def open_grader(self, manifest: SuiteManifest) -> Any:
         """The suite's grader if it is open already; never opens one."""
@@ -68,7 +75,9 @@ class GraderPool:
             ensure_database(manifest.database, manifest.build)
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
-                                 cache_dir=self.cache_dir, started=self._started.pop(manifest.path, None),
+                                 cache_dir=self.cache_dir,
+                                 started=self._started.pop(manifest.path, None) or SuiteGrader.start_engine(
+                                     manifest.database, manifest.limits, self.cache_dir, self._engine_process()),
                                  layers=self.layers_for(manifest))
             grader.variant_set = self.variant_set(manifest, grader.content_hash)
         grader.replacements = manifest.replacements
@@ -152,7 +161,8 @@ class GraderPool:
             if (manifest.database is None or manifest.path in self._started or manifest.path in self._graders
                     or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
                 continue
-            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir)
+            self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir,
+                                                                    self._engine_process())
 
     def close(self) -> None:
         for host, _ in self._started.values():
@@ -162,3 +172,6 @@ class GraderPool:
             grader.close()
         self._graders.clear()
         self._per_database.clear()
+        if self._engines is not None:
+            self._engines.close()
+            self._engines = None

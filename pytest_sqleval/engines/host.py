@@ -22,7 +22,7 @@ import time
 from collections import deque
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .base import Limits
 
@@ -70,79 +70,27 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return bytes(buf)
 
 
-class EngineHost:
-    """Parent-side handle; restarts the child on demand after a kill or crash."""
+class EngineProcess:
+    """One engine child process and the requests sent to it, answered in order. Several
+    ``EngineHost`` handles (one per database) may share it, so a run of many small
+    databases starts one process, not one per database (about 0.2 s each); a kill or a
+    crash fails the request that caused it, and the requests queued behind it, whatever
+    their database, go to a fresh child."""
 
-    def __init__(self, database: str | Path, limits: Limits, cache_dir: str | Path, *,
-                 handler: str | None = None, handler_args: tuple[Any, ...] = ()) -> None:
-        """``handler`` (``"module:Class"``) serves the requests the host does not know
-        itself; the child makes it as ``Class(sandbox, limits, *handler_args)``, so the
-        arguments must pickle. ``cache_dir`` keeps the host's own cache (content hashes)."""
-        self.database = str(database)
-        self.limits = limits
-        self.cache_dir = str(cache_dir)
-        self.handler = handler
-        self.handler_args = tuple(handler_args)
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
         self.restarts = 0
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        env = dict(os.environ)
-        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        from .registry import exported
-        _write(proc.stdin, {"database": self.database, "limits": asdict(self.limits), "cache_dir": self.cache_dir,
-                            "handler": self.handler, "handler_args": self.handler_args,
-                            "engines": exported(), "sys_path": list(sys.path)})
-        return proc
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
-        pending, self._pending = self._pending, deque()
-        if proc is not None and proc.poll() is None:
-            if pending:  # answers nobody will read: do not let the child work on them
-                proc.kill()
-                proc.wait()
-                return
-            try:
-                _write(proc.stdin, ("quit", {}))
-                proc.wait(timeout=5)
-            except Exception:
-                proc.kill()
-                proc.wait()
-
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.kill()
-            proc.wait()
-            self.restarts += 1
-
-    def call(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None) -> dict[str, Any]:
-        """Send one request and wait for its answer."""
-        return self.result(self.submit(op, payload, exec_timeout=exec_timeout))
-
-    def submit(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None,
-               ahead: bool = False) -> "Ticket":
-        """Send a request without waiting: the child answers requests in order, so the
-        parent can prepare the next case while the child executes this one. With ``ahead``
-        the request is only sent if it cannot stall the pipe (small, at most one queued
-        before it); otherwise the ticket is sent when its result is asked for."""
-        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
-        ticket = Ticket(op, pickle.dumps((op, payload), protocol=pickle.HIGHEST_PROTOCOL), budget)
-        if ahead and (len(self._pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
-            return ticket
-        self._send(ticket)
-        return ticket
-
-    def _send(self, ticket: "Ticket") -> None:
-        if self._pending and (len(ticket.blob) > _AHEAD_BYTES or self._proc is None or self._proc.poll() is not None):
-            self._drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc = self._start()
-        proc = self._proc
+    def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
+        if self.pending and (len(ticket.blob) > _AHEAD_BYTES or not self.alive()):
+            self.drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
+        if not self.alive():
+            self.proc = start()
+        proc = self.proc
         assert proc is not None and proc.stdin is not None
         try:
             proc.stdin.write(_HDR.pack(len(ticket.blob)) + ticket.blob)
@@ -150,27 +98,18 @@ class EngineHost:
         except (BrokenPipeError, OSError):
             pass  # the child is gone: reading says how
         ticket.sent = True
-        self._pending.append(ticket)
+        self.pending.append(ticket)
 
-    def _drain(self) -> None:
-        while self._pending:
-            self._read_next()
+    def drain(self) -> None:
+        while self.pending:
+            self.read_next()
 
-    def result(self, ticket: "Ticket") -> dict[str, Any]:
-        while not ticket.done:
-            if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
-                self._send(ticket)
-            self._read_next()
-        if ticket.error is not None:
-            raise ticket.error
-        return ticket.value
-
-    def _read_next(self) -> None:
+    def read_next(self) -> None:
         """Read the answer to the oldest pending request. Its execution budget starts when
         the child says it started it; past the budget the child is killed, that request
         fails, and the requests queued behind it go to a fresh child."""
-        proc = self._proc
-        ticket = self._pending[0]
+        proc = self.proc
+        ticket = self.pending[0]
         assert proc is not None and proc.stdout is not None
         deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
         try:
@@ -188,7 +127,7 @@ class EngineHost:
                 elif kind == "partial":  # the answer to give if the rest of the request does not finish
                     ticket.partial = body
                 else:
-                    self._pending.popleft()
+                    self.pending.popleft()
                     ticket.done = True
                     if kind == "error":
                         ticket.error = HostOpError(body)
@@ -202,24 +141,127 @@ class EngineHost:
     def _fail(self, error: HostCrashed) -> None:
         """The oldest request failed and the child is killed. A request that sent a partial
         answer (evidence computed after its verdict, see ``partial``) gets that answer."""
-        ticket = self._pending.popleft()
+        ticket = self.pending.popleft()
         ticket.done = True
         if ticket.partial is not None:
             ticket.value = ticket.partial
         else:
             ticket.error = error
-        queued = list(self._pending)
-        self._pending.clear()
-        self._kill()
+        queued = list(self.pending)
+        self.pending.clear()
+        self.kill()
         for t in queued:  # never started: they get a fresh child, not this one's fate
             t.sent = False
+
+    def kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            self.restarts += 1
+
+    def tell(self, blob: bytes) -> None:
+        """A request with no answer (``forget``), sent only to a live child."""
+        if self.alive():
+            assert self.proc is not None and self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(_HDR.pack(len(blob)) + blob)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        pending, self.pending = self.pending, deque()
+        if proc is not None and proc.poll() is None:
+            if pending:  # answers nobody will read: do not let the child work on them
+                proc.kill()
+                proc.wait()
+                return
+            try:
+                _write(proc.stdin, ("quit", {}))
+                proc.wait(timeout=5)
+            except Exception:
+                proc.kill()
+                proc.wait()
+
+
+class EngineHost:
+    """Parent-side handle on one database in an engine process (its own, or one shared
+    with other databases: ``process``); restarts the child on demand after a kill or crash."""
+
+    def __init__(self, database: str | Path, limits: Limits, cache_dir: str | Path, *,
+                 handler: str | None = None, handler_args: tuple[Any, ...] = (),
+                 process: EngineProcess | None = None) -> None:
+        """``handler`` (``"module:Class"``) serves the requests the host does not know
+        itself; the child makes it as ``Class(sandbox, limits, *handler_args)``, so the
+        arguments must pickle. ``cache_dir`` keeps the host's own cache (content hashes).
+        Without ``process`` the host has a process of its own, ended by ``close``."""
+        self.database = str(database)
+        self.limits = limits
+        self.cache_dir = str(cache_dir)
+        self.handler = handler
+        self.handler_args = tuple(handler_args)
+        self.shared = process is not None
+        self.process = process if process is not None else EngineProcess()
+        # names this database in every request: the child opens it on first sight (again after a restart)
+        self._key = pickle.dumps({"database": self.database, "limits": asdict(limits), "cache_dir": self.cache_dir,
+                                  "handler": handler, "handler_args": self.handler_args},
+                                 protocol=pickle.HIGHEST_PROTOCOL)
+
+    @property
+    def restarts(self) -> int:
+        return self.process.restarts
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = dict(os.environ)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        from .registry import exported
+        _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
+        return proc
+
+    def close(self) -> None:
+        """Ends a process of its own; in a shared one, the child only lets the database go."""
+        if not self.shared:
+            self.process.close()
+        elif not any(t.key is self._key for t in self.process.pending):
+            self.process.tell(pickle.dumps((self._key, "forget", {}), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def call(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None) -> dict[str, Any]:
+        """Send one request and wait for its answer."""
+        return self.result(self.submit(op, payload, exec_timeout=exec_timeout))
+
+    def submit(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None,
+               ahead: bool = False) -> "Ticket":
+        """Send a request without waiting: the child answers requests in order, so the
+        parent can prepare the next case while the child executes this one. With ``ahead``
+        the request is only sent if it cannot stall the pipe (small, at most one queued
+        before it); otherwise the ticket is sent when its result is asked for."""
+        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
+        ticket = Ticket(op, pickle.dumps((self._key, op, payload), protocol=pickle.HIGHEST_PROTOCOL), budget,
+                        self._key)
+        if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
+            return ticket
+        self.process.send(ticket, self._start)
+        return ticket
+
+    def result(self, ticket: "Ticket") -> dict[str, Any]:
+        while not ticket.done:
+            if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
+                self.process.send(ticket, self._start)
+            self.process.read_next()
+        if ticket.error is not None:
+            raise ticket.error
+        return ticket.value
 
 
 class Ticket:
     """One request to the engine process and, once read, its answer."""
 
-    def __init__(self, op: str, blob: bytes, budget: float) -> None:
-        self.op, self.blob, self.budget = op, blob, budget
+    def __init__(self, op: str, blob: bytes, budget: float, key: bytes = b"") -> None:
+        self.op, self.blob, self.budget, self.key = op, blob, budget, key
         self.sent = self.done = False
         self.value: Any = None
         self.partial: Any = None
@@ -262,6 +304,12 @@ class _Server:
         self.db = open_sandbox(database, self.limits)
         self.cache_dir = Path(cache_dir)
         self.handler = load_handler(handler)(self.db, self.limits, *handler_args) if handler else None
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except Exception:
+            pass  # a database that will not close is let go all the same
 
     def serve(self, op: str, payload: dict[str, Any], out: Any) -> Any:
         if op in self.OPS:
@@ -307,6 +355,9 @@ class _Server:
         return digest
 
 
+MAX_OPEN_IN_CHILD = 8  # databases a shared child keeps open (least recently used closed)
+
+
 def main() -> None:  # pragma: no cover - runs in the child
     sys.modules.setdefault("pytest_sqleval.engines.host", sys.modules[__name__])  # a handler imports this module: once
     out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
@@ -320,16 +371,34 @@ def main() -> None:  # pragma: no cover - runs in the child
     init = read()
     try:
         from .registry import adopt
-        adopt(init.pop("engines", ()), init.pop("sys_path", ()))  # the grading process's plugin engines
-        server = _Server(**init)
-    except Exception as exc:  # report the reason once, then exit
-        from . import display_location
-        _write(out, ("error", f"cannot open {display_location(init.get('database'))}: {exc}"))
-        return
+        adopt(init.get("engines", ()), init.get("sys_path", ()))  # the grading process's plugin engines
+        broken = None
+    except Exception as exc:  # every database's requests say why
+        broken = exc
+    servers: dict[bytes, _Server] = {}  # a database's key (see EngineHost) -> its open sandbox, in order of use
     while True:
-        op, payload = read()
-        if op == "quit":
+        message = read()
+        if len(message) == 2:  # ("quit", {})
             return
+        key, op, payload = message
+        server = servers.pop(key, None)
+        if op == "forget":
+            if server is not None:
+                server.close()
+            continue
+        if server is None:
+            config = pickle.loads(key)
+            try:
+                if broken is not None:
+                    raise broken
+                server = _Server(**config)
+            except Exception as exc:  # this request fails; the child goes on serving the others
+                from . import display_location
+                _write(out, ("error", f"cannot open {display_location(config.get('database'))}: {exc}"))
+                continue
+            while len(servers) >= MAX_OPEN_IN_CHILD:
+                servers.pop(next(iter(servers))).close()
+        servers[key] = server
         started(out)
         try:
             body = server.serve(op, payload, out)

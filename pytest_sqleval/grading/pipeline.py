@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, HostCrashed, HostTimeout, describe_timeout
+from ..engines.host import EngineHost, EngineProcess, HostCrashed, HostTimeout, describe_timeout
 from ..errors import GoldError
 from . import classify as classify_layer
 from .budget import Budget
@@ -99,10 +99,13 @@ class SuiteGrader:
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
 
     @staticmethod
-    def start_engine(database: str | Path, limits: Limits, cache_dir: Path) -> tuple[EngineHost, Any]:
-        """An engine process and its ``describe`` request, sent without waiting: a grader
-        made later with ``started=`` reads the answer (``pool.GraderPool.start_engines``)."""
-        host = EngineHost(database, limits, cache_dir, handler=HANDLER, handler_args=(str(Path(cache_dir) / "gold"),))
+    def start_engine(database: str | Path, limits: Limits, cache_dir: Path,
+                     process: EngineProcess | None = None) -> tuple[EngineHost, Any]:
+        """The database's engine host and its ``describe`` request, sent without waiting: a
+        grader made later with ``started=`` reads the answer (``pool.GraderPool.start_engines``).
+        In ``process`` (shared by the databases of a run) or in a process of its own."""
+        host = EngineHost(database, limits, cache_dir, handler=HANDLER, handler_args=(str(Path(cache_dir) / "gold"),),
+                          process=process)
         return host, host.submit("describe", {}, exec_timeout=describe_timeout(limits))
 
     def close(self) -> None:
