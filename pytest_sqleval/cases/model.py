@@ -108,6 +108,9 @@ class SuiteManifest:
     tables: Path | None = None  # Spider/BIRD tables.json, when the suite names one
     constraints: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)  # checked by `validate`
     variants: VariantPolicy = field(default_factory=VariantPolicy, compare=False, hash=False)
+    #: ``[splits] held_out``: the split whose cases (``"split": NAME`` in their record) are
+    #: held out from development; cases without a split are the main set. None: no held-out split.
+    held_out: str | None = None
 
     @property
     def root(self) -> Path:
