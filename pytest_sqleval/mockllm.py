@@ -14,7 +14,9 @@ text-to-SQL skill.
 What it answers is deterministic and reads the prompt the way a weak model might: the table
 of the schema context whose name and columns share most words with the question, summed
 over its measure column (one the question names first) or, for "how many" or a table with no
-measure, counted; each repair request moves to the next table. Without a schema in the
+measure, counted; each repair request moves to the next table. A context line that quotes the
+question word for word next to a query is copied instead, as a model copies a worked example:
+that is what a leaky semantic layer (one that embeds eval answers) feeds it. Without a schema in the
 prompt it guesses a table from the question's words. Asked by the LLM judge, it repeats the
 deterministic comparison. Tokens are characters / 4; the cost is 0.
 """
@@ -66,6 +68,9 @@ def write_sql(messages: Sequence[Mapping[str, Any]]) -> str:
     first = users[0] if users else ""
     match = re.search(r"^Question:\s*(.+)$", first, re.M)
     question = match.group(1) if match else first
+    copied = _worked_example(first, question)
+    if copied is not None:
+        return copied
     asked = _words(question)
     tables = _tables(first)
     if not tables:  # no schema shown: a guess from the question, as a model without context would
@@ -79,6 +84,21 @@ def write_sql(messages: Sequence[Mapping[str, Any]]) -> str:
     if measure and not {"how", "many"} <= asked:
         return f"SELECT sum({measure}) AS value FROM {name}"
     return f"SELECT count(*) AS n FROM {name}"
+
+
+def _worked_example(prompt: str, question: str) -> str | None:
+    """The query on a context line (not the question's own) that quotes the question verbatim."""
+    wanted = " ".join(question.split()).lower()
+    if len(wanted) < 12:
+        return None
+    for line in prompt.splitlines():
+        flat = " ".join(line.split())
+        if flat.startswith("Question:") or wanted not in flat.lower():
+            continue
+        found = re.search(r"\b(SELECT|WITH)\b.*", flat[flat.lower().index(wanted) + len(wanted):], re.I)
+        if found:
+            return found.group(0).strip()
+    return None
 
 
 def judge(evidence: str) -> str:

@@ -132,15 +132,16 @@ def test_vantage_like_suite_passes_prints_counts_and_freezes(vantage_suite: Path
     cap = Capture()
     assert cap.run(vantage_suite) == 0, cap.err
     text = "\n".join(cap.out)
-    assert ("constraints: cases 50 (=50) ok; 3_tables 10 (>=10) ok; trap_metric 13 (>=8) ok; "
-            "contested_definition 9 (>=5) ok; deprecated_trap 10 (>=5) ok") in text
-    assert "50 golds rerun on threads=2; threads=4; a copy with rows in shuffled order" in text
-    assert "50 identical, 0 differ" in text
+    assert ("constraints: cases 60 (=60) ok; 3_tables 14 (>=10) ok; trap_metric 15 (>=8) ok; "
+            "contested_definition 9 (>=5) ok; deprecated_trap 15 (>=5) ok") in text
+    assert "splits: main 50, held_out 10 (held out)" in text  # the held-out golds are checked and frozen too
+    assert "60 golds rerun on threads=2; threads=4; a copy with rows in shuffled order" in text
+    assert "60 identical, 0 differ" in text
     assert "every table and column it names exists" in text
     assert "layer leakage: max question 3-gram containment" in text
     frozen = json.loads((vantage_suite / GOLD_ANSWERS).read_text())
     assert frozen["content_hash"] == pinned_hash(SCALE)
-    assert len(frozen["answers"]) == 50 and all("data" in a for a in frozen["answers"].values())
+    assert len(frozen["answers"]) == 60 and all("data" in a for a in frozen["answers"].values())
     assert (vantage_suite / GOLD_ANSWERS).stat().st_size < 64 * 1024  # small enough to commit
     assert cap.err == []
 
@@ -159,7 +160,7 @@ def test_vantage_like_suite_passes_prints_counts_and_freezes(vantage_suite: Path
     path.write_text(json.dumps(frozen))
     again = Capture()
     assert again.run(vantage_suite, threads=(1,)) == 1
-    assert (f"{GOLD_ANSWERS}: 50 frozen answers for this content hash (frozen under duckdb 1.9.9, checked under "
+    assert (f"{GOLD_ANSWERS}: 60 frozen answers for this content hash (frozen under duckdb 1.9.9, checked under "
             f"{duckdb.__version__}); 1 differ") in again.out
     assert len(again.problems) == 1 and "q01: the gold answer differs from the one frozen" in again.problems[0]
     assert json.loads(path.read_text())["answers"]["q01"]["data"] == [[1]]

@@ -5,8 +5,9 @@ One :class:`Agent` per configuration; ``await agent.generate(case)`` returns a
 :class:`~pytest_sqleval.backends.base.GenerationResult` whose metadata is the case's
 bill: ``n_llm_calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``,
 ``cost_usd`` (when litellm knows the price of every call), ``latency_ms``,
-``repair_rounds``, the context tables and tokens, the budget and whether it ran out, and
-the self-check's history.
+``repair_rounds``, the context tables and tokens, the budget and whether it ran out, the
+self-check's history, and the case's trace (:mod:`.trace`: the retrieval, every model call's
+messages and reply, every self-check round and its decision).
 
 Failure policy:
 - the *first* model call failing for good (after the client's retries on 429/5xx/timeouts)
@@ -33,6 +34,7 @@ from .prompts import question_prompt, repair_prompt, system_prompt
 from .schema import SuiteWorkspace, workspace_for
 from .selfcheck import MAX_ROWS, Problem, inspect
 from .tokens import counter_for
+from .trace import TRACE_KEY, Trace
 
 
 @dataclass
@@ -115,6 +117,9 @@ class Agent:
                 + ". Fix: write semantic_layer.yaml next to sqleval.toml, or run a0/a1")
         counter = await asyncio.to_thread(counter_for, self.llm.model)
         context = await asyncio.to_thread(build_context, ws, self.config, case.question, counter)
+        trace = Trace()
+        trace.retrieval(context.tables, scores=context.scores, tokens=context.tokens, warnings=len(context.warnings),
+                        method=self.config.context)
         logical_date = ws.layer.snapshot_logical_date if (self.config.uses_layer and ws.layer is not None) else None
         messages: list[dict[str, str]] = [
             {"role": "system", "content": system_prompt(ws.dialect)},
@@ -122,7 +127,7 @@ class Agent:
                                                         logical_date=logical_date, layer_used=self.config.uses_layer)}]
         budget = Budget(self.config.max_llm_calls, self.config.max_total_tokens, self.config.max_latency_s,
                         started=started)
-        text = await self._call(messages, budget, counter, first=True)
+        text = await self._call(messages, budget, counter, trace, first=True)
         candidates: list[Candidate] = []
         repair_error: str | None = None
         can_check = self.config.self_check and ws.sandbox is not None
@@ -136,30 +141,45 @@ class Agent:
                 cand.checked = True
             candidates.append(cand)
             rounds = len(candidates) - 1
+
+            def decided(decision: str) -> None:
+                trace.self_check(rounds, cand.sql, problem=cand.problem.to_dict() if cand.problem else None,
+                                 preview=cand.preview, decision=decision)
+            if not cand.checked and cand.problem is None:
+                decided("answer unchecked: self-check " + ("unavailable" if self.config.self_check else "off"))
+                break
             if cand.problem is None or not self.config.self_check or rounds >= self.config.max_repair_rounds:
+                decided("accept" if cand.problem is None else "stop: " + (
+                    "self-check off" if not self.config.self_check else
+                    f"{self.config.max_repair_rounds} repair rounds used"))
                 break
             messages += [{"role": "assistant", "content": text},
                          {"role": "user", "content": repair_prompt(cand.problem, cand.preview)}]
             if budget.refuse(counter.count("\n".join(m["content"] for m in messages))):
+                decided(f"stop: budget exhausted ({budget.exhausted})")
                 break
+            decided("repair")
             try:
-                text = await self._call(messages, budget, counter, first=False)
+                text = await self._call(messages, budget, counter, trace, first=False)
             except BackendError as exc:
                 repair_error = str(exc)
                 break
         best = min(reversed(candidates), key=lambda c: c.problem.severity if c.problem else 0)
         final_sql = best.sql if best.sql is not None else best.reply
         meta = self._metadata(ws, context, budget, candidates, best, repair_error, started, can_check)
+        meta[TRACE_KEY] = trace.to_list()
         result = GenerationResult(final_sql, meta)
         if self.on_result is not None:
             self.on_result(case, result)
         return result
 
-    async def _call(self, messages: list[dict[str, str]], budget: Budget, counter: Any, *, first: bool) -> str:
+    async def _call(self, messages: list[dict[str, str]], budget: Budget, counter: Any, trace: Trace, *,
+                    first: bool) -> str:
         from ..llm import LLMError, complete
         if first and budget.refuse(0):  # a zero budget: nothing may be spent
             raise BackendError(f"budget exhausted before the first call ({budget.exhausted})")
         budget.calls += 1
+        t0 = time.monotonic()
         try:
             reply = await complete(messages, model=self.llm.model, api_base=self.llm.api_base,
                                    api_key=self.llm.api_key, timeout=self.llm.timeout_s,
@@ -167,12 +187,17 @@ class Agent:
                                    backoff_base=self.llm.backoff_base)
         except LLMError as exc:
             budget.attempts += exc.attempts
+            trace.llm_call(messages, "", model=self.llm.model, prompt_tokens=None, completion_tokens=None,
+                           latency_ms=(time.monotonic() - t0) * 1000.0, error=exc.message)
             raise BackendError(f"model call failed ({self.llm.model}): {exc.message}") from None
         budget.attempts += reply.attempts
         pt = reply.prompt_tokens or counter.count("\n".join(m["content"] for m in messages))
+        ct = reply.completion_tokens or counter.count(reply.text)
         budget.prompt_tokens += pt
-        budget.completion_tokens += reply.completion_tokens or counter.count(reply.text)
+        budget.completion_tokens += ct
         budget.costs.append(reply.cost_usd)
+        trace.llm_call(messages, reply.text, model=self.llm.model, prompt_tokens=pt, completion_tokens=ct,
+                       latency_ms=(time.monotonic() - t0) * 1000.0, cost_usd=reply.cost_usd)
         return reply.text
 
     @staticmethod

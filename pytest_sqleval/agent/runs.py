@@ -1,4 +1,5 @@
-"""``runs/<config>/predictions.jsonl``: each configuration's answers, one line per question.
+"""``runs/<config>/predictions.jsonl``: each configuration's answers, one line per question;
+and ``runs/<config>/traces/<qid>.md``, each question's trace as markdown (:mod:`.trace`).
 
 Written by the backend right after each generation, so an interrupted run keeps what it
 generated. The file is rewritten whole under a file lock on every write, so xdist workers
@@ -69,4 +70,15 @@ def record_prediction(root: Path, config: str, line: dict[str, Any]) -> Path:
             fh.write("".join(lines[qid] + "\n" for qid in sorted(lines, key=_natural)))
         os.replace(tmp, path)
         _written[path] = (_signature(path), lines)
+    return path
+
+
+def write_trace(root: Path, config: str, qid: str, text: str) -> Path:
+    """``root/<config>/traces/<qid>.md``, replaced whole (a rerun of the question overwrites it)."""
+    folder = root / config / "traces"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', qid)}.md"
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
     return path

@@ -22,8 +22,9 @@ _COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
 _VARIANT_KEYS = {"count", "seed", "frozen_columns"}
+_SPLIT_KEYS = {"held_out"}
 _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS,
-             "variants": _VARIANT_KEYS}
+             "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS}
 
 
 def _toml_line(text: str, key: str) -> int | None:
@@ -64,7 +65,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
-                                line=_toml_line(text, section), fix="use [suite], [compare], [limits], [constraints] or [variants]")
+                                line=_toml_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants] or [splits]")
         if not isinstance(value, dict):
             raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
                                 fix=f"write it as a [{section}] section")
@@ -127,6 +128,13 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         compare = compare.merged(column_order=kind.column_order)
     limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
     variants = _variant_section(path, text, data.get("variants", {}))
+    held_out = data.get("splits", {}).get("held_out")
+    if held_out is not None and (not isinstance(held_out, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", held_out)
+                                 or held_out == "main"):
+        raise BadInputError(path, f"expected the name of the held-out split, got {held_out!r}",
+                            line=_toml_line(text, "held_out"), field="splits.held_out",
+                            fix='write held_out = "held_out" and give those cases "split": "held_out" '
+                                '(cases without a split are the main set)')
     if not questions.is_file():
         raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
                             field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
@@ -145,7 +153,8 @@ def load_manifest(path: str | Path) -> SuiteManifest:
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
                          layout=layout, tables=tables, constraints=dict(data.get("constraints", {})),
-                         variants=variants, replacements=_replacements(path, text, suite.get("replacements", {})))
+                         variants=variants, held_out=held_out,
+                         replacements=_replacements(path, text, suite.get("replacements", {})))
 
 
 SEMANTIC_LAYER = "semantic_layer.yaml"

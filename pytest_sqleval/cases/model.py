@@ -110,6 +110,9 @@ class SuiteManifest:
     variants: VariantPolicy = field(default_factory=VariantPolicy, compare=False, hash=False)
     # deprecated table -> the live table that replaces it ([suite] replacements, else the semantic layer's)
     replacements: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: ``[splits] held_out``: the split whose cases (``"split": NAME`` in their record) are
+    #: held out from development; cases without a split are the main set. None: no held-out split.
+    held_out: str | None = None
 
     @property
     def root(self) -> Path:

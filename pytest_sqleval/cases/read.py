@@ -151,6 +151,9 @@ def _layout(name: str) -> Layout:
     return layout
 
 
+SPLIT_KEY = "split"  # a case's split: absent = the main set; else the manifest's [splits] held_out
+
+
 def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval") -> list[BenchmarkCase]:
     """All cases of a questions file in ``layout`` (our JSONL by default), in file order."""
     path = Path(path)
@@ -158,8 +161,26 @@ def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval") -> li
 
 
 def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list[BenchmarkCase]:
-    """Every case of a suite in the manifest's layout, in file order."""
-    return read_cases(path or manifest.questions, manifest.name, manifest.layout)
+    """Every case of a suite in the manifest's layout, in file order; a case naming a split
+    the manifest does not declare is bad input (a typo would silently move it to the main set)."""
+    cases = read_cases(path or manifest.questions, manifest.name, manifest.layout)
+    for case in cases:
+        split = case.metadata.get(SPLIT_KEY)
+        if split is not None and split != manifest.held_out:
+            where, _, line = case.source.rpartition(":")
+            declared = (f"declares held_out = {manifest.held_out!r}" if manifest.held_out
+                        else "declares no held-out split")
+            raise BadInputError(where, f"split {split!r} is not a split of this suite ({manifest.path.name} {declared})",
+                                line=int(line) if line.isdigit() else None, field=SPLIT_KEY,
+                                fix=f'add [splits] held_out = "{split}" to {manifest.path.name}, or drop the "split" '
+                                    "key (cases without one are the main set)")
+    return cases
+
+
+def split_of(case: BenchmarkCase) -> str:
+    """The case's split: the held-out split's name, or "main"."""
+    split = case.metadata.get(SPLIT_KEY)
+    return split if isinstance(split, str) else "main"
 
 
 def collect_cases(manifest: SuiteManifest, path: Path) -> list[tuple[BenchmarkCase, SuiteManifest]]:

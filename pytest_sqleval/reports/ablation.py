@@ -17,6 +17,16 @@ backend reported them (``backend_metadata``: ``n_llm_calls``, ``prompt_tokens``,
 other configuration has at least its accuracy with at most its mean calls, and is better
 in one of the two.
 
+*Held-out split* (seed 002: "a large gap between your-50 and our-10 accuracy is treated as
+leakage"): a record whose case names a split (``case_metadata["split"]``, the held-out split
+the suite's ``[splits] held_out`` declares) is held out; every other record is the main set.
+Each row then reports execution accuracy on both, and flags ``possible leakage`` when the
+main set beats the held-out set by more than ``LEAKAGE_GAP`` (20 percentage points: more than
+two of ten held-out questions). Why a gap means leakage: the semantic layer is written while
+watching the agent fail on the main set, so fixes specific to those questions score there and
+nowhere else; on questions nobody looked at, a layer that documents the schema (not the eval
+set) does about as well.
+
 The records say which backends are the ablation's configurations and what each one is:
 ``backend_metadata["components"]`` describes a row, ``backend_metadata["ablation_step"]``
 (0, 1, ...) places it; consecutive steps get a line of "what each step changed". Rows
@@ -34,6 +44,8 @@ from typing import Any, Iterable, Sequence
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
 ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
+SPLIT_KEY = "split"  # case_metadata key: the held-out split a case belongs to (absent: the main set)
+LEAKAGE_GAP = 0.20  # main minus held-out accuracy above which a row is flagged as possible leakage
 CLASS_HEADERS = {"wrong_join": "wrong-join", "wrong_metric": "wrong-metric", "hallucinated_column": "halluc. column",
                  "stale_table": "stale-table", "other": "other"}
 
@@ -60,6 +72,10 @@ class AblationRow:
     mean_repair_rounds: float | None = None
     total_cost_usd: float | None = None
     pareto: bool = False
+    main_passed: int = 0
+    main_graded: int = 0
+    held_out_passed: int = 0
+    held_out_graded: int = 0
     step: int | None = None  # its ablation_step; a sort key, not a column
 
     @property
@@ -70,11 +86,31 @@ class AblationRow:
     def execution_accuracy(self) -> float | None:
         return self.passed / self.graded if self.graded else None
 
+    @property
+    def main_accuracy(self) -> float | None:
+        return self.main_passed / self.main_graded if self.main_graded else None
+
+    @property
+    def held_out_accuracy(self) -> float | None:
+        return self.held_out_passed / self.held_out_graded if self.held_out_graded else None
+
+    @property
+    def held_out_gap(self) -> float | None:
+        """Main minus held-out accuracy; None unless both sets have graded cases."""
+        main, held = self.main_accuracy, self.held_out_accuracy
+        return None if main is None or held is None else main - held
+
+    @property
+    def possible_leakage(self) -> bool:
+        return self.held_out_gap is not None and self.held_out_gap > LEAKAGE_GAP + 1e-9
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         del d["step"]
         d["execution_accuracy"] = self.execution_accuracy
         d["graded"] = self.graded
+        d.update(main_accuracy=self.main_accuracy, held_out_accuracy=self.held_out_accuracy,
+                 held_out_gap=self.held_out_gap, possible_leakage=self.possible_leakage)
         return d
 
 
@@ -154,6 +190,12 @@ def _step(meta: dict[str, Any]) -> int | None:
     return step if isinstance(step, int) and not isinstance(step, bool) else None
 
 
+def is_held_out(rec: dict[str, Any]) -> bool:
+    """Whether the record's case belongs to its suite's held-out split."""
+    split = (rec.get("case_metadata") or {}).get(SPLIT_KEY)
+    return isinstance(split, str) and split not in ("", "main")
+
+
 def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
     """Whether any record comes from one of an ablation's configurations."""
     return any(_step(rec.get("backend_metadata") or {}) is not None for rec in records)
@@ -173,6 +215,12 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
         for rec in recs:
             row.cases += 1
             status = rec.get("status")
+            if status in ("passed", "failed"):
+                held = is_held_out(rec)
+                row.held_out_graded += held
+                row.main_graded += not held
+                row.held_out_passed += held and status == "passed"
+                row.main_passed += not held and status == "passed"
             if status == "passed":
                 row.passed += 1
             elif status == "failed":
@@ -281,6 +329,7 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
         lines += ["", f"![accuracy against mean LLM calls]({plot})"]
     elif plot_note:
         lines += ["", f"_{plot_note}_"]
+    lines += _held_out_section(rows)
     deltas = _deltas(rows)
     if deltas:
         lines += ["", "## What each step changed, per error class", "",
@@ -289,6 +338,24 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
                   "|---|" + "---:|" * (len(ERROR_CLASSES) + 3)]
         lines += deltas
     return "\n".join(lines) + "\n"
+
+
+def _held_out_section(rows: list[AblationRow]) -> list[str]:
+    """Main set against held-out set, per configuration; nothing when no case was held out."""
+    if not any(r.held_out_graded for r in rows):
+        return []
+    out = ["", "## Main set against held-out questions", "",
+           f"A gap above {100 * LEAKAGE_GAP:.0f} percentage points is flagged as possible leakage of the semantic "
+           "layer: a layer written while watching the agent fail on the main set encodes fixes for those questions, "
+           "which score there and not on questions nobody looked at.", "",
+           "| config | main acc (%) | main passed / graded | held-out acc (%) | held-out passed / graded | gap (pp) | flag |",
+           "|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        gap = "–" if r.held_out_gap is None else f"{100 * r.held_out_gap:+.1f}"
+        out.append(f"| {r.config} | {_pct(r.main_accuracy)} | {r.main_passed} / {r.main_graded} | "
+                   f"{_pct(r.held_out_accuracy)} | {r.held_out_passed} / {r.held_out_graded} | {gap} | "
+                   f"{'**possible leakage**' if r.possible_leakage else ''} |")
+    return out
 
 
 def _deltas(rows: list[AblationRow]) -> list[str]:
@@ -414,8 +481,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = write_ablation(records, args.out, sources=[str(p) for p in args.inputs])
     rows = ablation_rows(records)
     for r in rows:
+        held = (f"  main {_pct(r.main_accuracy):>5} % / held-out {_pct(r.held_out_accuracy):>5} %"
+                f"{'  POSSIBLE LEAKAGE' if r.possible_leakage else ''}") if r.held_out_graded else ""
         print(f"{r.config:>10}  exec acc {_pct(r.execution_accuracy):>5} %  calls {_f(r.mean_calls):>5}  "
-              f"tokens {_f(r.mean_total_tokens, 0):>7}{'  *pareto' if r.pareto else ''}")
+              f"tokens {_f(r.mean_total_tokens, 0):>7}{'  *pareto' if r.pareto else ''}{held}")
     for kind, p in paths.items():
         print(f"{kind}: {p}")
     return 0

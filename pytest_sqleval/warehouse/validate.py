@@ -115,7 +115,7 @@ def validate_suite(target: str | Path, *, layer: str | Path | None = None, freez
 
 # -- the run ---------------------------------------------------------------------------------
 def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out) -> None:
-    from ..cases import MANIFEST_NAME, load_manifest, read_cases
+    from ..cases import MANIFEST_NAME, load_manifest, read_layout_cases
     from ..engines import engine_name, is_url
     from ..engines.build import ensure_database
 
@@ -124,7 +124,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
         raise BadInputError(manifest_path, "no suite manifest here",
                             fix=f"point validate at a suite folder that holds {MANIFEST_NAME}, or at the manifest itself")
     manifest = load_manifest(manifest_path)
-    cases = read_cases(manifest.questions, manifest.name)
+    cases = read_layout_cases(manifest)  # also rejects a case in an undeclared split
     constraints = _constraints(manifest)
     built = ensure_database(manifest.database, manifest.build) if manifest.database is not None else False
     out(f"suite {manifest.name}: {len(cases)} cases in {manifest.questions}; database {manifest.database}"
@@ -133,6 +133,8 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
     counts_line = _check_constraints(cases, constraints, v)
     if counts_line:
         out(counts_line)
+    if manifest.held_out:
+        _check_split(cases, manifest.held_out, v, out)
 
     catalog: dict[str, Any] | None = None
     content_hash = engine = engine_version = None
@@ -232,6 +234,16 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
 
 
 # -- constraints ------------------------------------------------------------------------------
+def _check_split(cases: list[Any], held_out: str, v: Validation, out: Out) -> None:
+    """A declared held-out split with no case in it (or no main set left) measures no gap."""
+    from ..cases import split_of
+    n = sum(1 for c in cases if split_of(c) == held_out)
+    out(f"splits: main {len(cases) - n}, {held_out} {n} (held out)")
+    if n == 0 or n == len(cases):
+        v.problems.append(f"split {held_out!r}: {n} of {len(cases)} cases are held out; the gap between the main set "
+                          f"and the held-out set needs cases in both (give some cases \"split\": \"{held_out}\")")
+
+
 def _constraints(manifest: Any) -> dict[str, Any]:
     """The ``[constraints]`` table, type-checked (bad values are bad input, with the line)."""
     from ..cases import read_text
