@@ -194,10 +194,11 @@ def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variant
     pick adds the most mutants not yet told apart; on equal gain a native variant first
     (the suite's own generator keeps every rule of its data, so a mismatch there is the
     most convincing), then a boundary variant (wrong queries the near-misses do not model
-    are mostly boundary slips), then the lower index. The count is filled even when no near-miss is left to tell apart: measured on
-    TPC-H (``bench/variants_bench.py``), filling it caught 71 % of held-out coincidences
-    against 40 % when stopping at zero gain. A variant where the gold returns rows comes first when the pinned gold
-    returns none, so such a gold is graded."""
+    are mostly boundary slips), then the lower index. The count is filled even when no
+    near-miss is left to tell apart: measured on TPC-H (``bench/variants_bench.py``),
+    filling it caught 71 % of held-out coincidences against 40 % when stopping at zero
+    gain. A variant where the gold returns rows comes first when the pinned gold returns
+    none, so such a gold is graded."""
     n = len(killed[0]) if killed else 0
     told = {i for i, k in enumerate(killed[0]) if k} if killed else set()
     pinned = len(told)
