@@ -292,7 +292,7 @@ def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, st
     ``constraints.observe_constraints``, asked only when a variant must be built);
     with witness rows for ``gold_sqls``; built once per (pool, hints, golds, seed), then
     reused from ``folder``."""
-    from .build import Variant, content_hash
+    from .build import Variant, remembered_content_hash
     from .constraints import engine_of
     from .witnesses import witness_groups
     if not hints or not pool or count <= 0:
@@ -326,11 +326,8 @@ def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, st
                     path.with_name(path.name + ".content-hash").unlink(missing_ok=True)
                 finally:
                     tmp.unlink(missing_ok=True)
-            sha = path.with_name(path.name + ".content-hash")
-            if not sha.is_file():
-                sha.write_text(content_hash(path), encoding="utf-8")
             variants.append(Variant(index, f"{base.kind}+boundary", {"base": base.index, "tag": tag}, path,
-                                    sha.read_text(encoding="utf-8").strip()))
+                                    remembered_content_hash(path)))
     finally:
         if domain is not None:
             domain.close()

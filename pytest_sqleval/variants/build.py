@@ -90,6 +90,15 @@ def content_hash(path: Path) -> str:
         sandbox.close()
 
 
+def remembered_content_hash(path: Path) -> str:
+    """``content_hash`` kept beside the file (``<file>.content-hash``), so a rerun hashes
+    nothing; computed again when the file is newer than what was kept."""
+    kept = path.with_name(path.name + ".content-hash")
+    if not kept.is_file() or kept.stat().st_mtime < path.stat().st_mtime:
+        kept.write_text(content_hash(path), encoding="utf-8")
+    return kept.read_text(encoding="utf-8").strip()
+
+
 def plan(index: int, seed: int) -> tuple[str, float, str]:
     """(kind, fraction, tag) of variant ``index``: kinds cycle, fractions cycle per round of kinds."""
     return KINDS[index % len(KINDS)], FRACTIONS[(index // len(KINDS)) % len(FRACTIONS)], f"{seed}:{index}"

@@ -98,25 +98,28 @@ class VariantSet:
         refreezes it); a variant built to other content than frozen is a ``UsageError``."""
         from ..errors import UsageError
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return
+            record = read_frozen(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"{path}: not a frozen-variants file ({exc}); fix: delete it and run "
                              f"python -m pytest_sqleval validate {path.parent}") from None
-        if not isinstance(record, dict) or record.get("settings") != self.settings:
-            return
-        built = {v.index: v for v in self.pool}
-        for entry in record.get("variants", []):
-            variant = built.get(entry.get("index"))
-            if variant is None or variant.content_hash != entry.get("content_hash"):
-                raise UsageError(
-                    f"{path}: variant {entry.get('index')} ({entry.get('kind')}) was frozen with content hash "
-                    f"{str(entry.get('content_hash'))[:16]}..., but builds here to "
-                    f"{variant.content_hash[:16] + '...' if variant else 'nothing'}: the variants cannot reproduce "
-                    f"the frozen evidence; fix: run python -m pytest_sqleval validate {path.parent} and commit "
-                    f"the new {path.name}")
-        self._frozen = record.get("choices", {})
+        for entry, built in self.drift(record)[:1]:
+            raise UsageError(
+                f"{path}: variant {entry.get('index')} ({entry.get('kind')}) was frozen with content hash "
+                f"{str(entry.get('content_hash'))[:16]}..., but builds here to "
+                f"{built[:16] + '...' if built else 'nothing'}: the variants cannot reproduce "
+                f"the frozen evidence; fix: run python -m pytest_sqleval validate {path.parent} and commit "
+                f"the new {path.name}")
+        if record and record.get("settings") == self.settings:
+            self._frozen = record.get("choices", {})
+
+    def drift(self, record: dict[str, Any] | None) -> list[tuple[dict[str, Any], str | None]]:
+        """The variants ``record`` froze for these same settings that build here to other
+        content: (the frozen entry, the content hash built here, or None)."""
+        if not record or record.get("settings") != self.settings:
+            return []
+        built = {v.index: v.content_hash for v in self.pool}
+        return [(e, built.get(e.get("index"))) for e in record.get("variants", [])
+                if built.get(e.get("index")) != e.get("content_hash")]
 
     def frozen_record(self) -> dict[str, Any]:
         """What ``validate`` writes: the settings, the pool's content hashes and the choice of
@@ -174,17 +177,22 @@ class VariantSet:
         os.replace(tmp, self.store / f"{gold_key}.json")
 
 
+def read_frozen(path: Path) -> dict[str, Any] | None:
+    """A ``variants.frozen.json``, or None when there is none (a damaged one raises)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    return record
+
+
 def native_variants(paths: list[Path], first_index: int) -> list[Any]:
-    """The pool entries of a suite generator's own variant files (content hashes kept
-    next to them, so a rerun hashes nothing)."""
-    from .build import Variant, content_hash
-    out = []
-    for i, path in enumerate(paths):
-        sha = path.with_name(path.name + ".content-hash")
-        if not sha.is_file() or sha.stat().st_mtime < path.stat().st_mtime:
-            sha.write_text(content_hash(path), encoding="utf-8")
-        out.append(Variant(first_index + i, "native", {"file": path.name}, path, sha.read_text(encoding="utf-8").strip()))
-    return out
+    """The pool entries of a suite generator's own variant files."""
+    from .build import Variant, remembered_content_hash
+    return [Variant(first_index + i, "native", {"file": path.name}, path, remembered_content_hash(path))
+            for i, path in enumerate(paths)]
 
 
 def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variants: list[dict[str, Any]],

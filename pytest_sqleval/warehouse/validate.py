@@ -194,7 +194,7 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
     content than was frozen for the same settings is a problem: the generator is not stable."""
     from ..errors import CaseError
     from ..pool import GraderPool
-    from ..variants.distill import FROZEN_NAME
+    from ..variants.distill import FROZEN_NAME, read_frozen
     pool = GraderPool(Path(".sqleval-cache").resolve())
     pool.frozen_variants = False  # choose afresh; the old record is compared below
     try:
@@ -213,18 +213,14 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
         pool.close()
     path = manifest.root / FROZEN_NAME
     try:
-        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except ValueError:
-        old = None
-    if isinstance(old, dict) and old.get("settings") == record["settings"]:
-        before = {e.get("index"): e.get("content_hash") for e in old.get("variants", [])}
-        for entry in record["variants"]:
-            if before.get(entry["index"]) not in (None, entry["content_hash"]):
-                v.problems.append(f"{path}: variant {entry['index']} ({entry['kind']}) builds to content hash "
-                                  f"{entry['content_hash'][:16]}..., frozen as {before[entry['index']][:16]}... for "
-                                  "the same database, seed and generator: the variant generator is not stable")
-    strength = [c["strength"] for c in (dict(e, strength=(e["pinned"] + e["by_variants"]) / e["mutants"])
-                                        for e in record["choices"].values() if e["mutants"])]
+        old = read_frozen(path)
+    except (OSError, ValueError):
+        old = None  # a damaged record is replaced
+    for entry, built in variants.drift(old):
+        v.problems.append(f"{path}: variant {entry.get('index')} ({entry.get('kind')}) builds to content hash "
+                          f"{(built or 'nothing')[:16]}..., frozen as {str(entry.get('content_hash'))[:16]}... for "
+                          "the same database, seed and generator: the variant generator is not stable")
+    strength = [(e["pinned"] + e["by_variants"]) / e["mutants"] for e in record["choices"].values() if e["mutants"]]
     out(f"variants: {len(record['variants'])} built (seed {manifest.variants.seed}), {len(record['choices'])} golds' "
         f"choices of {manifest.variants.count}; mean evidence strength "
         f"{sum(strength) / len(strength) if strength else 0:.2f}")
