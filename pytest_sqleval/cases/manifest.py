@@ -172,8 +172,9 @@ def _replacements(path: Path, text: str, values: Any) -> dict[str, str]:
     layer = path.parent / SEMANTIC_LAYER
     if layer.is_file():
         import yaml
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: every collection reads this file
         try:
-            entries = (yaml.safe_load(read_text(layer)) or {}).get("deprecated_tables") or []
+            entries = (yaml.load(read_text(layer), Loader=loader) or {}).get("deprecated_tables") or []
         except (yaml.YAMLError, AttributeError):  # `validate` reports a broken layer; grading goes on
             entries = []
         out = {e["table"]: e["use_instead"] for e in entries

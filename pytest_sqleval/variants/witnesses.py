@@ -50,7 +50,6 @@ def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, se
     says whether a (table, column) may change."""
     from sqlglot import exp, parse_one
     names = Catalog(columns)
-    catalog, originals = names.lower, names.originals
     with_key = "with_" if "with_" in exp.Select.arg_types else "with"
     out: list[WitnessGroup] = []
     for sql in gold_sqls:
@@ -64,7 +63,7 @@ def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, se
             if where is None or not sources:
                 continue
             for disjunct in _split(where.this, exp.Or):
-                group = _group(select, disjunct, sources, catalog, originals, free, dialect, tree.args.get(with_key),
+                group = _group(select, disjunct, sources, names, free, dialect, tree.args.get(with_key),
                                with_key)
                 if group is not None and group not in out:
                     out.append(group)
@@ -108,14 +107,14 @@ def _split(node: Any, kind: type) -> list[Any]:
     return [node]
 
 
-def _group(select: Any, disjunct: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]],
-           originals: dict[str, str], free: Callable[[str, str], bool], dialect: str, root_with: Any,
+def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
+           free: Callable[[str, str], bool], dialect: str, root_with: Any,
            with_key: str) -> WitnessGroup | None:
     from sqlglot import exp
     written: dict[tuple[str, str], list[tuple[str, Any]]] = {}  # (alias, column) -> (op, typed value)
     kept = []
     for conjunct in _split(disjunct, exp.And):
-        bounds = _bounds(conjunct, sources, catalog, originals, free)
+        bounds = _bounds(conjunct, sources, names, free)
         if bounds is None:
             kept.append(conjunct)
         else:
@@ -145,7 +144,7 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], catalog: dict[st
         values = {**base, **changed}
 
         def substitute(node: Any) -> Any:  # a written column read by a kept conjunct reads its new value
-            key = _resolve(node, sources, catalog) if isinstance(node, exp.Column) else None
+            key = _resolve(node, sources, names.lower) if isinstance(node, exp.Column) else None
             return _literal(values[key]) if key in values else node
 
         rows = template.copy()
@@ -154,7 +153,7 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], catalog: dict[st
         return rows.sql(dialect=dialect), tuple((position[a], c, _text(v)) for (a, c), v in sorted(values.items()))
 
     witnesses = [witness({})] + [witness({key: v}) for key, v in edges]
-    return WitnessGroup(tuple(originals[sources[a]] for a in aliases), tuple(dict.fromkeys(witnesses))[:MAX_ASSIGNMENTS])
+    return WitnessGroup(tuple(names.originals[sources[a]] for a in aliases), tuple(dict.fromkeys(witnesses))[:MAX_ASSIGNMENTS])
 
 
 def _literal(value: Any) -> Any:
@@ -167,8 +166,8 @@ def _literal(value: Any) -> Any:
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 
 
-def _bounds(conjunct: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]],
-            originals: dict[str, str], free: Callable[[str, str], bool]) -> list[tuple[str, str, str, Any]] | None:
+def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog,
+            free: Callable[[str, str], bool]) -> list[tuple[str, str, str, Any]] | None:
     """(alias, column, op, value) of a column-vs-constant conjunct on a free column, else None."""
     from sqlglot import exp
     ops = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
@@ -185,8 +184,8 @@ def _bounds(conjunct: Any, sources: dict[str, str], catalog: dict[str, dict[str,
         left, pairs = conjunct.this, [("in", e) for e in conjunct.expressions]
     else:
         return None
-    where = _resolve(left, sources, catalog) if isinstance(left, exp.Column) else None
-    if where is None or not free(originals[sources[where[0]]], where[1]):
+    where = _resolve(left, sources, names.lower) if isinstance(left, exp.Column) else None
+    if where is None or not free(names.originals[sources[where[0]]], where[1]):
         return None
     values = [(op, _constant(node)) for op, node in pairs]
     if any(v is None for _, v in values):
