@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .cases import BenchmarkCase, SuiteManifest, get_layout
-from .errors import BadInputError, UsageError
+from .errors import BadInputError, SqlevalError, UsageError
 
 MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
 VARIANT_ENGINES = ("duckdb", "sqlite")  # the engines whose databases the grader can make variants of
@@ -28,7 +28,8 @@ class GraderPool:
         self._graders: dict[Path, Any] = {}
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
         self._per_database: OrderedDict[Path, None] = OrderedDict()
-        self._golds: dict[Path, list[str]] = {}  # questions file -> its gold SQL (the variants' literals)
+        self._unbuildable: dict[Path, SqlevalError] = {}  # suite -> why its variants cannot be built
+        self._golds: dict[Path, dict[Any, list[str]]] = {}  # questions file -> db_id -> gold SQL (the literals)
         self.frozen_variants = True  # take choices from a suite's variants.frozen.json (validate refreezes)
         # a suite's own generator's variants (the pytest_sqleval_native_variants hook in a pytest run)
         self.native_variants: Callable[[SuiteManifest, Path], list[Path]] = lambda manifest, folder: []
@@ -65,6 +66,8 @@ class GraderPool:
         grader = self._graders.get(manifest.path)
         if grader is not None:
             return grader
+        if manifest.path in self._unbuildable:
+            raise self._unbuildable[manifest.path]
         from .grading.pipeline import SuiteGrader
         if manifest.database is None:
             catalog, source = self._schema(manifest)
@@ -79,7 +82,11 @@ class GraderPool:
                                  started=self._started.pop(manifest.path, None) or SuiteGrader.start_engine(
                                      manifest.database, manifest.limits, self.cache_dir, self._engine_process()),
                                  layers=self.layers_for(manifest))
-            grader.variant_set = self.variant_set(manifest, grader.content_hash)
+            try:
+                grader.variant_set = self.variant_set(manifest, grader.content_hash)
+            except SqlevalError:
+                grader.close()
+                raise
         grader.replacements = manifest.replacements
         self._graders[manifest.path] = grader
         return grader
@@ -105,14 +112,29 @@ class GraderPool:
             return None
         from .cases import read_layout_cases
         from .variants.distill import FROZEN_NAME, VariantSet
-        golds = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
-        if golds is None:
-            golds = self._golds[manifest.questions] = [case.gold_sql for case in read_layout_cases(manifest)]
-        return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
-                                frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
-                                dialect=manifest.dialect, pinned_hash=content_hash,
-                                frozen=manifest.root / FROZEN_NAME if self.frozen_variants else None,
-                                native=lambda folder: self.native_variants(manifest, folder))
+        by_db = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
+        if by_db is None:
+            by_db = self._golds[manifest.questions] = {}
+            split_by = get_layout(manifest.layout).split_by
+            for case in read_layout_cases(manifest):
+                by_db.setdefault(case.metadata.get(split_by) if split_by else None, []).append(case.gold_sql)
+        db_id = manifest.path.name.partition("#")[2]  # one database of a Spider/BIRD suite: its own golds
+        golds = by_db.get(db_id, []) if db_id else [g for gs in by_db.values() for g in gs]
+        try:
+            return VariantSet.build(Path(manifest.database), self.cache_dir, count, seed=manifest.variants.seed,
+                                    frozen_columns=manifest.variants.frozen_columns, gold_sqls=golds,
+                                    dialect=manifest.dialect, pinned_hash=content_hash,
+                                    frozen=manifest.root / FROZEN_NAME if self.frozen_variants else None,
+                                    native=lambda folder: self.native_variants(manifest, folder))
+        except SqlevalError:
+            raise
+        except Exception as exc:  # a database the generator cannot read: say so, not "cannot open"
+            from .engines import display_location
+            error = SqlevalError(f"cannot build the variants of {display_location(manifest.database)}: "
+                                 f"{type(exc).__name__}: {exc}; fix: run without --sqleval-variants (or set "
+                                 "[variants] count = 0) and report the database's schema as a bug")
+            self._unbuildable[manifest.path] = error  # every case of the suite says so; none builds again
+            raise error from exc
 
     @staticmethod
     def _schema(manifest: SuiteManifest) -> tuple[dict[str, Any] | None, str]:

@@ -287,6 +287,26 @@ def test_the_closure_leaves_no_dangling_reference(tmp_path_factory: pytest.TempP
         assert violations(v.path, c) == []
 
 
+@pytest.mark.parametrize("reference", ["REFERENCES stadium", "REFERENCES stadium (stadium_id)",
+                                       "REFERENCES \"Stadium\""])
+def test_a_sqlite_reference_without_columns_names_the_parents_key(tmp_path: Path, reference: str) -> None:
+    """Spider's schemas write ``REFERENCES stadium`` (the parent's primary key), and the
+    referencing table often sorts before its parent: a variant is built, and it keeps the key."""
+    db = tmp_path / "concert.sqlite"
+    con = sqlite3.connect(str(db))
+    con.executescript(f"CREATE TABLE stadium (stadium_id INTEGER PRIMARY KEY, name TEXT);"
+                      f"CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, stadium_id INTEGER {reference});")
+    con.executemany("INSERT INTO stadium VALUES (?, ?)", [(i, f"s{i}") for i in range(1, 31)])
+    con.executemany("INSERT INTO concert VALUES (?, ?)", [(i, 1 + i % 30) for i in range(1, 61)])
+    con.commit()
+    con.close()
+    c = observe_constraints(db)
+    assert [(d.child, d.child_columns, d.parent, d.parent_columns) for d in c.dependencies
+            if d.origin == "declared"] == [("concert", ("stadium_id",), "stadium", ("stadium_id",))]
+    for v in build_variants(db, tmp_path / "out", count=2):
+        assert violations(v.path, c) == []
+
+
 # -- the Vantage warehouse ----------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -97,6 +97,40 @@ def test_a_rerun_builds_and_distils_nothing(pytester: pytest.Pytester, suite: Pa
     assert files and not changed, changed
 
 
+def test_a_rerun_grades_on_the_variants_with_the_execution_and_the_same_verdicts(
+        pytester: pytest.Pytester, suite: Path) -> None:
+    """Once each gold's variants are chosen, a match is run on them in the request that
+    executes it (no second round trip), and the gold's own query is not run there at all:
+    the verdicts and their evidence are the first run's."""
+    pytester.makeconftest("""
+        from pytest_sqleval.engines.host import EngineHost
+        OPS, REAL = [], EngineHost.call
+        def counted(self, op, payload, **kw):
+            OPS.append(op)
+            return REAL(self, op, payload, **kw)
+        EngineHost.call = counted
+        def pytest_unconfigure(config):
+            print("variants requests:", OPS.count("variants"))
+    """)
+    args = [str(suite), "--sqleval-backend=gold,predictions:preds.jsonl", "-p", "no:cacheprovider", "-s"]
+
+    def run() -> tuple[str, dict]:
+        result = pytester.runpytest_subprocess(*args)
+        result.assert_outcomes(passed=4, failed=2)
+        return result.stdout.str(), {(r["case_id"], r["backend"]): r for r in read_results(pytester.path)}
+
+    first_out, first = run()
+    again_out, again = run()
+    assert "variants requests: 0" not in first_out and "variants requests: 0" in again_out
+    for key, rec in first.items():
+        was, now = rec["layers"].get("variants") or {}, again[key]["layers"].get("variants") or {}
+        assert (again[key]["status"], again[key]["failure_kind"]) == (rec["status"], rec["failure_kind"])
+        assert (now.get("graded"), (now.get("mismatch") or {}).get("variant")) == \
+            (was.get("graded"), (was.get("mismatch") or {}).get("variant")), key
+    gold = again[("fr", "gold")]["layers"]["variants"]
+    assert gold["same_sql_as_gold"] and gold["graded"] == gold["chosen"] >= 1
+
+
 def test_variants_on_an_engine_that_cannot_make_them_is_one_clear_error(pytester: pytest.Pytester) -> None:
     root = pytester.path / "pg"
     root.mkdir()

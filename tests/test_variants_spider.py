@@ -60,3 +60,26 @@ def test_an_empty_gold_is_graded_on_the_variants_where_it_has_rows(pytester: pyt
     assert "empty" in records[3]["explanation"]
     after.assert_outcomes(passed=2, failed=2, errors=1)  # ungraded: 3 of 5 before, 1 of 5 after
     assert read_summary(pytester.path)["backends"]["pred"]["coincidental_passes"] == 2
+
+
+def test_a_database_the_generator_cannot_read_is_every_case_s_error_naming_it(pytester: pytest.Pytester,
+                                                                                spider: Path) -> None:
+    """Not "cannot open the suite's database" (it opens): the variants are what failed, once
+    per database, and the error says how to run without them."""
+    pytester.makeconftest("""
+        from pytest_sqleval.variants import distill
+        CALLS = []
+        def broken(database, *args, **kwargs):
+            CALLS.append(database)
+            raise IndexError("tuple index out of range")
+        distill.VariantSet.build = broken
+        def pytest_unconfigure(config):
+            print("builds:", len(CALLS))
+    """)
+    result = pytester.runpytest_subprocess("spider", "--sqleval-backend=predictions:pred.sql", "--sqleval-variants=4",
+                                "-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(errors=len(CASES))
+    records = read_results(pytester.path)
+    assert all(r["explanation"].startswith("cannot build the variants of ") and "IndexError" in r["explanation"]
+               and "run without --sqleval-variants" in r["explanation"] for r in records)
+    result.stdout.fnmatch_lines(["*builds: 2"])  # one per database, not one per case

@@ -42,6 +42,7 @@ class Candidate:
     ticket: Any = None
     sent_at: float = 0.0
     ahead: bool = False  # graded ahead of its turn: the engine may queue it behind the case before
+    variants_answer: Any = None  # the variants' results when the engine ran them with the execution
 
     @property
     def tree(self) -> Any:
@@ -101,8 +102,13 @@ class SendLayer:
             c.layers["parse"]["layer_error"] = "recursion: not transpiled, executed as written"
         c.sent_at = time.perf_counter()
         gold = c.gold
-        c.ticket = grader.host.submit("grade", {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec,
-                                                "gold_sql": gold.sql}, ahead=c.ahead)
+        payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec, "gold_sql": gold.sql}
+        chosen = grader.variant_set.known(gold.key, gold.sql) if grader.variant_set is not None else None
+        if chosen is not None and c.executed_sql != gold.request["sql"]:
+            # The engine runs a match on the variants in the same request, while this
+            # process goes on with the case: the wait for them overlaps pytest's work.
+            payload["variants"] = {"gold": gold.request, "variants": chosen.variants}
+        c.ticket = grader.host.submit("grade", payload, ahead=c.ahead)
 
 
 class GroundingLayer:
@@ -163,6 +169,7 @@ class ExecutionLayer:
         try:
             answer = c.grader.host.result(c.ticket)
             execution, compare = answer["execution"], answer["compare"]
+            c.variants_answer = answer.get("variants")
             if answer.get("pred_preview") is not None:
                 execution["preview"] = answer["pred_preview"]
         except HostTimeout as exc:
@@ -189,8 +196,17 @@ class VariantsLayer:
         try:
             chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
                                                  grader.host, c.gold.elapsed_ms)
-            results = grader.host.call("variants", {"sql": c.executed_sql, "gold": c.gold.request,
-                                                    "variants": chosen.variants})["results"]
+            same_sql = c.executed_sql == c.gold.request["sql"]
+            if same_sql:
+                # The gold's own query: every chosen variant holds a trustworthy gold answer
+                # (distillation chooses no other), which is what this same query returns there.
+                results = [{"variant": v["index"], "match": True} for v in chosen.variants]
+            else:
+                answer = c.variants_answer or grader.host.call(
+                    "variants", {"sql": c.executed_sql, "gold": c.gold.request, "variants": chosen.variants})
+                if "error" in answer:
+                    raise HostTimeout(answer["error"])
+                results = answer["results"]
         except (HostCrashed, HostTimeout) as exc:  # no evidence either way: the pinned verdict stands
             c.layers["variants"] = {"error": str(exc)[:500]}
             return
@@ -200,7 +216,7 @@ class VariantsLayer:
         c.layers["variants"] = {
             "chosen": len(chosen.variants), "graded": len(graded),
             "mismatch": next((r for r in results if r.get("match") is False), None),
-            "evidence": chosen.evidence()}
+            "evidence": chosen.evidence(), **({"same_sql_as_gold": True} if same_sql else {})}
 
 
 def default_layers() -> list[Layer]:

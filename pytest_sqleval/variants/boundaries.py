@@ -284,34 +284,40 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
     return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))
 
 
-def boundary_variants(database: Path, pool: list[Any], hints: dict[tuple[str, str], list[str]], folder: Path,
-                      count: int, seed: int, free_columns: Any, gold_sqls: Iterable[str] = (),
-                      dialect: str = "duckdb") -> list[Any]:
+def boundary_variants(database: Path, pool: list[Any], folder: Path, count: int, seed: int, free_columns: Any,
+                      gold_sqls: Iterable[str] = (), dialect: str = "duckdb") -> list[Any]:
     """``count`` boundary variants, each a copy of one of the pool's variants (in turn)
     with boundary rows in the free columns (``free_columns()``: the tables of
-    ``constraints.observe_constraints``, asked only when a variant must be built);
-    with witness rows for ``gold_sqls``; built once per (pool, hints, golds, seed), then
-    reused from ``folder``."""
+    ``constraints.observe_constraints``, asked only when a variant must be built) for the
+    golds' literals (``literal_hints``), and witness rows for ``gold_sqls``; none when no
+    gold compares a column with a literal. Built once per (pool, golds, dialect, sqlglot,
+    seed), then reused from ``folder`` without parsing a gold."""
+    import sqlglot
+
     from .build import Variant, remembered_content_hash
     from .constraints import engine_of
     from .witnesses import witness_groups
-    if not hints or not pool or count <= 0:
+    if not pool or count <= 0:
         return []
     engine = engine_of(database)
     gold_sqls = list(gold_sqls)
-    digest = hashlib.sha256(repr((BOUNDARY_VERSION, sorted(hints.items()), gold_sqls,
+    digest = hashlib.sha256(repr((BOUNDARY_VERSION, gold_sqls, dialect, sqlglot.__version__,
                                   [v.content_hash for v in pool], seed)).encode()).hexdigest()[:16]
     out_dir = Path(folder) / f"boundary-{digest}"
+    paths = [out_dir / f"boundary-{k:03d}{pool[k % len(pool)].path.suffix}" for k in range(count)]
+    if not all(p.is_file() for p in paths):
+        hints = literal_hints(gold_sqls, dialect, column_names(pool[0].path))
+        if not hints:
+            return []
     out_dir.mkdir(parents=True, exist_ok=True)
     variants = []
     tables: dict[str, Any] | None = None
     domain: Domain | None = None
     groups: list[Any] | None = None
     try:
-        for k in range(count):
+        for k, path in enumerate(paths):
             base = pool[k % len(pool)]
             index = len(pool) + k
-            path = out_dir / f"boundary-{k:03d}{base.path.suffix}"
             tag = f"{seed}:boundary:{k}"
             if not path.is_file():
                 tmp = out_dir / f".{path.name}.{os.getpid()}.building"

@@ -230,6 +230,7 @@ class _Reader:
                                                         (index,)))
                     if cols and None not in cols and cols not in t.unique_keys:
                         t.unique_keys.append(cols)
+        for t in tables.values():  # after every primary key is known: a reference may name none
             fks: dict[int, list[tuple]] = {}
             for row in self.all("SELECT id, seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)",
                                 (t.name,)):
@@ -242,6 +243,8 @@ class _Reader:
                 to = [r[4] for r in parts]
                 if None in to:  # REFERENCES parent with no column list: the parent's primary key
                     to = list(tables[parent].primary_key)
+                if len(to) != len(parts):  # a parent without the key it is referenced by: SQLite refuses it too
+                    continue
                 deps.append(Dependency(t.name, tuple(r[3] for r in parts), parent, tuple(to), "declared"))
         return deps
 

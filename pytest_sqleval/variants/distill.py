@@ -68,7 +68,7 @@ class VariantSet:
         from which each gold chooses up to ``count``. ``frozen``: a ``variants.frozen.json``
         to take choices from, when it was frozen for these settings. ``native(folder)``: the
         suite generator's own variants (``pytest_sqleval_native_variants``), added to the pool."""
-        from .boundaries import BOUNDARY_VERSION, boundary_variants, column_names, literal_hints
+        from .boundaries import BOUNDARY_VERSION, boundary_variants
         from .build import GENERATOR_VERSION, build_variants, content_hash
         from .constraints import observe_constraints
         store = Path(cache_dir) / "variants"
@@ -79,8 +79,7 @@ class VariantSet:
         if golds and pool:
             def free_columns() -> dict[str, Any]:  # observed only when a boundary variant is built
                 return observe_constraints(Path(database), frozen_columns=frozen_columns).tables
-            hints = literal_hints(golds, dialect, column_names(pool[0].path))
-            pool += boundary_variants(Path(database), pool, hints, pool[0].path.parent, count, seed, free_columns,
+            pool += boundary_variants(Path(database), pool, pool[0].path.parent, count, seed, free_columns,
                                       golds, dialect)
         if native is not None and pool:
             pool += native_variants(native(pool[0].path.parent / "native"), len(pool))
@@ -132,15 +131,25 @@ class VariantSet:
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
                  host: Any, gold_ms: float = 0.0) -> CaseVariants:
         """The variants of one gold (frozen, or distilled on first use, then read back)."""
+        chosen = self.known(gold_key, gold_sql)
+        if chosen is None:
+            chosen = self._distill(gold_request, gold_sql, dialect, host, gold_ms)
+            self._write(gold_key, chosen)
+            self._remember(gold_key, gold_sql, chosen)
+        return chosen
+
+    def known(self, gold_key: str, gold_sql: str) -> CaseVariants | None:
+        """The variants of one gold if chosen already (this run, frozen or stored), without
+        distilling: what can be sent ahead with a candidate's execution."""
         chosen = self._chosen.get(gold_key)
         if chosen is None:
-            digest = hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
-            chosen = self._thaw(self._frozen.get(digest)) or self._read(gold_key)
-            if chosen is None:
-                chosen = self._distill(gold_request, gold_sql, dialect, host, gold_ms)
-                self._write(gold_key, chosen)
-            self._chosen[gold_key] = self._by_sql[digest] = chosen
+            chosen = self._thaw(self._frozen.get(_digest(gold_sql))) or self._read(gold_key)
+            if chosen is not None:
+                self._remember(gold_key, gold_sql, chosen)
         return chosen
+
+    def _remember(self, gold_key: str, gold_sql: str, chosen: CaseVariants) -> None:
+        self._chosen[gold_key] = self._by_sql[_digest(gold_sql)] = chosen
 
     def _thaw(self, entry: dict[str, Any] | None) -> CaseVariants | None:
         if not entry:
@@ -175,6 +184,10 @@ class VariantSet:
         tmp = self.store / f".{gold_key}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(asdict(chosen)), encoding="utf-8")
         os.replace(tmp, self.store / f"{gold_key}.json")
+
+
+def _digest(gold_sql: str) -> str:
+    return hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
 
 
 def read_frozen(path: Path) -> dict[str, Any] | None:
