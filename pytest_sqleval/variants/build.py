@@ -47,7 +47,7 @@ import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -140,9 +140,10 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                 return Variant(index, kind, old["params"], path, old["content_hash"])
             with observing:
                 if not constraints:
-                    observed = observe_constraints(database, frozen_columns=frozen)
+                    observed = observed_once(database, frozen)
                     if not total_participation:
-                        observed.dependencies = [d for d in observed.dependencies if d.origin != "total"]
+                        observed = replace(observed, dependencies=[d for d in observed.dependencies
+                                                                   if d.origin != "total"])
                     constraints.append(observed)
             tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.building"
             try:
@@ -160,6 +161,22 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
             variants = list(pool.map(one, range(count)))
         _write_manifest(folder / "variants.json", pinned, seed, count, settings, variants, recorded)
     return variants
+
+
+_OBSERVED: dict[tuple[Any, ...], Constraints] = {}
+
+
+def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constraints:
+    """``observe_constraints``, once per database file (its size and modification time)
+    and frozen columns in this process: the subset and the boundary variants of a first
+    run read the same constraints, which take seconds to observe on a warehouse. Shared:
+    a caller copies before changing it."""
+    stat = Path(database).stat()
+    key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))))
+    if key not in _OBSERVED:
+        _OBSERVED.clear()  # one database at a time: a Spider run does not keep twenty
+        _OBSERVED[key] = observe_constraints(database, frozen_columns=frozen_columns)
+    return _OBSERVED[key]
 
 
 def _row_budget(count: int) -> float:

@@ -69,8 +69,7 @@ class VariantSet:
         to take choices from, when it was frozen for these settings. ``native(folder)``: the
         suite generator's own variants (``pytest_sqleval_native_variants``), added to the pool."""
         from .boundaries import BOUNDARY_VERSION, boundary_variants
-        from .build import GENERATOR_VERSION, build_variants, content_hash
-        from .constraints import observe_constraints
+        from .build import GENERATOR_VERSION, build_variants, content_hash, observed_once
         store = Path(cache_dir) / "variants"
         pinned_hash = pinned_hash or content_hash(Path(database))
         pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
@@ -78,7 +77,7 @@ class VariantSet:
         golds = list(gold_sqls)
         if golds and pool:
             def free_columns() -> dict[str, Any]:  # observed only when a boundary variant is built
-                return observe_constraints(Path(database), frozen_columns=frozen_columns).tables
+                return observed_once(Path(database), frozen_columns).tables
             pool += boundary_variants(Path(database), pool, pool[0].path.parent, count, seed, free_columns,
                                       golds, dialect)
         if native is not None and pool:
