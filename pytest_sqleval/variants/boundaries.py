@@ -37,7 +37,7 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 5  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 6  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples
 
 
@@ -120,16 +120,22 @@ def neighbours(text: str) -> list[str]:
 
 def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any], hints: dict[tuple[str, str], list[str]],
                    tag: str, groups: Iterable[Any] = (), domain: "Domain | None" = None) -> dict[str, Any]:
-    """Copy ``base`` to ``target``; give a few random rows of each hinted free column the
-    hint values and their neighbours, then write the witness rows of each gold's filters
-    (``groups``: ``witnesses.WitnessGroup``); only values within ``domain``.
-    Returns what was changed (the variant's params)."""
+    """Copy ``base`` to ``target``; write the witness rows of each gold's filters
+    (``groups``: ``witnesses.WitnessGroup``), then give a few random rows of each hinted
+    free column the hint values and their neighbours; only values within ``domain``.
+    Witnesses first: they need row tuples that pass a filter's other conditions on the
+    base data (``l_shipdate < l_commitdate``), which random boundary values, written over
+    a large share of a small variant's rows, would leave few of; and no random row is a
+    witness row, so none overwrites one. Returns what was changed (the variant's params)."""
     from .constraints import qualified
     shutil.copyfile(base, target)
     changed: dict[str, int] = {}
     con = _connect(target, engine)
     try:
         writer = _Writer(con, engine, tables, domain, changed)
+        used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
+        for group in groups:
+            writer.witnesses(group, tag, used)
         for (table, column), literals in sorted(hints.items()):
             t = tables.get(table)
             if t is None or column not in t.free:
@@ -138,14 +144,13 @@ def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any]
             salt = _salt(tag, table, column)
             per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * t.rows))
             per_value = max(1, min(per_value, int(MAX_SHARE * t.rows) // max(1, len(values))))
+            witnesses = used.get(table)
+            spared = f"WHERE rowid NOT IN ({', '.join(map(str, sorted(witnesses)))}) " if witnesses else ""
             rows = [r[0] for r in con.execute(
-                f"SELECT rowid FROM {qualified(table, engine)} ORDER BY (rowid * 2654435761 + {salt}) % 4294967291 "
-                f"LIMIT {per_value * len(values)}").fetchall()]
+                f"SELECT rowid FROM {qualified(table, engine)} {spared}ORDER BY (rowid * 2654435761 + {salt}) "
+                f"% 4294967291 LIMIT {per_value * len(values)}").fetchall()]
             for i, value in enumerate(values):
                 writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
-        used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
-        for group in groups:  # last, so no random row overwrites a witness
-            writer.witnesses(group, tag, used)
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
