@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import Report, check, fresh, load, median, pytest_cmd, read_records, run  # noqa: E402
 
-WORK = Path("/tmp/sqleval-bench/spider")
+WORK = Path(os.environ.get("SQLEVAL_BENCH_WORK", "/tmp/sqleval-bench")) / "spider"  # a private one on a shared machine
 COUNTRIES = ["France", "Netherlands", "United States", "Japan", "Brazil", "Kenya"]
 CITIES = ["Aberdeen", "Bergen", "Cork", "Delft", "Essen", "Ghent", "Haarlem"]
 
