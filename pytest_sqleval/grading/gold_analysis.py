@@ -69,12 +69,12 @@ def analyse(gold_sql: str, dialect: str, engine_dialect: str, refuse_unsafe: boo
     """Parse and analyse a gold; a gold that cannot be trusted raises ``GoldError`` (one
     the safety layer refuses too, when it is to be executed: ``refuse_unsafe``)."""
     parsed = parse_sql(gold_sql, dialect)
+    safety = check_safety(parsed.expression, parsed.statements) if refuse_unsafe and parsed.ok else None
+    if safety is not None and not safety.ok:  # several statements among them
+        raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
     if not parsed.ok or parsed.expression is None:
         err = parsed.error or {}
         raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
-    safety = check_safety(parsed.expression, parsed.statements) if refuse_unsafe else None
-    if safety is not None and not safety.ok:
-        raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
     tree = parsed.expression
     try:
         analysis = GoldAnalysis(order_info(tree, engine_dialect),
