@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
 import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import Report, check, fresh, load, median, pytest_cmd, read_records, run  # noqa: E402
 
-WORK = Path("/tmp/sqleval-bench/spider")
+WORK = Path(os.environ.get("SQLEVAL_BENCH_WORK", "/tmp/sqleval-bench")) / "spider"  # a private one on a shared machine
 COUNTRIES = ["France", "Netherlands", "United States", "Japan", "Brazil", "Kenya"]
 CITIES = ["Aberdeen", "Bergen", "Cork", "Delft", "Essen", "Ghent", "Haarlem"]
 
@@ -184,6 +187,14 @@ def spider_rule(root: Path, pred_file: Path) -> int:
 
 
 # -- the run ------------------------------------------------------------------------------
+def cpu_of(step: Any) -> tuple[Any, float]:
+    """``step()`` and the CPU seconds (user + system) its child processes spent, theirs included."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = step()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
     """The baseline, then ours cold (no gold cached), cached serial and cached ``-n 2``,
     each a whole pytest process, as a user runs it."""
@@ -208,14 +219,21 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
         cold.append(t)
     recs = read_records(results)
     passed = sum(r["status"] == "passed" for r in recs)
-    serial, parallel = [], []
+    serial, parallel, cpu_serial, cpu_parallel = [], [], [], []
+    idle_serial, idle_parallel = [], []  # start-up and collection alone: every case deselected
     for _ in range(repeat):
-        t, proc = run(pytest_cmd(*common), cwd=WORK)
+        (t, proc), cpu = cpu_of(lambda: run(pytest_cmd(*common), cwd=WORK))
         check(proc)
         serial.append(t)
-        t, proc = run(pytest_cmd(*common, "-n", "2"), cwd=WORK)
+        cpu_serial.append(cpu)
+        (t, proc), cpu = cpu_of(lambda: run(pytest_cmd(*common, "-n", "2"), cwd=WORK))
         check(proc)
         parallel.append(t)
+        cpu_parallel.append(cpu)
+        for samples, extra in ((idle_serial, []), (idle_parallel, ["-n", "2"])):
+            t, proc = run(pytest_cmd(*common, "-k", "sqleval_no_such_case", *extra), cwd=WORK)
+            check(proc, (5,))
+            samples.append(t)
     note = f"{n} cases; Spider's rule scores {right} right, ours passes {passed}"
     report.add("spider", f"{n} cases, {n_db} SQLite dbs: Spider's rule (baseline)", base, "s", samples=times, note=note)
     for name, samples in (("ours serial, cold", cold), ("ours serial, gold cached", serial),
@@ -227,6 +245,14 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
     s, p = median(serial), median(parallel)
     report.add("spider", f"{n} cases: -n 2 speed-up over serial (gold cached)", s / p, "x", target="> 1x",
                met=s / p > 1, note=f"serial {s:.1f} s, -n 2 {p:.1f} s")
+    report.add("spider", f"{n} cases: CPU seconds, serial (gold cached)", median(cpu_serial), "s", samples=cpu_serial,
+               note="user + system of pytest and its children (the engine process, xdist's workers)")
+    report.add("spider", f"{n} cases: CPU seconds, -n 2 (gold cached)", median(cpu_parallel), "s",
+               baseline=median(cpu_serial), baseline_name="serial", samples=cpu_parallel)
+    report.add("spider", "start-up and collection alone (no case selected): serial", median(idle_serial), "s",
+               samples=idle_serial)
+    report.add("spider", "start-up and collection alone (no case selected): -n 2", median(idle_parallel), "s",
+               baseline=median(idle_serial), baseline_name="serial", samples=idle_parallel)
     profile_parts(report, root, pred_file, n)
 
 

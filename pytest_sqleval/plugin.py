@@ -176,6 +176,19 @@ class _Hooks:
             report.user_properties.append((PROGRESS_KEY, {"worker": self.state.run.worker_index,
                                                           **self.state.generation.progress()}))
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_report_to_serializable(self, report: Any) -> Any:
+        data = (yield).get_result()
+        if isinstance(data, dict) and self.state.run.is_worker:  # its record goes as one JSON string (xdist_wire)
+            from .xdist_wire import pack_records
+            pack_records(data)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, data: Any) -> None:
+        if isinstance(data, dict) and data.get("user_properties"):
+            from .xdist_wire import unpack_records
+            unpack_records(data)
+
     def _clear_progress(self) -> None:
         if not self.state.run.is_worker and self.state.progress is not None:
             self.state.progress.clear()

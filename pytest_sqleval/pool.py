@@ -171,11 +171,16 @@ class GraderPool:
                                                       layers=self.layers_for(manifest))
         return grader
 
-    def start_engines(self, manifests: list[SuiteManifest], most: int = 2) -> None:
+    def start_engines(self, manifests: list[SuiteManifest], most: int = 2, open_databases: bool = True) -> None:
         """Start the engine process of the first suites this process will grade, without
         waiting for it: its start-up (imports, opening the database, the catalog) then
-        overlaps pytest's own instead of delaying the first case."""
+        overlaps pytest's own instead of delaying the first case. Without
+        ``open_databases`` (which suites come first is not known yet) only the process."""
         from .engines import is_url
+        if not open_databases:
+            if any(m.database is not None for m in manifests):
+                self._engine_process().prestart()
+            return
         from .grading.pipeline import SuiteGrader
         for manifest in manifests:
             if len(self._started) >= most:

@@ -140,7 +140,11 @@ class SqlevalSession:
         self.generation.prefetch(pairs)
 
     def start_engines(self, items: list[pytest.Item]) -> None:
-        self.pool.start_engines([m for m in (getattr(it, "manifest", None) for it in items) if m is not None])
+        """Start the engine process while pytest finishes starting. An xdist worker has
+        collected every case but will grade only the databases the controller sends it,
+        so it opens none ahead: it only starts the process."""
+        manifests = [m for m in (getattr(it, "manifest", None) for it in items) if m is not None]
+        self.pool.start_engines(manifests, open_databases=not self.run.is_worker)
 
     # -- the collected tree and the garbage collector ----------------------------------------
     def freeze_collection(self) -> None:

@@ -138,3 +138,48 @@ def test_under_xdist_each_database_is_graded_by_one_worker(pytester: pytest.Pyte
             worker, case = line.split()[0], int(line.rsplit("::", 1)[1].split()[0])
             workers.setdefault(case // 3, set()).add(worker)  # three cases per database, in file order
     assert len(workers) == 4 and all(len(w) == 1 for w in workers.values())
+
+
+def test_an_xdist_worker_opens_only_the_databases_it_grades(pytester: pytest.Pytester) -> None:
+    """A worker has collected every case, but the controller sends it only some databases:
+    it opens no database ahead of its cases (before, each worker opened the first two)."""
+    spider_suite(pytester.path / "spider", 4, 3)
+    pytester.makeconftest('''
+import os
+from pytest_sqleval.grading.pipeline import SuiteGrader
+real = SuiteGrader.start_engine
+
+def logged(database, *args, **kw):
+    with open(os.environ["OPENED_LOG"], "a") as fh:
+        fh.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'serial')} {os.path.basename(str(database))}\\n")
+    return real(database, *args, **kw)
+
+SuiteGrader.start_engine = staticmethod(logged)
+''')
+    log = pytester.path / "opened.log"
+    pytester._monkeypatch.setenv("OPENED_LOG", str(log))
+    result = pytester.runpytest_subprocess("-n", "2", "-v", "spider", "--sqleval-backend=gold", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly")
+    result.assert_outcomes(passed=12)
+    graded = {(line.split()[0].strip("[]"), f"db{int(line.rsplit('::', 1)[1].split()[0]) // 3}.sqlite")
+              for line in result.outlines if "PASSED" in line and "::" in line}
+    opened = [tuple(line.split()) for line in log.read_text().splitlines()]
+    assert sorted(opened) == sorted(graded)  # each database opened once, by the worker that grades it
+
+
+def test_records_cross_from_workers_as_they_were_made() -> None:
+    """A worker's case record goes to the controller as one JSON string and is read back
+    before any plugin sees the report; the report the worker keeps is left alone."""
+    from pytest_sqleval.xdist_wire import pack_records, unpack_records
+    record = {"case_id": "q1", "status": "failed", "layers": {"structure": {"distance": 0.25, "clauses": {}}},
+              "compare": {"extra_rows": [[1, None, "é", 2.5]], "match": False}}
+    kept = [("sqleval_case", "q1"), ("sqleval", record)]
+    data = {"nodeid": "s::q1", "user_properties": kept}
+    pack_records(data)
+    assert kept == [("sqleval_case", "q1"), ("sqleval", record)]  # the worker's report is untouched
+    assert data["user_properties"][1][0] == "sqleval.json" and isinstance(data["user_properties"][1][1], str)
+    unpack_records(data)
+    assert data["user_properties"] == [("sqleval_case", "q1"), ("sqleval", record)]
+    odd = {"user_properties": [("sqleval", {"bytes": b"\x00"})]}  # JSON cannot hold it: sent as it is
+    pack_records(odd)
+    assert odd["user_properties"] == [("sqleval", {"bytes": b"\x00"})]

@@ -85,6 +85,11 @@ class EngineProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def prestart(self) -> None:
+        """Start the child now, before any database is named, so its start-up overlaps the caller's."""
+        if not self.alive():
+            self.proc = spawn_child()
+
     def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
         if self.pending and (len(ticket.blob) > _AHEAD_BYTES or not self.alive()):
             self.drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
@@ -186,6 +191,17 @@ class EngineProcess:
                 proc.wait()
 
 
+def spawn_child() -> subprocess.Popen[bytes]:
+    """A new engine child, told the grading process's plugin engines; it serves any database."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    from .registry import exported
+    _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
+    return proc
+
+
 class EngineHost:
     """Parent-side handle on one database in an engine process (its own, or one shared
     with other databases: ``process``); restarts the child on demand after a kill or crash."""
@@ -214,13 +230,7 @@ class EngineHost:
         return self.process.restarts
 
     def _start(self) -> subprocess.Popen[bytes]:
-        env = dict(os.environ)
-        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.engines.host"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        from .registry import exported
-        _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
-        return proc
+        return spawn_child()
 
     def close(self) -> None:
         """Ends a process of its own; in a shared one, the child only lets the database go."""

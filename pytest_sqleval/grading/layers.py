@@ -143,16 +143,19 @@ class StructureLayer:
     name, ahead = "structure", False
 
     def run(self, c: Candidate) -> None:
-        if c.parsed is None or not c.parsed.ok or c.parsed.expression is None or c.gold.tree is None:
+        analysis = c.gold.analysis  # the gold's side, analysed once per gold (gold_analysis.py)
+        gold = analysis.structure if analysis is not None else c.gold.tree
+        failed = analysis.structure_error if analysis is not None else None  # the gold's side could not be made
+        if c.parsed is None or not c.parsed.ok or c.parsed.expression is None or (gold is None and failed is None):
             return
-        pred, gold, dialect, budget = c.parsed.expression, c.gold.tree, c.grader.dialect, c.budget
+        pred, sql, dialect, budget = c.parsed.expression, c.sql, c.grader.dialect, c.budget
 
         def run() -> dict[str, Any]:
             budget.check()
-            return compare_structure(pred, gold, dialect, budget).to_dict()
-        c.layers["structure"] = guarded(run, fallback={"normalized_match": None, "exact_match": None,
-                                                       "no_values_exact_match": None, "distance": None,
-                                                       "differing_clauses": [], "clauses": {}})
+            if failed is not None:
+                return {**_NO_STRUCTURE, **failed}
+            return compare_structure(pred, gold, dialect, budget, pred_sql=sql).to_dict()
+        c.layers["structure"] = guarded(run, fallback=_NO_STRUCTURE)
 
 
 class ExecutionLayer:
@@ -233,6 +236,8 @@ def run_layer(layer: Layer, c: Candidate) -> None:
         c.layers[layer.name] = {**c.layers.get(layer.name, {}), **_failure(exc)}
 
 
+_NO_STRUCTURE: dict[str, Any] = {"normalized_match": None, "exact_match": None, "no_values_exact_match": None,
+                                 "distance": None, "differing_clauses": [], "clauses": {}}
 _NO_GROUNDING: dict[str, Any] = {"ok": None, "hallucinated_tables": [], "hallucinated_columns": [], "tables": [],
                                  "note": None}
 

@@ -17,13 +17,14 @@ from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
 from ..engines.host import EngineHost, EngineProcess, HostCrashed, HostTimeout, describe_timeout
 from ..errors import GoldError
-from . import classify as classify_layer
 from .budget import Budget
 from .diagnostics import diagnose
 from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
+from .gold_analysis import FOLDER as ANALYSIS_FOLDER
+from .gold_analysis import GoldAnalyses, GoldAnalysis
 from .layers import Candidate, Layer, default_layers, guarded, run_layer
-from .parse import order_info, parse_sql
+from .parse import parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
 
@@ -44,11 +45,12 @@ class GoldAnswer:
     joins: dict[str, Any]
     elapsed_ms: float = 0.0
     preview: list[list[Any]] = field(default_factory=list)
-    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, for the structural layer
+    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, if parsed in this process
     sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
     request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
     empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
     ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
+    analysis: Any = field(default=None, repr=False, compare=False)  # gold_analysis.GoldAnalysis (structure layer)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
@@ -94,7 +96,9 @@ class SuiteGrader:
             self.engine_dialect = info["dialect"]  # gold and predictions are transpiled to it
             self.catalog = info["catalog"]
         self.index = CatalogIndex(self.catalog) if self.catalog is not None else None
-        self._gold_parses: dict[str, Any] = {}  # gold SQL -> its parse and what follows from it (never mutated)
+        # gold SQL -> what follows from it alone, stored with the gold answers (a rerun parses no gold)
+        self.analyses = GoldAnalyses(self.gold_dir.parent / ANALYSIS_FOLDER if self.host is not None else None,
+                                     self.dialect, self.engine_dialect, refuse_unsafe=self.host is not None)
         self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
 
@@ -155,26 +159,9 @@ class SuiteGrader:
         except GoldError:
             return None
 
-    def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[tuple[Any, ...], dict[str, Any], ComparePolicy]:
-        static = self._gold_parses.get(gold_sql)  # cases sharing a gold SQL share its parse
-        if static is None:
-            parsed = parse_sql(gold_sql, self.dialect)
-            if not parsed.ok:
-                err = parsed.error or {}
-                raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
-            safety = check_safety(parsed.expression, parsed.statements)
-            if not safety.ok:
-                raise GoldError(f"gold SQL is refused by the safety layer: {safety.detail}")
-            try:
-                static = (parsed, order_info(parsed.expression, self.engine_dialect),
-                          self.to_engine(parsed.expression, gold_sql), classify_layer.table_names(parsed.expression),
-                          classify_layer.join_structure(parsed.expression))
-            except RecursionError:  # a case error, counted as such: the gold cannot be analysed
-                raise GoldError("gold SQL is nested too deeply for the grader to analyse") from None
-            if len(self._gold_parses) >= 256:
-                self._gold_parses.pop(next(iter(self._gold_parses)))
-            self._gold_parses[gold_sql] = static
-        _, order, sql, _, _ = static
+    def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
+        static = self.analyses.get(gold_sql)  # cases sharing a gold SQL share its analysis
+        order, sql = static.order, static.engine_sql
         policy = self.policy_for(case)
         ordered = order.ordered if policy.order_matters is None else policy.order_matters
         spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
@@ -193,9 +180,8 @@ class SuiteGrader:
                                         ).hexdigest()[:40]
         return static, request, policy
 
-    def _gold_answer(self, static: tuple[Any, ...], request: dict[str, Any], policy: ComparePolicy,
+    def _gold_answer(self, static: GoldAnalysis, request: dict[str, Any], policy: ComparePolicy,
                      meta: dict[str, Any]) -> GoldAnswer:
-        parsed, _, sql, gold_tables, gold_joins = static
         if meta.get("error"):
             err = meta["error"]["error"]
             raise GoldError(f"gold query fails on the database ({err['category']}): {err['message'].splitlines()[0]}")
@@ -207,10 +193,10 @@ class SuiteGrader:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
         return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), spec=request["spec"], tables=list(gold_tables),
-                          joins=gold_joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
-                          preview=meta.get("preview", []), tree=parsed.expression, sql=sql, request=request,
-                          empty=empty, ties=meta.get("ties"))
+                          cached=bool(meta.get("cached")), spec=request["spec"], tables=list(static.tables),
+                          joins=static.joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
+                          preview=meta.get("preview", []), tree=static.tree, sql=static.engine_sql, request=request,
+                          empty=empty, ties=meta.get("ties"), analysis=static)
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process
@@ -230,13 +216,9 @@ class SuiteGrader:
         return meta
 
     def _parsed_gold(self, gold_sql: str) -> GoldAnswer:
-        parsed = parse_sql(gold_sql, self.dialect)
-        if not parsed.ok or parsed.expression is None:
-            err = parsed.error or {}
-            raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
+        static = self.analyses.get(gold_sql)
         return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True, spec={"ordered": False, "sort_keys": None},
-                          tables=classify_layer.table_names(parsed.expression),
-                          joins=classify_layer.join_structure(parsed.expression), tree=parsed.expression)
+                          tables=list(static.tables), joins=static.joins, tree=static.tree, analysis=static)
 
     def official(self, sql: str, gold_sql: str, case: BenchmarkCase | None = None) -> dict[str, Any] | None:
         """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be

@@ -229,29 +229,42 @@ def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
     return missing, extra
 
 
-_GOLD_SIDE: dict[tuple[int, str], tuple[Any, tuple[Any, ...]]] = {}
+@dataclass(frozen=True)
+class GoldSide:
+    """The gold's part of the structural diff: its clauses with and without values and its
+    normalized text. It follows from the gold SQL alone, so it is worked out once per gold
+    and stored with the gold's analysis (``gold_analysis.py``); ``sql`` is the gold as
+    written, for the shortcut of a prediction written exactly as the gold."""
+
+    valued: dict[str, list[str]]
+    stripped: dict[str, list[str]]
+    normalized: str
+    sql: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"valued": self.valued, "stripped": self.stripped, "normalized": self.normalized, "sql": self.sql}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "GoldSide":
+        return cls(data["valued"], data["stripped"], data["normalized"], data.get("sql"))
 
 
-def _gold_side(gold: exp.Expression, dialect: str) -> tuple[Any, ...]:
-    """The gold's clauses, with and without values, and its normalized text, kept per gold
-    tree: the grader gives every case of one gold SQL the same tree, which no layer mutates.
-    The tree itself is kept too (compiled sqlglot trees take no weak reference), so its id
-    cannot be reused while the entry lives."""
-    hit = _GOLD_SIDE.get((id(gold), dialect))
-    if hit is not None and hit[0] is gold:
-        return hit[1]
-    value = (*_clauses(gold, dialect), _normalized_text(gold, dialect))
-    if len(_GOLD_SIDE) >= 512:
-        _GOLD_SIDE.clear()
-    _GOLD_SIDE[(id(gold), dialect)] = (gold, value)
-    return value
+def gold_side(gold: exp.Expression, dialect: str, sql: str | None = None) -> GoldSide:
+    return GoldSide(*_clauses(gold, dialect), _normalized_text(gold, dialect), sql)
 
 
-def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str,
-                      budget: Budget | None = None) -> StructureResult:
-    """The clause-by-clause diff; raises ``OverBudget`` when ``budget`` runs out first."""
-    gc, gv, gold_norm = _gold_side(gold, dialect)
-    pc, pv = _clauses(pred, dialect, budget)
+def compare_structure(pred: exp.Expression, gold: exp.Expression | GoldSide, dialect: str,
+                      budget: Budget | None = None, pred_sql: str | None = None) -> StructureResult:
+    """The clause-by-clause diff; raises ``OverBudget`` when ``budget`` runs out first.
+    ``gold`` is the gold's tree or its stored ``GoldSide``; a prediction whose text
+    (``pred_sql``) is the gold's parses to the gold's tree, so its diff is read off the
+    gold's side without analysing the prediction."""
+    side = gold if isinstance(gold, GoldSide) else gold_side(gold, dialect)
+    gc, gv = side.valued, side.stripped
+    if pred_sql is not None and pred_sql == side.sql:
+        pc, pv = gc, gv
+    else:
+        pc, pv = _clauses(pred, dialect, budget)
     clauses: dict[str, dict[str, Any]] = {}
     distance = 0.0
     for name, weight in CLAUSE_WEIGHTS.items():
@@ -263,9 +276,9 @@ def compare_structure(pred: exp.Expression, gold: exp.Expression, dialect: str,
         if name == "order_by" and not match:
             share = max(share, 0.5)
         distance += weight * min(share, 1.0)
-        clauses[name] = {"match": match, "gold": list(g), "predicted": p, "missing": missing, "extra": extra}
+        clauses[name] = {"match": match, "gold": list(g), "predicted": list(p), "missing": missing, "extra": extra}
     exact = all(c["match"] for c in clauses.values())
     no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
     # Equal normalized text means equal clauses, so only an exact match needs the text.
-    normalized = exact and _normalized_text(pred, dialect, budget) == gold_norm
+    normalized = exact and (pc is gc or _normalized_text(pred, dialect, budget) == side.normalized)
     return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)
