@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
+from ..traces import TRACE_REPORT_KEY
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
@@ -29,6 +31,14 @@ def _rows(rows: list[list[Any]] | None, limit: int = 5) -> str:
     if not rows:
         return "      (none)"
     return "\n".join(f"      {tuple(r)!r}" for r in rows[:limit])
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it (``runs/a1/traces/q04.md``)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
 
 
 def render_failure(rec: dict[str, Any]) -> str:
@@ -96,6 +106,9 @@ def render_failure(rec: dict[str, Any]) -> str:
                    + (f"; {', '.join(flags)}" if flags else ""))
     for advice in (diag or {}).get("advice") or []:
         out.append(f"  what to do: {advice}")
+    trace = (rec.get("backend_metadata") or {}).get(TRACE_REPORT_KEY)
+    if trace:
+        out.append(f"  trace (what the backend retrieved, asked and answered): {display_path(trace)}")
     return "\n".join(_line(line) for chunk in out for line in chunk.split("\n"))
 
 
