@@ -201,6 +201,21 @@ def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
     return any(_step(rec.get("backend_metadata") or {}) is not None for rec in records)
 
 
+HELD_OUT_FIELDS = ("main_passed", "main_graded", "main_accuracy", "held_out_passed", "held_out_graded",
+                   "held_out_accuracy", "held_out_gap", "possible_leakage")
+
+
+def held_out_by_backend(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per backend, main against held-out accuracy and the leakage flag, as the ablation's rows
+    compute them (the run's summary and terminal show the same numbers); empty when no case
+    was held out."""
+    records = list(records)
+    if not any(is_held_out(rec) for rec in records):
+        return {}
+    return {row.config: {k: v for k, v in row.to_dict().items() if k in HELD_OUT_FIELDS}
+            for row in ablation_rows(records)}
+
+
 def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
     """One row per backend, in the ablation's order (their ``ablation_step``), then the rest by name."""
     groups: dict[str, list[dict[str, Any]]] = {}

@@ -116,6 +116,17 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _held_out_line(h: dict[str, Any]) -> str:
+    """Main set against held-out questions; the flag is the ablation's (``possible_leakage``)."""
+    from .ablation import LEAKAGE_GAP
+    gap = h.get("held_out_gap")
+    return (f"    held out: main {_pct(h['main_accuracy'])} ({h['main_passed']}/{h['main_graded']}) vs held-out "
+            f"{_pct(h['held_out_accuracy'])} ({h['held_out_passed']}/{h['held_out_graded']})"
+            + ("" if gap is None else f", gap {100 * gap:+.1f} pp")
+            + (f" | POSSIBLE LEAKAGE: main beats held-out by more than {100 * LEAKAGE_GAP:.0f} pp, as a semantic "
+               "layer fitted to the main questions does" if h.get("possible_leakage") else ""))
+
+
 def _coincidence_lines(mismatch: dict[str, Any]) -> list[str]:
     """Where a result that matched on the database stops matching: the variant, both
     results there, and the rows that differ."""
@@ -145,6 +156,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                      f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
                      f"{_pct(b['execution_accuracy'])} | parse {_pct(b['parse_rate'])} | grounding "
                      f"{_pct(b['grounding_rate'])}")
+        if b.get("held_out"):
+            lines.append(_held_out_line(b["held_out"]))
         if b.get("judged") or b.get("judge_skipped"):
             lines.append(f"    judge: {b['judged']} judged, {b['judge_skipped']} skipped | equivalence rate "
                          f"{_pct(b['equivalence_rate'])} | agreement with execution {_pct(b['judge_agreement_rate'])}")
