@@ -180,7 +180,7 @@ class SqlevalSession:
         sink.publish(records, self.summary)
         from .reports.ablation import has_ablation, write_ablation
         if has_ablation(records):  # agent configurations ran: the table and plot come with the run
-            write_ablation(records, self.run.ablation_dir)
+            write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath)
             self.ablation_written = True
         sink.remember_error_classes(records)
 

@@ -26,7 +26,7 @@ from ..backends.base import Backend, BackendOptions, GenerationResult
 from ..backends.llm_backends import api_key_for, client_limits, credential_gated, model_string
 from ..errors import UsageError
 from ..mockllm import label as mock_label
-from ..reports.ablation import ABLATION_STEP
+from ..reports.ablation import ABLATION_STEP, LAYER_INGREDIENTS_KEY
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
 from ..traces import runs_dir, write_trace_report
@@ -59,11 +59,13 @@ def _layers_hash(rootdir: str) -> str:
 
 
 def record_metadata(config: AgentConfig) -> dict[str, Any]:
-    """What every record of ``config`` carries for the reports: its components, and its
-    place in the ablation when it is one of the ablation's configurations."""
+    """What every record of ``config`` carries for the reports: its components, and, when it
+    is one of the ablation's configurations, its place in the ablation and the semantic
+    layer's ingredients it gives the model (what each ingredient buys is read from them)."""
     meta: dict[str, Any] = {"components": config.components}
     if config.name in ABLATION_ORDER:
         meta[ABLATION_STEP] = ABLATION_ORDER.index(config.name)
+        meta[LAYER_INGREDIENTS_KEY] = list(config.layer_ingredients)
     return meta
 
 
