@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     prov = committed["provenance"]
     rootdir = (report / prov["rootdir"]).resolve()
     out = Path(args.out) if args.out else report / "reproduced"
+    if prov.get("judge_decided"):
+        print("not reproducible without a model: an LLM judge decided verdicts of this report (--sqleval-judge=decide)")
+        return 1
     unreplayable = sorted(c for c, entry in prov["configs"].items() if not entry.get("replay"))
     if unreplayable:
         print("not reproducible: " + ", ".join(unreplayable) + " left no cached generations to regrade (no "
@@ -94,7 +97,8 @@ def _regrade(prov: dict[str, Any], rootdir: Path) -> list[dict[str, Any]]:
         results = Path(tmp) / "results"
         cmd = [sys.executable, "-m", "pytest", *nodes, "-q", "-p", "no:cacheprovider", "--sqleval-no-cache",
                f"--sqleval-backend={','.join(specs)}", f"--sqleval-results={results}",
-               f"--sqleval-ablation-dir={Path(tmp) / 'ablation'}", f"--sqleval-cache-dir={Path(tmp) / 'cache'}"]
+               f"--sqleval-ablation-dir={Path(tmp) / 'ablation'}",
+               *[str(a) for a in prov.get("grading_args") or []]]
         env = {**os.environ, "SQLEVAL_RUNS_DIR": str(Path(tmp) / "runs")}  # the replay writes nothing beside the report
         proc = subprocess.run(cmd, cwd=rootdir, capture_output=True, text=True, env=env)
         path = results / "results.jsonl"

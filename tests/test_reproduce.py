@@ -47,8 +47,10 @@ def test_the_report_answers_the_checkpoints_and_reproduces_without_a_model(
     monkeypatch.delenv("SQLEVAL_RUNS_DIR", raising=False)
     suite = build_mini_suite(pytester.path)
     llm_server.respond_with(sized_model)
-    result = pytester.runpytest(str(suite), "-p", "no:cacheprovider", "--sqleval-backend=a1,a2,a3",
-                                "--sqleval-model=scripted", f"--sqleval-api-base={llm_server.api_base}")
+    # in a process of its own: litellm keeps its HTTP clients per process, bound to the event loop of
+    # the first in-process run that made them
+    result = pytester.runpytest_subprocess(str(suite), "-p", "no:cacheprovider", "--sqleval-backend=a1,a2,a3",
+                                           "--sqleval-model=scripted", f"--sqleval-api-base={llm_server.api_base}")
     result.assert_outcomes(passed=9, failed=3)
     calls = llm_server.calls
     report = pytester.path / "report"
@@ -111,3 +113,16 @@ def test_reproduce_refuses_a_folder_without_a_report(tmp_path: Path, capsys: pyt
     (tmp_path / "ablation.json").write_text('{"rows": []}')
     assert cli(["reproduce", str(tmp_path)]) == 2
     assert "does not say where its numbers came from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("provenance", "named"), [
+    ({"configs": {"mine": {"replay": None, "nodeids": ["s/q.jsonl::q1"]}}},
+     "not reproducible: mine left no cached generations to regrade"),
+    ({"configs": {"a1": {"replay": "predictions:runs/a1/predictions.jsonl", "nodeids": []}}, "judge_decided": True},
+     "not reproducible without a model: an LLM judge decided verdicts"),
+])
+def test_a_report_that_needs_a_model_is_not_reproduced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        provenance: dict[str, Any], named: str) -> None:
+    (tmp_path / "ablation.json").write_text(json.dumps({"rows": [], "provenance": {"rootdir": ".", **provenance}}))
+    assert cli(["reproduce", str(tmp_path)]) == 1
+    assert named in capsys.readouterr().out

@@ -561,13 +561,15 @@ def _label_points(ax: Any, pts: list[AblationRow]) -> None:
 
 
 def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
-                   sources: Sequence[str] = (), rootdir: str | Path | None = None) -> dict[str, Path]:
+                   sources: Sequence[str] = (), rootdir: str | Path | None = None,
+                   grading_args: Sequence[str] = ()) -> dict[str, Path]:
     """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``.
 
     ``ablation.json`` also says where its numbers came from (:func:`provenance`), so
     ``python -m pytest_sqleval reproduce`` can regrade the same cases from the same cached
     generations; ``rootdir`` is the run's (its node ids are relative to it; default: the
-    working directory)."""
+    working directory), ``grading_args`` the run's options that change a verdict
+    (``--sqleval-variants``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = ablation_rows(records)
@@ -583,7 +585,7 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
            "layer_baseline": None if base is None else {"config": base.config, "failed": base.failed,
                                                         "graded": base.graded, "error_classes": base.classes},
            "ingredients": [{**asdict(st), "label": st.label} for st in ingredient_steps(rows)],
-           "provenance": provenance(records, out, Path.cwd() if rootdir is None else Path(rootdir))}
+           "provenance": provenance(records, out, Path.cwd() if rootdir is None else Path(rootdir), grading_args)}
     (out / "ablation.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     paths = {"markdown": out / "ablation.md", "json": out / "ablation.json"}
     if note is None:
@@ -591,11 +593,13 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     return paths
 
 
-def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path) -> dict[str, Any]:
+def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
+               grading_args: Sequence[str] = ()) -> dict[str, Any]:
     """What regrading needs to give the same numbers without asking any model: per row, the
     backend that replays its generations (``predictions:`` its predictions file, or ``gold``;
     None when there is nothing to replay) and the node ids of its cases; each suite's database
-    content hash; and the run's rootdir, relative to the report folder."""
+    content hash; the run's rootdir, relative to the report folder; the options it graded
+    with; and whether an LLM judge decided verdicts (then no regrade is free of model calls)."""
     def rel(path: str | Path) -> str:
         p = Path(path)
         try:
@@ -624,7 +628,9 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path) -> d
         root = Path(os.path.relpath(rootdir.resolve(), out_dir.resolve())).as_posix()
     except ValueError:  # another drive
         root = rootdir.resolve().as_posix()
-    return {"rootdir": root, "configs": configs, "content_hashes": hashes}
+    judged = any((rec.get("run_metadata") or {}).get("judge_mode") == "decide" for rec in records)
+    return {"rootdir": root, "configs": configs, "content_hashes": hashes, "grading_args": list(grading_args),
+            "judge_decided": judged}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
