@@ -154,8 +154,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _show(v: Any) -> str:
-    return "absent" if v is None else json.dumps(v) if isinstance(v, (list, dict, str)) else f"{v:g}" if isinstance(
-        v, float) else str(v)
+    """A value as the message names it: enough digits that two different numbers never read the same."""
+    if v is None:
+        return "absent"
+    if isinstance(v, float):
+        return f"{v:.12g}"
+    return json.dumps(v) if isinstance(v, (list, dict, str)) else str(v)
 
 
 def _markdown_differences(committed: Path, fresh: Path) -> list[str]:

@@ -41,6 +41,8 @@ def _implied(records: list[dict[str, Any]], config: str) -> tuple[float, float]:
 def test_the_report_answers_the_checkpoints_and_reproduces_without_a_model(
         pytester: pytest.Pytester, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """One story, about 15 s on 2 cores: it needs three pytest processes (the agent run, whose
+    litellm clients must not outlive it, and the two regrades reproduce starts)."""
     from tests.test_agent import build_mini_suite
     pytester.makeini(INI)
     monkeypatch.setenv("SQLEVAL_LLM_TIMEOUT", "10")
