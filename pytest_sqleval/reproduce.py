@@ -80,9 +80,10 @@ def _read_report(report: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: not valid JSON ({exc}). Fix: restore it from version control, or write it again "
                          "with a run of the ablation") from None
     prov = doc.get("provenance") if isinstance(doc, dict) else None
-    if not isinstance(prov, dict) or not isinstance(prov.get("configs"), dict):
-        raise UsageError(f"{path}: it does not say where its numbers came from (no 'provenance'; written by an older "
-                         "version). Fix: run the ablation again, or rebuild it with `python -m pytest_sqleval report "
+    if not isinstance(prov, dict) or not isinstance(prov.get("configs"), dict) or not all(
+            isinstance(e, dict) and isinstance(e.get("nodeids"), list) for e in prov["configs"].values()):
+        raise UsageError(f"{path}: it does not say where its numbers came from (no usable 'provenance': written "
+                         "by an older version, or edited). Fix: run the ablation again, or rebuild it with `python -m pytest_sqleval report "
                          "sqleval-results --out REPORT`")
     return doc
 
@@ -103,9 +104,10 @@ def _regrade(prov: dict[str, Any], rootdir: Path) -> list[dict[str, Any]]:
         proc = subprocess.run(cmd, cwd=rootdir, capture_output=True, text=True, env=env)
         path = results / "results.jsonl"
         if proc.returncode not in (0, 1) or not path.is_file():
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-            raise UsageError(f"regrading in {rootdir} failed (pytest exit {proc.returncode}): {tail}. Fix: run it from "
-                             "the checkout the report was made in, with its suites, databases and runs/ folder")
+            lines = (proc.stdout + proc.stderr).strip().splitlines()
+            why = [line for line in lines if line.startswith(("ERROR", "error:"))] or lines[-5:]
+            raise UsageError(f"regrading in {rootdir} failed (pytest exit {proc.returncode}): {' '.join(why)} -- run it "
+                             "from the checkout the report was made in, with its suites, databases and runs/ folder")
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in records if (_case_node(r.get("nodeid") or ""), r.get("backend")) in wanted]
 
