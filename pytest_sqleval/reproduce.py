@@ -57,7 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = write_ablation(records, out, sources=committed.get("sources") or [], rootdir=rootdir)
     fresh = json.loads(paths["json"].read_text(encoding="utf-8"))
     differences = compare(committed, fresh)
-    differences += _markdown_differences(report / "ablation.md", paths["markdown"]) if not differences else []
+    if not differences:
+        differences = _markdown_differences(report / "ablation.md", paths["markdown"], measured_latency(committed))
     where = f"{paths['markdown']}" + (f" and {paths['plot']}" if "plot" in paths else "")
     if differences:
         print(f"{report / 'ablation.md'} does not reproduce ({len(differences)} difference(s); regraded: {where}):")
@@ -66,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f"reproduced: every number of {report / 'ablation.md'} ({len(fresh['rows'])} rows, {len(records)} cases) "
           f"from cached generations on the pinned database, no model called; regraded: {where}")
+    for config in measured_latency(committed):
+        print(f"  not compared: the mean latency of {config}, which its backend did not report (the run timed it)")
     return 0
 
 
@@ -83,8 +86,8 @@ def _read_report(report: Path) -> dict[str, Any]:
     if not isinstance(prov, dict) or not isinstance(prov.get("configs"), dict) or not all(
             isinstance(e, dict) and isinstance(e.get("nodeids"), list) for e in prov["configs"].values()):
         raise UsageError(f"{path}: it does not say where its numbers came from (no usable 'provenance': written "
-                         "by an older version, or edited). Fix: run the ablation again, or rebuild it with `python -m pytest_sqleval report "
-                         "sqleval-results --out REPORT`")
+                         "by an older version, or edited). Fix: run the ablation again, or rebuild it with "
+                         "`python -m pytest_sqleval report sqleval-results --out REPORT`")
     return doc
 
 
@@ -120,8 +123,14 @@ def _case_node(nodeid: str) -> str:
 def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """Each number (and label) of the report that the regrade gives differently, named."""
     out: list[str] = []
+    old = {part: _keyed(committed.get(part)) for part in COMPARED}
+    new = {part: _keyed(fresh.get(part)) for part in COMPARED}
+    for config in measured_latency(committed):  # a wall clock, not a number a replay can give again
+        for rows in (old["rows"], new["rows"]):
+            if isinstance(rows, dict) and isinstance(rows.get(config), dict):
+                rows[config] = {k: v for k, v in rows[config].items() if k != "mean_latency_ms"}
     for part in COMPARED:
-        _diff(_keyed(committed.get(part)), _keyed(fresh.get(part)), part, out)
+        _diff(old[part], new[part], part, out)
     old_hashes = (committed.get("provenance") or {}).get("content_hashes") or {}
     new_hashes = (fresh.get("provenance") or {}).get("content_hashes") or {}
     for suite, digest in sorted(old_hashes.items()):
@@ -129,6 +138,12 @@ def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
             out.append(f"suite {suite}: database content hash {digest[:16]} in the report, "
                        f"{str(new_hashes.get(suite))[:16]} now (not the pinned snapshot)")
     return out
+
+
+def measured_latency(doc: dict[str, Any]) -> list[str]:
+    """Rows whose backend did not report its latency: the report's figure is the run's own timing."""
+    configs = (doc.get("provenance") or {}).get("configs") or {}
+    return sorted(c for c, entry in configs.items() if entry.get("latency_reported") is False)
 
 
 def _keyed(value: Any) -> Any:
@@ -164,13 +179,30 @@ def _show(v: Any) -> str:
     return json.dumps(v) if isinstance(v, (list, dict, str)) else str(v)
 
 
-def _markdown_differences(committed: Path, fresh: Path) -> list[str]:
-    """The numbers agree: any other difference is in the committed markdown itself (edited by hand?)."""
+def _markdown_differences(committed: Path, fresh: Path, measured: list[str]) -> list[str]:
+    """The numbers agree: any other difference is in the committed markdown itself (edited by
+    hand?). The latency cell of a row whose latency the run timed is left out, as in :func:`compare`."""
     if not committed.is_file():
         return [f"{committed}: missing"]
-    old, new = committed.read_text(encoding="utf-8").splitlines(), fresh.read_text(encoding="utf-8").splitlines()
+    old, new = (_without_timed_latency(path.read_text(encoding="utf-8").splitlines(), measured)
+                for path in (committed, fresh))
     out = [f"{committed.name} line {i}: {a!r} in the report, {b!r} reproduced"
            for i, (a, b) in enumerate(zip(old, new), 1) if a != b]
     if len(old) != len(new):
         out.append(f"{committed.name}: {len(old)} lines in the report, {len(new)} reproduced")
+    return out
+
+
+def _without_timed_latency(lines: list[str], measured: list[str]) -> list[str]:
+    """The table's rows of ``measured`` configurations with their mean latency cell blanked."""
+    header = next((line.split(" | ") for line in lines if line.startswith("| config | components |")), None)
+    if not measured or header is None or "mean latency (ms)" not in header:
+        return lines
+    col = header.index("mean latency (ms)")
+    out = []
+    for line in lines:
+        cells = line.split(" | ")
+        if any(line.startswith(f"| **{c}** |") for c in measured) and len(cells) == len(header):
+            cells[col] = "(timed)"
+        out.append(" | ".join(cells))
     return out

@@ -51,9 +51,9 @@ def test_the_report_answers_the_checkpoints_and_reproduces_without_a_model(
     llm_server.respond_with(sized_model)
     # in a process of its own: litellm keeps its HTTP clients per process, bound to the event loop of
     # the first in-process run that made them
-    result = pytester.runpytest_subprocess(str(suite), "-p", "no:cacheprovider", "--sqleval-backend=a1,a2,a3",
+    result = pytester.runpytest_subprocess(str(suite), "-p", "no:cacheprovider", "--sqleval-backend=a1,a2,a3,gold",
                                            "--sqleval-model=scripted", f"--sqleval-api-base={llm_server.api_base}")
-    result.assert_outcomes(passed=9, failed=3)
+    result.assert_outcomes(passed=13, failed=3)
     calls = llm_server.calls
     report = pytester.path / "report"
     doc = json.loads((report / "ablation.json").read_text())
@@ -86,8 +86,11 @@ def test_the_report_answers_the_checkpoints_and_reproduces_without_a_model(
     assert cli(["reproduce", str(report)]) == 0
     out = capsys.readouterr().out
     assert "reproduced: every number of" in out and "no model called" in out
+    assert "not compared: the mean latency of gold, which its backend did not report" in out  # gold replays too
     assert llm_server.calls == calls
-    assert (report / "reproduced" / "ablation.md").read_text() == md
+    again = (report / "reproduced" / "ablation.md").read_text().splitlines()
+    assert [line for line in again if not line.startswith("| **gold** |")] == [  # gold's latency is the run's clock
+        line for line in md.splitlines() if not line.startswith("| **gold** |")] and len(again) == len(md.splitlines())
     assert (report / "reproduced" / "ablation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # an edited generation: a2's answer to r4 now averages every order, as a1's did
@@ -104,7 +107,7 @@ def test_the_report_answers_the_checkpoints_and_reproduces_without_a_model(
     assert "rows.a2.classes.wrong_metric: 0 in the report, 1 reproduced" in out
     assert "ingredients.a1 → a2.accuracy_delta: 0.25 in the report, 0 reproduced" in out
     assert "ingredients.a2 → a3.accuracy_delta: 0.25 in the report, 0.5 reproduced" in out
-    assert "rows.a1." not in out and "rows.a3." not in out  # only what the edit changed is named
+    assert "rows.a1." not in out and "rows.a3." not in out and "rows.gold" not in out  # only what the edit changed
     assert llm_server.calls == calls
 
 
@@ -128,3 +131,15 @@ def test_a_report_that_needs_a_model_is_not_reproduced(tmp_path: Path, capsys: p
     (tmp_path / "ablation.json").write_text(json.dumps({"rows": [], "provenance": {"rootdir": ".", **provenance}}))
     assert cli(["reproduce", str(tmp_path)]) == 1
     assert named in capsys.readouterr().out
+
+
+def test_a_hand_edit_of_the_markdown_is_named_and_a_timed_latency_is_not(tmp_path: Path) -> None:
+    from pytest_sqleval.reproduce import _markdown_differences
+    head = ("| config | components | exec acc (%) | mean latency (ms) | Pareto |\n|---|---|---:|---:|:---:|\n")
+    committed, fresh = tmp_path / "ablation.md", tmp_path / "fresh.md"
+    fresh.write_text(head + "| **a1** | x | 50.0 | 327 |  |\n| **gold** | – | 100.0 | 0 |  |\n")
+    committed.write_text(head + "| **a1** | x | 50.0 | 327 |  |\n| **gold** | – | 100.0 | 11 |  |\n")
+    assert _markdown_differences(committed, fresh, ["gold"]) == []  # gold's latency was timed by its run
+    committed.write_text(head + "| **a1** | x | 75.0 | 327 |  |\n| **gold** | – | 100.0 | 11 |  |\n")
+    (diff,) = _markdown_differences(committed, fresh, ["gold"])
+    assert diff.startswith("ablation.md line 3: '| **a1** | x | 75.0 | 327 |  |' in the report")

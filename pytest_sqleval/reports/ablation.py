@@ -597,7 +597,8 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
                grading_args: Sequence[str] = ()) -> dict[str, Any]:
     """What regrading needs to give the same numbers without asking any model: per row, the
     backend that replays its generations (``predictions:`` its predictions file, or ``gold``;
-    None when there is nothing to replay) and the node ids of its cases; each suite's database
+    None when there is nothing to replay), the node ids of its cases and whether its backend
+    reported every latency (else the row's latency was measured, and cannot be replayed); each suite's database
     content hash; the run's rootdir, relative to the report folder; the options it graded
     with; and whether an LLM judge decided verdicts (then no regrade is free of model calls)."""
     def rel(path: str | Path) -> str:
@@ -610,10 +611,13 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
     configs: dict[str, dict[str, Any]] = {}
     hashes: dict[str, str] = {}
     for rec in records:
-        entry = configs.setdefault(str(rec.get("backend") or "?"), {"replay": None, "nodeids": []})
+        entry = configs.setdefault(str(rec.get("backend") or "?"),
+                                   {"replay": None, "nodeids": [], "latency_reported": True})
         entry["nodeids"].append(rec.get("nodeid"))
         spec = str(rec.get("backend_spec") or "")
         meta = rec.get("backend_metadata") or {}
+        if rec.get("status") != "error" and _num(meta.get("latency_ms")) is None:
+            entry["latency_reported"] = False  # its mean latency is this run's wall clock: no replay gives it again
         if entry["replay"] is None:
             if spec.startswith("predictions:"):
                 path = Path(spec.split(":", 1)[1])
