@@ -1,5 +1,6 @@
 """``python -m pytest_sqleval``: build the Vantage warehouse, validate a suite and freeze
-its gold answers, hash a database, reprint a summary, view a run's report.
+its gold answers, hash a database, reprint a summary, view a run's report, reproduce an
+ablation report.
 
 Grading itself runs under pytest; these are the chores around it."""
 from __future__ import annotations
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["report"]:  # the ablation table and plot from results or json reports
         from .reports.ablation import main as ablation_main
         return _guarded(lambda: ablation_main(argv[1:]))
+    if argv[:1] == ["reproduce"]:  # regrade a report's cases from cached generations and compare its numbers
+        from .reproduce import main as reproduce_main
+        return _guarded(lambda: reproduce_main(argv[1:]))
     parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build-warehouse", help="build the Vantage warehouse: [--scale N] [--out DIR] [--pin] [--no-verify]",
@@ -109,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_validate)
     sub.add_parser("report", help="rebuild report/ablation.md and its plot from results.jsonl or json reports",
                    add_help=False)
+    sub.add_parser("reproduce", help="regrade report/ablation.md's cases from their cached generations (no model "
+                   "call) and name every number that differs", add_help=False)
     p = sub.add_parser("hash", help="print a DuckDB database's content hash (computed in SQL)")
     p.add_argument("database")
     p.set_defaults(func=_hash)

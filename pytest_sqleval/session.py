@@ -184,7 +184,8 @@ class SqlevalSession:
         sink.publish(records, self.summary)
         from .reports.ablation import has_ablation, write_ablation
         if has_ablation(records):  # agent configurations ran: the table and plot come with the run
-            write_ablation(records, self.run.ablation_dir)
+            variants = [] if self.run.variants is None else [f"--sqleval-variants={self.run.variants}"]
+            write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath, grading_args=variants)
             self.ablation_written = True
         sink.remember_error_classes(records)
 

@@ -60,6 +60,10 @@ def test_held_out_cases_are_graded_like_any_other(pytester: pytest.Pytester, mak
     make_suite(_held(SHOP_CASES, "q06"), manifest_extra='[splits]\nheld_out = "held_out"\n')
     result = pytester.runpytest("suite", "--sqleval-backend=gold", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["    held out: main 100.0% (5/5) vs held-out 100.0% (1/1), gap +0.0 pp"])
+    assert "LEAKAGE" not in result.stdout.str()
+    plain = pytester.runpytest("suite", "--sqleval-backend=gold", "-p", "no:cacheprovider", "-k", "not q06")
+    assert "held out:" not in plain.stdout.str()  # no held-out case ran: no line
 
 
 def test_vantage_holds_out_ten_questions_on_the_same_warehouse() -> None:
@@ -135,6 +139,14 @@ def test_a_leaky_layer_is_flagged_by_the_held_out_gap(tmp_path: Path) -> None:
     assert (a2["main_passed"], a2["main_graded"], a2["held_out_graded"]) == (3, 3, 3)  # it copied the leaked answers
     assert a2["possible_leakage"] and a2["held_out_gap"] > LEAKAGE_GAP
     assert not a1["possible_leakage"]  # without the layer, nothing leaks
+    # the run's own summary says it, with the ablation's numbers and flag
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("backend a2"))
+    held_line = proc.stdout.splitlines()[proc.stdout.splitlines().index(line) + 1]
+    assert held_line.startswith("    held out: main 100.0% (3/3) vs held-out 0.0% (0/3), gap +100.0 pp | POSSIBLE LEAKAGE")
+    a1_line = next(line for line in proc.stdout.splitlines() if line.startswith("    held out:") and line != held_line)
+    assert "LEAKAGE" not in a1_line
+    summary = json.loads((results / "summary.json").read_text())["backends"]
+    assert summary["a2"]["held_out"]["possible_leakage"] and not summary["a1"]["held_out"]["possible_leakage"]
     md = (report / "ablation.md").read_text()
     assert "## Main set against held-out questions" in md and "**possible leakage**" in md
     assert "a layer written while watching the agent fail on the main set" in md

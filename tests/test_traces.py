@@ -51,6 +51,11 @@ def test_a_failing_agent_case_shows_its_trace(tmp_path: Path) -> None:
     assert "## Self-check, round 0: error: type_mismatch" in md and "→ repair" in md
     assert "## Self-check, round 1: no problem found → accept" in md and rec["generated_sql"] in md
 
+    # the failure text names the report, and report.html links it and shows it
+    assert f"trace (what the backend retrieved, asked and answered): {report}" in proc.stdout
+    page = (results / "report.html").read_text()
+    assert '"link":"../runs/a1/traces/q02.md"' in page and "## LLM call 2: mockllm/heuristic" in page
+
 
 def test_a_trace_stays_bounded_whatever_the_context_and_the_repairs() -> None:
     trace = Trace()
@@ -91,3 +96,11 @@ def test_a_module_function_backend_records_its_steps_the_same_way(pytester: pyte
         kinds = [e["kind"] for e in rec["backend_metadata"][TRACE_KEY]]
         assert kinds == ["retrieval", "llm_call"]
         assert rec["backend_metadata"][TRACE_KEY][1]["messages"][0]["content"] == rec["question"]
+        # rendered to the same per-question report as the built-in agent's, and named by the failure text
+        report = pytester.path / "runs" / "generate" / "traces" / f"{rec['case_id']}.md"
+        assert rec["backend_metadata"]["trace_report"] == str(report)
+        md = report.read_text()
+        assert md.startswith(f"# {rec['case_id']} [generate]") and rec["question"] in md
+        assert "## Retrieval (my-index): 1 tables, 12 tokens" in md and "## LLM call 1: my-model, 12 prompt + 5" in md
+        result.stdout.fnmatch_lines([f"*trace (what the backend retrieved, asked and answered): "
+                                     f"runs/generate/traces/{rec['case_id']}.md"])

@@ -26,11 +26,11 @@ from ..backends.base import Backend, BackendOptions, GenerationResult
 from ..backends.llm_backends import api_key_for, client_limits, credential_gated, model_string
 from ..errors import UsageError
 from ..mockllm import label as mock_label
-from ..reports.ablation import ABLATION_STEP
+from ..reports.ablation import ABLATION_STEP, LAYER_INGREDIENTS_KEY
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
-from .runs import record_prediction, runs_dir, write_trace
-from .trace import TRACE_KEY, render_markdown
+from ..traces import runs_dir, write_trace_report
+from .runs import record_prediction
 
 _CODE_FILES = ("agent", "backends/llm_backends.py", "llm.py")  # relative to the package
 
@@ -59,11 +59,13 @@ def _layers_hash(rootdir: str) -> str:
 
 
 def record_metadata(config: AgentConfig) -> dict[str, Any]:
-    """What every record of ``config`` carries for the reports: its components, and its
-    place in the ablation when it is one of the ablation's configurations."""
+    """What every record of ``config`` carries for the reports: its components, and, when it
+    is one of the ablation's configurations, its place in the ablation and the semantic
+    layer's ingredients it gives the model (what each ingredient buys is read from them)."""
     meta: dict[str, Any] = {"components": config.components}
     if config.name in ABLATION_ORDER:
         meta[ABLATION_STEP] = ABLATION_ORDER.index(config.name)
+        meta[LAYER_INGREDIENTS_KEY] = list(config.layer_ingredients)
     return meta
 
 
@@ -101,11 +103,9 @@ def make_llm_backend(name: str, options: BackendOptions, config: AgentConfig | N
                 **static_meta}  # a predictions: regrade of this file still makes its ablation row
         try:
             m["predictions_file"] = str(record_prediction(out_root, config.name, line))
-            if isinstance(m.get(TRACE_KEY), list):
-                m["trace_report"] = str(write_trace(out_root, config.name, case.id, render_markdown(
-                    case_id=case.id, question=case.question, backend=name, sql=result.sql, events=m[TRACE_KEY])))
         except OSError as exc:  # never fail a generation over its copy on disk
             m["predictions_error"] = f"{type(exc).__name__}: {exc}"
+        write_trace_report(out_root, config.name, case, result.sql, m)
 
     agent = Agent(config, settings, backend_name=name, on_result=on_result)
     fingerprint_src = json.dumps({"kind": "sqleval-llm-backend", "name": name, "model": model, "provider": provider,

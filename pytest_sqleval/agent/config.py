@@ -24,6 +24,13 @@ ContextStrategy = Literal["alphabetical", "retrieval", "compact"]
 LayerLevel = Literal["none", "descriptions", "anti_patterns"]
 
 
+#: The semantic layer's ingredients (seed 002, checkpoint 3.3) each layer level gives the model:
+#: a2 adds the descriptions (with measures, filters, dimensions) and the join paths together, as
+#: the handout's A2 does; a3 adds the anti-patterns (with the deprecated-table list).
+LAYER_INGREDIENTS: dict[str, tuple[str, ...]] = {
+    "none": (), "descriptions": ("descriptions", "joins"), "anti_patterns": ("descriptions", "joins", "anti_patterns")}
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     """One point of the ablation: which components run, and the budgets they run under."""
@@ -52,6 +59,10 @@ class AgentConfig:
     @property
     def uses_anti_patterns(self) -> bool:
         return self.layer == "anti_patterns"
+
+    @property
+    def layer_ingredients(self) -> tuple[str, ...]:
+        return LAYER_INGREDIENTS[self.layer]
 
     def fingerprint_dict(self) -> dict[str, Any]:
         """What decides a generation: everything but the human description."""

@@ -1,5 +1,5 @@
-"""``runs/<config>/predictions.jsonl``: each configuration's answers, one line per question;
-and ``runs/<config>/traces/<qid>.md``, each question's trace as markdown (:mod:`.trace`).
+"""``runs/<config>/predictions.jsonl``: each configuration's answers, one line per question
+(each question's trace goes beside it, ``runs/<config>/traces/<qid>.md``: :mod:`pytest_sqleval.traces`).
 
 Written by the backend right after each generation, so an interrupted run keeps what it
 generated. The file is rewritten whole under a file lock on every write, so xdist workers
@@ -19,13 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-RUNS_ENV = "SQLEVAL_RUNS_DIR"
+from ..traces import RUNS_ENV, runs_dir
+
+__all__ = ["RUNS_ENV", "record_prediction", "runs_dir"]
 _written: dict[Path, tuple[tuple[int, ...], dict[str, str]]] = {}  # path -> (its stat as we left it, qid -> line)
-
-
-def runs_dir(rootdir: str | Path) -> Path:
-    env = os.environ.get(RUNS_ENV)
-    return Path(env) if env else Path(rootdir) / "runs"
 
 
 @lru_cache(maxsize=None)
@@ -72,13 +69,3 @@ def record_prediction(root: Path, config: str, line: dict[str, Any]) -> Path:
         _written[path] = (_signature(path), lines)
     return path
 
-
-def write_trace(root: Path, config: str, qid: str, text: str) -> Path:
-    """``root/<config>/traces/<qid>.md``, replaced whole (a rerun of the question overwrites it)."""
-    folder = root / config / "traces"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', qid)}.md"
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path

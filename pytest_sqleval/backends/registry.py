@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, iter_jsonl
 from ..errors import BackendError, BadInputError, UsageError
+from ..traces import TRACE_KEY, runs_dir, write_trace_report
 from .base import Backend, BackendOptions, GenerationResult
 
 ENTRY_POINT_GROUP = "pytest_sqleval.backends"
@@ -81,9 +82,10 @@ def resolve_backend(spec: str, options: BackendOptions) -> Backend:
         made = factory(options)
         if isinstance(made, Backend):  # a plugin that names, fingerprints and describes its backend itself
             return made
-        return _wrap(spec, spec, made, f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}")
+        return _wrap(spec, spec, made, f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}",
+                     runs_dir(options.rootdir))
     if ":" in spec:
-        return _module_backend(spec)
+        return _module_backend(spec, runs_dir(options.rootdir))
     hint = difflib.get_close_matches(spec, list(BUILTINS) + list(eps), n=1)
     raise UsageError(f"unknown backend {spec!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                      + ". Known backends: " + ", ".join(known_backends()))
@@ -97,7 +99,7 @@ def _version_of(obj: Any) -> str:
     return "unknown"
 
 
-def _module_backend(spec: str) -> Backend:
+def _module_backend(spec: str, traces_root: Path) -> Backend:
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -121,7 +123,7 @@ def _module_backend(spec: str) -> Backend:
         if not callable(fn):
             raise UsageError(f"backend {spec!r}: the factory returned {type(fn).__name__}, not a callable")
     fingerprint = getattr(fn, "sqleval_fingerprint", None) or getattr(obj, "sqleval_fingerprint", None)
-    return _wrap(spec, attr.rsplit(".", 1)[-1], fn, f"{spec}|{fingerprint or _version_of(obj)}")
+    return _wrap(spec, attr.rsplit(".", 1)[-1], fn, f"{spec}|{fingerprint or _version_of(obj)}", traces_root)
 
 
 def _takes_no_arguments(obj: Any) -> bool:
@@ -134,16 +136,26 @@ def _takes_no_arguments(obj: Any) -> bool:
         p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
 
 
-def _wrap(spec: str, label: str, fn: Callable[..., Any], fingerprint: str) -> Backend:
-    """Sync callables run in a worker thread so they overlap like async ones."""
+def _wrap(spec: str, label: str, fn: Callable[..., Any], fingerprint: str, traces_root: Path | None = None) -> Backend:
+    """Sync callables run in a worker thread so they overlap like async ones. A result whose
+    metadata holds a trace gets its markdown report, as the built-in agent's does
+    (``runs/<label>/traces/<qid>.md``)."""
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
-        generate = fn
+        call = fn
     else:
-        async def generate(case: BenchmarkCase) -> Any:
+        async def call(case: BenchmarkCase) -> Any:
             result = await asyncio.to_thread(fn, case)
             return await result if inspect.isawaitable(result) else result
-        functools.update_wrapper(generate, fn)
-    return Backend(spec, label, generate, hashlib.sha256(fingerprint.encode()).hexdigest()[:24], spec)
+
+    async def generate(case: BenchmarkCase) -> Any:
+        result = await call(case)
+        if (traces_root is not None and isinstance(result, GenerationResult) and isinstance(result.metadata, dict)
+                and isinstance(result.metadata.get(TRACE_KEY), list)):
+            await asyncio.to_thread(write_trace_report, traces_root, backend.label, case, result.sql, result.metadata)
+        return result
+    functools.update_wrapper(generate, fn)
+    backend = Backend(spec, label, generate, hashlib.sha256(fingerprint.encode()).hexdigest()[:24], spec)
+    return backend
 
 
 def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> Backend:

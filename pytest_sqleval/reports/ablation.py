@@ -27,6 +27,13 @@ watching the agent fail on the main set, so fixes specific to those questions sc
 nowhere else; on questions nobody looked at, a layer that documents the schema (not the eval
 set) does about as well.
 
+*The semantic layer's ingredients* (seed 002, checkpoints 3.2 and 3.3): a configuration's
+records name the layer's ingredients it gives the model (``backend_metadata["layer_ingredients"]``:
+``descriptions``, ``joins``, ``anti_patterns``). The configuration the first ingredient is
+added to (a1 in the Lab) gets its error-class histogram: the failures documentation has to
+reach. Each step that only adds ingredients gets its price: the accuracy it bought
+(percentage points of execution accuracy) per 1,000 mean prompt tokens it added per question.
+
 The records say which backends are the ablation's configurations and what each one is:
 ``backend_metadata["components"]`` describes a row, ``backend_metadata["ablation_step"]``
 (0, 1, ...) places it; consecutive steps get a line of "what each step changed". Rows
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +52,8 @@ from typing import Any, Iterable, Sequence
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
 ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
+LAYER_INGREDIENTS_KEY = "layer_ingredients"  # backend_metadata key: the semantic layer's ingredients given to the model
+INGREDIENT_NAMES = {"descriptions": "descriptions", "joins": "join paths", "anti_patterns": "anti-patterns"}
 SPLIT_KEY = "split"  # case_metadata key: the held-out split a case belongs to (absent: the main set)
 LEAKAGE_GAP = 0.20  # main minus held-out accuracy above which a row is flagged as possible leakage
 CLASS_HEADERS = {"wrong_join": "wrong-join", "wrong_metric": "wrong-metric", "hallucinated_column": "halluc. column",
@@ -76,6 +86,7 @@ class AblationRow:
     main_graded: int = 0
     held_out_passed: int = 0
     held_out_graded: int = 0
+    ingredients: list[str] | None = None  # the semantic layer's ingredients it gives the model, when recorded
     step: int | None = None  # its ablation_step; a sort key, not a column
 
     @property
@@ -201,6 +212,21 @@ def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
     return any(_step(rec.get("backend_metadata") or {}) is not None for rec in records)
 
 
+HELD_OUT_FIELDS = ("main_passed", "main_graded", "main_accuracy", "held_out_passed", "held_out_graded",
+                   "held_out_accuracy", "held_out_gap", "possible_leakage")
+
+
+def held_out_by_backend(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per backend, main against held-out accuracy and the leakage flag, as the ablation's rows
+    compute them (the run's summary and terminal show the same numbers); empty when no case
+    was held out."""
+    records = list(records)
+    if not any(is_held_out(rec) for rec in records):
+        return {}
+    return {row.config: {k: v for k, v in row.to_dict().items() if k in HELD_OUT_FIELDS}
+            for row in ablation_rows(records)}
+
+
 def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
     """One row per backend, in the ablation's order (their ``ablation_step``), then the rest by name."""
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -234,6 +260,8 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
                 row.components = meta["components"]
             if row.step is None:
                 row.step = _step(meta)
+            if row.ingredients is None and isinstance(meta.get(LAYER_INGREDIENTS_KEY), list):
+                row.ingredients = [str(i) for i in meta[LAYER_INGREDIENTS_KEY]]
             if meta.get("model"):
                 models.add(str(meta["model"]))
             if _num(meta.get("n_llm_calls")) is not None:
@@ -249,7 +277,7 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
             if _num(meta.get("repair_rounds")) is not None:
                 rr.append(_num(meta["repair_rounds"]))
             latency = _num(meta.get("latency_ms"))
-            if latency is None:
+            if latency is None and status != "error":  # a crash's time is the run's, not a generation's to replay
                 latency = _num(((rec.get("generation") or {}) or {}).get("elapsed_ms"))
             if latency is not None:
                 lat.append(latency)
@@ -261,6 +289,52 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
     rows.sort(key=lambda r: (r.step is None, r.step or 0, r.config))
     mark_pareto(rows)
     return rows
+
+
+def _steps(rows: list[AblationRow]) -> Iterable[tuple[AblationRow, AblationRow]]:
+    """Pairs of rows on consecutive ablation steps (rows come sorted by step)."""
+    for x, y in zip(rows, rows[1:]):
+        if x.step is not None and y.step == x.step + 1:
+            yield x, y
+
+
+@dataclass
+class IngredientStep:
+    """What one step that only adds semantic-layer ingredients bought, and at what price."""
+
+    base: str
+    config: str
+    added: list[str]
+    accuracy_delta: float | None  # execution accuracy, as a fraction
+    added_prompt_tokens: float | None  # mean prompt tokens per question
+    pp_per_1k_tokens: float | None  # percentage points bought per 1,000 added prompt tokens
+
+    @property
+    def label(self) -> str:
+        return " + ".join(INGREDIENT_NAMES.get(i, i) for i in self.added)
+
+
+def ingredient_steps(rows: list[AblationRow]) -> list[IngredientStep]:
+    """Each consecutive step whose configuration gives the model the same ingredients and more;
+    the price is left out (None) when the step added no prompt tokens on average."""
+    out = []
+    for x, y in _steps(rows):
+        if x.ingredients is None or y.ingredients is None or not set(x.ingredients) < set(y.ingredients):
+            continue
+        acc = (None if x.execution_accuracy is None or y.execution_accuracy is None
+               else y.execution_accuracy - x.execution_accuracy)
+        tokens = (None if x.mean_prompt_tokens is None or y.mean_prompt_tokens is None
+                  else y.mean_prompt_tokens - x.mean_prompt_tokens)
+        per_1k = 100 * acc / tokens * 1000 if acc is not None and tokens is not None and tokens > 0 else None
+        out.append(IngredientStep(x.config, y.config, [i for i in y.ingredients if i not in x.ingredients],
+                                  acc, tokens, per_1k))
+    return out
+
+
+def layer_baseline(rows: list[AblationRow]) -> AblationRow | None:
+    """The configuration the semantic layer's first ingredient is added to (a1 in the Lab)."""
+    steps = ingredient_steps(rows)
+    return next((r for r in rows if r.config == steps[0].base), None) if steps else None
 
 
 def mark_pareto(rows: list[AblationRow]) -> list[AblationRow]:
@@ -330,6 +404,8 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     elif plot_note:
         lines += ["", f"_{plot_note}_"]
     lines += _held_out_section(rows)
+    lines += _baseline_section(rows)
+    lines += _ingredients_section(rows)
     deltas = _deltas(rows)
     if deltas:
         lines += ["", "## What each step changed, per error class", "",
@@ -358,12 +434,56 @@ def _held_out_section(rows: list[AblationRow]) -> list[str]:
     return out
 
 
+def _baseline_section(rows: list[AblationRow]) -> list[str]:
+    """Checkpoint 3.2: the failures of the configuration before the semantic layer, per class."""
+    base = layer_baseline(rows)
+    if base is None:
+        return []
+    top = max(list(base.classes.values()) + [1])
+    out = ["", f"## Error classes before the semantic layer ({base.config})", "",
+           f"Failing cases of **{base.config}** per error class: what the semantic layer's ingredients "
+           f"have to reach ({base.failed} failed of {base.graded} graded).", "",
+           "| error class | failing cases | |", "|---|---:|---|"]
+    out += [f"| {CLASS_HEADERS[c]} | {base.classes[c]} | {'█' * round(20 * base.classes[c] / top)} |"
+            for c in ERROR_CLASSES]
+    return out
+
+
+def _ingredients_section(rows: list[AblationRow]) -> list[str]:
+    """Checkpoint 3.3: the accuracy each added ingredient bought per added context token."""
+    steps = ingredient_steps(rows)
+    if not steps:
+        return []
+    out = ["", "## Accuracy per added context token, per semantic-layer ingredient", "",
+           "Each step that only adds ingredients of the semantic layer: the execution accuracy it bought and the "
+           "mean prompt tokens per question it added.", "",
+           "| ingredient | step | exec acc (pp) | mean prompt tokens added | pp per 1k added tokens |",
+           "|---|---|---:|---:|---:|"]
+    for st in steps:
+        out.append(f"| {st.label} | {st.base} → {st.config} | "
+                   f"{'–' if st.accuracy_delta is None else f'{100 * st.accuracy_delta:+.1f}'} | "
+                   f"{'–' if st.added_prompt_tokens is None else f'{st.added_prompt_tokens:+,.0f}'} | "
+                   f"{'–' if st.pp_per_1k_tokens is None else f'{st.pp_per_1k_tokens:+.2f}'} |")
+    priced = [st for st in steps if st.pp_per_1k_tokens is not None]
+    best = max(priced, key=lambda st: st.pp_per_1k_tokens or 0.0) if priced else None
+    out.append("")
+    if best is not None and (best.pp_per_1k_tokens or 0) > 0:
+        out.append(f"Most accuracy per added token: **{best.label}** ({best.base} → {best.config}), "
+                   f"{best.pp_per_1k_tokens:+.2f} pp per 1,000 added prompt tokens.")
+    else:
+        out.append("No ingredient bought accuracy on this run.")
+    together = [st for st in steps if len(st.added) > 1]
+    if together:
+        out.append("")
+        out.append(" ".join(f"{st.config} adds {st.label} together, so they share a line; a configuration that "
+                            "adds one of them alone would give each its own." for st in together))
+    return out
+
+
 def _deltas(rows: list[AblationRow]) -> list[str]:
     """One line per pair of rows on consecutive ablation steps (rows come sorted by step)."""
     out = []
-    for x, y in zip(rows, rows[1:]):
-        if x.step is None or y.step != x.step + 1:
-            continue
+    for x, y in _steps(rows):
         a, b = x.config, y.config
 
         def d(u: float | None, v: float | None, scale: float = 1.0, digits: int = 1) -> str:
@@ -441,8 +561,15 @@ def _label_points(ax: Any, pts: list[AblationRow]) -> None:
 
 
 def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
-                   sources: Sequence[str] = ()) -> dict[str, Path]:
-    """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``."""
+                   sources: Sequence[str] = (), rootdir: str | Path | None = None,
+                   grading_args: Sequence[str] = ()) -> dict[str, Path]:
+    """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``.
+
+    ``ablation.json`` also says where its numbers came from (:func:`provenance`), so
+    ``python -m pytest_sqleval reproduce`` can regrade the same cases from the same cached
+    generations; ``rootdir`` is the run's (its node ids are relative to it; default: the
+    working directory), ``grading_args`` the run's options that change a verdict
+    (``--sqleval-variants``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = ablation_rows(records)
@@ -453,12 +580,61 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     suites = sorted({str(r.get("suite")) for r in records if r.get("suite")})
     md = render_markdown(rows, sources=sources, plot=None if note else png.name, plot_note=note, suites=suites)
     (out / "ablation.md").write_text(md, encoding="utf-8")
-    (out / "ablation.json").write_text(json.dumps({"rows": [r.to_dict() for r in rows], "sources": list(sources),
-                                                   "suites": suites}, indent=2) + "\n", encoding="utf-8")
+    base = layer_baseline(rows)
+    doc = {"rows": [r.to_dict() for r in rows], "sources": list(sources), "suites": suites,
+           "layer_baseline": None if base is None else {"config": base.config, "failed": base.failed,
+                                                        "graded": base.graded, "error_classes": base.classes},
+           "ingredients": [{**asdict(st), "label": st.label} for st in ingredient_steps(rows)],
+           "provenance": provenance(records, out, Path.cwd() if rootdir is None else Path(rootdir), grading_args)}
+    (out / "ablation.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     paths = {"markdown": out / "ablation.md", "json": out / "ablation.json"}
     if note is None:
         paths["plot"] = png
     return paths
+
+
+def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
+               grading_args: Sequence[str] = ()) -> dict[str, Any]:
+    """What regrading needs to give the same numbers without asking any model: per row, the
+    backend that replays its generations (``predictions:`` its predictions file, or ``gold``;
+    None when there is nothing to replay), the node ids of its cases and whether its backend
+    reported every latency (else the row's latency was measured, and cannot be replayed); each suite's database
+    content hash; the run's rootdir, relative to the report folder; the options it graded
+    with; and whether an LLM judge decided verdicts (then no regrade is free of model calls)."""
+    def rel(path: str | Path) -> str:
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(rootdir.resolve()).as_posix()
+        except (ValueError, OSError):
+            return p.as_posix()
+
+    configs: dict[str, dict[str, Any]] = {}
+    hashes: dict[str, str] = {}
+    for rec in records:
+        entry = configs.setdefault(str(rec.get("backend") or "?"),
+                                   {"replay": None, "nodeids": [], "latency_reported": True})
+        entry["nodeids"].append(rec.get("nodeid"))
+        spec = str(rec.get("backend_spec") or "")
+        meta = rec.get("backend_metadata") or {}
+        if rec.get("status") != "error" and _num(meta.get("latency_ms")) is None:
+            entry["latency_reported"] = False  # its mean latency is this run's wall clock: no replay gives it again
+        if entry["replay"] is None:
+            if spec.startswith("predictions:"):
+                path = Path(spec.split(":", 1)[1])
+                entry["replay"] = "predictions:" + rel(path if path.is_absolute() else rootdir / path)
+            elif isinstance(meta.get("predictions_file"), str):
+                entry["replay"] = "predictions:" + rel(meta["predictions_file"])
+            elif spec == "gold":
+                entry["replay"] = "gold"
+        if rec.get("suite") and rec.get("content_hash"):
+            hashes[str(rec["suite"])] = str(rec["content_hash"])
+    try:
+        root = Path(os.path.relpath(rootdir.resolve(), out_dir.resolve())).as_posix()
+    except ValueError:  # another drive
+        root = rootdir.resolve().as_posix()
+    judged = any((rec.get("run_metadata") or {}).get("judge_mode") == "decide" for rec in records)
+    return {"rootdir": root, "configs": configs, "content_hashes": hashes, "grading_args": list(grading_args),
+            "judge_decided": judged}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
 from .sink import suite_nodeid
 
 REPORT_NAME = "report.html"
@@ -25,6 +27,7 @@ PREVIEW_ROWS = 20
 PREVIEW_ROWS_OVER_BUDGET = 5  # a case past the budget keeps this much of its result
 CELL_CHARS = 120
 TEXT_CHARS = 1500
+TRACE_CHARS = 20_000  # of a case's trace shown inline; its report file has all of it
 DETAIL_BUDGET = 10_000_000  # bytes of layer evidence and previews across all cases: 10,000 cases stay a page a browser opens
 _DATA_MARK = "/*SQLEVAL_DATA*/null"
 _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
@@ -33,14 +36,16 @@ _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, path: Path) -> Path:
     """Write the page to ``path`` (replaced whole) and return it."""
     from .sink import publish_file
-    page = render_report(records, summary)
+    page = render_report(records, summary, page_dir=path.parent)
     publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     return path
 
 
-def render_report(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
+def render_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, *,
+                  page_dir: Path | None = None) -> str:
+    """The page; ``page_dir`` (where it will be written) makes its links to trace reports relative."""
     template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
-    data = _page_data(records)
+    data = _page_data(records, page_dir)
     # no "<" in the script's data: neither "</script>" nor "<!--" in a question can end it early
     blob = json.dumps(data, default=str, separators=(",", ":")).replace("<", "\\u003c")
     page = template.replace(_DATA_MARK, blob, 1)  # the data's mark is the template's only one; the static's comes first
@@ -107,13 +112,15 @@ def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
     budget, cut = DETAIL_BUDGET, 0
     for i in sorted(range(len(runs)), key=lambda i: runs[i]["status"] == "passed"):
         r = runs[i]
-        cost = len(json.dumps([r["layers"], r["preview"]], default=str))
+        cost = len(json.dumps([r["layers"], r["preview"], r["trace"]], default=str))
         if cost <= budget:
             budget -= cost
             continue
         cut += 1
         ex = records[i].get("execution") or {}
         r["layers"] = None
+        if r["trace"]:
+            r["trace"]["markdown"] = None  # the link to its report file stays
         r["preview"] = _preview(ex.get("preview"), ex.get("rows"), PREVIEW_ROWS_OVER_BUDGET)
     return cut
 
@@ -128,7 +135,28 @@ def reproduce_command(rec: dict[str, Any]) -> str:
             + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
 
 
-def _page_data(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _trace(rec: dict[str, Any], page_dir: Path | None) -> dict[str, Any] | None:
+    """A case's trace as the page shows it: the markdown its report file holds (the one
+    renderer, :func:`pytest_sqleval.traces.render_markdown`) and a link to that file."""
+    meta = rec.get("backend_metadata") or {}
+    events = meta.get(TRACE_KEY)
+    report = meta.get(TRACE_REPORT_KEY)
+    if not isinstance(events, list) and not report:
+        return None
+    text = render_markdown(case_id=rec["case_id"], question=rec.get("question") or "", backend=rec["backend"],
+                           sql=rec.get("generated_sql"), events=events) if isinstance(events, list) else None
+    link = None
+    if report:
+        link = Path(report).as_posix()
+        if page_dir is not None:
+            try:
+                link = Path(os.path.relpath(report, page_dir)).as_posix()
+            except ValueError:  # another drive
+                pass
+    return {"markdown": _clip(text, TRACE_CHARS), "report": report, "link": link}
+
+
+def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> dict[str, Any]:
     """What the page's script reads: each case once (question, gold SQL and result, labels)
     and each case record's verdict beside it, bounded (``_bound``)."""
     cases: dict[str, int] = {}
@@ -164,7 +192,7 @@ def _page_data(records: list[dict[str, Any]]) -> dict[str, Any]:
             "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
             "compare_reason": cmp.get("reason"), "advice": ((rec.get("layers") or {}).get("diagnostics") or {}).get("advice"),
             "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
-            "layers": _layers(rec),
+            "layers": _layers(rec), "trace": _trace(rec, page_dir),
         })
     detail_left_out = _bound(runs, records)
     return {"cases": case_rows, "runs": runs,

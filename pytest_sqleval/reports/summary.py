@@ -74,7 +74,9 @@ def _ratio(a: int, b: int) -> float | None:
 
 def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
               run: dict[str, Any] | None = None) -> dict[str, Any]:
+    from .ablation import held_out_by_backend
     records = list(records)
+    held_out = held_out_by_backend(records)  # main against held-out accuracy, when the suite holds cases out
     by_backend: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         by_backend[r["backend"]].append(r)
@@ -94,6 +96,8 @@ def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
              "judge": r.get("ai_advisory_verdict"), "rationale": r.get("rationale")}
             for r in recs if r.get("verdict_consistency_flag") == "inconsistent"]
         entry["sidebyside"] = summarize_sidebyside(recs)  # BIRD's and Spider's verdicts beside ours
+        if name in held_out:
+            entry["held_out"] = held_out[name]
         backends[name] = entry
     suites = {}
     for r in records:

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
+from ..traces import TRACE_REPORT_KEY
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
@@ -29,6 +31,14 @@ def _rows(rows: list[list[Any]] | None, limit: int = 5) -> str:
     if not rows:
         return "      (none)"
     return "\n".join(f"      {tuple(r)!r}" for r in rows[:limit])
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it (``runs/a1/traces/q04.md``)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
 
 
 def render_failure(rec: dict[str, Any]) -> str:
@@ -96,11 +106,25 @@ def render_failure(rec: dict[str, Any]) -> str:
                    + (f"; {', '.join(flags)}" if flags else ""))
     for advice in (diag or {}).get("advice") or []:
         out.append(f"  what to do: {advice}")
+    trace = (rec.get("backend_metadata") or {}).get(TRACE_REPORT_KEY)
+    if trace:
+        out.append(f"  trace (what the backend retrieved, asked and answered): {display_path(trace)}")
     return "\n".join(_line(line) for chunk in out for line in chunk.split("\n"))
 
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _held_out_line(h: dict[str, Any]) -> str:
+    """Main set against held-out questions; the flag is the ablation's (``possible_leakage``)."""
+    from .ablation import LEAKAGE_GAP
+    gap = h.get("held_out_gap")
+    return (f"    held out: main {_pct(h['main_accuracy'])} ({h['main_passed']}/{h['main_graded']}) vs held-out "
+            f"{_pct(h['held_out_accuracy'])} ({h['held_out_passed']}/{h['held_out_graded']})"
+            + ("" if gap is None else f", gap {100 * gap:+.1f} pp")
+            + (f" | POSSIBLE LEAKAGE: main beats held-out by more than {100 * LEAKAGE_GAP:.0f} pp, as a semantic "
+               "layer fitted to the main questions does" if h.get("possible_leakage") else ""))
 
 
 def _coincidence_lines(mismatch: dict[str, Any]) -> list[str]:
@@ -132,6 +156,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
                      f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
                      f"{_pct(b['execution_accuracy'])} | parse {_pct(b['parse_rate'])} | grounding "
                      f"{_pct(b['grounding_rate'])}")
+        if b.get("held_out"):
+            lines.append(_held_out_line(b["held_out"]))
         if b.get("judged") or b.get("judge_skipped"):
             lines.append(f"    judge: {b['judged']} judged, {b['judge_skipped']} skipped | equivalence rate "
                          f"{_pct(b['equivalence_rate'])} | agreement with execution {_pct(b['judge_agreement_rate'])}")
