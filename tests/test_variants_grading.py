@@ -131,6 +131,21 @@ def test_a_rerun_grades_on_the_variants_with_the_execution_and_the_same_verdicts
     assert gold["same_sql_as_gold"] and gold["graded"] == gold["chosen"] >= 1
 
 
+def test_a_damaged_stored_gold_answer_on_a_variant_is_computed_again(pytester: pytest.Pytester, suite: Path) -> None:
+    """A variant's stored gold answer is checked against its checksum as it is read: other
+    bytes are no answer, so the gold runs there again and the verdicts do not move."""
+    args = [str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider"]
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    first = {r["case_id"]: (r["status"], r["failure_kind"]) for r in read_results(pytester.path)}
+    stored = sorted((pytester.path / ".sqleval-cache" / "gold" / "variants").rglob("*.arrow"))
+    assert stored
+    for path in stored:
+        path.write_bytes(path.read_bytes()[:-8] + b"garbage!")
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    assert {r["case_id"]: (r["status"], r["failure_kind"]) for r in read_results(pytester.path)} == first
+    assert any(not p.read_bytes().endswith(b"garbage!") for p in stored)  # those graded on: rewritten whole
+
+
 def test_variants_on_an_engine_that_cannot_make_them_is_one_clear_error(pytester: pytest.Pytester) -> None:
     root = pytester.path / "pg"
     root.mkdir()

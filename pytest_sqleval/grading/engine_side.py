@@ -27,6 +27,24 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_checked_table(path: Path, sha256: str) -> Any:
+    """The Arrow table a stored answer file holds if its bytes have ``sha256``, else None:
+    the file is read once, for the checksum and the table both (a variant's many small gold
+    answers are read once per case: a second read of each through ``pyarrow.feather`` cost
+    ten times the rest)."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return ipc.open_file(pa.py_buffer(data)).read_all()
+
+
 def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
     """A stored gold answer's description, if its entry is whole: the ``.json`` is an object
     with a gold answer's fields and the SHA-256 of the ``.arrow`` beside it, and the
@@ -35,12 +53,8 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
     computed again and the entry rewritten (atomically, over the damaged one). A damaged
     cache thus costs one gold execution, never a verdict against the prediction."""
     gold_dir = Path(gold_dir)
-    try:
-        meta = json.loads((gold_dir / f"{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(meta, dict) and all(f in meta for f in _GOLD_FIELDS)
-            and isinstance(meta.get(GOLD_CHECKSUM), str)):
+    meta = _read_meta(gold_dir, key)
+    if meta is None:
         return None
     try:
         if _file_sha256(gold_dir / f"{key}.arrow") != meta[GOLD_CHECKSUM]:
@@ -49,6 +63,18 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
         if ties is not None and _file_sha256(gold_dir / f"{key}.ties.arrow") != ties.get(GOLD_CHECKSUM):
             return None
     except OSError:
+        return None
+    return meta
+
+
+def _read_meta(gold_dir: Path, key: str) -> dict[str, Any] | None:
+    """A stored answer's ``.json``, if it is an object with the fields and a checksum."""
+    try:
+        meta = json.loads((gold_dir / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(meta, dict) and all(f in meta for f in _GOLD_FIELDS)
+            and isinstance(meta.get(GOLD_CHECKSUM), str)):
         return None
     return meta
 
@@ -292,12 +318,13 @@ class GradingHandler:
     def _variant_gold(self, variant: dict[str, Any], req: dict[str, Any], out: Any) -> dict[str, Any]:
         """The gold's answer on one variant: ``table`` (None when the gold fails there or
         cannot be trusted), ``rows``, ``problem``, ``preview``; stored per variant content."""
-        import pyarrow.feather as feather
         folder = self.gold_dir / "variants" / variant["hash"][:16]
         key = req["key"]
-        stored = read_stored_gold(folder, key)
-        if stored is not None:
-            table = None if stored.get("problem") else feather.read_table(str(folder / f"{key}.arrow"), memory_map=True)
+        stored = _read_meta(folder, key)
+        if stored is not None and stored.get("problem"):
+            return {**stored, "table": None}
+        table = None if stored is None else read_checked_table(folder / f"{key}.arrow", stored[GOLD_CHECKSUM])
+        if table is not None:
             return {**stored, "table": table}
         started(out)
         answer = self._run_gold(self._variant_db(variant["path"]), req, out)
