@@ -53,6 +53,20 @@ def test_rows_count_classes_means_and_the_pareto_frontier() -> None:
     assert "| a0 → a1 | +50.0 | +1 | +0 | -1 | -1 | +0 | +1.00 | +0 |" in md
 
 
+def test_a2_desc_prices_descriptions_and_join_paths_apart() -> None:
+    """With a2-desc in the run, checkpoint 3.3 gets one line per ingredient: a1 -> a2-desc
+    (descriptions), a2-desc -> a2 (join paths), a2 -> a3 (anti-patterns)."""
+    from pytest_sqleval.reports.ablation import ingredient_steps
+    records = [rec(c, q, status, tokens=(t, 10)) for c, t, statuses in (
+        ("a1", 1000, ("failed", "failed", "failed", "failed")), ("a2-desc", 1500, ("passed", "failed", "failed", "failed")),
+        ("a2", 1700, ("passed", "passed", "failed", "failed")), ("a3", 2200, ("passed", "passed", "passed", "passed")))
+        for q, status in zip(("q1", "q2", "q3", "q4"), statuses)]
+    steps = [(st.base, st.config, st.label, st.accuracy_delta, st.added_prompt_tokens, st.pp_per_1k_tokens)
+             for st in ingredient_steps(ablation_rows(records))]
+    assert steps == [("a1", "a2-desc", "descriptions", 0.25, 500, 50.0), ("a2-desc", "a2", "join paths", 0.25, 200, 125.0),
+                     ("a2", "a3", "anti-patterns", 0.5, 500, 100.0)]
+
+
 def test_a_configurations_records_say_what_its_row_is_even_when_its_case_crashed(tmp_path: Path) -> None:
     opts = BackendOptions(model="scripted", api_base="http://127.0.0.1:1/v1", rootdir=str(tmp_path))
     a1, raw = make_llm_backend("a1", opts), make_llm_backend("raw_llm", opts)

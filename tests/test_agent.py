@@ -259,6 +259,25 @@ def test_a0_and_a3_differ_in_context_as_specified(mini: dict[str, BenchmarkCase]
         assert len(ctx.tables) <= 20 and ctx.tokens <= 8000
 
 
+def test_a2_desc_is_a2_without_the_join_paths(mini: dict[str, BenchmarkCase]) -> None:
+    """Checkpoint 3.3 prices descriptions and join paths apart: a2-desc gives the model a2's
+    notes without their join lines, and does not pull the joined tables into the context."""
+    from pytest_sqleval.agent.backends import record_metadata
+    case = mini["r1"]
+    ws = workspace_for(case)
+    counter = TokenCounter("openai/scripted")
+    a1, desc, a2 = (build_context(ws, CONFIGS[c], case.question, counter) for c in ("a1", "a2-desc", "a2"))
+    assert "cube `revenue`" in desc.text and "always filter: posting_status = 'posted'" in desc.text
+    assert "join to `" not in desc.text and "join to `orders`" in a2.text
+    assert desc.tables == a1.tables  # the ranking alone: no join partner pulled in
+    def rank(ctx: Any) -> int:
+        return ctx.tables.index("sales.orders") if "sales.orders" in ctx.tables else len(ctx.tables)
+    assert rank(a2) < rank(desc)  # a2 pulls the join partner forward
+    assert desc.tokens < a2.tokens
+    assert [record_metadata(CONFIGS[c])["layer_ingredients"] for c in ("a1", "a2-desc", "a2", "a3")] == [
+        [], ["descriptions"], ["descriptions", "joins"], ["descriptions", "joins", "anti_patterns"]]
+
+
 def test_context_caps_hold_under_a_small_token_budget(mini: dict[str, BenchmarkCase]) -> None:
     case = mini["r1"]
     ws = workspace_for(case)

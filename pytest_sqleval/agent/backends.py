@@ -128,4 +128,4 @@ def _factory(name: str) -> Callable[[BackendOptions], Backend]:
 
 # the entry points of pyproject.toml's group pytest_sqleval.backends
 raw_llm = _factory("raw_llm")
-a0, a1, a2, a3, a3_sc = (_factory(name) for name in ABLATION_ORDER)
+a0, a1, a2_desc, a2, a3, a3_sc = (_factory(name) for name in ABLATION_ORDER)

@@ -7,6 +7,7 @@ each component is worth per error class:
 |---|---|---|---|
 | ``a0`` | the first 20 tables alphabetically (no retrieval) | none | off |
 | ``a1`` | BM25 retrieval, at most 20 tables / 8k tokens | none | on, at most 3 repair rounds |
+| ``a2-desc`` | as a2 | a2 without the join paths (seed 002's checkpoint 3.3 prices them apart) | on |
 | ``a2`` | retrieval over tables *and* the layer's text | descriptions, measures, filters, joins | on |
 | ``a3`` | as a2 | a2 + anti-patterns and the deprecated-table list | on |
 | ``a3-sc`` | as a3 | as a3 | off |
@@ -26,7 +27,8 @@ LayerLevel = Literal["none", "descriptions", "anti_patterns"]
 
 #: The semantic layer's ingredients (seed 002, checkpoint 3.3) each layer level gives the model:
 #: a2 adds the descriptions (with measures, filters, dimensions) and the join paths together, as
-#: the handout's A2 does; a3 adds the anti-patterns (with the deprecated-table list).
+#: the handout's A2 does (a2-desc, without ``joins``, prices the two apart); a3 adds the
+#: anti-patterns (with the deprecated-table list).
 LAYER_INGREDIENTS: dict[str, tuple[str, ...]] = {
     "none": (), "descriptions": ("descriptions", "joins"), "anti_patterns": ("descriptions", "joins", "anti_patterns")}
 
@@ -51,6 +53,8 @@ class AgentConfig:
     max_latency_s: float = 240.0
     # the model call
     temperature: float = 0.0
+    # the layer's join paths: in each table's notes, and the tables they join pulled into the context
+    joins: bool = True
 
     @property
     def uses_layer(self) -> bool:
@@ -62,7 +66,7 @@ class AgentConfig:
 
     @property
     def layer_ingredients(self) -> tuple[str, ...]:
-        return LAYER_INGREDIENTS[self.layer]
+        return tuple(i for i in LAYER_INGREDIENTS[self.layer] if i != "joins" or self.joins)
 
     def fingerprint_dict(self) -> dict[str, Any]:
         """What decides a generation: everything but the human description."""
@@ -78,6 +82,8 @@ CONFIGS: dict[str, AgentConfig] = {
     "a0": AgentConfig("a0", "alphabetical", "none", False, "no retrieval (first 20 tables alphabetically), no layer, "
                       "no self-check", max_llm_calls=1),
     "a1": AgentConfig("a1", "retrieval", "none", True, "retrieval + self-check"),
+    "a2-desc": AgentConfig("a2-desc", "retrieval", "descriptions", True,
+                           "a1 + semantic layer descriptions, without its join paths", joins=False),
     "a2": AgentConfig("a2", "retrieval", "descriptions", True, "a1 + semantic layer (descriptions + joins)"),
     "a3": AgentConfig("a3", "retrieval", "anti_patterns", True, "a2 + anti-patterns"),
     "a3-sc": AgentConfig("a3-sc", "retrieval", "anti_patterns", False, "a3 without self-check", max_llm_calls=1),
@@ -87,4 +93,4 @@ RAW_LLM = AgentConfig("raw_llm", "compact", "none", False, "one call; every tabl
                       max_tables=None, max_llm_calls=1)
 
 #: The ablation's order, used by reports.
-ABLATION_ORDER: tuple[str, ...] = ("a0", "a1", "a2", "a3", "a3-sc")
+ABLATION_ORDER: tuple[str, ...] = ("a0", "a1", "a2-desc", "a2", "a3", "a3-sc")

@@ -95,7 +95,7 @@ def build_context(ws: SuiteWorkspace, config: AgentConfig, question: str, counte
 
 def _retrieval_order(ws: SuiteWorkspace, config: AgentConfig, question: str,
                      layer: Any) -> list[tuple[TableDoc, float | None]]:
-    key = ("retriever", config.layer if layer is not None else "none")
+    key = ("retriever", config.layer if layer is not None else "none")  # the ranking ignores joins
     with ws.lock:
         retriever = ws.cache.get(key)
         if retriever is None:
@@ -103,7 +103,7 @@ def _retrieval_order(ws: SuiteWorkspace, config: AgentConfig, question: str,
             retriever = ws.cache[key] = SchemaRetriever(ws.tables, extra)
     ranked = retriever.rank(question)
     order = [(r.table, r.score) for r in ranked]
-    if layer is None:
+    if layer is None or not config.joins:
         return order
     by_name = {t.qualified.lower(): (t, s) for t, s in order}
     head = order[:SEEDS_FOR_JOINS]
@@ -120,14 +120,14 @@ def _retrieval_order(ws: SuiteWorkspace, config: AgentConfig, question: str,
 
 def _block(ws: SuiteWorkspace, config: AgentConfig, table: TableDoc, layer: Any,
            counter: TokenCounter) -> tuple[str, int]:
-    key = ("block", table.qualified, config.layer if layer is not None else "none", counter.name)
+    key = ("block", table.qualified, config.layer if layer is not None else "none", config.joins, counter.name)
     hit = ws.cache.get(key)
     if hit is not None:
         return hit
     note = L.deprecated_note(layer, table.qualified) if config.uses_anti_patterns and layer is not None else ""
     text = table.ddl(note=note)
     if layer is not None:
-        notes = L.table_notes(layer, table.qualified)
+        notes = L.table_notes(layer, table.qualified, joins=config.joins)
         if notes:
             text += "\n" + notes
     hit = (text, counter.count(text) + 1)  # + the separator

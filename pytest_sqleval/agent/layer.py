@@ -54,8 +54,9 @@ def join_neighbours(layer: Any, table: str) -> list[str]:
     return out
 
 
-def table_notes(layer: Any, table: str) -> str:
-    """The a2 notes for one table: each cube built on it, as SQL comments."""
+def table_notes(layer: Any, table: str, joins: bool = True) -> str:
+    """The a2 notes for one table: each cube built on it, as SQL comments (its join paths
+    only with ``joins``)."""
     lines: list[str] = []
     for cube in cubes_by_table(layer).get(norm_table(table), []):
         lines.append(f"-- semantic layer, cube `{cube.name}` on {cube.sql_table}:")
@@ -70,7 +71,7 @@ def table_notes(layer: Any, table: str) -> str:
         for d in cube.dimensions:
             lines.append(f"--   dimension {d.name} = {d.sql} ({d.type})"
                          + (f"  ({_flat(d.description)})" if d.description else ""))
-        for j in cube.joins:
+        for j in cube.joins if joins else ():
             lines.append(f"--   join to `{j.name}`: {_join_sql(layer, cube, j.sql)} ({j.relationship})"
                          + (f"  ({_flat(j.description)})" if j.description else ""))
     return "\n".join(lines)

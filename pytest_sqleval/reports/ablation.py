@@ -292,10 +292,11 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
 
 
 def _steps(rows: list[AblationRow]) -> Iterable[tuple[AblationRow, AblationRow]]:
-    """Pairs of rows on consecutive ablation steps (rows come sorted by step)."""
-    for x, y in zip(rows, rows[1:]):
-        if x.step is not None and y.step == x.step + 1:
-            yield x, y
+    """Pairs of the run's consecutive ablation configurations (rows come sorted by step): a
+    configuration the run left out is stepped over (without ``a2-desc``, which splits
+    a1 -> a2 in two, a1 -> a2 is still one step)."""
+    present = [r for r in rows if r.step is not None]
+    yield from zip(present, present[1:])
 
 
 @dataclass
