@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import GoldError
 from . import classify as classify_layer
-from .parse import OrderInfo, order_info, parse_sql
+from .parse import OrderInfo, engine_sql, order_info, parse_sql
 from .safety import check_safety
 from .structure import GoldSide, gold_side
 
@@ -78,7 +78,7 @@ def analyse(gold_sql: str, dialect: str, engine_dialect: str, refuse_unsafe: boo
     tree = parsed.expression
     try:
         analysis = GoldAnalysis(order_info(tree, engine_dialect),
-                                gold_sql if dialect == engine_dialect else tree.sql(dialect=engine_dialect),
+                                engine_sql(tree, gold_sql, dialect, engine_dialect),
                                 classify_layer.table_names(tree), classify_layer.join_structure(tree), tree=tree)
     except RecursionError:  # a case error, counted as such: the gold cannot be analysed
         raise GoldError("gold SQL is nested too deeply for the grader to analyse") from None

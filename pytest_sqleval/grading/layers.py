@@ -45,6 +45,11 @@ class Candidate:
     variants_answer: Any = None  # the variants' results when the engine ran them with the execution
 
     @property
+    def same_sql_as_gold(self) -> bool:
+        """Sent as the gold's own query: on any database it returns the gold's answer."""
+        return self.executed_sql is not None and self.executed_sql == self.gold.request.get("sql")
+
+    @property
     def tree(self) -> Any:
         """The parsed query, for layers that need a sound one (None once it was refused)."""
         return None if self.stopped or self.parsed is None else self.parsed.expression
@@ -104,7 +109,7 @@ class SendLayer:
         gold = c.gold
         payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec, "gold_sql": gold.sql}
         chosen = grader.variant_set.known(gold.key, gold.sql) if grader.variant_set is not None else None
-        if chosen is not None and c.executed_sql != gold.request["sql"]:
+        if chosen is not None and not c.same_sql_as_gold:
             # The engine runs a match on the variants in the same request, while this
             # process goes on with the case: the wait for them overlaps pytest's work.
             payload["variants"] = {"gold": gold.request, "variants": chosen.variants}
@@ -199,27 +204,26 @@ class VariantsLayer:
         try:
             chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
                                                  grader.host, c.gold.elapsed_ms)
-            same_sql = c.executed_sql == c.gold.request["sql"]
-            if same_sql:
+            if c.same_sql_as_gold:
                 # The gold's own query: every chosen variant holds a trustworthy gold answer
                 # (distillation chooses no other), which is what this same query returns there.
-                results = [{"variant": v["index"], "match": True} for v in chosen.variants]
+                answer = {"results": [{"variant": v["index"], "match": True} for v in chosen.variants]}
             else:
                 answer = c.variants_answer or grader.host.call(
                     "variants", {"sql": c.executed_sql, "gold": c.gold.request, "variants": chosen.variants})
-                if "error" in answer:
-                    raise HostTimeout(answer["error"])
-                results = answer["results"]
-        except (HostCrashed, HostTimeout) as exc:  # no evidence either way: the pinned verdict stands
-            c.layers["variants"] = {"error": str(exc)[:500]}
-            return
+        except (HostCrashed, HostTimeout) as exc:
+            answer = {"error": str(exc)}
         finally:
             c.budget.resume()
+        if "error" in answer:  # no evidence either way: the pinned verdict stands
+            c.layers["variants"] = {"error": answer["error"][:500]}
+            return
+        results = answer["results"]
         graded = [r for r in results if r.get("match") is not None]
         c.layers["variants"] = {
             "chosen": len(chosen.variants), "graded": len(graded),
             "mismatch": next((r for r in results if r.get("match") is False), None),
-            "evidence": chosen.evidence(), **({"same_sql_as_gold": True} if same_sql else {})}
+            "evidence": chosen.evidence(), **({"same_sql_as_gold": True} if c.same_sql_as_gold else {})}
 
 
 def default_layers() -> list[Layer]:

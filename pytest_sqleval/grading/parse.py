@@ -70,6 +70,13 @@ class OrderInfo:
     full_sql: str | None = None  # the (augmented) gold without its LIMIT: the whole tie group a LIMIT cuts
 
 
+def engine_sql(tree: exp.Expression | None, sql: str, dialect: str, engine_dialect: str) -> str:
+    """``sql`` as the engine runs it: as written in the engine's own dialect, else transpiled."""
+    if dialect == engine_dialect or tree is None:
+        return sql
+    return tree.sql(dialect=engine_dialect)
+
+
 def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
     if not isinstance(tree, exp.Query):
         return OrderInfo()

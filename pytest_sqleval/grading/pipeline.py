@@ -24,7 +24,7 @@ from .grounding import CatalogIndex
 from .gold_analysis import FOLDER as ANALYSIS_FOLDER
 from .gold_analysis import GoldAnalyses, GoldAnalysis
 from .layers import Candidate, Layer, default_layers, guarded, run_layer
-from .parse import parse_sql
+from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
 
@@ -117,9 +117,7 @@ class SuiteGrader:
             self.host.close()
 
     def to_engine(self, tree: Any, sql: str) -> str:
-        if self.dialect == self.engine_dialect or tree is None:
-            return sql
-        return tree.sql(dialect=self.engine_dialect)
+        return engine_sql(tree, sql, self.dialect, self.engine_dialect)
 
     def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
         return self.policy.for_case(case)
