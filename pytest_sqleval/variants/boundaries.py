@@ -1,4 +1,4 @@
-"""Boundary variants: rows given the values a suite's gold queries compare against.
+"""Boundary rows: rows of each variant given the values a suite's gold queries compare against.
 
 A subset of the pinned database can only drop rows, and a shuffle only moves values
 that exist already. So a wrong query whose change falls where the data has no values
@@ -8,7 +8,10 @@ Test-suite accuracy (Zhong, Yu & Klein, 2020) meets this by drawing values near 
 query's literals. Here: every literal a gold compares a column with (``=``, ``<>``,
 ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``, ``IN``) gives its value and its neighbours
 (an integer ±1, a decimal ± one unit of its last place, a date ± one day), and a seeded
-few rows of a copy of a variant take them. Only *free* columns (in no key, no inclusion
+few rows of each variant take them, written as the variant is built (``BoundaryRows``):
+a variant is a subset of the pinned data with boundary rows, one file, not a subset and
+a boundary copy of it (which doubled the disk and the distillation, and caught no more:
+56/61 TPC-H coincidences either way, ``bench/variants_bench.py``). Only *free* columns (in no key, no inclusion
 dependency, not frozen) change, so every key, reference and NOT NULL still holds; the
 new values lie on the column's type, which the cast checks.
 
@@ -27,8 +30,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
-import shutil
 import threading
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 6  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 7  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples
 
 
@@ -118,48 +119,85 @@ def neighbours(text: str) -> list[str]:
     return [str(value), str(value - unit), str(value + unit)]
 
 
-def build_boundary(base: Path, target: Path, engine: str, tables: dict[str, Any], hints: dict[tuple[str, str], list[str]],
-                   tag: str, groups: Iterable[Any] = (), domain: "Domain | None" = None) -> dict[str, Any]:
-    """Copy ``base`` to ``target``; write the witness rows of each gold's filters
-    (``groups``: ``witnesses.WitnessGroup``), then give a few random rows of each hinted
-    free column the hint values and their neighbours; only values within ``domain``.
-    Witnesses first: they need row tuples that pass a filter's other conditions on the
-    base data (``l_shipdate < l_commitdate``), which random boundary values, written over
-    a large share of a small variant's rows, would leave few of; and no random row is a
-    witness row, so none overwrites one. Returns what was changed (the variant's params)."""
-    from .constraints import qualified
-    shutil.copyfile(base, target)
-    changed: dict[str, int] = {}
-    con = _connect(target, engine)
-    try:
-        writer = _Writer(con, engine, tables, domain, changed)
-        used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
-        for group in groups:
-            writer.witnesses(group, tag, used)
-        for (table, column), literals in sorted(hints.items()):
-            t = tables.get(table)
-            if t is None or column not in t.free:
-                continue
-            values = writer.in_domain(table, column, literals)
-            salt = _salt(tag, table, column)
-            per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * t.rows))
-            per_value = max(1, min(per_value, int(MAX_SHARE * t.rows) // max(1, len(values))))
-            witnesses = used.get(table)
-            spared = f"WHERE rowid NOT IN ({', '.join(map(str, sorted(witnesses)))}) " if witnesses else ""
-            rows = [r[0] for r in con.execute(
-                f"SELECT rowid FROM {qualified(table, engine)} {spared}ORDER BY (rowid * 2654435761 + {salt}) "
-                f"% 4294967291 LIMIT {per_value * len(values)}").fetchall()]
-            for i, value in enumerate(values):
-                writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
-        if engine == "duckdb":
-            con.execute("CHECKPOINT")
-        else:
-            con.commit()
-    finally:
-        con.close()
-    for leftover in (Path(str(target) + ".wal"),):
-        leftover.unlink(missing_ok=True)
-    return {"boundary_rows": changed, "tag": tag, "base": base.name}
+class BoundaryRows:
+    """The boundary rows of a suite's golds, written into each variant as it is built
+    (``build.build_variants``), so a variant carries them and needs no copy of its own.
+    ``digest`` names them without parsing a gold (the golds, dialect, sqlglot, seed and
+    ``BOUNDARY_VERSION``): the variants' cache folder is keyed by it, so a rerun reads no
+    gold. The hints, witness groups and the pinned domain are made once, on the first write,
+    and shared by the build threads."""
+
+    def __init__(self, database: Path, gold_sqls: Iterable[str], dialect: str, seed: int) -> None:
+        import sqlglot
+        self.database, self.gold_sqls, self.dialect = Path(database), list(gold_sqls), dialect
+        self.digest = hashlib.sha256(repr((BOUNDARY_VERSION, self.gold_sqls, dialect, sqlglot.__version__,
+                                           seed)).encode()).hexdigest()[:16]
+        self._lock = threading.Lock()
+        self._ready = False
+        self.hints: dict[tuple[str, str], list[str]] = {}
+        self.groups: list[Any] = []
+        self.domain: Domain | None = None
+
+    def _prepare(self, tables: dict[str, Any]) -> None:
+        from .constraints import engine_of
+        from .witnesses import witness_groups
+        with self._lock:
+            if self._ready:
+                return
+            names = {t: set(c.columns) for t, c in tables.items()}
+            self.hints = literal_hints(self.gold_sqls, self.dialect, names)
+            if self.hints:
+                self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+                self.domain = Domain(self.database, engine_of(self.database), tables)
+            self._ready = True
+
+    def write(self, target: Path, engine: str, tables: dict[str, Any], tag: str) -> dict[str, Any] | None:
+        """Write the witness rows of each gold's filter, then give a few random rows of each
+        hinted free column the hint values and their neighbours, only values within the
+        pinned domain; None (nothing written) when no gold compares a column with a literal.
+        Witnesses first: they need row tuples that pass a filter's other conditions on the
+        variant's data (``l_shipdate < l_commitdate``), which random boundary values, written
+        over a large share of a small variant's rows, would leave few of; and no random row
+        is a witness row, so none overwrites one. Returns what was changed."""
+        from .constraints import qualified
+        self._prepare(tables)
+        if not self.hints:
+            return None
+        changed: dict[str, int] = {}
+        con = _connect(target, engine)
+        try:
+            writer = _Writer(con, engine, tables, self.domain, changed)
+            used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
+            for group in self.groups:
+                writer.witnesses(group, tag, used)
+            for (table, column), literals in sorted(self.hints.items()):
+                t = tables.get(table)
+                if t is None or column not in t.free:
+                    continue
+                values = writer.in_domain(table, column, literals)
+                salt = _salt(tag, table, column)
+                per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * t.rows))
+                per_value = max(1, min(per_value, int(MAX_SHARE * t.rows) // max(1, len(values))))
+                witnesses = used.get(table)
+                spared = f"WHERE rowid NOT IN ({', '.join(map(str, sorted(witnesses)))}) " if witnesses else ""
+                rows = [r[0] for r in con.execute(
+                    f"SELECT rowid FROM {qualified(table, engine)} {spared}ORDER BY (rowid * 2654435761 + {salt}) "
+                    f"% 4294967291 LIMIT {per_value * len(values)}").fetchall()]
+                for i, value in enumerate(values):
+                    writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
+            if engine == "duckdb":
+                con.execute("CHECKPOINT")
+            else:
+                con.commit()
+        finally:
+            con.close()
+        Path(str(target) + ".wal").unlink(missing_ok=True)
+        return changed
+
+    def close(self) -> None:
+        if self.domain is not None:
+            self.domain.close()
+            self.domain = None
 
 
 class Domain:
@@ -170,6 +208,7 @@ class Domain:
         self.con = _connect(database, engine, read_only=True)
         self.engine, self.tables = engine, tables
         self._known: dict[tuple[str, str, str], bool] = {}
+        self._lock = threading.Lock()  # one connection, asked by the build threads
 
     def __contains__(self, item: tuple[str, str, str]) -> bool:
         from .constraints import qualified, quote
@@ -183,7 +222,8 @@ class Domain:
                 cast = f"CAST(? AS {ctype})" if ctype else "?"
                 sql, params = f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}) FROM {q_table}", [value, value]
             try:
-                self._known[item] = bool(self.con.execute(sql, params).fetchone()[0])
+                with self._lock:
+                    self._known[item] = bool(self.con.execute(sql, params).fetchone()[0])
             except Exception:  # a value the column's type refuses
                 self._known[item] = False
         return self._known[item]
@@ -286,60 +326,6 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
         import duckdb
         return duckdb.connect(str(database), read_only=read_only)
     import sqlite3
-    return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))
-
-
-def boundary_variants(database: Path, pool: list[Any], folder: Path, count: int, seed: int, free_columns: Any,
-                      gold_sqls: Iterable[str] = (), dialect: str = "duckdb") -> list[Any]:
-    """``count`` boundary variants, each a copy of one of the pool's variants (in turn)
-    with boundary rows in the free columns (``free_columns()``: the tables of
-    ``constraints.observe_constraints``, asked only when a variant must be built) for the
-    golds' literals (``literal_hints``), and witness rows for ``gold_sqls``; none when no
-    gold compares a column with a literal. Built once per (pool, golds, dialect, sqlglot,
-    seed), then reused from ``folder`` without parsing a gold."""
-    import sqlglot
-
-    from .build import Variant, remembered_content_hash
-    from .constraints import engine_of
-    from .witnesses import witness_groups
-    if not pool or count <= 0:
-        return []
-    engine = engine_of(database)
-    gold_sqls = list(gold_sqls)
-    digest = hashlib.sha256(repr((BOUNDARY_VERSION, gold_sqls, dialect, sqlglot.__version__,
-                                  [v.content_hash for v in pool], seed)).encode()).hexdigest()[:16]
-    out_dir = Path(folder) / f"boundary-{digest}"
-    paths = [out_dir / f"boundary-{k:03d}{pool[k % len(pool)].path.suffix}" for k in range(count)]
-    if not all(p.is_file() for p in paths):
-        hints = literal_hints(gold_sqls, dialect, column_names(pool[0].path))
-        if not hints:
-            return []
-    out_dir.mkdir(parents=True, exist_ok=True)
-    variants = []
-    tables: dict[str, Any] | None = None
-    domain: Domain | None = None
-    groups: list[Any] | None = None
-    try:
-        for k, path in enumerate(paths):
-            base = pool[k % len(pool)]
-            index = len(pool) + k
-            tag = f"{seed}:boundary:{k}"
-            if not path.is_file():
-                tmp = out_dir / f".{path.name}.{os.getpid()}.building"
-                tables = tables if tables is not None else free_columns()
-                domain = domain or Domain(Path(database), engine, tables)
-                if groups is None:
-                    names = {t: set(c.columns) for t, c in tables.items()}
-                    groups = witness_groups(gold_sqls, dialect, names, lambda t, c: c in tables[t].free)
-                try:
-                    build_boundary(base.path, tmp, engine, tables, hints, tag, groups, domain)
-                    os.replace(tmp, path)
-                    path.with_name(path.name + ".content-hash").unlink(missing_ok=True)
-                finally:
-                    tmp.unlink(missing_ok=True)
-            variants.append(Variant(index, f"{base.kind}+boundary", {"base": base.index, "tag": tag}, path,
-                                    remembered_content_hash(path)))
-    finally:
-        if domain is not None:
-            domain.close()
-    return variants
+    if read_only:  # a Domain: asked by the build threads, under its lock
+        return sqlite3.connect(f"file:{database}?mode=ro", uri=True, check_same_thread=False)
+    return sqlite3.connect(str(database))

@@ -35,9 +35,14 @@ observed), so a correct rewrite that relies on one of them still passes:
   (type, domain, NULL count) and every relation between free columns of a row (an end
   date after its start date, an amount in USD and its local amount) holds still.
 
+Given the suite's golds, each variant then gets their *boundary rows* (``boundaries.py``:
+values at the edges of the golds' filters; its kind gains ``+boundary``).
+
 A variant is a file of the pinned database's engine (DuckDB or SQLite), built with the
-engine's own driver, deterministic from (pinned content, seed, index, frozen columns),
-and cached under ``out_dir/<pinned content hash[:16]>/<seed>/`` with ``variants.json``.
+engine's own driver, deterministic from (pinned content, seed, index, frozen columns,
+the golds), and cached under ``out_dir/<pinned content hash[:16]>/<seed>/[rows-<golds'
+digest>/]`` with ``variants.json``. All of a suite's variants together stay within
+``SIZE_BUDGET`` times the pinned file (``_row_budget``).
 """
 from __future__ import annotations
 
@@ -49,19 +54,25 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
-SIZE_BUDGET = 2.0  # all variants together (their boundary copies too) within this multiple of the pinned file
+SIZE_BUDGET = 2.0  # all variants together (a suite's native ones too) within this multiple of the pinned file
+GROWTH = 3.5  # a variant's share of the pinned file over its sampled fraction (growth, per-table floor): ~3 on Vantage
+NATIVE_ROOM = 2  # variants' worth of the budget left to a suite's own generator (Vantage: two seeds)
+SMALL_SQLITE = 2 ** 20  # a SQLite database under this size gets variants of 512-byte pages
 BUILD_THREADS = 2  # variants built at once, each on one engine thread
 VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
 MIN_SAMPLED_ROWS = 20  # a smaller table (a handful of currencies) stays whole
 _SCALE = 2 ** 32
+
+if TYPE_CHECKING:
+    from .boundaries import BoundaryRows
 
 
 @dataclass(frozen=True)
@@ -106,12 +117,14 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
                    frozen_columns: Iterable[str] = (), total_participation: bool = True,
-                   pinned_hash: str | None = None) -> list[Variant]:
+                   pinned_hash: str | None = None, rows: BoundaryRows | None = None) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
     files still have their recorded content hash are reused, the others (re)built: a file
     whose size and modification time are the recorded ones is taken as recorded, any other
     is hashed again. ``pinned_hash``: the database's content hash, when the caller has it.
+    ``rows``: the golds' boundary rows, written into every variant as it is built (the
+    variants are then cached under the golds' digest).
 
     ``total_participation=False`` drops the observed "every parent value is used" facts
     from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
@@ -122,6 +135,8 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     frozen = sorted(set(frozen_columns))
     pinned = pinned_hash or content_hash(database)
     folder = Path(out_dir) / pinned[:16] / str(seed)
+    if rows is not None:
+        folder = folder / f"rows-{rows.digest}"
     folder.mkdir(parents=True, exist_ok=True)
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
     with open(folder / ".lock", "w") as lock:
@@ -135,9 +150,9 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
             kind, fraction, tag = plan(index, seed)
             path = folder / f"variant-{index:03d}{suffix}"
             old = recorded.get(index)
-            if old and old["kind"] == kind and path.is_file() and (
+            if old and old["kind"].partition("+boundary")[0] == kind and path.is_file() and (
                     old.get("stat") == _stat(path) or _hash_or_none(path) == old["content_hash"]):
-                return Variant(index, kind, old["params"], path, old["content_hash"])
+                return Variant(index, old["kind"], old["params"], path, old["content_hash"])
             with observing:
                 if not constraints:
                     observed = observed_once(database, frozen)
@@ -149,6 +164,9 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
             try:
                 params = _build_one(engine, database, tmp, constraints[0], kind, fraction * scale, tag, index)
                 params.update(seed=seed, tag=tag)
+                written = rows.write(tmp, engine, constraints[0].tables, f"{tag}:boundary") if rows else None
+                if written is not None:
+                    kind, params["boundary_rows"] = kind + "+boundary", written
                 digest = content_hash(tmp)
                 os.replace(tmp, path)
             finally:
@@ -180,10 +198,10 @@ def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constra
 
 
 def _row_budget(count: int) -> float:
-    """The mean row fraction that keeps ``count`` variants and as many boundary copies of
-    them within ``SIZE_BUDGET`` times the pinned file, with room for the rows the growth
-    adds back; ``FRACTIONS`` are scaled to it."""
-    return min(1.0, 0.6 * SIZE_BUDGET / max(1, 2 * count))
+    """The mean row fraction that keeps ``count`` variants and a suite's native ones within
+    ``SIZE_BUDGET`` times the pinned file, with room for the rows the growth adds back;
+    ``FRACTIONS`` are scaled to it."""
+    return min(1.0, SIZE_BUDGET / (GROWTH * max(1, count + NATIVE_ROOM)))
 
 
 def _hash_or_none(path: Path) -> str | None:
@@ -354,7 +372,7 @@ class _Builder:
         while pending:
             dep = pending.pop(0)
             queued.discard(dep)
-            if self.add_missing(dep):
+            if self.any_missing(dep) and self.add_missing(dep):
                 for again in by_child.get(dep.parent, []):
                     if again not in queued:
                         pending.append(again)
@@ -366,6 +384,9 @@ class _Builder:
     def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
         raise NotImplementedError
 
+    def any_missing(self, dep: Dependency) -> bool:
+        return self.con.execute(f"SELECT EXISTS ({self.missing_keys_sql(dep)})").fetchone()[0] in (1, True)
+
     def add_missing(self, dep: Dependency) -> int:  # pragma: no cover - per engine
         raise NotImplementedError
 
@@ -373,17 +394,24 @@ class _Builder:
              columns: list[str] | None = None) -> str:  # pragma: no cover - per engine
         raise NotImplementedError
 
+    def missing_keys_sql(self, dep: Dependency) -> str:
+        """The values kept child rows reference that no kept parent row holds: on the keep
+        tables alone, so cheap; the growth asks it before searching the parent's data."""
+        child, parent = self.keep[dep.child], self.keep[dep.parent]
+        pairs = list(zip(dep.child_columns, dep.parent_columns))
+        nonnull = " AND ".join(f"c.{quote(cc)} IS NOT NULL" for cc, _ in pairs)
+        covered = " AND ".join(f"x.{quote(pc)} = c.{quote(cc)}" for cc, pc in pairs)
+        return (f"SELECT DISTINCT {', '.join('c.' + quote(cc) for cc, _ in pairs)} FROM {child} c "
+                f"WHERE {nonnull} AND NOT EXISTS (SELECT 1 FROM {parent} x WHERE {covered})")
+
     def missing_sql(self, dep: Dependency, source: str) -> str:
         """Rows of ``source`` (the parent's data, alias ``p``) that give a kept child row its
         missing target: one per missing value, the first by a hash of the row's content,
         projected like the parent's keep table."""
-        child, parent, t = self.keep[dep.child], self.keep[dep.parent], self.c.tables[dep.parent]
+        t = self.c.tables[dep.parent]
         pairs = list(zip(dep.child_columns, dep.parent_columns))
-        nonnull = " AND ".join(f"c.{quote(cc)} IS NOT NULL" for cc, _ in pairs)
-        covered = " AND ".join(f"x.{quote(pc)} = c.{quote(cc)}" for cc, pc in pairs)
         match = " AND ".join(f"p.{quote(pc)} = m.{quote(cc)}" for cc, pc in pairs)
-        missing = (f"SELECT DISTINCT {', '.join('c.' + quote(cc) for cc, _ in pairs)} FROM {child} c "
-                   f"WHERE {nonnull} AND NOT EXISTS (SELECT 1 FROM {parent} x WHERE {covered})")
+        missing = self.missing_keys_sql(dep)
         kept = ", ".join(["__rid"] + [quote(col) for col in self.keep_columns(dep.parent)])
         picked = ", ".join(["p.rowid AS __rid"] + [f"p.{quote(col)}" for col in self.keep_columns(dep.parent)])
         order = self.pick(t, self.tag + ":grow", whole_row=True)
@@ -405,7 +433,7 @@ class _DuckDBBuilder(_Builder):
         import duckdb
         self.target.unlink(missing_ok=True)
         con = duckdb.connect(config={"threads": 1})
-        self.con = con
+        self.con, self.types = con, {}
         try:
             con.execute("SET preserve_insertion_order = false")
             con.execute("SET enable_progress_bar = false")
@@ -447,8 +475,11 @@ class _DuckDBBuilder(_Builder):
 
     def row_text(self, t: TableConstraints, columns: list[str] | None = None, where: str = "src") -> str:
         from ..engines.canonical import duckdb_field_sql
-        rel = self.src(t.name) if where == "src" else self.dst(t.name)
-        types = dict(zip(*(lambda r: (r.columns, r.types))(self.con.sql(f"SELECT * FROM {rel} LIMIT 0"))))
+        types = self.types.get(t.name)
+        if types is None:  # the source's and the copy's are the same
+            rel = self.src(t.name) if where == "src" else self.dst(t.name)
+            result = self.con.sql(f"SELECT * FROM {rel} LIMIT 0")
+            types = self.types[t.name] = dict(zip(result.columns, result.types))
         cols = columns or list(t.columns)
         return " || chr(31) || ".join(duckdb_field_sql(quote(col), types[col]) for col in cols) or "''"
 
@@ -495,7 +526,9 @@ def _pick(tag: str, *values: Any) -> int:
 
 class _SQLiteBuilder(_Builder):
     """Copies the file (``VACUUM INTO``: schema, data, views, triggers, indexes), then edits
-    the copy with foreign-key enforcement off, and compacts it."""
+    the copy with foreign-key enforcement off, and compacts it; a small database's variant
+    with 512-byte pages (SQLite's smallest): a table takes at least a page, so with 4 KiB
+    pages the variant of a Spider database of tens of rows per table is as large as it."""
 
     def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
         self.target.unlink(missing_ok=True)
@@ -522,6 +555,8 @@ class _SQLiteBuilder(_Builder):
                 con.execute(f"INSERT INTO {quote(name)} SELECT * FROM {quote(name)} "
                             f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True)} < {int(DUPLICATE_SHARE * _SCALE)}")
             con.execute("COMMIT")
+            if self.database.stat().st_size < SMALL_SQLITE:  # a table takes at least a page
+                con.execute("PRAGMA page_size = 512")
             con.execute("VACUUM")
         finally:
             con.close()

@@ -63,25 +63,25 @@ class VariantSet:
               frozen_columns: tuple[str, ...] = (), gold_sqls: Iterable[str] = (), dialect: str = "duckdb",
               pinned_hash: str | None = None, frozen: Path | None = None,
               native: Callable[[Path], list[Path]] | None = None) -> "VariantSet":
-        """A pool of ``count`` variants and, when golds are given, ``count`` boundary
-        variants made from them (built once, cached by content under ``cache_dir/variants``),
+        """A pool of ``count`` variants (built once, cached by content under
+        ``cache_dir/variants``), carrying the golds' boundary rows when golds are given,
         from which each gold chooses up to ``count``. ``frozen``: a ``variants.frozen.json``
         to take choices from, when it was frozen for these settings. ``native(folder)``: the
         suite generator's own variants (``pytest_sqleval_native_variants``), added to the pool."""
-        from .boundaries import BOUNDARY_VERSION, boundary_variants
-        from .build import GENERATOR_VERSION, build_variants, content_hash, observed_once
+        from .boundaries import BOUNDARY_VERSION, BoundaryRows
+        from .build import GENERATOR_VERSION, build_variants, content_hash
         store = Path(cache_dir) / "variants"
         pinned_hash = pinned_hash or content_hash(Path(database))
-        pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
-                              pinned_hash=pinned_hash)
         golds = list(gold_sqls)
-        if golds and pool:
-            def free_columns() -> dict[str, Any]:  # observed only when a boundary variant is built
-                return observed_once(Path(database), frozen_columns).tables
-            pool += boundary_variants(Path(database), pool, pool[0].path.parent, count, seed, free_columns,
-                                      golds, dialect)
+        rows = BoundaryRows(Path(database), golds, dialect, seed) if golds else None
+        try:
+            pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
+                                  pinned_hash=pinned_hash, rows=rows)
+        finally:
+            if rows is not None:
+                rows.close()
         if native is not None and pool:
-            pool += native_variants(native(pool[0].path.parent / "native"), len(pool))
+            pool += native_variants(native(store / pinned_hash[:16] / str(seed) / "native"), len(pool))
         settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
                     "frozen_columns": sorted(frozen_columns),
                     "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}

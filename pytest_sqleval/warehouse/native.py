@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 NATIVE_SEEDS = 2  # variants per run
-NATIVE_SCALE = 0.1
+NATIVE_SCALE = 0.05  # 10 MiB: the file floor of 126 tables is most of it
 BUILDER = "pytest_sqleval.warehouse:build"
 
 
