@@ -337,3 +337,22 @@ def test_vantage_variants_keep_the_keys(vantage_01: Path, tmp_path: Path) -> Non
         assert violations(v.path, c) == [], v.kind
     assert all(v.path.stat().st_size < os.path.getsize(vantage_01) for v in variants)
     assert all(v.params["emptied_tables"] <= 12 for v in variants)  # no more than a tenth keep no row
+
+
+def test_the_second_build_process_builds_what_this_one_would(pinned: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Half the variants are built in a second process; which process builds one changes
+    nothing in it."""
+    import pytest_sqleval.variants.build as build
+    split = build_variants(pinned, tmp_path / "two", count=4, seed=3)
+    monkeypatch.setattr(build, "BUILD_PROCESSES", 1)
+    alone = build_variants(pinned, tmp_path / "one", count=4, seed=3)
+    assert [(v.kind, v.content_hash) for v in split] == [(v.kind, v.content_hash) for v in alone]
+
+
+def test_the_variants_of_a_small_sqlite_database_stay_within_twice_its_size(tmp_path: Path) -> None:
+    """A table takes at least a page: with SQLite's default 4 KiB pages, each variant of a
+    Spider-sized database was as large as the database."""
+    db = make_sqlite(tmp_path / "shop.sqlite")
+    variants = build_variants(db, tmp_path / "out", count=8)
+    assert sum(v.path.stat().st_size for v in variants) <= 2 * db.stat().st_size

@@ -50,8 +50,6 @@ import fcntl
 import json
 import os
 import sqlite3
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -63,10 +61,13 @@ KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
 SIZE_BUDGET = 2.0  # all variants together (a suite's native ones too) within this multiple of the pinned file
-GROWTH = 3.5  # a variant's share of the pinned file over its sampled fraction (growth, per-table floor): ~3 on Vantage
-NATIVE_ROOM = 2  # variants' worth of the budget left to a suite's own generator (Vantage: two seeds)
+BYTES_PER_ROW = 2.0  # a variant's share of the file over its share of the rows (small tables compress worse): ~1.6
+TABLE_FLOOR_ROWS = {"duckdb": 500, "sqlite": 25}  # a table's least space, in rows: blocks (16 KiB), pages (512 B)
+SMALL_DATABASE_SHARE = 0.2  # the mean share of rows kept where the floors, not the rows, make the size
+GROWTH = 2.0  # rows kept after the growth over rows sampled (Vantage and TPC-H: 1.7-2): the fraction sampled is the share over it
 SMALL_SQLITE = 2 ** 20  # a SQLite database under this size gets variants of 512-byte pages
-BUILD_THREADS = 2  # variants built at once, each on one engine thread
+BUILD_PROCESSES = 2  # variants built at once: here and in one child process
+CHILD_TIMEOUT_S = 3600.0  # the child process's share of a build, at most
 VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
 MIN_SAMPLED_ROWS = 20  # a smaller table (a handful of currencies) stays whole
 _SCALE = 2 ** 32
@@ -117,14 +118,16 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
                    frozen_columns: Iterable[str] = (), total_participation: bool = True,
-                   pinned_hash: str | None = None, rows: BoundaryRows | None = None) -> list[Variant]:
+                   pinned_hash: str | None = None, rows: BoundaryRows | None = None,
+                   others: int = 0) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
     files still have their recorded content hash are reused, the others (re)built: a file
     whose size and modification time are the recorded ones is taken as recorded, any other
     is hashed again. ``pinned_hash``: the database's content hash, when the caller has it.
     ``rows``: the golds' boundary rows, written into every variant as it is built (the
-    variants are then cached under the golds' digest).
+    variants are then cached under the golds' digest). ``others``: how many variants the
+    suite's own generator adds; they share the size budget.
 
     ``total_participation=False`` drops the observed "every parent value is used" facts
     from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
@@ -141,44 +144,113 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
-        settings = {"frozen_columns": frozen, "total_participation": total_participation}
+        settings = {"frozen_columns": frozen, "total_participation": total_participation, "others": others}
         recorded = _read_manifest(folder / "variants.json", pinned, settings)
-        scale = min(1.0, _row_budget(count) / (sum(FRACTIONS) / len(FRACTIONS)))
-        constraints: list[Constraints] = []
-
-        def one(index: int) -> Variant:
-            kind, fraction, tag = plan(index, seed)
+        variants, todo = [], []
+        for index in range(count):
             path = folder / f"variant-{index:03d}{suffix}"
             old = recorded.get(index)
-            if old and old["kind"].partition("+boundary")[0] == kind and path.is_file() and (
+            if old and old["kind"].partition("+boundary")[0] == plan(index, seed)[0] and path.is_file() and (
                     old.get("stat") == _stat(path) or _hash_or_none(path) == old["content_hash"]):
-                return Variant(index, old["kind"], old["params"], path, old["content_hash"])
-            with observing:
-                if not constraints:
-                    observed = observed_once(database, frozen)
-                    if not total_participation:
-                        observed = replace(observed, dependencies=[d for d in observed.dependencies
-                                                                   if d.origin != "total"])
-                    constraints.append(observed)
-            tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.building"
-            try:
-                params = _build_one(engine, database, tmp, constraints[0], kind, fraction * scale, tag, index)
-                params.update(seed=seed, tag=tag)
-                written = rows.write(tmp, engine, constraints[0].tables, f"{tag}:boundary") if rows else None
-                if written is not None:
-                    kind, params["boundary_rows"] = kind + "+boundary", written
-                digest = content_hash(tmp)
-                os.replace(tmp, path)
-            finally:
-                for leftover in (tmp, Path(str(tmp) + ".wal")):
-                    leftover.unlink(missing_ok=True)
-            return Variant(index, kind, params, path, digest)
-
-        observing = threading.Lock()
-        with ThreadPoolExecutor(max_workers=BUILD_THREADS) as pool:  # the engines release the GIL
-            variants = list(pool.map(one, range(count)))
+                variants.append(Variant(index, old["kind"], old["params"], path, old["content_hash"]))
+            else:
+                todo.append(index)
+        if todo:
+            observed = observed_once(database, frozen)
+            if not total_participation:
+                observed = replace(observed, dependencies=[d for d in observed.dependencies if d.origin != "total"])
+            scale = _row_budget(count + others, observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
+            job = _Job(engine, database, folder, suffix, observed, seed, scale,
+                       (rows.gold_sqls, rows.dialect) if rows is not None else None)
+            variants += _build_all(job, todo, rows)
+        variants.sort(key=lambda v: v.index)
         _write_manifest(folder / "variants.json", pinned, seed, count, settings, variants, recorded)
     return variants
+
+
+@dataclass
+class _Job:
+    """What building a variant needs, sent to the second build process as a pickle."""
+
+    engine: str
+    database: Path
+    folder: Path
+    suffix: str
+    constraints: Constraints
+    seed: int
+    scale: float
+    golds: tuple[list[str], str] | None  # the golds and their dialect: the boundary rows to write
+
+
+def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
+    kind, fraction, tag = plan(index, job.seed)
+    path = job.folder / f"variant-{index:03d}{job.suffix}"
+    tmp = job.folder / f".{path.name}.{os.getpid()}.building"
+    try:
+        params = _build_one(job.engine, job.database, tmp, job.constraints, kind, min(1.0, fraction * job.scale),
+                            tag, index)
+        params.update(seed=job.seed, tag=tag)
+        written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary") if rows else None
+        if written is not None:
+            kind, params["boundary_rows"] = kind + "+boundary", written
+        digest = content_hash(tmp)
+        os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, Path(str(tmp) + ".wal")):
+            leftover.unlink(missing_ok=True)
+    return Variant(index, kind, params, path, digest)
+
+
+def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list[Variant]:
+    """Build ``indices``: every other one in a second process (the engines' Python drivers
+    hold the GIL, so threads build one at a time), the rest here. A plain child process
+    (``python -c``), not ``multiprocessing``: that would import the caller's main script
+    again, which a script calling ``Grader`` at top level does not survive."""
+    import pickle
+    import subprocess
+    import sys
+    theirs, ours = indices[1::2] if BUILD_PROCESSES > 1 else [], indices[0::2] if BUILD_PROCESSES > 1 else indices
+    child = None
+    if theirs:
+        jobfile = job.folder / f".job-{os.getpid()}.pickle"
+        jobfile.write_bytes(pickle.dumps((job, theirs)))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        child = subprocess.Popen([sys.executable, "-c", "import sys; from pytest_sqleval.variants.build import "
+                                  "build_in_child; build_in_child(sys.argv[1])", str(jobfile)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        built = [_build_index(job, index, rows) for index in ours]
+        if child is not None:
+            try:
+                out, err = child.communicate(timeout=CHILD_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError(f"the second variant build process took over {CHILD_TIMEOUT_S:.0f} s") from None
+            if child.returncode != 0:
+                raise RuntimeError("the second variant build process failed: "
+                                   + (err.decode(errors="replace").strip().splitlines() or ["no message"])[-1])
+            built += pickle.loads(out)
+        return built
+    finally:
+        if child is not None:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            jobfile.unlink(missing_ok=True)
+
+
+def build_in_child(jobfile: str) -> None:
+    """The second build process: build the job's variants, write them to stdout (pickle)."""
+    import pickle
+    import sys
+    job, indices = pickle.loads(Path(jobfile).read_bytes())
+    from .boundaries import BoundaryRows
+    rows = BoundaryRows(job.database, job.golds[0], job.golds[1], job.seed) if job.golds else None
+    try:
+        built = [_build_index(job, index, rows) for index in indices]
+    finally:
+        if rows is not None:
+            rows.close()
+    sys.stdout.buffer.write(pickle.dumps(built))
 
 
 _OBSERVED: dict[tuple[Any, ...], Constraints] = {}
@@ -197,11 +269,16 @@ def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constra
     return _OBSERVED[key]
 
 
-def _row_budget(count: int) -> float:
-    """The mean row fraction that keeps ``count`` variants and a suite's native ones within
-    ``SIZE_BUDGET`` times the pinned file, with room for the rows the growth adds back;
-    ``FRACTIONS`` are scaled to it."""
-    return min(1.0, SIZE_BUDGET / (GROWTH * max(1, count + NATIVE_ROOM)))
+def _row_budget(count: int, constraints: Constraints, engine: str) -> float:
+    """The mean share of the pinned rows a variant keeps (after the growth) so that
+    ``count`` variants stay within ``SIZE_BUDGET`` times the pinned file, each also taking
+    its floor (``TABLE_FLOOR_ROWS`` per table); ``FRACTIONS`` are scaled to it. From row
+    counts, not file sizes: the same on every engine release."""
+    budget = SIZE_BUDGET / max(1, count)
+    floor = len(constraints.tables) * TABLE_FLOOR_ROWS[engine] / (sum(t.rows for t in constraints.tables.values()) or 1)
+    if floor > budget / 2:  # a small database: its variants' size is their floor, whatever rows they keep
+        return SMALL_DATABASE_SHARE
+    return (budget - floor) / BYTES_PER_ROW
 
 
 def _hash_or_none(path: Path) -> str | None:
@@ -246,9 +323,10 @@ def _stat(path: Path) -> list[int]:
 
 
 # -- the plan of one variant ---------------------------------------------------------------
-def _build_one(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, fraction: float,
+def _build_one(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, share: float,
                tag: str, index: int) -> dict[str, Any]:
-    params: dict[str, Any] = {"fraction": round(fraction, 6)}
+    """Build one variant keeping about ``share`` of the pinned rows."""
+    params: dict[str, Any] = {}
     duplicated = _duplicable(constraints) if kind == "subset+duplicates" else []
     shuffled = {t.name: t.free for t in constraints.tables.values() if len(t.free) and t.rows > 1} \
         if kind == "subset+shuffle" else {}
@@ -258,8 +336,9 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
     if kind == "subset+shuffle":
         params["shuffled"] = {t: list(cols) for t, cols in sorted(shuffled.items())}
     builder = _DuckDBBuilder if engine == "duckdb" else _SQLiteBuilder
-    built = builder(database, target, constraints, fraction, tag, index)
+    built = builder(database, target, constraints, share, tag, index)
     built.build(duplicated, shuffled)
+    params.update(fraction=round(built.fraction, 6), row_share=round(built.share, 4))
     params["emptied_tables"] = built.emptied
     return params
 
@@ -338,10 +417,11 @@ def _insert_order(constraints: Constraints) -> list[str]:
 class _Builder:
     """What both engines share: the sample, then the growth loop over the dependencies."""
 
-    def __init__(self, database: Path, target: Path, constraints: Constraints, fraction: float, tag: str,
+    def __init__(self, database: Path, target: Path, constraints: Constraints, share: float, tag: str,
                  index: int) -> None:
-        self.database, self.target, self.c, self.fraction, self.tag = database, target, constraints, fraction, tag
-        self.threshold = int(fraction * _SCALE)
+        self.database, self.target, self.c, self.tag = database, target, constraints, tag
+        self.fraction, self.share = share / GROWTH, 0.0  # the share kept, once the growth is done
+        self.threshold = int(self.fraction * _SCALE)
         self.index = index
         self.by = sampling_columns(constraints, index)
         self.emptied = 0
@@ -349,6 +429,8 @@ class _Builder:
     def choose_subset(self) -> None:
         self.sample()
         self.grow()
+        total = sum(t.rows for t in self.c.tables.values()) or 1
+        self.share = sum(self.kept_rows(name) for name in self.c.tables) / total
         self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and self.kept_rows(t.name) == 0)
 
     def kept(self, t: TableConstraints) -> str:
@@ -369,10 +451,14 @@ class _Builder:
             by_child.setdefault(dep.child, []).append(dep)
         pending = list(self.c.dependencies)
         queued = set(pending)
+        known = self.any_missing_of(pending)  # asked at once; true while neither table gains rows
+        grown: set[str] = set()
         while pending:
             dep = pending.pop(0)
             queued.discard(dep)
-            if self.any_missing(dep) and self.add_missing(dep):
+            missing = known.pop(dep, None) if not {dep.child, dep.parent} & grown else None
+            if (self.any_missing_of([dep])[dep] if missing is None else missing) and self.add_missing(dep):
+                grown.add(dep.parent)
                 for again in by_child.get(dep.parent, []):
                     if again not in queued:
                         pending.append(again)
@@ -384,8 +470,16 @@ class _Builder:
     def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
         raise NotImplementedError
 
-    def any_missing(self, dep: Dependency) -> bool:
-        return self.con.execute(f"SELECT EXISTS ({self.missing_keys_sql(dep)})").fetchone()[0] in (1, True)
+    def any_missing_of(self, deps: list[Dependency]) -> dict[Dependency, bool]:
+        """Whether each dependency misses a target now, 50 to a query (a query costs more
+        than its answer here)."""
+        out: dict[Dependency, bool] = {}
+        for i in range(0, len(deps), 50):
+            chunk = deps[i:i + 50]
+            row = self.con.execute("SELECT " + ", ".join(f"EXISTS ({self.missing_keys_sql(d)})" for d in chunk)
+                                   ).fetchone()
+            out.update((d, v in (1, True)) for d, v in zip(chunk, row))
+        return out
 
     def add_missing(self, dep: Dependency) -> int:  # pragma: no cover - per engine
         raise NotImplementedError
