@@ -21,6 +21,7 @@ column types numpy cannot hold (lists, structs, intervals...) to text, as before
 """
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import decimal
 import itertools
@@ -440,7 +441,8 @@ class Comparator:
 
 
 # -- the canonical stack -----------------------------------------------------------------------
-SMALL_ROWS = 64  # rows a side up to which a match is first looked for among Python values (small_match)
+SMALL_ROWS = 20  # rows a side up to which a match is first looked for among Python values (small_match): a
+#                 miss costs the general path about 0.05 ms more at 5 rows, 0.15 ms at 50
 _SMALL_TYPES = (pat.is_null, pat.is_boolean, pat.is_integer, pat.is_floating, pat.is_string, pat.is_large_string,
                 pat.is_date32)
 
@@ -471,25 +473,14 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareRes
         return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
     rows_g = list(zip(*(c.to_pylist() for c in gold.columns)))
     rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
-    if rows_g != rows_p:
-        if spec.ordered:
-            return None
-        try:
-            if sorted(map(_sortable, rows_g)) != sorted(map(_sortable, rows_p)):
-                return None
-        except TypeError:
-            return None
+    if rows_g != rows_p and (spec.ordered or collections.Counter(rows_g) != collections.Counter(rows_p)):
+        return None  # equal hashes are not trusted: a Counter compares its keys with ==
     rows = gold.num_rows
     return CompareResult(match=True, reason="equal", gold_rows=rows, pred_rows=rows, gold_columns=gold.column_names,
                          pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk, ordered=spec.ordered,
                          row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
                          column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
                          schema_match=True, column_order=spec.column_order)
-
-
-def _sortable(row: tuple) -> tuple:
-    """A row as a sort key: NULLs first and apart from values, so rows holding them still sort."""
-    return tuple((0, 0) if v is None else (1, v) for v in row)
 
 
 class _Col:
