@@ -152,6 +152,7 @@ def build(root: Path, n_db: int, per_db: int, seed: int = 0) -> tuple[Path, Path
             roll = rng.random()
             preds.append(gold if roll < 0.35 else rng.choice(right) if roll < 0.7 else rng.choice(wrong))
     (root / "dev.json").write_text(json.dumps(dev, indent=1))
+    (root / "dev_gold.sql").write_text("".join(f"{c['query']}\t{c['db_id']}\n" for c in dev))  # the official script's gold
     (root / "tables.json").write_text(json.dumps(tables))
     (root / "sqleval.toml").write_text('[suite]\nname = "spider_shaped"\nlayout = "spider"\ntables = "tables.json"\n')
     pred_file = root.parent / "pred.sql"
@@ -186,6 +187,19 @@ def spider_rule(root: Path, pred_file: Path) -> int:
     return right
 
 
+def official(checkout: Path, root: Path, pred_file: Path) -> tuple[float, float | None, str]:
+    """The official evaluator (a checkout of test-suite-sql-eval the user provides, never
+    copied here) on the same data, ``--etype exec``, as a whole process: wall seconds, its
+    execution accuracy, and its last lines (what it says when it cannot run)."""
+    t, proc = run([sys.executable, str(checkout / "evaluation.py"), "--gold", str(root / "dev_gold.sql"), "--pred",
+                   str(pred_file), "--db", str(root / "database"), "--etype", "exec"], cwd=checkout)
+    tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+    if proc.returncode != 0:
+        return t, None, " / ".join(tail)
+    lines = [ln.split() for ln in proc.stdout.splitlines() if ln.startswith("execution")]
+    return t, float(lines[-1][-1]) if lines else None, " / ".join(tail)
+
+
 # -- the run ------------------------------------------------------------------------------
 def cpu_of(step: Any) -> tuple[Any, float]:
     """``step()`` and the CPU seconds (user + system) its child processes spent, theirs included."""
@@ -195,9 +209,10 @@ def cpu_of(step: Any) -> tuple[Any, float]:
     return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
+def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3, checkout: Path | None = None) -> None:
     """The baseline, then ours cold (no gold cached), cached serial and cached ``-n 2``,
-    each a whole pytest process, as a user runs it."""
+    each a whole pytest process, as a user runs it; with ``checkout``, the official
+    evaluator too."""
     print(f"== spider-shaped: {n_db} SQLite databases x {per_db} cases ({load()})", flush=True)
     root, pred_file = build(WORK / "spider", n_db, per_db)
     n = n_db * per_db
@@ -207,6 +222,16 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
         right = spider_rule(root, pred_file)
         times.append(time.perf_counter() - t)
     base = median(times)
+    official_wall = None
+    if checkout is not None:
+        walls, accuracy, said = [], None, ""
+        for _ in range(repeat):
+            t, accuracy, said = official(checkout, root, pred_file)
+            walls.append(t)
+        report.add("spider", f"{n_db * per_db} cases: the official evaluator (evaluation.py --etype exec)",
+                   median(walls) if accuracy is not None else None, "s", baseline=base, baseline_name="Spider's rule",
+                   samples=walls, note=f"execution accuracy {accuracy}" if accuracy is not None else f"did not run: {said}")
+        official_wall = median(walls) if accuracy is not None else None
     cache, results = WORK / "cache", WORK / "results"
     common = [str(root), f"--sqleval-backend=predictions:{pred_file}", f"--sqleval-cache-dir={cache}",
               f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no",
@@ -242,6 +267,11 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3) -> None:
                    baseline_name="Spider's rule", target="<= 1.0x Spider's rule" if "serial" in name else None,
                    met=median(samples) <= base if "serial" in name else None, samples=samples,
                    note=f"{1000 * median(samples) / n:.1f} ms/case")
+    if official_wall is not None:
+        for name, samples in (("serial", serial), ("-n 2", parallel)):
+            report.add("spider", f"{n} cases: ours {name}, gold cached, vs the official evaluator", median(samples), "s",
+                       baseline=official_wall, baseline_name="official evaluator", target="<= 1.0x the official",
+                       met=median(samples) <= official_wall, samples=samples)
     s, p = median(serial), median(parallel)
     report.add("spider", f"{n} cases: -n 2 speed-up over serial (gold cached)", s / p, "x", target="> 1x",
                met=s / p > 1, note=f"serial {s:.1f} s, -n 2 {p:.1f} s")
@@ -297,9 +327,12 @@ def main() -> None:
     ap.add_argument("--databases", type=int, default=20)
     ap.add_argument("--per-database", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--official", type=Path, default=None, metavar="DIR",
+                    help="a checkout of taoyds/test-suite-sql-eval (with sqlparse, nltk and its punkt data installed): "
+                         "timed on the same data")
     args = ap.parse_args()
     report = Report()
-    run_bench(report, args.databases, args.per_database, args.repeat)
+    run_bench(report, args.databases, args.per_database, args.repeat, args.official)
     report.save(Path(__file__).resolve().parent / "results" / "spider.json")
 
 

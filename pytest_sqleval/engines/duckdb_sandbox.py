@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pyarrow as pa
 from .base import Limits
 from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, resource_error
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
+from .watchdog import WATCHDOG
 
 __all__ = ["DuckDBSandbox", "ExecError", "ExecOutcome", "RESULT_SHARE", "classify_error", "result_byte_cap",
            "too_large"]
@@ -184,9 +184,7 @@ class DuckDBSandbox:
         start = time.perf_counter()
         cur = self._conn.cursor()
         limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
-        timer = threading.Timer(limit + 0.25, cur.interrupt)
-        timer.daemon = True
-        timer.start()
+        token = WATCHDOG.arm(limit + 0.25, cur.interrupt)  # this cursor only: disarmed before it closes
         try:
             stmts = duckdb.extract_statements(sql)
             if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
@@ -202,10 +200,12 @@ class DuckDBSandbox:
             return ExecOutcome(pa.Table.from_batches(got.batches, schema=reader.schema), None, _ms(start))
         except duckdb.Error as exc:
             return ExecOutcome(None, classify_error(exc), _ms(start))
+        except (OSError, pa.ArrowException) as exc:  # DuckDB's error while Arrow reads a batch (an interrupt)
+            return ExecOutcome(None, classify_error(exc), _ms(start))
         except (MemoryError, RecursionError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
-            timer.cancel()
+            WATCHDOG.disarm(token)
             cur.close()
 
 

@@ -5,7 +5,8 @@
   schema changes, transactions, ``ATTACH``/``DETACH``, every ``PRAGMA``,
   ``load_extension``); and ``SQLITE_LIMIT_ATTACHED = 0``.
 - **Bounded**: a progress handler aborts a query past its time limit (a timer calling
-  ``interrupt()`` backs it up, and the engine host kills the process after that);
+  ``interrupt()`` backs it up from the process's one watchdog thread, and the engine host
+  kills the process after that);
   ``hard_heap_limit`` caps memory, temporary storage stays in that memory; rows and
   bytes fetched are capped like DuckDB's.
 - **Typed**: SQLite is dynamically typed, so each result column's Arrow type is inferred
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import pyarrow as pa
 from .base import Limits
 from . import parse_size
 from .canonical import render_field, row_lanes
+from .watchdog import WATCHDOG
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
                    row_batch_size)
 
@@ -195,9 +196,7 @@ class SQLiteSandbox:
         start = time.perf_counter()
         limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
         self._deadline = time.monotonic() + limit
-        timer = threading.Timer(limit + 0.25, self._conn.interrupt)
-        timer.daemon = True
-        timer.start()
+        token = WATCHDOG.arm(limit + 0.25, self._conn.interrupt)  # a stray one is cleared by the next statement
         cur = self._conn.cursor()
         try:
             cur.execute(sql)
@@ -216,7 +215,7 @@ class SQLiteSandbox:
         except (MemoryError, RecursionError, OverflowError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
-            timer.cancel()
+            WATCHDOG.disarm(token)
             self._deadline = None
             cur.close()
             if self._conn.in_transaction:  # a read never leaves one open, but be sure

@@ -21,6 +21,7 @@ column types numpy cannot hold (lists, structs, intervals...) to text, as before
 """
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import decimal
 import itertools
@@ -258,7 +259,7 @@ class Comparator:
         """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
         when it differs: by position, whether a bijection of the columns would have matched;
         under ``any``, that the match needed one (``column_permutation``)."""
-        return self._each_column_order(gold, pred, spec, self._compare)
+        return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
 
     def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, compare: Any,
                            prune: bool = True) -> CompareResult:
@@ -440,6 +441,51 @@ class Comparator:
 
 
 # -- the canonical stack -----------------------------------------------------------------------
+SMALL_ROWS = 20  # rows a side up to which a match is first looked for among Python values (small_match): a
+#                 miss then costs the general path about 0.07 ms more at 5 rows (0.15 ms at 50, hence 20)
+_SMALL_TYPES = (pat.is_null, pat.is_boolean, pat.is_integer, pat.is_floating, pat.is_string, pat.is_large_string,
+                pat.is_date32)
+
+
+def small_match(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult | None:
+    """The result of a match of two small results, found without the general path's
+    fixed costs (a few hundred microseconds of Arrow and numpy set-up per comparison);
+    None whenever it is not shown here, and the general path decides. Shown only where
+    Python's equality of the values implies the contract's: one kind per column on both
+    sides (integers with numbers), of the types listed above (no decimals, temporals
+    other than dates, nested values), the same rows as a multiset (in the same order when
+    ordered). Python's ``1 == 1.0`` is the contract's too; a NaN, never equal to itself
+    here, falls to the general path; the kinds keep a string from a number."""
+    n = gold.num_columns
+    if not n or gold.num_rows != pred.num_rows or gold.num_rows > SMALL_ROWS:
+        return None
+    if gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold: only the order check reads them
+        gold, n = gold.drop_columns([GID_COLUMN]), n - 1
+    if not n or pred.num_columns != n:
+        return None
+    gold_types, pred_types = gold.schema.types, pred.schema.types
+    for t in itertools.chain(gold_types, pred_types):
+        if not any(test(t) for test in _SMALL_TYPES):
+            return None
+    gk, pk = [kind_of(t) for t in gold_types], [kind_of(t) for t in pred_types]
+    if any(a != b and not (a in ("integer", "number") and b in ("integer", "number")) and "null" not in (a, b)
+           for a, b in zip(gk, pk)):
+        return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
+    try:
+        rows_g = list(zip(*(c.to_pylist() for c in gold.columns)))
+        rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
+    except (OverflowError, ValueError, pa.ArrowInvalid):  # a value Python cannot hold (DuckDB's infinite dates)
+        return None
+    if rows_g != rows_p and (spec.ordered or collections.Counter(rows_g) != collections.Counter(rows_p)):
+        return None  # equal hashes are not trusted: a Counter compares its keys with ==
+    rows = gold.num_rows
+    return CompareResult(match=True, reason="equal", gold_rows=rows, pred_rows=rows, gold_columns=gold.column_names,
+                         pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk, ordered=spec.ordered,
+                         row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
+                         column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
+                         schema_match=True, column_order=spec.column_order)
+
+
 class _Col:
     """One output column of both results, canonical. ``key`` identifies and orders the
     values: doubles as they are (``tol``: compared within tolerance; -0.0 is 0.0, NaN is
