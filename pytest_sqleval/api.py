@@ -35,8 +35,8 @@ class Grader:
 
         ``variants`` (0 to 64): grade on up to that many generated variants of the database
         too, as ``--sqleval-variants`` does (DuckDB and SQLite databases). ``variant_golds``:
-        the gold queries you will grade, whose literals the boundary variants are built
-        around (a pytest run takes them from the suite)."""
+        the gold queries you will grade, whose literals the variants' boundary rows are
+        built around (a pytest run takes them from the suite)."""
         from .grading.verdict import JUDGE_MODES
         if judge not in JUDGE_MODES:
             raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)}, got {judge!r}")

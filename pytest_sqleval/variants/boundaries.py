@@ -10,10 +10,9 @@ query's literals. Here: every literal a gold compares a column with (``=``, ``<>
 (an integer ±1, a decimal ± one unit of its last place, a date ± one day), and a seeded
 few rows of each variant take them, written as the variant is built (``BoundaryRows``):
 a variant is a subset of the pinned data with boundary rows, one file, not a subset and
-a boundary copy of it (which doubled the disk and the distillation, and caught no more:
-56/61 TPC-H coincidences either way, ``bench/variants_bench.py``). Only *free* columns (in no key, no inclusion
-dependency, not frozen) change, so every key, reference and NOT NULL still holds; the
-new values lie on the column's type, which the cast checks.
+a boundary copy of it (which doubled the disk and the distillation). Only *free* columns
+(in no key, no inclusion dependency, not frozen) change, so every key, reference and NOT
+NULL still holds; the new values lie on the column's type, which the cast checks.
 
 Two more rules:
 

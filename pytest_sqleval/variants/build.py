@@ -258,8 +258,9 @@ _OBSERVED: dict[tuple[Any, ...], Constraints] = {}
 
 def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constraints:
     """``observe_constraints``, once per database file (its size and modification time)
-    and frozen columns in this process: the subset and the boundary variants of a first
-    run read the same constraints, which take seconds to observe on a warehouse. Shared:
+    and frozen columns in this process: every build of its variants in a process (two
+    suites on one database, ``validate`` then a run) reads the same constraints, which
+    take seconds to observe on a warehouse. Shared:
     a caller copies before changing it."""
     stat = Path(database).stat()
     key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))))

@@ -1,4 +1,4 @@
-"""Witness rows: rows a boundary variant moves into a gold's filter, at its edges.
+"""Witness rows: rows of a variant moved into a gold's filter, at its edges.
 
 A wrong bound in a filter of six conjuncts (``p_size BETWEEN 1 AND 4`` for ``BETWEEN 1
 AND 5`` next to a brand, three containers, a quantity range, two ship modes) shows only
