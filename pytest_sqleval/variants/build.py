@@ -64,7 +64,7 @@ SIZE_BUDGET = 2.0  # all variants together (a suite's native ones too) within th
 BYTES_PER_ROW = 2.0  # a variant's share of the file over its share of the rows (small tables compress worse): ~1.6
 TABLE_FLOOR_ROWS = {"duckdb": 500, "sqlite": 25}  # a table's least space, in rows: blocks (16 KiB), pages (512 B)
 SMALL_DATABASE_SHARE = 0.2  # the mean share of rows kept where the floors, not the rows, make the size
-GROWTH = 2.0  # rows kept after the growth over rows sampled (Vantage and TPC-H: 1.7-2): the fraction sampled is the share over it
+GROWTH = 2.0  # rows kept after the growth over rows sampled (Vantage, TPC-H: 1.7-2); sampled = share / GROWTH
 SMALL_SQLITE = 2 ** 20  # a SQLite database under this size gets variants of 512-byte pages
 BUILD_PROCESSES = 2  # variants built at once: here and in one child process
 CHILD_TIMEOUT_S = 3600.0  # the child process's share of a build, at most
@@ -209,7 +209,7 @@ def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list
     import pickle
     import subprocess
     import sys
-    theirs, ours = indices[1::2] if BUILD_PROCESSES > 1 else [], indices[0::2] if BUILD_PROCESSES > 1 else indices
+    theirs, ours = (indices[1::2], indices[0::2]) if BUILD_PROCESSES > 1 else ([], indices)
     child = None
     if theirs:
         jobfile = job.folder / f".job-{os.getpid()}.pickle"

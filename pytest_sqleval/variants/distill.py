@@ -78,15 +78,16 @@ class VariantSet:
         store = Path(cache_dir) / "variants"
         pinned_hash = pinned_hash or content_hash(Path(database))
         golds = list(gold_sqls)
+        own = native(store / pinned_hash[:16] / str(seed) / "native") if native is not None else []
         rows = BoundaryRows(Path(database), golds, dialect, seed) if golds else None
         try:
             pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
-                                  pinned_hash=pinned_hash, rows=rows)
+                                  pinned_hash=pinned_hash, rows=rows, others=len(own))
         finally:
             if rows is not None:
                 rows.close()
-        if native is not None and pool:
-            pool += native_variants(native(store / pinned_hash[:16] / str(seed) / "native"), len(pool))
+        if pool:
+            pool += native_variants(own, len(pool))
         settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
                     "frozen_columns": sorted(frozen_columns),
                     "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}
