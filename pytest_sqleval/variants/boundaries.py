@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import threading
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Iterable
@@ -123,15 +122,13 @@ class BoundaryRows:
     (``build.build_variants``), so a variant carries them and needs no copy of its own.
     ``digest`` names them without parsing a gold (the golds, dialect, sqlglot, seed and
     ``BOUNDARY_VERSION``): the variants' cache folder is keyed by it, so a rerun reads no
-    gold. The hints, witness groups and the pinned domain are made once, on the first write,
-    and shared by the build threads."""
+    gold. The hints, witness groups and the pinned domain are made once, on the first write."""
 
     def __init__(self, database: Path, gold_sqls: Iterable[str], dialect: str, seed: int) -> None:
         import sqlglot
         self.database, self.gold_sqls, self.dialect = Path(database), list(gold_sqls), dialect
         self.digest = hashlib.sha256(repr((BOUNDARY_VERSION, self.gold_sqls, dialect, sqlglot.__version__,
                                            seed)).encode()).hexdigest()[:16]
-        self._lock = threading.Lock()
         self._ready = False
         self.hints: dict[tuple[str, str], list[str]] = {}
         self.groups: list[Any] = []
@@ -140,15 +137,14 @@ class BoundaryRows:
     def _prepare(self, tables: dict[str, Any]) -> None:
         from .constraints import engine_of
         from .witnesses import witness_groups
-        with self._lock:
-            if self._ready:
-                return
-            names = {t: set(c.columns) for t, c in tables.items()}
-            self.hints = literal_hints(self.gold_sqls, self.dialect, names)
-            if self.hints:
-                self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
-                self.domain = Domain(self.database, engine_of(self.database), tables)
-            self._ready = True
+        if self._ready:
+            return
+        names = {t: set(c.columns) for t, c in tables.items()}
+        self.hints = literal_hints(self.gold_sqls, self.dialect, names)
+        if self.hints:
+            self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+            self.domain = Domain(self.database, engine_of(self.database), tables)
+        self._ready = True
 
     def write(self, target: Path, engine: str, tables: dict[str, Any], tag: str) -> dict[str, Any] | None:
         """Write the witness rows of each gold's filter, then give a few random rows of each
@@ -207,7 +203,6 @@ class Domain:
         self.con = _connect(database, engine, read_only=True)
         self.engine, self.tables = engine, tables
         self._known: dict[tuple[str, str, str], bool] = {}
-        self._lock = threading.Lock()  # one connection, asked by the build threads
 
     def __contains__(self, item: tuple[str, str, str]) -> bool:
         from .constraints import qualified, quote
@@ -221,8 +216,7 @@ class Domain:
                 cast = f"CAST(? AS {ctype})" if ctype else "?"
                 sql, params = f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}) FROM {q_table}", [value, value]
             try:
-                with self._lock:
-                    self._known[item] = bool(self.con.execute(sql, params).fetchone()[0])
+                self._known[item] = bool(self.con.execute(sql, params).fetchone()[0])
             except Exception:  # a value the column's type refuses
                 self._known[item] = False
         return self._known[item]
@@ -290,33 +284,14 @@ def _salt(*parts: str) -> int:
 
 
 def _bounded(con: Any, sql: str) -> list[tuple]:
-    """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S``."""
-    timer = threading.Timer(WITNESS_TIMEOUT_S, con.interrupt)
-    timer.start()
+    """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
+    process's watchdog (``engines.watchdog``)."""
+    from ..engines.watchdog import WATCHDOG
+    token = WATCHDOG.arm(WITNESS_TIMEOUT_S, con.interrupt)
     try:
         return con.execute(sql).fetchall()
     finally:
-        timer.cancel()
-
-
-def column_names(database: Path) -> dict[str, set[str]]:
-    """Table -> column names (``schema.table`` on DuckDB), read from the catalog: cheap."""
-    from .constraints import engine_of, quote
-    engine = engine_of(database)
-    con = _connect(database, engine, read_only=True)
-    try:
-        if engine == "duckdb":
-            rows = con.execute("SELECT schema_name || '.' || table_name, column_name FROM duckdb_columns() "
-                               "WHERE NOT internal AND database_name = current_database()").fetchall()
-        else:
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            rows = [(t, r[1]) for t in tables for r in con.execute(f"PRAGMA table_info({quote(t)})")]
-    finally:
-        con.close()
-    out: dict[str, set[str]] = {}
-    for table, column in rows:
-        out.setdefault(table, set()).add(column)
-    return out
+        WATCHDOG.disarm(token)
 
 
 def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
@@ -325,6 +300,4 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
         import duckdb
         return duckdb.connect(str(database), read_only=read_only)
     import sqlite3
-    if read_only:  # a Domain: asked by the build threads, under its lock
-        return sqlite3.connect(f"file:{database}?mode=ro", uri=True, check_same_thread=False)
-    return sqlite3.connect(str(database))
+    return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))

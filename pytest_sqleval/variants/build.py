@@ -430,9 +430,9 @@ class _Builder:
     def choose_subset(self) -> None:
         self.sample()
         self.grow()
-        total = sum(t.rows for t in self.c.tables.values()) or 1
-        self.share = sum(self.kept_rows(name) for name in self.c.tables) / total
-        self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and self.kept_rows(t.name) == 0)
+        kept = {name: self.kept_rows(name) for name in self.c.tables}
+        self.share = sum(kept.values()) / (sum(t.rows for t in self.c.tables.values()) or 1)
+        self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and kept[t.name] == 0)
 
     def kept(self, t: TableConstraints) -> str:
         """The condition of a row kept before the growth."""
