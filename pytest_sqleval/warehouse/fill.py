@@ -1597,13 +1597,14 @@ WITH rev AS (
   FROM finance.revenue_recognized r JOIN ops.dim_date dd ON dd.date_day = r.recognized_date
   WHERE r.posting_status = 'posted' GROUP BY ALL
 ), e AS (
-  SELECT fiscal_period_id, 4000 AS acct, cost_center_id, -amt AS amount FROM rev
-  UNION ALL SELECT fiscal_period_id, 5000, cost_center_id, CAST(xround(amt * 0.46, 2) AS DECIMAL(16,2)) FROM rev
-  UNION ALL SELECT fiscal_period_id, 4090, cost_center_id, -amount_usd FROM finance.revenue_adjustments WHERE status = 'posted'
-  UNION ALL SELECT fp.fiscal_period_id, 6100, s.store_id, CAST(xround(s.square_meters * 38.5, 2) AS DECIMAL(16,2))
+  SELECT fiscal_period_id, 4000 AS acct, cost_center_id, -amt AS amount, 0 AS tie FROM rev
+  UNION ALL SELECT fiscal_period_id, 5000, cost_center_id, CAST(xround(amt * 0.46, 2) AS DECIMAL(16,2)), 0 FROM rev
+  UNION ALL SELECT fiscal_period_id, 4090, cost_center_id, -amount_usd, adjustment_id FROM finance.revenue_adjustments WHERE status = 'posted'
+  UNION ALL SELECT fp.fiscal_period_id, 6100, s.store_id, CAST(xround(s.square_meters * 38.5, 2) AS DECIMAL(16,2)), 0
     FROM finance.fiscal_periods fp, sales.stores s WHERE s.store_type = 'physical' AND fp.start_date BETWEEN DATE '2022-02-01' AND DATE '2025-11-30'
 )
-SELECT row_number() OVER (ORDER BY fiscal_period_id, acct, cost_center_id) AS entry_id, fiscal_period_id, acct AS gl_account_id, cost_center_id,
+-- tie: two adjustments of one period can land on one cost centre; without it their ids depend on DuckDB's threads
+SELECT row_number() OVER (ORDER BY fiscal_period_id, acct, cost_center_id, tie) AS entry_id, fiscal_period_id, acct AS gl_account_id, cost_center_id,
   CAST(amount AS DECIMAL(16,2)) AS amount_usd, ts(fp.end_date + 3, 64800) AS posted_at
 FROM e JOIN finance.fiscal_periods fp USING (fiscal_period_id)
 """)
