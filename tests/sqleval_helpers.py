@@ -183,3 +183,23 @@ def read_summary(root: Path) -> dict[str, Any]:
 
 def by_case(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["case_id"]: r for r in records}
+
+
+@pytest.fixture(scope="session")
+def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The warehouse at scale 0.1, built once for all xdist workers of a run and checked
+    against its pin. The folder is named by the pin: it sits beside pytest's numbered
+    temporary folders, so serial runs share it, and a build from an older generator
+    (another pin) must never be read as this one."""
+    import fcntl
+
+    from pytest_sqleval import cli
+    from pytest_sqleval.warehouse import DATABASE_NAME, pinned_hash
+    root = tmp_path_factory.getbasetemp().parent / f"vantage-0.1-{pinned_hash(0.1)[:16]}"
+    root.mkdir(exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "done").exists():
+            assert cli.main(["build-warehouse", "--scale", "0.1", "--out", str(root)]) == 0
+            (root / "done").touch()
+    return root / DATABASE_NAME

@@ -6,7 +6,6 @@ The Vantage warehouse is built once per session at scale 0.1 through the
 broken suites run on the small shop database from the top-level conftest."""
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 from pathlib import Path
@@ -16,10 +15,11 @@ import duckdb
 import pytest
 
 from pytest_sqleval import cli
-from pytest_sqleval.warehouse import DATABASE_NAME, pinned_hash
+from pytest_sqleval.warehouse import pinned_hash
 from pytest_sqleval.warehouse.leakage import measure
 from pytest_sqleval.warehouse.semantic import check_layer, load_layer
 from pytest_sqleval.warehouse.validate import GOLD_ANSWERS, validate_suite
+from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 VANTAGE = Path(__file__).resolve().parents[1] / "cases" / "vantage"
 SCALE = 0.1
@@ -44,22 +44,8 @@ class Capture:
         return [line for line in self.err if line.startswith("error: ")]
 
 
-@pytest.fixture(scope="session")
-def vantage_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The warehouse at scale 0.1, built once for all workers by ``build-warehouse``."""
-    root = tmp_path_factory.getbasetemp().parent / "vantage-0.1"
-    root.mkdir(exist_ok=True)
-    db = root / DATABASE_NAME
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "done").exists():
-            assert cli.main(["build-warehouse", "--scale", str(SCALE), "--out", str(root)]) == 0
-            (root / "done").touch()
-    return db
-
-
 @pytest.fixture
-def vantage_suite(tmp_path: Path, vantage_db: Path) -> Path:
+def vantage_suite(tmp_path: Path, vantage_01: Path) -> Path:
     """A copy of cases/vantage (questions, layer, manifest) reading the scale-0.1 warehouse."""
     suite = tmp_path / "vantage"
     suite.mkdir()
@@ -68,7 +54,7 @@ def vantage_suite(tmp_path: Path, vantage_db: Path) -> Path:
     manifest = []
     for line in (VANTAGE / "sqleval.toml").read_text().splitlines():
         if line.startswith("database ="):
-            line = f'database = "{vantage_db}"'
+            line = f'database = "{vantage_01}"'
         if not line.startswith("build ="):
             manifest.append(line)
     (suite / "sqleval.toml").write_text("\n".join(manifest) + "\n")
@@ -166,11 +152,11 @@ def test_vantage_like_suite_passes_prints_counts_and_freezes(vantage_suite: Path
     assert json.loads(path.read_text())["answers"]["q01"]["data"] == [[1]]
 
 
-def test_shipped_layer_is_clean_against_the_warehouse(vantage_db: Path) -> None:
+def test_shipped_layer_is_clean_against_the_warehouse(vantage_01: Path) -> None:
     from pytest_sqleval.cases import DEFAULT_DEPRECATED
     from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
     layer = load_layer(VANTAGE / "semantic_layer.yaml")
-    db = DuckDBSandbox(vantage_db)
+    db = DuckDBSandbox(vantage_01)
     try:
         assert check_layer(layer, db.catalog(), DEFAULT_DEPRECATED + ("legacy.*",)) == []
     finally:

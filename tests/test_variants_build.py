@@ -3,7 +3,6 @@ database and the variants built from it, on DuckDB and SQLite. Every variant mus
 every declared and observed constraint, or a correct query fails on it."""
 from __future__ import annotations
 
-import fcntl
 import os
 import sqlite3
 from pathlib import Path
@@ -18,6 +17,7 @@ from pytest_sqleval.engines.base import Limits
 from pytest_sqleval.errors import UsageError
 from pytest_sqleval.variants.build import Variant, build_variants
 from pytest_sqleval.variants.constraints import Constraints, observe_constraints, qualified, quote
+from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 # customers.id PK, customers.email declared UNIQUE, orders.customer_id a declared FK;
 # orders.ref unique but undeclared, payments.order_id an undeclared reference to orders.id,
@@ -308,22 +308,6 @@ def test_a_sqlite_reference_without_columns_names_the_parents_key(tmp_path: Path
 
 
 # -- the Vantage warehouse ----------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The warehouse at scale 0.1, built once for all workers (the same folder and lock as
-    ``tests/test_validate.py``'s ``vantage_db``, so a run builds it once)."""
-    from pytest_sqleval import cli
-    from pytest_sqleval.warehouse import DATABASE_NAME
-    root = tmp_path_factory.getbasetemp().parent / "vantage-0.1"
-    root.mkdir(exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "done").exists():
-            assert cli.main(["build-warehouse", "--scale", "0.1", "--out", str(root)]) == 0
-            (root / "done").touch()
-    return root / DATABASE_NAME
-
-
 def test_vantage_variants_keep_the_keys(vantage_01: Path, tmp_path: Path) -> None:
     c = observe_constraints(vantage_01)
     assert len(c.tables) == 126 and c.dependencies
