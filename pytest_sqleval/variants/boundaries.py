@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Iterable
@@ -36,8 +37,9 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 7  # bump when what a boundary variant holds changes: cached ones are then rebuilt
-WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples
+BOUNDARY_VERSION = 8  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
+THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
 def literal_hints(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
@@ -141,8 +143,8 @@ class BoundaryRows:
             return
         names = {t: set(c.columns) for t, c in tables.items()}
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
-        if self.hints:
-            self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        if self.hints or self.groups:
             self.domain = Domain(self.database, engine_of(self.database), tables)
         self._ready = True
 
@@ -156,7 +158,7 @@ class BoundaryRows:
         is a witness row, so none overwrites one. Returns what was changed."""
         from .constraints import qualified
         self._prepare(tables)
-        if not self.hints:
+        if not self.hints and not self.groups:
             return None
         changed: dict[str, int] = {}
         con = _connect(target, engine)
@@ -180,6 +182,7 @@ class BoundaryRows:
                     f"% 4294967291 LIMIT {per_value * len(values)}").fetchall()]
                 for i, value in enumerate(values):
                     writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
+            writer.thresholds()  # last: every row a subquery reads is written by now
             if engine == "duckdb":
                 con.execute("CHECKPOINT")
             else:
@@ -236,6 +239,7 @@ class _Writer:
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], domain: Domain | None,
                  changed: dict[str, int]) -> None:
         self.con, self.engine, self.tables, self.domain, self.changed = con, engine, tables, domain, changed
+        self.measured: list[tuple[str, str, int, Any]] = []  # (table, column, rowid, Threshold)
 
     def in_domain(self, table: str, column: str, literals: Iterable[str]) -> list[str]:
         values = list(dict.fromkeys(v for lit in literals for v in neighbours(lit)))
@@ -246,9 +250,11 @@ class _Writer:
 
     def witnesses(self, group: Any, tag: str, used: dict[str, set[int]]) -> None:
         """Write each witness of ``group`` into its own row tuple (seeded order)."""
+        from .witnesses import Threshold
         keys = " + ".join(f"w{i} * {2654435761 + 40503 * i}" for i in range(len(group.tables)))
         for rows_sql, assignment in group.witnesses:
-            if not all(self.allowed(group.tables[pos], column, value) for pos, column, value in assignment):
+            if not all(isinstance(value, Threshold) or self.allowed(group.tables[pos], column, value)
+                       for pos, column, value in assignment):
                 continue
             try:
                 taken = max((len(rows) for rows in used.values()), default=0)  # witnesses may share a query
@@ -263,9 +269,40 @@ class _Writer:
             for i, row in enumerate(rows):
                 used.setdefault(group.tables[i], set()).add(row)
             for pos, column, value in assignment:
-                self.write(group.tables[pos], column, value, [rows[pos]])
+                if isinstance(value, Threshold):  # measured once the variant's other rows are written
+                    self.measured.append((group.tables[pos], column, rows[pos], value))
+                else:
+                    self.write(group.tables[pos], column, value, [rows[pos]])
 
-    def write(self, table: str, column: str, value: str, ids: list[int]) -> None:
+    def thresholds(self) -> None:
+        """Give each threshold row the value on its side of the subquery's value, measured on
+        this variant; again after writing, since a row may feed the subquery (an average over
+        its own table), until no value moves (at most ``THRESHOLD_ROUNDS`` times)."""
+        measured = self.measured
+        written: dict[int, str] = {}
+        failed: set[str] = set()
+        for _ in range(THRESHOLD_ROUNDS):
+            values: dict[str, Any] = {}
+            moved = False
+            for i, (table, column, row, threshold) in enumerate(measured):
+                if threshold.sql in failed:
+                    continue
+                if threshold.sql not in values:
+                    try:
+                        values[threshold.sql] = _bounded(self.con, f"SELECT ({threshold.sql})")[0][0]
+                    except Exception:  # correlated to an outer query, or too slow: no threshold here
+                        failed.add(threshold.sql)
+                        continue
+                value = on_grid(values[threshold.sql], threshold.to, self.tables[table].columns[column])
+                if value is None or value == written.get(i) or not self.allowed(table, column, value):
+                    continue
+                self.write(table, column, value, [row], count=i not in written)
+                written[i] = value
+                moved = True
+            if not moved:
+                return
+
+    def write(self, table: str, column: str, value: str, ids: list[int], count: bool = True) -> None:
         from .constraints import qualified, quote
         if not ids:
             return
@@ -276,7 +313,41 @@ class _Writer:
                              f"WHERE rowid IN ({', '.join(map(str, ids))})", [value])
         except Exception:  # a value the column's type refuses: that boundary is skipped
             return
-        self.changed[f"{table}.{column}"] = self.changed.get(f"{table}.{column}", 0) + len(ids)
+        if count:
+            self.changed[f"{table}.{column}"] = self.changed.get(f"{table}.{column}", 0) + len(ids)
+
+
+def on_grid(measured: Any, to: str, ctype: str) -> str | None:
+    """The text of the value lying ``to`` (see ``witnesses.Threshold``) a measured threshold
+    on the column's grid: one unit of a DECIMAL's last place, 1 for an integer, a day for a
+    date, a billionth of the value for other numbers; None for a NULL threshold or a column
+    with no such grid (text, timestamps)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR
+    if measured is None or isinstance(measured, (bool, dt.datetime)):
+        return None
+    upper = ctype.upper()
+    if isinstance(measured, dt.date):
+        if upper != "DATE":
+            return None
+        low = high = measured
+        unit: Any = dt.timedelta(days=1)
+    else:
+        try:
+            value = Decimal(repr(measured)) if isinstance(measured, float) else Decimal(measured)
+        except (InvalidOperation, TypeError, ValueError):
+            return None
+        scale = re.search(r"(?:DECIMAL|NUMERIC)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", upper)
+        if not value.is_finite() or _is_text(ctype) and upper:
+            return None
+        if scale or "INT" in upper:
+            unit = Decimal(1).scaleb(-int(scale.group(1))) if scale else Decimal(1)
+            low = ((value / unit).to_integral_value(ROUND_FLOOR) * unit).quantize(unit)
+            high = ((value / unit).to_integral_value(ROUND_CEILING) * unit).quantize(unit)
+        else:  # a float column: no grid, a step far below any near-miss's effect
+            unit, low, high = max(abs(value), Decimal(1)) * Decimal("1e-9"), value, value
+    out = {"above": low + unit, "at_or_below": low, "at_or_above": high, "below": high - unit,
+           "at": low if low == high else None}[to]
+    return None if out is None else out.isoformat() if isinstance(out, dt.date) else format(out, "f")
 
 
 def _salt(*parts: str) -> int:

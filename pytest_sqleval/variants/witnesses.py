@@ -22,7 +22,14 @@ one day) and each IN member, the other columns at the base. Each assignment is w
 into one distinct row tuple of the same FROM under the filter conjuncts, so the row
 passes the disjunct or misses it by one edge; a near-miss that moves that edge counts
 it differently. Values outside the column's domain on the pinned database are never
-written (see ``boundaries.Domain``)."""
+written (see ``boundaries.Domain``).
+
+A conjunct that compares a free column with an uncorrelated scalar subquery (``c_acctbal >
+(SELECT avg(c_acctbal) FROM customer WHERE ...)``, common in Spider) is written too: its
+bound is a ``Threshold``, the subquery's value on the variant, measured when the row is
+written (and again after, as the row may feed the subquery itself), and the row is given
+the grid value just past it or just short of it. A near-miss that moves the subquery (a
+literal in its filter, a dropped predicate) moves the threshold across one of them."""
 from __future__ import annotations
 
 import datetime as dt
@@ -35,13 +42,29 @@ MAX_ASSIGNMENTS = 48  # per disjunct: the base and the edge values, in order
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """A bound that is a scalar subquery's value, known only on a variant's data. ``to`` is
+    where the written value lies against it on the column's grid: ``above`` (the least
+    value greater), ``at_or_above``, ``below``, ``at_or_below`` or ``at`` (the value itself)."""
+
+    sql: str  # SELECT of one value; a correlated one fails on its own and gives no witness
+    to: str
+
+
+# column OP threshold: the value that passes, then the ones that miss it by one unit
+_THRESHOLD_EDGES = {">": ("above", "at_or_below"), ">=": ("at_or_above", "below"), "<": ("below", "at_or_above"),
+                    "<=": ("at_or_below", "above"), "=": ("at", "below", "above")}
+
+
+@dataclass(frozen=True)
 class WitnessGroup:
     """One disjunct's witnesses: per assignment, the query for the row tuples it may be
     written into (``SELECT <alias>.rowid AS w0, ... FROM <the SELECT's FROM> WHERE <the
     filter conjuncts, reading the assigned values>``) and the assignment."""
 
     tables: tuple[str, ...]  # the table of w0, w1, ...
-    witnesses: tuple[tuple[str, tuple[tuple[int, str, str], ...]], ...]  # (rows query, ((position, column, value)))
+    # (rows query, ((position, column, value as text or a Threshold), ...)), ...
+    witnesses: tuple[tuple[str, tuple[tuple[int, str, "str | Threshold"], ...]], ...]
 
 
 def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
@@ -113,17 +136,30 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
     from sqlglot import exp
     written: dict[tuple[str, str], list[tuple[str, Any]]] = {}  # (alias, column) -> (op, typed value)
     kept = []
+    thresholds: dict[tuple[str, str], tuple[Any, str, str]] = {}  # (alias, column) -> (conjunct, op, subquery)
     for conjunct in _split(disjunct, exp.And):
-        bounds = _bounds(conjunct, sources, names, free)
+        bounds = _bounds(conjunct, sources, names, free, dialect)
         if bounds is None:
             kept.append(conjunct)
+        elif isinstance(bounds, tuple):
+            alias, column, op, sql = bounds
+            if (alias, column) in thresholds:
+                kept.append(conjunct)
+            else:
+                thresholds[(alias, column)] = (conjunct, op, sql)
         else:
             for alias, column, op, value in bounds:
                 written.setdefault((alias, column), []).append((op, value))
-    if not written:
+    for key in [k for k in thresholds if k in written]:  # a column bounded by constants too: those are written
+        kept.append(thresholds.pop(key)[0])
+    if not written and not thresholds:
         return None
     base: dict[tuple[str, str], Any] = {}
     edges: list[tuple[tuple[str, str], Any]] = []
+    for key, (_, op, sql) in thresholds.items():
+        passing, *missing = _THRESHOLD_EDGES[op]
+        base[key] = Threshold(sql, passing)
+        edges += [(key, Threshold(sql, to)) for to in missing]
     for key, conds in written.items():
         candidates = _edge_values(conds)
         inside = [v for v in candidates if _passes(v, conds)]
@@ -144,8 +180,9 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
         values = {**base, **changed}
 
         def substitute(node: Any) -> Any:  # a written column read by a kept conjunct reads its new value
-            key = _resolve(node, sources, names.lower) if isinstance(node, exp.Column) else None
-            return _literal(values[key]) if key in values else node
+            own = isinstance(node, exp.Column) and node.find_ancestor(exp.Select) is None  # not a subquery's
+            key = _resolve(node, sources, names.lower) if own else None
+            return _literal(values[key]) if key in values and not isinstance(values[key], Threshold) else node
 
         rows = template.copy()
         filters = [k.copy().transform(substitute) for k in kept]
@@ -166,9 +203,10 @@ def _literal(value: Any) -> Any:
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
 
 
-def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog,
-            free: Callable[[str, str], bool]) -> list[tuple[str, str, str, Any]] | None:
-    """(alias, column, op, value) of a column-vs-constant conjunct on a free column, else None."""
+def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog, free: Callable[[str, str], bool],
+            dialect: str) -> list[tuple[str, str, str, Any]] | tuple[str, str, str, str] | None:
+    """(alias, column, op, value) of each bound of a column-vs-constant conjunct on a free
+    column; (alias, column, op, subquery SQL) of a column-vs-scalar-subquery one; else None."""
     from sqlglot import exp
     ops = {exp.EQ: "=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
     while isinstance(conjunct, exp.Paren):
@@ -177,6 +215,12 @@ def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog,
         op, left, right = ops[type(conjunct)], conjunct.this, conjunct.expression
         if not isinstance(left, exp.Column):
             op, left, right = _FLIP[op], right, left
+        if isinstance(left, exp.Column) and isinstance(right, exp.Subquery) and isinstance(right.this, exp.Select) \
+                and len(right.this.expressions) == 1:
+            where = _resolve(left, sources, names.lower)
+            if where is None or not free(names.originals[sources[where[0]]], where[1]):
+                return None
+            return where[0], where[1], op, right.this.sql(dialect=dialect)
         pairs = [(op, right)]
     elif isinstance(conjunct, exp.Between):
         left, pairs = conjunct.this, [(">=", conjunct.args.get("low")), ("<=", conjunct.args.get("high"))]
@@ -270,6 +314,8 @@ def _passes(value: Any, conds: list[tuple[str, Any]]) -> bool:
     return True
 
 
-def _text(value: Any) -> str:
+def _text(value: Any) -> Any:
+    if isinstance(value, Threshold):
+        return value  # measured on the variant when written
     return value.isoformat() if isinstance(value, dt.date) else format(value, "f") if isinstance(value, Decimal) \
         else str(value)

@@ -113,3 +113,55 @@ def test_a_filter_that_reads_a_written_column_reads_the_value_written() -> None:
     (group,) = groups("SELECT count(*) FROM item WHERE qty >= 5 AND qty < part_id AND mode = 'AIR'")
     assert values(group, "qty") == ["5", "4"]
     assert [sql.rsplit("WHERE ", 1)[1] for sql, _ in group.witnesses] == ["5 < part_id", "4 < part_id"]
+
+
+def test_a_comparison_with_a_scalar_subquery_is_a_threshold_measured_on_the_variant() -> None:
+    (group,) = groups("SELECT count(*) FROM part WHERE brand = 'b1' AND size > (SELECT avg(size) FROM part)")
+    sizes = [v for _, a in group.witnesses for _, c, v in a if c == "size"]
+    assert [(v.sql, v.to) for v in dict.fromkeys(sizes)] == [("SELECT AVG(size) FROM part", "above"),
+                                                            ("SELECT AVG(size) FROM part", "at_or_below")]
+    # a column bounded by a constant as well keeps the subquery as a filter, read with the value
+    # written; the subquery itself still reads the column
+    (group,) = groups("SELECT count(*) FROM part WHERE size > 2 AND size > (SELECT avg(size) FROM part)")
+    assert values(group, "size") == ["3", "2"]
+    assert [sql.rsplit("WHERE ", 1)[1] for sql, _ in group.witnesses] == ["3 > (SELECT AVG(size) FROM part)",
+                                                                         "2 > (SELECT AVG(size) FROM part)"]
+
+
+@pytest.mark.parametrize("measured, to, ctype, expected", [
+    ("550", "above", "DECIMAL(10,2)", "550.01"), ("546.6666", "at_or_below", "DECIMAL(10,2)", "546.66"),
+    ("550", "below", "DECIMAL(10,2)", "549.99"), ("546.6666", "above", "DECIMAL(10,2)", "546.67"),
+    ("546.6666", "at", "DECIMAL(10,2)", None), ("550", "at", "DECIMAL(10,2)", "550.00"),
+    ("546.6666", "above", "INTEGER", "547"), ("546.6666", "at_or_above", "BIGINT", "547"),
+    ("546.6666", "below", "INTEGER", "546"), ("2.5", "above", "DOUBLE", "2.5000000025"),
+    ("2.5", "above", "VARCHAR", None),
+])
+def test_a_threshold_lies_one_unit_of_the_column_past_the_measured_value(measured, to, ctype, expected) -> None:
+    from decimal import Decimal
+
+    from pytest_sqleval.variants.boundaries import on_grid
+    assert on_grid(Decimal(measured), to, ctype) == on_grid(float(measured), to, ctype) == expected
+    assert on_grid(None, to, ctype) is None
+
+
+THRESHOLD_GOLD = "SELECT count(*) FROM account WHERE balance > (SELECT avg(balance) FROM account WHERE region IN ('n', 's'))"
+
+
+@pytest.mark.parametrize("wrong", [
+    THRESHOLD_GOLD.replace("('n', 's')", "('n', 's', 'e')"),  # the average moves 550 -> 546.67: no balance between
+    THRESHOLD_GOLD.replace(" WHERE region IN ('n', 's')", ""),  # 550 -> 560: none between either
+])
+def test_a_wrong_subquery_whose_threshold_moves_between_the_rows_is_caught(tmp_path: Path, wrong: str) -> None:
+    con = duckdb.connect(str(tmp_path / "bank.duckdb"))
+    con.execute("CREATE TABLE account (id INTEGER PRIMARY KEY, region VARCHAR NOT NULL, balance DECIMAL(10,2) NOT NULL)")
+    con.execute("INSERT INTO account SELECT i, ['n', 's', 'e', 'w'][1 + i % 4], "
+                "100 * (1 + (i * 7) % 10) + CASE WHEN i % 4 = 2 THEN 40 ELSE 0 END FROM range(1, 401) t(i)")
+    con.close()
+    with Grader(tmp_path / "bank.duckdb", cache_dir=tmp_path / "cache") as plain:
+        assert plain.compare(wrong, THRESHOLD_GOLD).passed  # the coincidence on the pinned database
+    with Grader(tmp_path / "bank.duckdb", cache_dir=tmp_path / "cache", variants=2,
+                variant_golds=[THRESHOLD_GOLD]) as graded:
+        verdict = graded.compare(wrong, THRESHOLD_GOLD)
+        assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass")
+        assert graded.compare(THRESHOLD_GOLD.replace("region IN ('n', 's')", "(region = 's' OR region = 'n')"),
+                              THRESHOLD_GOLD).passed
