@@ -343,7 +343,9 @@ def on_grid(measured: Any, to: str, ctype: str) -> str | None:
             unit = Decimal(1).scaleb(-int(scale.group(1))) if scale else Decimal(1)
             low = ((value / unit).to_integral_value(ROUND_FLOOR) * unit).quantize(unit)
             high = ((value / unit).to_integral_value(ROUND_CEILING) * unit).quantize(unit)
-        else:  # a float column: no grid, a step far below any near-miss's effect
+        else:  # a float column: no grid, a step far below any near-miss's effect; the measure is
+            # cut to 12 digits, so a sum's last bits (its order of addition) never reach the value
+            value = Decimal(f"{float(value):.12g}")
             unit, low, high = max(abs(value), Decimal(1)) * Decimal("1e-9"), value, value
     out = {"above": low + unit, "at_or_below": low, "at_or_above": high, "below": high - unit,
            "at": low if low == high else None}[to]
@@ -366,9 +368,11 @@ def _bounded(con: Any, sql: str) -> list[tuple]:
 
 
 def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
-    """A connection with the engine's own driver (variants are built outside the sandboxes)."""
+    """A connection with the engine's own driver (variants are built outside the sandboxes).
+    One DuckDB thread: which tied row a query picks, and a float sum a threshold measures,
+    must not depend on the machine's cores, or a frozen variant's hash would."""
     if engine == "duckdb":
         import duckdb
-        return duckdb.connect(str(database), read_only=read_only)
+        return duckdb.connect(str(database), read_only=read_only, config={"threads": 1})
     import sqlite3
     return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))
