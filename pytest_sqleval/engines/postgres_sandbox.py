@@ -347,6 +347,8 @@ class PostgresSandbox:
                                                f"{str(exc).strip()[:500]}", type(exc).__name__), _ms(start))
         deadline = time.monotonic() + self.limits.timeout_s
         cancel = getattr(self._conn, "cancel_safe", None) or self._conn.cancel
+        # A thread of its own, not the process's watchdog (engines.watchdog): a cancel is a round
+        # trip to the server, and the watchdog calls interrupts under the lock every query disarms with.
         timer = threading.Timer(self.limits.timeout_s + 0.1, cancel)
         timer.daemon = True
         timer.start()

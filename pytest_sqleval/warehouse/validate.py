@@ -30,7 +30,6 @@ import json
 import math
 import re
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -481,11 +480,10 @@ class ShuffledCopy:
 
         from ..engines.base import ExecError, ExecOutcome
         from ..engines.duckdb_sandbox import classify_error
+        from ..engines.watchdog import WATCHDOG
         start = time.perf_counter()
         cur = self.con.cursor()
-        timer = threading.Timer(self.timeout_s, cur.interrupt)
-        timer.daemon = True
-        timer.start()
+        token = WATCHDOG.arm(self.timeout_s, cur.interrupt)
         try:
             return ExecOutcome(cur.sql(sql).to_arrow_table(), None, _ms(start))
         except duckdb.Error as exc:
@@ -493,7 +491,7 @@ class ShuffledCopy:
         except MemoryError as exc:
             return ExecOutcome(None, ExecError("resource_exceeded", str(exc), "MemoryError"), _ms(start))
         finally:
-            timer.cancel()
+            WATCHDOG.disarm(token)
             cur.close()
 
     def close(self) -> None:
