@@ -369,10 +369,12 @@ def _bounded(con: Any, sql: str) -> list[tuple]:
 
 def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
     """A connection with the engine's own driver (variants are built outside the sandboxes).
-    One DuckDB thread: which tied row a query picks, and a float sum a threshold measures,
-    must not depend on the machine's cores, or a frozen variant's hash would."""
+    A variant being written gets one DuckDB thread: which tied row a query picks, and a
+    float sum a threshold measures, must not depend on the machine's cores, or a frozen
+    variant's hash would. (The pinned database is read with the default configuration:
+    DuckDB refuses a second connection to a file with another one.)"""
     if engine == "duckdb":
         import duckdb
-        return duckdb.connect(str(database), read_only=read_only, config={"threads": 1})
+        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
     import sqlite3
     return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))

@@ -159,8 +159,11 @@ def test_a_wrong_subquery_whose_threshold_moves_between_the_rows_is_caught(tmp_p
     con.close()
     with Grader(tmp_path / "bank.duckdb", cache_dir=tmp_path / "cache") as plain:
         assert plain.compare(wrong, THRESHOLD_GOLD).passed  # the coincidence on the pinned database
-    with Grader(tmp_path / "bank.duckdb", cache_dir=tmp_path / "cache", variants=2,
-                variant_golds=[THRESHOLD_GOLD]) as graded:
+    # a caller's own read-only connection to the pinned file stays open while the variants are
+    # built: the builder must not open that file with another configuration (DuckDB refuses it)
+    mine = duckdb.connect(str(tmp_path / "bank.duckdb"), read_only=True)
+    with mine, Grader(tmp_path / "bank.duckdb", cache_dir=tmp_path / "cache", variants=2,
+                      variant_golds=[THRESHOLD_GOLD]) as graded:
         verdict = graded.compare(wrong, THRESHOLD_GOLD)
         assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass")
         assert graded.compare(THRESHOLD_GOLD.replace("region IN ('n', 's')", "(region = 's' OR region = 'n')"),
