@@ -167,6 +167,43 @@ SuiteGrader.start_engine = staticmethod(logged)
     assert sorted(opened) == sorted(graded)  # each database opened once, by the worker that grades it
 
 
+def test_a_serial_run_asks_for_each_next_database_before_its_cases_and_opens_each_once(
+        pytester: pytest.Pytester) -> None:
+    """Opening a database costs the engine about 10 ms; asked for while the previous
+    database's cases are graded, no case waits for it (before, only the first two were)."""
+    spider_suite(pytester.path / "spider", 5, 2)
+    pytester.makeconftest('''
+import os
+import pytest
+from pytest_sqleval.grading.pipeline import SuiteGrader
+real = SuiteGrader.start_engine
+
+def log(line):
+    with open(os.environ["OPENED_LOG"], "a") as fh:
+        fh.write(line + "\\n")
+
+def logged(database, *args, **kw):
+    log("open " + os.path.basename(str(database)))
+    return real(database, *args, **kw)
+
+SuiteGrader.start_engine = staticmethod(logged)
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    log("case db%d.sqlite" % (int(item.nodeid.rsplit("::", 1)[1].split("[")[0]) // 2))
+''')
+    log = pytester.path / "opened.log"
+    pytester._monkeypatch.setenv("OPENED_LOG", str(log))
+    result = pytester.runpytest_subprocess("spider", "--sqleval-backend=gold", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly")
+    result.assert_outcomes(passed=10)
+    lines = log.read_text().splitlines()
+    opened = [line.split()[1] for line in lines if line.startswith("open ")]
+    assert sorted(opened) == [f"db{d}.sqlite" for d in range(5)]  # each once
+    for d in range(5):
+        assert lines.index(f"open db{d}.sqlite") < lines.index(f"case db{d}.sqlite")
+
+
 def test_records_cross_from_workers_as_they_were_made() -> None:
     """A worker's case record goes to the controller as one JSON string and is read back
     before any plugin sees the report; the report the worker keeps is left alone."""

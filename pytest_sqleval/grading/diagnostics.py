@@ -85,7 +85,8 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
     table, the suite's ``replacements`` first (its map, or its semantic layer's)."""
     grounding = layers.get("grounding") or {}
     dialect = (layers.get("parse") or {}).get("dialect")
-    gold_tables, gold_columns = _names(gold_sql, dialect)
+    if error_class in ("stale_table", "hallucinated_column"):  # the only advice that reads the gold's names
+        gold_tables, gold_columns = _names(gold_sql, dialect)
     if error_class == "stale_table":
         read = {t.lower() for t in grounding.get("tables") or []}
         live = [t for t in gold_tables if t.lower() not in read and t not in stale]
