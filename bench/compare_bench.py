@@ -290,7 +290,7 @@ def run(report: Report, sizes: list[int], quick: bool = False) -> None:
                 native[name], from_arrow[name] = t_cmp, t_cmp + t_prep
                 report.add(SECTION, f"{name} {label}, comparison only", t_cmp, "s", baseline=t_ours, baseline_name="ours",
                            note=f"from Arrow (+ building its input): {t_cmp + t_prep:.4g} s")
-                del g, p
+                g = p = None  # freed before the next peer (not del: the timed lambdas name them)
                 gc.collect()
             nb, tb = _best(native)
             ne, te = _best(from_arrow)
@@ -303,9 +303,9 @@ def run(report: Report, sizes: list[int], quick: bool = False) -> None:
                        note=f"peer/ours {te / t_ours:.2g}x")
             summary.append({"rows": rows, "variant": variant, "ours_s": t_ours, "native": [nb, tb],
                             "from_arrow": [ne, te], "peers_native": native, "peers_from_arrow": from_arrow})
-            del pred
+            pred = None
             gc.collect()
-        del gold
+        gold = None
         gc.collect()
     report.extra["compare_summary"] = summary
 
