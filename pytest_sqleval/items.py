@@ -198,7 +198,8 @@ class CaseItem(pytest.Item):
 
     def _send_ahead(self) -> None:
         """Send this case's execution to the engine now if everything it needs is ready
-        without waiting: the generation finished, the gold answer stored, the grader open."""
+        without waiting: the generation finished, the gold answer stored (else its gold
+        query), the grader open."""
         if self.record is not None or self.manifest.database is None:
             return
         state = self._state
@@ -209,6 +210,8 @@ class CaseItem(pytest.Item):
         gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case)
         if gold is not None:
             grader.submit(generation.sql, gold)
+        else:  # a first run: the gold executes now, its setup reads it
+            grader.prefetch_gold(self.case.gold_sql, self.case)
 
     def runtest(self) -> None:
         self._send_ahead()
