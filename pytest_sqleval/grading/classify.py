@@ -59,6 +59,15 @@ _SET_OPERATIONS = tuple(t for t in (getattr(exp, n, None) for n in ("SetOperatio
                         if isinstance(t, type))
 
 
+def may_read_deprecated(tree: exp.Expression, patterns: tuple[str, ...]) -> bool:
+    """Whether a table node of ``tree`` has a deprecated name. ``table_names`` returns some
+    of these nodes' names (the scopes only leave CTEs out), so when this is False no
+    deprecated table is read, and the scopes need not be built (most queries of most suites)."""
+    names = {".".join(p for p in (t.db, t.name) if p).lower() for t in tree.find_all(exp.Table)
+             if isinstance(t.this, exp.Identifier)}
+    return bool(patterns) and bool(deprecated_refs(sorted(names), patterns))
+
+
 def deprecated_refs(tables: list[str], patterns: tuple[str, ...]) -> list[str]:
     """Tables matching a deprecated pattern (``*_old``, ``legacy.*``, ...); bare patterns match the table name."""
     hits = []

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.cases import DEFAULT_DEPRECATED
-from pytest_sqleval.grading.classify import deprecated_refs, join_structure, table_names
+from pytest_sqleval.grading.classify import deprecated_refs, join_structure, may_read_deprecated, table_names
 from pytest_sqleval.grading.verdict import ERROR_CLASSES, Classification, classify
 from pytest_sqleval.grading.parse import parse_sql
 
@@ -196,6 +196,9 @@ def test_default_deprecated_patterns() -> None:
 def test_deprecated_tables_found_in_sql(sql: str, stale: list[str]) -> None:
     tree = parse_sql(sql, "duckdb").expression
     assert deprecated_refs(table_names(tree), PATTERNS) == stale
+    # the cheap check the stale layer asks first never hides a deprecated table the scopes find
+    assert may_read_deprecated(tree, PATTERNS) or not stale
+    assert not may_read_deprecated(tree, ())
 
 
 @pytest.mark.parametrize(("tables", "patterns", "stale"), [
