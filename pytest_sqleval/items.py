@@ -207,11 +207,9 @@ class CaseItem(pytest.Item):
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.error is not None or grader.host is None:
             return
-        gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case)
+        gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True)
         if gold is not None:
             grader.submit(generation.sql, gold)
-        else:  # a first run: the gold executes now, its setup reads it
-            grader.prefetch_gold(self.case.gold_sql, self.case)
 
     def runtest(self) -> None:
         self._send_ahead()

@@ -27,7 +27,7 @@ class GraderPool:
         self.variants = variants  # --sqleval-variants; None: each suite's [variants] count
         self._graders: dict[Path, Any] = {}
         self._started: dict[Path, tuple[Any, Any]] = {}  # manifest -> (engine host, its describe ticket)
-        self._order: list[SuiteManifest] = []  # suites with a database, in the order this process grades them
+        self._next: dict[Path, SuiteManifest] = {}  # suite -> the suite with a database this process grades next
         self._per_database: OrderedDict[Path, None] = OrderedDict()
         self._unbuildable: dict[Path, SqlevalError] = {}  # suite -> why its variants cannot be built
         self._golds: dict[Path, dict[Any, list[str]]] = {}  # questions file -> db_id -> gold SQL (the literals)
@@ -182,8 +182,9 @@ class GraderPool:
             if any(m.database is not None for m in manifests):
                 self._engine_process().prestart()
             return
-        self._order = list({m.path: m for m in manifests if m.database is not None}.values())
-        for manifest in self._order:
+        order = list({m.path: m for m in manifests if m.database is not None}.values())
+        self._next = {m.path: after for m, after in zip(order, order[1:])}
+        for manifest in order:
             if len(self._started) >= most:
                 break
             self._start(manifest)
@@ -201,9 +202,9 @@ class GraderPool:
         """Ask the engine to open the database graded after ``opened`` now: it does so while
         this process grades ``opened``'s cases (about 10 ms a database, which a Spider-shaped
         run of 20 databases otherwise waits for)."""
-        at = next((i for i, m in enumerate(self._order) if m.path == opened.path), None)
-        if at is not None and at + 1 < len(self._order):
-            self._start(self._order[at + 1])
+        after = self._next.get(opened.path)
+        if after is not None:
+            self._start(after)
 
     def close(self) -> None:
         for host, _ in self._started.values():

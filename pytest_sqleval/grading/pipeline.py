@@ -100,7 +100,7 @@ class SuiteGrader:
         self.analyses = GoldAnalyses(self.gold_dir.parent / ANALYSIS_FOLDER if self.host is not None else None,
                                      self.dialect, self.engine_dialect, refuse_unsafe=self.host is not None)
         self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
-        self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see prefetch_gold)
+        self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see stored_gold)
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
 
     @staticmethod
@@ -148,33 +148,26 @@ class SuiteGrader:
                                 "answer is intended, set \"expected_shape\": \"empty\" on the case")
         return answer
 
-    def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer | None:
-        """The gold answer if it is stored already, else None: never runs a query, never raises."""
+    def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None, *,
+                    ask_ahead: bool = False) -> GoldAnswer | None:
+        """The gold answer if it is stored already, else None: never waits, never raises.
+        With ``ask_ahead`` a gold not stored yet is sent to the engine now, so on a first
+        run it executes while this process grades the case before; ``gold`` reads it."""
         if self.host is None:
             return None
         try:
             static, request, policy = self._gold_request(gold_sql, case)
             meta = self._cached_gold(request["key"])
-            return None if meta is None else self._gold_answer(static, request, policy, meta)
+            if meta is not None:
+                return self._gold_answer(static, request, policy, meta)
         except GoldError:
             return None
-
-    def prefetch_gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> None:
-        """Ask the engine for a gold answer not stored yet, without waiting: on a first run the
-        next case's gold then executes while this process grades the case before it, and
-        ``gold`` reads the answer. Never raises; a gold that cannot be asked for is left to ``gold``."""
-        if self.host is None:
-            return
-        try:
-            _, request, _ = self._gold_request(gold_sql, case)
-        except GoldError:
-            return
         key = request["key"]
-        if key in self._golds_ahead or self._cached_gold(key) is not None:
-            return
-        while len(self._golds_ahead) >= 4:  # never asked for (a setup error, -x): forget the oldest
-            self._golds_ahead.pop(next(iter(self._golds_ahead)))
-        self._golds_ahead[key] = self.host.submit("gold", request, ahead=True)
+        if ask_ahead and key not in self._golds_ahead:
+            while len(self._golds_ahead) >= 4:  # never asked for (a setup error, -x): forget the oldest
+                self._golds_ahead.pop(next(iter(self._golds_ahead)))
+            self._golds_ahead[key] = self.host.submit("gold", request, ahead=True)
+        return None
 
     def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
         static = self.analyses.get(gold_sql)  # cases sharing a gold SQL share its analysis
