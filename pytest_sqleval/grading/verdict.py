@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..engines.base import REFUSED  # the exception of a query a sandbox rule refused
+
 ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
 JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
@@ -224,7 +226,6 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
 
 #: runtime error categories a missing name can cause: where grounding found one, the error is about it
 NAME_ERRORS = ("missing_column", "missing_table", "unknown_error")
-REFUSED = "Refused"  # the exception of a query a sandbox rule refused (engines.base.REFUSED)
 ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 
