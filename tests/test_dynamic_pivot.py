@@ -11,7 +11,7 @@ import pytest
 
 from pytest_sqleval.api import Grader
 from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.grading.verdict import classify
+from pytest_sqleval.grading.verdict import blocked_reason, classify
 from tests.sqleval_helpers import by_case, read_results, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
 
 GOLD = ("SELECT region, count(*) FILTER (WHERE NOT is_test) AS \"false\", count(*) FILTER (WHERE is_test) AS \"true\" "
@@ -98,6 +98,8 @@ def test_a_sandbox_refusal_is_classified_as_that_refusal_not_as_what_grounding_s
     assert (cls.error_class, cls.failure_kind) == ("other", "unsafe_statement")
     assert cls.explanation == ("refused by the DuckDB sandbox (not_a_query): exactly one SELECT statement allowed, "
                                "got MULTI")
+    assert blocked_reason({"parse": {"ok": True}, "safety": {"ok": True},
+                           "execution": {"ok": False, "error": error}}) == "sandbox:not_a_query"
 
 
 def test_a_dynamic_pivot_under_pytest(pytester: pytest.Pytester, make_suite: Callable[..., Path],

@@ -381,6 +381,8 @@ def blocked_reason(layers: dict[str, Any]) -> str | None:
     if not (layers.get("safety") or {}).get("ok", True):
         return f"safety:{layers['safety']['reason']}"
     err = (layers.get("execution") or {}).get("error")
+    if err and err.get("exception") == REFUSED:  # a rule of the engine's sandbox, as the safety layer's are named
+        return f"sandbox:{err.get('subject')}"
     if err:
         return f"execution:{err['category']}"
     return None
