@@ -114,3 +114,17 @@ def test_a_dynamic_pivot_under_pytest(pytester: pytest.Pytester, make_suite: Cal
     assert records["by_region"]["status"] == "passed"
     assert records["typo"]["error_class"] == "hallucinated_column"
     assert "regoin" in records["typo"]["explanation"]
+
+
+def test_grounding_reads_a_pivot_statement_against_its_source() -> None:
+    """A suite without a database is graded on grounding alone: a PIVOT's columns are the
+    source's, and what the PIVOT returns (columns made from the data) is not a missing name."""
+    import sqlglot
+
+    from pytest_sqleval.grading.grounding import CatalogIndex, ground
+    index = CatalogIndex({"main": {"customers": {"id": "INTEGER", "region": "VARCHAR", "is_test": "BOOLEAN"}}})
+    for form, sql in PIVOTS.items():
+        result = ground(sqlglot.parse_one(sql, read="duckdb"), index)
+        assert result.ok and result.tables == ["main.customers"], (form, result)
+    typo = ground(sqlglot.parse_one("PIVOT customers ON is_tset USING count(*) GROUP BY regoin", read="duckdb"), index)
+    assert [h["name"] for h in typo.hallucinated_columns] == ["is_tset", "regoin"]
