@@ -150,11 +150,11 @@ class SQLiteSandbox:
         if self._trusted:
             return sqlite3.SQLITE_OK
         if action not in _ALLOWED_ACTIONS:
-            self._denial = ("not_a_query", f"{_ACTIONS.get(action, f'action {action}')} is not allowed; "
-                                           "only SELECT / WITH queries")
+            what = " ".join(str(p) for p in (_ACTIONS.get(action, f"action {action}"), arg1) if p)
+            self._denial = self._denial or ("not_a_query", f"{what} is not allowed; only SELECT / WITH queries")
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in DENIED_FUNCTIONS:
-            self._denial = ("file_or_system_access", f"function {str(arg2).lower()}() is not allowed")
+            self._denial = self._denial or ("file_or_system_access", f"function {str(arg2).lower()}() is not allowed")
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
