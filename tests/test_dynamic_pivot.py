@@ -20,7 +20,8 @@ GOLD = ("SELECT region, count(*) FILTER (WHERE NOT is_test) AS \"false\", count(
 PIVOTS = {
     "statement": "PIVOT customers ON is_test USING count(*) GROUP BY region",
     "subquery": "SELECT region, \"false\", \"true\" FROM (PIVOT customers ON is_test USING count(*) GROUP BY region)",
-    "cte": "WITH p AS (PIVOT customers ON is_test USING count(*) GROUP BY region) SELECT region, \"false\", \"true\" FROM p",
+    "cte": ("WITH p AS (PIVOT customers ON is_test USING count(*) GROUP BY region) "
+            "SELECT region, \"false\", \"true\" FROM p"),
     "from_first": "FROM (PIVOT customers ON is_test USING count(*) GROUP BY region) SELECT region, \"false\", \"true\"",
     "semicolon": "PIVOT customers ON is_test USING count(*) GROUP BY region;",
     "comment": "PIVOT customers ON is_test USING count(*) GROUP BY region -- per region",
@@ -107,7 +108,8 @@ def test_a_dynamic_pivot_under_pytest(pytester: pytest.Pytester, make_suite: Cal
     make_suite([{"id": "by_region", "question": "Test and real customers per region", "gold_sql": GOLD},
                 {"id": "typo", "question": "Test and real customers per region", "gold_sql": GOLD}])
     write_predictions({"by_region": PIVOTS["subquery"],
-                       "typo": "SELECT region, \"true\" FROM (PIVOT customers ON is_test USING count(*) GROUP BY regoin)"})
+                       "typo": ("SELECT region, \"true\" FROM "
+                                "(PIVOT customers ON is_test USING count(*) GROUP BY regoin)")})
     result = pytester.runpytest("--sqleval-backend=predictions:naive.jsonl", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     records = by_case(read_results(pytester.path))

@@ -137,7 +137,8 @@ def test_date_format_under_pytest_is_a_dialect_error(pytester: pytest.Pytester, 
     result.stdout.fnmatch_lines([
         "*signup_year [[]naive[]]: other (runtime_error:missing_function, confidence 0.95)",
         f"*  why: {said}",
-        "*  layer execute failed: missing_function: Catalog Error: Scalar Function with name date_format does not exist!",
+        "*  layer execute failed: missing_function: Catalog Error: Scalar Function with name date_format "
+        "does not exist!",
         "*  what to do: date_format is not a DuckDB function: write it with the DuckDB function that does the same*",
     ])
     result.stdout.re_match_lines([r"\s+hallucinated_column\s+0\s*$", r"\s+other\s+1\s+#+$"])  # the summary's count

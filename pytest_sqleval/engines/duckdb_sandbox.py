@@ -29,8 +29,8 @@ BATCH_ROWS = 8192  # rows per Arrow batch: the byte cap is checked after each, s
 
 
 #: DuckDB's message for a function it does not have (scalar, aggregate, table, ...): its name is group 1
-_MISSING_FUNCTION = re.compile(r'\b(?:Scalar|Aggregate|Table|Window|Pragma|Macro|Copy)? ?Function with name "?([^"\s!]+)"? '
-                               r'(?:does not exist|is not in the catalog)', re.I)
+_MISSING_FUNCTION = re.compile(r'\b(?:Scalar|Aggregate|Table|Window|Pragma|Macro|Copy)? ?Function with name '
+                               r'"?([^"\s!]+)"? (?:does not exist|is not in the catalog)', re.I)
 _CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     ("timeout", re.compile(r"INTERRUPT|maximum execution time", re.I)),
     ("missing_function", _MISSING_FUNCTION),

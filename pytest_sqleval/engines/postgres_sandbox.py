@@ -329,7 +329,8 @@ class PostgresSandbox:
         """The sandbox rule that refuses ``sql`` before the server sees it, and why; None if none does."""
         n = statement_count(sql, "postgres")
         if n != 1:
-            return "multiple_statements", f"exactly one SELECT statement allowed, got {n if n >= 0 else 'untokenizable SQL'}"
+            got = n if n >= 0 else "untokenizable SQL"
+            return "multiple_statements", f"exactly one SELECT statement allowed, got {got}"
         import sqlglot
         tokens = sqlglot.tokenize(sql, read="postgres")
         first = next((t.text.upper() for t in tokens), "")
