@@ -33,13 +33,30 @@ class Limits:
 class ExecError:
     """A query the engine refused or failed, in the taxonomy of DESIGN.md."""
 
-    category: str  # missing_table, missing_column, type_mismatch, division_by_zero, invalid_aggregation,
-    #                ambiguous_reference, permission_error, timeout, resource_exceeded, syntax_error, unknown_error
+    category: str  # missing_table, missing_column, missing_function, type_mismatch, division_by_zero,
+    #                invalid_aggregation, ambiguous_reference, permission_error, timeout, resource_exceeded,
+    #                syntax_error, unknown_error
     message: str
     exception: str
+    #: what the error is about, where the engine names it: the function a ``missing_function``
+    #: calls, or the sandbox rule that refused the query (``exception == "Refused"``), so the
+    #: grader names it without reading the engine's wording
+    subject: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, "message": self.message, "exception": self.exception}
+        out = {"category": self.category, "message": self.message, "exception": self.exception}
+        if self.subject is not None:
+            out["subject"] = self.subject
+        return out
+
+
+REFUSED = "Refused"  # ``ExecError.exception`` of a query a sandbox rule refused before the engine ran it
+
+
+def refusal(rule: str, detail: str) -> ExecError:
+    """A sandbox rule's refusal: ``permission_error``, named by ``rule`` (the safety layer's
+    reasons: multiple_statements, not_a_query, file_or_system_access)."""
+    return ExecError("permission_error", f"refused ({rule}): {detail}", REFUSED, subject=rule)
 
 
 @dataclass

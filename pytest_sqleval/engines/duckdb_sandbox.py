@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from .base import Limits
-from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, resource_error
+from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, refusal, resource_error
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
 from .watchdog import WATCHDOG
 
@@ -28,13 +28,17 @@ ENGINE_VERSION = duckdb.__version__
 BATCH_ROWS = 8192  # rows per Arrow batch: the byte cap is checked after each, so it overshoots by one batch
 
 
+#: DuckDB's message for a function it does not have (scalar, aggregate, table, ...): its name is group 1
+_MISSING_FUNCTION = re.compile(r'\b(?:Scalar|Aggregate|Table|Window|Pragma|Macro|Copy)? ?Function with name '
+                               r'"?([^"\s!]+)"? (?:does not exist|is not in the catalog)', re.I)
 _CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     ("timeout", re.compile(r"INTERRUPT|maximum execution time", re.I)),
+    ("missing_function", _MISSING_FUNCTION),
     ("missing_column", re.compile(r"Referenced column .* not found|column .* (does not exist|not found)|"
                                   r"Values list .* does not have a column|Referenced table .* not found|"
                                   r"does not have a column named", re.I)),
     ("missing_table", re.compile(r"Table with name .* does not exist|Schema with name .* does not exist|"
-                                 r"Catalog .* does not exist|Table Function with name .* does not exist", re.I)),
+                                 r"Catalog .* does not exist", re.I)),
     ("ambiguous_reference", re.compile(r"Ambiguous reference", re.I)),
     ("invalid_aggregation", re.compile(r"must appear in the GROUP BY|aggregate function calls cannot be nested|"
                                        r"aggregates? (are )?not allowed|GROUP BY clause cannot contain aggregates|"
@@ -68,7 +72,9 @@ def classify_error(exc: BaseException) -> ExecError:
                 break
         if category == "unknown_error" and isinstance(exc, duckdb.CatalogException):
             category = "missing_table"
-    return ExecError(category=category, message=msg[:2000], exception=name)
+    missing = _MISSING_FUNCTION.search(msg) if category == "missing_function" else None
+    return ExecError(category=category, message=msg[:2000], exception=name,
+                     subject=missing.group(1) if missing else None)
 
 
 _HERE = "database_name = current_database()"
@@ -187,11 +193,13 @@ class DuckDBSandbox:
         token = WATCHDOG.arm(limit + 0.25, cur.interrupt)  # this cursor only: disarmed before it closes
         try:
             stmts = duckdb.extract_statements(sql)
-            if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
+            if len(stmts) != 1:
                 kinds = ", ".join(s.type.name for s in stmts) or "none"
-                return ExecOutcome(None, ExecError("permission_error",
-                                                   f"refused: exactly one SELECT statement allowed, got {kinds}",
-                                                   "Refused"), _ms(start))
+                return ExecOutcome(None, refusal("multiple_statements",
+                                                 f"exactly one SELECT statement allowed, got {kinds}"), _ms(start))
+            if not _is_query(stmts[0]):
+                return ExecOutcome(None, refusal("not_a_query", f"exactly one SELECT statement allowed, got "
+                                                                f"{stmts[0].type.name}"), _ms(start))
             reader = cur.sql(sql).to_arrow_reader(BATCH_ROWS)
             got = fetch_capped(reader, _arrow_size, max_rows=max_rows, limits=self.limits)
             if got.error is not None:
@@ -207,6 +215,25 @@ class DuckDBSandbox:
         finally:
             WATCHDOG.disarm(token)
             cur.close()
+
+
+def _is_query(stmt: "duckdb.Statement") -> bool:
+    """Whether one statement is a query. DuckDB runs a PIVOT whose columns come from the data
+    (no ``IN`` list) as a ``MULTI`` statement: first a temporary enum type per pivoted column
+    (its values a ``SELECT DISTINCT``, on this cursor's own connection, gone when it closes),
+    then the query. The type hides what that query is, so it is asked of the parser: only
+    a query may stand as a subquery, and ``EXPLAIN``, ``COPY``, ``CREATE ... AS``,
+    ``INSERT ... SELECT`` or ``WITH ... DELETE`` around such a PIVOT may not."""
+    if stmt.type == duckdb.StatementType.SELECT:
+        return True
+    if stmt.type != duckdb.StatementType.MULTI:
+        return False
+    body = re.sub(r"[\s;]+$", "", stmt.query)  # its own trailing semicolon would end the subquery
+    try:  # the newline ends a trailing -- comment; a single statement has balanced parentheses
+        wrapped = duckdb.extract_statements(f"SELECT * FROM (\n{body}\n)")
+    except duckdb.Error:
+        return False
+    return len(wrapped) == 1 and wrapped[0].type in (duckdb.StatementType.SELECT, duckdb.StatementType.MULTI)
 
 
 def _ident(name: str) -> str:

@@ -47,8 +47,8 @@ import pyarrow as pa
 
 from .base import Limits
 from . import display_location, parse_size, statement_count
-from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
-                   row_batch_size)
+from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows,
+                   refusal as sandbox_refusal, resource_error, row_batch_size)
 
 ENGINE_NAME = "postgres"
 FETCH_BATCH = 5000
@@ -116,7 +116,15 @@ def classify_error(exc: BaseException) -> ExecError:
     category = _SQLSTATE.get(state) or _SQLSTATE_CLASSES.get(state[:2], "unknown_error")
     if state == "0A000" and not any(w in msg for w in ("read-only", "data-modifying")):
         category = "unknown_error"  # feature_not_supported: a refusal only when it is about writing
-    return ExecError(category=category, message=msg[:2000], exception=type(exc).__name__)
+    missing = _MISSING_FUNCTION.match(msg) if state == "42883" else None
+    if missing:  # undefined_function names a function; an operator it cannot find is a type mismatch
+        category = "missing_function"
+    return ExecError(category=category, message=msg[:2000], exception=type(exc).__name__,
+                     subject=missing.group(1) if missing else None)
+
+
+#: PostgreSQL's undefined_function message: the name as called (schema-qualified if it was), then its argument types
+_MISSING_FUNCTION = re.compile(r"function ((?:[^\s(]+\.)?[^\s(]+)\(.*\) does not exist")
 
 
 def split_role(url: str) -> tuple[str, str | None]:
@@ -242,6 +250,15 @@ class PostgresSandbox:
     def close(self) -> None:
         self._conn.close()
 
+    def _has_function(self, name: str) -> bool:
+        """Whether the server has a function of this name (any schema, any arguments): when it
+        does, an undefined_function error is about the arguments' types, not the name."""
+        try:
+            return bool(self._scalar("SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = %s)",
+                                     (name.rsplit(".", 1)[-1],)))
+        except self._psycopg.Error:  # cannot tell: the server's own words stand
+            return False
+
     def _scalar(self, sql: str, params: tuple | None = None) -> Any:
         return self._rows(sql, params)[0][0]
 
@@ -308,18 +325,20 @@ class PostgresSandbox:
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
-    def _refusal(self, sql: str) -> str | None:
+    def _refusal(self, sql: str) -> tuple[str, str] | None:
+        """The sandbox rule that refuses ``sql`` before the server sees it, and why; None if none does."""
         n = statement_count(sql, "postgres")
         if n != 1:
-            return f"refused: exactly one SELECT statement allowed, got {n if n >= 0 else 'untokenizable SQL'}"
+            got = n if n >= 0 else "untokenizable SQL"
+            return "multiple_statements", f"exactly one SELECT statement allowed, got {got}"
         import sqlglot
         tokens = sqlglot.tokenize(sql, read="postgres")
         first = next((t.text.upper() for t in tokens), "")
         if first in _STATEMENTS:
-            return f"refused: only SELECT / WITH / VALUES queries are allowed, got {first}"
+            return "not_a_query", f"only SELECT / WITH / VALUES queries are allowed, got {first}"
         name = denied_call(tokens, self._denied_oids_names)
         if name:
-            return f"refused: function {name}() is not allowed"
+            return "file_or_system_access", f"function {name}() is not allowed"
         return None
 
     def run(self, sql: str, *, max_rows: int | None = None) -> ExecOutcome:
@@ -328,7 +347,7 @@ class PostgresSandbox:
         start = time.perf_counter()
         refusal = self._refusal(sql)
         if refusal:
-            return ExecOutcome(None, ExecError("permission_error", refusal, "Refused"), _ms(start))
+            return ExecOutcome(None, sandbox_refusal(*refusal), _ms(start))
         psycopg = self._psycopg
         try:
             self._alive()
@@ -371,7 +390,12 @@ class PostgresSandbox:
                 return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
             return ExecOutcome(rows_to_arrow(names, oids, flat_rows(got.batches)), None, _ms(start))
         except psycopg.Error as exc:
-            return ExecOutcome(None, classify_error(exc), _ms(start))
+            error = classify_error(exc)
+            if error.category == "missing_function":
+                self._rollback()  # the failed transaction first: the catalog is read outside it
+                if self._has_function(str(error.subject)):  # it exists, for other argument types
+                    error = ExecError("type_mismatch", error.message, error.exception)
+            return ExecOutcome(None, error, _ms(start))
         except (MemoryError, RecursionError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:

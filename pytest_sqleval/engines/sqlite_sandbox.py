@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -30,8 +31,8 @@ from .base import Limits
 from . import parse_size
 from .canonical import render_field, row_lanes
 from .watchdog import WATCHDOG
-from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
-                   row_batch_size)
+from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, refusal,
+                   resource_error, row_batch_size)
 
 ENGINE_NAME = "sqlite"
 ENGINE_VERSION = sqlite3.sqlite_version
@@ -52,6 +53,7 @@ _CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
                           "you can only execute one statement")),
     ("missing_table", ("no such table", "no such view", "unknown database", "no such schema")),
     ("missing_column", ("no such column",)),
+    ("missing_function", ("no such function",)),
     ("ambiguous_reference", ("ambiguous column name",)),
     ("invalid_aggregation", ("misuse of aggregate", "misuse of window function", "aggregate functions are not allowed",
                              "group by clause is required before having", "not allowed in the group by",
@@ -82,7 +84,20 @@ def classify_error(exc: BaseException) -> ExecError:
             if any(n in low for n in needles):
                 category = cat
                 break
-    return ExecError(category=category, message=msg[:2000], exception=type(exc).__name__)
+    missing = re.search(r"no such function: (\S+)", msg) if category == "missing_function" else None
+    return ExecError(category=category, message=msg[:2000], exception=type(exc).__name__,
+                     subject=missing.group(1) if missing else None)
+
+
+#: authorizer action codes by name, to name what a denial refused
+_ACTIONS = {getattr(sqlite3, n): n[7:].replace("_", " ") for n in (
+    "SQLITE_CREATE_INDEX", "SQLITE_CREATE_TABLE", "SQLITE_CREATE_TEMP_INDEX", "SQLITE_CREATE_TEMP_TABLE",
+    "SQLITE_CREATE_TEMP_TRIGGER", "SQLITE_CREATE_TEMP_VIEW", "SQLITE_CREATE_TRIGGER", "SQLITE_CREATE_VIEW",
+    "SQLITE_DELETE", "SQLITE_DROP_INDEX", "SQLITE_DROP_TABLE", "SQLITE_DROP_TEMP_INDEX", "SQLITE_DROP_TEMP_TABLE",
+    "SQLITE_DROP_TEMP_TRIGGER", "SQLITE_DROP_TEMP_VIEW", "SQLITE_DROP_TRIGGER", "SQLITE_DROP_VIEW",
+    "SQLITE_INSERT", "SQLITE_PRAGMA", "SQLITE_TRANSACTION", "SQLITE_UPDATE", "SQLITE_ATTACH",
+    "SQLITE_DETACH", "SQLITE_ALTER_TABLE", "SQLITE_REINDEX", "SQLITE_ANALYZE", "SQLITE_CREATE_VTABLE",
+    "SQLITE_DROP_VTABLE", "SQLITE_SAVEPOINT") if hasattr(sqlite3, n)}
 
 
 def _quote(name: str) -> str:
@@ -113,6 +128,7 @@ class SQLiteSandbox:
         if not self.path.is_file():
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self._trusted = False  # True only while the sandbox runs its own introspection SQL
+        self._denial: tuple[str, str] | None = None  # the rule the authorizer last refused by, and why
         self._deadline: float | None = None
         self._conn = self._connect()
 
@@ -134,8 +150,11 @@ class SQLiteSandbox:
         if self._trusted:
             return sqlite3.SQLITE_OK
         if action not in _ALLOWED_ACTIONS:
+            what = " ".join(str(p) for p in (_ACTIONS.get(action, f"action {action}"), arg1) if p)
+            self._denial = self._denial or ("not_a_query", f"{what} is not allowed; only SELECT / WITH queries")
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in DENIED_FUNCTIONS:
+            self._denial = self._denial or ("file_or_system_access", f"function {str(arg2).lower()}() is not allowed")
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
@@ -198,12 +217,11 @@ class SQLiteSandbox:
         self._deadline = time.monotonic() + limit
         token = WATCHDOG.arm(limit + 0.25, self._conn.interrupt)  # a stray one is cleared by the next statement
         cur = self._conn.cursor()
+        self._denial = None
         try:
             cur.execute(sql)
             if cur.description is None:
-                return ExecOutcome(None, ExecError("permission_error",
-                                                   "refused: exactly one SELECT statement allowed", "Refused"),
-                                   _ms(start))
+                return ExecOutcome(None, refusal("not_a_query", "exactly one SELECT statement allowed"), _ms(start))
             names = [d[0] for d in cur.description]
             # max_bytes, and at most an eighth of memory_limit (result_byte_cap)
             got = fetch_capped(fetch_batches(cur, FETCH_BATCH), row_batch_size, max_rows=max_rows, limits=self.limits)
@@ -211,7 +229,12 @@ class SQLiteSandbox:
                 return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
             return ExecOutcome(rows_to_arrow(names, flat_rows(got.batches)), None, _ms(start))
         except sqlite3.Error as exc:
-            return ExecOutcome(None, classify_error(exc), _ms(start))
+            error = classify_error(exc)
+            if "one statement at a time" in error.message:  # the sqlite3 module's own rule
+                error = refusal("multiple_statements", "exactly one SELECT statement allowed")
+            elif self._denial is not None and error.category == "permission_error":  # the authorizer's rule
+                error = refusal(*self._denial)
+            return ExecOutcome(None, error, _ms(start))
         except (MemoryError, RecursionError, OverflowError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:

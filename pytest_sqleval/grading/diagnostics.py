@@ -20,6 +20,9 @@ CONSISTENT: dict[str, tuple[str, ...]] = {
     "hallucinated_column": (), "stale_table": (),
     "wrong_metric": ("aggregate", "filter", "projection"), "wrong_join": ("join",),
 }
+#: Failure kinds whose evidence already names the part: the function the engine does not have,
+#: the statement a rule refused. No part of a result is "most likely" wrong: there is none.
+NAMED_PART = ("runtime_error:missing_function", "unsafe_statement")
 #: The engine's own suggestions in a binder error (DuckDB: candidate bindings, "did you mean").
 _CANDIDATES = re.compile(r'Candidate bindings:\s*(.+)|Did you mean "([^"]+)"', re.I)
 
@@ -80,9 +83,17 @@ def _replacement(stale: str, live: list[str]) -> str | None:
 
 def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str, Any],
            stale: list[str], gold_sql: str | None, sql: str | None = None,
-           replacements: dict[str, str] | None = None) -> list[str]:
+           replacements: dict[str, str] | None = None, failure_kind: str | None = None,
+           engine: str | None = None) -> list[str]:
     """What to do instead, in the words of the evidence the class came from; for a stale
     table, the suite's ``replacements`` first (its map, or its semantic layer's)."""
+    if failure_kind == "runtime_error:missing_function":
+        from .verdict import engine_display
+        error = (layers.get("execution") or {}).get("error") or {}
+        name, where = error.get("subject") or "the function", engine_display(engine)
+        near = _nearest(error.get("message", ""))
+        return [f"{name} is not a {where} function: write it with the {where} function that does the same"
+                + (f" (the engine's nearest by name: {', '.join(near)})" if near else "")]
     grounding = layers.get("grounding") or {}
     dialect = (layers.get("parse") or {}).get("dialect")
     if error_class in ("stale_table", "hallucinated_column"):  # the only advice that reads the gold's names
@@ -128,9 +139,10 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
 def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None,
              classification: dict[str, Any], layers: dict[str, Any] | None = None,
              stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None,
-             replacements: dict[str, str] | None = None) -> dict[str, Any]:
+             replacements: dict[str, str] | None = None, engine: str | None = None) -> dict[str, Any]:
     """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
-    the most likely part and the advice, both in agreement with the error class."""
+    the most likely part and the advice, both in agreement with the error class (and with
+    the failure kind, where that names the part: ``NAMED_PART``)."""
     clauses = (structure or {}).get("clauses", {})
     c = compare or {}
     scores = dict.fromkeys(DIMENSIONS, 0.0)
@@ -158,7 +170,8 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     scores["topk"] = min(1.0, 0.6 * bool(limit) + 0.3 * bool(c.get("order_only")) + 0.1 * _share(clauses.get("order_by")))
     scores = {k: round(v, 3) for k, v in scores.items()}
     error_class = classification.get("error_class")
-    allowed = CONSISTENT.get(str(error_class), DIMENSIONS)
+    failure_kind = classification.get("failure_kind")
+    allowed = () if failure_kind in NAMED_PART else CONSISTENT.get(str(error_class), DIMENSIONS)
     ranked = sorted(((k, v) for k, v in scores.items() if k in allowed), key=lambda kv: -kv[1]) + [("", 0.0)] * 2
     ambiguous = ranked[0][1] >= 0.5 and ranked[1][1] >= 0.5 and ranked[0][1] - ranked[1][1] < 0.15
     confidence = float(classification.get("confidence") or 0.0)
@@ -178,7 +191,8 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     return {"scores": scores, "most_likely": ranked[0][0] if ranked[0][1] > 0 else None,
             "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
             "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
-                             gold_sql=gold_sql, sql=sql, replacements=replacements),
+                             gold_sql=gold_sql, sql=sql, replacements=replacements, failure_kind=failure_kind,
+                             engine=engine),
             "ordering_only": bool(c.get("order_only")), "cardinality_explosion": explosion,
             "cardinality_ratio": c.get("cardinality_ratio"), "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}

@@ -62,7 +62,7 @@ def ground(tree: exp.Expression | None, index: CatalogIndex, budget: Budget | No
     when ``budget`` runs out first (the caller records the layer as skipped)."""
     if tree is None:
         return GroundingResult(None, note="not parsed")
-    tree = _rebalanced(tree, budget)
+    tree = _pivots_as_selects(_rebalanced(tree, budget))
     try:
         scopes = traverse_scope(tree)
     except RecursionError:
@@ -99,6 +99,36 @@ def ground(tree: exp.Expression | None, index: CatalogIndex, budget: Budget | No
                 bad_cols.append({"name": name, **_where(col)})
     ok = not bad_tables and not bad_cols
     return GroundingResult(ok, bad_tables, _dedupe(bad_cols), sorted(used))
+
+
+def pivot_statements(tree: exp.Expression) -> list[exp.Pivot]:
+    """DuckDB's PIVOT / UNPIVOT statements in ``tree`` (``PIVOT t ON c USING sum(v)``, alone or
+    as a subquery or CTE), not the ``PIVOT (...)`` clause of a table: a pivot with a source."""
+    return [p for p in tree.find_all(exp.Pivot) if p.args.get("this") is not None]
+
+
+def _pivots_as_selects(tree: exp.Expression) -> exp.Expression:
+    """``tree``, or a copy of it where each PIVOT / UNPIVOT statement reads as
+    ``SELECT *, <its ON, USING and GROUP BY expressions> FROM <its source>``, for grounding
+    only. sqlglot's scopes cannot walk a PIVOT statement, so its columns would land in the
+    enclosing scope and look missing; this way they are looked up in the pivot's source,
+    and what the pivot returns stays unknown (its columns come from the data: the ``*``)."""
+    if not pivot_statements(tree):
+        return tree
+    tree = tree.copy()
+    for pivot in reversed(pivot_statements(tree)):  # innermost first: find_all walks breadth-first
+        parts: list[exp.Expression] = [exp.Star()]
+        for key in ("expressions", "using"):
+            value = pivot.args.get(key)
+            parts += [e for e in value if isinstance(e, exp.Expression)] if isinstance(value, list) else []
+        group = pivot.args.get("group")
+        if isinstance(group, exp.Group):
+            parts += list(group.expressions)
+        select = exp.Select(expressions=parts).from_(pivot.this, copy=False)
+        if pivot is tree:
+            return select
+        pivot.replace(select)
+    return tree
 
 
 #: chains of one operator longer than this are regrouped balanced before scoping

@@ -293,7 +293,7 @@ class SuiteGrader:
                 run_layer(layer, c)
         evidence = Evidence(sql=sql, layers=c.layers, stale=c.stale, executed="execution" in c.layers,
                             joins_gold=gold.joins, tree=c.tree, executed_sql=c.executed_sql,
-                            gold_sql=gold_sql, question=question)
+                            gold_sql=gold_sql, question=question, engine=self.engine)
         budget = c.budget
 
         def diagnostics(ev: Evidence, cls: Classification) -> dict[str, Any]:
@@ -301,7 +301,8 @@ class SuiteGrader:
                 budget.check()
                 return diagnose(compare=ev.layers.get("compare"), structure=ev.layers.get("structure"),
                                 classification=cls.to_dict(), layers=ev.layers, stale=ev.stale,
-                                gold_sql=ev.gold_sql, sql=ev.sql, replacements=self.replacements)
+                                gold_sql=ev.gold_sql, sql=ev.sql, replacements=self.replacements,
+                                engine=ev.engine)
             return guarded(run, fallback={})
         verdict = decide(evidence, duration_ms=0.0, classifier=classifier, judge=judge, mode=judge_mode,
                          diagnose=diagnostics if self.host is not None else None)

@@ -33,6 +33,12 @@ _FORBIDDEN_NODES: tuple[type, ...] = tuple(t for t in (
     if isinstance(t, type))
 
 
+def _pivot_statement(tree: exp.Expression) -> bool:
+    """DuckDB's ``PIVOT t ON c USING sum(v)`` / ``UNPIVOT t ON ...``: a query (it only reads),
+    though sqlglot parses it as a ``Pivot`` with a source rather than a ``Select``."""
+    return isinstance(tree, exp.Pivot) and tree.args.get("this") is not None
+
+
 @dataclass
 class SafetyResult:
     ok: bool
@@ -46,7 +52,7 @@ class SafetyResult:
 def check_safety(tree: exp.Expression | None, statements: int) -> SafetyResult:
     if statements != 1 or tree is None:
         return SafetyResult(False, "multiple_statements", f"{statements} statements; exactly one SELECT is allowed")
-    if not isinstance(tree, (exp.Query, exp.Subquery)):
+    if not isinstance(tree, (exp.Query, exp.Subquery)) and not _pivot_statement(tree):
         return SafetyResult(False, "not_a_query", f"{type(tree).__name__.upper()} statements are not allowed; "
                                                   "only SELECT / WITH queries")
     for node in tree.walk():

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..engines.base import REFUSED  # the exception of a query a sandbox rule refused
+
 ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
 JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
@@ -44,6 +46,7 @@ class Evidence:
     executed_sql: str | None = None
     gold_sql: str | None = None
     question: str | None = None
+    engine: str | None = None  # the engine that ran it ("duckdb", "sqlite", "postgres"), to name it
     _joins: dict[str, Any] | None = field(default=None, repr=False)
 
     def get(self, name: str) -> dict[str, Any]:
@@ -170,16 +173,21 @@ def classify_evidence(evidence: Evidence) -> Classification:
                     grounding=evidence.layers.get("grounding"), execution=evidence.layers.get("execution"),
                     compare=evidence.layers.get("compare"), stale=evidence.stale, joins_pred=evidence.joins_pred,
                     joins_gold=evidence.joins_gold, structure=evidence.layers.get("structure"),
-                    executed=evidence.executed, variants=evidence.layers.get("variants"))
+                    executed=evidence.executed, variants=evidence.layers.get("variants"), engine=evidence.engine)
 
 
 def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding: dict[str, Any] | None,
              execution: dict[str, Any] | None, compare: dict[str, Any] | None, stale: list[str],
              joins_pred: dict[str, Any], joins_gold: dict[str, Any], structure: dict[str, Any] | None = None,
-             executed: bool = True, variants: dict[str, Any] | None = None) -> Classification:
+             executed: bool = True, variants: dict[str, Any] | None = None,
+             engine: str | None = None) -> Classification:
     """The error class of a failed case, by precedence: a parse error, an unsafe
-    statement, hallucinated_column, stale_table, an execution error, then what the result
-    comparison says (or, without execution, what the structural diff says: ``judged_different``).
+    statement (refused by the safety layer or by a rule of the engine's sandbox), a
+    function the engine does not have (a dialect error), hallucinated_column, stale_table,
+    an execution error, then what the result comparison says (or, without execution,
+    what the structural diff says: ``judged_different``). Grounding's missing names make
+    an execution error a hallucinated_column only where the engine's error can be one:
+    a refusal, a missing function or a timeout is its own cause, whatever grounding saw.
     A result that matched on the pinned database but not on a variant of it is classified
     from the comparison on that variant, with the failure kind ``coincidental_pass``."""
     if not parse["ok"]:
@@ -189,9 +197,14 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
     if safety is not None and not safety["ok"]:
         return Classification("other", "unsafe_statement", f"refused as unsafe ({safety['reason']}): {safety['detail']}", 0.95)
     exec_err = (execution or {}).get("error")
+    if exec_err and exec_err.get("exception") == REFUSED:
+        return Classification("other", "unsafe_statement", refusal_text(exec_err, engine), 0.95)
+    if exec_err and exec_err["category"] == "missing_function":
+        return Classification("other", "runtime_error:missing_function", missing_function_text(exec_err, engine), 0.95)
     halluc = (grounding or {}).get("hallucinated_tables", []) + (grounding or {}).get("hallucinated_columns", [])
     named = ", ".join(f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in halluc)
-    if exec_err and (exec_err["category"] in ("missing_column", "missing_table") or halluc):
+    if exec_err and (exec_err["category"] in ("missing_column", "missing_table")
+                     or (halluc and exec_err["category"] in NAME_ERRORS)):
         return Classification("hallucinated_column", f"runtime_error:{exec_err['category']}",
                               f"references what does not exist: {named or exec_err['message'].splitlines()[0]}", 0.95)
     if not executed and halluc:
@@ -209,6 +222,29 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
     if compare["match"] and mismatch:
         return _coincidence(mismatch, joins_pred, joins_gold)
     return _result_differs(compare, joins_pred, joins_gold)
+
+
+#: runtime error categories a missing name can cause: where grounding found one, the error is about it
+NAME_ERRORS = ("missing_column", "missing_table", "unknown_error")
+ENGINE_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+
+def engine_display(engine: str | None) -> str:
+    """How a person names the engine: DuckDB, SQLite, PostgreSQL (a plugin's engine by its own name)."""
+    return ENGINE_NAMES.get(str(engine), engine or "the engine")
+
+
+def missing_function_text(error: dict[str, Any], engine: str | None) -> str:
+    """The one sentence every report gives for a function the engine does not have."""
+    name = error.get("subject") or "a function"
+    return f"calls {name}, which {engine_display(engine)} does not have: a dialect error, not a missing column"
+
+
+def refusal_text(error: dict[str, Any], engine: str | None) -> str:
+    """A sandbox rule's refusal, naming the rule (the engine's message after its ``refused (rule): ``)."""
+    rule = error.get("subject") or "sandbox rule"
+    detail = error["message"].split("): ", 1)[-1] if error["message"].startswith("refused (") else error["message"]
+    return f"refused by the {engine_display(engine)} sandbox ({rule}): {detail.splitlines()[0]}"
 
 
 def _coincidence(mismatch: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
@@ -345,6 +381,8 @@ def blocked_reason(layers: dict[str, Any]) -> str | None:
     if not (layers.get("safety") or {}).get("ok", True):
         return f"safety:{layers['safety']['reason']}"
     err = (layers.get("execution") or {}).get("error")
+    if err and err.get("exception") == REFUSED:  # a rule of the engine's sandbox, as the safety layer's are named
+        return f"sandbox:{err.get('subject')}"
     if err:
         return f"execution:{err['category']}"
     return None

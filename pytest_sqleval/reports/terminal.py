@@ -5,6 +5,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ..grading.verdict import REFUSED, engine_display
 from ..traces import TRACE_REPORT_KEY
 from .sidebyside import sidebyside_lines
 
@@ -65,8 +66,12 @@ def render_failure(rec: dict[str, Any]) -> str:
     if rec.get("stale_tables"):
         out.append("  deprecated tables referenced: " + ", ".join(rec["stale_tables"]))
     ex = rec.get("execution") or {}
-    if ex.get("error"):
-        out.append(f"  layer execute failed: {ex['error']['category']}: {ex['error']['message'].splitlines()[0]}")
+    err = ex.get("error")
+    if err and err.get("exception") == REFUSED:  # a sandbox rule, named as the safety layer names its own
+        out.append(f"  the {engine_display(rec.get('engine'))} sandbox refused it: {err.get('subject')} - "
+                   f"{err['message'].split('): ', 1)[-1].splitlines()[0]}")
+    elif err:
+        out.append(f"  layer execute failed: {err['category']}: {err['message'].splitlines()[0]}")
     cmp = rec.get("compare")
     if cmp:
         out.append(f"  layer compare: {cmp['reason']}; rows {cmp['pred_rows']} vs gold {cmp['gold_rows']}; "

@@ -49,8 +49,11 @@ PRECEDENCE = [
                  "hallucinated_column", "runtime_error:missing_column", id="halluc-beats-stale"),
     pytest.param(dict(execution=err("missing_table"), grounding=GROUNDED),
                  "hallucinated_column", "runtime_error:missing_table", id="binder-missing-table-alone"),
+    pytest.param(dict(execution=err("unknown_error"), grounding=BAD_COLUMN),
+                 "hallucinated_column", "runtime_error:unknown_error", id="grounding-evidence-explains-unknown-error"),
+    # the engine bound every name and failed for another reason: grounding's miss does not decide
     pytest.param(dict(execution=err("type_mismatch"), grounding=BAD_COLUMN),
-                 "hallucinated_column", "runtime_error:type_mismatch", id="grounding-evidence-with-other-runtime-error"),
+                 "other", "runtime_error:type_mismatch", id="grounding-evidence-with-other-runtime-error"),
     # grounding alone, with the engine accepting the query, is not the binder's verdict
     pytest.param(dict(grounding=BAD_COLUMN, compare=cmp(column_matches=[True, False])),
                  "wrong_metric", "value_mismatch", id="grounding-alone-is-not-hallucination"),
