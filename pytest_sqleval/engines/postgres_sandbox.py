@@ -30,6 +30,9 @@
 - **A dead session is reopened**: a candidate that ends its own backend fails, and the
   next query runs on a fresh session with the same settings, so later cases are not lost.
 - **Deterministic output**: ``TimeZone=UTC``, ``DateStyle=ISO``, ``extra_float_digits=1``.
+- **Infinite dates and timestamps** (``'infinity'``, the usual open end of a type-2
+  ``valid_to``) load as DuckDB's do: the largest (smallest) value of the Arrow storage,
+  so infinity equals infinity, never a finite date, and compares the same on both engines.
 - **Errors** are mapped to the taxonomy by SQLSTATE.
 """
 from __future__ import annotations
@@ -109,6 +112,63 @@ _OID_TYPES: dict[int, pa.DataType] = {
 _TEXT_OIDS = {114, 3802, 2950, 1266, 869, 650, 829, 774, 1560, 1562}  # json, jsonb, uuid, timetz, inet, ...
 
 
+#: date, timestamp, timestamptz and their arrays: 'infinity' loads as ``Infinite``
+_TEMPORAL_OIDS = {1082: "date", 1114: "timestamp", 1184: "timestamptz"}
+_TEMPORAL_ARRAYS = {1182: 1082, 1115: 1114, 1185: 1184}
+
+
+class Infinite:
+    """PostgreSQL's ``'infinity'`` (``sign`` 1) or ``'-infinity'`` (-1) date or timestamp,
+    which no Python date holds; ``column_array`` stores it as DuckDB does."""
+
+    __slots__ = ("sign",)
+
+    def __init__(self, sign: int) -> None:
+        self.sign = sign
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Infinite) and other.sign == self.sign
+
+    def __hash__(self) -> int:
+        return hash(("Infinite", self.sign))
+
+    def __repr__(self) -> str:
+        return "infinity" if self.sign > 0 else "-infinity"
+
+    __str__ = __repr__
+
+
+_INFINITE = {b"infinity": Infinite(1), b"-infinity": Infinite(-1)}
+
+
+def register_infinity_loaders(conn: Any) -> None:
+    """Make ``conn`` load 'infinity' / '-infinity' dates and timestamps as ``Infinite``
+    instead of failing the fetch (psycopg refuses them: no Python date is infinite). The
+    loader wraps psycopg's own (a C class, which cannot be subclassed) for every other value."""
+    from psycopg import adapt, pq
+
+    for oid in _TEMPORAL_OIDS:
+        base = conn.adapters.get_loader(oid, pq.Format.TEXT)
+        if base is None:  # pragma: no cover - psycopg always has them
+            continue
+
+        class InfinityLoader(adapt.Loader):
+            _base = base
+
+            def __init__(self, oid: int, context: Any = None) -> None:
+                super().__init__(oid, context)
+                self._inner = self._base(oid, context)
+
+            def load(self, data: Any) -> Any:
+                if len(data) in (8, 9):
+                    special = _INFINITE.get(bytes(data))
+                    if special is not None:
+                        return special
+                return self._inner.load(data)
+
+        conn.adapters.register_loader(oid, InfinityLoader)
+
+
 def classify_error(exc: BaseException) -> ExecError:
     """Map a psycopg exception to the runtime error taxonomy, by SQLSTATE."""
     msg = str(exc).strip() or type(exc).__name__
@@ -163,10 +223,12 @@ class PostgresSandbox:
     def _connect(self) -> Any:
         psycopg = self._psycopg
         try:
-            return psycopg.connect(self._conninfo, autocommit=True, application_name="pytest-sqleval",
+            conn = psycopg.connect(self._conninfo, autocommit=True, application_name="pytest-sqleval",
                                    connect_timeout=max(2, int(self.limits.timeout_s)))
         except psycopg.Error as exc:
             raise ConnectionError(f"cannot connect to {display_location(self.url)}: {str(exc).strip()}") from None
+        register_infinity_loaders(conn)
+        return conn
 
     def _settings(self) -> list[tuple[str, str]]:
         ms = max(1, int(self.limits.timeout_s * 1000))
@@ -423,16 +485,50 @@ def _as_text(values: list[Any]) -> pa.Array:
     return pa.array(out, type=pa.string())
 
 
+def _temporal_array(t: pa.DataType, values: list[Any]) -> pa.Array:
+    """Dates or timestamps as Arrow, ``Infinite`` as DuckDB stores infinity: the largest
+    (smallest, negated) value of the storage integer."""
+    if pa.types.is_timestamp(t) and t.tz:
+        utc = __import__("datetime").timezone.utc
+        values = [v.astimezone(utc) if v is not None and not isinstance(v, Infinite) else v for v in values]
+    infinite = [i for i, v in enumerate(values) if isinstance(v, Infinite)]
+    if not infinite:
+        return pa.array(values, type=t)
+    storage_type, top = (pa.int32(), 2**31 - 1) if pa.types.is_date32(t) else (pa.int64(), 2**63 - 1)
+    finite = pa.array([None if isinstance(v, Infinite) else v for v in values], type=t)
+    storage = finite.view(storage_type).to_pylist()
+    for i in infinite:
+        storage[i] = top * values[i].sign
+    return pa.array(storage, type=storage_type).view(t)
+
+
+def _temporal_list_array(t: pa.DataType, values: list[Any]) -> pa.Array:
+    """A one-dimensional array column of dates or timestamps (``Infinite`` included)."""
+    offsets, flat, valid = [0], [], []
+    for v in values:
+        if v is not None and any(isinstance(x, list) for x in v):
+            raise TypeError("multi-dimensional array")
+        flat += v or []
+        offsets.append(len(flat))
+        valid.append(v is not None)
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _temporal_array(t, flat),
+                                     mask=pa.array([not x for x in valid]))
+    return lists
+
+
 def column_array(oid: int, values: list[Any]) -> pa.Array:
     """One result column as Arrow: fixed types by OID, numerics as decimals (float64 when
     they do not fit), JSON/UUID/network types as text, anything else inferred or as text."""
     if oid in _OID_TYPES:
         t = _OID_TYPES[oid]
-        if pa.types.is_timestamp(t) and t.tz:
-            values = [v.astimezone(__import__("datetime").timezone.utc) if v is not None else None for v in values]
         try:
-            return pa.array(values, type=t)
+            return _temporal_array(t, values) if oid in _TEMPORAL_OIDS else pa.array(values, type=t)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return _as_text(values)
+    if oid in _TEMPORAL_ARRAYS and any(isinstance(x, Infinite) for v in values if v for x in v):
+        try:
+            return _temporal_list_array(_OID_TYPES[_TEMPORAL_ARRAYS[oid]], values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
             return _as_text(values)
     if oid in _TEXT_OIDS:
         return _as_text(values)
