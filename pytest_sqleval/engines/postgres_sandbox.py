@@ -188,6 +188,45 @@ def split_role(url: str) -> tuple[str, str | None]:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), role
 
 
+_USER_SCHEMA = "NOT IN ('pg_catalog', 'information_schema') AND {0} NOT LIKE 'pg\\_%'"
+#: Everything else a query can read through, one content line per row: (tag, query in a stable
+#: order). Text PostgreSQL keeps as written is hashed as such (a function's ``prosrc``, enum
+#: labels); where it keeps only a parse tree, its re-rendering is hashed, which a release may
+#: change: view definitions (``pg_get_viewdef``), SQL-standard function bodies
+#: (``pg_get_functiondef``, only when ``prosqlbody`` is set), domain constraints.
+_CATALOG_LINES = [
+    # functions, procedures, aggregates: signature, language, body, and what changes their result
+    ("F", "SELECT n.nspname || '.' || p.proname, pg_get_function_identity_arguments(p.oid), "
+          "pg_get_function_result(p.oid), p.prokind, l.lanname, p.prosrc, "
+          "CASE WHEN p.prosqlbody IS NOT NULL THEN pg_get_functiondef(p.oid) END, p.provolatile, p.proisstrict, "
+          "p.prosecdef, p.proretset, p.proconfig, a.aggtransfn::regproc::text, a.aggfinalfn::regproc::text, "
+          "a.aggcombinefn::regproc::text, a.aggtranstype::regtype::text, a.agginitval "
+          "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
+          "LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid "
+          f"WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} ORDER BY 1, 2"),
+    # user types: enums with their labels in order, composites, domains, ranges
+    ("Y", "SELECT n.nspname || '.' || t.typname, t.typtype, "
+          "ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder), "
+          "ARRAY(SELECT a.attname || ' ' || format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+          "WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum), "
+          "format_type(t.typbasetype, t.typtypmod), t.typnotnull, t.typdefault, "
+          "ARRAY(SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.contypid = t.oid ORDER BY 1), "
+          "(SELECT format_type(r.rngsubtype, NULL) FROM pg_range r WHERE r.rngtypid = t.oid) "
+          "FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+          f"WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} AND t.typtype IN ('e', 'c', 'd', 'r', 'm') "
+          "AND (t.typrelid = 0 OR (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c') ORDER BY 1"),
+    # sequences (a query reads them with currval or as a relation; column defaults use them)
+    ("S", "SELECT schemaname || '.' || sequencename, data_type::text, start_value, min_value, max_value, "
+          "increment_by, cycle, cache_size, last_value FROM pg_sequences "
+          f"WHERE schemaname {_USER_SCHEMA.format('schemaname')} ORDER BY 1"),
+    # operators a query can call (user-defined ones in the database's own schemas)
+    ("O", "SELECT n.nspname || '.' || o.oprname, o.oprleft::regtype::text, o.oprright::regtype::text, "
+          "o.oprresult::regtype::text, o.oprcode::regproc::text FROM pg_operator o "
+          f"JOIN pg_namespace n ON n.oid = o.oprnamespace WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} "
+          "ORDER BY 1, 2, 3"),
+]
+
+
 def _ident(*names: str) -> str:
     return ".".join('"' + n.replace('"', '""') + '"' for n in names)
 
@@ -219,6 +258,7 @@ class PostgresSandbox:
             self._conn.close()
             raise
         self.version = str(self._scalar("SHOW server_version"))
+        self._version_num = int(self._scalar("SHOW server_version_num"))
 
     def _connect(self) -> Any:
         psycopg = self._psycopg
@@ -340,11 +380,17 @@ class PostgresSandbox:
         return out
 
     def content_hash(self) -> str:
-        """SHA-256 over every readable table's schema-qualified name, columns (name and
-        type), row count and an order-independent sum of per-row hashes, plus every view's
-        definition. Computed in SQL: ``SELECT count(*), sum(('x' || substr(md5(t::text), 1,
-        15))::bit(60)::bigint) FROM s.t AS t`` (60 bits of each row's MD5; the sum is a
-        numeric, so it cannot overflow). Tables this role cannot read are named, not hashed."""
+        """SHA-256 over everything a query can read through: every readable table's and
+        materialized view's schema-qualified name, columns (name and type), row count and an
+        order-independent sum of per-row hashes; every view's and materialized view's
+        definition; functions, procedures and aggregates (signature, language, body,
+        volatility, settings); user types (enum labels in order, composite attributes,
+        domains, ranges); sequences; user operators; and the search path queries resolve
+        names through (``_CATALOG_LINES``). Rows are hashed in SQL: ``SELECT count(*),
+        sum(('x' || substr(md5(t::text), 1, 15))::bit(60)::bigint) FROM s.t AS t`` (60 bits
+        of each row's MD5; the sum is a numeric, so it cannot overflow; ``t::text`` is the
+        server's text of a row, with ``extra_float_digits`` pinned). Tables this role cannot
+        read are named, not hashed."""
         tables = self._rows(
             "SELECT n.nspname, c.relname, c.relkind, has_table_privilege(c.oid, 'SELECT') FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'm', 'v', 'f') "
@@ -356,17 +402,29 @@ class PostgresSandbox:
                 "ORDER BY table_schema, table_name, ordinal_position"):
             cols.setdefault((schema, table), []).append((column, dtype))
         digest = hashlib.sha256()
+        digest.update(f"P|search_path|{self._search_path}\n".encode())
         for schema, table, kind, readable in tables:
-            if kind == "v":
+            if kind in ("v", "m"):  # pg_get_viewdef: the server's rendering (it keeps no text of a view)
                 sql = self._scalar("SELECT pg_get_viewdef(%s::regclass, true)", (_ident(schema, table),))
                 digest.update(f"V|{schema}.{table}|{sql}\n".encode())
-            elif not readable:
+            if kind == "v":
+                continue
+            if not readable:
                 digest.update(f"T|{schema}.{table}|unreadable\n".encode())
             else:
                 count, total = self._rows(
                     f"SELECT count(*), coalesce(sum(('x' || substr(md5(CAST(t AS text)), 1, 15))::bit(60)::bigint), 0)"
                     f"::text FROM {_ident(schema, table)} AS t")[0]
                 digest.update(f"T|{schema}.{table}|{cols.get((schema, table), [])}|{count}|{total}\n".encode())
+        for tag, sql in _CATALOG_LINES:
+            if self._version_num < 140000:  # no SQL-standard function bodies before 14
+                sql = sql.replace("p.prosqlbody IS NOT NULL", "false")
+            try:
+                rows = self._rows(sql)
+            except self._psycopg.Error as exc:  # a catalog this server will not show: said, not skipped
+                rows = [(f"unreadable:{getattr(exc, 'sqlstate', None) or type(exc).__name__}",)]
+            for row in rows:
+                digest.update((f"{tag}|" + "|".join(map(str, row)) + "\n").encode())
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
