@@ -90,15 +90,20 @@ def test_postgres_hash_covers_functions_types_sequences_and_views(pg_objects: Ca
     assert pg_hash(url) not in seen, "the hash did not change with the materialized view's definition"
 
 
-def test_postgres_hash_covers_the_search_path(pg: PgServer, pg_objects: Callable[[str, list[str]], str]) -> None:  # noqa: F811
-    pg_objects("objects_path", ["CREATE SCHEMA other", "CREATE TABLE other.sale (id INTEGER)",
-                                "GRANT USAGE ON SCHEMA other TO grader"])
-    plain = pg_hash(pg.url("objects_path", "grader"))
+def test_postgres_hash_covers_the_search_path(pg: PgServer) -> None:  # noqa: F811
     import psycopg
+    pg.create_db("objects_path")  # (its view reads `singer`, which `other` does not shadow)
+    with psycopg.connect(pg.url("objects_path"), autocommit=True) as con:
+        for stmt in ("CREATE TABLE sale (id INTEGER)", "INSERT INTO sale VALUES (1)", "CREATE SCHEMA other",
+                     "CREATE TABLE other.sale (id INTEGER)", "INSERT INTO other.sale VALUES (2)",
+                     "GRANT USAGE ON SCHEMA other TO grader", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO grader",
+                     "GRANT SELECT ON ALL TABLES IN SCHEMA other TO grader"):
+            con.execute(stmt)
+    plain = pg_hash(pg.url("objects_path", "grader"))
     with psycopg.connect(pg.url("objects_path"), autocommit=True) as con:
         con.execute("ALTER ROLE grader IN DATABASE objects_path SET search_path = other, public")
-    try:
-        assert pg_hash(pg.url("objects_path", "grader")) != plain  # unqualified `sale` is another table
+    try:  # `SELECT id FROM sale` now answers 2, not 1
+        assert pg_hash(pg.url("objects_path", "grader")) != plain
     finally:
         with psycopg.connect(pg.url("objects_path"), autocommit=True) as con:
             con.execute("ALTER ROLE grader IN DATABASE objects_path RESET search_path")
