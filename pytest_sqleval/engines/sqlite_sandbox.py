@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from .base import Limits
 from . import parse_size
-from .canonical import render_field, row_lanes
+from .canonical import US, render_field, row_lanes
 from .watchdog import WATCHDOG
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, resource_error,
                    row_batch_size)
@@ -111,19 +111,21 @@ def decode_text(raw: bytes) -> "str | InvalidText":
         return InvalidText(raw)
 
 
-def _row_hasher(encoding: str) -> Any:
-    """``sqleval_row_hash(v1, v2, ...)``: a 63-bit hash of one row, the first lane of
-    ``canonical.row_lanes`` over each value's canonical text, tagged with its storage class
-    (SQLite is dynamically typed, so the integer 1, the real 1.0 and the text '1' must stay
-    apart). sqlite3 cannot pass a function text that is not UTF-8, so the SQL passes text
-    as its bytes (``CAST(c AS BLOB)``) and a blob as its ``hex()`` (one argument a column:
-    SQLite caps a function's arguments). Text is decoded strictly: valid text is ``t`` +
+ROW_HASH_ARGS = 100  # columns per call: SQLite caps a function's arguments (127 by default)
+
+
+def _row_fields(encoding: str) -> Any:
+    """``sqleval_row_fields(v1, v2, ...)``: one row's canonical field texts joined by US, each
+    value's text (``engines.canonical``) tagged with its storage class (SQLite is dynamically
+    typed, so the integer 1, the real 1.0 and the text '1' must stay apart). sqlite3 cannot
+    pass a function text that is not UTF-8, so the SQL passes text as its bytes (``CAST(c
+    AS BLOB)``) and a blob as its ``hex()``. Text is decoded strictly: valid text is ``t`` +
     its canonical text, as when text was passed as text (those databases keep their hash);
     text not valid in the database's encoding is ``x`` + its bytes in hex, so it is hashed,
     and two different byte strings differ."""
     codec = {"UTF-8": "utf-8", "UTF-16le": "utf-16-le", "UTF-16be": "utf-16-be"}.get(encoding, "utf-8")
 
-    def row_hash(*values: Any) -> int:
+    def row_fields(*values: Any) -> str:
         fields = []
         for v in values:
             if v is None:
@@ -137,8 +139,14 @@ def _row_hasher(encoding: str) -> Any:
                 fields.append("b" + v)
             else:
                 fields.append(_STORAGE_CLASS.get(type(v), "?") + render_field(v))
-        return row_lanes(fields)[0] >> 1
-    return row_hash
+        return US.join(fields)
+    return row_fields
+
+
+def _row_hash(*parts: str) -> int:
+    """``sqleval_row_hash(fields1, fields2, ...)``: a 63-bit hash of one row, the first lane of
+    ``canonical.row_lanes`` over its field texts (given in parts of ``ROW_HASH_ARGS`` columns)."""
+    return row_lanes(parts)[0] >> 1
 
 
 class SQLiteSandbox:
@@ -212,11 +220,16 @@ class SQLiteSandbox:
         (as written: SQLite stores it verbatim, so no release re-renders it; a trigger
         changes what a variant built by writing into a copy holds): ``SELECT
         count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT sqleval_row_hash(c1, c2,
-        ...) AS h FROM t)``, where ``sqleval_row_hash`` renders each value by the rules of
+        ...) AS h FROM t)`` (a table wider than ``ROW_HASH_ARGS`` columns passes them in
+        parts, with the same result), where each value is rendered by the rules of
         ``engines.canonical`` (not SQLite's ``quote()``, whose float digits changed between
         releases). The two 32-bit halves are summed apart so the sums cannot overflow."""
         encoding = self._introspect("PRAGMA encoding")[0][0]
-        self._conn.create_function("sqleval_row_hash", -1, _row_hasher(encoding), deterministic=True)
+        self._conn.create_function("sqleval_row_fields", -1, _row_fields(encoding), deterministic=True)
+        self._conn.create_function("sqleval_row_hash", -1, _row_hash, deterministic=True)
+        fields = _row_fields(encoding)
+        self._conn.create_function("sqleval_narrow_row_hash", -1, lambda *v: _row_hash(fields(*v)),
+                                   deterministic=True)  # one call a row where the columns fit one
         digest = hashlib.sha256()
         try:
             for kind, name, sql in self._objects():
@@ -224,18 +237,25 @@ class SQLiteSandbox:
                     digest.update(f"V|{name}|{sql}\n".encode())
                     continue
                 cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
-                row_values = ", ".join(
-                    f"CASE typeof({q}) WHEN 'text' THEN CAST({q} AS BLOB) WHEN 'blob' THEN hex({q}) ELSE {q} END"
-                    for q in (_quote(c) for c, _ in cols))
+                values = [f"CASE typeof({q}) WHEN 'text' THEN CAST({q} AS BLOB) WHEN 'blob' THEN hex({q}) ELSE {q} END"
+                          for q in (_quote(c) for c, _ in cols)]
+                if len(values) <= ROW_HASH_ARGS:
+                    row_hash = f"sqleval_narrow_row_hash({', '.join(values)})"
+                else:
+                    row_hash = "sqleval_row_hash(" + ", ".join(
+                        f"sqleval_row_fields({', '.join(values[i:i + ROW_HASH_ARGS])})"
+                        for i in range(0, len(values), ROW_HASH_ARGS)) + ")"
                 count, hi, lo = self._introspect(
                     f"SELECT count(*), coalesce(sum(h >> 32), 0), coalesce(sum(h & 4294967295), 0) "
-                    f"FROM (SELECT sqleval_row_hash({row_values}) AS h FROM {_quote(name)})")[0]
+                    f"FROM (SELECT {row_hash} AS h FROM {_quote(name)})")[0]
                 digest.update(f"T|{name}|{[(c, t) for c, t in cols]}|{count}|{hi}|{lo}\n".encode())
             for name, table, sql in self._introspect("SELECT name, tbl_name, sql FROM sqlite_schema "
                                                      "WHERE type = 'trigger' ORDER BY name"):
                 digest.update(f"R|{name}|{table}|{sql}\n".encode())
         finally:
             self._conn.create_function("sqleval_row_hash", -1, None)
+            self._conn.create_function("sqleval_row_fields", -1, None)
+            self._conn.create_function("sqleval_narrow_row_hash", -1, None)
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
