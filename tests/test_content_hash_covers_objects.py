@@ -44,7 +44,8 @@ PG_CHANGES = [
     ("composite attribute", "ALTER TYPE pair ADD ATTRIBUTE c DATE"),
     ("domain constraint", "ALTER DOMAIN positive ADD CONSTRAINT small CHECK (VALUE < 1000)"),
     ("sequence value", "SELECT setval('ticket', 42)"),
-    ("materialized view definition", "CREATE OR REPLACE VIEW small_sale AS SELECT id FROM sale WHERE amount < 61"),
+    ("view definition", "CREATE OR REPLACE VIEW small_sale AS SELECT id FROM sale WHERE amount < 61"),
+    ("column collation", 'ALTER TABLE sale ALTER COLUMN mood TYPE TEXT COLLATE "POSIX"'),
 ]
 
 
@@ -117,7 +118,7 @@ def sqlite_hash(path: Path) -> str:
         box.close()
 
 
-def test_sqlite_hash_covers_views_and_triggers(tmp_path: Path) -> None:
+def test_sqlite_hash_covers_views_triggers_collations_and_generated_columns(tmp_path: Path) -> None:
     path = tmp_path / "t.sqlite"
     con = sqlite3.connect(path)
     con.executescript("CREATE TABLE sale (id INTEGER, amount REAL); INSERT INTO sale VALUES (1, 100), (2, 50);"
@@ -129,7 +130,14 @@ def test_sqlite_hash_covers_views_and_triggers(tmp_path: Path) -> None:
     for stmt in ("DROP VIEW big; CREATE VIEW big AS SELECT id FROM sale WHERE amount > 70;",
                  "DROP TRIGGER keep; CREATE TRIGGER keep AFTER INSERT ON sale BEGIN "
                  "INSERT INTO audit VALUES (new.id * 2); END;",
-                 "DROP TRIGGER keep;"):
+                 "DROP TRIGGER keep;",
+                 # the same rows, but `WHERE name = 'JOE'` now finds 'joe'
+                 "CREATE TABLE person (name TEXT); INSERT INTO person VALUES ('joe');",
+                 "DROP TABLE person; CREATE TABLE person (name TEXT COLLATE NOCASE); INSERT INTO person VALUES ('joe');",
+                 # a generated column: pragma_table_info leaves it out of the rows
+                 "CREATE TABLE gross (net REAL, vat REAL AS (net * 0.2)); INSERT INTO gross VALUES (100);",
+                 "DROP TABLE gross; CREATE TABLE gross (net REAL, vat REAL AS (net * 0.25)); "
+                 "INSERT INTO gross VALUES (100);"):
         con.executescript(stmt)
         con.commit()
         now = sqlite_hash(path)

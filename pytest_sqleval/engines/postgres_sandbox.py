@@ -396,11 +396,13 @@ class PostgresSandbox:
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'm', 'v', 'f') "
             "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' "
             "ORDER BY n.nspname, c.relname")
-        cols: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for schema, table, column, dtype in self._rows(
-                "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns "
-                "ORDER BY table_schema, table_name, ordinal_position"):
-            cols.setdefault((schema, table), []).append((column, dtype))
+        cols: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+        for schema, table, column, dtype, collation in self._rows(
+                "SELECT table_schema, table_name, column_name, data_type, collation_name "
+                "FROM information_schema.columns ORDER BY table_schema, table_name, ordinal_position"):
+            # a column's own collation changes what = and ORDER BY answer on it
+            cols.setdefault((schema, table), []).append((column, dtype) if collation is None
+                                                        else (column, dtype, collation))
         digest = hashlib.sha256()
         digest.update(f"P|search_path|{self._search_path}\n".encode())
         for schema, table, kind, readable in tables:

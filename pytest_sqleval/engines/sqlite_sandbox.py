@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -111,6 +112,9 @@ def decode_text(raw: bytes) -> "str | InvalidText":
         return InvalidText(raw)
 
 
+#: a table's SQL that changes what a read answers (a column's collation; a generated column,
+#: which ``pragma_table_info`` leaves out): such a table's SQL, as written, is hashed too
+_READ_DDL = re.compile(r"\bCOLLATE\b|\bAS\s*\(", re.I)
 ROW_HASH_ARGS = 100  # columns per call: SQLite caps a function's arguments (127 by default)
 
 
@@ -218,7 +222,9 @@ class SQLiteSandbox:
         """SHA-256 over every table's name, columns (name and declared type), row count
         and an order-independent sum of per-row hashes, plus every view's and trigger's SQL
         (as written: SQLite stores it verbatim, so no release re-renders it; a trigger
-        changes what a variant built by writing into a copy holds): ``SELECT
+        changes what a variant built by writing into a copy holds), and the SQL of a table
+        with a collation or a generated column (``_READ_DDL``; other tables' SQL is left
+        out, so their hashes did not move): ``SELECT
         count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT sqleval_row_hash(c1, c2,
         ...) AS h FROM t)`` (a table wider than ``ROW_HASH_ARGS`` columns passes them in
         parts, with the same result), where each value is rendered by the rules of
@@ -236,6 +242,8 @@ class SQLiteSandbox:
                 if kind == "view":
                     digest.update(f"V|{name}|{sql}\n".encode())
                     continue
+                if sql and _READ_DDL.search(str(sql)):  # collations, generated columns: as written
+                    digest.update(f"D|{name}|{sql}\n".encode())
                 cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
                 values = [f"CASE typeof({q}) WHEN 'text' THEN CAST({q} AS BLOB) WHEN 'blob' THEN hex({q}) ELSE {q} END"
                           for q in (_quote(c) for c, _ in cols)]
