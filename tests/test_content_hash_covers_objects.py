@@ -154,7 +154,7 @@ def duck_hash(path: Path) -> str:
         box.close()
 
 
-def test_duckdb_hash_covers_view_definitions_sequences_and_enum_labels(tmp_path: Path) -> None:
+def test_duckdb_hash_covers_view_definitions_sequences_enum_labels_and_collations(tmp_path: Path) -> None:
     path = tmp_path / "t.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE sale (id INTEGER, amount DOUBLE); INSERT INTO sale VALUES (1, 100), (2, 50);"
@@ -165,7 +165,11 @@ def test_duckdb_hash_covers_view_definitions_sequences_and_enum_labels(tmp_path:
     for stmt in ("CREATE OR REPLACE VIEW big AS SELECT id FROM sale WHERE amount > 70",  # the same rows here
                  "SELECT nextval('ticket')",
                  "DROP TYPE feeling; CREATE TYPE feeling AS ENUM ('ok', 'sad', 'glad')",
-                 "DROP TYPE feeling; CREATE TYPE feeling AS ENUM ('sad', 'ok', 'glad')"):
+                 "DROP TYPE feeling; CREATE TYPE feeling AS ENUM ('sad', 'ok', 'glad')",
+                 "CREATE TABLE person (name VARCHAR); INSERT INTO person VALUES ('joe')",
+                 # the same rows, but `WHERE name = 'JOE'` now finds 'joe'
+                 "DROP TABLE person; CREATE TABLE person (name VARCHAR COLLATE nocase); "
+                 "INSERT INTO person VALUES ('joe')"):
         con = duckdb.connect(str(path))
         con.sql(stmt).fetchall() if stmt.startswith("SELECT") else con.execute(stmt)  # nextval runs when fetched
         con.close()

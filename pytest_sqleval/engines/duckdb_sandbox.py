@@ -83,6 +83,11 @@ _CATALOG_LINES = [
           "ORDER BY ALL"),
     ("S", "SELECT schema_name || '.' || sequence_name, start_value, increment_by, min_value, max_value, cycle "
           f"FROM duckdb_sequences() WHERE {_HERE} AND NOT temporary ORDER BY ALL"),
+    # a table with a column collation (it changes what = and ORDER BY answer) or a generated
+    # column: its SQL, as DuckDB re-renders it (it keeps no other text); other tables' is left out
+    ("D", "SELECT schema_name || '.' || table_name, sql FROM duckdb_tables() "
+          f"WHERE {_HERE} AND NOT internal AND NOT temporary "
+          "AND regexp_matches(sql, '\\bCOLLATE\\b|GENERATED ALWAYS', 'i') ORDER BY ALL"),
     # a user type's structure (an enum's labels) is added by content_lines, from its DuckDBPyType
     ("Y", f"SELECT schema_name || '.' || type_name, logical_type, schema_name, type_name FROM duckdb_types() "
           f"WHERE {_HERE} AND NOT internal ORDER BY ALL"),
