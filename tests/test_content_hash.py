@@ -170,3 +170,26 @@ def test_sqlite_keeps_storage_classes_apart(tmp_path: Path) -> None:
 
     hashes = {db(f"{i}.sqlite", v) for i, v in enumerate(["1", "1.0", "'1'", "x'31'", "NULL"])}
     assert len(hashes) == 5
+
+
+def test_a_sqlite_table_wider_than_a_function_call_hashes_every_column(tmp_path: Path) -> None:
+    """SQLite caps a function's arguments (127): a wider table (some BIRD tables are wide)
+    is hashed in parts, and a change in its last column still changes the hash."""
+    import sqlite3
+
+    def db(name: str, last: int) -> str:
+        path = tmp_path / name
+        c = sqlite3.connect(path)
+        c.execute("CREATE TABLE wide (" + ", ".join(f"c{i} INTEGER" for i in range(300)) + ")")
+        c.execute("INSERT INTO wide VALUES (" + ", ".join(["1"] * 299 + [str(last)]) + ")")
+        c.commit()
+        c.close()
+        box = SQLiteSandbox(path)
+        try:
+            return box.content_hash()
+        finally:
+            box.close()
+
+    one = db("a.sqlite", 1)
+    assert db("b.sqlite", 1) == one
+    assert db("c.sqlite", 2) != one

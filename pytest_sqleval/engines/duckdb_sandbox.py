@@ -89,8 +89,14 @@ _CATALOG_LINES = [
           "ORDER BY ALL"),
     ("S", "SELECT schema_name || '.' || sequence_name, start_value, increment_by, min_value, max_value, cycle "
           f"FROM duckdb_sequences() WHERE {_HERE} AND NOT temporary ORDER BY ALL"),
-    ("Y", f"SELECT schema_name || '.' || type_name, logical_type FROM duckdb_types() WHERE {_HERE} AND NOT internal "
-          "ORDER BY ALL"),
+    # a table with a column collation (it changes what = and ORDER BY answer) or a generated
+    # column: its SQL, as DuckDB re-renders it (it keeps no other text); other tables' is left out
+    ("D", "SELECT schema_name || '.' || table_name, sql FROM duckdb_tables() "
+          f"WHERE {_HERE} AND NOT internal AND NOT temporary "
+          "AND regexp_matches(sql, '\\bCOLLATE\\b|GENERATED ALWAYS', 'i') ORDER BY ALL"),
+    # a user type's structure (an enum's labels) is added by content_lines, from its DuckDBPyType
+    ("Y", f"SELECT schema_name || '.' || type_name, logical_type, schema_name, type_name FROM duckdb_types() "
+          f"WHERE {_HERE} AND NOT internal ORDER BY ALL"),
 ]
 
 
@@ -156,18 +162,25 @@ class DuckDBSandbox:
         """One line per object a query can see, each value in the canonical text of
         ``engines.canonical`` (never the engine's own rendering, which a release may change):
         every table's and view's columns, row count and order-independent sums of per-row
-        MD5s (``T|``/``V|``); column nullability and comments; keys; macros; sequences; user
-        types. A line names its object first, so two builds can say which object differs."""
+        MD5s (``T|``/``V|``), and a view's definition (a changed view with the same rows on
+        this data still answers differently on a variant); column nullability and comments;
+        keys; macros; sequences (their counter is their persisted start value); user types
+        with their structure (an enum's labels). A line names its object first, so two
+        builds can say which object differs.
+
+        Engine-rendered text is hashed only where DuckDB keeps nothing else: a view's and a
+        macro's definition (``duckdb_views().sql``, ``macro_definition``) are DuckDB's
+        re-rendering of the parsed statement, which a release may change."""
         from .canonical import duckdb_lanes_sql, duckdb_type_name
         cur = self._conn.cursor()
         here = f"{_HERE} AND NOT internal"
         try:
             lines: list[str] = []
             relations = cur.execute(
-                f"SELECT 'T', schema_name, table_name, comment FROM duckdb_tables() WHERE {here} AND NOT temporary "
-                f"UNION ALL SELECT 'V', schema_name, view_name, comment FROM duckdb_views() WHERE {here} "
-                "AND NOT temporary ORDER BY 2, 3, 1").fetchall()
-            for kind, schema, name, comment in relations:
+                f"SELECT 'T', schema_name, table_name, comment, NULL FROM duckdb_tables() WHERE {here} "
+                f"AND NOT temporary UNION ALL SELECT 'V', schema_name, view_name, comment, sql FROM duckdb_views() "
+                f"WHERE {here} AND NOT temporary ORDER BY 2, 3, 1").fetchall()
+            for kind, schema, name, comment, definition in relations:
                 rel = f"{_ident(schema)}.{_ident(name)}"
                 try:
                     shape = cur.sql(f"SELECT * FROM {rel}")
@@ -176,12 +189,27 @@ class DuckDBSandbox:
                     body = f"{[(c, duckdb_type_name(t)) for c, t in columns]}|{count}|{lane1}|{lane2}"
                 except duckdb.Error as exc:  # a view over something it cannot read: hashed as broken
                     body = f"unreadable:{classify_error(exc).category}"
-                lines.append(f"{kind}|{schema}.{name}|{body}|{comment or ''}")
+                lines.append(f"{kind}|{schema}.{name}|{body}|{comment or ''}"
+                             + (f"|{definition}" if kind == "V" else ""))
             for tag, sql in _CATALOG_LINES:
-                lines += [f"{tag}|" + "|".join(map(str, row)) for row in cur.execute(sql).fetchall()]
+                rows = cur.execute(sql).fetchall()
+                if tag == "Y":
+                    rows = [(name, logical, self._type_structure(cur, schema, tname))
+                            for name, logical, schema, tname in rows]
+                lines += [f"{tag}|" + "|".join(map(str, row)) for row in rows]
         finally:
             cur.close()
         return lines
+
+    @staticmethod
+    def _type_structure(cur: duckdb.DuckDBPyConnection, schema: str, name: str) -> str:
+        """A user type's canonical structure (``canonical.duckdb_type_name``: an enum with
+        its labels in order), from the type itself rather than DuckDB's text of it."""
+        from .canonical import duckdb_type_name
+        try:
+            return duckdb_type_name(cur.sql(f"SELECT CAST(NULL AS {_ident(schema)}.{_ident(name)})").types[0])
+        except duckdb.Error as exc:
+            return f"unreadable:{classify_error(exc).category}"
 
     # -- execution -----------------------------------------------------------------------
     def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:

@@ -30,6 +30,9 @@
 - **A dead session is reopened**: a candidate that ends its own backend fails, and the
   next query runs on a fresh session with the same settings, so later cases are not lost.
 - **Deterministic output**: ``TimeZone=UTC``, ``DateStyle=ISO``, ``extra_float_digits=1``.
+- **Infinite dates and timestamps** (``'infinity'``, the usual open end of a type-2
+  ``valid_to``) load as DuckDB's do: the largest (smallest) value of the Arrow storage,
+  so infinity equals infinity, never a finite date, and compares the same on both engines.
 - **Errors** are mapped to the taxonomy by SQLSTATE.
 """
 from __future__ import annotations
@@ -109,6 +112,63 @@ _OID_TYPES: dict[int, pa.DataType] = {
 _TEXT_OIDS = {114, 3802, 2950, 1266, 869, 650, 829, 774, 1560, 1562}  # json, jsonb, uuid, timetz, inet, ...
 
 
+#: date, timestamp, timestamptz and their arrays: 'infinity' loads as ``Infinite``
+_TEMPORAL_OIDS = {1082: "date", 1114: "timestamp", 1184: "timestamptz"}
+_TEMPORAL_ARRAYS = {1182: 1082, 1115: 1114, 1185: 1184}
+
+
+class Infinite:
+    """PostgreSQL's ``'infinity'`` (``sign`` 1) or ``'-infinity'`` (-1) date or timestamp,
+    which no Python date holds; ``column_array`` stores it as DuckDB does."""
+
+    __slots__ = ("sign",)
+
+    def __init__(self, sign: int) -> None:
+        self.sign = sign
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Infinite) and other.sign == self.sign
+
+    def __hash__(self) -> int:
+        return hash(("Infinite", self.sign))
+
+    def __repr__(self) -> str:
+        return "infinity" if self.sign > 0 else "-infinity"
+
+    __str__ = __repr__
+
+
+_INFINITE = {b"infinity": Infinite(1), b"-infinity": Infinite(-1)}
+
+
+def register_infinity_loaders(conn: Any) -> None:
+    """Make ``conn`` load 'infinity' / '-infinity' dates and timestamps as ``Infinite``
+    instead of failing the fetch (psycopg refuses them: no Python date is infinite). The
+    loader wraps psycopg's own (a C class, which cannot be subclassed) for every other value."""
+    from psycopg import adapt, pq
+
+    for oid in _TEMPORAL_OIDS:
+        base = conn.adapters.get_loader(oid, pq.Format.TEXT)
+        if base is None:  # pragma: no cover - psycopg always has them
+            continue
+
+        class InfinityLoader(adapt.Loader):
+            _base = base
+
+            def __init__(self, oid: int, context: Any = None) -> None:
+                super().__init__(oid, context)
+                self._inner = self._base(oid, context)
+
+            def load(self, data: Any) -> Any:
+                if len(data) in (8, 9):
+                    special = _INFINITE.get(bytes(data))
+                    if special is not None:
+                        return special
+                return self._inner.load(data)
+
+        conn.adapters.register_loader(oid, InfinityLoader)
+
+
 def classify_error(exc: BaseException) -> ExecError:
     """Map a psycopg exception to the runtime error taxonomy, by SQLSTATE."""
     msg = str(exc).strip() or type(exc).__name__
@@ -134,6 +194,45 @@ def split_role(url: str) -> tuple[str, str | None]:
     role = next((v for k, v in query if k == "role"), None)
     rest = urlencode([(k, v) for k, v in query if k != "role"])
     return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), role
+
+
+_USER_SCHEMA = "NOT IN ('pg_catalog', 'information_schema') AND {0} NOT LIKE 'pg\\_%'"
+#: Everything else a query can read through, one content line per row: (tag, query in a stable
+#: order). Text PostgreSQL keeps as written is hashed as such (a function's ``prosrc``, enum
+#: labels); where it keeps only a parse tree, its re-rendering is hashed, which a release may
+#: change: view definitions (``pg_get_viewdef``), SQL-standard function bodies
+#: (``pg_get_functiondef``, only when ``prosqlbody`` is set), domain constraints.
+_CATALOG_LINES = [
+    # functions, procedures, aggregates: signature, language, body, and what changes their result
+    ("F", "SELECT n.nspname || '.' || p.proname, pg_get_function_identity_arguments(p.oid), "
+          "pg_get_function_result(p.oid), p.prokind, l.lanname, p.prosrc, "
+          "CASE WHEN p.prosqlbody IS NOT NULL THEN pg_get_functiondef(p.oid) END, p.provolatile, p.proisstrict, "
+          "p.prosecdef, p.proretset, p.proconfig, a.aggtransfn::regproc::text, a.aggfinalfn::regproc::text, "
+          "a.aggcombinefn::regproc::text, a.aggtranstype::regtype::text, a.agginitval "
+          "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
+          "LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid "
+          f"WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} ORDER BY 1, 2"),
+    # user types: enums with their labels in order, composites, domains, ranges
+    ("Y", "SELECT n.nspname || '.' || t.typname, t.typtype, "
+          "ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder), "
+          "ARRAY(SELECT a.attname || ' ' || format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+          "WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum), "
+          "format_type(t.typbasetype, t.typtypmod), t.typnotnull, t.typdefault, "
+          "ARRAY(SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c WHERE c.contypid = t.oid ORDER BY 1), "
+          "(SELECT format_type(r.rngsubtype, NULL) FROM pg_range r WHERE r.rngtypid = t.oid) "
+          "FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+          f"WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} AND t.typtype IN ('e', 'c', 'd', 'r', 'm') "
+          "AND (t.typrelid = 0 OR (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c') ORDER BY 1"),
+    # sequences (a query reads them with currval or as a relation; column defaults use them)
+    ("S", "SELECT schemaname || '.' || sequencename, data_type::text, start_value, min_value, max_value, "
+          "increment_by, cycle, cache_size, last_value FROM pg_sequences "
+          f"WHERE schemaname {_USER_SCHEMA.format('schemaname')} ORDER BY 1"),
+    # operators a query can call (user-defined ones in the database's own schemas)
+    ("O", "SELECT n.nspname || '.' || o.oprname, o.oprleft::regtype::text, o.oprright::regtype::text, "
+          "o.oprresult::regtype::text, o.oprcode::regproc::text FROM pg_operator o "
+          f"JOIN pg_namespace n ON n.oid = o.oprnamespace WHERE n.nspname {_USER_SCHEMA.format('n.nspname')} "
+          "ORDER BY 1, 2, 3"),
+]
 
 
 def _ident(*names: str) -> str:
@@ -167,14 +266,17 @@ class PostgresSandbox:
             self._conn.close()
             raise
         self.version = str(self._scalar("SHOW server_version"))
+        self._version_num = int(self._scalar("SHOW server_version_num"))
 
     def _connect(self) -> Any:
         psycopg = self._psycopg
         try:
-            return psycopg.connect(self._conninfo, autocommit=True, application_name="pytest-sqleval",
+            conn = psycopg.connect(self._conninfo, autocommit=True, application_name="pytest-sqleval",
                                    connect_timeout=max(2, int(self.limits.timeout_s)))
         except psycopg.Error as exc:
             raise ConnectionError(f"cannot connect to {display_location(self.url)}: {str(exc).strip()}") from None
+        register_infinity_loaders(conn)
+        return conn
 
     def _settings(self) -> list[tuple[str, str]]:
         ms = max(1, int(self.limits.timeout_s * 1000))
@@ -295,33 +397,53 @@ class PostgresSandbox:
         return out
 
     def content_hash(self) -> str:
-        """SHA-256 over every readable table's schema-qualified name, columns (name and
-        type), row count and an order-independent sum of per-row hashes, plus every view's
-        definition. Computed in SQL: ``SELECT count(*), sum(('x' || substr(md5(t::text), 1,
-        15))::bit(60)::bigint) FROM s.t AS t`` (60 bits of each row's MD5; the sum is a
-        numeric, so it cannot overflow). Tables this role cannot read are named, not hashed."""
+        """SHA-256 over everything a query can read through: every readable table's and
+        materialized view's schema-qualified name, columns (name and type), row count and an
+        order-independent sum of per-row hashes; every view's and materialized view's
+        definition; functions, procedures and aggregates (signature, language, body,
+        volatility, settings); user types (enum labels in order, composite attributes,
+        domains, ranges); sequences; user operators; and the search path queries resolve
+        names through (``_CATALOG_LINES``). Rows are hashed in SQL: ``SELECT count(*),
+        sum(('x' || substr(md5(t::text), 1, 15))::bit(60)::bigint) FROM s.t AS t`` (60 bits
+        of each row's MD5; the sum is a numeric, so it cannot overflow; ``t::text`` is the
+        server's text of a row, with ``extra_float_digits`` pinned). Tables this role cannot
+        read are named, not hashed."""
         tables = self._rows(
             "SELECT n.nspname, c.relname, c.relkind, has_table_privilege(c.oid, 'SELECT') FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'm', 'v', 'f') "
             "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' "
             "ORDER BY n.nspname, c.relname")
-        cols: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for schema, table, column, dtype in self._rows(
-                "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns "
-                "ORDER BY table_schema, table_name, ordinal_position"):
-            cols.setdefault((schema, table), []).append((column, dtype))
+        cols: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+        for schema, table, column, dtype, collation in self._rows(
+                "SELECT table_schema, table_name, column_name, data_type, collation_name "
+                "FROM information_schema.columns ORDER BY table_schema, table_name, ordinal_position"):
+            # a column's own collation changes what = and ORDER BY answer on it
+            cols.setdefault((schema, table), []).append((column, dtype) if collation is None
+                                                        else (column, dtype, collation))
         digest = hashlib.sha256()
+        digest.update(f"P|search_path|{self._search_path}\n".encode())
         for schema, table, kind, readable in tables:
-            if kind == "v":
+            if kind in ("v", "m"):  # pg_get_viewdef: the server's rendering (it keeps no text of a view)
                 sql = self._scalar("SELECT pg_get_viewdef(%s::regclass, true)", (_ident(schema, table),))
                 digest.update(f"V|{schema}.{table}|{sql}\n".encode())
-            elif not readable:
+            if kind == "v":
+                continue
+            if not readable:
                 digest.update(f"T|{schema}.{table}|unreadable\n".encode())
             else:
                 count, total = self._rows(
                     f"SELECT count(*), coalesce(sum(('x' || substr(md5(CAST(t AS text)), 1, 15))::bit(60)::bigint), 0)"
                     f"::text FROM {_ident(schema, table)} AS t")[0]
                 digest.update(f"T|{schema}.{table}|{cols.get((schema, table), [])}|{count}|{total}\n".encode())
+        for tag, sql in _CATALOG_LINES:
+            if self._version_num < 140000:  # no SQL-standard function bodies before 14
+                sql = sql.replace("p.prosqlbody IS NOT NULL", "false")
+            try:
+                rows = self._rows(sql)
+            except self._psycopg.Error as exc:  # a catalog this server will not show: said, not skipped
+                rows = [(f"unreadable:{getattr(exc, 'sqlstate', None) or type(exc).__name__}",)]
+            for row in rows:
+                digest.update((f"{tag}|" + "|".join(map(str, row)) + "\n").encode())
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
@@ -447,16 +569,50 @@ def _as_text(values: list[Any]) -> pa.Array:
     return pa.array(out, type=pa.string())
 
 
+def _temporal_array(t: pa.DataType, values: list[Any]) -> pa.Array:
+    """Dates or timestamps as Arrow, ``Infinite`` as DuckDB stores infinity: the largest
+    (smallest, negated) value of the storage integer."""
+    if pa.types.is_timestamp(t) and t.tz:
+        utc = __import__("datetime").timezone.utc
+        values = [v.astimezone(utc) if v is not None and not isinstance(v, Infinite) else v for v in values]
+    infinite = [i for i, v in enumerate(values) if isinstance(v, Infinite)]
+    if not infinite:
+        return pa.array(values, type=t)
+    storage_type, top = (pa.int32(), 2**31 - 1) if pa.types.is_date32(t) else (pa.int64(), 2**63 - 1)
+    finite = pa.array([None if isinstance(v, Infinite) else v for v in values], type=t)
+    storage = finite.view(storage_type).to_pylist()
+    for i in infinite:
+        storage[i] = top * values[i].sign
+    return pa.array(storage, type=storage_type).view(t)
+
+
+def _temporal_list_array(t: pa.DataType, values: list[Any]) -> pa.Array:
+    """A one-dimensional array column of dates or timestamps (``Infinite`` included)."""
+    offsets, flat, valid = [0], [], []
+    for v in values:
+        if v is not None and any(isinstance(x, list) for x in v):
+            raise TypeError("multi-dimensional array")
+        flat += v or []
+        offsets.append(len(flat))
+        valid.append(v is not None)
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _temporal_array(t, flat),
+                                     mask=pa.array([not x for x in valid]))
+    return lists
+
+
 def column_array(oid: int, values: list[Any]) -> pa.Array:
     """One result column as Arrow: fixed types by OID, numerics as decimals (float64 when
     they do not fit), JSON/UUID/network types as text, anything else inferred or as text."""
     if oid in _OID_TYPES:
         t = _OID_TYPES[oid]
-        if pa.types.is_timestamp(t) and t.tz:
-            values = [v.astimezone(__import__("datetime").timezone.utc) if v is not None else None for v in values]
         try:
-            return pa.array(values, type=t)
+            return _temporal_array(t, values) if oid in _TEMPORAL_OIDS else pa.array(values, type=t)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return _as_text(values)
+    if oid in _TEMPORAL_ARRAYS and any(isinstance(x, Infinite) for v in values if v for x in v):
+        try:
+            return _temporal_list_array(_OID_TYPES[_TEMPORAL_ARRAYS[oid]], values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
             return _as_text(values)
     if oid in _TEXT_OIDS:
         return _as_text(values)

@@ -14,6 +14,10 @@
   string; blobs -> binary; only NULLs (or no rows) -> null. A column mixing text with
   numbers becomes ``struct<number: double, text: string, blob: binary>`` with exactly one
   field set per row, so the text '1' never equals the number 1.
+- **Text that is not UTF-8** (Spider and BIRD files hold some) is kept as its bytes, never
+  decoded lossily: a text column holding any becomes ``binary`` (every text in it as its
+  UTF-8 bytes), so two different byte strings stay different and equal ones equal; in a
+  mixed column it goes to the ``blob`` field. The content hash reads text as bytes too.
 - **Errors** are mapped to the same taxonomy as DuckDB's (``classify_error``).
 """
 from __future__ import annotations
@@ -29,7 +33,7 @@ import pyarrow as pa
 
 from .base import Limits
 from . import parse_size
-from .canonical import render_field, row_lanes
+from .canonical import US, render_field, row_lanes
 from .watchdog import WATCHDOG
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, refusal,
                    resource_error, row_batch_size)
@@ -107,12 +111,60 @@ def _quote(name: str) -> str:
 _STORAGE_CLASS = {int: "i", float: "r", str: "t", bytes: "b"}
 
 
-def _row_hash(*values: Any) -> int:
-    """A 63-bit hash of one row: the first lane of ``canonical.row_lanes`` over each value's
-    canonical text, tagged with its storage class (SQLite is dynamically typed, so the
-    integer 1, the real 1.0 and the text '1' must stay apart)."""
-    fields = ("N" if v is None else _STORAGE_CLASS.get(type(v), "?") + render_field(v) for v in values)
-    return row_lanes(fields)[0] >> 1
+class InvalidText(bytes):
+    """A TEXT value whose bytes are not valid UTF-8, as the connection returns it: its
+    bytes, unchanged (a lossy decode would make two different values equal)."""
+
+    __slots__ = ()
+
+
+def decode_text(raw: bytes) -> "str | InvalidText":
+    """The connection's ``text_factory``: UTF-8 text as ``str``, anything else as its bytes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return InvalidText(raw)
+
+
+#: a table's SQL that changes what a read answers (a column's collation; a generated column,
+#: which ``pragma_table_info`` leaves out): such a table's SQL, as written, is hashed too
+_READ_DDL = re.compile(r"\bCOLLATE\b|\bAS\s*\(", re.I)
+ROW_HASH_ARGS = 100  # columns per call: SQLite caps a function's arguments (127 by default)
+
+
+def _row_fields(encoding: str) -> Any:
+    """``sqleval_row_fields(v1, v2, ...)``: one row's canonical field texts joined by US, each
+    value's text (``engines.canonical``) tagged with its storage class (SQLite is dynamically
+    typed, so the integer 1, the real 1.0 and the text '1' must stay apart). sqlite3 cannot
+    pass a function text that is not UTF-8, so the SQL passes text as its bytes (``CAST(c
+    AS BLOB)``) and a blob as its ``hex()``. Text is decoded strictly: valid text is ``t`` +
+    its canonical text, as when text was passed as text (those databases keep their hash);
+    text not valid in the database's encoding is ``x`` + its bytes in hex, so it is hashed,
+    and two different byte strings differ."""
+    codec = {"UTF-8": "utf-8", "UTF-16le": "utf-16-le", "UTF-16be": "utf-16-be"}.get(encoding, "utf-8")
+
+    def row_fields(*values: Any) -> str:
+        fields = []
+        for v in values:
+            if v is None:
+                fields.append("N")
+            elif isinstance(v, bytes):  # a text value's bytes
+                try:
+                    fields.append("t" + render_field(v.decode(codec)))
+                except UnicodeDecodeError:
+                    fields.append("x" + v.hex().upper())
+            elif isinstance(v, str):  # a blob's hex(), upper-case: render_field's text of a blob
+                fields.append("b" + v)
+            else:
+                fields.append(_STORAGE_CLASS.get(type(v), "?") + render_field(v))
+        return US.join(fields)
+    return row_fields
+
+
+def _row_hash(*parts: str) -> int:
+    """``sqleval_row_hash(fields1, fields2, ...)``: a 63-bit hash of one row, the first lane of
+    ``canonical.row_lanes`` over its field texts (given in parts of ``ROW_HASH_ARGS`` columns)."""
+    return row_lanes(parts)[0] >> 1
 
 
 class SQLiteSandbox:
@@ -143,7 +195,7 @@ class SQLiteSandbox:
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), 100_000_000))
         conn.set_authorizer(self._authorize)
         conn.set_progress_handler(self._progress, PROGRESS_STEPS)
-        conn.text_factory = lambda b: b.decode("utf-8", "replace")  # Spider/BIRD files hold some invalid UTF-8
+        conn.text_factory = decode_text  # Spider/BIRD files hold some invalid UTF-8: kept as bytes
         return conn
 
     def _authorize(self, action: int, arg1: Any, arg2: Any, dbname: Any, source: Any) -> int:
@@ -186,26 +238,50 @@ class SQLiteSandbox:
 
     def content_hash(self) -> str:
         """SHA-256 over every table's name, columns (name and declared type), row count
-        and an order-independent sum of per-row hashes, plus every view's SQL: ``SELECT
+        and an order-independent sum of per-row hashes, plus every view's and trigger's SQL
+        (as written: SQLite stores it verbatim, so no release re-renders it; a trigger
+        changes what a variant built by writing into a copy holds), and the SQL of a table
+        with a collation or a generated column (``_READ_DDL``; other tables' SQL is left
+        out, so their hashes did not move): ``SELECT
         count(*), sum(h >> 32), sum(h & 0xFFFFFFFF) FROM (SELECT sqleval_row_hash(c1, c2,
-        ...) AS h FROM t)``, where ``sqleval_row_hash`` renders each value by the rules of
+        ...) AS h FROM t)`` (a table wider than ``ROW_HASH_ARGS`` columns passes them in
+        parts, with the same result), where each value is rendered by the rules of
         ``engines.canonical`` (not SQLite's ``quote()``, whose float digits changed between
         releases). The two 32-bit halves are summed apart so the sums cannot overflow."""
+        encoding = self._introspect("PRAGMA encoding")[0][0]
+        self._conn.create_function("sqleval_row_fields", -1, _row_fields(encoding), deterministic=True)
         self._conn.create_function("sqleval_row_hash", -1, _row_hash, deterministic=True)
+        fields = _row_fields(encoding)
+        self._conn.create_function("sqleval_narrow_row_hash", -1, lambda *v: _row_hash(fields(*v)),
+                                   deterministic=True)  # one call a row where the columns fit one
         digest = hashlib.sha256()
         try:
             for kind, name, sql in self._objects():
                 if kind == "view":
                     digest.update(f"V|{name}|{sql}\n".encode())
                     continue
+                if sql and _READ_DDL.search(str(sql)):  # collations, generated columns: as written
+                    digest.update(f"D|{name}|{sql}\n".encode())
                 cols = self._introspect("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (name,))
-                row_values = ", ".join(_quote(c) for c, _ in cols)
+                values = [f"CASE typeof({q}) WHEN 'text' THEN CAST({q} AS BLOB) WHEN 'blob' THEN hex({q}) ELSE {q} END"
+                          for q in (_quote(c) for c, _ in cols)]
+                if len(values) <= ROW_HASH_ARGS:
+                    row_hash = f"sqleval_narrow_row_hash({', '.join(values)})"
+                else:
+                    row_hash = "sqleval_row_hash(" + ", ".join(
+                        f"sqleval_row_fields({', '.join(values[i:i + ROW_HASH_ARGS])})"
+                        for i in range(0, len(values), ROW_HASH_ARGS)) + ")"
                 count, hi, lo = self._introspect(
                     f"SELECT count(*), coalesce(sum(h >> 32), 0), coalesce(sum(h & 4294967295), 0) "
-                    f"FROM (SELECT sqleval_row_hash({row_values}) AS h FROM {_quote(name)})")[0]
+                    f"FROM (SELECT {row_hash} AS h FROM {_quote(name)})")[0]
                 digest.update(f"T|{name}|{[(c, t) for c, t in cols]}|{count}|{hi}|{lo}\n".encode())
+            for name, table, sql in self._introspect("SELECT name, tbl_name, sql FROM sqlite_schema "
+                                                     "WHERE type = 'trigger' ORDER BY name"):
+                digest.update(f"R|{name}|{table}|{sql}\n".encode())
         finally:
             self._conn.create_function("sqleval_row_hash", -1, None)
+            self._conn.create_function("sqleval_row_fields", -1, None)
+            self._conn.create_function("sqleval_narrow_row_hash", -1, None)
         return digest.hexdigest()
 
     # -- execution -----------------------------------------------------------------------
@@ -258,6 +334,8 @@ def column_type(values: list[Any]) -> pa.DataType:
         return pa.string()
     if kinds == {bytes}:
         return pa.binary()
+    if InvalidText in kinds and kinds <= {str, InvalidText}:
+        return pa.binary()  # text, some not UTF-8: all of it by its bytes
     return MIXED_TYPE
 
 
@@ -283,6 +361,8 @@ def rows_to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
             arrays.append(pa.array([_mixed(v) for v in values], type=MIXED_TYPE))
         elif t == pa.float64():
             arrays.append(pa.array([None if v is None else float(v) for v in values], type=t))
+        elif t == pa.binary():
+            arrays.append(pa.array([v.encode("utf-8") if isinstance(v, str) else v for v in values], type=t))
         else:
             arrays.append(pa.array(values, type=t))
     # duplicate output names are legal in SQL; Arrow tables accept them too
