@@ -45,3 +45,11 @@ class BackendError(CaseError):
     """The backend crashed, timed out or returned no SQL."""
 
     kind = "backend_error"
+
+
+class NoPrediction(SqlevalError):
+    """The backend has no answer for this case (a predictions file without a line for it).
+
+    Not a case error: a benchmark scores a missing answer as a wrong one (Spider's and
+    BIRD's evaluators count it 0), so the case *fails*, failure kind ``no_prediction``
+    (``grading.verdict.no_prediction``), and counts in execution accuracy too."""

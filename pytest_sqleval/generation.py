@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
+from .errors import NoPrediction
 
 POLL_S = 0.05
 WAIT_TICK_S = 0.25  # how often a case waiting for its generation lets live progress redraw
@@ -62,6 +63,9 @@ class Generated:
     cached: bool = False
     elapsed_ms: float = 0.0
     error: str | None = None
+    # the backend has no answer for the case (``errors.NoPrediction``): why; the case then
+    # fails as ``no_prediction`` (a wrong answer), it is not a backend error
+    no_prediction: str | None = None
     # A crashed backend's exception is also kept, as the attribute ``exception`` (not a
     # field: it is never saved, nor copied into records), so the case's error report can
     # show the backend's own traceback (items.CaseItem.setup, items.backend_traceback).
@@ -443,10 +447,10 @@ class GenerationService:
         """On the writer thread: save a successful generation, then release its claim. A save
         that fails (a full disk) costs only a generation again next run."""
         try:
-            if gen.error is None:
-                self.store.save(fingerprint, case_hash, gen)
-            else:
+            if gen.error is not None:
                 self.store.save_failure(fingerprint, case_hash, gen.error)
+            elif gen.no_prediction is None:  # no answer is not kept: the next run asks again
+                self.store.save(fingerprint, case_hash, gen)
         finally:
             self.store.release(fingerprint, case_hash)
 
@@ -463,6 +467,8 @@ class GenerationService:
             return Generated(None, {}, False, _ms(start), f"backend timed out after {self.timeout_s:g} s")
         except _Interrupted:
             raise
+        except NoPrediction as exc:  # no answer for this case: graded as a wrong one, not a crash
+            return Generated(None, {}, False, _ms(start), no_prediction=str(exc))
         except Exception as exc:  # the backend is the system under test: any crash is a case error
             self.failed += 1
             failed = Generated(None, {}, False, _ms(start), f"{type(exc).__name__}: {exc}")

@@ -1,7 +1,8 @@
 """Collection: a suite's questions file becomes one item per case (per backend).
 
 Setup asks the backend for SQL and fetches the gold answer: a failure there is an
-*error* of the case. The call phase grades; a wrong answer is a *failure* whose repr
+*error* of the case (a backend with no answer for the case is not a failure there: the
+case fails as ``no_prediction``). The call phase grades; a wrong answer is a *failure* whose repr
 speaks the benchmark's vocabulary."""
 from __future__ import annotations
 
@@ -166,6 +167,8 @@ class CaseItem(pytest.Item):
             raised = getattr(self._generation, "exception", None)  # a crash: show where, in the backend's code
             shown = backend_traceback(raised, self.config) if raised is not None else ""
             raise CaseSetupError(msg + (f"\n\n{shown}" if shown else ""))
+        if self._generation.no_prediction is not None:
+            return  # nothing to run: the call phase fails it as no_prediction (verdict.no_prediction)
         try:
             self._gold = grader.gold(self.case.gold_sql, self.case)
         except CaseError as exc:
@@ -186,6 +189,10 @@ class CaseItem(pytest.Item):
         """The grader's verdict (with the judge where its mode asks), rendered as the record."""
         if self.record is not None:
             return self.record
+        if self._generation.no_prediction is not None:
+            from .grading.verdict import no_prediction
+            verdict = no_prediction(self._generation.no_prediction)
+            return self._finish(verdict.status, verdict=verdict)
         state = self._state
         mode = state.run.judge_mode
         hook = self.config.hook
@@ -205,7 +212,7 @@ class CaseItem(pytest.Item):
         state = self._state
         grader = state.pool.open_grader(self.manifest)
         generation = self._generation or state.generation.ready(self.backend, self.case)
-        if grader is None or generation is None or generation.error is not None or grader.host is None:
+        if grader is None or generation is None or generation.sql is None or grader.host is None:
             return
         gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True)
         if gold is not None:

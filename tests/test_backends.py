@@ -8,8 +8,8 @@ from typing import Any, Callable
 import pytest
 
 from pytest_sqleval.backends import registry
-from tests.sqleval_helpers import (NAIVE_SQL, read_results, shop_suite, sqleval_ini,  # noqa: F401
-                                   write_predictions)
+from tests.sqleval_helpers import (NAIVE_SQL, read_results, read_summary, shop_suite,  # noqa: F401
+                                   sqleval_ini, write_predictions)
 
 
 def test_gold_is_the_default_and_llm_options_are_accepted(pytester: pytest.Pytester, shop_suite: Path) -> None:
@@ -28,17 +28,31 @@ def test_predictions_files_by_id_or_qid_and_a_missing_prediction(
     write_predictions(some, name="by_id.jsonl", key="id", model="naive-model")
     write_predictions(some, name="by_qid.jsonl", key="qid", model="naive-model")
     result = pytester.runpytest("--sqleval-backend=predictions:by_id.jsonl,predictions:by_qid.jsonl")
-    result.assert_outcomes(passed=2, failed=8, errors=2)  # a missing prediction is an error, not a failure
+    # a missing prediction is a wrong answer: one failure, never an error at setup
+    result.assert_outcomes(passed=2, failed=10, errors=0)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "ERROR" not in out and "CaseError" not in out and "Traceback" not in out
     for label in ("by_id", "by_qid"):
-        result.stdout.fnmatch_lines([f"*ERROR at setup of q06 [[]{label}[]]*",
-                                     f"*backend {label} failed on q06: BackendError: no prediction for case 'q06' in "
-                                     f"*{label}.jsonl"])
+        result.stdout.fnmatch_lines([f"*q06 [[]{label}[]]: other (no_prediction, confidence 1.00)*",
+                                     f"*why: no prediction for this case: the predictions file *{label}.jsonl has no "
+                                     "line with id 'q06'*"])
+        result.stdout.fnmatch_lines([f"backend {label}: 6 cases, 1 passed, 5 failed, 0 errors*",
+                                     "*no prediction: 1 case(s) the backend has no answer for; they fail*"])
+    summary = read_summary(pytester.path)["backends"]
     for label, records in _per_backend(read_results(pytester.path)).items():
-        assert records["q06"]["status"] == "error" and records["q06"]["failure_kind"] == "backend_error", label
+        q06 = records["q06"]
+        assert (q06["status"], q06["error_class"], q06["failure_kind"]) == ("failed", "other", "no_prediction"), label
+        assert q06["generated_sql"] is None and q06["case_error"] is None and q06["parse_ok"] is None
+        assert q06["sidebyside"] == {"bird": False, "spider": False,
+                                     "note": "no prediction for this case: both score it wrong"}
         assert records["q02"]["status"] == "failed"
         assert records["q01"]["status"] == "passed"
         assert records["q01"]["backend_metadata"] == {"model": "naive-model"}  # other keys are kept as metadata
+        # counted wrong in both rates, as Spider and BIRD count a missing answer
+        assert summary[label]["pass_rate"] == summary[label]["execution_accuracy"] == pytest.approx(1 / 6, abs=1e-6)
+        assert summary[label]["no_prediction"] == 1 and summary[label]["case_errors"] == {}
+        assert summary[label]["parse_rate"] == 1.0  # nothing to parse is not a parse failure
 
 
 def _per_backend(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:

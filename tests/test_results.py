@@ -30,7 +30,7 @@ def strip_volatile(obj: Any) -> Any:
 @pytest.fixture
 def naive_and_partial(write_predictions: Callable[..., Path], shop_suite: Path) -> str:
     """Two predictions backends: ``naive`` (one right, five wrong in five error classes) and
-    ``partial`` (the gold for q01-q05, nothing for q06)."""
+    ``partial`` (the gold for q01-q05, nothing for q06: a no_prediction failure)."""
     write_predictions(NAIVE_SQL, name="naive.jsonl", model="naive-model", prompt_version="v0")
     write_predictions({c["id"]: c["gold_sql"] for c in SHOP_CASES[:5]}, name="partial.jsonl")
     return "--sqleval-backend=predictions:naive.jsonl,predictions:partial.jsonl"
@@ -38,7 +38,7 @@ def naive_and_partial(write_predictions: Callable[..., Path], shop_suite: Path) 
 
 def test_results_and_summary(pytester: pytest.Pytester, naive_and_partial: str) -> None:
     result = pytester.runpytest(naive_and_partial)
-    result.assert_outcomes(passed=6, failed=5, errors=1)
+    result.assert_outcomes(passed=6, failed=6, errors=0)
     records = read_results(pytester.path)
     summary = read_summary(pytester.path)
     assert len(records) == 12
@@ -71,12 +71,11 @@ def test_results_and_summary(pytester: pytest.Pytester, naive_and_partial: str) 
     assert b["naive"]["grounding_rate"] == pytest.approx(5 / 6, abs=1e-6)
     assert b["naive"]["error_classes"] == {"hallucinated_column": 1, "stale_table": 1, "wrong_metric": 1,
                                            "wrong_join": 1, "other": 1}
-    # errors count against the pass rate, not against execution accuracy
-    assert (b["partial"]["passed"], b["partial"]["errors"]) == (5, 1)
-    assert b["partial"]["pass_rate"] == pytest.approx(5 / 6, abs=1e-6)
-    assert b["partial"]["execution_accuracy"] == 1.0
-    assert b["partial"]["case_errors"] == {"backend_error": 1}
-    assert b["partial"]["error_classes"] == dict.fromkeys(b["naive"]["error_classes"], 0)
+    # a missing prediction is a wrong answer: it counts against the pass rate and execution accuracy alike
+    assert (b["partial"]["passed"], b["partial"]["failed"], b["partial"]["errors"]) == (5, 1, 0)
+    assert b["partial"]["pass_rate"] == b["partial"]["execution_accuracy"] == pytest.approx(5 / 6, abs=1e-6)
+    assert b["partial"]["case_errors"] == {} and b["partial"]["no_prediction"] == 1
+    assert b["partial"]["error_classes"] == {**dict.fromkeys(b["naive"]["error_classes"], 0), "other": 1}
     assert summary["overall"]["cases"] == 12 and summary["overall"]["passed"] == 6
     assert b["naive"]["slices"]["difficulty"]["hard"]["cases"] == 2
     assert b["naive"]["slices"]["category"]["customers"]["passed"] == 1
@@ -117,13 +116,13 @@ def _section(out: str, cid: str) -> str:
 
 
 def test_results_under_xdist_equal_serial(pytester: pytest.Pytester, naive_and_partial: str) -> None:
-    pytester.runpytest(naive_and_partial).assert_outcomes(passed=6, failed=5, errors=1)
+    pytester.runpytest(naive_and_partial).assert_outcomes(passed=6, failed=6, errors=0)
     serial_results = read_results(pytester.path)
     serial_summary = read_summary(pytester.path)
     shutil.rmtree(pytester.path / "sqleval-results")
 
     result = pytester.runpytest_subprocess(*LEAN, "-n", "2", naive_and_partial, timeout=120)
-    result.assert_outcomes(passed=6, failed=5, errors=1)
+    result.assert_outcomes(passed=6, failed=6, errors=0)
     xdist_summary = read_summary(pytester.path)
     assert xdist_summary["run"]["xdist_workers"] == 2
     assert strip_volatile(read_results(pytester.path)) == strip_volatile(serial_results)

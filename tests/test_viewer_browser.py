@@ -154,7 +154,7 @@ def test_report_filters_opens_a_case_and_compares_two_backends(browser: Chromium
     rows = browser.js("[...document.querySelectorAll('#cases tbody tr')].map(tr => tr.dataset.case + '|' + tr.dataset.backend)")
     assert rows and all(r.endswith("|sample_predictions") for r in rows), rows
     assert "q04|sample_predictions" in rows
-    assert len(rows) == 6  # the Quickstart's six stale tables
+    assert len(rows) == 7  # the Quickstart's seven stale tables
 
     browser.js("document.querySelector('#cases tbody tr[data-case=\"q04\"]').click()")
     detail = browser.js("document.querySelector('#detail').innerText")

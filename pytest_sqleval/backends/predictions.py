@@ -2,10 +2,13 @@
 
 A predictions file is keyed by case id. A file made for another suite (or another
 revision of this one) would otherwise be graded without a word: every case a
-``backend_error``, or, where ids happen to coincide, a verdict on an answer to another
+``no_prediction`` failure, or, where ids happen to coincide, a verdict on an answer to another
 question. So at collection each suite compares its case ids with the file's ids: a file
 whose ids mostly miss the suite gets one warning with the counts and a few example ids,
-and a file none of whose ids is a case of the suite is an error naming both."""
+and a file none of whose ids is a case of the suite is an error naming both.
+
+A case the file has no line for fails as ``no_prediction`` (``grading.verdict.no_prediction``):
+a missing answer is a wrong answer, as the official evaluators count it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,7 +48,7 @@ def coverage_problem(file_ids: Iterable[str], case_ids: Iterable[str], *, where:
     return "warning", (f"only {len(matched)} of the {len(file_ids)} ids in the predictions file {where} match a "
                        f"case of suite '{suite}' (not in the suite: {_examples(foreign)}); {len(missing)} of its "
                        f"{len(case_ids)} cases have no prediction"
-                       + (f" ({_examples(missing)}) and are graded as backend errors" if missing else "")
+                       + (f" ({_examples(missing)}) and fail as no_prediction" if missing else "")
                        + ". Was the file made for another suite?")
 
 

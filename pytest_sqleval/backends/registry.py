@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..cases import BenchmarkCase, iter_jsonl
-from ..errors import BackendError, BadInputError, UsageError
+from ..errors import BadInputError, NoPrediction, UsageError
 from ..traces import TRACE_KEY, runs_dir, write_trace_report
 from .base import Backend, BackendOptions, GenerationResult
 
@@ -168,8 +168,9 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
     predictions = read_predictions(path)
 
     async def generate(case: BenchmarkCase) -> GenerationResult:
-        if case.id not in predictions:
-            raise BackendError(f"no prediction for case {case.id!r} in {path}")
+        if case.id not in predictions:  # a missing answer is a wrong answer: the case fails, never errors
+            raise NoPrediction(f"no prediction for this case: the predictions file {path} has no line "
+                               f"with id {case.id!r}")
         sql, meta = predictions[case.id]
         return GenerationResult(sql, meta)
 

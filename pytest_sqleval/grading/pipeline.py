@@ -28,9 +28,26 @@ from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
 
-__all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "layer_budget"]
+__all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "layer_budget"]
 
 DEFAULT_DIALECT = "duckdb"
+
+
+def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> tuple[ComparePolicy, dict[str, Any]]:
+    """A case's comparison contract, made in this one place: the suite's policy (its
+    ``[compare]``, with its layout's column rule) with the case's overrides
+    (``ComparePolicy.for_case``), and the ``CompareSpec`` fields its results are compared
+    under, given the gold's ordering (``parse.OrderInfo``). The grader's gold request and
+    ``validate`` both call it, so they never compare a case under two contracts. The spec is
+    a dict (it travels to the engine process and keys the stored gold); ``column_order`` is
+    in it only when it is not the default, so the gold keys of position suites stay as they were."""
+    case_policy = policy.for_case(case)
+    ordered = order.ordered if case_policy.order_matters is None else case_policy.order_matters
+    spec: dict[str, Any] = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
+                            "float_rel_tol": case_policy.float_rel_tol, "float_abs_tol": case_policy.float_abs_tol}
+    if case_policy.column_order != "position":
+        spec["column_order"] = case_policy.column_order
+    return case_policy, spec
 
 
 @dataclass
@@ -172,12 +189,8 @@ class SuiteGrader:
     def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
         static = self.analyses.get(gold_sql)  # cases sharing a gold SQL share its analysis
         order, sql = static.order, static.engine_sql
-        policy = self.policy_for(case)
-        ordered = order.ordered if policy.order_matters is None else policy.order_matters
-        spec = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
-                "float_rel_tol": policy.float_rel_tol, "float_abs_tol": policy.float_abs_tol}
-        if policy.column_order != "position":  # only then: the gold keys of position suites stay as they were
-            spec["column_order"] = policy.column_order
+        policy, spec = case_contract(self.policy, case, order)
+        ordered = spec["ordered"]
         augmented = order.augmented_sql if ordered else None
         request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,

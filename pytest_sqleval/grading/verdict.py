@@ -70,7 +70,7 @@ class Adjudication:
     deterministic_verdict: str  # pass | fail | not_executed
     ai_advisory_verdict: str | None
     verdict_consistency_flag: str | None  # consistent | inconsistent | None (no usable judgement)
-    decided_by: str  # execution | judge | exact_match | grounding
+    decided_by: str  # execution | judge | exact_match | grounding | no_prediction
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -96,8 +96,10 @@ class Verdict:
     case_error: str | None = None
 
     @property
-    def parse_ok(self) -> bool:
-        return bool(self.layers["parse"]["ok"])
+    def parse_ok(self) -> bool | None:
+        """None where nothing was parsed (no prediction): such a case is not in the parse rate."""
+        parse = self.layers.get("parse")
+        return None if parse is None else bool(parse["ok"])
 
     @property
     def grounding(self) -> dict[str, Any]:
@@ -164,6 +166,19 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
                    evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
                    adjudication=adj, judgement=judgement, case_error=adj.error)
+
+
+def no_prediction(reason: str) -> Verdict:
+    """The verdict of a case the backend has no answer for (``errors.NoPrediction``): a
+    failure, never a case error. A benchmark scores a missing answer as a wrong one (Spider's
+    and BIRD's evaluators count it 0), so it counts against pass rate *and* execution
+    accuracy, like any wrong answer; an error would take it out of execution accuracy and
+    flatter an incomplete predictions file. Its class is ``other`` (it is none of the SQL
+    mistakes the classes name), its failure kind ``no_prediction``; no layer ran."""
+    cls = Classification("other", "no_prediction", reason, 1.0)
+    adj = Adjudication("failed", "fail", None, None, "no_prediction")
+    return Verdict(False, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence,
+                   {"classify": cls.to_dict()}, "", None, [], 0.0, status="failed", adjudication=adj)
 
 
 # -- the error class: one precedence -------------------------------------------------------
@@ -376,6 +391,8 @@ def severity(status: str, failure_kind: str | None, error_class: str | None) -> 
 
 def blocked_reason(layers: dict[str, Any]) -> str | None:
     """The layer that stopped the pipeline before a result comparison, if any."""
+    if "parse" not in layers:  # no layer ran: there was no prediction to grade
+        return "no_prediction"
     if not layers["parse"]["ok"]:
         return "parse"
     if not (layers.get("safety") or {}).get("ok", True):

@@ -241,7 +241,9 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
         for rec in recs:
             row.cases += 1
             status = rec.get("status")
-            if status in ("passed", "failed"):
+            # leakage compares answers: a question the backend has no answer for (no_prediction)
+            # counts against its accuracy, but would flag a file that skips the held-out set
+            if status in ("passed", "failed") and rec.get("failure_kind") != "no_prediction":
                 held = is_held_out(rec)
                 row.held_out_graded += held
                 row.main_graded += not held

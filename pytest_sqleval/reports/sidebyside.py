@@ -35,6 +35,8 @@ def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
     sbs = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
     if sbs is not None:
         return sbs
+    if r.get("failure_kind") == "no_prediction":
+        return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
     if r.get("status") in ("passed", "failed") and r.get("database"):
         return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
                                                         "timeout, a parse error or a refusal): both score it wrong"}

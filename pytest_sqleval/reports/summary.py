@@ -52,6 +52,7 @@ def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
                           **{c: k for c, k in sorted(classes.items(), key=lambda ck: str(ck[0]))
                              if c not in ERROR_CLASSES and c is not None}},
         "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
+        "no_prediction": sum(1 for r in records if r.get("failure_kind") == "no_prediction"),  # failed, class other
         **_variant_rates(records, passed, graded),
     }
 

@@ -178,6 +178,9 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"    variants: execution accuracy {_pct(b['snapshot_accuracy'])} on the database alone, "
                          f"{_pct(b['test_suite_accuracy'])} on the database and its variants (test-suite accuracy); "
                          f"{b['coincidental_passes']} coincidental pass(es) caught")
+        if b.get("no_prediction"):
+            lines.append(f"    no prediction: {b['no_prediction']} case(s) the backend has no answer for; they fail "
+                         "(counted in class other)")
         if b["case_errors"]:
             lines.append("    case errors: " + ", ".join(f"{k} {v}" for k, v in sorted(b["case_errors"].items())))
         lines.extend(sidebyside_lines(name, b))

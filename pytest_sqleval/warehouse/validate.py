@@ -11,14 +11,16 @@ Checks, each reported as one line per problem:
 - gold answers: non-empty (unless the case declares ``expected_shape: empty``), not a
   lone NULL, the declared shape, and no ``LIMIT`` that cuts through tied rows;
 - determinism: every gold is rerun under other thread counts and on an in-memory copy
-  of the tables it reads, inserted in shuffled order, and compared with the project's
-  ``Comparator``;
+  of the tables it reads, inserted in shuffled order, and compared with the grader's
+  ``Comparator`` under the case's own contract (``grading.pipeline.case_contract``: the
+  same policy and spec the grader makes, column rule and tolerances included);
 - the suite's ``semantic_layer.yaml``: it parses, names only tables and columns that
   exist, lists every deprecated table, and does not leak the questions' wording.
 
 When everything passes, the gold answers are frozen into ``gold_answers.json`` next to
 the manifest, with the content hash and engine version they belong to; a later run on the
-same database that computes a different answer reports the drift.
+same database that computes a different answer (by the same comparator and contract)
+reports the drift.
 
 Exit codes: 0 clean, 1 problems, 2 bad input (a manifest, questions file or layer that
 cannot be read).
@@ -65,7 +67,8 @@ class _Gold:
 
     case: Any
     sql: str  # what runs (transpiled, keys appended when the ORDER BY sorts on hidden columns)
-    spec: Any  # CompareSpec for reruns (tie groups over the keys)
+    policy: Any  # the case's ComparePolicy and CompareSpec, made by the grader's own function
+    spec: Any  # (grading.pipeline.case_contract); _baseline points its sort keys into the reruns' columns
     n_appended: int = 0
     limit: int | None = None
     probe_sql: str | None = None
@@ -174,7 +177,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
     answers_path = manifest.root / GOLD_ANSWERS
     if golds and content_hash:
         frozen = _answers(golds, content_hash, engine, engine_version, manifest.name)
-        _check_frozen(answers_path, frozen, v, out)
+        _check_frozen(answers_path, frozen, v, out, {g.case.id: g for g in golds})
         if freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
             out(f"{answers_path.name}: already holds these answers; left as it is")
         elif freeze and not v.problems and not v.bad_input:
@@ -293,6 +296,7 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
     from ..grading.classify import deprecated_refs, table_names
     from ..grading.compare import CompareSpec
     from ..grading.parse import order_info, parse_sql
+    from ..grading.pipeline import case_contract
     from ..grading.safety import check_safety
 
     known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
@@ -327,15 +331,15 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
                               f"date or value as a literal")
         if isinstance(tree, exp.Query) and tree.args.get("limit") is not None and tree.args.get("order") is None:
             v.problems.append(f"{at}: gold has LIMIT without ORDER BY, so which rows it keeps depends on row order")
-        policy = manifest.compare.for_case(case)  # the policy grading uses: the case's compare overrides too
+        # the grader's own contract (its pool grades with manifest.compare): policy and spec
         order = order_info(tree, engine_dialect)
-        ordered = order.ordered if policy.order_matters is None else policy.order_matters
+        policy, spec_fields = case_contract(manifest.compare, case, order)
+        spec = CompareSpec(**spec_fields)
+        ordered = spec.ordered
         sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else case.gold_sql
         if ordered and order.augmented_sql:
             sql = order.augmented_sql
-        spec = CompareSpec(ordered=ordered, sort_keys=None, float_rel_tol=policy.float_rel_tol,
-                           float_abs_tol=policy.float_abs_tol)
-        golds.append(_Gold(case, sql, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
+        golds.append(_Gold(case, sql, policy, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
                            limit=order.limit, probe_sql=order.probe_sql if ordered else None,
                            key_positions=order.key_positions if ordered else None, tables=tables))
     return golds
@@ -357,7 +361,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
             g.spec.sort_keys = [p if p >= 0 else table.num_columns + p for p in g.key_positions]
         visible = table.num_columns - g.n_appended
         shape = g.case.expected_shape
-        if table.num_rows == 0 and shape != "empty" and not manifest.variants.count:  # else: graded on variants
+        if table.num_rows == 0 and not g.policy.allow_empty and not manifest.variants.count:  # else: on variants
             v.problems.append(f"{at}: gold returns no rows; an empty gold cannot tell a right answer from a wrong one "
                               f"(declare \"expected_shape\": \"empty\" if that is the answer)")
         elif shape == "empty" and table.num_rows:
@@ -602,24 +606,36 @@ def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version:
             "frozen_by": "python -m pytest_sqleval validate", "answers": answers}
 
 
-def _rows_equal(a: list[list[Any]], b: list[list[Any]], ordered: bool, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
-    """Frozen rows against fresh ones: numbers within tolerance, everything else exactly."""
-    if len(a) != len(b):
-        return False
-    if not ordered:
-        key = lambda r: json.dumps([f"{x:.6g}" if isinstance(x, float) else x for x in r], default=str)  # noqa: E731
-        a, b = sorted(a, key=key), sorted(b, key=key)
-    for ra, rb in zip(a, b):
-        if len(ra) != len(rb):
-            return False
-        for x, y in zip(ra, rb):
-            num = (int, float)
-            if isinstance(x, num) and isinstance(y, num) and not isinstance(x, bool) and not isinstance(y, bool):
-                if not math.isclose(x, y, rel_tol=rel, abs_tol=abs_):
-                    return False
-            elif x != y:
-                return False
-    return True
+def _frozen_spec(g: _Gold) -> Any:
+    """The case's spec for its frozen rows, which lack the ORDER BY keys appended to the
+    reruns: tie groups over the keys when every key is a visible column, else strict order."""
+    from dataclasses import replace
+    visible = (g.table.num_columns - g.n_appended) if g.table is not None else 0
+    keys = g.spec.sort_keys
+    return replace(g.spec, sort_keys=keys if keys is not None and all(0 <= k < visible for k in keys) else None)
+
+
+def _frozen_table(rows: list[list[Any]], width: int) -> Any:
+    """Frozen (canonical JSON) rows as an Arrow table, or None when they do not make one
+    (a ragged row, a column mixing kinds, an integer beyond 64 bits)."""
+    import pyarrow as pa
+    if any(not isinstance(r, list) or len(r) != width for r in rows):
+        return None
+    try:
+        return pa.table({f"c{i}": pa.array([r[i] for r in rows]) for i in range(width)})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        return None
+
+
+def _same_answer(cmp: Any, frozen: list[list[Any]], fresh: list[list[Any]], width: int, spec: Any) -> bool:
+    """Frozen rows against fresh ones, by the grader's own comparator under the case's own
+    contract (``case_contract``): exact numbers exactly, inexact ones within the case's
+    tolerance, columns and order as the case is graded. Rows that make no table compare as
+    they are."""
+    old, new = _frozen_table(frozen, width), _frozen_table(fresh, width)
+    if old is None or new is None:
+        return frozen == fresh
+    return bool(cmp.compare(old, new, spec).match)
 
 
 def _render_answers(frozen: dict[str, Any]) -> str:
@@ -643,9 +659,11 @@ def _already_frozen(path: Path, frozen: dict[str, Any]) -> bool:
     return old.get("content_hash") == frozen["content_hash"] and old.get("answers") == frozen["answers"]
 
 
-def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -> None:
+def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out, golds: dict[str, _Gold]) -> None:
+    from ..grading.compare import Comparator
     if not path.is_file():
         return
+    cmp = Comparator(threads=2)
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
         old_answers = old["answers"]
@@ -664,8 +682,8 @@ def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out) -
         prev = old_answers.get(cid)
         if not isinstance(prev, dict) or prev.get("gold_sql_sha256") != entry["gold_sql_sha256"]:
             continue  # a new case or a changed gold: nothing to compare with
-        same = (_rows_equal(prev["data"], entry["data"], entry["ordered"]) if "data" in prev and "data" in entry
-                else prev.get("digest") == entry["digest"])
+        same = (_same_answer(cmp, prev["data"], entry["data"], len(entry["columns"]), _frozen_spec(golds[cid]))
+                if "data" in prev and "data" in entry else prev.get("digest") == entry["digest"])
         if not same or prev.get("rows") != entry["rows"]:
             drift += 1
             v.problems.append(f"{path}: {cid}: the gold answer differs from the one frozen for this content hash "
