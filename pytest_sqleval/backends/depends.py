@@ -12,6 +12,7 @@ a few milliseconds (README, "Generation cache")."""
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -110,7 +111,7 @@ def _imported_names(path: Path, package: str) -> Iterator[str]:
         tree = ast.parse(_read(path), filename=str(path))
     except (SyntaxError, ValueError):
         return
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield from _with_parents(alias.name)
@@ -129,6 +130,18 @@ def _imported_names(path: Path, package: str) -> Iterator[str]:
             for alias in node.names:
                 if alias.name != "*":
                     yield f"{base}.{alias.name}"
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included (in functions, classes, ``if``, ``try``...),
+    without walking expressions: an import is a statement, and a large module's expressions
+    are most of its tree."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
 
 
 def _with_parents(name: str) -> Iterator[str]:
@@ -159,6 +172,7 @@ def _module_file(name: str, root: Path, *, top_level_ok: bool = False) -> Path |
     return path if top_level_ok or _is_project_file(path, root) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_project_package(top: str, root: Path) -> bool:
     mod = sys.modules.get(top)
     if mod is not None:
@@ -177,6 +191,7 @@ def _is_project_package(top: str, root: Path) -> bool:
     return any(_is_project_file(p.resolve(), root) for p in candidates)
 
 
+@functools.lru_cache(maxsize=1)
 def _excluded_roots() -> list[Path]:
     return [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}] + [_PLUGIN_DIR]
 
