@@ -80,8 +80,13 @@ def check_folder(option: str, folder: Path) -> None:
     so a run that never writes there (no benchmark collected) leaves no trace."""
     problem = folder_problem(folder)
     if problem is not None:
+        example = _DEFAULT_FOLDERS.get(option, "out")
         raise UsageError(f"{option}={folder}: {problem}\n  fix: point {option} at a folder you can write "
-                         f"(it is created if missing), e.g. {option}=sqleval-results under the project")
+                         f"(it is created if missing), e.g. {option}={example} under the project")
+
+
+_DEFAULT_FOLDERS = {"--sqleval-results": "sqleval-results", "--sqleval-cache-dir": ".sqleval-cache",
+                    "--sqleval-ablation-dir": "report"}
 
 
 def folder_problem(folder: Path) -> str | None:
