@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from .errors import UsageError
 
 
 def apply_gate(session: pytest.Session, min_pass_rate: float | None, summary: dict[str, Any] | None,
@@ -68,17 +67,10 @@ def _collection_errors(session: pytest.Session, failed_reports: int) -> list[str
 
 
 def min_pass_rate(config: pytest.Config) -> float | None:
-    raw = config.getoption("sqleval_min_pass_rate")
-    source = "--sqleval-min-pass-rate"
-    if raw is None:
-        raw = config.getini("sqleval_min_pass_rate") or None
-        source = "ini option sqleval_min_pass_rate"
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"{source} must be a number between 0 and 1, got {raw!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise UsageError(f"{source} must be between 0 and 1 (a fraction, not a percentage), got {raw!r}")
+    """The option (checked by its argparse type), else the ini key through the same parser."""
+    from .numeric import PASS_RATE, ini_number
+    value = config.getoption("sqleval_min_pass_rate")
+    if value is None:
+        value = ini_number(PASS_RATE, config.getini("sqleval_min_pass_rate"), "sqleval_min_pass_rate",
+                           "--sqleval-min-pass-rate")
     return value

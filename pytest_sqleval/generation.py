@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import json
 import os
 import shutil
@@ -207,6 +208,19 @@ class GenerationStore:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _case_hash(backend: Backend, case: BenchmarkCase) -> str | None:
+    """The case's part of the cache key: its content, and whatever else the backend says its
+    generation depends on (``Backend.case_key``: the agent's schema text). A key that cannot
+    be computed (the suite's database is gone) means no cache: the call reports the problem."""
+    if backend.case_key is None:
+        return case.content_hash
+    try:
+        extra = backend.case_key(case)
+    except Exception:  # the generation itself raises it again, as the case's backend error
+        return None
+    return hashlib.sha256(f"{case.content_hash}\0{extra}".encode()).hexdigest()[:32]
+
+
 def _key(backend: Backend, case: BenchmarkCase) -> tuple[str, str, str]:
     # the fingerprint (or, uncached, the description naming a predictions file by path and
     # content) keeps two backends apart even if they were ever given one label
@@ -341,9 +355,8 @@ class GenerationService:
     def _start(self, backend: Backend, case: BenchmarkCase,
                finished: set[str] | None) -> concurrent.futures.Future[Generated]:
         """A cached case is answered on the submitting thread; only calls go to the loop."""
-        case_hash = None
-        if backend.fingerprint is not None:
-            case_hash = case.content_hash
+        case_hash = _case_hash(backend, case) if backend.fingerprint is not None else None
+        if case_hash is not None:
             listed = finished is None or case_hash in finished
             hit = self.store.load(backend.fingerprint, case_hash) if listed else None
             if hit is not None:

@@ -16,6 +16,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from . import numeric  # every number is checked by its parser, on the command line and in ini
     group = parser.getgroup("sqleval", "text-to-SQL benchmark grading (pytest-sqleval)")
     group.addoption("--sqleval-backend", default=None, metavar="SPECS",
                     help="comma list of backends: gold (default), predictions:PATH, module:function, "
@@ -23,9 +24,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-model", default=None, help="model for built-in LLM backends (ignored by module:function)")
     group.addoption("--sqleval-provider", default=None, help="provider for built-in LLM backends")
     group.addoption("--sqleval-api-base", default=None, help="API base URL for built-in LLM backends")
-    group.addoption("--sqleval-concurrency", type=int, default=8, metavar="N",
+    group.addoption("--sqleval-concurrency", type=numeric.CONCURRENCY, default=8, metavar="N",
                     help="most backend calls in flight across the run (default 8; split between xdist workers)")
-    group.addoption("--sqleval-generation-timeout", type=float, default=300.0, metavar="S",
+    group.addoption("--sqleval-generation-timeout", type=numeric.SECONDS, default=300.0, metavar="S",
                     help="seconds before a backend call counts as a backend_error (default 300)")
     group.addoption("--sqleval-no-cache", action="store_true", default=False,
                     help="ignore cached generations from earlier runs (this run's are still shared by workers)")
@@ -36,10 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-ablation-dir", default=None, metavar="DIR",
                     help="where the ablation table and plot are written when agent configurations ran "
                          "(default report under rootdir)")
-    group.addoption("--sqleval-variants", type=int, default=None, metavar="N",
+    group.addoption("--sqleval-variants", type=numeric.VARIANT_COUNT, default=None, metavar="N",
                     help="grade each case also on up to N generated variants of its database, so a result that "
                          "matches by coincidence fails (default: the suite's [variants] count, else 0)")
-    group.addoption("--sqleval-min-pass-rate", default=None, metavar="X",
+    group.addoption("--sqleval-min-pass-rate", type=numeric.PASS_RATE, default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
                     help="LLM judge: off (default); advisory (execution decides, the judge annotates); "
@@ -151,6 +152,11 @@ class _Hooks:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.freeze_collection()
         if not session.config.option.collectonly:
+            from .errors import SqlevalError
+            try:
+                self.state.check_output_folders(session.items)
+            except SqlevalError as exc:
+                raise pytest.UsageError(str(exc)) from None
             self.state.start_engines(session.items)
 
     @pytest.hookimpl(tryfirst=True)

@@ -2,6 +2,7 @@
 how much concurrency, where caches, results and the ablation go, the judge and the gate."""
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from dataclasses import dataclass
@@ -38,11 +39,14 @@ class RunConfig:
         opt = config.getoption
         winput = getattr(config, "workerinput", {})
         worker_index, worker_count = _worker_position(winput)
-        concurrency = opt("sqleval_concurrency")
-        if concurrency < 1:
-            raise UsageError(f"--sqleval-concurrency must be at least 1, got {concurrency}")
+        concurrency = opt("sqleval_concurrency")  # numbers arrive checked (numeric.py, the options' type=)
         root = Path(str(config.rootpath))
         judge_mode, judge_model = _judge_settings(config)
+        ablation = opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir")
+        for option, value in (("--sqleval-results", opt("sqleval_results")), ("--sqleval-cache-dir", opt("sqleval_cache_dir")),
+                              ("--sqleval-ablation-dir", ablation)):
+            if value:  # a folder the user named: checked now, before anything is generated or graded
+                check_folder(option, _resolve(root, value))
         return cls(
             run_id=winput.get("sqleval_run_id") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6],
             is_worker=hasattr(config, "workerinput"), worker_index=worker_index, worker_count=worker_count,
@@ -52,7 +56,7 @@ class RunConfig:
             cache_dir=_resolve(root, opt("sqleval_cache_dir") or ".sqleval-cache"),
             results_dir=_resolve(root, opt("sqleval_results") or "sqleval-results"),
             ablation_dir=_resolve(root, opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir") or "report"),
-            min_pass_rate=min_pass_rate(config), variants=_variants(opt("sqleval_variants")), judge_mode=judge_mode, judge_model=judge_model,
+            min_pass_rate=min_pass_rate(config), variants=opt("sqleval_variants"), judge_mode=judge_mode, judge_model=judge_model,
             xdist_workers=_xdist_workers(config))
 
 
@@ -70,10 +74,33 @@ def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:
 
 
 
-def _variants(value: int | None) -> int | None:
-    if value is not None and not 0 <= value <= 64:
-        raise UsageError(f"--sqleval-variants must be between 0 and 64, got {value}")
-    return value
+def check_folder(option: str, folder: Path) -> None:
+    """That ``folder`` exists as a folder this process can write, or can be made: the
+    nearest part of the path that exists must be a writable folder. Nothing is created,
+    so a run that never writes there (no benchmark collected) leaves no trace."""
+    problem = folder_problem(folder)
+    if problem is not None:
+        example = _DEFAULT_FOLDERS.get(option, "out")
+        raise UsageError(f"{option}={folder}: {problem}\n  fix: point {option} at a folder you can write "
+                         f"(it is created if missing), e.g. {option}={example} under the project")
+
+
+_DEFAULT_FOLDERS = {"--sqleval-results": "sqleval-results", "--sqleval-cache-dir": ".sqleval-cache",
+                    "--sqleval-ablation-dir": "report"}
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot be used as an output folder, or None."""
+    existing = folder
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if existing == folder and not existing.is_dir():
+        return "it exists and is not a folder"
+    if not existing.is_dir():
+        return f"cannot create the folder: {existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot create or write the folder: {existing} is not writable"
+    return None
 
 
 def _resolve(root: Path, value: str) -> Path:

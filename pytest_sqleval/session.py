@@ -139,6 +139,16 @@ class SqlevalSession:
             pairs = pairs[k:] + pairs[:k]
         self.generation.prefetch(pairs)
 
+    def check_output_folders(self, items: list[pytest.Item]) -> None:
+        """The default results and cache folders, once benchmark cases are to run (a folder
+        named by an option was checked when the run was configured): a run that cannot
+        write its results stops before grading anything."""
+        from .runconfig import check_folder
+        if self.run.is_worker or not any(hasattr(it, "case") for it in items):
+            return
+        check_folder("--sqleval-results", self.run.results_dir)
+        check_folder("--sqleval-cache-dir", self.run.cache_dir)
+
     def start_engines(self, items: list[pytest.Item]) -> None:
         """Start the engine process while pytest finishes starting. An xdist worker has
         collected every case but will grade only the databases the controller sends it,

@@ -89,7 +89,8 @@ BAD_MANIFESTS = {
                                                    "fix: known keys"]),
     "bad_toml": ("[limits\ntimeout_s = 1\n", ["sqleval.toml", "not valid TOML", "fix: "]),
     "unknown_section": ("[limit]\ntimeout_s = 1\n", ["unknown section [limit]", "did you mean 'limits'"]),
-    "bad_limit_type": ('[limits]\ntimeout_s = "soon"\n', ["field 'limits.timeout_s'", "expected float"]),
+    "bad_limit_type": ('[limits]\ntimeout_s = "soon"\n', ["field 'limits.timeout_s'",
+                                                                 "expected a finite number of seconds greater than 0"]),
 }
 
 

@@ -76,9 +76,9 @@ def _case(**extra: Any) -> str:
 @pytest.mark.parametrize("compare, needles", [
     ({"order_matter": False}, ["field 'compare.order_matter'", "did you mean 'order_matters'"]),
     ({"float_rel_tolerance": 0.01}, ["field 'compare.float_rel_tolerance'", "did you mean 'float_rel_tol'"]),
-    ({"float_rel_tol": "0.01"}, ["field 'compare.float_rel_tol'", 'expected a number, got "0.01"']),
-    ({"float_abs_tol": True}, ["field 'compare.float_abs_tol'", "expected a number, got true"]),
-    ({"float_abs_tol": -1}, ["field 'compare.float_abs_tol'", "must not be negative"]),
+    ({"float_rel_tol": "0.01"}, ["field 'compare.float_rel_tol'", "expected a finite number at least 0, got '0.01'"]),
+    ({"float_abs_tol": True}, ["field 'compare.float_abs_tol'", "expected a finite number at least 0, got True"]),
+    ({"float_abs_tol": -1}, ["field 'compare.float_abs_tol'", "expected a finite number at least 0, got -1"]),
     ({"order_matters": "no"}, ["field 'compare.order_matters'", "expected true or false"]),
     ({"allow_empty": True}, ["field 'compare.allow_empty'", '"expected_shape": "empty"']),
     ([["order_matters", False]], ["field 'compare'", "must be a JSON object"]),

@@ -89,10 +89,30 @@ def test_parse_tolerates_fences_prose_and_trailing_text(text: str) -> None:
 
 def test_parse_normalises_labels_and_drops_bad_confidence() -> None:
     verdict, error = parse_verdict('{"equivalence": "Partially Equivalent", "rationale": 3, "confidence": 7}')
-    assert error is None and verdict == {"equivalence": "partially_equivalent", "rationale": "3", "confidence": None}
+    assert error is None and verdict == {"equivalence": "partially_equivalent", "rationale": "3", "confidence": None,
+                                         "note": "the judge's confidence 7 is not a number from 0 to 1; left out"}
     assert parse_verdict('{"equivalence": "skipped"}')[0] is None  # not the model's to say
     assert parse_verdict('{"equivalence": true}')[1] == (
         "judge reply has invalid equivalence True (expected one of equivalent, partially_equivalent, different)")
+
+
+@pytest.mark.parametrize("confidence", ["high", "", "NaN", "inf", "-0.1", "1.5", 2, -1, True, [0.5], {"p": 0.5},
+                                        float("nan"), float("inf")])
+def test_a_confidence_that_is_no_number_in_0_1_is_dropped_with_a_note(confidence: Any) -> None:
+    """Wherever a judgement comes from (a reply, the cache, a plugin), reports can format its confidence."""
+    verdict, error = parse_verdict(json.dumps({"equivalence": "equivalent", "rationale": "ok", "confidence": confidence}))
+    assert error is None and verdict["confidence"] is None and "is not a number from 0 to 1" in verdict["note"]
+    for result in (JudgeResult("equivalent", "ok", confidence, "m", JUDGE_PROMPT_VERSION, False, None),
+                   JudgeResult.from_dict({"equivalence": "equivalent", "confidence": confidence})):
+        assert result.confidence is None and "is not a number from 0 to 1" in result.note
+        assert result.to_dict()["note"] == result.note  # the record's judge says what was dropped
+
+
+@pytest.mark.parametrize("confidence, number", [(0, 0.0), (1, 1.0), (0.75, 0.75), ("0.8", 0.8), (None, None)])
+def test_a_confidence_in_0_1_is_kept_as_a_float(confidence: Any, number: float | None) -> None:
+    verdict, _ = parse_verdict(json.dumps({"equivalence": "different", "rationale": "", "confidence": confidence}))
+    assert verdict["confidence"] == number and "note" not in verdict
+    assert JudgeResult.from_dict({"equivalence": "different", "confidence": confidence}).note is None
 
 
 @needs_litellm

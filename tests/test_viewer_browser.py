@@ -177,3 +177,47 @@ def test_report_filters_opens_a_case_and_compares_two_backends(browser: Chromium
     assert fetched and all(u.startswith(("file:", "data:")) for u in fetched), fetched  # nothing from a network
     errors = [e["params"] for e in browser.events if e["method"] == "Runtime.exceptionThrown"]
     assert not errors  # the page's script never failed
+
+
+#: Values a record may hold that the page formats: a judge's or a plugin's string confidence,
+#: and every other field the page draws with a shape it does not expect.
+ODD_FIELDS: list[dict[str, Any]] = [
+    {"confidence": "high", "error_class": "wrong_metric", "failure_kind": "value_mismatch"},
+    {"confidence": float("nan"), "error_class": "other", "tags": "revenue", "question": 42},
+    {"confidence": {"score": 0.9}, "error_class": "wrong_join", "explanation": ["a", "list"],
+     "execution": {"preview": "not rows", "rows": "many", "columns": "amount"},
+     "compare": {"sidebyside": "yes", "extra_rows": 7, "reason": {"why": 1}}},
+    {"confidence": [0.5], "error_class": "stale_table", "layers": ["not", "a", "mapping"],
+     "backend_metadata": {"model": {"name": "m"}, "trace": "not events"}, "gold": {"preview": [1, 2], "rows": None}},
+    {"confidence": True, "error_class": "hallucinated_column", "generated_sql": 17,
+     "execution": {"preview": [[1, {"nested": True}], "flat"], "rows": "2"}, "rationale": 3, "equivalence": ["x"]},
+]
+
+
+def test_report_draws_every_case_whatever_its_record_holds(browser: Chromium, quickstart_results: Path,
+                                                           tmp_path: Path) -> None:
+    """A string confidence (a judge or plugin's), a NaN, lists where text goes, text where rows
+    go: each case still opens with its backend, status, SQL and the fields that are sound."""
+    from pytest_sqleval.reports.html import write_report
+    records = [json.loads(line) for line in (quickstart_results / "results.jsonl").read_text().splitlines()]
+    summary = json.loads((quickstart_results / "summary.json").read_text())
+    failed = [r for r in records if r["status"] == "failed"][: len(ODD_FIELDS)]
+    assert len(failed) == len(ODD_FIELDS)
+    for rec, odd in zip(failed, ODD_FIELDS):
+        rec.update(odd)
+    page = write_report(failed, summary, tmp_path / "report.html")
+    browser.send("Runtime.enable")
+    browser.events.clear()
+    browser.open(page.as_uri())
+    assert browser.js("document.querySelector('#count').textContent").startswith(f"{len(ODD_FIELDS)} of {len(ODD_FIELDS)}")
+    for i, rec in enumerate(failed):
+        browser.js(f"document.querySelector('#cases tbody tr[data-i=\"{i}\"]').click()")
+        col = "document.querySelector('#detail .col')"
+        assert browser.js(f"{col}.dataset.backend") == rec["backend"]
+        assert browser.js(f"{col}.querySelector('.draw-error')") is None, browser.js(f"{col}.innerText")
+        text = browser.js(f"{col}.innerText")
+        assert f"failed · {rec['error_class']}" in text
+        assert "confidence" not in text.split("\n")[0]  # no number to show, so none is made up
+        assert "reproduce" in text and "gold SQL" in text
+    errors = [e["params"] for e in browser.events if e["method"] == "Runtime.exceptionThrown"]
+    assert not errors  # the page's script never failed

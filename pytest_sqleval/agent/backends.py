@@ -7,7 +7,9 @@ generic LLM-backend rules (:mod:`pytest_sqleval.backends.llm_backends`).
 
 - **Fingerprint** (the generation cache's key): backend name, model, provider, prompt
   version, the configuration with its budgets, a hash of the agent's code and of the
-  semantic layers under the rootdir.
+  semantic layers under the rootdir; with each case, the schema text of its suite
+  (``SuiteWorkspace.schema_key``: tables, columns, types, comments, layer), so a changed
+  database is asked again.
 - **Records**: every record of a configuration carries its ``components`` and, for the
   five ablation configurations, its ``ablation_step``, even when its case crashed: the
   ablation table reads them from the records alone.
@@ -29,6 +31,7 @@ from ..mockllm import label as mock_label
 from ..reports.ablation import ABLATION_STEP, LAYER_INGREDIENTS_KEY
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
+from .schema import workspace_for
 from ..traces import runs_dir, write_trace_report
 from .runs import record_prediction
 
@@ -113,7 +116,8 @@ def make_llm_backend(name: str, options: BackendOptions, config: AgentConfig | N
                                   "code": _code_hash(), "layers": _layers_hash(options.rootdir)}, sort_keys=True)
     gated = credential_gated(name, provider, settings.api_base, agent.generate)
     backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
-                      f"{config.components} [{model}, prompt {PROMPT_VERSION}]", static_meta)
+                      f"{config.components} [{model}, prompt {PROMPT_VERSION}]", static_meta,
+                      case_key=lambda case: workspace_for(case).schema_key())  # the schema it is prompted with
     backend.agent = agent  # type: ignore[attr-defined]
     return backend
 

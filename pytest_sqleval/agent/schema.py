@@ -80,6 +80,18 @@ class SuiteWorkspace:
     def by_name(self) -> dict[str, TableDoc]:
         return {t.qualified.lower(): t for t in self.tables}
 
+    def schema_key(self) -> str:
+        """A digest of everything about the suite a prompt can show: the dialect, every
+        table and column with its type and comment, and the semantic layer's text. It keys
+        the agent's cached generations, so an edited database or layer is asked again."""
+        with self.lock:
+            key = self.cache.get("schema_key")
+            if key is None:
+                import hashlib
+                text = "\n".join([self.dialect, self.layer_sha or "", *(t.ddl(comments=True) for t in self.tables)])
+                key = self.cache["schema_key"] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+        return key
+
 
 _workspaces: dict[str, SuiteWorkspace] = {}
 _sandboxes: dict[str, Any] = {}

@@ -52,3 +52,7 @@ class Backend:
     fingerprint: str | None = None
     description: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: what a case's generation depends on beyond the case and the fingerprint, as a string
+    #: (the agent: the schema text of the case's suite); part of the cache key, computed
+    #: before the cache is read. ``None``: nothing more.
+    case_key: Callable[[BenchmarkCase], str] | None = None

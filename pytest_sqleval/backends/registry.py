@@ -9,7 +9,6 @@ import functools
 import hashlib
 import importlib
 import inspect
-import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
@@ -18,6 +17,7 @@ from ..cases import BenchmarkCase, iter_jsonl
 from ..errors import BadInputError, NoPrediction, UsageError
 from ..traces import TRACE_KEY, runs_dir, write_trace_report
 from .base import Backend, BackendOptions, GenerationResult
+from .depends import code_key, declared_files, depends_on, files_key
 
 ENTRY_POINT_GROUP = "pytest_sqleval.backends"
 
@@ -82,24 +82,25 @@ def resolve_backend(spec: str, options: BackendOptions) -> Backend:
         made = factory(options)
         if isinstance(made, Backend):  # a plugin that names, fingerprints and describes its backend itself
             return made
-        return _wrap(spec, spec, made, f"{spec}|{options.model}|{options.provider}|{_version_of(factory)}",
-                     runs_dir(options.rootdir))
+        return _wrap(spec, spec, made, f"{spec}|{options.model}|{options.provider}|"
+                     f"{_depends_key(spec, options.rootdir, factory, made)}", runs_dir(options.rootdir))
     if ":" in spec:
-        return _module_backend(spec, runs_dir(options.rootdir))
+        return _module_backend(spec, runs_dir(options.rootdir), options.rootdir)
     hint = difflib.get_close_matches(spec, list(BUILTINS) + list(eps), n=1)
     raise UsageError(f"unknown backend {spec!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                      + ". Known backends: " + ", ".join(known_backends()))
 
 
-def _version_of(obj: Any) -> str:
-    mod = sys.modules.get(getattr(obj, "__module__", "") or "")
-    path = getattr(mod, "__file__", None)
-    if path and Path(path).is_file():
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    return "unknown"
+def _depends_key(spec: str, rootdir: str, obj: Any, fn: Any) -> str:
+    """What the backend's generations depend on besides the case (``depends.py``): its
+    module with the project modules it imports, and the files it declares in
+    ``sqleval_depends_on`` (on the generate function or its factory)."""
+    root = Path(rootdir).resolve()
+    declared = declared_files(depends_on(fn, obj), root, spec)
+    return f"code:{code_key(obj, root)}|files:{files_key(declared, root)}"
 
 
-def _module_backend(spec: str, traces_root: Path) -> Backend:
+def _module_backend(spec: str, traces_root: Path, rootdir: str = ".") -> Backend:
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -123,7 +124,8 @@ def _module_backend(spec: str, traces_root: Path) -> Backend:
         if not callable(fn):
             raise UsageError(f"backend {spec!r}: the factory returned {type(fn).__name__}, not a callable")
     fingerprint = getattr(fn, "sqleval_fingerprint", None) or getattr(obj, "sqleval_fingerprint", None)
-    return _wrap(spec, attr.rsplit(".", 1)[-1], fn, f"{spec}|{fingerprint or _version_of(obj)}", traces_root)
+    return _wrap(spec, attr.rsplit(".", 1)[-1], fn, f"{spec}|{fingerprint or ''}|{_depends_key(spec, rootdir, obj, fn)}",
+                 traces_root)
 
 
 def _takes_no_arguments(obj: Any) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from ..engines import is_url
 from ..engines.base import Limits
 from ..errors import BadInputError
+from ..numeric import POSITIVE_INT, SECONDS, SEED, THREADS, TOLERANCE, VARIANT_COUNT, Number, NumberError
 from ..textio import read_text
 from .layouts import get_layout, layout_names
 from .model import COLUMN_ORDERS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
@@ -23,6 +24,12 @@ _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
 _VARIANT_KEYS = {"count", "seed", "frozen_columns"}
 _SPLIT_KEYS = {"held_out"}
+#: every numeric key, checked by the same parsers as the command line's numbers (numeric.py)
+_NUMBERS: dict[str, dict[str, Number]] = {
+    "limits": {"timeout_s": SECONDS, "max_rows": POSITIVE_INT, "max_bytes": POSITIVE_INT, "threads": THREADS},
+    "compare": {"float_rel_tol": TOLERANCE, "float_abs_tol": TOLERANCE},
+    "variants": {"count": VARIANT_COUNT, "seed": SEED},
+}
 _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS,
              "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS}
 
@@ -187,13 +194,18 @@ def _variant_section(path: Path, text: str, values: dict[str, Any]) -> VariantPo
     if not isinstance(frozen, list) or not all(isinstance(c, str) and "." in c for c in frozen):
         raise BadInputError(path, "must be a list of \"table.column\" names", line=_toml_line(text, "frozen_columns"),
                             field="variants.frozen_columns", fix='e.g. frozen_columns = ["orders.status", "fx.*"]')
-    for key in ("count", "seed"):
-        val = values.get(key, 0)
-        if not isinstance(val, int) or isinstance(val, bool) or val < 0 or (key == "count" and val > 64):
-            raise BadInputError(path, f"expected a whole number{' from 0 to 64' if key == 'count' else ' >= 0'}, "
-                                      f"got {val!r}", line=_toml_line(text, key), field=f"variants.{key}",
-                                fix=f"write {key} = 8" if key == "count" else "write seed = 0")
-    return VariantPolicy(count=values.get("count", 0), seed=values.get("seed", 0), frozen_columns=tuple(frozen))
+    count = _number(path, text, "variants", "count", values.get("count", 0), example=8)
+    seed = _number(path, text, "variants", "seed", values.get("seed", 0), example=0)
+    return VariantPolicy(count=count, seed=seed, frozen_columns=tuple(frozen))
+
+
+def _number(path: Path, text: str, section: str, key: str, value: Any, example: Any) -> Any:
+    """A numeric key through its parser (numeric.py): finite, in range, the right type."""
+    try:
+        return _NUMBERS[section][key].check(value)
+    except NumberError as exc:
+        raise BadInputError(path, str(exc), line=_toml_line(text, key), field=f"{section}.{key}",
+                            fix=f"write {key} = {example!r}") from None
 
 
 def _is_callable_spec(value: str) -> bool:
@@ -204,7 +216,11 @@ def _is_callable_spec(value: str) -> bool:
 
 def _typed_section(path: Path, text: str, values: dict, cls: type, section: str) -> Any:
     defaults = cls()
-    for key, val in values.items():
+    values = dict(values)
+    for key, val in list(values.items()):
+        if key in _NUMBERS.get(section, {}):
+            values[key] = _number(path, text, section, key, val, example=getattr(defaults, key))
+            continue
         want = type(getattr(defaults, key))
         ok = (val is None or isinstance(val, bool)) if key in ("order_matters",) else (
             isinstance(val, want) or (want is float and isinstance(val, int) and not isinstance(val, bool)))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInputError
+from ..numeric import TOLERANCE, NumberError
 from ..textio import read_text
 from .layouts import Layout, LayoutError, Records, get_layout, layout_names
 from .model import COLUMN_ORDERS, EXPECTED_SHAPES, BenchmarkCase, SuiteManifest
@@ -118,13 +119,11 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                                     fix='write "column_order": "any" (any bijection of columns) or "position"')
             out[key] = val
             continue
-        if isinstance(val, bool) or not isinstance(val, (int, float)):
-            raise BadInputError(where, f"expected a number, got {json.dumps(val)}", line=line, field=f"compare.{key}",
-                                fix=f'write "{key}": 1e-4 (a JSON number, not a string)')
-        if not val >= 0 or val == float("inf"):
-            raise BadInputError(where, f"must not be negative, infinite or NaN, got {val!r}", line=line,
-                                field=f"compare.{key}", fix=f'write "{key}" as a small non-negative number such as 1e-6')
-        out[key] = float(val)
+        try:
+            out[key] = TOLERANCE.check(val)  # the suite's [compare] tolerances' own parser
+        except NumberError as exc:
+            raise BadInputError(where, str(exc), line=line, field=f"compare.{key}",
+                                fix=f'write "{key}" as a small non-negative JSON number such as 1e-6') from None
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -73,6 +74,14 @@ class JudgeResult:
     cached: bool
     error: str | None
     usage: dict[str, Any] | None = field(default=None)  # tokens, cost_usd, latency_ms, attempts of the call
+    note: str | None = None  # what was dropped from the judge's answer (a confidence that is no number in [0, 1])
+
+    def __post_init__(self) -> None:
+        """Whoever made it (a reply, the cache, a plugin), the confidence is a number in [0, 1] or None."""
+        confidence, note = checked_confidence(self.confidence)
+        self.confidence = confidence
+        if note and not self.note:
+            self.note = note
 
     @property
     def skipped(self) -> bool:
@@ -87,7 +96,25 @@ class JudgeResult:
             equivalence=str(data["equivalence"]), rationale=str(data.get("rationale") or ""),
             confidence=data.get("confidence"), model=data.get("model"),
             prompt_version=str(data.get("prompt_version") or JUDGE_PROMPT_VERSION),
-            cached=bool(data.get("cached", False)), error=data.get("error"), usage=data.get("usage"))
+            cached=bool(data.get("cached", False)), error=data.get("error"), usage=data.get("usage"),
+            note=data.get("note") if isinstance(data.get("note"), str) else None)
+
+
+def checked_confidence(value: Any) -> tuple[float | None, str | None]:
+    """A judge's confidence as a float in [0, 1] (a numeric string is read as its number),
+    else None and a note saying what was dropped: reports format it as a number."""
+    if value is None:
+        return None, None
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+            or not 0 <= number <= 1:
+        return None, f"the judge's confidence {_snippet(repr(value), 60)} is not a number from 0 to 1; left out"
+    return float(number), None
 
 
 def evidence_json(evidence: Mapping[str, Any] | None) -> str:
@@ -156,16 +183,12 @@ def parse_verdict(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"judge reply has invalid equivalence {raw!r} (expected one of {', '.join(EQUIVALENCES)})"
     rationale = verdict.get("rationale")
     rationale = rationale if isinstance(rationale, str) else ("" if rationale is None else json.dumps(rationale))
-    confidence = verdict.get("confidence")
-    if isinstance(confidence, str):
-        try:
-            confidence = float(confidence.strip())
-        except ValueError:
-            confidence = None
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-        confidence = None
-    return {"equivalence": label, "rationale": rationale.strip()[:_MAX_RATIONALE_CHARS],
-            "confidence": None if confidence is None else float(confidence)}, None
+    confidence, note = checked_confidence(verdict.get("confidence"))
+    out: dict[str, Any] = {"equivalence": label, "rationale": rationale.strip()[:_MAX_RATIONALE_CHARS],
+                           "confidence": confidence}
+    if note:
+        out["note"] = note
+    return out, None
 
 
 def judge_key_hint(model: str, api_base: str | None) -> str:
@@ -243,7 +266,7 @@ class Judge:
         if verdict is None:
             return self._skipped(error or "unparseable judge reply", usage)
         result = JudgeResult(verdict["equivalence"], verdict["rationale"], verdict["confidence"], self.model,
-                             self.prompt_version, False, None, usage)
+                             self.prompt_version, False, None, usage, verdict.get("note"))
         self._write_cache(key, result)
         return result
 

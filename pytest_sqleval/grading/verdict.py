@@ -351,6 +351,8 @@ def adjudicate(*, passed: bool, executed: bool, layers: dict[str, Any], judgemen
     warnings = []
     if judgement is not None and judgement.error:
         warnings.append(f"judge skipped: {judgement.error}")
+    if judgement is not None and getattr(judgement, "note", None):
+        warnings.append(f"judge: {judgement.note}")
     grounding = layers.get("grounding") or {}
     ex = layers.get("execution") or {}
     if executed and ex.get("ok") and grounding.get("ok") is False:

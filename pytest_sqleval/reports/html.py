@@ -59,20 +59,27 @@ def _clip(text: Any, limit: int = TEXT_CHARS) -> Any:
     return f"{text[:limit]}… ({len(text):,} characters, truncated in this page; results.jsonl has more)"
 
 
-def _preview(rows: list[Any] | None, total: int | None, limit: int = PREVIEW_ROWS) -> dict[str, Any] | None:
-    if rows is None:
+def _dict(value: Any) -> dict[str, Any]:
+    """A record's sub-object, or an empty one where the record holds something else: the
+    page is drawn from whatever a record holds (an older version's, a plugin's)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _preview(rows: Any, total: Any, limit: int = PREVIEW_ROWS) -> dict[str, Any] | None:
+    if not isinstance(rows, list):
         return None
     cut = rows[:limit]
-    return {"rows": [[_clip(v, CELL_CHARS) for v in r] for r in cut],
-            "total": total if total is not None else len(rows), "shown": len(cut)}
+    return {"rows": [[_clip(v, CELL_CHARS) for v in (r if isinstance(r, list) else [r])] for r in cut],
+            "total": total if isinstance(total, int) and not isinstance(total, bool) else len(rows), "shown": len(cut)}
 
 
 def _marks(rows: list[Any] | None, other: list[Any] | None, listed: list[Any] | None) -> list[int]:
     """Indexes of preview rows that differ: listed by the comparison (missing or extra rows),
     or, where it listed none, absent from the other side's preview."""
-    if not rows:
+    if not rows or not isinstance(rows, list):
         return []
-    keys = {repr(r) for r in (listed or [])}
+    other = other if isinstance(other, list) else []
+    keys = {repr(r) for r in (listed if isinstance(listed, list) else [])}
     if keys:
         return [i for i, r in enumerate(rows[:PREVIEW_ROWS]) if repr(r) in keys]
     theirs: dict[str, int] = {}
@@ -91,7 +98,8 @@ def _marks(rows: list[Any] | None, other: list[Any] | None, listed: list[Any] | 
 
 def _layers(rec: dict[str, Any]) -> dict[str, Any]:
     """Each layer's evidence, the structure layer's matching clauses left out."""
-    layers = dict(rec.get("layers") or {})
+    raw = rec.get("layers")
+    layers = dict(raw) if isinstance(raw, dict) else {} if raw is None else {"value": raw}
     struct = layers.get("structure")
     if isinstance(struct, dict) and isinstance(struct.get("clauses"), dict):
         layers["structure"] = {**struct, "clauses": {k: v for k, v in struct["clauses"].items()
@@ -117,7 +125,7 @@ def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
             budget -= cost
             continue
         cut += 1
-        ex = records[i].get("execution") or {}
+        ex = _dict(records[i].get("execution"))
         r["layers"] = None
         if r["trace"]:
             r["trace"]["markdown"] = None  # the link to its report file stays
@@ -130,7 +138,7 @@ def reproduce_command(rec: dict[str, Any]) -> str:
     addressed by its case id (its name has no ``[backend]`` part when one backend runs)."""
     suite = suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"])
     spec = rec.get("backend_spec") or rec["backend"]
-    model = (rec.get("backend_metadata") or {}).get("model")
+    model = _dict(rec.get("backend_metadata")).get("model")
     return (f"pytest {shlex.quote(suite + '::' + rec['case_id'])} --sqleval-backend={shlex.quote(spec)}"
             + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
 
@@ -138,7 +146,7 @@ def reproduce_command(rec: dict[str, Any]) -> str:
 def _trace(rec: dict[str, Any], page_dir: Path | None) -> dict[str, Any] | None:
     """A case's trace as the page shows it: the markdown its report file holds (the one
     renderer, :func:`pytest_sqleval.traces.render_markdown`) and a link to that file."""
-    meta = rec.get("backend_metadata") or {}
+    meta = _dict(rec.get("backend_metadata"))
     events = meta.get(TRACE_KEY)
     report = meta.get(TRACE_REPORT_KEY)
     if not isinstance(events, list) and not report:
@@ -166,7 +174,7 @@ def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> d
         key = f"{rec.get('suite')}\x1f{rec['case_id']}"
         if key not in cases:
             cases[key] = len(case_rows)
-            gold = rec.get("gold") or {}
+            gold = _dict(rec.get("gold"))
             case_rows.append({"id": rec["case_id"], "suite": rec.get("suite"), "question": _clip(rec.get("question")),
                               "gold_sql": _clip(rec.get("gold_sql"), 20_000), "tags": rec.get("tags") or [],
                               "difficulty": rec.get("difficulty"), "category": rec.get("category"),
@@ -174,12 +182,13 @@ def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> d
                               "gold_columns": gold.get("columns"),
                               "gold_preview": _preview(gold.get("preview"), gold.get("rows"))})
         c = case_rows[cases[key]]
-        if c["gold_preview"] is None and rec.get("gold"):
-            c["gold_preview"] = _preview(rec["gold"].get("preview"), rec["gold"].get("rows"))
-        ex = rec.get("execution") or {}
-        cmp = rec.get("compare") or {}
-        gold_rows = (rec.get("gold") or {}).get("preview")
-        meta = rec.get("backend_metadata") or {}
+        gold = _dict(rec.get("gold"))
+        if c["gold_preview"] is None and gold:
+            c["gold_preview"] = _preview(gold.get("preview"), gold.get("rows"))
+        ex = _dict(rec.get("execution"))
+        cmp = _dict(rec.get("compare"))
+        gold_rows = gold.get("preview")
+        meta = _dict(rec.get("backend_metadata"))
         runs.append({
             "c": cases[key], "backend": rec["backend"], "status": rec["status"],
             "error_class": rec.get("error_class"), "failure_kind": rec.get("failure_kind"),
@@ -190,7 +199,7 @@ def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> d
             "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
             "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
             "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
-            "compare_reason": cmp.get("reason"), "advice": ((rec.get("layers") or {}).get("diagnostics") or {}).get("advice"),
+            "compare_reason": cmp.get("reason"), "advice": _dict(_dict(rec.get("layers")).get("diagnostics")).get("advice"),
             "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
             "layers": _layers(rec), "trace": _trace(rec, page_dir),
         })

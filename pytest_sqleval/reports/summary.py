@@ -61,7 +61,11 @@ def _variant_rates(records: list[dict[str, Any]], passed: int, graded: int) -> d
     """With database variants: execution accuracy on the snapshot alone (a coincidental
     pass counted as a pass) beside the one on the snapshot and its variants (test-suite
     accuracy), and the coincidental passes caught."""
-    checked = [r for r in records if ((r.get("layers") or {}).get("variants") or {}).get("chosen") is not None]
+    def chosen(r: dict[str, Any]) -> Any:  # a record whose layers are not a mapping checked no variants
+        layers = r.get("layers")
+        variants = layers.get("variants") if isinstance(layers, dict) else None
+        return variants.get("chosen") if isinstance(variants, dict) else None
+    checked = [r for r in records if chosen(r) is not None]
     if not checked:
         return {}
     coincidental = sum(1 for r in records if r.get("failure_kind") == "coincidental_pass")
