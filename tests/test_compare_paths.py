@@ -67,7 +67,7 @@ def oracle(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> dict[str, Any]:
         return {"match": False, "reason": "arity_mismatch"}
     if not all(C._compatible(a, b) for a, b in zip(gk, pk)):
         return {"match": False, "reason": "type_mismatch"}
-    number = ["number" in (a, b) for a, b in zip(gk, pk)]
+    number = ["float" in (a, b) for a, b in zip(gk, pk)]  # inexact: within tolerance; exact numbers by ==, exactly
     rows = [[tuple(_canon(v, number[i]) for i, v in enumerate(r)) for r in zip(*(c.to_pylist() for c in t.columns))]
             for t in (gold, pred)]
     g, p = rows
