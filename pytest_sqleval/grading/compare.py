@@ -1,9 +1,10 @@
 """Result comparison under the comparison contract, vectorised with numpy over Arrow.
 
 Columns by position (names ignored, arity must match); rows as a multiset, or in order
-with tie groups on the gold's sort keys compared as bags; numbers numerically within a
-relative/absolute tolerance; a string never equals a number, a date never equals a
-timestamp; NULL equals NULL and nothing else, NaN only NaN.
+with tie groups on the gold's sort keys compared as bags; numbers numerically, two exact
+ones (integers, decimals) exactly and within a relative/absolute tolerance where a side is
+a float; a string never equals a number, a date never equals a timestamp; NULL equals
+NULL and nothing else, NaN only NaN.
 
 How: both results become one stack of canonical columns, the gold's rows then the
 prediction's (``_Stack``). Identical rows are brought together by sorting on a 64-bit
@@ -104,8 +105,7 @@ class CompareResult:
         return d
 
 
-NUMBERS = ("integer", "decimal", "float")  # kinds that compare with each other, by value
-EXACT = ("integer", "decimal")  # two exact numbers compare exactly; a float on either side, within tolerance
+NUMBERS = ("integer", "decimal", "float")  # compare with each other by value: integers and decimals exactly
 
 
 def kind_of(t: pa.DataType) -> str:
@@ -848,7 +848,7 @@ def _exact(g: pa.ChunkedArray, p: pa.ChunkedArray) -> _Col:
     sum arrives as a 128-bit decimal). As int64 when every value fits, which is the usual
     case and vectorised; else (a value past 2**63 at that scale) as codes of one dictionary
     of the exact Python integers, so equal values, and only they, get one code."""
-    scale = max((x.type.scale for x in (g, p) if pat.is_decimal(x.type)), default=0)
+    scale = max([0] + [x.type.scale for x in (g, p) if pat.is_decimal(x.type)])
     sides = [_scaled_int64(x, scale) for x in (g, p)]
     null = np.concatenate([s[1] for s in sides]) if all(s is not None for s in sides) else None
     if null is not None:
@@ -880,7 +880,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
         words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
         dtype = np.int32 if x.type.bit_width == 32 else np.int64
         parts = [np.frombuffer(c.buffers()[1], dtype, (c.offset + len(c)) * words)[c.offset * words:].reshape(-1, words)
-                 for c in x.chunks]
+                 for c in x.chunks if len(c)]
         both = np.concatenate(parts) if parts else np.zeros((0, words), dtype)
         key = both[:, 0].astype(np.int64)  # a copy: NULLs' leftover bytes are zeroed below
         if x.null_count:
@@ -889,7 +889,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
             if ((both[:, 1:] != (both[:, :1] >> 63)).any(axis=1) & ~null).any():
                 return None  # a value past int64
         factor = 10 ** (scale - x.type.scale)
-    if factor != 1 and n:
+    if factor != 1 and key.any():
         bound = np.iinfo(np.int64).max // factor
         if ((key > bound) | (key < -bound)).any():
             return None
