@@ -883,11 +883,13 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
                  for c in x.chunks if len(c)]
         both = np.concatenate(parts) if parts else np.zeros((0, words), dtype)
         key = both[:, 0].astype(np.int64)  # a copy: NULLs' leftover bytes are zeroed below
+        if words > 1:  # the higher words must only extend the low word's sign
+            sign = key >> 63
+            fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
+            if not fits.all() and (~fits & ~null).any():
+                return None  # a value past int64
         if x.null_count:
             key[null] = 0
-        if words > 1 and not (both[:, 1:] == (both[:, :1] >> 63)).all():
-            if ((both[:, 1:] != (both[:, :1] >> 63)).any(axis=1) & ~null).any():
-                return None  # a value past int64
         factor = 10 ** (scale - x.type.scale)
     if factor != 1 and key.any():
         bound = np.iinfo(np.int64).max // factor
