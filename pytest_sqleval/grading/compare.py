@@ -879,15 +879,20 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
     else:
         words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
         dtype = np.int32 if x.type.bit_width == 32 else np.int64
-        parts = [np.frombuffer(c.buffers()[1], dtype, (c.offset + len(c)) * words)[c.offset * words:].reshape(-1, words)
-                 for c in x.chunks if len(c)]
-        both = np.concatenate(parts) if parts else np.zeros((0, words), dtype)
-        key = both[:, 0].astype(np.int64)  # a copy: NULLs' leftover bytes are zeroed below
-        if words > 1:  # the higher words must only extend the low word's sign
-            sign = key >> 63
-            fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
-            if not fits.all() and (~fits & ~null).any():
-                return None  # a value past int64
+        lows = []
+        for c in x.chunks:
+            if not len(c):
+                continue
+            both = np.frombuffer(c.buffers()[1], dtype, (c.offset + len(c)) * words)[c.offset * words:]
+            low = both[::words].astype(np.int64)  # a copy: NULLs' leftover bytes are zeroed below
+            if words > 1:  # the higher words must only extend the low word's sign
+                both = both.reshape(-1, words)
+                sign = low >> 63
+                fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
+                if not fits.all() and not (fits | pc.is_null(c).to_numpy(zero_copy_only=False)).all():
+                    return None  # a value past int64
+            lows.append(low)
+        key = np.concatenate(lows) if len(lows) > 1 else lows[0] if lows else np.zeros(0, np.int64)
         if x.null_count:
             key[null] = 0
         factor = 10 ** (scale - x.type.scale)
