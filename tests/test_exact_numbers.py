@@ -74,7 +74,8 @@ NEAR_MISSES = [  # (id, gold, predicted): exact on both sides, one unit apart
     ("decimal256_one_unit", col([D(10 ** 50)], pa.decimal256(60, 0)), col([D(10 ** 50 + 1)], pa.decimal256(60, 0))),
     ("uint64_past_int64", col([2 ** 64 - 1], pa.uint64()), col([D(2 ** 64 - 2)], pa.decimal128(20, 0))),
     ("sliced_chunks_with_nulls", chunked([D(1999000), None, D(5)], HUGE), chunked([D(1998999), None, D(5)], HUGE)),
-    ("one_row_of_many", col([D(i) for i in range(3000)], HUGE), col([D(i) for i in range(3000)][:-1] + [D(3000)], HUGE)),
+    ("one_row_of_many", col([D(i) for i in range(3000)], HUGE),
+     col([D(i) for i in range(2999)] + [D(3000)], HUGE)),
 ]
 EQUALS = [  # (id, gold, predicted): the same exact values, typed differently
     ("hugeint_vs_bigint", col([D(1999000)], HUGE), col([1999000], pa.int64())),
@@ -85,7 +86,8 @@ EQUALS = [  # (id, gold, predicted): the same exact values, typed differently
     ("uint64_vs_decimal", col([2 ** 64 - 1], pa.uint64()), col([D(2 ** 64 - 1)], pa.decimal128(20, 0))),
     ("decimal32_vs_int64", col([D("123.00")], pa.decimal32(5, 2)), col([123], pa.int64())),
     ("sliced_chunks_with_nulls", chunked([D(1999000), None, D(5)], HUGE), chunked([D(5), D(1999000), None], HUGE)),
-    ("many_rows_reordered", col([D(i) for i in range(3000)], HUGE), col([i for i in reversed(range(3000))], pa.int64())),
+    ("many_rows_reordered", col([D(i) for i in range(3000)], HUGE),
+     col([i for i in reversed(range(3000))], pa.int64())),
 ]
 FLOAT_SIDE = [  # (id, gold, predicted, match): a double on one side, so within 1e-6 relative
     ("double_vs_hugeint_within", col([1999000.0], pa.float64()), col([D(1999001)], HUGE), True),
@@ -181,8 +183,10 @@ def _cast(t: str) -> Callable[[str], str]:
 
 
 def _sum_of_halves(t: str) -> Callable[[str], str]:
-    return lambda v: "SELECT sum(x) AS v FROM (SELECT CAST('{}' AS {t}) AS x UNION ALL SELECT CAST('{}' AS {t})) h".format(
-        *_halves(v), t=t)
+    def sql(v: str) -> str:
+        a, b = _halves(v)
+        return f"SELECT sum(x) AS v FROM (SELECT CAST('{a}' AS {t}) AS x UNION ALL SELECT CAST('{b}' AS {t})) h"
+    return sql
 
 
 I32, I64 = (-2 ** 31, 2 ** 31 - 1), (-2 ** 63, 2 ** 63 - 1)
@@ -230,7 +234,8 @@ AROUND = [0, 1, 999, 1999000, 2 ** 31, 10 ** 9, TWO_53, 10 ** 15, 2 ** 62, 2 ** 
 @st.composite
 def exact_values(draw: st.DrawFn) -> Decimal:
     """An exact number: an unscaled integer near a type's edge (or small), at scale 0-4."""
-    base = draw(st.one_of(st.integers(-10 ** 6, 10 ** 6), st.sampled_from(AROUND).map(lambda b: b + draw(st.integers(-2, 2)))))
+    base = draw(st.one_of(st.integers(-10 ** 6, 10 ** 6),
+                          st.sampled_from(AROUND).map(lambda b: b + draw(st.integers(-2, 2)))))
     sign = draw(st.sampled_from([1, -1]))
     return Decimal(f"{sign * base}E-{draw(st.integers(0, 4))}")  # exact: no context rounds it
 
