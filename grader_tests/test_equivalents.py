@@ -3,7 +3,7 @@
 Each pair differs in SQL text (and sometimes in types or row order) but not in meaning
 under the comparison contract: columns by position with names ignored, rows as a bag
 unless the gold orders them, ties on the gold's sort keys as a bag, numbers numerically
-within tolerance, NULL equal to NULL. (Different column order is *not* equivalent: see
+(two exact ones exactly, within tolerance where one is a float), NULL equal to NULL. (Different column order is *not* equivalent: see
 ``columns_swapped_*`` in test_near_misses.py.)
 """
 from __future__ import annotations
@@ -66,6 +66,13 @@ EQUIVALENTS = [
     Equivalent("decimal_vs_double_sum", "shop",
                "SELECT order_id, sum(quantity * CAST(unit_price AS DOUBLE)) FROM order_lines GROUP BY 1",
                "SELECT order_id, sum(quantity * unit_price) FROM order_lines GROUP BY 1"),
+    Equivalent("hugeint_sum_vs_bigint_and_decimal", "traps",  # exact values compare exactly, whatever the type
+               "SELECT CAST(sum(cents) AS BIGINT), CAST(sum(cents) AS DECIMAL(20, 3)) FROM ledger",
+               "SELECT sum(cents), sum(cents) FROM ledger"),
+    Equivalent("integer_past_2_53_vs_decimal", "traps",
+               "SELECT CAST(sum(v) AS DECIMAL(38, 1)) FROM big", "SELECT sum(v) FROM big"),
+    Equivalent("decimal_sum_at_another_scale", "traps",
+               "SELECT CAST(sum(amount) AS DECIMAL(38, 6)) FROM ledger", "SELECT sum(amount) FROM ledger"),
     Equivalent("float_noise_within_relative_1e-6", "traps",
                "SELECT id, v * (1 + 5e-7) FROM measures", "SELECT id, v FROM measures"),
     Equivalent("float_noise_within_absolute_1e-9", "traps",

@@ -132,6 +132,22 @@ NEAR_MISSES = [
     NearMiss("nan_vs_null", "traps",
              "SELECT id, CASE WHEN isnan(r) THEN NULL ELSE r END FROM ratios",
              "SELECT id, r FROM ratios", "wrong_metric", "value_mismatch"),
+    # -- exact numbers: no tolerance between two exact values ---------------------------------
+    NearMiss("integer_sum_off_by_one", "traps",  # HUGEINT 1998999 vs 1999000: 5e-7 apart
+             "SELECT sum(cents) FROM ledger WHERE id <> 1",
+             "SELECT sum(cents) FROM ledger", "wrong_metric", "value_mismatch"),
+    NearMiss("integer_sum_off_by_one_bigint_vs_hugeint", "traps",
+             "SELECT CAST(sum(cents) AS BIGINT) FROM ledger WHERE id <> 1",
+             "SELECT sum(cents) FROM ledger", "wrong_metric", "value_mismatch"),
+    NearMiss("integer_sum_past_2_53_off_by_one", "traps",  # 2**53 vs 2**53 + 1: the same double
+             "SELECT max(v) FROM big",
+             "SELECT sum(v) FROM big", "wrong_metric", "value_mismatch"),
+    NearMiss("decimal_sum_off_by_one_cent", "traps",  # DECIMAL(38,2): 199900000000.00 vs ...00.01 less
+             "SELECT sum(amount) - 0.01 FROM ledger",
+             "SELECT sum(amount) FROM ledger", "wrong_metric", "value_mismatch"),
+    NearMiss("decimal_vs_integer_off_by_one_cent", "traps",
+             "SELECT sum(cents) FROM ledger",
+             "SELECT sum(cents) + 0.01 FROM ledger", "wrong_metric", "value_mismatch"),
     # -- kinds that never compare equal ------------------------------------------------------
     NearMiss("date_vs_midnight_timestamp", "traps",
              "SELECT id, date_trunc('day', happened_at) FROM events",

@@ -67,7 +67,7 @@ def oracle(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> dict[str, Any]:
         return {"match": False, "reason": "arity_mismatch"}
     if not all(C._compatible(a, b) for a, b in zip(gk, pk)):
         return {"match": False, "reason": "type_mismatch"}
-    number = ["number" in (a, b) for a, b in zip(gk, pk)]
+    number = ["float" in (a, b) for a, b in zip(gk, pk)]  # inexact: within tolerance; exact numbers by ==, exactly
     rows = [[tuple(_canon(v, number[i]) for i, v in enumerate(r)) for r in zip(*(c.to_pylist() for c in t.columns))]
             for t in (gold, pred)]
     g, p = rows
@@ -107,6 +107,9 @@ KINDS = {
     "date": (pa.date32(), st.one_of(st.none(), st.sampled_from([dt.date(2020, 1, 1), dt.date(1999, 12, 31)]))),
     "ts": (pa.timestamp("us"), st.one_of(st.none(), st.sampled_from([dt.datetime(2020, 1, 1), dt.datetime(2020, 1, 1, 0, 0, 1)]))),
     "bool": (pa.bool_(), st.one_of(st.none(), st.booleans())),
+    "dec": (pa.decimal128(38, 2), st.one_of(st.none(), st.sampled_from(  # exact: one cent apart never equal
+        [decimal.Decimal(x) for x in ("0", "1.50", "-2.25", "1999000.00", "1999000.01", "1998999.99",
+                                      "90071992547409.93", "90071992547409.92")]))),
 }
 # how a predicted column may be typed differently from the gold's, by gold kind
 RETYPE = {
@@ -114,6 +117,7 @@ RETYPE = {
     "float": [pa.float32(), pa.string()],
     "date": [pa.timestamp("us")],
     "str": [pa.int64()],
+    "dec": [pa.decimal128(20, 4), pa.decimal256(40, 2), pa.float64(), pa.int64()],
 }
 
 

@@ -1,9 +1,10 @@
 """Result comparison under the comparison contract, vectorised with numpy over Arrow.
 
 Columns by position (names ignored, arity must match); rows as a multiset, or in order
-with tie groups on the gold's sort keys compared as bags; numbers numerically within a
-relative/absolute tolerance; a string never equals a number, a date never equals a
-timestamp; NULL equals NULL and nothing else, NaN only NaN.
+with tie groups on the gold's sort keys compared as bags; numbers numerically, two exact
+ones (integers, decimals) exactly and within a relative/absolute tolerance where a side is
+a float; a string never equals a number, a date never equals a timestamp; NULL equals
+NULL and nothing else, NaN only NaN.
 
 How: both results become one stack of canonical columns, the gold's rows then the
 prediction's (``_Stack``). Identical rows are brought together by sorting on a 64-bit
@@ -104,16 +105,22 @@ class CompareResult:
         return d
 
 
+NUMBERS = ("integer", "decimal", "float")  # compare with each other by value: integers and decimals exactly
+
+
 def kind_of(t: pa.DataType) -> str:
-    """The comparison class of an Arrow type: values of different kinds never compare equal."""
+    """The comparison class of an Arrow type: values of different kinds never compare equal,
+    but for numbers (``NUMBERS``), whose kind says whether they are exact."""
     if pat.is_null(t):
         return "null"
     if pat.is_boolean(t):
         return "boolean"
     if pat.is_integer(t):
         return "integer"
-    if pat.is_floating(t) or pat.is_decimal(t):
-        return "number"
+    if pat.is_decimal(t):
+        return "decimal"
+    if pat.is_floating(t):
+        return "float"
     if pat.is_string(t) or pat.is_large_string(t) or (hasattr(pat, "is_string_view") and pat.is_string_view(t)):
         return "string"
     if pat.is_date(t):
@@ -126,16 +133,20 @@ def kind_of(t: pa.DataType) -> str:
 
 
 def _compatible(a: str, b: str) -> bool:
-    numeric = {"integer", "number"}
-    return a == b or "null" in (a, b) or (a in numeric and b in numeric)
+    return a == b or "null" in (a, b) or (a in NUMBERS and b in NUMBERS)
 
 
 def jsonable(v: Any) -> Any:
     """A value as it appears in reports: ISO-8601 for temporals, numbers stay numbers."""
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
-    if isinstance(v, decimal.Decimal):
-        return float(v) if v == v.to_integral_value() or abs(v.as_tuple().exponent) < 16 else str(v)
+    if isinstance(v, decimal.Decimal):  # a double where it shows the same number, else exact
+        if not v.is_finite():
+            return str(v)
+        integral = v == v.to_integral_value()
+        if (integral or -v.as_tuple().exponent < 16) and decimal.Decimal(repr(float(v))) == v:
+            return float(v)
+        return int(v) if integral else str(v)
     if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
         return v.isoformat()
     if isinstance(v, bytes):
@@ -468,7 +479,7 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareRes
         if not any(test(t) for test in _SMALL_TYPES):
             return None
     gk, pk = [kind_of(t) for t in gold_types], [kind_of(t) for t in pred_types]
-    if any(a != b and not (a in ("integer", "number") and b in ("integer", "number")) and "null" not in (a, b)
+    if any(a != b and not (a in NUMBERS and b in NUMBERS) and "null" not in (a, b)
            for a, b in zip(gk, pk)):
         return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
     try:
@@ -781,22 +792,27 @@ def _ordinal(x: np.ndarray) -> np.ndarray:
 
 
 def _common_kind(a: str, b: str) -> str:
+    """The kind both sides are compared as: a float on either side makes numbers inexact."""
     kinds = {a, b} - {"null"}
-    return "null" if not kinds else kinds.pop() if len(kinds) == 1 else "number"
+    return "null" if not kinds else kinds.pop() if len(kinds) == 1 else "float" if "float" in kinds else "decimal"
 
 
 def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -> _Col:
     """Gold column ``g`` and predicted column ``p`` (compatible kinds ``a`` and ``b``) as
-    one canonical column: numbers as doubles (compared within tolerance), integers as
-    int64, strings (and text from DuckDB for other types) as codes of one dictionary over
-    both sides, temporals as integers in the finer unit of the two, booleans as 0/1."""
+    one canonical column: numbers with a float on either side as doubles (compared within
+    tolerance), integers as int64, exact numbers with a decimal as exact integers at the
+    finer scale of the two (``_exact``), strings (and text from DuckDB for other types) as
+    codes of one dictionary over both sides, temporals as integers in the finer unit of
+    the two, booleans as 0/1."""
     n = len(g) + len(p)
     kind = _common_kind(a, b)
     if kind == "null":
         return _Col(np.zeros(n, np.int8), np.ones(n, bool), False)
+    if kind == "decimal":
+        return _exact(g, p)
     types = [x.type for x in (g, p) if not pat.is_null(x.type)]
-    if kind in ("number", "integer", "boolean", "date"):
-        target = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.int8(), "date": pa.date32()}[kind]
+    if kind in ("float", "integer", "boolean", "date"):
+        target = {"float": pa.float64(), "integer": pa.int64(), "boolean": pa.int8(), "date": pa.date32()}[kind]
     elif kind in ("timestamp", "timestamptz", "time"):
         unit = max((t.unit for t in types), key=["s", "ms", "us", "ns"].index)
         target = pa.time64("ns") if kind == "time" else pa.timestamp(unit, types[0].tz)
@@ -807,13 +823,13 @@ def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -
     both = None
     if target is not None:
         try:
-            both = _stacked([x if x.type == target else pc.cast(x, target, safe=kind != "number") for x in (g, p)],
+            both = _stacked([x if x.type == target else pc.cast(x, target, safe=kind != "float") for x in (g, p)],
                             target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # e.g. uint64 beyond int64, decimal256: cast as DuckDB would
     if both is None:
-        sql_type = "DOUBLE" if kind == "number" else "VARCHAR"
-        both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "number" else pa.string())
+        sql_type = "DOUBLE" if kind == "float" else "VARCHAR"
+        both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "float" else pa.string())
     null = pc.is_null(both).to_numpy(zero_copy_only=False) if both.null_count else None
     tol = pat.is_float64(both.type)
     if pat.is_string(both.type) or pat.is_large_string(both.type):
@@ -823,6 +839,86 @@ def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -
             both = pc.cast(both, pa.int32() if pat.is_date32(both.type) else pa.int64())
         key = (pc.fill_null(both, 0) if null is not None else both).to_numpy() if n else np.zeros(0, np.int64)
     return _Col(key, null, tol)
+
+
+def _exact(g: pa.ChunkedArray, p: pa.ChunkedArray) -> _Col:
+    """Exact numbers of both sides (integers, decimals of any width; no float) as one exact
+    column: each value as the integer it is in units of ``10**-s``, ``s`` the finer scale of
+    the two sides, so 1 = 1.0 = 1.00 and 1999000 != 1999001 whatever the types (a HUGEINT
+    sum arrives as a 128-bit decimal). As int64 when every value fits, which is the usual
+    case and vectorised; else (a value past 2**63 at that scale) as codes of one dictionary
+    of the exact Python integers, so equal values, and only they, get one code."""
+    scale = max([0] + [x.type.scale for x in (g, p) if pat.is_decimal(x.type)])
+    sides = [_scaled_int64(x, scale) for x in (g, p)]
+    null = np.concatenate([s[1] for s in sides]) if all(s is not None for s in sides) else None
+    if null is not None:
+        key = np.concatenate([s[0] for s in sides])
+    else:
+        values = [v for x in (g, p) for v in _scaled_ints(x, scale)]
+        null = np.fromiter((v is None for v in values), bool, len(values))
+        codes: dict[int, int] = {}
+        key = np.fromiter((0 if v is None else codes.setdefault(v, len(codes)) for v in values), np.int64, len(values))
+    return _Col(key, null if null.any() else None, False)
+
+
+def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact numbers ``x`` times ``10**(scale - their scale)`` as int64 (0 under a NULL),
+    and where the NULLs are; None when a value does not fit. A decimal's unscaled integer
+    is read from its buffer (the low word, when the higher words only extend its sign),
+    never through a double."""
+    n = len(x)
+    null = pc.is_null(x).to_numpy(zero_copy_only=False) if x.null_count else np.zeros(n, bool)
+    if pat.is_null(x.type):
+        return np.zeros(n, np.int64), null
+    if pat.is_integer(x.type):
+        try:
+            ints = pc.cast(x, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None  # uint64 past 2**63
+        key, factor = (pc.fill_null(ints, 0) if x.null_count else ints).to_numpy(), 10 ** scale
+    else:
+        words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
+        dtype = np.int32 if x.type.bit_width == 32 else np.int64
+        lows = []
+        for c in x.chunks:
+            if not len(c):
+                continue
+            both = np.frombuffer(c.buffers()[1], dtype, (c.offset + len(c)) * words)[c.offset * words:]
+            low = both[::words].astype(np.int64)  # a copy: NULLs' leftover bytes are zeroed below
+            if words > 1:  # the higher words must only extend the low word's sign
+                both = both.reshape(-1, words)
+                sign = low >> 63
+                fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
+                if not fits.all() and not (fits | pc.is_null(c).to_numpy(zero_copy_only=False)).all():
+                    return None  # a value past int64
+            lows.append(low)
+        key = np.concatenate(lows) if len(lows) > 1 else lows[0] if lows else np.zeros(0, np.int64)
+        if x.null_count:
+            key[null] = 0
+        factor = 10 ** (scale - x.type.scale)
+    if factor != 1 and key.any():
+        bound = np.iinfo(np.int64).max // factor
+        if ((key > bound) | (key < -bound)).any():
+            return None
+        key = key * np.int64(factor)
+    return key, null
+
+
+def _scaled_ints(x: pa.ChunkedArray, scale: int) -> list[int | None]:
+    """Exact numbers ``x`` times ``10**(scale - their scale)`` as Python integers (None
+    for NULL): exact at any size, for the columns ``_scaled_int64`` cannot hold."""
+    shift = scale - (x.type.scale if pat.is_decimal(x.type) else 0)
+    out: list[int | None] = []
+    for v in x.to_pylist():
+        if v is None:
+            out.append(None)
+        elif isinstance(v, int):
+            out.append(v * 10 ** shift)
+        else:  # a Decimal: its digits and exponent, so no context precision rounds it
+            sign, digits, exponent = v.as_tuple()
+            whole = int("".join(map(str, digits)) or "0") * 10 ** (exponent + scale)
+            out.append(-whole if sign else whole)
+    return out
 
 
 def _stacked(sides: list[pa.ChunkedArray], target: pa.DataType) -> pa.ChunkedArray:
