@@ -37,9 +37,15 @@ class ExecError:
     #                ambiguous_reference, permission_error, timeout, resource_exceeded, syntax_error, unknown_error
     message: str
     exception: str
+    #: the result had more rows than this cap (its size is then known to exceed it: the
+    #: grader decides a gold of at most that many rows against it, see ``too_large``)
+    row_cap: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, "message": self.message, "exception": self.exception}
+        out = {"category": self.category, "message": self.message, "exception": self.exception}
+        if self.row_cap is not None:
+            out["row_cap"] = self.row_cap
+        return out
 
 
 @dataclass
@@ -87,9 +93,14 @@ def result_byte_cap(limits: Any) -> int:
     return max(1, min(int(limits.max_bytes), share))
 
 
-def too_large(max_rows: int, cap: int, limits: Any) -> ExecError:
-    """The error of a result over a cap, naming the caps and where each comes from."""
+def too_large(max_rows: int, cap: int, limits: Any, over_rows: bool = False) -> ExecError:
+    """The error of a result over a cap, naming the caps and where each comes from. With
+    ``over_rows`` more than ``max_rows`` rows were read: the result's size is known to be
+    over the row cap (``row_cap``), which decides a comparison with a smaller gold."""
     why = "max_bytes" if cap >= limits.max_bytes else f"memory_limit {limits.memory_limit} / {RESULT_SHARE}"
+    if over_rows:
+        return ExecError("resource_exceeded", f"result has more than {max_rows} rows (the row cap, max_rows); "
+                                              "reading stopped there", "ResultTooLarge", row_cap=max_rows)
     return ExecError("resource_exceeded", f"result exceeds the cap of {max_rows} rows / {cap} bytes ({why})",
                      "ResultTooLarge")
 
@@ -120,7 +131,7 @@ def fetch_capped(batches: Iterable[B], size: Callable[[B], tuple[int, int]], *, 
         nbytes += b
         if rows > max_rows or nbytes > cap:
             kept.clear()  # dropped at once, not when the outcome is
-            return Fetched([], too_large(max_rows, cap, limits), True)
+            return Fetched([], too_large(max_rows, cap, limits, over_rows=rows > max_rows), True)
         if check is not None:
             error = check()
             if error is not None:

@@ -197,6 +197,7 @@ class GradingHandler:
         executed(out)
         result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
         if outcome.table is None:
+            self._no_result(outcome.error, result, req, out)
             return result
         gold = self._gold_table(req["gold_key"])
         ties = self._gold_ties(req["gold_key"])
@@ -211,12 +212,33 @@ class GradingHandler:
             result["variants"] = self.variants({**req["variants"], "sql": req["sql"]}, out)
         return result
 
+    def _no_result(self, error: Any, result: dict[str, Any], req: dict[str, Any], out: Any) -> None:
+        """A candidate that gave no result. Over the row cap against a gold of at most that
+        many rows, its size decides: ``over_cap`` (the cap, the gold's rows) for the verdict,
+        which fails it by cardinality, and the peers' verdicts the size decides. A prediction
+        Spider's evaluator rewrites before running it (``peers.official_rewrites``) gets
+        Spider's verdict on the rewritten query; any other error is wrong under both rules."""
+        from .peers import official_rewrites
+        cap = getattr(error, "row_cap", None)
+        gold = None
+        if cap is not None:
+            gold = self._gold_table(req["gold_key"])
+            if gold.num_rows > cap:
+                cap = None
+            else:
+                result["over_cap"] = {"cap": cap, "gold_rows": gold.num_rows}
+        if cap is None and not official_rewrites(req["sql"]):
+            return
+        gold = gold if gold is not None else self._gold_table(req["gold_key"])
+        result["sidebyside"] = self._side_by_side(gold, None, result, req, out, pred_over_cap=cap, ours=False)
+
     def official(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
         trusted (it returns nothing, or differs between runs): the prediction and, unless
         its answer is stored, the gold (``gold_sql``, as written, run once as the official
         evaluators do) under the case's limits, then the rules on the two results."""
         from .execute import execution_record
+        from .peers import official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
         partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
             "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})
@@ -224,7 +246,8 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result["execution"] = execution_record(outcome)
-        if outcome.table is None:
+        cap = getattr(outcome.error, "row_cap", None)
+        if outcome.table is None and cap is None and not official_rewrites(req["sql"]):
             return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
         stored = read_stored_gold(self.gold_dir, req["gold_key"]) if req.get("gold_key") else None
         if stored is not None:
@@ -242,7 +265,7 @@ class GradingHandler:
                 return result
             gold = ran.table
         result["gold_rows"] = gold.num_rows
-        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out, pred_over_cap=cap)
         return result
 
     # -- database variants ------------------------------------------------------------------
@@ -342,10 +365,11 @@ class GradingHandler:
         return {**meta, "table": None}
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
-                      out: Any) -> dict[str, Any]:
+                      out: Any, pred_over_cap: int | None = None, ours: bool | None = None) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
 
-        Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
+        Spider's re-runs (the queries its evaluator runs: DISTINCT dropped, the prediction's
+        placeholder and spaced operators rewritten) are executions like the candidate's: before each, the
         verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
         and the re-run gets the case's execution limit and process guard (``started``). A
         re-run that overruns gets the engine process killed; the case keeps its verdict."""
@@ -371,7 +395,7 @@ class GradingHandler:
                                 gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
                                 pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
                                 gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql))
-                                if req.get("gold_key") else None, cut=cut)
+                                if req.get("gold_key") else None, cut=cut, pred_over_cap=pred_over_cap, ours=ours)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 
