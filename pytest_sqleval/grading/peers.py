@@ -350,8 +350,11 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     if rewrites:
         out["spider_rewrites"] = [r["rewrite"] for r in rewrites]
     if spider is None:
-        out["note"] = out["note"] or ("too many column permutations to search" if g2.num_rows <= MAX_ROWS else
-                                      f"two results of {g2.num_rows} rows (over {MAX_ROWS}) are not compared")
+        why = (f"Spider: its gold returns {g2.num_rows} rows, as many as the cap or more, so the prediction's size "
+               "does not decide" if isinstance(p2, int) else "too many column permutations to search"
+               if g2.num_rows <= MAX_ROWS else
+               f"Spider: two results of {g2.num_rows} rows (over {MAX_ROWS}) are not compared")
+        out["note"] = f"{out['note']}; {why}" if out["note"] else why
         out["spider_reason"] = None
     elif ours is None or spider == ours:
         out["spider_reason"] = None
