@@ -88,3 +88,17 @@ def test_a_result_too_large_to_compare_whole_is_judged_by_its_size(monkeypatch: 
     assert (copies["spider"], copies["bird"]) == (False, None)
     same_size = sbs(_table([("France",)] * 40), _table([("France",)] * 40))
     assert same_size["spider"] is None and "are not compared" in same_size["note"]
+
+
+def test_a_result_stopped_at_the_byte_cap_is_decided_by_the_rows_read(pytester: pytest.Pytester) -> None:
+    """The byte cap stops a wide result before the row cap: the rows read by then are
+    already more than the gold's, which decides it the same way."""
+    cases = [("SELECT name FROM singer WHERE age > 40", HUGE, "cardinality_mismatch", False, None)]
+    _suite(pytester, cases)
+    manifest = pytester.path / "spider" / "sqleval.toml"
+    manifest.write_text(manifest.read_text().replace(f"max_rows = {CAP}", "max_bytes = 20000"))
+    result = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    (r,) = read_results(pytester.path)
+    assert r["failure_kind"] == "cardinality_mismatch" and r["sidebyside"]["spider"] is False
+    assert "rows (where reading stopped at the byte cap); the gold returns 2" in r["explanation"]

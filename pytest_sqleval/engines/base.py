@@ -37,14 +37,16 @@ class ExecError:
     #                ambiguous_reference, permission_error, timeout, resource_exceeded, syntax_error, unknown_error
     message: str
     exception: str
-    #: the result had more rows than this cap (its size is then known to exceed it: the
-    #: grader decides a gold of at most that many rows against it, see ``too_large``)
-    row_cap: int | None = None
+    #: a result stopped at a cap (``too_large``) has more rows than this: the rows read
+    #: past ``max_rows``, or before the byte cap; the grader decides a gold of at most
+    #: that many rows against it. ``cap`` says which cap stopped it ("max_rows", "bytes").
+    rows_over: int | None = None
+    cap: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"category": self.category, "message": self.message, "exception": self.exception}
-        if self.row_cap is not None:
-            out["row_cap"] = self.row_cap
+        if self.rows_over is not None:
+            out.update(rows_over=self.rows_over, cap=self.cap)
         return out
 
 
@@ -93,16 +95,18 @@ def result_byte_cap(limits: Any) -> int:
     return max(1, min(int(limits.max_bytes), share))
 
 
-def too_large(max_rows: int, cap: int, limits: Any, over_rows: bool = False) -> ExecError:
-    """The error of a result over a cap, naming the caps and where each comes from. With
-    ``over_rows`` more than ``max_rows`` rows were read: the result's size is known to be
-    over the row cap (``row_cap``), which decides a comparison with a smaller gold."""
+def too_large(max_rows: int, cap: int, limits: Any, rows_read: int = 0) -> ExecError:
+    """The error of a result over a cap, naming the caps and where each comes from, and
+    how many rows it is known to exceed (``rows_over``): ``max_rows`` when more were read,
+    else the rows read before the byte cap stopped it, less one."""
     why = "max_bytes" if cap >= limits.max_bytes else f"memory_limit {limits.memory_limit} / {RESULT_SHARE}"
-    if over_rows:
+    if rows_read > max_rows:
         return ExecError("resource_exceeded", f"result has more than {max_rows} rows (the row cap, max_rows); "
-                                              "reading stopped there", "ResultTooLarge", row_cap=max_rows)
+                                              "reading stopped there", "ResultTooLarge", rows_over=max_rows,
+                         cap="max_rows")
     return ExecError("resource_exceeded", f"result exceeds the cap of {max_rows} rows / {cap} bytes ({why})",
-                     "ResultTooLarge")
+                     "ResultTooLarge", rows_over=rows_read - 1 if rows_read else None,
+                     cap="bytes" if rows_read else None)
 
 
 class Fetched(NamedTuple):
@@ -131,7 +135,7 @@ def fetch_capped(batches: Iterable[B], size: Callable[[B], tuple[int, int]], *, 
         nbytes += b
         if rows > max_rows or nbytes > cap:
             kept.clear()  # dropped at once, not when the outcome is
-            return Fetched([], too_large(max_rows, cap, limits, over_rows=rows > max_rows), True)
+            return Fetched([], too_large(max_rows, cap, limits, rows_read=rows), True)
         if check is not None:
             error = check()
             if error is not None:

@@ -213,20 +213,20 @@ class GradingHandler:
         return result
 
     def _no_result(self, error: Any, result: dict[str, Any], req: dict[str, Any], out: Any) -> None:
-        """A candidate that gave no result. Over the row cap against a gold of at most that
-        many rows, its size decides: ``over_cap`` (the cap, the gold's rows) for the verdict,
+        """A candidate that gave no result. Stopped at a cap with more rows read than the gold
+        has (past ``max_rows``, or before the byte cap), its size decides: ``over_cap`` (the cap, the gold's rows) for the verdict,
         which fails it by cardinality, and the peers' verdicts the size decides. A prediction
         Spider's evaluator rewrites before running it (``peers.official_rewrites``) gets
         Spider's verdict on the rewritten query; any other error is wrong under both rules."""
         from .peers import official_rewrites
-        cap = getattr(error, "row_cap", None)
+        cap = getattr(error, "rows_over", None)
         gold = None
         if cap is not None:
             gold = self._gold_table(req["gold_key"])
             if gold.num_rows > cap:
                 cap = None
             else:
-                result["over_cap"] = {"cap": cap, "gold_rows": gold.num_rows}
+                result["over_cap"] = {"cap": cap, "gold_rows": gold.num_rows, "by": error.cap}
         if cap is None and not official_rewrites(req["sql"]):
             return
         gold = gold if gold is not None else self._gold_table(req["gold_key"])
@@ -246,7 +246,7 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result["execution"] = execution_record(outcome)
-        cap = getattr(outcome.error, "row_cap", None)
+        cap = getattr(outcome.error, "rows_over", None)
         if outcome.table is None and cap is None and not official_rewrites(req["sql"]):
             return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
         stored = read_stored_gold(self.gold_dir, req["gold_key"]) if req.get("gold_key") else None

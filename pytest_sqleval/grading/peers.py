@@ -283,7 +283,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     where there is no "why").
 
     ``pred_table`` is the prediction's result as written; None when it gave none: then
-    ``pred_over_cap`` is the row cap it went over, or it failed, and Spider's verdict comes
+    ``pred_over_cap`` is how many rows it is known to exceed (it was stopped at a cap), or it failed, and Spider's verdict comes
     from the query Spider's evaluator runs instead (``spider_variant``), when that differs.
 
     ``run(sql)`` executes a query on the same sandbox (for Spider's rewrites);
@@ -307,7 +307,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     out["bird_reason"] = (None if ours is None or out["bird"] is None or out["bird"] == ours
                           else _reason("bird", out["bird"], gold, pred, compare or {}) if whole else "other")
     if pred_over_cap is not None:
-        out["note"] = (f"the prediction returned more than {pred_over_cap} rows (the cap); the gold returns "
+        out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); the gold returns "
                        f"{gold_table.num_rows}" + ("" if out["bird"] is not None else
                                                    ": BIRD compares sets, which a result's size does not decide"))
     elif pred_table is not None and not whole:
@@ -342,7 +342,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
                 cut(_undecided(out, order, "the prediction"))
             outcome = run(pv)
             p2 = outcome.table if outcome.error is None else (
-                outcome.error.row_cap if getattr(outcome.error, "row_cap", None) is not None else "error")
+                outcome.error.rows_over if getattr(outcome.error, "rows_over", None) is not None else "error")
     elif gold_sql is None:
         out["note"] = "gold SQL unknown to this engine process; Spider's order rule approximated by ours"
     spider = spider_sized(g2, p2, order)

@@ -269,12 +269,13 @@ def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_g
 
 
 def _over_cap(over: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
-    """A result of more rows than the row cap against a gold of at most that many: a
-    cardinality mismatch known from its size (the engine stopped reading past the cap),
+    """A result stopped at a cap with more rows read than the gold has (past the row cap,
+    or before the byte cap): a cardinality mismatch known from its size,
     classified as ``_result_differs`` classifies one."""
     from .classify import join_diff
     differs, strong = join_diff(joins_pred, joins_gold)
-    size = f"returned more than {over['cap']} rows (the cap); the gold returns {over['gold_rows']}"
+    cap = "the cap" if over.get("by") == "max_rows" else "where reading stopped at the byte cap"
+    size = f"returned more than {over['cap']} rows ({cap}); the gold returns {over['gold_rows']}"
     if differs:
         return Classification("wrong_join", "cardinality_mismatch", f"{size}, and {differs}", 0.8 if strong else 0.6)
     return Classification("other", "cardinality_mismatch", size, 0.5)
