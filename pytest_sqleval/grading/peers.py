@@ -283,8 +283,9 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     where there is no "why").
 
     ``pred_table`` is the prediction's result as written; None when it gave none: then
-    ``pred_over_cap`` is how many rows it is known to exceed (it was stopped at a cap), or it failed, and Spider's verdict comes
-    from the query Spider's evaluator runs instead (``spider_variant``), when that differs.
+    ``pred_over_cap`` is how many rows it is known to exceed (it was stopped at a cap), or
+    it failed, and Spider's verdict comes from the query Spider's evaluator runs instead
+    (``spider_variant``), when that differs.
 
     ``run(sql)`` executes a query on the same sandbox (for Spider's rewrites);
     ``gold_variant(sql)`` does the same for the gold's variant, from a cache (an Arrow
@@ -307,9 +308,9 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     out["bird_reason"] = (None if ours is None or out["bird"] is None or out["bird"] == ours
                           else _reason("bird", out["bird"], gold, pred, compare or {}) if whole else "other")
     if pred_over_cap is not None:
-        out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); the gold returns "
-                       f"{gold_table.num_rows}" + ("" if out["bird"] is not None else
-                                                   ": BIRD compares sets, which a result's size does not decide"))
+        out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); "
+                       f"the gold returns {gold_table.num_rows}"
+                       + ("" if out["bird"] is not None else ": BIRD compares sets, which a result's size does not decide"))
     elif pred_table is not None and not whole:
         out["note"] = f"a result over {MAX_ROWS} rows is judged by its size (and BIRD's by a prefix of its rows)"
 
@@ -345,7 +346,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
                 outcome.error.rows_over if getattr(outcome.error, "rows_over", None) is not None else "error")
     elif gold_sql is None:
         out["note"] = "gold SQL unknown to this engine process; Spider's order rule approximated by ours"
-    spider = spider_sized(g2, p2, order)
+    spider = spider_sized(g2, p2, order, gold if g2 is gold_table else None, pred if p2 is pred_table else None)
     out.update(spider=spider, spider_order_matters=order, spider_distinct_removed=removed)
     if rewrites:
         out["spider_rewrites"] = [r["rewrite"] for r in rewrites]
@@ -361,7 +362,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     else:
         as_written = pred_table if pred_table is not None else (
             pred_over_cap if pred_over_cap is not None else "error")
-        raw = spider_sized(gold_table, as_written, order) if removed or rewrites else spider
+        raw = spider_sized(gold_table, as_written, order, gold, pred) if removed or rewrites else spider
         decided = None
         if rewrites and raw == ours:
             decided = rewrites[0]["rewrite"]
@@ -372,12 +373,14 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     return out
 
 
-def spider_sized(gold: Any, pred: Any, order_matters: bool) -> bool | None:
+def spider_sized(gold: Any, pred: Any, order_matters: bool, gold_rows: list[tuple] | None = None,
+                 pred_rows: list[tuple] | None = None) -> bool | None:
     """Spider's ``result_eq`` on two Arrow results, the prediction possibly only known by
     its size: an int (it returned more rows than that cap) or "error" (it failed, which
     scores 0). Lengths are compared first, as ``result_eq`` does, so a result too large to
     hold or compare is decided when the gold's length differs; None: two results of the
-    same size over ``MAX_ROWS``, or a permutation search too large."""
+    same size over ``MAX_ROWS``, or a permutation search too large. ``gold_rows`` and
+    ``pred_rows``: their Python rows, when made already."""
     if isinstance(pred, str):
         return False
     if isinstance(pred, int):
@@ -386,7 +389,8 @@ def spider_sized(gold: Any, pred: Any, order_matters: bool) -> bool | None:
         return False
     if gold.num_rows > MAX_ROWS:
         return None
-    return spider_equal(python_rows(gold), python_rows(pred), order_matters)
+    return spider_equal(python_rows(gold) if gold_rows is None else gold_rows,
+                        python_rows(pred) if pred_rows is None else pred_rows, order_matters)
 
 
 PREFIX_ROWS = 10_000  # rows of a result too large to compare whole that BIRD's verdict reads
