@@ -46,6 +46,8 @@ CRAFTED = [
      True, False, ["value_placeholder"]),
     # a real column named value: sum(value) becomes sum(1); the gold is never rewritten
     ("SELECT sum(value) FROM stock", "SELECT sum(value) FROM stock", True, False, ["value_placeholder"]),
+    # an alias: `AS 1` is a syntax error where the prediction as written runs
+    ("SELECT count(*) FROM singer", "SELECT count(*) AS value FROM singer", True, False, ["value_placeholder"]),
     # case-sensitive: `Value` is left alone, and is no column
     ("SELECT count(*) FROM singer WHERE age > 1", "SELECT count(*) FROM singer WHERE age > Value", False, False, []),
     # spaced operators: a parse error as written, joined by the official evaluator
@@ -57,6 +59,8 @@ CRAFTED = [
      False, True, ["spaced_operator"]),
     ("SELECT count(*) FROM singer WHERE age <= 30", "SELECT count(*) FROM singer WHERE age < = 43",
      False, False, ["spaced_operator"]),
+    # two spaces are not one: left as written, a syntax error under both
+    ("SELECT count(*) FROM singer WHERE age >= 30", "SELECT count(*) FROM singer WHERE age >  = 30", False, False, []),
     # joined, then DISTINCT dropped from both: the same bag
     ("SELECT DISTINCT country FROM singer WHERE age != 30", "SELECT DISTINCT country FROM singer WHERE age ! = 30",
      False, True, ["spaced_operator"]),
