@@ -144,20 +144,23 @@ def test_the_failure_text_names_the_rewrite_and_the_official_verdict(pytester: p
     cases = [("SELECT name FROM singer WHERE country != 'US'", "SELECT name FROM singer WHERE country ! = 'US'"),
              ("SELECT count(*) FROM singer WHERE age > 1", "SELECT count(*) FROM singer WHERE age > value"),
              # a case we do not grade (an empty gold): Spider's verdict on the rewritten query all the same
-             ("SELECT name FROM singer WHERE age > 90", "SELECT name FROM singer WHERE age ! = age")]
+             ("SELECT name FROM singer WHERE age > 90", "SELECT name FROM singer WHERE age ! = age"),
+             # a gold that does not parse as written (we do not grade it): Spider joins its operator too
+             ("SELECT name FROM singer WHERE country ! = 'US'", "SELECT name FROM singer WHERE country != 'US'")]
     (root / "dev.json").write_text(json.dumps([{"db_id": "concert", "question": f"q{i}", "query": g}
                                                for i, (g, _) in enumerate(cases)]))
     (root / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\n')
     (pytester.path / "pred.sql").write_text("\n".join(p for _, p in cases) + "\n")
     result = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2, errors=1)
+    result.assert_outcomes(failed=2, errors=2)
     result.stdout.fnmatch_lines([
         "*graded as written; Spider's official evaluator rewrites it before running it: the spaced operator '! =' "
         "(line 1, col 39): joined to '!='; its verdict on the rewritten query: pass",
         "*graded as written; Spider's official evaluator rewrites it before running it: the placeholder 'value' "
         "(line 1, col 41): every 'value' becomes '1'; its verdict on the rewritten query: pass"])
     records = {r["case_id"]: r for r in read_results(pytester.path)}
-    assert [records[k]["sidebyside"]["spider"] for k in ("0", "1", "2")] == [True, True, True]
-    assert [records[k]["sidebyside"]["bird"] for k in ("0", "1", "2")] == [False, False, False]  # run as written
+    assert [records[k]["sidebyside"]["spider"] for k in "0123"] == [True, True, True, True]
+    assert [records[k]["sidebyside"]["bird"] for k in "0123"] == [False, False, False, False]  # run as written
     assert records["2"]["status"] == "error" and records["2"]["sidebyside"]["ungraded"] == "empty_gold"
-    assert "Spider test-suite comparison: 100.0% (3 passed); differs from ours on 2" in result.stdout.str()
+    assert records["3"]["status"] == "error" and records["3"]["sidebyside"]["ungraded"] == "gold_problem"
+    assert "Spider test-suite comparison: 100.0% (4 passed); differs from ours on 2" in result.stdout.str()

@@ -236,7 +236,7 @@ class GradingHandler:
         its answer is stored, the gold (``gold_sql``, as written, run once as the official
         evaluators do) under the case's limits, then the rules on the two results."""
         from .execute import execution_record
-        from .peers import official_rewrites
+        from .peers import current_year, join_spaced_operators, official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
         partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
             "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})
@@ -256,6 +256,19 @@ class GradingHandler:
             started(out)
             ran = self.db.run(req["gold_sql"])
             executed(out)
+            spider_gold = current_year(join_spaced_operators(req["gold_sql"]))
+            if ran.table is None and spider_gold != req["gold_sql"]:  # Spider's evaluator runs its rewrite
+                started(out)
+                rewritten = self.db.run(spider_gold)
+                executed(out)
+                if rewritten.table is not None:
+                    result["gold_rows"] = rewritten.table.num_rows
+                    sbs = self._side_by_side(rewritten.table, outcome.table, result, {**req, "gold_sql": spider_gold},
+                                             out, pred_over_cap=cap)
+                    result["sidebyside"] = {**sbs, "bird": False, "bird_reason": None, "note": (
+                        f"the gold as written fails on this database ({ran.error.category}): BIRD scores the case "
+                        "wrong; Spider's evaluator runs it with its spaced operators joined")}
+                    return result
             if ran.table is None:
                 result["sidebyside"] = {"bird": False, "spider": None, "note": (
                     f"the gold fails on this database ({ran.error.category}): BIRD scores the case wrong, "
