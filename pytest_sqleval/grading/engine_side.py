@@ -214,10 +214,11 @@ class GradingHandler:
 
     def _no_result(self, error: Any, result: dict[str, Any], req: dict[str, Any], out: Any) -> None:
         """A candidate that gave no result. Stopped at a cap with more rows read than the gold
-        has (past ``max_rows``, or before the byte cap), its size decides: ``over_cap`` (the cap, the gold's rows) for the verdict,
-        which fails it by cardinality, and the peers' verdicts the size decides. A prediction
-        Spider's evaluator rewrites before running it (``peers.official_rewrites``) gets
-        Spider's verdict on the rewritten query; any other error is wrong under both rules."""
+        has (past ``max_rows``, or before the byte cap), its size decides: ``over_cap`` (the
+        rows it exceeds, the gold's rows) for the verdict, which fails it by cardinality, and
+        the peers' verdicts the size decides. A prediction Spider's evaluator rewrites before
+        running it (``peers.official_rewrites``) gets Spider's verdict on the rewritten query;
+        any other error is wrong under both rules."""
         from .peers import official_rewrites
         cap = getattr(error, "rows_over", None)
         if cap is None and not official_rewrites(req["sql"]):
@@ -267,7 +268,7 @@ class GradingHandler:
                                              out, pred_over_cap=cap)
                     result["sidebyside"] = {**sbs, "bird": False, "bird_reason": None, "note": (
                         f"the gold as written fails on this database ({ran.error.category}): BIRD scores the case "
-                        "wrong; Spider's evaluator runs it with its spaced operators joined")}
+                        "wrong; Spider's evaluator runs it rewritten (spaced operators joined, YEAR(CURDATE()) as 2020)")}
                     return result
             if ran.table is None:
                 result["sidebyside"] = {"bird": False, "spider": None, "note": (
@@ -380,8 +381,8 @@ class GradingHandler:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
 
         Spider's re-runs (the queries its evaluator runs: DISTINCT dropped, the prediction's
-        placeholder and spaced operators rewritten) are executions like the candidate's: before each, the
-        verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
+        placeholder and spaced operators rewritten) are executions like the candidate's:
+        before each, the verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
         and the re-run gets the case's execution limit and process guard (``started``). A
         re-run that overruns gets the engine process killed; the case keeps its verdict."""
         from .peers import side_by_side
