@@ -9,7 +9,8 @@ which this reproduces: ``database/<db_id>/<db_id>.sqlite``, ``dev.json``, ``tabl
 and one predicted SQL per line, as Spider's evaluator reads them.
 
 The baseline is Spider's published execution rule (test-suite-sql-eval, ``--etype exec``,
-one database per ``db_id``): both queries get ``postprocess`` and ``remove_distinct``,
+one database per ``db_id``): the prediction gets ``value`` -> ``1``, both queries get
+``postprocess``, ``remove_distinct`` and ``replace_cur_year`` (``peers.spider_variant``),
 each runs on a fresh ``sqlite3`` connection, and the results compare with ``result_eq``
 (a multiset, or a sequence when the gold says ``order by``, under any column
 permutation), here through the project's own implementation of that rule
@@ -192,7 +193,7 @@ def spider_rule(root: Path, pred_file: Path) -> int:
     right = 0
     for case, pred in zip(dev, preds):
         db = root / "database" / case["db_id"] / f"{case['db_id']}.sqlite"
-        gold_sql, pred_sql = spider_variant(case["query"], "sqlite"), spider_variant(pred, "sqlite")
+        gold_sql, pred_sql = spider_variant(case["query"], "sqlite"), spider_variant(pred, "sqlite", prediction=True)
         gold, got = _fetch(db, gold_sql), _fetch(db, pred_sql)
         right += got is not None and gold is not None and bool(spider_equal(gold, got, spider_order_matters(gold_sql)))
     return right

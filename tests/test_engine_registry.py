@@ -115,10 +115,12 @@ def test_the_capped_fetch_stops_at_either_cap_with_one_error() -> None:
     batches = [[(1, "x")] * 3, [(2, "y")] * 3]
     got = fetch_capped(iter(batches), row_batch_size, max_rows=5, limits=limits)
     assert got.batches == [] and got.truncated
-    assert got.error.to_dict() == {"category": "resource_exceeded", "exception": "ResultTooLarge",
-                                   "message": "result exceeds the cap of 5 rows / 10000 bytes (max_bytes)"}
+    assert got.error.to_dict() == {"category": "resource_exceeded", "exception": "ResultTooLarge", "rows_over": 5,
+                                   "cap": "max_rows",
+                                   "message": "result has more than 5 rows (the row cap, max_rows); reading stopped there"}
     got = fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=Limits(max_bytes=40, memory_limit="1GB"))
     assert got.error.message == "result exceeds the cap of 6 rows / 40 bytes (max_bytes)"
+    assert (got.error.rows_over, got.error.cap) == (5, "bytes")  # the byte cap, after two batches of 3 rows
     assert fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=limits).batches == batches
     stop = ExecError("timeout", "late", "QueryCanceled")
     got = fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=limits, check=lambda: stop)

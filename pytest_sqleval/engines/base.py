@@ -42,11 +42,18 @@ class ExecError:
     #: calls, or the sandbox rule that refused the query (``exception == "Refused"``), so the
     #: grader names it without reading the engine's wording
     subject: str | None = None
+    #: a result stopped at a cap (``too_large``) has more rows than this: the rows read
+    #: past ``max_rows``, or before the byte cap; the grader decides a gold of at most
+    #: that many rows against it. ``cap`` says which cap stopped it ("max_rows", "bytes").
+    rows_over: int | None = None
+    cap: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"category": self.category, "message": self.message, "exception": self.exception}
         if self.subject is not None:
             out["subject"] = self.subject
+        if self.rows_over is not None:
+            out.update(rows_over=self.rows_over, cap=self.cap)
         return out
 
 
@@ -104,11 +111,18 @@ def result_byte_cap(limits: Any) -> int:
     return max(1, min(int(limits.max_bytes), share))
 
 
-def too_large(max_rows: int, cap: int, limits: Any) -> ExecError:
-    """The error of a result over a cap, naming the caps and where each comes from."""
+def too_large(max_rows: int, cap: int, limits: Any, rows_read: int = 0) -> ExecError:
+    """The error of a result over a cap, naming the caps and where each comes from, and
+    how many rows it is known to exceed (``rows_over``): ``max_rows`` when more were read,
+    else the rows read before the byte cap stopped it, less one."""
     why = "max_bytes" if cap >= limits.max_bytes else f"memory_limit {limits.memory_limit} / {RESULT_SHARE}"
+    if rows_read > max_rows:
+        return ExecError("resource_exceeded", f"result has more than {max_rows} rows (the row cap, max_rows); "
+                                              "reading stopped there", "ResultTooLarge", rows_over=max_rows,
+                         cap="max_rows")
     return ExecError("resource_exceeded", f"result exceeds the cap of {max_rows} rows / {cap} bytes ({why})",
-                     "ResultTooLarge")
+                     "ResultTooLarge", rows_over=rows_read - 1 if rows_read else None,
+                     cap="bytes" if rows_read else None)
 
 
 class Fetched(NamedTuple):
@@ -137,7 +151,7 @@ def fetch_capped(batches: Iterable[B], size: Callable[[B], tuple[int, int]], *, 
         nbytes += b
         if rows > max_rows or nbytes > cap:
             kept.clear()  # dropped at once, not when the outcome is
-            return Fetched([], too_large(max_rows, cap, limits), True)
+            return Fetched([], too_large(max_rows, cap, limits, rows_read=rows), True)
         if check is not None:
             error = check()
             if error is not None:

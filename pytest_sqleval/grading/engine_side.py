@@ -197,6 +197,7 @@ class GradingHandler:
         executed(out)
         result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
         if outcome.table is None:
+            self._no_result(outcome.error, result, req, out)
             return result
         gold = self._gold_table(req["gold_key"])
         ties = self._gold_ties(req["gold_key"])
@@ -211,12 +212,32 @@ class GradingHandler:
             result["variants"] = self.variants({**req["variants"], "sql": req["sql"]}, out)
         return result
 
+    def _no_result(self, error: Any, result: dict[str, Any], req: dict[str, Any], out: Any) -> None:
+        """A candidate that gave no result. Stopped at a cap with more rows read than the gold
+        has (past ``max_rows``, or before the byte cap), its size decides: ``over_cap`` (the
+        rows it exceeds, the gold's rows) for the verdict, which fails it by cardinality, and
+        the peers' verdicts the size decides. A prediction Spider's evaluator rewrites before
+        running it (``peers.official_rewrites``) gets Spider's verdict on the rewritten query;
+        any other error is wrong under both rules."""
+        from .peers import official_rewrites
+        cap = getattr(error, "rows_over", None)
+        if cap is None and not official_rewrites(req["sql"]):
+            return
+        try:
+            gold = self._gold_table(req["gold_key"])
+        except OSError:  # no stored answer (the gold itself failed): nothing to decide against
+            return
+        if cap is not None and gold.num_rows <= cap:  # else its size decides nothing: the peers' undecided
+            result["over_cap"] = {"cap": cap, "gold_rows": gold.num_rows, "by": error.cap}
+        result["sidebyside"] = self._side_by_side(gold, None, result, req, out, pred_over_cap=cap, ours=False)
+
     def official(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
         trusted (it returns nothing, or differs between runs): the prediction and, unless
         its answer is stored, the gold (``gold_sql``, as written, run once as the official
         evaluators do) under the case's limits, then the rules on the two results."""
         from .execute import execution_record
+        from .peers import current_year, join_spaced_operators, official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
         partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
             "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})
@@ -224,7 +245,8 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result["execution"] = execution_record(outcome)
-        if outcome.table is None:
+        cap = getattr(outcome.error, "rows_over", None)
+        if outcome.table is None and cap is None and not official_rewrites(req["sql"]):
             return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
         stored = read_stored_gold(self.gold_dir, req["gold_key"]) if req.get("gold_key") else None
         if stored is not None:
@@ -235,6 +257,19 @@ class GradingHandler:
             started(out)
             ran = self.db.run(req["gold_sql"])
             executed(out)
+            spider_gold = current_year(join_spaced_operators(req["gold_sql"]))
+            if ran.table is None and spider_gold != req["gold_sql"]:  # Spider's evaluator runs its rewrite
+                started(out)
+                rewritten = self.db.run(spider_gold)
+                executed(out)
+                if rewritten.table is not None:
+                    result["gold_rows"] = rewritten.table.num_rows
+                    sbs = self._side_by_side(rewritten.table, outcome.table, result, {**req, "gold_sql": spider_gold},
+                                             out, pred_over_cap=cap)
+                    result["sidebyside"] = {**sbs, "bird": False, "bird_reason": None, "note": (
+                        f"the gold as written fails on this database ({ran.error.category}): BIRD scores the case "
+                        "wrong; Spider's evaluator runs it rewritten (spaced operators joined, YEAR(CURDATE()) as 2020)")}
+                    return result
             if ran.table is None:
                 result["sidebyside"] = {"bird": False, "spider": None, "note": (
                     f"the gold fails on this database ({ran.error.category}): BIRD scores the case wrong, "
@@ -242,7 +277,7 @@ class GradingHandler:
                 return result
             gold = ran.table
         result["gold_rows"] = gold.num_rows
-        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        result["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out, pred_over_cap=cap)
         return result
 
     # -- database variants ------------------------------------------------------------------
@@ -342,11 +377,12 @@ class GradingHandler:
         return {**meta, "table": None}
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
-                      out: Any) -> dict[str, Any]:
+                      out: Any, pred_over_cap: int | None = None, ours: bool | None = None) -> dict[str, Any]:
         """BIRD's and Spider's verdicts on the same results (evidence only; never fails grading).
 
-        Spider's DISTINCT-free re-runs are executions like the candidate's: before each, the
-        verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
+        Spider's re-runs (the queries its evaluator runs: DISTINCT dropped, the prediction's
+        placeholder and spaced operators rewritten) are executions like the candidate's:
+        before each, the verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
         and the re-run gets the case's execution limit and process guard (``started``). A
         re-run that overruns gets the engine process killed; the case keeps its verdict."""
         from .peers import side_by_side
@@ -371,7 +407,7 @@ class GradingHandler:
                                 gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
                                 pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
                                 gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql))
-                                if req.get("gold_key") else None, cut=cut)
+                                if req.get("gold_key") else None, cut=cut, pred_over_cap=pred_over_cap, ours=ours)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 

@@ -183,6 +183,10 @@ class ExecutionLayer:
             c.variants_answer = answer.get("variants")
             if answer.get("pred_preview") is not None:
                 execution["preview"] = answer["pred_preview"]
+            if answer.get("over_cap") is not None:  # more rows than the cap, against a gold of at most that many
+                execution["over_cap"] = answer["over_cap"]
+            if answer.get("sidebyside") is not None:  # no result of ours: the peers' verdicts stand alone
+                c.layers["official"] = {"sidebyside": answer["sidebyside"]}
         except HostTimeout as exc:
             execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
         except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
@@ -190,6 +194,51 @@ class ExecutionLayer:
         c.budget.resume()
         c.layers["execution"] = execution
         c.layers["compare"] = compare
+
+
+class OfficialLayer:
+    """What Spider's official evaluator does to the prediction before it runs it (every
+    ``value`` placeholder replaced by ``1``, spaced operators joined: ``peers.official_rewrites``),
+    for the failure text; and, when that rewrite is all that stood between the prediction
+    and a result (it does not parse or is refused as written, and the rewritten query
+    parses and is safe), Spider's verdict on the rewritten query, from the engine
+    (evidence only: our verdict grades the prediction as written)."""
+
+    name, ahead = "official", False
+
+    def run(self, c: Candidate) -> None:
+        from .peers import official_prediction, official_rewrites
+        rewrites = official_rewrites(c.sql)
+        if not rewrites:
+            return
+        entry = c.layers.setdefault("official", {})
+        entry["rewrites"] = rewrites
+        grader = c.grader
+        if c.ticket is not None or grader.host is None or not c.gold.key:
+            return  # it ran as written: the engine gave Spider's verdict on the rewritten query beside ours
+        rewritten = official_prediction(c.sql)
+        parsed = parse_sql(rewritten, grader.dialect)
+        if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
+            entry["sidebyside"] = {"bird": False, "spider": False, "ours_compare": False, "note": (
+                "the prediction does not parse or is refused, as written and as Spider's evaluator rewrites it: "
+                "both rules score it wrong")}
+            return
+        c.budget.pause()  # an execution, under the engine's limits
+        try:
+            answer = grader.host.call("official", {"sql": grader.to_engine(parsed.expression, rewritten),
+                                                   "gold_key": c.gold.key, "gold_sql": c.gold.sql})
+        except (HostCrashed, HostTimeout) as exc:
+            answer = {"execution": {"error": {"category": "timeout", "message": str(exc)}}}
+        finally:
+            c.budget.resume()
+        sbs = answer.get("sidebyside")
+        if sbs is None:
+            error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
+            sbs = {"spider": False, "note": f"the query Spider's evaluator runs did not run to a result ({error})"}
+        spider = sbs.get("spider")
+        entry["sidebyside"] = {**sbs, "ours_compare": False, "bird": False, "bird_reason": None,
+                               "spider_reason": rewrites[0]["rewrite"] if spider else None,
+                               "spider_rewrites": [r["rewrite"] for r in rewrites]}
 
 
 class VariantsLayer:
@@ -232,7 +281,7 @@ class VariantsLayer:
 def default_layers() -> list[Layer]:
     """The built-in layers, in the order the grader walks them."""
     return [ParseLayer(), SafetyLayer(), SendLayer(), GroundingLayer(), StaleLayer(), StructureLayer(),
-            ExecutionLayer(), VariantsLayer()]
+            ExecutionLayer(), OfficialLayer(), VariantsLayer()]
 
 
 def run_layer(layer: Layer, c: Candidate) -> None:

@@ -8,8 +8,12 @@ Both are our implementations of their published rules, applied to the same two r
 - **BIRD set comparison** (``evaluation.py`` of BIRD): ``set(predicted) == set(gold)``.
   Row order and duplicate rows are ignored; column order matters; values compare with
   Python ``==`` (so 1 == 1.0 == True, 0.1 + 0.2 != 0.3, and NaN never equals NaN).
-- **Spider test-suite comparison** (``exec_eval.py`` of test-suite-sql-eval, default
-  flags): both queries get ``postprocess`` ('> =' -> '>=') and ``remove_distinct``
+- **Spider test-suite comparison** (``evaluation.py --etype exec`` of test-suite-sql-eval,
+  default flags). Before anything runs, the prediction alone has every ``value`` (a plain,
+  case-sensitive substring: ``value_id`` becomes ``1_id``, ``'value'`` becomes ``'1'``)
+  replaced by ``1``, the placeholder of value-less models (``official_prediction``); then
+  both queries get ``postprocess`` ('> =' -> '>=', '< =' -> '<=', '! =' -> '!=', in that
+  order) and ``remove_distinct``
   (every DISTINCT keyword dropped, as ``keep_distinct`` is off by default, even inside
   ``COUNT(DISTINCT ...)``, which changes what the query counts: a known bug we
   reproduce, and name when it decides a case) and are run again when that changed
@@ -17,8 +21,16 @@ Both are our implementations of their published rules, applied to the same two r
   as a bag (``multiset_eq``) or as a sequence, under *any* permutation of columns; two
   empty results are equal. The original prunes column permutations with 20 random rows;
   we prune with every row (the same answer, deterministically), and give up (``None``)
-  beyond 100,000 candidate permutations. A test suite is a set of database variants;
-  with one database this is the check run on that one database.
+  beyond 100,000 candidate permutations. At execution each query has
+  ``YEAR(CURDATE())`` replaced by ``2020`` (``replace_cur_year``). A test suite is a set of
+  database variants; with one database this is the check run on that one database.
+
+Results too large to hold or to compare whole decide what their size decides, and only
+that (``over_cap``): a result of more rows than the gold's cannot be the same bag, so our
+comparison and Spider's (whose ``result_eq`` compares lengths first) fail it; BIRD's sets
+can still be equal (a million copies of the gold's three rows), so a prefix of the rows
+decides BIRD's verdict only when it holds a row the gold has not, and it is left
+undecided otherwise.
 
 Both score a prediction that fails to execute, or overruns their timeout, as wrong, and
 so do we (``reports.sidebyside``): every case of a run carries both verdicts, including
@@ -29,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter
 from typing import Any, Callable, Iterable
 
@@ -119,9 +132,62 @@ def spider_order_matters(gold_sql: str) -> bool:
     return "order by" in gold_sql.lower()
 
 
-def spider_variant(sql: str, dialect: str) -> str:
-    """``postprocess`` then ``remove_distinct`` (every DISTINCT keyword token dropped)."""
-    sql = sql.replace("> =", ">=").replace("< =", "<=").replace("! =", "!=")
+#: what Spider's evaluator writes for the placeholder a value-less model predicts
+PLACEHOLDER, PLACEHOLDER_AS = "value", "1"
+#: the spaced comparison operators ``postprocess`` joins, in the order it joins them
+SPACED_OPERATORS = (("> =", ">="), ("< =", "<="), ("! =", "!="))
+_CUR_YEAR = re.compile(r"YEAR\s*\(\s*CURDATE\s*\(\s*\)\s*\)\s*", re.IGNORECASE)
+
+
+def official_prediction(sql: str) -> str:
+    """The prediction as Spider's ``evaluation.py`` hands it on: every ``value`` (a plain
+    substring, so inside identifiers and strings too) replaced by ``1``, then the spaced
+    operators joined. Applying it twice changes nothing: a ``1`` cannot make a new
+    ``value``, and a join removes a space without making a new ``x =``."""
+    return join_spaced_operators(sql.replace(PLACEHOLDER, PLACEHOLDER_AS))
+
+
+def join_spaced_operators(sql: str) -> str:
+    """Spider's ``postprocess``, applied to the gold and the prediction alike."""
+    for spaced, joined in SPACED_OPERATORS:
+        sql = sql.replace(spaced, joined)
+    return sql
+
+
+def current_year(sql: str) -> str:
+    """Spider's ``replace_cur_year``, applied to each query as it is executed."""
+    return _CUR_YEAR.sub("2020", sql)
+
+
+def official_rewrites(sql: str) -> list[dict[str, Any]]:
+    """Where Spider's evaluator rewrites a prediction before running it, and how: one entry
+    per kind (``value_placeholder``, ``spaced_operator``, ``current_year``) with the text it
+    found, how many times, its first line and column, and what it becomes. Empty when the
+    prediction runs as written (DISTINCT removal aside, which ``distinct_stripping`` names)."""
+    found = []
+    for kind, needles, becomes in (
+            ("value_placeholder", [(PLACEHOLDER, PLACEHOLDER_AS)], f"every {PLACEHOLDER!r} becomes {PLACEHOLDER_AS!r}"),
+            ("spaced_operator", list(SPACED_OPERATORS), "joined")):
+        hits = [(sql.find(n), n, j) for n, j in needles if n in sql]
+        if hits:
+            at, text, joined = min(hits)
+            found.append({"rewrite": kind, "text": text, "count": sum(sql.count(n) for _, n, _ in hits),
+                          "line": sql.count("\n", 0, at) + 1, "col": at - (sql.rfind("\n", 0, at) + 1) + 1,
+                          "becomes": becomes if kind == "value_placeholder" else joined})
+    year = _CUR_YEAR.search(sql)
+    if year is not None:
+        at = year.start()
+        found.append({"rewrite": "current_year", "text": year.group(0).strip(), "count": len(_CUR_YEAR.findall(sql)),
+                      "line": sql.count("\n", 0, at) + 1, "col": at - (sql.rfind("\n", 0, at) + 1) + 1,
+                      "becomes": "2020"})
+    return found
+
+
+def spider_variant(sql: str, dialect: str, prediction: bool = False) -> str:
+    """The query Spider's evaluator executes: for a prediction ``official_prediction``
+    first; then ``postprocess``, ``remove_distinct`` (every DISTINCT keyword token dropped)
+    and ``replace_cur_year``, in that order, as the official code applies them."""
+    sql = official_prediction(sql) if prediction else join_spaced_operators(sql)
     out, pos = [], 0
     tokens = _tokens(sql, dialect)
     for tok in tokens:
@@ -129,7 +195,7 @@ def spider_variant(sql: str, dialect: str) -> str:
             out.append(sql[pos:tok.start])
             pos = tok.end + 1
     out.append(sql[pos:])
-    return "".join(out)
+    return current_year("".join(out))
 
 
 def distinct_in_call(sql: str, dialect: str) -> bool:
@@ -210,31 +276,54 @@ def _reason(rule: str, rule_pass: bool, gold: list[tuple], pred: list[tuple], co
 def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | None, *, gold_sql: str | None,
                  pred_sql: str, dialect: str, run: Callable[[str], Any] | None = None,
                  gold_variant: Callable[[str], Any] | None = None,
-                 cut: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """The BIRD and Spider verdicts for one executed prediction, and why each differs from
-    ours (``compare``; None on a case we do not grade, where there is no "why").
+                 cut: Callable[[dict[str, Any]], None] | None = None, pred_over_cap: int | None = None,
+                 ours: bool | None = None) -> dict[str, Any]:
+    """The BIRD and Spider verdicts for one prediction, and why each differs from ours
+    (``compare``, or ``ours`` where there is no comparison; None on a case we do not grade,
+    where there is no "why").
 
-    ``run(sql)`` executes a query on the same sandbox (for Spider's DISTINCT removal);
+    ``pred_table`` is the prediction's result as written; None when it gave none: then
+    ``pred_over_cap`` is how many rows it is known to exceed (it was stopped at a cap), or
+    it failed, and Spider's verdict comes from the query Spider's evaluator runs instead
+    (``spider_variant``), when that differs.
+
+    ``run(sql)`` executes a query on the same sandbox (for Spider's rewrites);
     ``gold_variant(sql)`` does the same for the gold's variant, from a cache (an Arrow
     table, or the error category as a string). Both run under the case's limits.
 
     ``cut(undecided)``, if given, is told before each re-run what to record should the
     re-run be stopped at the case's limits: Spider's verdict undecided, with the reason."""
-    if gold_table.num_rows > MAX_ROWS or pred_table.num_rows > MAX_ROWS:
-        return {"bird": None, "spider": None, "note": f"results over {MAX_ROWS} rows are not compared side by side"}
-    gold, pred = python_rows(gold_table), python_rows(pred_table)
-    ours = None if compare is None else bool(compare.get("match"))
+    if ours is None and compare is not None:
+        ours = bool(compare.get("match"))
     out: dict[str, Any] = {"ours_compare": ours, "note": None}
-    out["bird"] = bird_equal(gold, pred)
-    out["bird_reason"] = (None if ours is None or out["bird"] == ours
-                          else _reason("bird", out["bird"], gold, pred, compare or {}))
+    whole = pred_table is not None and max(gold_table.num_rows, pred_table.num_rows) <= MAX_ROWS
+    gold = python_rows(gold_table) if gold_table.num_rows <= MAX_ROWS else None
+    pred = python_rows(pred_table) if whole else None
+    if pred_table is None:
+        out["bird"] = None if pred_over_cap is not None else False  # BIRD runs it as written: an error is wrong
+    elif whole:
+        out["bird"] = bird_equal(gold, pred)
+    else:
+        out["bird"] = bird_prefix(gold, pred_table)
+    out["bird_reason"] = (None if ours is None or out["bird"] is None or out["bird"] == ours
+                          else _reason("bird", out["bird"], gold, pred, compare or {}) if whole else "other")
+    if pred_over_cap is not None:
+        out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); "
+                       f"the gold returns {gold_table.num_rows}"
+                       + ("" if out["bird"] is not None else ": BIRD compares sets, which a result's size does not decide"))
+    elif pred_table is not None and not whole:
+        out["note"] = f"a result over {MAX_ROWS} rows is judged by its size (and BIRD's by a prefix of its rows)"
 
     order = spider_order_matters(gold_sql) if gold_sql is not None else bool((compare or {}).get("ordered"))
-    g2, p2, removed, in_call = gold, pred, False, False
+    g2: Any = gold_table
+    p2: Any = pred_table if pred_table is not None else (pred_over_cap if pred_over_cap is not None else "error")
+    removed, in_call = False, False
+    rewrites = official_rewrites(pred_sql)
     if gold_sql is not None and run is not None:
-        gv, pv = spider_variant(gold_sql, dialect), spider_variant(pred_sql, dialect)
+        gv, pv = spider_variant(gold_sql, dialect), spider_variant(pred_sql, dialect, prediction=True)
         if gv != gold_sql:
-            removed, in_call = True, distinct_in_call(gold_sql, dialect)
+            removed = gv != current_year(join_spaced_operators(gold_sql))
+            in_call = removed and distinct_in_call(gold_sql, dialect)
             if cut is not None:
                 cut(_undecided(out, order, "the gold"))
             if gold_variant is not None:
@@ -246,31 +335,81 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
                 out.update(spider=None, spider_order_matters=order, spider_distinct_removed=True,
                            spider_reason=None, note=f"the gold without DISTINCT fails on this database ({variant})")
                 return out
-            g2 = python_rows(variant)
-        if pv != pred_sql:
-            removed, in_call = True, in_call or distinct_in_call(pred_sql, dialect)
+            g2 = variant
+        if pv != pred_sql and (pred_table is not None or rewrites or pred_over_cap is not None):
+            if pv != current_year(official_prediction(pred_sql)):
+                removed, in_call = True, in_call or distinct_in_call(pred_sql, dialect)
             if cut is not None:
                 cut(_undecided(out, order, "the prediction"))
             outcome = run(pv)
-            p2 = None if outcome.error is not None else python_rows(outcome.table)
+            p2 = outcome.table if outcome.error is None else (
+                outcome.error.rows_over if getattr(outcome.error, "rows_over", None) is not None else "error")
     elif gold_sql is None:
         out["note"] = "gold SQL unknown to this engine process; Spider's order rule approximated by ours"
-    spider = False if p2 is None else spider_equal(g2, p2, order)
+    spider = spider_sized(g2, p2, order, gold if g2 is gold_table else None, pred if p2 is pred_table else None)
     out.update(spider=spider, spider_order_matters=order, spider_distinct_removed=removed)
+    if rewrites:
+        out["spider_rewrites"] = [r["rewrite"] for r in rewrites]
     if spider is None:
-        out["note"] = "too many column permutations to search"
+        why = (f"Spider: its gold returns {g2.num_rows} rows, as many as the cap or more, so the prediction's size "
+               "does not decide" if isinstance(p2, int) else "too many column permutations to search"
+               if g2.num_rows <= MAX_ROWS else
+               f"Spider: two results of {g2.num_rows} rows (over {MAX_ROWS}) are not compared")
+        out["note"] = f"{out['note']}; {why}" if out["note"] else why
         out["spider_reason"] = None
     elif ours is None or spider == ours:
         out["spider_reason"] = None
     else:
-        raw = spider_equal(gold, pred, order) if removed else spider
-        decided = ("distinct_in_count" if in_call else "distinct_stripping") if removed and raw == ours else None
-        out["spider_reason"] = _reason("spider", spider, gold, pred, compare or {}, order, decided)
+        as_written = pred_table if pred_table is not None else (
+            pred_over_cap if pred_over_cap is not None else "error")
+        raw = spider_sized(gold_table, as_written, order, gold, pred) if removed or rewrites else spider
+        decided = None
+        if rewrites and raw == ours:
+            decided = rewrites[0]["rewrite"]
+        elif removed and raw == ours:
+            decided = "distinct_in_count" if in_call else "distinct_stripping"
+        out["spider_reason"] = decided or (_reason("spider", spider, gold, pred, compare or {}, order)
+                                           if whole else "other")
     return out
 
 
+def spider_sized(gold: Any, pred: Any, order_matters: bool, gold_rows: list[tuple] | None = None,
+                 pred_rows: list[tuple] | None = None) -> bool | None:
+    """Spider's ``result_eq`` on two Arrow results, the prediction possibly only known by
+    its size: an int (it returned more rows than that cap) or "error" (it failed, which
+    scores 0). Lengths are compared first, as ``result_eq`` does, so a result too large to
+    hold or compare is decided when the gold's length differs; None: two results of the
+    same size over ``MAX_ROWS``, or a permutation search too large. ``gold_rows`` and
+    ``pred_rows``: their Python rows, when made already."""
+    if isinstance(pred, str):
+        return False
+    if isinstance(pred, int):
+        return False if gold.num_rows <= pred else None
+    if gold.num_rows != pred.num_rows:
+        return False
+    if gold.num_rows > MAX_ROWS:
+        return None
+    return spider_equal(python_rows(gold) if gold_rows is None else gold_rows,
+                        python_rows(pred) if pred_rows is None else pred_rows, order_matters)
+
+
+PREFIX_ROWS = 10_000  # rows of a result too large to compare whole that BIRD's verdict reads
+
+
+def bird_prefix(gold: list[tuple] | None, pred_table: Any) -> bool | None:
+    """BIRD's set comparison on a result too large to compare whole: False when its first
+    rows hold one the gold has not (its set cannot equal the gold's), else None: a bag of
+    copies of the gold's rows is an equal set, and only all of it would tell."""
+    if gold is None:
+        return None
+    known = set(gold)
+    head = python_rows(pred_table.slice(0, PREFIX_ROWS))
+    return False if any(row not in known for row in head) else None
+
+
 def _undecided(out: dict[str, Any], order: bool, which: str) -> dict[str, Any]:
-    """The side-by-side verdict to record if the DISTINCT-free re-run of ``which`` is cut."""
+    """The side-by-side verdict to record if Spider's re-run of ``which`` is cut."""
     return {**out, "spider": None, "spider_order_matters": order, "spider_distinct_removed": True,
-            "spider_reason": None, "note": f"Spider's DISTINCT-free re-run of {which} did not finish within the "
-                                           "case's limits (timeout and process guard); Spider's verdict is undecided"}
+            "spider_reason": None, "note": f"Spider's re-run of {which} as its evaluator rewrites it did not finish "
+                                           "within the case's limits (timeout and process guard); Spider's verdict "
+                                           "is undecided"}

@@ -259,9 +259,14 @@ class SuiteGrader:
         stored = self._cached_gold(gold["gold_key"]) if gold["gold_key"] else None
         why = "empty_gold" if stored is not None and stored.get("rows") == 0 else "gold_problem"
         parsed = parse_sql(sql, self.dialect)
+        rewritten = None  # as written it cannot run: Spider's evaluator may still run its rewrite
         if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
-            return {"bird": False, "spider": False, "ungraded": why,
-                    "note": "the prediction does not parse or is refused: both rules score it wrong"}
+            from .peers import official_prediction, official_rewrites
+            parsed = parse_sql(official_prediction(sql), self.dialect) if official_rewrites(sql) else parsed
+            if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
+                return {"bird": False, "spider": False, "ungraded": why,
+                        "note": "the prediction does not parse or is refused: both rules score it wrong"}
+            sql = rewritten = official_prediction(sql)
         try:
             answer = self.host.call("official", {"sql": self.to_engine(parsed.expression, sql), **gold})
         except (HostCrashed, HostTimeout) as exc:
@@ -270,6 +275,8 @@ class SuiteGrader:
         if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
             error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
             out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
+        if rewritten is not None:  # BIRD runs the prediction as written, which cannot run
+            out = {**out, "bird": False, "bird_reason": None}
         return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else why}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:

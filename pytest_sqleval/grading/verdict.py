@@ -226,6 +226,9 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
         return Classification("hallucinated_column", "grounding", f"not in the schema: {named}", 0.9)
     if stale:
         return Classification("stale_table", "deprecated_table", f"reads deprecated table {', '.join(stale)}", 0.9)
+    over_cap = (execution or {}).get("over_cap")
+    if exec_err and over_cap:  # more rows than the cap, the gold at most that many: its size decides
+        return _over_cap(over_cap, joins_pred, joins_gold)
     if exec_err:
         kind = "timeout" if exec_err["category"] == "timeout" else f"runtime_error:{exec_err['category']}"
         return Classification("other", kind, f"{exec_err['category']}: {exec_err['message'].splitlines()[0]}", 0.9)
@@ -314,6 +317,19 @@ def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_g
         return metric
     kind = "cardinality_mismatch" if g != p else "value_mismatch"
     return Classification("other", kind, f"row count {p} vs gold {g}; row overlap F1 {compare['row_f1']:.2f}", 0.5)
+
+
+def _over_cap(over: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
+    """A result stopped at a cap with more rows read than the gold has (past the row cap,
+    or before the byte cap): a cardinality mismatch known from its size,
+    classified as ``_result_differs`` classifies one."""
+    from .classify import join_diff
+    differs, strong = join_diff(joins_pred, joins_gold)
+    cap = "the cap" if over.get("by") == "max_rows" else "where reading stopped at the byte cap"
+    size = f"returned more than {over['cap']} rows ({cap}); the gold returns {over['gold_rows']}"
+    if differs:
+        return Classification("wrong_join", "cardinality_mismatch", f"{size}, and {differs}", 0.8 if strong else 0.6)
+    return Classification("other", "cardinality_mismatch", size, 0.5)
 
 
 def _bad_columns(compare: dict[str, Any]) -> str:

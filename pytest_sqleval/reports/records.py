@@ -31,11 +31,15 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
     """``status`` is passed | failed | error; an error is never a graded failure. The case's
     inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
     bounded (see ``bounded``). ``sidebyside``: BIRD's and Spider's verdicts on a case we do
-    not grade; a case with a comparison carries them in ``compare.sidebyside``, and one
-    whose prediction ran to no result is wrong under both (``sidebyside.peer_verdicts``)."""
+    not grade; a case with a comparison carries them in ``compare.sidebyside``, one without
+    where the grader found them anyway (a result over the row cap, a query Spider's
+    evaluator rewrites) in its ``official`` layer, and one whose prediction ran to no
+    result otherwise is wrong under both (``sidebyside.peer_verdicts``)."""
     from .sidebyside import peer_verdicts
     record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
                      verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
+    if sidebyside is None and record["compare"] is None:  # computed without a comparison of ours (layers.OfficialLayer)
+        sidebyside = (record["layers"].get("official") or {}).get("sidebyside")
     record["sidebyside"] = sidebyside
     if sidebyside is None and record["compare"] is None:
         record["sidebyside"] = peer_verdicts(record)

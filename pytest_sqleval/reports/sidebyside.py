@@ -10,6 +10,8 @@ A rule's score is over every case of the run, as the official evaluators count i
 The reasons for a disagreement with our verdict: ``duplicates`` (the bags differ but the
 sets do not), ``distinct_stripping`` (Spider's removal of every DISTINCT decided it),
 ``distinct_in_count`` (that removal inside ``COUNT(DISTINCT ...)``, Spider's known bug),
+``value_placeholder``, ``spaced_operator``, ``current_year`` (Spider's evaluator rewrote the
+prediction before running it: ``value`` -> ``1``, ``! =`` -> ``!=``, ``YEAR(CURDATE())`` -> ``2020``),
 ``order`` (same bag, different sequence; or ties and ORDER BY in a subquery),
 ``column_order`` (equal only under a column permutation), ``ties`` (we accepted another
 valid top-k through a LIMIT's tie group), ``float_noise`` (equal within our tolerance,
@@ -24,8 +26,8 @@ from collections import Counter
 from typing import Any
 
 RULES = ("bird", "spider")
-REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "order", "column_order", "ties", "float_noise",
-           "nulls", "types", "deprecated_table", "other")
+REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
+           "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
 
 
 def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:

@@ -42,6 +42,26 @@ def display_path(path: str) -> str:
         return path
 
 
+def _official_rewrite_lines(rec: dict[str, Any]) -> list[str]:
+    """What Spider's official evaluator does to this prediction before running it, and
+    its verdict on what it runs: graded as written here, it may pass there."""
+    rewrites = ((rec.get("layers") or {}).get("official") or {}).get("rewrites") or []
+    if not rewrites:
+        return []
+    what = {"value_placeholder": "the placeholder", "spaced_operator": "the spaced operator",
+            "current_year": "the MySQL call"}
+    said = "; ".join(
+        f"{what.get(r['rewrite'], r['rewrite'])} {r['text']!r} (line {r['line']}, col {r['col']}"
+        + (f", {r['count']} times" if r["count"] > 1 else "") + "): "
+        + (f"joined to {r['becomes']!r}" if r["rewrite"] == "spaced_operator" else
+           r["becomes"] if r["rewrite"] == "value_placeholder" else f"becomes {r['becomes']!r}")
+        for r in rewrites)
+    sbs = (rec.get("compare") or {}).get("sidebyside") if rec.get("compare") else rec.get("sidebyside")
+    verdict = {True: "pass", False: "fail"}.get((sbs or {}).get("spider"), "undecided")
+    return [f"  graded as written; Spider's official evaluator rewrites it before running it: {said}; "
+            f"its verdict on the rewritten query: {verdict}"]
+
+
 def render_failure(rec: dict[str, Any]) -> str:
     """Short enough for a terminal; the results file has everything."""
     out = [f"{rec['case_id']} [{rec['backend']}]: {rec['error_class']} ({rec['failure_kind']}, "
@@ -91,6 +111,7 @@ def render_failure(rec: dict[str, Any]) -> str:
     mismatch = (layers.get("variants") or {}).get("mismatch")
     if mismatch:
         out.extend(_coincidence_lines(mismatch))
+    out.extend(_official_rewrite_lines(rec))
     for name in ("grounding", "structure", "diagnostics"):  # evidence a layer could not give
         why = (layers.get(name) or {}).get("skipped") or (layers.get(name) or {}).get("layer_error")
         if why:
