@@ -96,7 +96,7 @@ def _no_grace(arm: Any) -> Any:
     that could finish while its interrupt is under way does."""
     def slow(interrupt: Any) -> Any:
         return lambda: (time.sleep(0.002), interrupt())
-    return lambda after_s, interrupt: arm(max(0.0, after_s - 0.25), slow(interrupt))
+    return lambda after_s, interrupt, cpu=None: arm(max(0.0, after_s - 0.25), slow(interrupt), cpu)
 
 
 def _time(sandbox: Any, sql: str) -> float:

@@ -184,7 +184,7 @@ class ExecutionLayer:
             if answer.get("pred_preview") is not None:
                 execution["preview"] = answer["pred_preview"]
         except HostTimeout as exc:
-            execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
+            execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3), exc.over_limit)
         except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
             execution = engine_failure_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
         c.budget.resume()
