@@ -139,7 +139,8 @@ class EngineProcess:
         ticket = self.pending[0]
         assert proc is not None and proc.stdout is not None
         deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
-        since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) when its query started
+        began: float | None = None  # when the child started this request's current query (monotonic)
+        since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
         look = float("inf")  # when to read the child's CPU time next
         try:
             while True:
@@ -158,16 +159,16 @@ class EngineProcess:
                     elif now < deadline:
                         look = float("inf")
                         continue
-                    self._fail(self._timeout(ticket, used, now - since[0] if since else None))
+                    self._fail(self._timeout(ticket, used, None if began is None else now - began))
                     return
                 if kind == "started":  # the child runs a query of this request (since ``body``: monotonic, CPU)
                     at, cpu = body if isinstance(body, tuple) else (time.monotonic(), None)
-                    deadline = at + ticket.budget
+                    deadline, began = at + ticket.budget, at
                     since = (at, cpu) if cpu is not None else None
                     look = (at + ticket.cpu_limit / ticket.rate if since is not None and ticket.cpu_limit is not None
                             else float("inf"))
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
-                    deadline, since, look = time.monotonic() + COMPARE_TIMEOUT_S, None, float("inf")
+                    deadline, began, since, look = time.monotonic() + COMPARE_TIMEOUT_S, None, None, float("inf")
                 elif kind == "partial":  # the answer to give if the rest of the request does not finish
                     ticket.partial = body
                 else:
@@ -186,8 +187,12 @@ class EngineProcess:
     def _timeout(ticket: "Ticket", cpu: float | None, wall: float | None) -> HostTimeout:
         """The error of a request whose child was killed, with its figures."""
         killed = "; it ignored its interrupt and the engine process was killed"
-        if ticket.limit_s is None or wall is None:  # not a query's time (opening a database), or before it began
+        if ticket.limit_s is None:  # not a query's time (opening a database)
             return HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed", wall_s=wall)
+        if wall is None:  # the query never started (or its comparison overran): nothing to say about its time
+            return HostTimeout(f"the engine process did not answer within {ticket.budget + 30:.1f} s (no query of "
+                               "this request was running): the machine was too loaded to tell; not graded; the "
+                               "engine process was killed", over_limit=False)
         if cpu is None:  # no CPU time to read: the wall time decides, as it always did
             return HostTimeout(f"exceeded the time limit of {ticket.limit_s:g} s (ran {wall:.2f} s){killed}",
                                wall_s=wall)
