@@ -25,6 +25,7 @@ import pytest
 from pytest_sqleval.engines.base import Limits
 from pytest_sqleval.engines.watchdog import CPU_CLOCKS
 from tests.sqleval_helpers import read_results, sqleval_ini, write_predictions  # noqa: F401
+from tests.test_engines_sqlite_pg import pg, pg_shop  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not CPU_CLOCKS, reason="the CPU-time limit needs per-thread CPU clocks (Linux)")
 
@@ -167,3 +168,29 @@ def test_a_query_the_machine_starves_past_its_wall_bound_is_not_graded(
         assert g.grade("SELECT count(*) FROM customers", gold).passed  # a fresh engine process grades the next
     finally:
         g.close()
+
+
+def test_postgres_runs_an_overrun_again_at_ten_times_the_limit_before_it_is_a_timeout(pg_shop: str) -> None:
+    """PostgreSQL's time is the server's wall time, which load stretches: a query over its
+    limit is run again at ten times it, and its result decides when that attempt finishes."""
+    from pytest_sqleval.engines import open_sandbox
+    sql = "SELECT count(*) FROM generate_series(1, {n}) a WHERE a % 7 = 3"
+    free = open_sandbox(pg_shop, Limits(timeout_s=60))
+    try:
+        n = 1_000_000
+        while True:  # about 2 s here and now: over a 1 s limit, well under ten times it
+            start = time.monotonic()
+            assert free.run(sql.format(n=n)).error is None
+            took = time.monotonic() - start
+            if took >= 2.0 or n >= 10**9:
+                break
+            n = int(n * min(10.0, 2.2 / max(took, 0.01)))
+    finally:
+        free.close()
+    box = open_sandbox(pg_shop, Limits(timeout_s=1.0))
+    try:
+        out = box.run(sql.format(n=n))
+    finally:
+        box.close()
+    assert out.error is None and out.table.column(0).to_pylist() == [len(range(3, n + 1, 7))]
+    assert out.meta["first_attempt"]["limit_s"] == 1.0 and out.meta["first_attempt"]["elapsed_ms"] >= 1000

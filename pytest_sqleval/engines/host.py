@@ -4,7 +4,7 @@ Why a process: DuckDB cannot interrupt every query (a single huge scalar runs to
 end), and a query that ignores its interrupt must not take the grading run down with
 it. The parent kills and respawns the child once the child has spent its query's limit
 + 0.7 s of CPU time (read from ``/proc``: load on the machine does not move it), or at
-the latest at the wall bound (the limit + ten times it + 0.7 s); the case is marked
+the latest at the wall bound (the limit + ten times it, at least 30 s, + 0.7 s); the case is marked
 ``timeout`` (over its limit) or ``unfinished`` (the wall bound came first: not graded)
 and the run goes on. Results never cross the pipe: what
 works on them (the grading's gold answers and comparison) is a *handler* named by a
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Limits
-from .watchdog import tenfold, unfinished_message
+from .watchdog import starved_bound, unfinished_message
 
 GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
 CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
@@ -330,10 +330,11 @@ class EngineHost:
 
 def query_budget(limit_s: float) -> float:
     """The wall time the parent gives one query before it kills the engine process: the
-    limit plus ten times it (``tenfold``: a PostgreSQL query's second attempt, the wall
-    bound of an engine whose CPU time is read) plus ``GRACE_S``. Only a query that ignores
-    its interrupt on a machine loaded past that bound waits this long."""
-    return limit_s + tenfold(limit_s) + GRACE_S
+    limit plus ``starved_bound`` (ten times it, at least 30 s: more than a PostgreSQL
+    query's second attempt, and the wall bound of an engine whose CPU time is read) plus
+    ``GRACE_S``. Only a query that ignores its interrupt on a machine loaded past that
+    bound waits this long."""
+    return limit_s + starved_bound(limit_s) + GRACE_S
 
 
 class Ticket:

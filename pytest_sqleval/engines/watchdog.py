@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Callable, NamedTuple
 
-__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "tenfold", "unfinished_message", "wall_bound"]
+__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
 
 #: Per-thread CPU clocks (Linux): without them a limit is wall time, as it always was.
 CPU_CLOCKS = sys.platform.startswith("linux") and hasattr(time, "pthread_getcpuclockid")
@@ -35,16 +35,24 @@ WALL_EXTRA_MAX_S = 300.0  # ... but at most this much longer
 
 
 def tenfold(limit_s: float) -> float:
+    """10x ``limit_s``, at most ``limit_s`` + 300 s: the limit of a second attempt where
+    only wall time can be measured (PostgreSQL); every runaway query costs it."""
+    return limit_s + min(limit_s * (WALL_FACTOR - 1), WALL_EXTRA_MAX_S)
+
+
+def starved_bound(limit_s: float) -> float:
     """10x ``limit_s``, at least ``limit_s`` + 30 s and at most ``limit_s`` + 300 s: the
-    wall time a loaded machine needs for what takes ``limit_s`` quiet (measured: a query
-    got 6% of a core on two cores running fifteen processes), and still a bounded wait."""
+    wall time a loaded machine needs for what takes ``limit_s`` of CPU time quiet
+    (measured: a query got 6% of a core on two cores running fifteen processes), and
+    still a bounded wait. Only a starved query waits this long: a runaway is stopped
+    when its CPU time reaches the limit."""
     return limit_s + min(max(limit_s * (WALL_FACTOR - 1), WALL_EXTRA_MIN_S), WALL_EXTRA_MAX_S)
 
 
 def wall_bound(limit_s: float) -> float:
     """The wall time a query with a CPU limit of ``limit_s`` may take before it is stopped
-    unfinished (``tenfold``). Without CPU clocks the limit is wall time: the limit itself."""
-    return tenfold(limit_s) if CPU_CLOCKS else limit_s
+    unfinished (``starved_bound``). Without CPU clocks the limit is wall time: the limit itself."""
+    return starved_bound(limit_s) if CPU_CLOCKS else limit_s
 
 
 class CpuDeadline(NamedTuple):
