@@ -91,8 +91,8 @@ def test_an_interrupt_armed_for_one_query_never_hits_the_next(sandbox: Any, monk
 
 
 def _no_grace(arm: Any) -> Any:
-    """The sandbox arms its interrupt 0.25 s past the limit; drop that so deadlines fall at
-    query ends, and make each interrupt take a moment (as on a loaded machine), so a query
+    """The sandbox arms its interrupt at the query's CPU limit and its wall bound 0.25 s
+    late; drop that 0.25 s, so deadlines fall at query ends, and make each interrupt take a moment (as on a loaded machine), so a query
     that could finish while its interrupt is under way does."""
     def slow(interrupt: Any) -> Any:
         return lambda: (time.sleep(0.002), interrupt())
