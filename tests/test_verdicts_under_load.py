@@ -2,19 +2,17 @@
 
 A query's time limit is the CPU time it spends (``engines.watchdog.QueryTime``), which
 other processes do not stretch; wall time only bounds the wait, at ten times the limit.
-The suite here has predictions that take a sizeable fraction of a 0.5 s limit (0.15 to
-0.35 s of CPU time) and slow past it in wall time beside busy loops, and runaway ones far
-past it: run alone and beside the busy loops, every verdict is the same. A query stopped
+The suite here has predictions that take a sizeable fraction of a 0.5 s limit (0.1 to
+0.3 s of CPU time: room for the CPU time a busy machine's caches add, about 20%) and
+slow past it in wall time beside busy loops, and runaway ones far past it: run alone and beside the busy loops, every verdict is the same. A query stopped
 at its wall bound before it spent its limit is ``unfinished``, a case error (not graded),
 never a fail."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -32,7 +30,7 @@ pytestmark = pytest.mark.skipif(not CPU_CLOCKS, reason="the CPU-time limit needs
 LIMIT_S = 0.5
 HOGS = 4  # busy loops beside the run: on 2 cores the engine gets about a third of one
 HOG_LIFETIME_S = 45  # each busy loop ends by itself after this, whatever happens to the test
-TARGETS_S = {"near_015": 0.15, "near_025": 0.25, "near_035": 0.35}  # CPU seconds each near-limit query takes
+TARGETS_S = {"near_010": 0.10, "near_020": 0.20, "near_030": 0.30}  # CPU seconds each near-limit query takes (quiet)
 RUNAWAY = {
     "runaway_recursive_cte": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
     "runaway_cross_join": "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b",
@@ -70,7 +68,7 @@ def sized() -> dict[str, int]:
 
 
 @pytest.fixture
-def hog() -> Callable[[], Any]:
+def hog() -> Iterator[Callable[[], None]]:
     """Start ``HOGS`` busy-loop processes (each ends by itself after ``HOG_LIFETIME_S``); stopped after the test."""
     procs: list[subprocess.Popen[bytes]] = []
     code = f"import time\nend = time.monotonic() + {HOG_LIFETIME_S}\nwhile time.monotonic() < end: pass\n"
@@ -97,12 +95,12 @@ def _walls(pytester: pytest.Pytester) -> dict[str, float]:
 
 def test_the_same_run_alone_and_beside_busy_loops_gets_the_same_verdicts(
         pytester: pytest.Pytester, make_suite: Any, write_predictions: Any, sized: dict[str, int],
-        hog: Callable[[], Any]) -> None:
+        hog: Callable[[], None]) -> None:
     cases, sqls = [], {}
     for cid, n in sized.items():  # the near-limit queries, each right
         cases.append({"id": cid, "question": f"pairs up to {n}", "gold_sql": f"SELECT {_pairs_answer(n)}"})
         sqls[cid] = _pairs_sql(n)
-    n = sized["near_035"]  # a near-limit query with a wrong answer: it fails on its result, never on its time
+    n = sized["near_030"]  # a near-limit query with a wrong answer: it fails on its result, never on its time
     cases.append({"id": "near_wrong", "question": "pairs, off by one", "gold_sql": f"SELECT {_pairs_answer(n) + 1}"})
     sqls["near_wrong"] = _pairs_sql(n)
     cases.append({"id": "runaway", "question": "a runaway", "gold_sql": "SELECT 1"})  # a timeout beside the loops too
