@@ -196,9 +196,10 @@ class EngineProcess:
         if cpu is None:  # no CPU time to read: the wall time decides, as it always did
             return HostTimeout(f"exceeded the time limit of {ticket.limit_s:g} s (ran {wall:.2f} s){killed}",
                                wall_s=wall)
-        if ticket.cpu_limit is not None and cpu >= ticket.limit_s:
+        if ticket.cpu_limit is not None and cpu >= ticket.limit_s * ticket.rate:
+            limit = f"{ticket.limit_s:g} s" + (f" x {ticket.rate:g} threads" if ticket.rate > 1 else "")
             return HostTimeout(f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of "
-                               f"{ticket.limit_s:g} s ({wall:.2f} s wall){killed}", cpu_s=cpu, wall_s=wall)
+                               f"{limit} ({wall:.2f} s wall){killed}", cpu_s=cpu, wall_s=wall)
         return HostTimeout(unfinished_message(ticket.limit_s, ticket.budget - GRACE_S, cpu, wall)
                            + "; the engine process was killed", over_limit=False, cpu_s=cpu, wall_s=wall)
 
@@ -311,8 +312,8 @@ class EngineHost:
         ticket = Ticket(op, pickle.dumps((self._key, op, payload), protocol=pickle.HIGHEST_PROTOCOL),
                         exec_timeout if exec_timeout is not None else query_budget(self.limits.timeout_s), self._key)
         if exec_timeout is None:  # a query's limit: CPU time, with the wall budget as its bound
-            ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, self.limits.timeout_s + GRACE_S
-            ticket.rate = float(max(1, int(self.limits.threads)))
+            ticket.rate = float(max(1, int(self.limits.threads)))  # the limit is per thread (watchdog.QueryTime)
+            ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, (self.limits.timeout_s + GRACE_S) * ticket.rate
         if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
             return ticket
         self.process.send(ticket, self._start)

@@ -66,8 +66,10 @@ class CpuDeadline(NamedTuple):
 class QueryTime:
     """One query's time limit and what it used: CPU time on the clock of the thread that
     runs it (``threads == 1``: DuckDB and SQLite run a query on the calling thread), or of
-    the process (DuckDB with more threads: every thread's time counts), and wall time.
-    ``cpu`` is the armed CPU deadline for ``Watchdog.arm`` (None without CPU clocks)."""
+    the process (DuckDB with more threads: every thread's time counts, against the limit
+    times ``threads``, what a query that uses them all spends in the limit's wall time on
+    a quiet machine), and wall time. ``cpu`` is the armed CPU deadline for
+    ``Watchdog.arm`` (None without CPU clocks)."""
 
     def __init__(self, limit_s: float, threads: int = 1) -> None:
         self.limit_s = limit_s
@@ -80,9 +82,10 @@ class QueryTime:
             except OSError:
                 self.clock = None
         self.rate = float(max(1, threads))
+        self.cpu_limit_s = limit_s * self.rate
         self.wall0 = time.monotonic()
         self.cpu0 = time.clock_gettime(self.clock) if self.clock is not None else 0.0
-        self.cpu = CpuDeadline(self.clock, self.cpu0 + limit_s, self.rate) if self.clock is not None else None
+        self.cpu = CpuDeadline(self.clock, self.cpu0 + self.cpu_limit_s, self.rate) if self.clock is not None else None
 
     def used(self) -> tuple[float | None, float]:
         """(CPU seconds or None without a CPU clock, wall seconds) since the query started."""
@@ -94,12 +97,12 @@ class QueryTime:
     def exceeded(self) -> bool:
         """Past the limit (CPU, or wall without a CPU clock) or past the wall bound."""
         cpu, wall = self.used()
-        return wall > self.wall_s or (cpu if cpu is not None else wall) > self.limit_s
+        return wall > self.wall_s or (cpu > self.cpu_limit_s if cpu is not None else wall > self.limit_s)
 
     def over_limit(self) -> bool:
         """The query used more than its limit: CPU time (wall time without a CPU clock)."""
         cpu, wall = self.used()
-        return (cpu if cpu is not None else wall) >= self.limit_s
+        return cpu >= self.cpu_limit_s if cpu is not None else wall >= self.limit_s
 
     def stopped(self) -> tuple[str, str]:
         """The error category and message of a query stopped by its time limit, with its
@@ -109,9 +112,9 @@ class QueryTime:
         cpu, wall = self.used()
         if cpu is None:
             return "timeout", f"exceeded the time limit of {self.limit_s:g} s (ran {wall:.2f} s)"
-        if cpu >= self.limit_s:
-            return "timeout", (f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of "
-                               f"{self.limit_s:g} s ({wall:.2f} s wall)")
+        limit = f"{self.limit_s:g} s" + (f" x {self.rate:g} threads" if self.rate > 1 else "")
+        if cpu >= self.cpu_limit_s:
+            return "timeout", f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of {limit} ({wall:.2f} s wall)"
         return "unfinished", unfinished_message(self.limit_s, self.wall_s, cpu, wall)
 
 
