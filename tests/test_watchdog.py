@@ -140,3 +140,24 @@ def test_the_watchdog_fires_only_armed_tokens_and_its_thread_is_a_daemon() -> No
     assert dog._thread is not None and dog._thread.daemon
     late = dog.arm(3600.0, lambda: calls.append("late"))  # a far deadline keeps nothing waiting on it
     assert dog.disarm(late) is False and calls == ["kept"]
+
+
+def test_a_cpu_deadline_counts_the_time_a_query_computes_not_the_time_it_waits() -> None:
+    """A query's limit is its CPU time (``QueryTime``): waiting (what a loaded machine makes
+    a query do) does not bring its interrupt closer; computing does."""
+    from pytest_sqleval.engines.watchdog import CPU_CLOCKS, QueryTime
+    if not CPU_CLOCKS:
+        pytest.skip("per-thread CPU clocks are Linux's")
+    dog = Watchdog()
+    fired = threading.Event()
+    clock = QueryTime(0.1)
+    token = dog.arm(STOPPED_WITHIN_S, fired.set, clock.cpu)
+    time.sleep(0.4)  # four times the limit in wall time, next to no CPU time
+    assert not fired.is_set()
+    deadline = time.monotonic() + STOPPED_WITHIN_S
+    while not fired.is_set() and time.monotonic() < deadline:
+        pass  # computing: the CPU clock reaches the limit
+    cpu, wall = clock.used()
+    assert fired.is_set() and dog.disarm(token) is True
+    assert 0.1 <= cpu < wall
+    assert clock.stopped()[0] == "timeout" and "CPU time, over the limit of 0.1 s" in clock.stopped()[1]
