@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Limits
-from .watchdog import starved_bound, unfinished_message
+from .watchdog import CPU_CLOCKS, starved_bound, tenfold, unfinished_message
 
 GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
 CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
@@ -334,8 +334,9 @@ def query_budget(limit_s: float) -> float:
     limit plus ``starved_bound`` (ten times it, at least 30 s: more than a PostgreSQL
     query's second attempt, and the wall bound of an engine whose CPU time is read) plus
     ``GRACE_S``. Only a query that ignores its interrupt on a machine loaded past that
-    bound waits this long."""
-    return limit_s + starved_bound(limit_s) + GRACE_S
+    bound waits this long. Without CPU clocks, ten times the limit (``tenfold``) is left
+    for PostgreSQL's second attempt."""
+    return limit_s + (starved_bound(limit_s) if CPU_CLOCKS else tenfold(limit_s)) + GRACE_S
 
 
 class Ticket:
