@@ -91,12 +91,12 @@ def test_an_interrupt_armed_for_one_query_never_hits_the_next(sandbox: Any, monk
 
 
 def _no_grace(arm: Any) -> Any:
-    """The sandbox arms its interrupt 0.25 s past the limit; drop that so deadlines fall at
-    query ends, and make each interrupt take a moment (as on a loaded machine), so a query
+    """The sandbox arms its interrupt at the query's CPU limit and its wall bound 0.25 s
+    late; drop that 0.25 s, so deadlines fall at query ends, and make each interrupt take a moment (as on a loaded machine), so a query
     that could finish while its interrupt is under way does."""
     def slow(interrupt: Any) -> Any:
         return lambda: (time.sleep(0.002), interrupt())
-    return lambda after_s, interrupt: arm(max(0.0, after_s - 0.25), slow(interrupt))
+    return lambda after_s, interrupt, cpu=None: arm(max(0.0, after_s - 0.25), slow(interrupt), cpu)
 
 
 def _time(sandbox: Any, sql: str) -> float:
@@ -140,3 +140,24 @@ def test_the_watchdog_fires_only_armed_tokens_and_its_thread_is_a_daemon() -> No
     assert dog._thread is not None and dog._thread.daemon
     late = dog.arm(3600.0, lambda: calls.append("late"))  # a far deadline keeps nothing waiting on it
     assert dog.disarm(late) is False and calls == ["kept"]
+
+
+def test_a_cpu_deadline_counts_the_time_a_query_computes_not_the_time_it_waits() -> None:
+    """A query's limit is its CPU time (``QueryTime``): waiting (what a loaded machine makes
+    a query do) does not bring its interrupt closer; computing does."""
+    from pytest_sqleval.engines.watchdog import CPU_CLOCKS, QueryTime
+    if not CPU_CLOCKS:
+        pytest.skip("per-thread CPU clocks are Linux's")
+    dog = Watchdog()
+    fired = threading.Event()
+    clock = QueryTime(0.1)
+    token = dog.arm(STOPPED_WITHIN_S, fired.set, clock.cpu)
+    time.sleep(0.4)  # four times the limit in wall time, next to no CPU time
+    assert not fired.is_set()
+    deadline = time.monotonic() + STOPPED_WITHIN_S
+    while not fired.is_set() and time.monotonic() < deadline:
+        pass  # computing: the CPU clock reaches the limit
+    cpu, wall = clock.used()
+    assert fired.is_set() and dog.disarm(token) is True
+    assert 0.1 <= cpu < wall
+    assert clock.stopped()[0] == "timeout" and "CPU time, over the limit of 0.1 s" in clock.stopped()[1]

@@ -22,7 +22,7 @@ B = TypeVar("B")
 class Limits:
     """Resource bounds for every query run on a suite's database."""
 
-    timeout_s: float = 10.0
+    timeout_s: float = 10.0  # CPU seconds per query where the engine's CPU clock is read (engines.watchdog)
     max_rows: int = 10_000_000
     max_bytes: int = 2 * 1024**3
     memory_limit: str = "2GB"

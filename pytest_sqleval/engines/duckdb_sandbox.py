@@ -1,8 +1,9 @@
 """A DuckDB connection that model-generated SQL cannot escape.
 
 Read-only, external access off, local filesystem disabled, configuration locked, no
-extension loading, capped memory/threads/temp space, a per-query time limit enforced
-twice (``max_execution_time`` and an interrupt on the exact cursor), caps on rows and
+extension loading, capped memory/threads/temp space, a per-query time limit (CPU time,
+``engines.watchdog.QueryTime``) enforced by an interrupt on the exact cursor, a wall bound
+at ten times it enforced twice (that interrupt and ``max_execution_time``), caps on rows and
 bytes fetched, and a fresh cursor per query so nothing one query does is seen by the next.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pyarrow as pa
 from .base import Limits
 from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, refusal, resource_error
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
-from .watchdog import WATCHDOG
+from .watchdog import WATCHDOG, QueryTime, wall_bound
 
 __all__ = ["DuckDBSandbox", "ExecError", "ExecOutcome", "RESULT_SHARE", "classify_error", "result_byte_cap",
            "too_large"]
@@ -128,7 +129,8 @@ class DuckDBSandbox:
         conn.execute("SET disabled_filesystems='LocalFileSystem'")
         conn.execute("SET max_temp_directory_size='0B'")
         try:
-            conn.execute(f"SET max_execution_time={int(self.limits.timeout_s * 1000)}")
+            # the wall bound, not the limit: a loaded machine must not stop a query its CPU limit lets finish
+            conn.execute(f"SET max_execution_time={int((wall_bound(self.limits.timeout_s) + 0.25) * 1000)}")
         except duckdb.Error:  # DuckDB < 2.0: the interrupt watchdog alone enforces the limit
             pass
         conn.execute("SET lock_configuration=true")
@@ -218,7 +220,8 @@ class DuckDBSandbox:
         start = time.perf_counter()
         cur = self._conn.cursor()
         limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
-        token = WATCHDOG.arm(limit + 0.25, cur.interrupt)  # this cursor only: disarmed before it closes
+        clock = QueryTime(limit, self.limits.threads)
+        token = WATCHDOG.arm(clock.wall_s + 0.25, cur.interrupt, clock.cpu)  # this cursor only: disarmed before it closes
         try:
             stmts = duckdb.extract_statements(sql)
             if len(stmts) != 1:
@@ -234,10 +237,8 @@ class DuckDBSandbox:
                 return ExecOutcome(None, got.error, _ms(start), truncated=got.truncated)
             # the table shares the batches' buffers: one copy of the result in the process
             return ExecOutcome(pa.Table.from_batches(got.batches, schema=reader.schema), None, _ms(start))
-        except duckdb.Error as exc:
-            return ExecOutcome(None, classify_error(exc), _ms(start))
-        except (OSError, pa.ArrowException) as exc:  # DuckDB's error while Arrow reads a batch (an interrupt)
-            return ExecOutcome(None, classify_error(exc), _ms(start))
+        except (duckdb.Error, OSError, pa.ArrowException) as exc:  # OSError, Arrow's: an interrupt while Arrow reads a batch
+            return ExecOutcome(None, _timed(classify_error(exc), clock), _ms(start))
         except (MemoryError, RecursionError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
@@ -262,6 +263,14 @@ def _is_query(stmt: "duckdb.Statement") -> bool:
     except duckdb.Error:
         return False
     return len(wrapped) == 1 and wrapped[0].type in (duckdb.StatementType.SELECT, duckdb.StatementType.MULTI)
+
+
+def _timed(error: ExecError, clock: QueryTime) -> ExecError:
+    """A stopped query's error says which limit stopped it, with its figures (``QueryTime.stopped``)."""
+    if error.category != "timeout":
+        return error
+    category, message = clock.stopped()
+    return ExecError(category, message, error.exception)
 
 
 def _ident(name: str) -> str:

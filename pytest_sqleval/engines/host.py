@@ -2,8 +2,11 @@
 
 Why a process: DuckDB cannot interrupt every query (a single huge scalar runs to the
 end), and a query that ignores its interrupt must not take the grading run down with
-it. The parent waits ``timeout + 1 s`` for execution, then kills and respawns the child;
-the case is marked ``timeout`` and the run goes on. Results never cross the pipe: what
+it. The parent kills and respawns the child once the child has spent its query's limit
++ 0.7 s of CPU time (read from ``/proc``: load on the machine does not move it), or at
+the latest at the wall bound (the limit + ten times it, at least 30 s, + 0.7 s); the case is marked
+``timeout`` (over its limit) or ``unfinished`` (the wall bound came first: not graded)
+and the run goes on. Results never cross the pipe: what
 works on them (the grading's gold answers and comparison) is a *handler* named by a
 dotted string and imported in the child, so the engines import nothing above them and
 only the evidence comes back.
@@ -25,8 +28,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Limits
+from .watchdog import CPU_CLOCKS, starved_bound, tenfold, unfinished_message
 
-GRACE_S = 0.7  # interrupt fires at limit + 0.25 s; past limit + 0.7 s the process is killed
+GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
+CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
 COMPARE_TIMEOUT_S = 300.0
 _HDR = struct.Struct("!Q")
 _AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
@@ -42,7 +47,24 @@ class HostCrashed(RuntimeError):
 
 
 class HostTimeout(HostCrashed):
-    """The child did not answer in time and was killed."""
+    """The child did not answer in time and was killed. ``over_limit``: it spent more than
+    its limit (CPU time where it can be read); False: the wall bound came first, on a
+    machine too loaded to tell (``unfinished``). ``cpu_s`` is None where it cannot be read."""
+
+    def __init__(self, message: str, *, over_limit: bool = True, cpu_s: float | None = None,
+                 wall_s: float | None = None) -> None:
+        super().__init__(message)
+        self.over_limit, self.cpu_s, self.wall_s = over_limit, cpu_s, wall_s
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """A process's CPU time (user + system) from ``/proc``; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class HostOpError(HostCrashed):
@@ -117,18 +139,36 @@ class EngineProcess:
         ticket = self.pending[0]
         assert proc is not None and proc.stdout is not None
         deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
+        began: float | None = None  # when the child started this request's current query (monotonic)
+        since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
+        look = float("inf")  # when to read the child's CPU time next
         try:
             while True:
                 try:
-                    (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, deadline))
+                    (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, min(deadline, look)))
                     kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
                 except TimeoutError:
-                    self._fail(HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed"))
+                    now = time.monotonic()
+                    used = None if since is None else process_cpu_s(proc.pid)
+                    if used is not None:
+                        used -= since[1]
+                    if now < deadline and used is not None and ticket.cpu_limit is not None:
+                        if used < ticket.cpu_limit:  # not there yet: its CPU time cannot grow faster than ``rate``
+                            look = now + max(CPU_LOOK_MIN_S, (ticket.cpu_limit - used) / ticket.rate)
+                            continue
+                    elif now < deadline:
+                        look = float("inf")
+                        continue
+                    self._fail(self._timeout(ticket, used, None if began is None else now - began))
                     return
-                if kind == "started":  # the child runs a query of this request (since ``body``, a monotonic time)
-                    deadline = (body if isinstance(body, float) else time.monotonic()) + ticket.budget
+                if kind == "started":  # the child runs a query of this request (since ``body``: monotonic, CPU)
+                    at, cpu = body if isinstance(body, tuple) else (time.monotonic(), None)
+                    deadline, began = at + ticket.budget, at
+                    since = (at, cpu) if cpu is not None else None
+                    look = (at + ticket.cpu_limit / ticket.rate if since is not None and ticket.cpu_limit is not None
+                            else float("inf"))
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
-                    deadline = time.monotonic() + COMPARE_TIMEOUT_S
+                    deadline, began, since, look = time.monotonic() + COMPARE_TIMEOUT_S, None, None, float("inf")
                 elif kind == "partial":  # the answer to give if the rest of the request does not finish
                     ticket.partial = body
                 else:
@@ -142,6 +182,26 @@ class EngineProcess:
         except (EOFError, OSError) as exc:
             code = proc.poll()
             self._fail(HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}"))
+
+    @staticmethod
+    def _timeout(ticket: "Ticket", cpu: float | None, wall: float | None) -> HostTimeout:
+        """The error of a request whose child was killed, with its figures."""
+        killed = "; it ignored its interrupt and the engine process was killed"
+        if ticket.limit_s is None:  # not a query's time (opening a database)
+            return HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed", wall_s=wall)
+        if wall is None:  # the query never started (or its comparison overran): nothing to say about its time
+            return HostTimeout(f"the engine process did not answer within {ticket.budget + 30:.1f} s (no query of "
+                               "this request was running): the machine was too loaded to tell; not graded; the "
+                               "engine process was killed", over_limit=False)
+        if cpu is None:  # no CPU time to read: the wall time decides, as it always did
+            return HostTimeout(f"exceeded the time limit of {ticket.limit_s:g} s (ran {wall:.2f} s){killed}",
+                               wall_s=wall)
+        if ticket.cpu_limit is not None and cpu >= ticket.limit_s * ticket.rate:
+            limit = f"{ticket.limit_s:g} s" + (f" x {ticket.rate:g} threads" if ticket.rate > 1 else "")
+            return HostTimeout(f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of "
+                               f"{limit} ({wall:.2f} s wall){killed}", cpu_s=cpu, wall_s=wall)
+        return HostTimeout(unfinished_message(ticket.limit_s, ticket.budget - GRACE_S, cpu, wall)
+                           + "; the engine process was killed", over_limit=False, cpu_s=cpu, wall_s=wall)
 
     def _fail(self, error: HostCrashed) -> None:
         """The oldest request failed and the child is killed. A request that sent a partial
@@ -249,9 +309,11 @@ class EngineHost:
         parent can prepare the next case while the child executes this one. With ``ahead``
         the request is only sent if it cannot stall the pipe (small, at most one queued
         before it); otherwise the ticket is sent when its result is asked for."""
-        budget = exec_timeout if exec_timeout is not None else self.limits.timeout_s + GRACE_S
-        ticket = Ticket(op, pickle.dumps((self._key, op, payload), protocol=pickle.HIGHEST_PROTOCOL), budget,
-                        self._key)
+        ticket = Ticket(op, pickle.dumps((self._key, op, payload), protocol=pickle.HIGHEST_PROTOCOL),
+                        exec_timeout if exec_timeout is not None else query_budget(self.limits.timeout_s), self._key)
+        if exec_timeout is None:  # a query's limit: CPU time, with the wall budget as its bound
+            ticket.rate = float(max(1, int(self.limits.threads)))  # the limit is per thread (watchdog.QueryTime)
+            ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, (self.limits.timeout_s + GRACE_S) * ticket.rate
         if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
             return ticket
         self.process.send(ticket, self._start)
@@ -267,11 +329,26 @@ class EngineHost:
         return ticket.value
 
 
+def query_budget(limit_s: float) -> float:
+    """The wall time the parent gives one query before it kills the engine process: the
+    limit plus ``starved_bound`` (ten times it, at least 30 s: more than a PostgreSQL
+    query's second attempt, and the wall bound of an engine whose CPU time is read) plus
+    ``GRACE_S``. Only a query that ignores its interrupt on a machine loaded past that
+    bound waits this long. Without CPU clocks, ten times the limit (``tenfold``) is left
+    for PostgreSQL's second attempt."""
+    return limit_s + (starved_bound(limit_s) if CPU_CLOCKS else tenfold(limit_s)) + GRACE_S
+
+
 class Ticket:
-    """One request to the engine process and, once read, its answer."""
+    """One request to the engine process and, once read, its answer. A query's ticket
+    has its limit (``limit_s``), the child's CPU time past which it is killed
+    (``cpu_limit``) and how fast that time can grow (``rate``: the engine's threads)."""
 
     def __init__(self, op: str, blob: bytes, budget: float, key: bytes = b"") -> None:
         self.op, self.blob, self.budget, self.key = op, blob, budget, key
+        self.limit_s: float | None = None
+        self.cpu_limit: float | None = None
+        self.rate = 1.0
         self.sent = self.done = False
         self.value: Any = None
         self.partial: Any = None
@@ -281,7 +358,8 @@ class Ticket:
 # -- child side ------------------------------------------------------------------------
 def started(out: Any) -> None:
     """Tell the parent a query of this request starts now: its execution budget runs from here."""
-    _write(out, ("started", time.monotonic()))  # the clock is the machine's: the parent times from it
+    # the clock is the machine's: the parent times from it; the CPU time is this process's, as /proc reads it
+    _write(out, ("started", (time.monotonic(), time.process_time())))
 
 
 def executed(out: Any) -> None:

@@ -4,7 +4,8 @@
   allows reading, functions and recursive CTEs and denies everything else (writes,
   schema changes, transactions, ``ATTACH``/``DETACH``, every ``PRAGMA``,
   ``load_extension``); and ``SQLITE_LIMIT_ATTACHED = 0``.
-- **Bounded**: a progress handler aborts a query past its time limit (a timer calling
+- **Bounded**: a progress handler aborts a query past its time limit (CPU time, and a
+  wall bound at ten times it: ``engines.watchdog.QueryTime``; a timer calling
   ``interrupt()`` backs it up from the process's one watchdog thread, and the engine host
   kills the process after that);
   ``hard_heap_limit`` caps memory, temporary storage stays in that memory; rows and
@@ -34,7 +35,7 @@ import pyarrow as pa
 from .base import Limits
 from . import parse_size
 from .canonical import US, render_field, row_lanes
-from .watchdog import WATCHDOG
+from .watchdog import WATCHDOG, QueryTime
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, refusal,
                    resource_error, row_batch_size)
 
@@ -181,7 +182,7 @@ class SQLiteSandbox:
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self._trusted = False  # True only while the sandbox runs its own introspection SQL
         self._denial: tuple[str, str] | None = None  # the rule the authorizer last refused by, and why
-        self._deadline: float | None = None
+        self._clock: QueryTime | None = None  # the running query's time limit, for the progress handler
         self._conn = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -211,7 +212,8 @@ class SQLiteSandbox:
         return sqlite3.SQLITE_OK
 
     def _progress(self) -> int:
-        return 1 if self._deadline is not None and time.monotonic() > self._deadline else 0
+        clock = self._clock
+        return 1 if clock is not None and clock.exceeded() else 0
 
     def close(self) -> None:
         self._conn.close()
@@ -290,8 +292,8 @@ class SQLiteSandbox:
         max_rows = self.limits.max_rows if max_rows is None else max_rows
         start = time.perf_counter()
         limit = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
-        self._deadline = time.monotonic() + limit
-        token = WATCHDOG.arm(limit + 0.25, self._conn.interrupt)  # a stray one is cleared by the next statement
+        self._clock = clock = QueryTime(limit)  # SQLite runs a query on this thread: its CPU clock
+        token = WATCHDOG.arm(clock.wall_s + 0.25, self._conn.interrupt, clock.cpu)  # a stray one is cleared by the next statement
         cur = self._conn.cursor()
         self._denial = None
         try:
@@ -310,12 +312,15 @@ class SQLiteSandbox:
                 error = refusal("multiple_statements", "exactly one SELECT statement allowed")
             elif self._denial is not None and error.category == "permission_error":  # the authorizer's rule
                 error = refusal(*self._denial)
+            if error.category == "timeout":  # which limit stopped it, with its figures
+                category, message = clock.stopped()
+                error = ExecError(category, message, error.exception)
             return ExecOutcome(None, error, _ms(start))
         except (MemoryError, RecursionError, OverflowError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
             WATCHDOG.disarm(token)
-            self._deadline = None
+            self._clock = None
             cur.close()
             if self._conn.in_transaction:  # a read never leaves one open, but be sure
                 self._conn.rollback()

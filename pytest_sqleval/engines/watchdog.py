@@ -8,16 +8,121 @@ interrupt while holding the lock that ``disarm`` takes, and only for a token sti
 armed, so once ``disarm`` returns that query's interrupt can no longer fire, even when
 its deadline passes just as the query ends; each query's interrupt names its own target
 (DuckDB's exact cursor, the SQLite connection whose next statement clears the flag).
+
+A deadline is wall time, and optionally CPU time too (``QueryTime``): a query's limit is
+the CPU time it spends where the engine runs it in this process, because CPU time does
+not grow when other processes load the machine and wall time does (the same query took
+0.21 s of CPU quiet and beside four busy loops on two cores, and 0.2 to 1.1 s of wall).
+The wall deadline then only bounds the wait, at ``wall_bound`` (ten times the limit, at
+least the limit + 30 s).
 """
 from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
-__all__ = ["Watchdog", "WATCHDOG"]
+__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
+
+#: Per-thread CPU clocks (Linux): without them a limit is wall time, as it always was.
+CPU_CLOCKS = sys.platform.startswith("linux") and hasattr(time, "pthread_getcpuclockid")
+WALL_FACTOR = 10.0  # the wall time a query may take: this many times its CPU limit ...
+WALL_EXTRA_MIN_S = 30.0  # ... and at least this much longer than the limit (a small limit on a busy machine) ...
+WALL_EXTRA_MAX_S = 300.0  # ... but at most this much longer
+
+
+def tenfold(limit_s: float) -> float:
+    """10x ``limit_s``, at most ``limit_s`` + 300 s: the limit of a second attempt where
+    only wall time can be measured (PostgreSQL); every runaway query costs it."""
+    return limit_s + min(limit_s * (WALL_FACTOR - 1), WALL_EXTRA_MAX_S)
+
+
+def starved_bound(limit_s: float) -> float:
+    """10x ``limit_s``, at least ``limit_s`` + 30 s and at most ``limit_s`` + 300 s: the
+    wall time a loaded machine needs for what takes ``limit_s`` of CPU time quiet
+    (measured: a query got 6% of a core on two cores running fifteen processes), and
+    still a bounded wait. Only a starved query waits this long: a runaway is stopped
+    when its CPU time reaches the limit."""
+    return limit_s + min(max(limit_s * (WALL_FACTOR - 1), WALL_EXTRA_MIN_S), WALL_EXTRA_MAX_S)
+
+
+def wall_bound(limit_s: float) -> float:
+    """The wall time a query with a CPU limit of ``limit_s`` may take before it is stopped
+    unfinished (``starved_bound``). Without CPU clocks the limit is wall time: the limit itself."""
+    return starved_bound(limit_s) if CPU_CLOCKS else limit_s
+
+
+class CpuDeadline(NamedTuple):
+    """Interrupt once ``clock`` reads ``at`` (seconds); it advances at most ``rate`` times wall time."""
+
+    clock: int
+    at: float
+    rate: float = 1.0
+
+
+class QueryTime:
+    """One query's time limit and what it used: CPU time on the clock of the thread that
+    runs it (``threads == 1``: DuckDB and SQLite run a query on the calling thread), or of
+    the process (DuckDB with more threads: every thread's time counts, against the limit
+    times ``threads``, what a query that uses them all spends in the limit's wall time on
+    a quiet machine), and wall time. ``cpu`` is the armed CPU deadline for
+    ``Watchdog.arm`` (None without CPU clocks)."""
+
+    def __init__(self, limit_s: float, threads: int = 1) -> None:
+        self.limit_s = limit_s
+        self.wall_s = wall_bound(limit_s)
+        self.clock: int | None = None
+        if CPU_CLOCKS:
+            try:
+                self.clock = (time.pthread_getcpuclockid(threading.get_ident()) if threads <= 1
+                              else time.CLOCK_PROCESS_CPUTIME_ID)
+            except OSError:
+                self.clock = None
+        self.rate = float(max(1, threads))
+        self.cpu_limit_s = limit_s * self.rate
+        self.wall0 = time.monotonic()
+        self.cpu0 = time.clock_gettime(self.clock) if self.clock is not None else 0.0
+        self.cpu = CpuDeadline(self.clock, self.cpu0 + self.cpu_limit_s, self.rate) if self.clock is not None else None
+
+    def used(self) -> tuple[float | None, float]:
+        """(CPU seconds or None without a CPU clock, wall seconds) since the query started."""
+        wall = time.monotonic() - self.wall0
+        if self.clock is None:
+            return None, wall
+        return time.clock_gettime(self.clock) - self.cpu0, wall
+
+    def exceeded(self) -> bool:
+        """Past the limit (CPU, or wall without a CPU clock) or past the wall bound."""
+        cpu, wall = self.used()
+        return wall > self.wall_s or (cpu > self.cpu_limit_s if cpu is not None else wall > self.limit_s)
+
+    def over_limit(self) -> bool:
+        """The query used more than its limit: CPU time (wall time without a CPU clock)."""
+        cpu, wall = self.used()
+        return cpu >= self.cpu_limit_s if cpu is not None else wall >= self.limit_s
+
+    def stopped(self) -> tuple[str, str]:
+        """The error category and message of a query stopped by its time limit, with its
+        figures: ``timeout`` when it used more than its limit (a verdict: too slow, on any
+        machine), ``unfinished`` when the wall bound stopped it first (the machine was too
+        loaded to tell: not graded)."""
+        cpu, wall = self.used()
+        if cpu is None:
+            return "timeout", f"exceeded the time limit of {self.limit_s:g} s (ran {wall:.2f} s)"
+        limit = f"{self.limit_s:g} s" + (f" x {self.rate:g} threads" if self.rate > 1 else "")
+        if cpu >= self.cpu_limit_s:
+            return "timeout", f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of {limit} ({wall:.2f} s wall)"
+        return "unfinished", unfinished_message(self.limit_s, self.wall_s, cpu, wall)
+
+
+def unfinished_message(limit_s: float, wall_s: float, cpu: float | None, wall: float) -> str:
+    """Why a query stopped at its wall bound is not graded, with its figures."""
+    used = f"{cpu:.2f} s" if cpu is not None else "an unknown share"
+    return (f"did not finish within its wall bound of {wall_s:g} s (stopped after {wall:.2f} s), having used {used} "
+            f"of its {limit_s:g} s CPU limit: the machine was too loaded to tell; not graded")
 
 
 class Watchdog:
@@ -28,19 +133,25 @@ class Watchdog:
 
     def _reset(self) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._armed: dict[int, tuple[float, Callable[[], object]]] = {}  # token -> (deadline, interrupt)
+        # token -> (wall deadline, interrupt, CPU deadline or None, next look at its CPU clock)
+        self._armed: dict[int, list] = {}
         self._tokens = itertools.count(1)
         self._thread: threading.Thread | None = None
         self.fired = 0  # interrupts called, for tests and diagnostics
 
-    def arm(self, after_s: float, interrupt: Callable[[], object]) -> int:
-        """Call ``interrupt`` ``after_s`` seconds from now unless ``disarm`` comes first; a token."""
+    def arm(self, after_s: float, interrupt: Callable[[], object], cpu: CpuDeadline | None = None) -> int:
+        """Call ``interrupt`` ``after_s`` seconds from now, or once ``cpu``'s clock passes its
+        deadline, unless ``disarm`` comes first; a token. The CPU clock is read only when it
+        could have reached its deadline (it runs at most ``rate`` times wall time), so a
+        short query costs no reads."""
         with self._cond:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="sqleval-watchdog", daemon=True)
                 self._thread.start()
             token = next(self._tokens)
-            self._armed[token] = (time.monotonic() + after_s, interrupt)
+            now = time.monotonic()
+            look = now + _cpu_left(cpu) / cpu.rate if cpu is not None else float("inf")
+            self._armed[token] = [now + after_s, interrupt, cpu, look]
             self._cond.notify()
             return token
 
@@ -53,14 +164,35 @@ class Watchdog:
         with self._cond:
             while True:
                 now = time.monotonic()
-                for token in [t for t, (deadline, _) in self._armed.items() if deadline <= now]:
-                    _, interrupt = self._armed.pop(token)
+                due = []
+                for token, entry in self._armed.items():
+                    deadline, _, cpu, look = entry
+                    if deadline <= now:
+                        due.append(token)
+                    elif cpu is not None and look <= now:
+                        left = _cpu_left(cpu)
+                        if left <= 0:
+                            due.append(token)
+                        else:
+                            entry[3] = now + max(left / cpu.rate, 0.002)
+                for token in due:
+                    interrupt = self._armed.pop(token)[1]
                     self.fired += 1
                     try:
                         interrupt()  # under the lock: its query cannot finish disarming meanwhile
                     except Exception:
                         pass  # a target already closed: nothing left to interrupt
-                self._cond.wait(min(d for d, _ in self._armed.values()) - now if self._armed else None)
+                wake = min((min(e[0], e[3]) for e in self._armed.values()), default=None)
+                self._cond.wait(max(0.0, wake - now) if wake is not None else None)
+
+
+def _cpu_left(cpu: CpuDeadline) -> float:
+    """CPU seconds left before ``cpu``'s deadline; a clock that cannot be read (its thread
+    ended: its query is being disarmed) never fires."""
+    try:
+        return cpu.at - time.clock_gettime(cpu.clock)
+    except OSError:
+        return float("inf")
 
 
 WATCHDOG = Watchdog()  # the process's one watchdog; every sandbox arms it

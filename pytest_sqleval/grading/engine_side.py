@@ -126,6 +126,7 @@ class GradingHandler:
         if first.error is not None:
             executed(out)
             return {"error": execution_record(first)}
+        started(out)  # each run has the whole limit
         second = db.run(exec_sql)
         executed(out)
         spec = CompareSpec(**req["spec"])
@@ -137,7 +138,9 @@ class GradingHandler:
                            float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
         limit = req.get("limit")
         if req.get("probe_sql") and key_positions is not None and first.table.num_rows == limit:
+            started(out)
             probe = db.run(req["probe_sql"])
+            executed(out)
             if probe.table is not None and probe.table.num_rows > limit:
                 rows = _rows(probe.table.select(key_positions).slice(limit - 1, 2))
                 if len(rows) == 2 and rows[0] == rows[1]:
@@ -300,6 +303,8 @@ class GradingHandler:
             outcome = self._variant_db(variant["path"]).run(req["sql"])
             executed(out)
             entry["execution"] = execution_record(outcome)
+            if outcome.error is not None and outcome.error.category == "unfinished":
+                continue  # stopped by a loaded machine, not by its limit: no evidence either way
             if outcome.table is None:
                 entry["match"] = False
                 break

@@ -19,9 +19,11 @@ def execution_record(outcome: Any) -> dict[str, Any]:
     }
 
 
-def timeout_record(message: str, elapsed_ms: float) -> dict[str, Any]:
-    """A query stopped at process level because it ignored its interrupt."""
-    return {"ok": False, "error": {"category": "timeout", "message": message, "exception": "ProcessKilled"},
+def timeout_record(message: str, elapsed_ms: float, over_limit: bool = True) -> dict[str, Any]:
+    """A query stopped at process level because it ignored its interrupt: ``timeout`` when
+    it spent more than its limit, ``unfinished`` when the wall bound came first."""
+    return {"ok": False, "error": {"category": "timeout" if over_limit else "unfinished", "message": message,
+                                   "exception": "ProcessKilled"},
             "elapsed_ms": elapsed_ms, "rows": None, "columns": None}
 
 

@@ -188,7 +188,7 @@ class ExecutionLayer:
             if answer.get("sidebyside") is not None:  # no result of ours: the peers' verdicts stand alone
                 c.layers["official"] = {"sidebyside": answer["sidebyside"]}
         except HostTimeout as exc:
-            execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
+            execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3), exc.over_limit)
         except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout
             execution = engine_failure_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3))
         c.budget.resume()

@@ -6,7 +6,14 @@ Everything before this module gathers evidence and decides nothing; everything a
 item and ``api.compare`` both end here, so they agree on the same SQL, judge or not.
 
 Execution decides wherever it ran (the judge only annotates); without a database the
-judge decides in ``decide`` mode, and exact match decides otherwise."""
+judge decides in ``decide`` mode, and exact match decides otherwise.
+
+Time: a query that spent more than its limit (CPU time where the engine's can be read,
+``engines.watchdog``; on PostgreSQL, two overruns, the second at ten times the limit)
+fails as a ``timeout``, with its figures. One stopped at its wall bound before it spent
+its limit (``unfinished``: only a machine loaded past ten times over does that) proves
+nothing about the prediction: the case is not graded (status ``error``), never failed,
+so the same predictions get the same verdicts on a quiet and a loaded machine."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -94,6 +101,7 @@ class Verdict:
     adjudication: Adjudication | None = None
     judgement: Any = None
     case_error: str | None = None
+    case_error_kind: str | None = None  # why a case is not graded (``unfinished``); the judge's error otherwise
 
     @property
     def parse_ok(self) -> bool | None:
@@ -133,6 +141,13 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     built-in precedence answers otherwise); ``diagnose`` adds the diagnostics layer."""
     classify_ = classifier or classify_evidence
     layers = evidence.layers
+    if evidence.executed:
+        stopped = unfinished(evidence.get("execution"))
+        if stopped is not None:  # a verdict either way would be the machine's load, not the prediction's
+            layers["classify"] = Classification(None, "unfinished", stopped, 0.0).to_dict()
+            return Verdict(False, None, "unfinished", stopped, 0.0, layers, evidence.sql, evidence.executed_sql,
+                           evidence.stale, duration_ms, status="error", case_error=stopped,
+                           case_error_kind="unfinished")
     compare = layers.get("compare")
     variants = evidence.get("variants")
     if evidence.executed:
@@ -179,6 +194,12 @@ def no_prediction(reason: str) -> Verdict:
     adj = Adjudication("failed", "fail", None, None, "no_prediction")
     return Verdict(False, cls.error_class, cls.failure_kind, cls.explanation, cls.confidence,
                    {"classify": cls.to_dict()}, "", None, [], 0.0, status="failed", adjudication=adj)
+
+
+def unfinished(execution: dict[str, Any] | None) -> str | None:
+    """Why an execution stopped at its wall bound before it spent its time limit, or None."""
+    err = (execution or {}).get("error") or {}
+    return f"not graded: {err.get('message')}" if err.get("category") == "unfinished" else None
 
 
 # -- the error class: one precedence -------------------------------------------------------
