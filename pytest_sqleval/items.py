@@ -194,7 +194,7 @@ class CaseItem(pytest.Item):
                                        judge=state.judge.call if mode != "off" else None, judge_mode=mode,
                                        question=self.case.question, gold_sql=self.case.gold_sql)
         return self._finish(verdict.status, verdict=verdict, case_error=verdict.case_error,
-                            case_error_kind="judge_error" if verdict.case_error else None)
+                            case_error_kind=verdict.case_error_kind or ("judge_error" if verdict.case_error else None))
 
     def _send_ahead(self) -> None:
         """Send this case's execution to the engine now if everything it needs is ready

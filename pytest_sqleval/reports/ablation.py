@@ -241,7 +241,7 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
         for rec in recs:
             row.cases += 1
             status = rec.get("status")
-            if status in ("passed", "failed"):
+            if status in ("passed", "failed", "undecidable"):  # undecidable: graded, not a pass
                 held = is_held_out(rec)
                 row.held_out_graded += held
                 row.main_graded += not held
@@ -253,6 +253,8 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
                 row.failed += 1
                 cls = rec.get("error_class") or "other"
                 row.classes[cls if cls in row.classes else "other"] += 1
+            elif status == "undecidable":
+                row.failed += 1
             else:
                 row.errors += 1
             meta = rec.get("backend_metadata") or {}
