@@ -117,3 +117,16 @@ def test_a_run_counts_tie_only_and_undecidable_apart(pytester: pytest.Pytester, 
                                  "*ties: 1 pass(es) rest only on a tie group*2 undecidable on this database*"])
     page = (pytester.path / "sqleval-results" / "report.html").read_text()
     assert "tie-only passes" in page and "undecidable" in page
+
+
+def test_a_variant_where_the_top_is_unique_decides_an_undecidable_case(tmp_path: Path) -> None:
+    """With database variants, a variant on which the gold's answer is deterministic (a
+    subset that leaves one airline with the most flights) tells the two apart: the query
+    that ranks passes, confirmed there; the one without the join is a coincidence."""
+    with Grader(airlines(tmp_path / "air.duckdb", ALL_TIED), cache_dir=tmp_path / "cache", variants=4) as g:
+        right = g.compare("SELECT a.name FROM airlines a JOIN flights f ON a.id = f.airline GROUP BY 1 "
+                          "ORDER BY count(*) DESC, 1 DESC LIMIT 1", BUSIEST)
+        wrong = g.compare(NO_JOIN, BUSIEST)
+    assert right.status == "passed" and right.layers["variants"]["graded"] >= 1, right.explanation
+    assert "confirmed on" in right.explanation
+    assert wrong.status == "failed" and wrong.failure_kind == "coincidental_pass", wrong.explanation
