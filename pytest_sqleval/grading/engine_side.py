@@ -14,6 +14,7 @@ from typing import Any
 from ..engines.host import executed, partial, started
 
 GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
+MAX_CHOICES = 16  # valid choices of the rows a LIMIT below a gold's top level cuts, evaluated one by one
 _GOLD_FIELDS = ("rows", "columns", "types")
 
 
@@ -62,6 +63,9 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
         ties = meta.get("ties")  # the whole tie group a LIMIT cuts, beside the answer (engine_side._store)
         if ties is not None and _file_sha256(gold_dir / f"{key}.ties.arrow") != ties.get(GOLD_CHECKSUM):
             return None
+        alternatives = (meta.get("alternatives") or {}).get(GOLD_CHECKSUM) or []  # the other answers it may give
+        if any(_file_sha256(gold_dir / f"{key}.alt{i}.arrow") != sha for i, sha in enumerate(alternatives)):
+            return None
     except OSError:
         return None
     return meta
@@ -107,7 +111,7 @@ class GradingHandler:
             return {"cached": False, **answer}
         table, meta = answer["table"], answer["meta"]
         if meta["problem"] is None:
-            _store(self.gold_dir, key, table, meta, answer.get("group"))
+            _store(self.gold_dir, key, table, meta, answer.get("group"), answer.get("alternatives"))
         # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
         # so the process holds no copy of its gold answers, only pages the kernel can drop.
         del table, answer
@@ -157,19 +161,32 @@ class GradingHandler:
                                     "with a tiebreaker column") if unordered else
                                    (f"LIMIT {limit} cuts through rows tied on the ORDER BY keys, so the answer "
                                     f"depends on tie order; add a tiebreaker column to ORDER BY")) + (ties or "")
-        ambiguous = None
+        cuts: list[tuple[str, dict[str, Any]]] = []  # the LIMITs below the top level that cut through ties
         for check in req.get("nested_limits") or ():
-            if problem is not None:
+            if problem is not None or len(cuts) > 1:
                 break
             started(out)
-            ambiguous = nested_cut(db, check)
+            why = nested_cut(db, check)
             executed(out)
-            if ambiguous is not None:
+            if why is not None:
+                cuts.append((why, check))
                 if not resolve_ties:
-                    problem = f"{ambiguous}, so its answer depends on tie order; add a tiebreaker column"
-                break
+                    problem = f"{why}, so its answer depends on tie order; add a tiebreaker column"
+        ambiguous = cuts[0][0] if cuts else None
         n_keep = first.table.num_columns - (req.get("n_appended") or 0)
         table = first.table.select(list(range(n_keep)))
+        alternatives = None
+        if cuts and problem is None and not isinstance(ties, tuple):
+            visible = CompareSpec(ordered=spec.ordered, sort_keys=spec.sort_keys, float_rel_tol=spec.float_rel_tol,
+                                  float_abs_tol=spec.float_abs_tol)
+            got = (self._choices(db, cuts[0][1], table, visible, out) if len(cuts) == 1
+                   else "two LIMITs below the top level cut through ties")
+            if isinstance(got, tuple):  # every valid choice evaluated: the gold's answers are known
+                alternatives = {"tables": got[0], "choices": got[1], "limit": cuts[0][1]["limit"], "why": ambiguous,
+                                **got[2]}
+                ambiguous = None
+            else:
+                ambiguous = f"{ambiguous} ({got})"
         gids = self.cmp.tie_groups(first.table, key_positions) if spec.ordered and key_positions is not None else None
         group = None
         if isinstance(ties, tuple):
@@ -193,9 +210,61 @@ class GradingHandler:
                             **({"unordered": True} if unordered else {})}
         if ambiguous is not None and problem is None:
             meta["ambiguous"] = ambiguous
+        if alternatives is not None and problem is None and alternatives["tables"]:
+            meta["alternatives"] = {k: v for k, v in alternatives.items() if k != "tables"}
         if problem is None and gids is not None:
             table = table.append_column(GID_COLUMN, gids)
-        return {"table": table, "meta": meta, "group": group if problem is None else None}
+        return {"table": table, "meta": meta, "group": group if problem is None else None,
+                "alternatives": alternatives["tables"] if alternatives is not None and problem is None else None}
+
+    def _choices(self, db: Any, check: dict[str, Any], table: Any, spec: Any,
+                 out: Any) -> tuple[list[Any], int, dict[str, Any]] | str:
+        """Every answer the gold may give when a LIMIT below its top level cuts through tied
+        rows: the gold run once per valid choice of them (``check["choice_sql"]``: the rows
+        ahead of the tie group and any k - (those) of the group, ranked by the subquery's
+        ORDER BY), when there are at most ``MAX_CHOICES``. Returns the answers other than
+        ``table`` (the engine's own; none: the choice never changes the answer), the
+        number of choices and the tie group's evidence (its rows, the subquery's rows, the
+        rows ahead of it, whether it is every row); else why not."""
+        import itertools
+        import math
+
+        from .parse import CHOICE_MARKER
+        if not check.get("choice_sql") or not check.get("full_sql"):
+            return "its output columns cannot be named to evaluate each choice"
+        started(out)
+        full = db.run(check["full_sql"])
+        executed(out)
+        if full.table is None:
+            return f"the subquery without its LIMIT did not finish within the case's limits ({full.error.category})"
+        k, keys = check["limit"], check.get("key_positions")
+        if keys is None:  # no ORDER BY: any k of its rows
+            before, size = 0, full.table.num_rows
+        else:
+            width = full.table.num_columns
+            rows = _rows(full.table.select([p if p >= 0 else width + p for p in keys]))
+            at = [i for i, row in enumerate(rows) if len(rows) >= k and row == rows[k - 1]]
+            if not at or at[-1] - at[0] + 1 != len(at) or at[0] >= k or at[-1] < k - 1:
+                return "the subquery without its LIMIT orders its rows differently"
+            before, size = at[0], len(at)
+        count = math.comb(size, k - before)
+        if count > MAX_CHOICES:
+            return f"{count} valid choices of the tied rows, more than the {MAX_CHOICES} the grader evaluates"
+        answers: list[Any] = []
+        for chosen in itertools.combinations(range(before + 1, before + size + 1), k - before):
+            ranks = ", ".join(str(r) for r in [*range(1, before + 1), *chosen])
+            started(out)
+            ran = db.run(check["choice_sql"].replace(CHOICE_MARKER, ranks))
+            executed(out)
+            if ran.table is None:
+                return f"a choice of the tied rows does not run ({ran.error.category})"
+            if ran.table.num_columns != table.num_columns:
+                return "a choice of the tied rows gives other columns"
+            if not any(self.cmp.compare(known, ran.table, spec).match for known in [table, *answers]):
+                answers.append(ran.table)
+        return answers, count, {"group_rows": size, "candidates": full.table.num_rows, "before": before,
+                                "all_tied": before == 0 and size == full.table.num_rows,
+                                **({"unordered": True} if keys is None else {})}
 
     def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int] | None,
                    out: Any) -> tuple[int, Any, int] | str:
@@ -237,9 +306,12 @@ class GradingHandler:
         result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else self.cmp.compare_topk(
             gold, ties[1], ties[0]["before"], outcome.table, spec, candidates=ties[0].get("candidates"),
             unordered=bool(ties[0].get("unordered")))).to_dict()
-        ambiguous = (self._stored_meta(req["gold_key"]) or {}).get("ambiguous")
-        if ambiguous:  # a LIMIT below the gold's top level cuts through ties: a mismatch is not graded
-            result["compare"]["gold_ambiguous"] = ambiguous
+        stored = self._stored_meta(req["gold_key"]) or {}
+        if stored.get("ambiguous"):  # a LIMIT below the gold's top level cuts through ties: a mismatch is not graded
+            result["compare"]["gold_ambiguous"] = stored["ambiguous"]
+        elif stored.get("alternatives"):
+            result["compare"] = self._other_choice(req["gold_key"], stored["alternatives"], outcome.table, spec,
+                                                   result["compare"])
         result["pred_preview"] = _preview(outcome.table)
         result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
         if req.get("variants") and result["compare"]["match"]:  # a match: graded on the variants too
@@ -434,6 +506,22 @@ class GradingHandler:
         os.replace(tmp, arrow)
         return outcome.table
 
+    def _other_choice(self, key: str, alternatives: dict[str, Any], pred: Any, spec: Any,
+                      compare: dict[str, Any]) -> dict[str, Any]:
+        """A prediction that differs from the gold's answer, against the other answers the
+        gold gives under the other valid choices of the rows a LIMIT below its top level
+        cuts through (``_choices``): the first it matches, as a tie-only match; else the
+        comparison with the gold's own answer (a match with it, or none), with the evidence."""
+        import pyarrow.feather as feather
+        evidence = {"nested": True, "answers": 1 + len(alternatives[GOLD_CHECKSUM]),
+                    **{k: v for k, v in alternatives.items() if k != GOLD_CHECKSUM}}
+        for i in range(0 if compare["match"] else len(alternatives[GOLD_CHECKSUM])):
+            other = self.cmp.compare(feather.read_table(str(self.gold_dir / f"{key}.alt{i}.arrow")), pred, spec)
+            if other.match:
+                other.tie_group = {**evidence, "alternative": i + 1, "chosen": True, "tie_only": True}
+                return other.to_dict()
+        return {**compare, "tie_group": {**evidence, "tie_only": False}}
+
     def _stored_meta(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read once per key."""
         if key not in self._metas:
@@ -464,10 +552,12 @@ class GradingHandler:
         return self._gold_tables[key]
 
 
-def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None) -> None:
+def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None,
+           alternatives: list[Any] | None = None) -> None:
     """Write a gold answer (Arrow) and its description with the Arrow file's checksum,
     each by rename, the description last: a reader sees a whole entry or none. The tie
-    group its LIMIT cuts (``group``), if any, is written first, beside it."""
+    group its LIMIT cuts (``group``), if any, and the other answers a LIMIT below its top
+    level lets it give (``alternatives``) are written first, beside it."""
     import pyarrow.feather as feather
     gold_dir.mkdir(parents=True, exist_ok=True)
     tmp = gold_dir / f".{key}.{os.getpid()}.tmp"
@@ -475,6 +565,13 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: An
         feather.write_feather(group, str(tmp), compression="uncompressed")
         meta = {**meta, "ties": {**meta["ties"], GOLD_CHECKSUM: _file_sha256(tmp)}}
         os.replace(tmp, gold_dir / f"{key}.ties.arrow")
+    if alternatives and meta.get("alternatives"):
+        sums = []
+        for i, alt in enumerate(alternatives):
+            feather.write_feather(alt, str(tmp), compression="uncompressed")
+            sums.append(_file_sha256(tmp))
+            os.replace(tmp, gold_dir / f"{key}.alt{i}.arrow")
+        meta = {**meta, "alternatives": {**meta["alternatives"], GOLD_CHECKSUM: sums}}
     feather.write_feather(table, str(tmp), compression="uncompressed")
     stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
     os.replace(tmp, gold_dir / f"{key}.arrow")

@@ -161,12 +161,69 @@ def nested_limits(tree: exp.Expression, dialect: str) -> list[dict[str, Any]]:
             alone.set(with_key, tree.args[with_key].copy())
         inner = order_info(alone, dialect, nested=False)
         if alone.args.get("order") is None:
-            checks.append({"limit": k, "probe_sql": alone.limit(k + 1).sql(dialect=dialect), "key_positions": None})
+            check = {"limit": k, "probe_sql": alone.limit(k + 1).sql(dialect=dialect), "key_positions": None,
+                     "full_sql": _without_limit(alone, k, dialect)}
         elif inner.probe_sql is None or inner.key_positions is None:
             checks.append({"limit": k, "unchecked": "its ORDER BY keys cannot be recovered"})
+            continue
         else:
-            checks.append({"limit": k, "probe_sql": inner.probe_sql, "key_positions": inner.key_positions})
+            check = {"limit": k, "probe_sql": inner.probe_sql, "key_positions": inner.key_positions,
+                     "full_sql": inner.full_sql}
+        choice = _choice_query(query)
+        if choice is not None and check["full_sql"]:
+            whole = tree.copy()
+            found = [n for n in whole.find_all(exp.Limit)]
+            at = [n for n in tree.find_all(exp.Limit)].index(node)
+            found[at].parent.replace(choice)
+            check["choice_sql"] = whole.sql(dialect=dialect)
+        checks.append(check)
     return checks
+
+
+CHOICE_MARKER = "-424242"  # the ranks a choice keeps, in ``choice_sql``: replaced by the list when it runs
+_RN = "__sqleval_rn"
+
+
+def _choice_query(query: exp.Expression) -> exp.Expression | None:
+    """``query`` (a subquery with ``ORDER BY ... LIMIT k``, or a LIMIT alone) as one choice of
+    its rows: numbered by its ORDER BY, then by every output column (so the rows of a tie
+    group have fixed ranks), keeping the ranks listed at ``CHOICE_MARKER``. Run with every
+    valid choice of the tied rows, the gold gives every answer it may give
+    (``engine_side.GradingHandler._choices``). None where the output columns cannot be
+    named (``*``, two of one name) or numbering would change the rows (DISTINCT)."""
+    if not isinstance(query, exp.Select) or query.args.get("distinct"):
+        return None
+    selects = query.selects
+    if not selects or any(_expands(s) for s in selects):
+        return None
+    inner = query.copy()
+    order = inner.args.get("order")
+    inner.set("limit", None)
+    inner.set("order", None)
+    terms: list[exp.Expression] = []
+    for o in (order.expressions if order is not None else []):
+        pos = _output_position(o.this, selects)
+        expr = selects[pos] if pos is not None else o.this
+        expr = expr.this if isinstance(expr, exp.Alias) else expr
+        terms.append(exp.Ordered(this=expr.copy(), desc=o.args.get("desc"), nulls_first=o.args.get("nulls_first")))
+    names: list[exp.Identifier] = []  # as written (quoted or not), so the outer query finds them as before
+    items: list[exp.Expression] = []
+    for i, sel in enumerate(inner.selects):
+        terms.append(exp.Ordered(this=(sel.this if isinstance(sel, exp.Alias) else sel).copy()))
+        ident = sel.args.get("alias") if isinstance(sel, exp.Alias) else sel.this if isinstance(sel, exp.Column) else None
+        if isinstance(ident, exp.Identifier):
+            names.append(ident.copy())
+            items.append(sel)
+        else:
+            names.append(exp.to_identifier(f"__sqleval_c{i}"))
+            items.append(exp.alias_(sel.copy(), names[-1].name))
+    if len({n.name.lower() for n in names}) != len(names):
+        return None
+    rank = exp.alias_(exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=terms)), _RN)
+    inner.set("expressions", items + [rank])
+    return (exp.select(*[exp.column(n) for n in names]).from_(inner.subquery("__sqleval_choice"))
+            .where(exp.column(_RN).isin(exp.Literal.number(int(CHOICE_MARKER))))
+            .order_by(exp.column(_RN)))
 
 
 def _without_limit(tree: exp.Expression, limit: int | None, dialect: str) -> str | None:

@@ -192,19 +192,24 @@ def _tie_verdict(compare: dict[str, Any], variants: dict[str, Any]) -> tuple[str
         return None
     k, group, n = tg.get("limit"), tg.get("group_rows"), tg.get("candidates")
     confirmed = int(variants.get("graded") or 0)
-    where = (f"its LIMIT {k} keeps {k} of the {n} rows of the whole result, which has no ORDER BY" if tg.get("unordered")
+    where = (f"{tg.get('why')}; the prediction gives the answer of another of its {tg.get('choices')} valid "
+             "choices of them" if tg.get("nested") else
+             f"its LIMIT {k} keeps {k} of the {n} rows of the whole result, which has no ORDER BY" if tg.get("unordered")
              else f"its ORDER BY ... LIMIT {k} cuts through {group} rows tied on its keys, of the {n} rows it ranks")
     if tg.get("all_tied") and not tg.get("unordered") and not confirmed:
+        what = (f"{tg.get('why')}, and all {n} rows that subquery ranks tie, so each of its {tg.get('choices')} "
+                "choices of them is valid" if tg.get("nested") else
+                f"{where}, so every one of them ties and any {k} are a valid answer")
         return "undecidable", Classification(
             None, "undecidable_ties",
-            f"undecidable on this database: {where}, so every one of them ties and any {k} are a valid answer; a "
-            "query that does not compute the ranking returns one as easily. Make the top unique in the data (or "
-            "grade with --sqleval-variants, whose variants may break the tie)", 0.0)
+            f"undecidable on this database: {what}; a query that does not compute the ranking matches as easily. "
+            "Make the top unique in the data (or grade with --sqleval-variants, whose variants may break the tie)",
+            0.0)
     if not tg.get("tie_only"):
         return None
     return "tie_only", Classification(
-        None, None, f"result matches the gold answer only through its tie group: {where}; the prediction returns "
-        "other tied rows than the gold's own" + (f"; confirmed on {confirmed} variant(s) of the database where the "
+        None, None, f"result matches the gold answer only through its tie group: {where}" + (
+            "" if tg.get("nested") else "; the prediction returns other tied rows than the gold's own") + (f"; confirmed on {confirmed} variant(s) of the database where the "
                                                  "gold's answer is deterministic" if confirmed else ""),
         1.0 if confirmed else 0.5)
 
