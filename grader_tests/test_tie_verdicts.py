@@ -5,9 +5,10 @@ customers each, so every region ties on its count): the verdict each prediction 
   only because the gold's LIMIT cuts through a tie group (or has no ORDER BY at all);
 - ``undecidable``: every row the gold ranks ties, so the database cannot tell a query that
   ranks from one that does not; not a pass;
-- ``error``: a LIMIT inside a subquery cuts through ties, so a different answer may be
-  another valid one: not graded, never failed;
-- ``failed``: wrong whichever tied rows are chosen."""
+- ``error``: a LIMIT inside a subquery cuts through ties and its valid choices cannot all
+  be evaluated (a correlated subquery, too many), so a different answer may be another
+  valid one: not graded, never failed;
+- ``failed``: wrong whichever tied rows are chosen (every valid choice evaluated)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,16 @@ TIE_CASES = [
             "SELECT region FROM customers ORDER BY id DESC LIMIT 3", "passed", tie_only=True),
     TieCase("limit_without_order_by_every_row", ANY_THREE, "SELECT region FROM customers", "failed"),
     TieCase("limit_without_order_by_other_table", ANY_THREE, "SELECT status FROM orders LIMIT 3", "failed"),
-    TieCase("subquery_limit_through_ties", IN_TOP_REGION,
-            "SELECT name FROM customers WHERE region = 'nowhere'", "error"),
+    TieCase("subquery_limit_all_tied", IN_TOP_REGION, "SELECT name FROM customers WHERE region = 'west'",
+            "undecidable"),
+    TieCase("subquery_limit_wrong_under_every_choice", IN_TOP_REGION,
+            "SELECT name FROM customers WHERE region = 'nowhere'", "failed"),
+    TieCase("subquery_limit_too_many_choices",
+            "SELECT count(*) FROM customers WHERE id IN (SELECT customer_id FROM orders LIMIT 5)",
+            "SELECT 0", "error"),
+    TieCase("subquery_limit_correlated",
+            "SELECT id FROM customers c WHERE (SELECT o.status FROM orders o WHERE o.customer_id = c.id "
+            "ORDER BY o.customer_id LIMIT 1) IS NOT NULL", "SELECT 0", "error"),
     TieCase("subquery_limit_with_tiebreaker", IN_TOP_REGION.replace("DESC LIMIT", "DESC, region LIMIT"),
             "SELECT name FROM customers WHERE region = 'west'", "failed"),
 ]
