@@ -207,10 +207,11 @@ def _tie_verdict(compare: dict[str, Any], variants: dict[str, Any]) -> tuple[str
             0.0)
     if not tg.get("tie_only"):
         return None
+    own = "" if tg.get("nested") else "; the prediction returns other tied rows than the gold's own"
+    checked = (f"; confirmed on {confirmed} variant(s) of the database where the gold's answer is deterministic"
+               if confirmed else "")
     return "tie_only", Classification(
-        None, None, f"result matches the gold answer only through its tie group: {where}" + (
-            "" if tg.get("nested") else "; the prediction returns other tied rows than the gold's own") + (f"; confirmed on {confirmed} variant(s) of the database where the "
-                                                 "gold's answer is deterministic" if confirmed else ""),
+        None, None, f"result matches the gold answer only through its tie group: {where}{own}{checked}",
         1.0 if confirmed else 0.5)
 
 
