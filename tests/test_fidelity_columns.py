@@ -153,5 +153,5 @@ def test_the_record_says_the_gold_limit_cuts_a_tie_group(pytester: pytest.Pytest
     pytester.runpytest("suite", "--sqleval-backend=predictions:pred.jsonl", "-p", "no:cacheprovider").assert_outcomes(
         passed=1)
     record = read_results(pytester.path)[0]
-    assert record["gold"]["ties"] == {"limit": 3, "before": 0, "group_rows": 10}
+    assert record["gold"]["ties"] == {"limit": 3, "before": 0, "group_rows": 10, "candidates": 40}
     assert record["compare"]["tie_group"]["chosen"] is True

@@ -31,12 +31,12 @@ SPIDER_CASES = [
     ("SELECT name FROM singer WHERE age > 90", "SELECT name FROM singer WHERE age > 100", None, True, True),
     # an empty gold, a prediction with rows: wrong for both
     ("SELECT name FROM singer WHERE age > 90", "SELECT name FROM singer WHERE age > 50", None, False, False),
-    # LIMIT through a tie (Bo and Cy are both 30): we accept the other tied row; the official
-    # evaluators compare with the row SQLite happened to keep (Bo)
-    ("SELECT name FROM singer WHERE country = 'US' ORDER BY age LIMIT 1",
-     "SELECT name FROM singer WHERE country = 'US' ORDER BY age, name DESC LIMIT 1", True, False, False),
-    ("SELECT name FROM singer WHERE country = 'US' ORDER BY age LIMIT 1",
-     "SELECT name FROM singer WHERE country = 'US' ORDER BY age, name LIMIT 1", True, True, True),
+    # LIMIT through a tie (Bo and Cy are both 30, Ann and Joe older): we accept the other tied
+    # row (a tie-only pass); the official evaluators compare with the row SQLite happened to keep (Bo)
+    ("SELECT name FROM singer WHERE country IN ('US', 'France') ORDER BY age LIMIT 1",
+     "SELECT name FROM singer WHERE country IN ('US', 'France') ORDER BY age, name DESC LIMIT 1", True, False, False),
+    ("SELECT name FROM singer WHERE country IN ('US', 'France') ORDER BY age LIMIT 1",
+     "SELECT name FROM singer WHERE country IN ('US', 'France') ORDER BY age, name LIMIT 1", True, True, True),
     # columns permuted: Spider (and the spider layout) accept it; BIRD's tuples do not
     ("SELECT name, age FROM singer WHERE age > 40", "SELECT age, name FROM singer WHERE age > 40", True, True, False),
     # DISTINCT inside COUNT: Spider strips it from the gold too, which then counts 5, not 3

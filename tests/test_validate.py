@@ -211,7 +211,12 @@ def test_nondeterministic_gold_found_on_the_shuffled_copy(tmp_path: Path, shop_d
     ("SELECT id FROM orders LIMIT 3", "LIMIT without ORDER BY"),
     ("SELECT count(*) FROM orders WHERE ordered_at < now()", "gold calls NOW(), which drifts"),
     ("SELECT customer_id, count(*) AS n FROM orders GROUP BY 1 ORDER BY n DESC LIMIT 1", "cuts through rows tied"),
-])
+    ("SELECT count(*) FROM orders WHERE customer_id IN (SELECT customer_id FROM orders GROUP BY 1 ORDER BY count(*) "
+     "DESC LIMIT 1)", "a LIMIT 1 inside a subquery cuts through rows tied on its ORDER BY keys"),
+    ("WITH top AS (SELECT customer_id FROM orders LIMIT 2) SELECT count(*) FROM orders JOIN top USING (customer_id)",
+     "a LIMIT 2 without ORDER BY inside a subquery"),
+], ids=["limit-without-order-by", "drifting-function", "limit-through-ties", "subquery-limit-through-ties",
+        "cte-limit-without-order-by"])
 def test_gold_that_is_unstable_by_construction(tmp_path: Path, shop_db: Path, sql: str, expected: str) -> None:
     cases = GOOD + [{"id": "u1", "question": "Unstable.", "gold_sql": sql}]
     cap = Capture()

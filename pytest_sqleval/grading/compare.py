@@ -385,7 +385,7 @@ class Comparator:
         return res
 
     def compare_topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table,
-                     spec: CompareSpec) -> CompareResult:
+                     spec: CompareSpec, *, candidates: int | None = None, unordered: bool = False) -> CompareResult:
         """A gold whose ``ORDER BY ... LIMIT k`` cuts through a tie group, where any valid
         top-k is correct: the prediction must hold the gold's ``before`` rows ahead of the
         tie group, plus ``k - before`` rows of the whole tie group ``group`` (every row tied
@@ -393,15 +393,26 @@ class Comparator:
         gold's ORDER BY allows. The rows it took from the group are chosen to match it
         (exactly, else within tolerance by a matching), and the comparison is then the
         ordinary one against the gold made of those rows; when no choice fits, the
-        evidence is the comparison with the gold's own k rows."""
-        return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp),
+        evidence is the comparison with the gold's own k rows.
+
+        ``tie_group`` records the evidence: ``tie_only`` when the prediction matched only
+        through the group (its rows are not the gold's own k), ``candidates`` (the rows the
+        gold without its LIMIT ranks) and ``all_tied`` when the group is every one of them, so
+        the database cannot tell a right top-k from any other k rows. ``unordered``: a LIMIT
+        without ORDER BY, whose group is the whole result."""
+        info: dict[str, Any] = {"limit": gold.num_rows, "before": before, "group_rows": group.num_rows,
+                                "from_group": gold.num_rows - before, "candidates": candidates,
+                                "all_tied": candidates is not None and before == 0 and group.num_rows == candidates}
+        if unordered:
+            info["unordered"] = True
+        return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp, info),
                                        prune=False)
 
-    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: CompareSpec,
+              info: dict[str, Any]) -> CompareResult:
         k = gold.num_rows
-        info = {"limit": k, "before": before, "group_rows": group.num_rows, "from_group": k - before}
         strict = self._compare(gold, pred, spec)
-        strict.tie_group = info
+        strict.tie_group = {**info, "tie_only": False}
         if strict.match or not strict.schema_match or pred.num_rows != k or GID_COLUMN not in gold.column_names:
             return strict
         gid = gold.column(GID_COLUMN)
@@ -431,7 +442,7 @@ class Comparator:
         tie_gid = gid.slice(before, 1).to_pylist()[0] if before < k else None
         gids = pa.array(gid.slice(0, before).to_pylist() + [tie_gid] * (k - before), gid.type)
         result = self._compare(expected.append_column(GID_COLUMN, gids), pred, spec)
-        result.tie_group = {**info, "chosen": True}
+        result.tie_group = {**info, "chosen": True, "tie_only": result.match}
         return result
 
     def _locate_columns(self, gold: pa.Table, pred: pa.Table, gk: list[str], pk: list[str]) -> dict[int, int]:

@@ -14,6 +14,7 @@ from typing import Any
 from ..engines.host import executed, partial, started
 
 GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
+MAX_CHOICES = 16  # valid choices of the rows a LIMIT below a gold's top level cuts, evaluated one by one
 _GOLD_FIELDS = ("rows", "columns", "types")
 
 
@@ -62,6 +63,9 @@ def read_stored_gold(gold_dir: str | Path, key: str) -> dict[str, Any] | None:
         ties = meta.get("ties")  # the whole tie group a LIMIT cuts, beside the answer (engine_side._store)
         if ties is not None and _file_sha256(gold_dir / f"{key}.ties.arrow") != ties.get(GOLD_CHECKSUM):
             return None
+        alternatives = (meta.get("alternatives") or {}).get(GOLD_CHECKSUM) or []  # the other answers it may give
+        if any(_file_sha256(gold_dir / f"{key}.alt{i}.arrow") != sha for i, sha in enumerate(alternatives)):
+            return None
     except OSError:
         return None
     return meta
@@ -92,7 +96,8 @@ class GradingHandler:
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
         self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the peers' rules
-        self._ties: dict[str, tuple[int, Any] | None] = {}  # gold key -> its LIMIT's whole tie group, if any
+        self._ties: dict[str, tuple[dict[str, Any], Any] | None] = {}  # gold key -> its LIMIT's whole tie group
+        self._metas: dict[str, dict[str, Any] | None] = {}  # gold key -> its stored description
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
@@ -106,7 +111,7 @@ class GradingHandler:
             return {"cached": False, **answer}
         table, meta = answer["table"], answer["meta"]
         if meta["problem"] is None:
-            _store(self.gold_dir, key, table, meta, answer.get("group"))
+            _store(self.gold_dir, key, table, meta, answer.get("group"), answer.get("alternatives"))
         # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
         # so the process holds no copy of its gold answers, only pages the kernel can drop.
         del table, answer
@@ -118,7 +123,12 @@ class GradingHandler:
         answer cannot be trusted (two runs differ, a LIMIT cuts through ties and they are
         not resolved). With ``resolve_ties``, a LIMIT that cuts through a tie group adds
         ``group`` (the whole group, from the gold without its LIMIT, under the case's limits)
-        and ``meta["ties"]``, and the answer is graded tie-aware (``compare_topk``)."""
+        and ``meta["ties"]``, and the answer is graded tie-aware (``compare_topk``); a top-level
+        LIMIT without ORDER BY that keeps k of more rows is one tie group of every row; a
+        LIMIT below the top level that cuts through ties is ``meta["ambiguous"]`` (a mismatch
+        is then not graded, ``verdict.decide``), a problem without ``resolve_ties``."""
+        import pyarrow as pa
+
         from .compare import GID_COLUMN, CompareSpec
         from .execute import execution_record
         exec_sql = req.get("exec_sql") or req["sql"]
@@ -137,45 +147,135 @@ class GradingHandler:
         same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
                            float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
         limit = req.get("limit")
-        if req.get("probe_sql") and key_positions is not None and first.table.num_rows == limit:
+        unordered = bool(req.get("unordered_limit"))
+        if req.get("probe_sql") and (key_positions is not None or unordered) and first.table.num_rows == limit:
             started(out)
             probe = db.run(req["probe_sql"])
             executed(out)
             if probe.table is not None and probe.table.num_rows > limit:
-                rows = _rows(probe.table.select(key_positions).slice(limit - 1, 2))
-                if len(rows) == 2 and rows[0] == rows[1]:
+                rows = [] if unordered else _rows(probe.table.select(key_positions).slice(limit - 1, 2))
+                if unordered or (len(rows) == 2 and rows[0] == rows[1]):
                     ties = self._tie_group(db, req, first.table, key_positions, out) if resolve_ties else None
                     if not isinstance(ties, tuple):
-                        problem = (f"LIMIT {limit} cuts through rows tied on the ORDER BY keys, so the answer "
-                                   f"depends on tie order; add a tiebreaker column to ORDER BY" + (ties or ""))
+                        problem = ((f"LIMIT {limit} without ORDER BY keeps {limit} of more rows, whichever the "
+                                    "engine returns first, so the answer depends on row order; add an ORDER BY "
+                                    "with a tiebreaker column") if unordered else
+                                   (f"LIMIT {limit} cuts through rows tied on the ORDER BY keys, so the answer "
+                                    f"depends on tie order; add a tiebreaker column to ORDER BY")) + (ties or "")
+        cuts: list[tuple[str, dict[str, Any]]] = []  # the LIMITs below the top level that cut through ties
+        for check in req.get("nested_limits") or ():
+            if problem is not None or len(cuts) > 1:
+                break
+            started(out)
+            why = nested_cut(db, check)
+            executed(out)
+            if why is not None:
+                cuts.append((why, check))
+                if not resolve_ties:
+                    problem = f"{why}, so its answer depends on tie order; add a tiebreaker column"
+        ambiguous = cuts[0][0] if cuts else None
         n_keep = first.table.num_columns - (req.get("n_appended") or 0)
         table = first.table.select(list(range(n_keep)))
+        alternatives = None
+        if cuts and problem is None and not isinstance(ties, tuple):
+            visible = CompareSpec(ordered=spec.ordered, sort_keys=spec.sort_keys, float_rel_tol=spec.float_rel_tol,
+                                  float_abs_tol=spec.float_abs_tol)
+            got = (self._choices(db, cuts[0][1], table, visible, out) if len(cuts) == 1
+                   else "two LIMITs below the top level cut through ties")
+            if isinstance(got, tuple):  # every valid choice evaluated: the gold's answers are known
+                alternatives = {"tables": got[0], "choices": got[1], "limit": cuts[0][1]["limit"], "why": ambiguous,
+                                **got[2]}
+                ambiguous = None
+            else:
+                ambiguous = f"{ambiguous} ({got})"
         gids = self.cmp.tie_groups(first.table, key_positions) if spec.ordered and key_positions is not None else None
         group = None
         if isinstance(ties, tuple):
-            before, group = ties[0], ties[1].select(list(range(n_keep)))
+            before, group, candidates = ties[0], ties[1].select(list(range(n_keep))), ties[2]
+            if unordered:  # every row of the whole result is in the one tie group
+                gids = pa.array([1] * table.num_rows, pa.int64())
         if problem is None:
             if second.error is not None:
                 problem = "nondeterministic: two executions of the gold query gave different results"
             elif not self.cmp.compare(first.table, second.table, same).match:
-                if group is None or gids is None or not self.cmp.compare_topk(
-                        table.append_column(GID_COLUMN, gids), group, before,
-                        second.table.select(list(range(n_keep))), spec).match:
-                    problem = "nondeterministic: two executions of the gold query gave different results"
+                again = second.table.select(list(range(n_keep)))
+                if (group is None or gids is None or not self.cmp.compare_topk(
+                        table.append_column(GID_COLUMN, gids), group, before, again, spec).match) and not (
+                        alternatives is not None and any(self.cmp.compare(alt, again, visible).match
+                                                         for alt in alternatives["tables"])):
+                    problem = ("nondeterministic: two executions of the gold query gave different results"
+                               + (f" ({ambiguous or (alternatives or {}).get('why')})" if cuts else ""))
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
                 "problem": problem, "preview": _preview(table)}
         if group is not None and problem is None:
-            meta["ties"] = {"limit": limit, "before": before, "group_rows": group.num_rows}
+            meta["ties"] = {"limit": limit, "before": before, "group_rows": group.num_rows, "candidates": candidates,
+                            **({"unordered": True} if unordered else {})}
+        if ambiguous is not None and problem is None:
+            meta["ambiguous"] = ambiguous
+        if alternatives is not None and problem is None and alternatives["tables"]:
+            meta["alternatives"] = {k: v for k, v in alternatives.items() if k != "tables"}
         if problem is None and gids is not None:
             table = table.append_column(GID_COLUMN, gids)
-        return {"table": table, "meta": meta, "group": group if problem is None else None}
+        return {"table": table, "meta": meta, "group": group if problem is None else None,
+                "alternatives": alternatives["tables"] if alternatives is not None and problem is None else None}
 
-    def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int],
-                   out: Any) -> tuple[int, Any] | str:
-        """The tie group a gold's LIMIT cuts through: ``(rows ahead of it, every row of it)``
-        from the gold run without its LIMIT, bounded by the case's limits (its rows, bytes
-        and time, and the process guard); else why not, for the gold's problem."""
+    def _choices(self, db: Any, check: dict[str, Any], table: Any, spec: Any,
+                 out: Any) -> tuple[list[Any], int, dict[str, Any]] | str:
+        """Every answer the gold may give when a LIMIT below its top level cuts through tied
+        rows: the gold run once per valid choice of them (``check["choice_sql"]``: the rows
+        ahead of the tie group and any k - (those) of the group, ranked by the subquery's
+        ORDER BY), when there are at most ``MAX_CHOICES``. Returns the answers other than
+        ``table`` (the engine's own; none: the choice never changes the answer), the
+        number of choices and the tie group's evidence (its rows, the subquery's rows, the
+        rows ahead of it, whether it is every row); else why not."""
+        import itertools
+        import math
+
+        from .parse import CHOICE_MARKER
+        if not check.get("choice_sql") or not check.get("full_sql"):
+            return "its output columns cannot be named to evaluate each choice"
+        started(out)
+        full = db.run(check["full_sql"])
+        executed(out)
+        if full.table is None:
+            return f"the subquery without its LIMIT did not finish within the case's limits ({full.error.category})"
+        k, keys = check["limit"], check.get("key_positions")
+        if keys is None:  # no ORDER BY: any k of its rows
+            before, size = 0, full.table.num_rows
+        else:
+            width = full.table.num_columns
+            rows = _rows(full.table.select([p if p >= 0 else width + p for p in keys]))
+            at = [i for i, row in enumerate(rows) if len(rows) >= k and row == rows[k - 1]]
+            if not at or at[-1] - at[0] + 1 != len(at) or at[0] >= k or at[-1] < k - 1:
+                return "the subquery without its LIMIT orders its rows differently"
+            before, size = at[0], len(at)
+        count = math.comb(size, k - before)
+        if count > MAX_CHOICES:
+            return f"{count} valid choices of the tied rows, more than the {MAX_CHOICES} the grader evaluates"
+        answers: list[Any] = []
+        for chosen in itertools.combinations(range(before + 1, before + size + 1), k - before):
+            ranks = ", ".join(str(r) for r in [*range(1, before + 1), *chosen])
+            started(out)
+            ran = db.run(check["choice_sql"].replace(CHOICE_MARKER, ranks))
+            executed(out)
+            if ran.table is None:
+                return f"a choice of the tied rows does not run ({ran.error.category})"
+            if ran.table.num_columns != table.num_columns:
+                return "a choice of the tied rows gives other columns"
+            if not any(self.cmp.compare(known, ran.table, spec).match for known in [table, *answers]):
+                answers.append(ran.table)
+        return answers, count, {"group_rows": size, "candidates": full.table.num_rows, "before": before,
+                                "all_tied": before == 0 and size == full.table.num_rows,
+                                **({"unordered": True} if keys is None else {})}
+
+    def _tie_group(self, db: Any, req: dict[str, Any], top: Any, key_positions: list[int] | None,
+                   out: Any) -> tuple[int, Any, int] | str:
+        """The tie group a gold's LIMIT cuts through: ``(rows ahead of it, every row of it,
+        the rows the gold without its LIMIT ranks)`` from the gold run without its LIMIT,
+        bounded by the case's limits (its rows, bytes and time, and the process guard); else
+        why not, for the gold's problem. Without ORDER BY (``key_positions`` None) the group
+        is the whole result."""
         if not req.get("full_sql"):
             return " (with an OFFSET the tie group is not resolved)"
         started(out)
@@ -184,13 +284,15 @@ class GradingHandler:
         if full.table is None:
             return (f" (the gold without its LIMIT, run to find the whole tie group, did not finish within the "
                     f"case's limits: {full.error.category})")
+        if key_positions is None:
+            return 0, full.table, full.table.num_rows
         limit = req["limit"]
         last = _rows(top.select(key_positions).slice(limit - 1, 1))[0]
         keys = _rows(full.table.select(key_positions))
         at = [i for i, row in enumerate(keys) if row == last]
         if not at or at[0] >= limit or at[-1] - at[0] + 1 != len(at) or at[-1] < limit - 1:
             return " (the gold without its LIMIT orders its rows differently)"
-        return at[0], full.table.slice(at[0], len(at))
+        return at[0], full.table.slice(at[0], len(at)), full.table.num_rows
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a candidate and compare it with the stored gold answer."""
@@ -205,8 +307,15 @@ class GradingHandler:
         gold = self._gold_table(req["gold_key"])
         ties = self._gold_ties(req["gold_key"])
         spec = CompareSpec(**req["spec"])
-        result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else
-                             self.cmp.compare_topk(gold, ties[1], ties[0], outcome.table, spec)).to_dict()
+        result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else self.cmp.compare_topk(
+            gold, ties[1], ties[0]["before"], outcome.table, spec, candidates=ties[0].get("candidates"),
+            unordered=bool(ties[0].get("unordered")))).to_dict()
+        stored = self._stored_meta(req["gold_key"]) or {}
+        if stored.get("ambiguous"):  # a LIMIT below the gold's top level cuts through ties: a mismatch is not graded
+            result["compare"]["gold_ambiguous"] = stored["ambiguous"]
+        elif stored.get("alternatives"):
+            result["compare"] = self._other_choice(req["gold_key"], stored["alternatives"], outcome.table, spec,
+                                                   result["compare"])
         result["pred_preview"] = _preview(outcome.table)
         result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
         if req.get("variants") and result["compare"]["match"]:  # a match: graded on the variants too
@@ -438,16 +547,41 @@ class GradingHandler:
         os.replace(tmp, arrow)
         return outcome.table
 
-    def _gold_ties(self, key: str) -> tuple[int, Any] | None:
-        """The whole tie group a stored gold's LIMIT cuts through, with the number of rows
-        ahead of it (None: the LIMIT cuts none), stored beside the gold answer."""
+    def _other_choice(self, key: str, alternatives: dict[str, Any], pred: Any, spec: Any,
+                      compare: dict[str, Any]) -> dict[str, Any]:
+        """A prediction that differs from the gold's answer, against the other answers the
+        gold gives under the other valid choices of the rows a LIMIT below its top level
+        cuts through (``_choices``): the first it matches, as a tie-only match; else the
+        comparison with the gold's own answer (a match with it, or none), with the evidence."""
+        import pyarrow.feather as feather
+        evidence = {"nested": True, "answers": 1 + len(alternatives[GOLD_CHECKSUM]),
+                    **{k: v for k, v in alternatives.items() if k != GOLD_CHECKSUM}}
+        for i in range(0 if compare["match"] else len(alternatives[GOLD_CHECKSUM])):
+            other = self.cmp.compare(feather.read_table(str(self.gold_dir / f"{key}.alt{i}.arrow")), pred, spec)
+            if other.match:
+                other.tie_group = {**evidence, "alternative": i + 1, "chosen": True, "tie_only": True}
+                return other.to_dict()
+        return {**compare, "tie_group": {**evidence, "tie_only": False}}
+
+    def _stored_meta(self, key: str) -> dict[str, Any] | None:
+        """A stored gold answer's description, read once per key."""
+        if key not in self._metas:
+            if len(self._metas) > 256:
+                self._metas.clear()
+            self._metas[key] = read_stored_gold(self.gold_dir, key)
+        return self._metas[key]
+
+    def _gold_ties(self, key: str) -> tuple[dict[str, Any], Any] | None:
+        """The whole tie group a stored gold's LIMIT cuts through, with its description
+        (``before``: rows ahead of it, ``candidates``: rows the gold without its LIMIT ranks),
+        stored beside the gold answer; None: the LIMIT cuts none."""
         if key not in self._ties:
             import pyarrow.feather as feather
-            meta = read_stored_gold(self.gold_dir, key) or {}
+            meta = self._stored_meta(key) or {}
             if len(self._ties) > 64:
                 self._ties.clear()
             self._ties[key] = None if not meta.get("ties") else (
-                meta["ties"]["before"], feather.read_table(str(self.gold_dir / f"{key}.ties.arrow"), memory_map=True))
+                meta["ties"], feather.read_table(str(self.gold_dir / f"{key}.ties.arrow"), memory_map=True))
         return self._ties[key]
 
     def _gold_table(self, key: str) -> Any:
@@ -459,10 +593,12 @@ class GradingHandler:
         return self._gold_tables[key]
 
 
-def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None) -> None:
+def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None,
+           alternatives: list[Any] | None = None) -> None:
     """Write a gold answer (Arrow) and its description with the Arrow file's checksum,
     each by rename, the description last: a reader sees a whole entry or none. The tie
-    group its LIMIT cuts (``group``), if any, is written first, beside it."""
+    group its LIMIT cuts (``group``), if any, and the other answers a LIMIT below its top
+    level lets it give (``alternatives``) are written first, beside it."""
     import pyarrow.feather as feather
     gold_dir.mkdir(parents=True, exist_ok=True)
     tmp = gold_dir / f".{key}.{os.getpid()}.tmp"
@@ -470,11 +606,43 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: An
         feather.write_feather(group, str(tmp), compression="uncompressed")
         meta = {**meta, "ties": {**meta["ties"], GOLD_CHECKSUM: _file_sha256(tmp)}}
         os.replace(tmp, gold_dir / f"{key}.ties.arrow")
+    if alternatives and meta.get("alternatives"):
+        sums = []
+        for i, alt in enumerate(alternatives):
+            feather.write_feather(alt, str(tmp), compression="uncompressed")
+            sums.append(_file_sha256(tmp))
+            os.replace(tmp, gold_dir / f"{key}.alt{i}.arrow")
+        meta = {**meta, "alternatives": {**meta["alternatives"], GOLD_CHECKSUM: sums}}
     feather.write_feather(table, str(tmp), compression="uncompressed")
     stored_meta = {**meta, GOLD_CHECKSUM: _file_sha256(tmp)}
     os.replace(tmp, gold_dir / f"{key}.arrow")
     tmp.with_suffix(".json").write_text(json.dumps(stored_meta), encoding="utf-8")
     os.replace(tmp.with_suffix(".json"), gold_dir / f"{key}.json")
+
+
+def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
+    """Why a LIMIT below a gold's top level (``parse.nested_limits``) makes its answer depend
+    on tie order on ``db``, or None when it cuts no tie there: its subquery, run on its own
+    with LIMIT k+1, has a (k+1)-th row tied with the k-th on its ORDER BY keys, or more than
+    k rows without ORDER BY. A subquery that cannot run on its own (a correlated one) is
+    not checked, and said so."""
+    k = check.get("limit")
+    if check.get("unchecked"):
+        return f"a LIMIT {k} inside a subquery cannot be checked for ties ({check['unchecked']})"
+    probe = db.run(check["probe_sql"])
+    if probe.table is None:
+        return (f"a LIMIT {k} inside a subquery cannot be checked for ties (the subquery does not run on its own: "
+                f"{probe.error.category}; correlated?)")
+    if probe.table.num_rows <= k:
+        return None
+    keys = check.get("key_positions")
+    if keys is None:
+        return f"a LIMIT {k} without ORDER BY inside a subquery keeps {k} of more rows, whichever the engine returns first"
+    width = probe.table.num_columns
+    rows = _rows(probe.table.select([p if p >= 0 else width + p for p in keys]).slice(k - 1, 2))
+    if len(rows) == 2 and rows[0] == rows[1]:
+        return f"a LIMIT {k} inside a subquery cuts through rows tied on its ORDER BY keys"
+    return None
 
 
 def _degenerate(table: Any) -> bool:

@@ -68,6 +68,8 @@ class OrderInfo:
     probe_sql: str | None = None  # the (augmented) gold with LIMIT n+1: does the LIMIT cut a tie group?
     n_appended: int = 0  # key columns appended at the end of the augmented result
     full_sql: str | None = None  # the (augmented) gold without its LIMIT: the whole tie group a LIMIT cuts
+    unordered_limit: bool = False  # a top-level LIMIT without ORDER BY: any k rows of ``full_sql`` are valid
+    nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (nested_limits)
 
 
 def engine_sql(tree: exp.Expression | None, sql: str, dialect: str, engine_dialect: str) -> str:
@@ -77,7 +79,8 @@ def engine_sql(tree: exp.Expression | None, sql: str, dialect: str, engine_diale
     return tree.sql(dialect=engine_dialect)
 
 
-def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
+def order_info(tree: exp.Expression | None, dialect: str, nested: bool = True) -> OrderInfo:
+    """``tree``'s top-level ordering and LIMIT; with ``nested``, the checks of the LIMITs below it too."""
     if not isinstance(tree, exp.Query):
         return OrderInfo()
     order = tree.args.get("order")
@@ -88,8 +91,14 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
             limit = int(limit_node.expression.this) if limit_node.expression is not None else None
         except (AttributeError, ValueError, TypeError):
             limit = None
+    nested = nested_limits(tree, dialect) if nested else []
     if order is None:
-        return OrderInfo(limit=limit)
+        if limit is None:
+            return OrderInfo(nested_limits=nested)
+        # Which k rows a LIMIT without ORDER BY keeps is the engine's choice: any k rows of the
+        # whole result are a valid answer when it has more (the probe says whether it has).
+        return OrderInfo(limit=limit, probe_sql=tree.copy().limit(limit + 1).sql(dialect=dialect),
+                         full_sql=_without_limit(tree, limit, dialect), unordered_limit=True, nested_limits=nested)
     selects = tree.selects if isinstance(tree, exp.Select) else []
     # With *, t.* or COLUMNS(...) in the select list, select-list positions are not output
     # positions: only ordinals name an output column, and appending keys would misplace them.
@@ -99,9 +108,10 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
     if all(p is not None for p in positions):
         keys = [p for p in positions if p is not None]
         probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
-        return OrderInfo(True, keys, limit, None, keys, probe, full_sql=_without_limit(tree, limit, dialect))
+        return OrderInfo(True, keys, limit, None, keys, probe, full_sql=_without_limit(tree, limit, dialect),
+                         nested_limits=nested)
     if not isinstance(tree, exp.Select) or tree.args.get("distinct"):
-        return OrderInfo(True, None, limit)  # keys cannot be recovered: strict positional order
+        return OrderInfo(True, None, limit, nested_limits=nested)  # keys cannot be recovered: strict positional order
     # Append the keys that are not output columns; they are addressed from the end of the
     # result (negative positions) because a * in the select list has no known width here.
     augmented = tree.copy()
@@ -117,7 +127,103 @@ def order_info(tree: exp.Expression | None, dialect: str) -> OrderInfo:
             extra += 1
     probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
     return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe, len(missing),
-                     _without_limit(augmented, limit, dialect))
+                     _without_limit(augmented, limit, dialect), nested_limits=nested)
+
+
+def nested_limits(tree: exp.Expression, dialect: str) -> list[dict[str, Any]]:
+    """The checks of each LIMIT below a gold's top level (in a subquery, a CTE, a set
+    operation's branch): the gold's answer depends on tie order when such a LIMIT cuts
+    through rows tied on its subquery's ORDER BY, or keeps k of more rows without one.
+    Each check is ``{"limit", "probe_sql", "key_positions"}``: the subquery run on its own
+    (with the gold's CTEs) with LIMIT k+1, and where its sort keys are (None: no ORDER BY,
+    then more than k rows is the cut); or ``{"limit", "unchecked": why}`` when the SQL
+    alone cannot give such a probe. A LIMIT inside EXISTS is left out: any row will do."""
+    checks: list[dict[str, Any]] = []
+    for node in tree.find_all(exp.Limit):
+        query = node.parent
+        if query is tree or not isinstance(query, exp.Query) or query.args.get("limit") is not node:
+            continue
+        if isinstance(query.parent, exp.Exists) or isinstance(getattr(query.parent, "parent", None), exp.Exists):
+            continue
+        try:
+            k = int(node.expression.this) if node.expression is not None else None
+        except (AttributeError, ValueError, TypeError):
+            k = None
+        if k is None:
+            checks.append({"limit": None, "unchecked": "its LIMIT is not a number"})
+            continue
+        if query.args.get("offset") is not None:
+            checks.append({"limit": k, "unchecked": "it has an OFFSET"})
+            continue
+        alone = query.copy()
+        with_key = "with_" if "with_" in tree.arg_types else "with"  # sqlglot renamed it
+        if tree.args.get(with_key) is not None and alone.args.get(with_key) is None:
+            alone.set(with_key, tree.args[with_key].copy())
+        inner = order_info(alone, dialect, nested=False)
+        if alone.args.get("order") is None:
+            check = {"limit": k, "probe_sql": alone.limit(k + 1).sql(dialect=dialect), "key_positions": None,
+                     "full_sql": _without_limit(alone, k, dialect)}
+        elif inner.probe_sql is None or inner.key_positions is None:
+            checks.append({"limit": k, "unchecked": "its ORDER BY keys cannot be recovered"})
+            continue
+        else:
+            check = {"limit": k, "probe_sql": inner.probe_sql, "key_positions": inner.key_positions,
+                     "full_sql": inner.full_sql}
+        choice = _choice_query(query)
+        if choice is not None and check["full_sql"]:
+            whole = tree.copy()
+            found = [n for n in whole.find_all(exp.Limit)]
+            at = [n for n in tree.find_all(exp.Limit)].index(node)
+            found[at].parent.replace(choice)
+            check["choice_sql"] = whole.sql(dialect=dialect)
+        checks.append(check)
+    return checks
+
+
+CHOICE_MARKER = "-424242"  # the ranks a choice keeps, in ``choice_sql``: replaced by the list when it runs
+_RN = "__sqleval_rn"
+
+
+def _choice_query(query: exp.Expression) -> exp.Expression | None:
+    """``query`` (a subquery with ``ORDER BY ... LIMIT k``, or a LIMIT alone) as one choice of
+    its rows: numbered by its ORDER BY, then by every output column (so the rows of a tie
+    group have fixed ranks), keeping the ranks listed at ``CHOICE_MARKER``. Run with every
+    valid choice of the tied rows, the gold gives every answer it may give
+    (``engine_side.GradingHandler._choices``). None where the output columns cannot be
+    named (``*``, two of one name) or numbering would change the rows (DISTINCT)."""
+    if not isinstance(query, exp.Select) or query.args.get("distinct"):
+        return None
+    selects = query.selects
+    if not selects or any(_expands(s) for s in selects):
+        return None
+    inner = query.copy()
+    order = inner.args.get("order")
+    inner.set("limit", None)
+    inner.set("order", None)
+    terms: list[exp.Expression] = []
+    for o in (order.expressions if order is not None else []):
+        pos = _output_position(o.this, selects)
+        expr = selects[pos] if pos is not None else o.this
+        expr = expr.this if isinstance(expr, exp.Alias) else expr
+        terms.append(exp.Ordered(this=expr.copy(), desc=o.args.get("desc"), nulls_first=o.args.get("nulls_first")))
+    names: list[exp.Identifier] = []  # as written (quoted or not), so the outer query finds them as before
+    items: list[exp.Expression] = []
+    for i, sel in enumerate(inner.selects):
+        terms.append(exp.Ordered(this=(sel.this if isinstance(sel, exp.Alias) else sel).copy()))
+        ident = sel.args.get("alias") if isinstance(sel, exp.Alias) else sel.this if isinstance(sel, exp.Column) else None
+        if isinstance(ident, exp.Identifier):
+            names.append(ident.copy())
+            items.append(sel)
+        else:
+            names.append(exp.to_identifier(f"__sqleval_c{i}"))
+            items.append(exp.alias_(sel.copy(), names[-1].name))
+    if len({n.name.lower() for n in names}) != len(names):
+        return None
+    rank = exp.alias_(exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=terms)), _RN)
+    inner.set("expressions", items + [rank])
+    return (exp.select(*[exp.column(n) for n in names]).from_(inner.subquery("__sqleval_choice"))
+            .where(exp.column(_RN).isin(exp.Literal.number(int(CHOICE_MARKER))))
+            .order_by(exp.column(_RN)))
 
 
 def _without_limit(tree: exp.Expression, limit: int | None, dialect: str) -> str | None:

@@ -67,14 +67,16 @@ class GoldAnswer:
     request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
     empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
     ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
+    ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
     analysis: Any = field(default=None, repr=False, compare=False)  # gold_analysis.GoldAnalysis (structure layer)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
                 "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
                 "elapsed_ms": self.elapsed_ms, "preview": self.preview,
-                "ties": {k: v for k, v in self.ties.items() if k in ("limit", "before", "group_rows")}
-                if self.ties else None}
+                "ties": {k: v for k, v in self.ties.items()
+                         if k in ("limit", "before", "group_rows", "candidates", "unordered")}
+                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {})}
 
 
 class SuiteGrader:
@@ -198,6 +200,10 @@ class SuiteGrader:
                    "probe_sql": order.probe_sql if ordered else None}
         if ordered and order.full_sql:  # a LIMIT that cuts a tie group is graded tie-aware (compare.compare_topk)
             request["full_sql"] = order.full_sql
+        if order.unordered_limit and not ordered:  # any k rows of the whole result are valid
+            request.update(unordered_limit=True, probe_sql=order.probe_sql, full_sql=order.full_sql)
+        if order.nested_limits:  # a LIMIT below the top level: does it cut through ties on this database?
+            request["nested_limits"] = order.nested_limits
         request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
                                                     self.limits.max_rows, request], sort_keys=True).encode()
                                         ).hexdigest()[:40]
@@ -219,7 +225,8 @@ class SuiteGrader:
                           cached=bool(meta.get("cached")), spec=request["spec"], tables=list(static.tables),
                           joins=static.joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=static.tree, sql=static.engine_sql, request=request,
-                          empty=empty, ties=meta.get("ties"), analysis=static)
+                          empty=empty, ties=meta.get("ties"), ambiguous=meta.get("ambiguous"),
+                          analysis=static)
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process

@@ -73,8 +73,8 @@ class Evidence:
 
 @dataclass
 class Adjudication:
-    status: str  # passed | failed | error
-    deterministic_verdict: str  # pass | fail | not_executed
+    status: str  # passed | failed | undecidable | error
+    deterministic_verdict: str  # pass | fail | undecidable | not_executed
     ai_advisory_verdict: str | None
     verdict_consistency_flag: str | None  # consistent | inconsistent | None (no usable judgement)
     decided_by: str  # execution | judge | exact_match | grounding | no_prediction
@@ -97,11 +97,12 @@ class Verdict:
     executed_sql: str | None
     stale_tables: list[str]
     duration_ms: float
-    status: str = "passed"  # passed | failed | error (the judge could not answer where it decides)
+    status: str = "passed"  # passed | failed | undecidable | error (see ``decide``)
     adjudication: Adjudication | None = None
     judgement: Any = None
     case_error: str | None = None
-    case_error_kind: str | None = None  # why a case is not graded (``unfinished``); the judge's error otherwise
+    case_error_kind: str | None = None  # why a case is not graded: unfinished | judge_error | gold_error
+    tie_only: bool = False  # a pass that rests only on the gold's tie group (``_tie_verdict``)
 
     @property
     def parse_ok(self) -> bool | None:
@@ -156,6 +157,8 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     else:  # provisional without execution: parses, is safe and grounded, reads nothing deprecated
         passed = (bool(layers["parse"]["ok"]) and evidence.get("safety").get("ok", True) is not False
                   and evidence.get("grounding").get("ok") is not False and not evidence.stale)
+    exact = bool(evidence.get("structure").get("exact_match"))  # the gold's own SQL: the database need not tell
+    ties = _tie_verdict(compare, variants) if evidence.executed and passed and not exact else None
     if passed:
         graded = variants.get("graded")
         cls = (Classification(None, None, "result matches the gold answer"
@@ -163,6 +166,8 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
                               + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
                if evidence.executed else
                Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0))
+        if ties is not None:
+            cls = ties[1]
     else:
         cls = classify_(evidence)
     layers["classify"] = cls.to_dict()
@@ -178,9 +183,70 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
             cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
                 "judged different", "not an exact match (no database, no judge)")
         layers["classify"] = cls.to_dict()
+    kind = "judge_error" if adj.error else None
+    if ties is not None and ties[0] == "undecidable":
+        adj.status = adj.deterministic_verdict = "undecidable"
+    why = _ambiguous_gold(evidence, passed)
+    if why is not None:
+        adj.status, adj.error, kind = "error", why, "gold_error"
     return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
                    evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
-                   adjudication=adj, judgement=judgement, case_error=adj.error)
+                   adjudication=adj, judgement=judgement, case_error=adj.error, case_error_kind=kind,
+                   tie_only=ties is not None and ties[0] == "tie_only")
+
+
+# -- ties: what a database whose rows tie cannot tell ----------------------------------------
+def _tie_verdict(compare: dict[str, Any], variants: dict[str, Any]) -> tuple[str, Classification] | None:
+    """A match whose gold's LIMIT cuts through a tie group (``compare.tie_group``): None when
+    the prediction returned the gold's own rows and some row ranks outside the group;
+    ``undecidable`` when every row the gold ranks is in the group (all airlines tie at 100
+    flights: any k of them is the answer, so a query that never counts the flights passes
+    as easily), unless a variant of the database where the gold's answer is deterministic
+    confirmed the match; ``tie_only`` when the prediction's rows are not the gold's own and
+    matched only thanks to the group. A LIMIT without ORDER BY (``unordered``) is never
+    undecidable: any k rows of its result are the contract's answer. Not asked for a
+    prediction that is the gold's own SQL (the structural diff's exact match)."""
+    tg = compare.get("tie_group") or {}
+    if not tg:
+        return None
+    k, group, n = tg.get("limit"), tg.get("group_rows"), tg.get("candidates")
+    confirmed = int(variants.get("graded") or 0)
+    where = (f"{tg.get('why')}; the prediction gives the answer of another of its {tg.get('choices')} valid "
+             "choices of them" if tg.get("nested") else
+             f"its LIMIT {k} keeps {k} of the {n} rows of the whole result, which has no ORDER BY" if tg.get("unordered")
+             else f"its ORDER BY ... LIMIT {k} cuts through {group} rows tied on its keys, of the {n} rows it ranks")
+    if tg.get("all_tied") and not tg.get("unordered") and not confirmed:
+        what = (f"{tg.get('why')}, and all {n} rows that subquery ranks tie, so each of its {tg.get('choices')} "
+                "choices of them is valid" if tg.get("nested") else
+                f"{where}, so every one of them ties and any {k} are a valid answer")
+        return "undecidable", Classification(
+            None, "undecidable_ties",
+            f"undecidable on this database: {what}; a query that does not compute the ranking matches as easily. "
+            "Make the top unique in the data (or grade with --sqleval-variants, whose variants may break the tie)",
+            0.0)
+    if not tg.get("tie_only"):
+        return None
+    own = "" if tg.get("nested") else "; the prediction returns other tied rows than the gold's own"
+    checked = (f"; confirmed on {confirmed} variant(s) of the database where the gold's answer is deterministic"
+               if confirmed else "")
+    return "tie_only", Classification(
+        None, None, f"result matches the gold answer only through its tie group: {where}{own}{checked}",
+        1.0 if confirmed else 0.5)
+
+
+def _ambiguous_gold(evidence: Evidence, passed: bool) -> str | None:
+    """Why a mismatch is not graded: the gold's LIMIT below its top level cuts through tied
+    rows on this database (``compare.gold_ambiguous``), so another valid choice of them may
+    give the prediction's rows. A wrong number or kind of columns stays a fail (no choice
+    of rows changes it), and so does every failure before the comparison."""
+    compare = evidence.layers.get("compare") or {}
+    if passed or not evidence.executed or not compare.get("gold_ambiguous") or compare.get("match") or evidence.stale:
+        return None
+    if compare.get("reason") not in ("row_count", "values", "order_only"):
+        return None
+    return (f"gold query is ambiguous: {compare['gold_ambiguous']}, so its answer depends on tie order and the "
+            "prediction's different rows may be another valid answer; not graded. Fix: add a tiebreaker column to "
+            "that ORDER BY (or an ORDER BY)")
 
 
 def no_prediction(reason: str) -> Verdict:
@@ -419,6 +485,8 @@ def severity(status: str, failure_kind: str | None, error_class: str | None) -> 
         return "error"
     if status == "passed":
         return "none"
+    if status == "undecidable":
+        return "low"
     if failure_kind in ("unsafe_statement", "timeout"):
         return "critical"
     if error_class in ("hallucinated_column", "stale_table"):

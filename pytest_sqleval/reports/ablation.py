@@ -242,8 +242,9 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
             row.cases += 1
             status = rec.get("status")
             # leakage compares answers: a question the backend has no answer for (no_prediction)
-            # counts against its accuracy, but would flag a file that skips the held-out set
-            if status in ("passed", "failed") and rec.get("failure_kind") != "no_prediction":
+            # counts against its accuracy, but would flag a file that skips the held-out set;
+            # undecidable is graded, not a pass
+            if status in ("passed", "failed", "undecidable") and rec.get("failure_kind") != "no_prediction":
                 held = is_held_out(rec)
                 row.held_out_graded += held
                 row.main_graded += not held
@@ -255,6 +256,8 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
                 row.failed += 1
                 cls = rec.get("error_class") or "other"
                 row.classes[cls if cls in row.classes else "other"] += 1
+            elif status == "undecidable":
+                row.failed += 1
             else:
                 row.errors += 1
             meta = rec.get("backend_metadata") or {}

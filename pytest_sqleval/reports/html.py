@@ -190,7 +190,7 @@ def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> d
         gold_rows = gold.get("preview")
         meta = _dict(rec.get("backend_metadata"))
         runs.append({
-            "c": cases[key], "backend": rec["backend"], "status": rec["status"],
+            "c": cases[key], "backend": rec["backend"], "status": rec["status"], "tie_only": bool(rec.get("tie_only")),
             "error_class": rec.get("error_class"), "failure_kind": rec.get("failure_kind"),
             "explanation": _clip(rec.get("explanation")), "confidence": rec.get("confidence"),
             "sql": _clip(rec.get("generated_sql"), 20_000), "nodeid": rec["nodeid"],
@@ -221,7 +221,8 @@ def _table(head: list[str], rows: Iterable[list[str]], cls: str = "") -> str:
 
 def _summary_rows(groups: dict[str, Any]) -> list[list[str]]:
     return [[html.escape(str(name)), str(s.get("cases", "")), str(s.get("passed", "")), str(s.get("failed", "")),
-             str(s.get("errors", "")), _pct(s.get("pass_rate")), _pct(s.get("exact_match_rate"))]
+             str(s.get("errors", "")), str(s.get("undecidable", 0)), str(s.get("tie_only_passes", 0)),
+             _pct(s.get("pass_rate")), _pct(s.get("exact_match_rate"))]
             for name, s in groups.items()]
 
 
@@ -271,7 +272,7 @@ def _static_html(records: list[dict[str, Any]], summary: dict[str, Any] | None) 
     for r in records:
         by_suite.setdefault(f"{r.get('suite')} · {r['backend']}", []).append(r)
     head = f"<p>run {html.escape(str(run.get('run_id', '')))} · {len(records):,} case records</p>"
-    labels = ["cases", "passed", "failed", "errors", "pass rate", "exact match"]
+    labels = ["cases", "passed", "failed", "errors", "undecidable", "tie-only passes", "pass rate", "exact match"]
     parts = [head, "<h2>Per backend</h2>", _table(["backend", *labels], _summary_rows(summary.get("backends") or {})),
              "<h2>Per suite and backend</h2>",
              _table(["suite · backend", *labels], _summary_rows({k: rates(v) for k, v in sorted(by_suite.items())})),

@@ -28,7 +28,8 @@ def bounded(value: Any, limit: int = EVIDENCE_CHARS) -> Any:
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
                  generation: Any = None, verdict: Any = None, gold: Any = None, case_error: str | None = None,
                  case_error_kind: str | None = None, sidebyside: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``status`` is passed | failed | error; an error is never a graded failure. The case's
+    """``status`` is passed | failed | undecidable | error; an error is never a graded failure,
+    and undecidable (the database cannot tell, ``verdict._tie_verdict``) is not a pass. The case's
     inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
     bounded (see ``bounded``). ``sidebyside``: BIRD's and Spider's verdicts on a case we do
     not grade; a case with a comparison carries them in ``compare.sidebyside``, one without
@@ -84,6 +85,7 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         "backend_metadata": {**backend.metadata, **(generation.metadata if generation is not None else {})},
         "status": status,
         "pass": status == "passed",
+        "tie_only": bool(verdict is not None and verdict.tie_only and status == "passed"),
         "parse_ok": verdict.parse_ok if verdict is not None else None,
         "grounding_ok": grounding.get("ok"),
         "hallucinated_tables": grounding.get("hallucinated_tables", []),

@@ -30,6 +30,9 @@ REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_place
            "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
 
 
+GRADED = ("passed", "failed", "undecidable")  # our verdicts; undecidable is graded, not a pass
+
+
 def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
     """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
     has none (an engine error, or a suite graded without execution)."""
@@ -39,7 +42,7 @@ def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
         return sbs
     if r.get("failure_kind") == "no_prediction":
         return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
-    if r.get("status") in ("passed", "failed") and r.get("database"):
+    if r.get("status") in GRADED and r.get("database"):
         return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
                                                         "timeout, a parse error or a refusal): both score it wrong"}
     if r.get("status") == "error" and r.get("failure_kind") == "backend_error":
@@ -55,7 +58,7 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
     decided = [(r, v) for r in records if (v := peer_verdicts(r)) is not None]
     if not any(r.get("execution") or r.get("sidebyside") for r, _ in decided):
         return None
-    graded = [r for r in records if r.get("status") in ("passed", "failed")]
+    graded = [r for r in records if r.get("status") in GRADED]
     ours_passed = sum(1 for r in graded if r["status"] == "passed")
     out: dict[str, Any] = {"cases": len(records), "graded": len(graded), "ungraded": len(records) - len(graded),
                            "executed": sum(1 for r in graded if r.get("execution")), "ours_passed": ours_passed,
@@ -75,7 +78,7 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
                 undecided += 1
                 continue
             passed += verdict
-            if r.get("status") not in ("passed", "failed"):  # a case we do not grade
+            if r.get("status") not in GRADED:  # a case we do not grade
                 why = sbs.get("ungraded") or "no_prediction"
                 ungraded[why] += 1
                 ungraded_passed += verdict

@@ -21,10 +21,13 @@ SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 
 def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     """pass_rate counts case errors against the backend; execution_accuracy is over
-    gradable cases only (errors excluded); grounding_rate is over evaluated cases."""
+    gradable cases only (errors excluded); grounding_rate is over evaluated cases. An
+    undecidable case (every row the gold ranks ties) is graded and not passed: it stays in
+    both denominators. ``tie_only_passes`` counts the passes that rest only on a tie group."""
     n = len(records)
     passed = sum(1 for r in records if r["status"] == "passed")
     errors = sum(1 for r in records if r["status"] == "error")
+    undecidable = sum(1 for r in records if r["status"] == "undecidable")
     graded = n - errors
     parse_seen = [r for r in records if r.get("parse_ok") is not None]
     parsed = sum(1 for r in parse_seen if r["parse_ok"])
@@ -34,7 +37,8 @@ def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
     flagged = [r for r in records if r.get("verdict_consistency_flag")]
     structured = [r for r in records if r.get("exact_match") is not None]
     return {
-        "cases": n, "passed": passed, "failed": graded - passed, "errors": errors,
+        "cases": n, "passed": passed, "failed": graded - passed - undecidable, "errors": errors,
+        "undecidable": undecidable, "tie_only_passes": sum(1 for r in records if r.get("tie_only")),
         "pass_rate": _ratio(passed, n),
         "execution_accuracy": _ratio(passed, graded),
         "parse_rate": _ratio(parsed, len(parse_seen)),

@@ -64,8 +64,11 @@ def _official_rewrite_lines(rec: dict[str, Any]) -> list[str]:
 
 def render_failure(rec: dict[str, Any]) -> str:
     """Short enough for a terminal; the results file has everything."""
-    out = [f"{rec['case_id']} [{rec['backend']}]: {rec['error_class']} ({rec['failure_kind']}, "
-           f"confidence {rec['confidence']:.2f})",
+    head = {"undecidable": "UNDECIDABLE on this database, not a pass", "error": "NOT GRADED (case error)"}.get(
+        rec.get("status"))
+    out = [f"{rec['case_id']} [{rec['backend']}]: " + (f"{head} ({rec['failure_kind']})" if head else
+                                                       f"{rec['error_class']} ({rec['failure_kind']}, "
+                                                       f"confidence {rec['confidence']:.2f})"),
            f"  why: {rec['explanation']}",
            f"  question: {rec['question']}",
            "  predicted SQL:", _sql(rec["generated_sql"]),
@@ -179,11 +182,16 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = []
     for name, b in summary["backends"].items():
         lines.append(f"backend {name}: {b['cases']} cases, {b['passed']} passed, {b['failed']} failed, "
-                     f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
+                     + (f"{b['undecidable']} undecidable, " if b.get("undecidable") else "")
+                     + f"{b['errors']} errors | pass rate {_pct(b['pass_rate'])} | execution accuracy "
                      f"{_pct(b['execution_accuracy'])} | parse {_pct(b['parse_rate'])} | grounding "
                      f"{_pct(b['grounding_rate'])}")
         if b.get("held_out"):
             lines.append(_held_out_line(b["held_out"]))
+        if b.get("tie_only_passes") or b.get("undecidable"):
+            lines.append(f"    ties: {b.get('tie_only_passes', 0)} pass(es) rest only on a tie group the gold's LIMIT "
+                         f"cuts (tie-only); {b.get('undecidable', 0)} undecidable on this database (every row the "
+                         "gold ranks ties), counted as not passed")
         if b.get("judged") or b.get("judge_skipped"):
             lines.append(f"    judge: {b['judged']} judged, {b['judge_skipped']} skipped | equivalence rate "
                          f"{_pct(b['equivalence_rate'])} | agreement with execution {_pct(b['judge_agreement_rate'])}")

@@ -73,6 +73,7 @@ class _Gold:
     limit: int | None = None
     probe_sql: str | None = None
     key_positions: list[int] | None = None
+    nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (parse.nested_limits)
     tables: list[str] = field(default_factory=list)
     table: Any = None  # the baseline Arrow answer
 
@@ -341,7 +342,8 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
             sql = order.augmented_sql
         golds.append(_Gold(case, sql, policy, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
                            limit=order.limit, probe_sql=order.probe_sql if ordered else None,
-                           key_positions=order.key_positions if ordered else None, tables=tables))
+                           key_positions=order.key_positions if ordered else None,
+                           nested_limits=order.nested_limits, tables=tables))
     return golds
 
 
@@ -379,6 +381,13 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
                 if len(rows) == 2 and rows[0] == rows[1]:
                     v.problems.append(f"{at}: LIMIT {g.limit} cuts through rows tied on the ORDER BY keys, so the answer "
                                       f"depends on tie order; add a tiebreaker column to ORDER BY")
+        for check in g.nested_limits:  # graded only where it cuts no tie: a mismatch is a case error
+            from ..grading.engine_side import nested_cut
+            why = nested_cut(db, check)
+            if why is not None:
+                v.problems.append(f"{at}: {why}, so the gold's answer depends on tie order (a prediction that differs "
+                                  f"from it is not graded); add a tiebreaker column to that ORDER BY")
+                break
 
 
 def _determinism(golds: list[_Gold], manifest: Any, threads: tuple[int, ...], duck: bool, v: Validation, out: Out) -> None:
