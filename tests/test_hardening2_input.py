@@ -116,10 +116,10 @@ def test_the_documented_per_case_compare_override_works(
     cases = [{"id": "q00", "question": "?", "gold_sql": "SELECT count(*) FROM customers"},
              {"id": "q01", "question": "?", "gold_sql": "SELECT id FROM products ORDER BY id",
               "compare": {"order_matters": False}},
-             {"id": "q02", "question": "?", "gold_sql": "SELECT 1.0 AS x", "compare": {"float_abs_tol": 0.2}}]
+             {"id": "q02", "question": "?", "gold_sql": "SELECT 1.0::DOUBLE AS x", "compare": {"float_abs_tol": 0.2}}]
     make_suite(cases)
     preds = {"q00": "SELECT count(*) FROM customers", "q01": "SELECT id FROM products ORDER BY id DESC",
-             "q02": "SELECT 1.1 AS x"}
+             "q02": "SELECT 1.1::DOUBLE AS x"}
     (pytester.path / "p.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n" for k, v in preds.items()))
     result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl")
     result.assert_outcomes(passed=3)

@@ -82,9 +82,11 @@ def test_plugin_grades_tpch_gold_rewrites_and_mutants(pytester: pytest.Pytester,
     n_rewrites = sum(1 for k, _ in first if k == "rewrite")
     n_mutants = sum(1 for k, _ in first if k == "mutant")
     assert backends["rewrites"]["passed"] == n_rewrites
-    assert backends["mutants"]["passed"] == 0 and backends["mutants"]["failed"] == n_mutants
-    # queries without a rewrite or mutant are backend errors, not failures
-    assert backends["rewrites"]["errors"] == 22 - n_rewrites
+    # a query without a rewrite or mutant has no prediction: it fails, counted apart
+    assert backends["mutants"]["passed"] == 0 and backends["mutants"]["failed"] == 22
+    assert backends["mutants"]["no_prediction"] == 22 - n_mutants
+    assert backends["rewrites"]["failed"] == backends["rewrites"]["no_prediction"] == 22 - n_rewrites
+    assert backends["rewrites"]["errors"] == backends["mutants"]["errors"] == 0
     assert summary["suites"]["tpch"]["content_hash"] == hash_before
     after = Grader(db)
     assert after.content_hash == hash_before
