@@ -2,6 +2,7 @@
 (test-suite-sql-eval, ``evaluation.py --etype exec``, its defaults) says?
 
     python bench/official_agreement.py --official DIR [--official-python PY] [--databases 20 --per-database 50]
+    python bench/official_agreement.py --official DIR [--official-python PY] --suite SPIDER_DIR --pred FILE [FILE ...]
 
 On the Spider-shaped bench data (``spider_bench.build``) plus the table of crafted
 predictions of ``tests/test_official_rewrites.py`` (``value`` inside identifiers and
@@ -11,6 +12,12 @@ alone (its ``evaluate`` on a one-line gold and prediction file, imported once in
 of ``--official-python``, a Python with nltk, sqlparse and tqdm; never copied here), so
 each case has both verdicts. Its parser's Punkt model is the untrained stand-in
 ``spider_bench.punkt_stand_in`` describes, written in that process.
+
+With ``--suite`` (a Spider dev folder: ``dev.json``, ``tables.json``, ``database/``, and a
+``sqleval.toml`` with ``layout = "spider"``) and one or more published predictions files,
+each file is reported on its own: agreement, the cases with no Spider verdict of ours, and
+our strict verdict's passes, tie-only passes and undecidable cases. Nothing is downloaded:
+the data and the files are paths.
 """
 from __future__ import annotations
 
@@ -86,17 +93,29 @@ def build(root: Path, n_db: int, per_db: int) -> tuple[Path, Path, list[dict]]:
     return suite, pred_file, cases
 
 
-def ours(suite: Path, pred_file: Path) -> list[bool | None]:
-    """Spider's verdict as we record it, per case, in question order."""
-    from pytest_sqleval.reports.sidebyside import peer_verdicts
+def ours(suite: Path, pred_file: Path) -> list[dict]:
+    """Our records, in question order."""
     results = WORK / "results"
     _, proc = run(pytest_cmd(str(suite), f"--sqleval-backend=predictions:{pred_file}",
                              f"--sqleval-cache-dir={WORK / 'cache'}", f"--sqleval-results={results}", "-q",
                              "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no", "-rN", "--no-header"), cwd=WORK)
     if proc.returncode not in (0, 1):
         raise SystemExit(proc.stdout[-2000:] + proc.stderr[-2000:])
-    records = sorted(read_records(results), key=lambda r: int(r["case_id"]))
+    return sorted(read_records(results), key=lambda r: int(r["case_id"]))
+
+
+def spider_verdicts(records: list[dict]) -> list[bool | None]:
+    """Spider's verdict as we record it, per case."""
+    from pytest_sqleval.reports.sidebyside import peer_verdicts
     return [(peer_verdicts(r) or {}).get("spider") for r in records]
+
+
+def strict_figures(records: list[dict]) -> str:
+    """Our own verdict on the same file: passes, tie-only passes, undecidable, ungraded."""
+    status = [r.get("status") for r in records]
+    return (f"strict: {status.count('passed')} passed ({sum(bool(r.get('tie_only')) for r in records)} tie-only), "
+            f"{status.count('failed')} failed, {status.count('undecidable')} undecidable, "
+            f"{status.count('error')} not graded")
 
 
 def official(checkout: Path, python: str, suite: Path, cases: list[dict]) -> list[bool | None | str]:
@@ -118,20 +137,29 @@ def main() -> None:
     ap.add_argument("--per-database", type=int, default=50)
     ap.add_argument("--suite", type=Path, default=None, metavar="DIR",
                     help="instead of the bench's data: a Spider folder (dev.json, database/, sqleval.toml) ...")
-    ap.add_argument("--pred", type=Path, default=None, metavar="FILE", help="... and its predictions, one per line")
+    ap.add_argument("--pred", type=Path, nargs="+", default=None, metavar="FILE",
+                    help="... and its predictions files, one SQL per line; each is reported on its own")
     args = ap.parse_args()
+    if args.suite is None:
+        sys.exit(agree(args, *build(WORK / "spider", args.databases, args.per_database)))
+    dev = json.loads((args.suite / "dev.json").read_text())
+    failed = 0
+    for pred_file in args.pred:
+        print(f"== {pred_file.name}")
+        cases = [{"db_id": c["db_id"], "gold": c["query"], "pred": p.partition("\t")[0].strip()}
+                 for c, p in zip(dev, pred_file.read_text().splitlines())]
+        failed += agree(args, args.suite.resolve(), pred_file.resolve(), cases)
+    sys.exit(1 if failed else 0)
+
+
+def agree(args: argparse.Namespace, suite: Path, pred_file: Path, cases: list[dict]) -> int:
+    """One predictions file: our Spider verdict against the official one, case by case; 1 if any differs."""
     WORK.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(WORK / "cache", ignore_errors=True)
     shutil.rmtree(WORK / "results", ignore_errors=True)
-    if args.suite is not None:
-        suite, pred_file = args.suite.resolve(), args.pred.resolve()
-        dev = json.loads((suite / "dev.json").read_text())
-        cases = [{"db_id": c["db_id"], "gold": c["query"], "pred": p.partition("\t")[0].strip()}
-                 for c, p in zip(dev, pred_file.read_text().splitlines())]
-    else:
-        suite, pred_file, cases = build(WORK / "spider", args.databases, args.per_database)
     t = time.perf_counter()
-    mine = ours(suite, pred_file)
+    records = ours(suite, pred_file)
+    mine = spider_verdicts(records)
     t_ours = time.perf_counter() - t
     t = time.perf_counter()
     theirs = official(args.official, args.official_python, suite, cases)
@@ -141,13 +169,15 @@ def main() -> None:
     print(f"{len(cases)} cases ({len(crafted)} crafted): Spider's verdict as we record it equals the official "
           f"evaluator's on {len(cases) - len(differ)}; differs on {len(differ)} "
           f"(ours {t_ours:.1f} s as a pytest run, the official case by case {t_official:.1f} s)")
-    print(f"official passes {sum(o is True for o in theirs)}, ours records {sum(m is True for m in mine)} Spider passes")
+    print(f"official passes {sum(o is True for o in theirs)}, ours records {sum(m is True for m in mine)} Spider passes; "
+          f"no Spider verdict of ours on {sum(m is None for m in mine)}; {strict_figures(records)}")
     for i, c, m, o in differ:
         print(f"  case {i} ({c['db_id']}): ours {m}, official {o}\n    gold: {c['gold']}\n    pred: {c['pred']}")
-    print("crafted cases (official verdict):")
+    if crafted:
+        print("crafted cases (official verdict):")
     for i in crafted:
         print(f"  {theirs[i]!s:5} ours {mine[i]!s:5}  {cases[i]['pred']}")
-    sys.exit(1 if differ else 0)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -203,3 +203,13 @@ def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:
             assert cli.main(["build-warehouse", "--scale", "0.1", "--out", str(root)]) == 0
             (root / "done").touch()
     return root / DATABASE_NAME
+
+
+def sandbox_hash(sandbox: Callable[[Any], Any], where: Any) -> str:
+    """The content hash a sandbox (DuckDBSandbox, SQLiteSandbox, PostgresSandbox) computes for
+    a database file or URL, the sandbox closed afterwards."""
+    box = sandbox(where)
+    try:
+        return box.content_hash()
+    finally:
+        box.close()

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pytest_sqleval.engines.canonical import duckdb_lanes_sql, render_field, row_lanes
 from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
+from tests.sqleval_helpers import sandbox_hash
 
 ALL_TYPES = """
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
@@ -117,11 +118,7 @@ def _db(path: Path, *statements: str) -> Path:
 
 
 def _hash(path: Path) -> str:
-    box = DuckDBSandbox(path)
-    try:
-        return box.content_hash()
-    finally:
-        box.close()
+    return sandbox_hash(DuckDBSandbox, path)
 
 
 @pytest.mark.parametrize("change", [
@@ -162,11 +159,7 @@ def test_sqlite_keeps_storage_classes_apart(tmp_path: Path) -> None:
         c.execute(f"INSERT INTO t VALUES ({value})")
         c.commit()
         c.close()
-        box = SQLiteSandbox(path)
-        try:
-            return box.content_hash()
-        finally:
-            box.close()
+        return sandbox_hash(SQLiteSandbox, path)
 
     hashes = {db(f"{i}.sqlite", v) for i, v in enumerate(["1", "1.0", "'1'", "x'31'", "NULL"])}
     assert len(hashes) == 5
@@ -184,11 +177,7 @@ def test_a_sqlite_table_wider_than_a_function_call_hashes_every_column(tmp_path:
         c.execute("INSERT INTO wide VALUES (" + ", ".join(["1"] * 299 + [str(last)]) + ")")
         c.commit()
         c.close()
-        box = SQLiteSandbox(path)
-        try:
-            return box.content_hash()
-        finally:
-            box.close()
+        return sandbox_hash(SQLiteSandbox, path)
 
     one = db("a.sqlite", 1)
     assert db("b.sqlite", 1) == one

@@ -15,7 +15,7 @@ from pytest_sqleval.cases import Limits
 from pytest_sqleval.engines import open_sandbox
 from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
-from tests.sqleval_helpers import read_results
+from tests.sqleval_helpers import read_results, sandbox_hash
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 
 PG_OBJECTS = [
@@ -65,11 +65,7 @@ def pg_objects(pg: PgServer) -> Callable[[str, list[str]], str]:  # noqa: F811
 
 
 def pg_hash(url: str) -> str:
-    box = open_sandbox(url, Limits())
-    try:
-        return box.content_hash()
-    finally:
-        box.close()
+    return sandbox_hash(lambda where: open_sandbox(where, Limits()), url)
 
 
 def test_postgres_hash_covers_functions_types_sequences_and_views(pg_objects: Callable[[str, list[str]], str],
@@ -111,11 +107,7 @@ def test_postgres_hash_covers_the_search_path(pg: PgServer) -> None:  # noqa: F8
 
 
 def sqlite_hash(path: Path) -> str:
-    box = SQLiteSandbox(path)
-    try:
-        return box.content_hash()
-    finally:
-        box.close()
+    return sandbox_hash(SQLiteSandbox, path)
 
 
 def test_sqlite_hash_covers_views_triggers_collations_and_generated_columns(tmp_path: Path) -> None:
@@ -147,11 +139,7 @@ def test_sqlite_hash_covers_views_triggers_collations_and_generated_columns(tmp_
 
 
 def duck_hash(path: Path) -> str:
-    box = DuckDBSandbox(path)
-    try:
-        return box.content_hash()
-    finally:
-        box.close()
+    return sandbox_hash(DuckDBSandbox, path)
 
 
 def test_duckdb_hash_covers_view_definitions_sequences_enum_labels_and_collations(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_sqleval.api import Grader
 from pytest_sqleval.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
+from tests.sqleval_helpers import sandbox_hash
 
 #: (id, name as hex bytes): 1 and 2 differ in one invalid byte, 3 is the same bytes as 1
 ROWS = [(1, "61FF62"), (2, "61FE62"), (3, "61FF62"), (4, "6F6B")]
@@ -27,11 +28,7 @@ def build(path: Path, rows: list[tuple[int, str]] = ROWS) -> Path:
 
 
 def content_hash(path: Path) -> str:
-    box = SQLiteSandbox(path)
-    try:
-        return box.content_hash()
-    finally:
-        box.close()
+    return sandbox_hash(SQLiteSandbox, path)
 
 
 def test_a_database_with_invalid_utf8_opens_and_hashes_by_its_bytes(tmp_path: Path) -> None:
