@@ -18,7 +18,8 @@ Checks, each reported as one line per problem:
   exist, lists every deprecated table, and does not leak the questions' wording.
 
 When everything passes, the gold answers are frozen into ``gold_answers.json`` next to
-the manifest, with the content hash and engine version they belong to; a later run on the
+the manifest, with the content hash and engine version they belong to, exact numbers as
+the engine returned them (``ANSWERS_FORMAT``); a later run on the
 same database that computes a different answer (by the same comparator and contract)
 reports the drift.
 
