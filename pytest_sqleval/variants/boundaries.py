@@ -376,5 +376,5 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
     if engine == "duckdb":
         import duckdb
         return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
-    import sqlite3
-    return sqlite3.connect(f"file:{database}?mode=ro", uri=True) if read_only else sqlite3.connect(str(database))
+    from .sqlite_io import connect
+    return connect(database, read_only=read_only)

@@ -49,12 +49,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
+from .sqlite_io import connect
 
 GENERATOR_VERSION = 4
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
@@ -607,7 +608,7 @@ def _lit(text: str) -> str:
 
 
 # -- SQLite ----------------------------------------------------------------------------------
-_STORAGE_CLASS = {int: "i", float: "r", str: "t", bytes: "b"}
+_STORAGE_CLASS = {int: "i", float: "r", str: "t", bytes: "b", InvalidText: "t"}
 
 
 def _pick(tag: str, *values: Any) -> int:
@@ -619,24 +620,46 @@ def _pick(tag: str, *values: Any) -> int:
     return int(hashlib.md5(f"{text}|{tag}".encode("utf-8")).hexdigest()[:8], 16)
 
 
+def _pick_bytes(tag: str, *values: Any) -> int:
+    """``_pick`` of values passed as ``_pick_args`` passes them: text as its bytes, read back
+    as the sandbox reads text (valid UTF-8 as the same ``str`` the driver gives, so the pick
+    is the same; invalid as ``InvalidText``), a blob as its hex, anything else as it is.
+    Python's sqlite3 cannot hand invalid UTF-8 text to a function at all."""
+    return _pick(tag, *(decode_text(v) if isinstance(v, bytes) else bytes.fromhex(v) if isinstance(v, str) else v
+                        for v in values))
+
+
+def _pick_args(cols: list[str], utf8: bool) -> str:
+    """The SQL arguments of ``sqleval_pick`` for quoted columns ``cols``: in a UTF-8 file,
+    text as a blob of its bytes and a blob as its hex text (for ``_pick_bytes``); in a UTF-16
+    file, whose text the driver always decodes, the columns themselves (for ``_pick``)."""
+    if not utf8:
+        return ", ".join(cols)
+    return ", ".join(f"CASE typeof({c}) WHEN 'text' THEN CAST({c} AS BLOB) WHEN 'blob' THEN hex({c}) ELSE {c} END"
+                     for c in cols)
+
+
 class _SQLiteBuilder(_Builder):
     """Copies the file (``VACUUM INTO``: schema, data, views, triggers, indexes), then edits
     the copy with foreign-key enforcement off, and compacts it; a small database's variant
     with 512-byte pages (SQLite's smallest): a table takes at least a page, so with 4 KiB
     pages the variant of a Spider database of tens of rows per table is as large as it."""
 
+    utf8 = True  # the file's text encoding is UTF-8 (see _pick_args); read from the copy in build
+
     def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
         self.target.unlink(missing_ok=True)
-        src = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True)
+        src = connect(self.database, read_only=True)
         try:
             src.execute("VACUUM INTO ?", (str(self.target),))
         finally:
             src.close()
-        con = sqlite3.connect(str(self.target), isolation_level=None)
+        con = connect(self.target, isolation_level=None)
         self.con = con
         try:
             con.execute("PRAGMA foreign_keys = OFF")
-            con.create_function("sqleval_pick", -1, _pick, deterministic=True)
+            self.utf8 = str(con.execute("PRAGMA encoding").fetchone()[0]).upper() == "UTF-8"
+            con.create_function("sqleval_pick", -1, _pick_bytes if self.utf8 else _pick, deterministic=True)
             con.execute("BEGIN")
             self.keep = {name: f"temp.k{i}" for i, name in enumerate(self.c.tables)}
             self.choose_subset()
@@ -659,7 +682,7 @@ class _SQLiteBuilder(_Builder):
     def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
              columns: list[str] | None = None) -> str:
         cols = columns or (list(t.columns) if whole_row or not t.anchor else [t.anchor])
-        return f"sqleval_pick({_lit(tag)}, {', '.join(quote(c) for c in cols)})"
+        return f"sqleval_pick({_lit(tag)}, {_pick_args([quote(c) for c in cols], self.utf8)})"
 
     def has_rowid(self, name: str) -> bool:
         """Whether a table has rowids (a WITHOUT ROWID table is kept whole)."""
@@ -684,7 +707,7 @@ class _SQLiteBuilder(_Builder):
     def shuffle(self, t: TableConstraints, free: list[str]) -> None:
         if not self.has_rowid(t.name):
             return
-        rel, cols = quote(t.name), ", ".join(quote(c) for c in t.columns)
+        rel, cols = quote(t.name), _pick_args([quote(c) for c in t.columns], self.utf8)
         fcols = ", ".join(quote(c) for c in free)
         self.con.execute("DROP TABLE IF EXISTS temp.__perm")
         self.con.execute(

@@ -21,7 +21,6 @@ Engines: DuckDB and SQLite files, read with their own drivers (never the sandbox
 """
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -171,7 +170,8 @@ class _Reader:
             import duckdb
             self.conn: Any = duckdb.connect(str(database), read_only=True)
         else:
-            self.conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+            from .sqlite_io import connect
+            self.conn = connect(database, read_only=True)
 
     def close(self) -> None:
         self.conn.close()

@@ -18,7 +18,8 @@ Checks, each reported as one line per problem:
   exist, lists every deprecated table, and does not leak the questions' wording.
 
 When everything passes, the gold answers are frozen into ``gold_answers.json`` next to
-the manifest, with the content hash and engine version they belong to; a later run on the
+the manifest, with the content hash and engine version they belong to, exact numbers as
+the engine returned them (``ANSWERS_FORMAT``); a later run on the
 same database that computes a different answer (by the same comparator and contract)
 reports the drift.
 
@@ -177,8 +178,8 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
 
     answers_path = manifest.root / GOLD_ANSWERS
     if golds and content_hash:
-        frozen = _answers(golds, content_hash, engine, engine_version, manifest.name)
-        _check_frozen(answers_path, frozen, v, out, {g.case.id: g for g in golds})
+        frozen, fresh = _answers(golds, content_hash, engine, engine_version, manifest.name)
+        _check_frozen(answers_path, frozen, fresh, v, out, {g.case.id: g for g in golds})
         if freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
             out(f"{answers_path.name}: already holds these answers; left as it is")
         elif freeze and not v.problems and not v.bad_input:
@@ -573,7 +574,81 @@ def _background(manifest: Any, catalog: dict[str, Any] | None) -> list[str]:
 
 
 # -- frozen answers ---------------------------------------------------------------------------------
-def _canon(v: Any) -> Any:
+#: The layout of ``gold_answers.json``. 1 (no "format" key): every number a float rounded to 12
+#: significant digits, floats in the digest to 9, so an exact answer came back inexact and a
+#: drift of one unit went unseen. 2: each answer names its columns' kinds (``kinds``, the
+#: comparator's ``kind_of``); integers (and decimals of scale 0) are JSON integers of any
+#: width, other decimals their exact text at the scale the engine returned ("1999000.00"), floats to 12 digits (compared within
+#: tolerance anyway), and the digest of a large answer is exact for exact numbers.
+ANSWERS_FORMAT = 2
+_READS_FORMATS = (1, 2)
+
+
+def _column_values(table: Any) -> list[list[Any]]:
+    """A table's rows as Python values (a value Python cannot hold, such as an infinite date, as text)."""
+    from ..grading.compare import python_values
+    cols = [python_values(c) for c in table.columns]
+    return [list(r) for r in zip(*cols)] if cols else [[] for _ in range(table.num_rows)]
+
+
+def _encode(v: Any, kind: str) -> Any:
+    """A value as frozen (format 2): exact numbers exactly, as the engine returned them."""
+    from decimal import Decimal
+
+    from ..grading.compare import jsonable
+    if v is None:
+        return None
+    if kind == "integer" and isinstance(v, int):
+        return int(v)
+    if kind == "decimal" and isinstance(v, Decimal) and v.is_finite():
+        # scale 0 (a HUGEINT sum arrives as DECIMAL(38, 0)): an integer; else its text at its scale
+        return int(v) if v.as_tuple().exponent == 0 else format(v, "f")
+    v = jsonable(v)
+    if isinstance(v, float):
+        return float(f"{v:.12g}") if math.isfinite(v) else str(v)
+    return v
+
+
+def _exact_text(v: Any) -> str | None:
+    """An exact number (an int, or a decimal's text) as text by value, whatever its scale
+    ("1.50" and "1.5" alike, "3.00" as "3"); None if ``v`` is not one. No context
+    rounding: the digits are the digits."""
+    from decimal import Decimal, InvalidOperation
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return str(v)
+    if not isinstance(v, str):
+        return None
+    try:
+        d = Decimal(v)
+    except InvalidOperation:
+        return None
+    if not d.is_finite():
+        return None
+    text = format(d, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _digest(rows: list[list[Any]], kinds: list[str], ordered: bool) -> str:
+    """SHA-256 of an answer too large to freeze in full (format 2): exact numbers by value,
+    exactly (an integer and a decimal of the same value alike, as the comparator sees them);
+    floats to 9 significant digits; anything else as frozen."""
+    def norm(x: Any, kind: str) -> Any:
+        if kind in ("integer", "decimal"):
+            text = _exact_text(x)
+            return x if text is None else {"exact": text}
+        return f"{x:.9g}" if isinstance(x, float) else x
+    body = [[norm(x, k) for x, k in zip(r, kinds)] for r in rows]
+    if not ordered:
+        body = sorted(body, key=lambda r: json.dumps(r, default=str))
+    return hashlib.sha256(json.dumps(body, default=str).encode()).hexdigest()
+
+
+def _canon_v1(v: Any) -> Any:
+    """A value as format 1 froze it (to compare with a file of that format)."""
     from ..grading.compare import jsonable
     v = jsonable(v)
     if isinstance(v, float):
@@ -581,7 +656,7 @@ def _canon(v: Any) -> Any:
     return v
 
 
-def _digest(rows: list[list[Any]], ordered: bool) -> str:
+def _digest_v1(rows: list[list[Any]], ordered: bool) -> str:
     def norm(x: Any) -> Any:
         return f"{x:.9g}" if isinstance(x, float) else x
     body = [[norm(x) for x in r] for r in rows]
@@ -590,29 +665,41 @@ def _digest(rows: list[list[Any]], ordered: bool) -> str:
     return hashlib.sha256(json.dumps(body, default=str).encode()).hexdigest()
 
 
-def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version: str | None, suite: str) -> dict[str, Any]:
-    answers = {}
+@dataclass
+class _Fresh:
+    """One gold's answer as this run computed it, kept as values for a format-1 file."""
+
+    values: list[list[Any]]
+    ordered: bool
+
+
+def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version: str | None,
+             suite: str) -> tuple[dict[str, Any], dict[str, _Fresh]]:
+    from ..grading.compare import kind_of
+    answers, fresh = {}, {}
     for g in golds:
         if g.table is None:
             continue
         table = g.table
         if g.n_appended:
             table = table.select(list(range(table.num_columns - g.n_appended)))
-        rows = [[_canon(x) for x in r.values()] for r in table.to_pylist()] if table.num_rows <= FULL_ROWS else \
-            [[_canon(x) for x in r.values()] for r in table.slice(0, 10).to_pylist()]
+        kinds = [kind_of(f.type) for f in table.schema]
+        values = _column_values(table)
+        rows = [[_encode(x, k) for x, k in zip(r, kinds)] for r in values]
         entry: dict[str, Any] = {
             "gold_sql_sha256": hashlib.sha256(g.case.gold_sql.encode()).hexdigest()[:16],
-            "columns": table.column_names, "types": [str(f.type) for f in table.schema],
+            "columns": table.column_names, "types": [str(f.type) for f in table.schema], "kinds": kinds,
             "ordered": g.spec.ordered, "rows": table.num_rows,
         }
         if table.num_rows <= FULL_ROWS:
             entry["data"] = rows
         else:  # too big to commit: a digest of every row, and the first rows to read
-            entry["digest"] = _digest([[_canon(x) for x in r.values()] for r in table.to_pylist()], g.spec.ordered)
-            entry["preview"] = rows
+            entry["digest"] = _digest(rows, kinds, g.spec.ordered)
+            entry["preview"] = rows[:10]
         answers[g.case.id] = entry
-    return {"suite": suite, "content_hash": content_hash, "engine": engine, "engine_version": version,
-            "frozen_by": "python -m pytest_sqleval validate", "answers": answers}
+        fresh[g.case.id] = _Fresh(values, g.spec.ordered)
+    return ({"format": ANSWERS_FORMAT, "suite": suite, "content_hash": content_hash, "engine": engine,
+             "engine_version": version, "frozen_by": "python -m pytest_sqleval validate", "answers": answers}, fresh)
 
 
 def _frozen_spec(g: _Gold) -> Any:
@@ -624,24 +711,54 @@ def _frozen_spec(g: _Gold) -> Any:
     return replace(g.spec, sort_keys=keys if keys is not None and all(0 <= k < visible for k in keys) else None)
 
 
-def _frozen_table(rows: list[list[Any]], width: int) -> Any:
-    """Frozen (canonical JSON) rows as an Arrow table, or None when they do not make one
-    (a ragged row, a column mixing kinds, an integer beyond 64 bits)."""
+def _frozen_column(values: list[Any], kind: str | None) -> Any:
+    """One frozen column as Arrow, by its kind (format 2): integers as int64 (past it as a
+    decimal of scale 0, exact), decimals from their text, floats as doubles; any other kind,
+    or a format-1 column (``kind`` None), as Arrow infers it from the JSON values. Raises
+    ValueError for a value that is not of its column's kind (a hand-edited file)."""
+    import pyarrow as pa
+    from decimal import Decimal, InvalidOperation
+    present = [v for v in values if v is not None]
+    if kind == "integer":
+        if any(not isinstance(v, int) or isinstance(v, bool) for v in present):
+            raise ValueError("an integer column holds a value that is not an integer")
+        if all(-2**63 <= v < 2**63 for v in present):
+            return pa.array(values, pa.int64())
+        return pa.array([None if v is None else Decimal(v) for v in values])
+    if kind == "decimal":
+        if any(not isinstance(v, (str, int)) or isinstance(v, bool) for v in present):
+            raise ValueError("a decimal column holds a value that is neither an integer nor a decimal's text")
+        try:
+            return pa.array([None if v is None else Decimal(v) for v in values])
+        except InvalidOperation as exc:
+            raise ValueError(f"a decimal column holds text that is not a number ({exc})") from None
+    if kind == "float":
+        if any(not isinstance(v, (int, float, str)) or isinstance(v, bool) for v in present):
+            raise ValueError("a float column holds a value that is not a number")
+        return pa.array([float(v) if isinstance(v, str) else v for v in values], pa.float64())
+    return pa.array(values)
+
+
+def _frozen_table(rows: list[list[Any]], kinds: list[str] | None, width: int) -> Any:
+    """Frozen rows as an Arrow table, or None when they do not make one (a ragged row, a
+    value not of its column's kind, a column mixing kinds, a number past 76 digits)."""
     import pyarrow as pa
     if any(not isinstance(r, list) or len(r) != width for r in rows):
         return None
     try:
-        return pa.table({f"c{i}": pa.array([r[i] for r in rows]) for i in range(width)})
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        return pa.table({f"c{i}": _frozen_column([r[i] for r in rows], kinds[i] if kinds else None)
+                         for i in range(width)})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError):
         return None
 
 
-def _same_answer(cmp: Any, frozen: list[list[Any]], fresh: list[list[Any]], width: int, spec: Any) -> bool:
+def _same_answer(cmp: Any, frozen: list[list[Any]], frozen_kinds: list[str] | None, fresh: list[list[Any]],
+                 fresh_kinds: list[str] | None, width: int, spec: Any) -> bool:
     """Frozen rows against fresh ones, by the grader's own comparator under the case's own
     contract (``case_contract``): exact numbers exactly, inexact ones within the case's
     tolerance, columns and order as the case is graded. Rows that make no table compare as
     they are."""
-    old, new = _frozen_table(frozen, width), _frozen_table(fresh, width)
+    old, new = _frozen_table(frozen, frozen_kinds, width), _frozen_table(fresh, fresh_kinds, width)
     if old is None or new is None:
         return frozen == fresh
     return bool(cmp.compare(old, new, spec).match)
@@ -659,16 +776,49 @@ def _render_answers(frozen: dict[str, Any]) -> str:
 
 
 def _already_frozen(path: Path, frozen: dict[str, Any]) -> bool:
-    """The file holds the same answers for the same content (whichever engine release froze
-    them): rewriting it would only churn its engine_version line."""
+    """The file holds the same answers for the same content in the same format (whichever
+    engine release froze them): rewriting it would only churn its engine_version line."""
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return old.get("content_hash") == frozen["content_hash"] and old.get("answers") == frozen["answers"]
+    return (isinstance(old, dict) and old.get("format") == frozen["format"]
+            and old.get("content_hash") == frozen["content_hash"] and old.get("answers") == frozen["answers"])
 
 
-def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out, golds: dict[str, _Gold]) -> None:
+def _file_format(old: dict[str, Any], path: Path) -> int:
+    """The format of a gold-answers file (no "format" key: 1); a format this release does not
+    read is bad input that says how to get a file it does."""
+    fmt = old.get("format", 1)
+    if isinstance(fmt, bool) or fmt not in _READS_FORMATS:
+        raise BadInputError(path, f"gold-answers format {fmt!r} is not one this pytest-sqleval reads "
+                            f"({', '.join(map(str, _READS_FORMATS))})",
+                            field="format", fix="delete the file and re-run `python -m pytest_sqleval validate "
+                            "SUITE` to freeze the answers again (or upgrade pytest-sqleval)")
+    return int(fmt)
+
+
+def _same_entry(cmp: Any, prev: dict[str, Any], entry: dict[str, Any], fresh: _Fresh, fmt: int, g: _Gold) -> bool:
+    """Whether a frozen answer (of format ``fmt``) is this run's: in full by the comparator
+    under the case's contract, else by the digest."""
+    width = len(entry["columns"])
+    if fmt == 1:  # numbers to 12 digits: compared at that precision, as format 1 was
+        rows = [[_canon_v1(x) for x in r] for r in fresh.values]
+        if "data" in prev:
+            return len(rows) <= FULL_ROWS and _same_answer(cmp, prev["data"], None, rows, None, width, _frozen_spec(g))
+        return prev.get("digest") == _digest_v1(rows, fresh.ordered)
+    kinds = prev.get("kinds")
+    if not isinstance(kinds, list) or len(kinds) != len(prev.get("columns") or []):
+        return False  # a damaged entry cannot show the same answer
+    if "data" in prev and "data" in entry:
+        return _same_answer(cmp, prev["data"], kinds, entry["data"], entry["kinds"], width, _frozen_spec(g))
+    if "digest" in prev and "digest" in entry:
+        return prev["digest"] == entry["digest"]
+    return False  # frozen in full, now too large to (or the other way round): the row count differs
+
+
+def _check_frozen(path: Path, frozen: dict[str, Any], fresh: dict[str, _Fresh], v: Validation, out: Out,
+                  golds: dict[str, _Gold]) -> None:
     from ..grading.compare import Comparator
     if not path.is_file():
         return
@@ -676,8 +826,15 @@ def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out, g
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
         old_answers = old["answers"]
+        if not isinstance(old_answers, dict):
+            raise TypeError("its answers are not an object")
     except (ValueError, KeyError, TypeError) as exc:
         v.bad_input.append(f"{path}: not a gold-answers file ({exc}) (fix: delete it; validate writes a new one)")
+        return
+    try:
+        fmt = _file_format(old, path)
+    except BadInputError as exc:
+        v.bad_input.append(one_line(exc))
         return
     if old.get("content_hash") != frozen["content_hash"]:
         out(f"{path.name}: frozen for content hash {str(old.get('content_hash'))[:16]}... "
@@ -691,12 +848,14 @@ def _check_frozen(path: Path, frozen: dict[str, Any], v: Validation, out: Out, g
         prev = old_answers.get(cid)
         if not isinstance(prev, dict) or prev.get("gold_sql_sha256") != entry["gold_sql_sha256"]:
             continue  # a new case or a changed gold: nothing to compare with
-        same = (_same_answer(cmp, prev["data"], entry["data"], len(entry["columns"]), _frozen_spec(golds[cid]))
-                if "data" in prev and "data" in entry else prev.get("digest") == entry["digest"])
+        same = _same_entry(cmp, prev, entry, fresh[cid], fmt, golds[cid])
         if not same or prev.get("rows") != entry["rows"]:
             drift += 1
             v.problems.append(f"{path}: {cid}: the gold answer differs from the one frozen for this content hash "
                               f"({prev.get('rows')} rows frozen, {entry['rows']} now); the gold is not stable")
     under = ("" if old.get("engine_version") == frozen["engine_version"] else
              f" (frozen under {old.get('engine')} {old.get('engine_version')}, checked under {frozen['engine_version']})")
-    out(f"{path.name}: {len(old_answers)} frozen answers for this content hash{under}; {drift} differ")
+    older = ("" if fmt == ANSWERS_FORMAT else
+             f" (format {fmt}: its numbers were rounded to 12 digits, so they are compared at that precision; "
+             f"a clean run rewrites it in format {ANSWERS_FORMAT}, exact numbers exactly)")
+    out(f"{path.name}: {len(old_answers)} frozen answers for this content hash{under}{older}; {drift} differ")

@@ -1,0 +1,22 @@
+"""The variants' own SQLite connections (variants are built outside the sandboxes), opened
+one way: text read as the sandbox reads it (``engines.sqlite_sandbox.decode_text``), valid
+UTF-8 as ``str`` and anything else as its bytes (``InvalidText``). With the driver's default,
+one invalid byte anywhere (Spider and BIRD files hold some) failed the whole build."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..engines.sqlite_sandbox import decode_text
+
+
+def connect(database: str | Path, *, read_only: bool = False, **kwargs: Any) -> sqlite3.Connection:
+    """A connection to ``database`` (read-only: by URI, so the file is never written)."""
+    con = (sqlite3.connect(f"file:{database}?mode=ro", uri=True, **kwargs) if read_only
+           else sqlite3.connect(str(database), **kwargs))
+    con.text_factory = decode_text
+    return con
+
+
+__all__ = ["connect"]
