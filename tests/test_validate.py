@@ -26,14 +26,15 @@ SCALE = 0.1
 
 
 class Capture:
-    """``out`` and ``err`` sinks for ``validate_suite``."""
+    """``out`` and ``err`` sinks for ``validate_suite``; ``defaults`` go to every run."""
 
-    def __init__(self) -> None:
+    def __init__(self, **defaults: Any) -> None:
         self.out: list[str] = []
         self.err: list[str] = []
+        self.defaults = defaults
 
     def run(self, suite: Path, **kw: Any) -> int:
-        return validate_suite(suite, out=self.out.append, err=self.err.append, **kw)
+        return validate_suite(suite, out=self.out.append, err=self.err.append, **{**self.defaults, **kw})
 
     @property
     def problems(self) -> list[str]:

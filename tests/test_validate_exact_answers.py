@@ -15,7 +15,8 @@ import duckdb
 import pytest
 
 from pytest_sqleval.grading.compare import jsonable
-from pytest_sqleval.warehouse.validate import GOLD_ANSWERS, validate_suite
+from pytest_sqleval.warehouse.validate import GOLD_ANSWERS
+from tests.test_validate import Capture
 
 HUGE = "SELECT sum(CAST(id AS HUGEINT)) + 1234567890123 AS s FROM customers"  # a 128-bit sum past 12 digits
 CENTS = "SELECT sum(CAST(id AS DECIMAL(18, 2))) + 1999000 AS amount FROM customers"  # DECIMAL(38, 2)
@@ -24,13 +25,6 @@ CASES = [{"id": "huge", "question": "Huge", "gold_sql": HUGE}, {"id": "cents", "
           "SELECT i, CAST(i AS DECIMAL(18, 2)) * 0.01 + 1000000 AS d FROM range(300) t(i) ORDER BY i"}]
 
 
-class Capture:
-    def __init__(self) -> None:
-        self.out: list[str] = []
-        self.err: list[str] = []
-
-    def run(self, suite: Path) -> int:
-        return validate_suite(suite, out=self.out.append, err=self.err.append, threads=(1, 2))
 
 
 def suite(root: Path, db: Path) -> Path:
@@ -68,7 +62,7 @@ def one_cent_more(x: Any) -> Any:
 @pytest.fixture
 def frozen(tmp_path: Path, shop_db: Path) -> Path:
     root = suite(tmp_path / "exact", shop_db)
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(root) == 0, run.err
     return root
 
@@ -87,7 +81,7 @@ def test_exact_numbers_are_frozen_as_the_engine_returned_them(frozen: Path, shop
 
 def test_an_unchanged_database_validates_clean_and_leaves_the_file(frozen: Path) -> None:
     before = (frozen / GOLD_ANSWERS).read_bytes()
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(frozen) == 0, run.err
     assert "gold_answers.json: 3 frozen answers for this content hash; 0 differ" in run.out
     assert "gold_answers.json: already holds these answers; left as it is" in run.out
@@ -98,7 +92,7 @@ def test_an_unchanged_database_validates_clean_and_leaves_the_file(frozen: Path)
 def test_a_frozen_answer_one_unit_off_is_reported(frozen: Path, case_id: str, change: Callable[[Any], Any]) -> None:
     edit(frozen, case_id, change)
     drifted = (frozen / GOLD_ANSWERS).read_bytes()
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(frozen) == 1
     assert [line for line in run.err if f"{case_id}: the gold answer differs from the one frozen" in line], run.err
     assert len([line for line in run.err if line.startswith("problem: ")]) == 1, run.err
@@ -153,7 +147,7 @@ def test_a_format_1_file_is_still_read_and_rewritten_exactly(frozen: Path, shop_
     _as_format_1(frozen, shop_db)
     assert json.loads((frozen / GOLD_ANSWERS).read_text())["answers"]["huge"]["data"][0][0] != \
         int(engine_value(shop_db, HUGE))  # what format 1 lost
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(frozen) == 0, run.err
     assert [line for line in run.out if "(format 1: its numbers were rounded to 12 digits" in line
             and line.endswith("; 0 differ")], run.out
@@ -163,7 +157,7 @@ def test_a_format_1_file_is_still_read_and_rewritten_exactly(frozen: Path, shop_
 def test_a_format_1_file_with_a_drifted_answer_is_still_reported(frozen: Path, shop_db: Path) -> None:
     _as_format_1(frozen, shop_db)
     edit(frozen, "cents", lambda x: x + 100)
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(frozen) == 1
     assert [line for line in run.err if "cents: the gold answer differs from the one frozen" in line], run.err
 
@@ -173,7 +167,7 @@ def test_a_format_this_release_does_not_read_says_to_rerun_validate(frozen: Path
     doc = json.loads(path.read_text())
     doc["format"] = 99
     path.write_text(json.dumps(doc))
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(frozen) == 2
     assert len(run.err) == 1, run.err
     line = run.err[0]

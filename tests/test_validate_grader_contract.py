@@ -18,7 +18,8 @@ from pytest_sqleval.engines import open_sandbox
 from pytest_sqleval.grading.compare import CompareSpec
 from pytest_sqleval.pool import GraderPool
 from pytest_sqleval.warehouse import validate
-from pytest_sqleval.warehouse.validate import GOLD_ANSWERS, validate_suite
+from pytest_sqleval.warehouse.validate import GOLD_ANSWERS
+from tests.test_validate import Capture
 
 SQLEVAL_CASES = [
     {"id": "ordered", "question": "Orders per status", "gold_sql":
@@ -109,13 +110,6 @@ def test_validate_and_the_grader_agree_on_every_field_of_the_contract(tmp_path: 
         assert theirs["none"][0].allow_empty and not theirs["bag"][0].allow_empty
 
 
-class Capture:
-    def __init__(self) -> None:
-        self.out: list[str] = []
-        self.err: list[str] = []
-
-    def run(self, suite: Path) -> int:
-        return validate_suite(suite, out=self.out.append, err=self.err.append, threads=(1, 2))
 
 
 def test_an_empty_gold_the_suite_allows_is_not_a_problem_for_validate(tmp_path: Path, shop_db: Path,
@@ -124,7 +118,7 @@ def test_an_empty_gold_the_suite_allows_is_not_a_problem_for_validate(tmp_path: 
     answer passes); validate used to report it as unusable, reading only expected_shape."""
     cases = [{"id": "e", "question": "Customers with a negative id", "gold_sql": "SELECT id FROM customers WHERE id < 0"}]
     root = sqleval_suite(tmp_path / "allow", shop_db, cases, "[compare]\nallow_empty = true\n")
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(root) == 0, run.err
     assert not [line for line in run.err if "no rows" in line]
     manifest = load_manifest(root / "sqleval.toml")
@@ -150,10 +144,10 @@ def test_a_frozen_exact_number_off_by_one_is_drift_as_the_grader_sees_it(tmp_pat
     """Two exact numbers compare exactly in the grader; validate's own comparison took any
     two numbers within 1e-6 relative as equal, so a drifted count in the billions passed."""
     root = sqleval_suite(tmp_path / "big", shop_db, [{"id": "big", "question": "Big", "gold_sql": BIG}])
-    assert Capture().run(root) == 0  # freezes the answer
+    assert Capture(threads=(1, 2)).run(root) == 0  # freezes the answer
     _edit_frozen(root, "big", lambda x: x + 1)
     frozen = json.loads((root / GOLD_ANSWERS).read_text())["answers"]["big"]["data"][0][0]
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(root) == 1
     assert [line for line in run.err if "big: the gold answer differs from the one frozen" in line], run.err
     manifest = load_manifest(root / "sqleval.toml")
@@ -167,10 +161,10 @@ def test_frozen_answers_are_held_to_the_suites_own_tolerance(tmp_path: Path, sho
     answer to the grader, and so to validate (which used 1e-6 of its own)."""
     cases = [{"id": "ratio", "question": "Ratio", "gold_sql": "SELECT CAST(count(*) AS DOUBLE) / 7 AS r FROM customers"}]
     root = sqleval_suite(tmp_path / "tol", shop_db, cases, "[compare]\nfloat_rel_tol = 0.001\n")
-    assert Capture().run(root) == 0
+    assert Capture(threads=(1, 2)).run(root) == 0
     _edit_frozen(root, "ratio", lambda x: x * (1 + 1e-4))
     frozen = json.loads((root / GOLD_ANSWERS).read_text())["answers"]["ratio"]["data"][0][0]
-    run = Capture()
+    run = Capture(threads=(1, 2))
     assert run.run(root) == 0, run.err
     assert any("1 frozen answers for this content hash; 0 differ" in line for line in run.out), run.out
     manifest = load_manifest(root / "sqleval.toml")
