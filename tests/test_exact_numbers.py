@@ -19,7 +19,6 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import duckdb

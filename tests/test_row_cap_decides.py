@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
