@@ -39,6 +39,7 @@ MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
 BOUNDARY_VERSION = 9  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
+TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -192,8 +193,9 @@ class BoundaryRows:
             writer.thresholds()  # every row a subquery reads is written by now
             ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
                              writer.allowed, changed)
-            for tie in self.ties:
-                ties.break_tie(tie, index)
+            for _ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)
+                if not [tie for tie in self.ties if ties.break_tie(tie, index)]:
+                    break
             if engine == "duckdb":
                 con.execute("CHECKPOINT")
             else:

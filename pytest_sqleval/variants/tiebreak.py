@@ -9,8 +9,9 @@ variant's data, the gold's ranking (the gold without its LIMIT, projecting its g
 sort keys) is run; where row ``k`` ties with row ``k+1``, a few tie members are moved by
 one step of the first sort key that can be moved:
 
-- ``count(...)``: a row of the gold's FROM that joins into the member is copied (its key
-  columns given new values: the column's maximum + 1), so the member's count rises by one;
+- ``count(...)``: a row of the gold's FROM that joins into the member is copied, so the
+  member's count rises by one; each key of the copy gets a new value in one column: a
+  value of the column it references, if it references one, else the column's maximum + 1;
 - ``sum/avg/max/min(col)`` of a free column: one of the member's rows gets ``col`` one
   unit of its grid higher or lower (an integer 1, a DECIMAL its last place, a date a day,
   a float 1e-3 of its magnitude), inside the column's domain on the pinned data;
@@ -22,8 +23,9 @@ that returns "the first airline", a later one a query that names another airline
 already at the column's edge, a count that only rises for an ASC key), every other member
 of the tie is moved back instead. An edit is kept only if the ranking, run again, no longer
 ties at the LIMIT; else it is undone. Only free columns change, a copied row keeps every
-reference of its original and a key column changed in a copy is in no dependency as a
-child and no total one as a parent, so every constraint of ``constraints`` still holds."""
+key unique and every reference valid (a key column changed in a copy takes a value of the
+column it references, and is in no total dependency as a parent), so every constraint of
+``constraints`` still holds."""
 from __future__ import annotations
 
 import datetime as dt
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+MAX_CANDIDATES = 64  # values tried for a copied row's key column that references another table
 MAX_TIE_EDITS = 8  # members moved per gold and variant, at most (a larger all-tied group moves its few chosen)
 
 
@@ -64,6 +67,7 @@ class TieBreak:
     tables: tuple[str, ...]
     keys: tuple[SortKey | None, ...]
     rows_sql: str
+    reads: frozenset[tuple[str, str]] = frozenset()  # (table, column) the gold reads: changed last in a copy
 
 
 def tie_breaks(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
@@ -149,8 +153,10 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
         where = select.args.get("where")
         rows.set("where", exp.Where(this=exp.and_(*([where.this.copy()] if where is not None else []), *match)))
         rows_sql = rows.sql(dialect=dialect)
+    reads = {_resolve(c, sources, names.lower) for c in select.find_all(exp.Column)}
     return TieBreak(ranking.sql(dialect=dialect), ranking.copy().limit(k).sql(dialect=dialect), k,
-                    len(member_exprs), grouped, tables, tuple(keys), rows_sql)
+                    len(member_exprs), grouped, tables, tuple(keys), rows_sql,
+                    frozenset((names.originals[sources[r[0]]], r[1]) for r in reads if r is not None))
 
 
 def _unalias(node: Any, select: Any, alias_first: bool) -> Any:
@@ -238,7 +244,7 @@ class TieWriter:
         parents = {d.parent for d in self.deps}
         for pos in sorted(range(len(tb.tables)), key=lambda p: (tb.tables[p] in parents, p)):
             table = tb.tables[pos]
-            inserted = self._insert_copy(table, rows[0][pos])
+            inserted = self._insert_copy(table, rows[0][pos], tb.reads)
             if inserted is None:
                 continue
             q = qualified(table, self.engine)
@@ -252,40 +258,73 @@ class TieWriter:
             remove()
         return False
 
-    def _insert_copy(self, table: str, rowid: int) -> int | None:
-        """Insert a copy of ``rowid`` whose every key differs (a number column, the maximum + 1);
-        its rowid, or None when a key has no column that may take a new value."""
-        from .constraints import family, qualified, quote
+    def _insert_copy(self, table: str, rowid: int, reads: frozenset[tuple[str, str]]) -> int | None:
+        """Insert a copy of ``rowid`` whose every key differs, in a column the gold does not read
+        if it can (a flight number, not the airline it joins on); its rowid, or None when a key
+        has no column that may take a new value (``_fresh``)."""
+        from .constraints import qualified, quote
         t = self.tables[table]
         keys = [tuple(t.primary_key)] + [tuple(k) for k in t.unique_keys] + [(c,) for c in t.observed_unique]
         keys = [k for k in keys if k]
         if not keys and not t.duplicate_rows:
             return None  # no two rows alike: a copy would be the first duplicate
-        children = {c for d in self.deps if d.child == table for c in d.child_columns}
-        totals = {c for d in self.deps if d.parent == table and d.origin == "total" for c in d.parent_columns}
-        q = qualified(table, self.engine)
-        new: dict[str, int] = {}
+        q, columns = qualified(table, self.engine), list(t.columns)
+        found = self.run(f"SELECT {', '.join(map(quote, columns))} FROM {q} WHERE rowid = {int(rowid)}", ())
+        if not found:
+            return None
+        row = dict(zip(columns, found[0]))
+        new: dict[str, Any] = {}
         for key in keys:
-            if any(c in new for c in key):
-                continue
-            column = next((c for c in key if c not in children and c not in totals
-                           and family(t.columns.get(c, ""), self.engine) in ("number", "any")), None)
-            if column is None:
-                return None
-            top = self.run(f"SELECT max({quote(column)}) FROM {q}", ())[0][0]
-            if not isinstance(top, int) or isinstance(top, bool):
-                return None
-            new[column] = top + 1
-        columns = list(t.columns)
+            if self._taken(table, key, {**row, **new}):
+                order = sorted(key, key=lambda c: (table, c) in reads)
+                value = next(((c, v) for c in order for v in [self._fresh(table, c, key, {**row, **new})]
+                              if v is not None), None)
+                if value is None:
+                    return None
+                new[value[0]] = value[1]
+        if any(self._taken(table, key, {**row, **new}) for key in keys):
+            return None
         select = ", ".join("?" if c in new else quote(c) for c in columns)
         self.con.execute(f"INSERT INTO {q} ({', '.join(map(quote, columns))}) SELECT {select} FROM {q} "
                          f"WHERE rowid = {int(rowid)}", [new[c] for c in columns if c in new])
         return int(self.run(f"SELECT max(rowid) FROM {q}", ())[0][0])
 
+    def _taken(self, table: str, key: tuple[str, ...], row: dict[str, Any]) -> bool:
+        from .constraints import qualified, quote
+        if any(row[c] is None for c in key):
+            return False  # a NULL in a key equals nothing
+        where = " AND ".join(f"{quote(c)} = ?" for c in key)
+        return bool(self.run(f"SELECT count(*) FROM {qualified(table, self.engine)} WHERE {where}",
+                             tuple(row[c] for c in key))[0][0])
+
+    def _fresh(self, table: str, column: str, key: tuple[str, ...], row: dict[str, Any]) -> Any:
+        """A value for ``column`` of a copied row under which ``key`` is not taken: a value of
+        the column it references (an inclusion dependency, declared or observed, must still
+        hold), else its maximum + 1; None for a column every value of which is referenced (a
+        total dependency) or that is neither."""
+        from .constraints import qualified, quote
+        deps = [d for d in self.deps if d.child == table and column in d.child_columns]
+        if any(d.parent == table and d.origin == "total" and column in d.parent_columns for d in self.deps) \
+                or any(len(d.child_columns) > 1 for d in deps):
+            return None
+        if deps:
+            first, others = deps[0], deps[1:]
+            candidates = [r[0] for r in self.run(
+                f"SELECT DISTINCT {quote(first.parent_columns[0])} FROM {qualified(first.parent, self.engine)} "
+                f"WHERE {quote(first.parent_columns[0])} IS NOT NULL ORDER BY 1 LIMIT {MAX_CANDIDATES}", ())]
+            candidates = [v for v in candidates if all(self.run(
+                f"SELECT count(*) FROM {qualified(d.parent, self.engine)} WHERE {quote(d.parent_columns[0])} = ?",
+                (v,))[0][0] for d in others)]
+        else:
+            top = self.run(f"SELECT max({quote(column)}) FROM {qualified(table, self.engine)}", ())[0][0]
+            candidates = [top + 1] if isinstance(top, int) and not isinstance(top, bool) else []
+        return next((v for v in candidates if not self._taken(table, key, {**row, column: v})), None)
+
     def _nudge(self, tb: TieBreak, key: SortKey, member: tuple, up: bool, undo: list[Callable[[], None]]) -> bool:
-        """Move one of the member's values of ``key.column`` one grid unit up or down: the
-        row holding its largest value going up (a sum, an average and a maximum rise), its
-        smallest going down, the other way for a minimum."""
+        """Move one of the member's values of ``key.column`` one grid unit up or down: for a
+        maximum the row holding its largest value, for a minimum its smallest, for a sum, an
+        average or a column the largest going up and the smallest going down (where the step
+        more likely stays inside the column's domain)."""
         from .constraints import qualified, quote
         table = tb.tables[key.position]
         q, col = qualified(table, self.engine), quote(key.column)
@@ -298,7 +337,7 @@ class TieWriter:
         rows = [r for r in rows if r[1] is not None]
         if not rows:
             return False
-        largest = up != (key.kind == "min")
+        largest = {"max": True, "min": False}.get(key.kind, up)  # the extreme a max/min is; else where the step stays inside
         rowid, old = sorted(rows, key=lambda r: (r[1], -r[0]) if largest else (r[1], r[0]))[-1 if largest else 0]
         new = _step(old, up)
         if new is None or not self.allowed(table, key.column, new):
