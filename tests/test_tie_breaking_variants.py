@@ -122,29 +122,30 @@ JOINED = "SELECT c.name FROM customers c JOIN orders o ON o.customer = c.id GROU
 NO_JOIN = "SELECT name FROM customers LIMIT 1"
 LAST = "SELECT name FROM customers ORDER BY name DESC LIMIT 1"
 
-KEYS = [  # (gold, a wrong query that returns a tie member, a right one that breaks the tie otherwise)
+KEYS = [  # (gold, a wrong query that returns a tie member, a right one that breaks the tie otherwise, what moves)
     pytest.param(JOINED.format("count(*) DESC"), NO_JOIN,
                  "SELECT c.name FROM customers c JOIN orders o ON o.customer = c.id GROUP BY c.name "
-                 "ORDER BY count(o.id) DESC, c.name DESC LIMIT 1", id="count-desc"),
+                 "ORDER BY count(o.id) DESC, c.name DESC LIMIT 1", "main.orders+rows", id="count-desc"),
     pytest.param(JOINED.format("count(*)"), LAST,
                  "SELECT c.name FROM customers c JOIN orders o ON o.customer = c.id GROUP BY c.name "
-                 "ORDER BY count(*), c.name DESC LIMIT 1", id="count-asc"),
+                 "ORDER BY count(*), c.name DESC LIMIT 1", "main.orders+rows", id="count-asc"),
     pytest.param(JOINED.format("sum(o.amount) DESC"), NO_JOIN,
                  "SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer GROUP BY c.name "
-                 "ORDER BY sum(amount) DESC, c.name DESC LIMIT 1", id="sum-desc"),
+                 "ORDER BY sum(amount) DESC, c.name DESC LIMIT 1", "main.orders.amount", id="sum-desc"),
     pytest.param(JOINED.format("max(o.price) DESC"), NO_JOIN,  # at the column's maximum: the others move down
                  "SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer GROUP BY c.name "
-                 "ORDER BY max(price) DESC, c.name DESC LIMIT 1", id="max-desc"),
+                 "ORDER BY max(price) DESC, c.name DESC LIMIT 1", "main.orders.price", id="max-desc"),
     pytest.param(JOINED.format("avg(o.amount)"), LAST,
                  "SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer GROUP BY c.name "
-                 "ORDER BY avg(amount), c.name DESC LIMIT 1", id="avg-asc"),
+                 "ORDER BY avg(amount), c.name DESC LIMIT 1", "main.orders.amount", id="avg-asc"),
     pytest.param("SELECT id FROM orders ORDER BY day DESC LIMIT 1", "SELECT id FROM orders ORDER BY id DESC LIMIT 1",
-                 "SELECT id FROM orders ORDER BY day DESC, id LIMIT 1", id="column-desc"),
+                 "SELECT id FROM orders ORDER BY day DESC, id LIMIT 1", "main.orders.day", id="column-desc"),
 ]
 
 
-@pytest.mark.parametrize(("gold", "wrong", "right"), KEYS)
-def test_each_kind_of_sort_key_is_moved_one_step(tmp_path: Path, gold: str, wrong: str, right: str) -> None:
+@pytest.mark.parametrize(("gold", "wrong", "right", "moved"), KEYS)
+def test_each_kind_of_sort_key_is_moved_one_step(tmp_path: Path, gold: str, wrong: str, right: str,
+                                                 moved: str) -> None:
     database = shop(tmp_path / "shop.duckdb")
     with Grader(database, cache_dir=tmp_path / "plain") as plain:
         assert plain.compare(wrong, gold).status in ("passed", "undecidable")  # the tie alone lets it through
@@ -152,6 +153,8 @@ def test_each_kind_of_sort_key_is_moved_one_step(tmp_path: Path, gold: str, wron
         refuted, confirmed = graded.compare(wrong, gold), graded.compare(right, gold)
     assert refuted.status == "failed" and refuted.failure_kind == "coincidental_pass", refuted.explanation
     assert confirmed.status == "passed" and confirmed.layers["variants"]["graded"] >= 1, confirmed.explanation
+    built = json.loads(next((tmp_path / "cache" / "variants").glob("*/*/rows-*/variants.json")).read_text())
+    assert any(moved in (v["params"].get("boundary_rows") or {}) for v in built["variants"])  # a witness, not luck
 
 
 def test_tie_breaking_variants_are_the_same_built_twice(tmp_path: Path) -> None:

@@ -321,10 +321,9 @@ class TieWriter:
         return next((v for v in candidates if not self._taken(table, key, {**row, column: v})), None)
 
     def _nudge(self, tb: TieBreak, key: SortKey, member: tuple, up: bool, undo: list[Callable[[], None]]) -> bool:
-        """Move one of the member's values of ``key.column`` one grid unit up or down: for a
-        maximum the row holding its largest value, for a minimum its smallest, for a sum, an
-        average or a column the largest going up and the smallest going down (where the step
-        more likely stays inside the column's domain)."""
+        """Move one of the member's values of ``key.column`` one grid unit up or down, inside
+        the column's domain: for a maximum the row holding its largest value, for a minimum
+        its smallest, for a sum or an average the first row whose step stays inside."""
         from .constraints import qualified, quote
         table = tb.tables[key.position]
         q, col = qualified(table, self.engine), quote(key.column)
@@ -337,10 +336,13 @@ class TieWriter:
         rows = [r for r in rows if r[1] is not None]
         if not rows:
             return False
-        largest = {"max": True, "min": False}.get(key.kind, up)  # the extreme a max/min is; else where the step stays inside
-        rowid, old = sorted(rows, key=lambda r: (r[1], -r[0]) if largest else (r[1], r[0]))[-1 if largest else 0]
-        new = _step(old, up)
-        if new is None or not self.allowed(table, key.column, new):
+        if key.kind in ("max", "min"):  # only the extreme row moves the extreme
+            rows = [max(rows, key=lambda r: (r[1], -r[0])) if key.kind == "max" else min(rows, key=lambda r: (r[1], r[0]))]
+        else:  # the smallest going up, the largest going down: a step that more likely stays inside
+            rows = sorted(rows, key=lambda r: (r[1], r[0]), reverse=not up)
+        rowid, old, new = next(((r[0], r[1], v) for r in rows for v in [_step(r[1], up)]
+                                if v is not None and self.allowed(table, key.column, v)), (None, None, None))
+        if new is None:
             return False
         ctype = self.tables[table].columns.get(key.column, "")
         cast = f"CAST(? AS {ctype})" if self.engine == "duckdb" and ctype else "?"
