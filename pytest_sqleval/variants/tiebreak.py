@@ -19,10 +19,11 @@ one step of the first sort key that can be moved:
 
 The members moved to the front are taken in turn by the variant's index, the rows the
 engine returns first for the ranking with its LIMIT last: the first variant refutes a query
-that returns "the first airline", a later one a query that names another airline outright. When they cannot move (a maximum
-already at the column's edge, a count that only rises for an ASC key), every other member
-of the tie is moved back instead. An edit is kept only if the ranking, run again, no longer
-ties at the LIMIT; else it is undone. Only free columns change, a copied row keeps every
+that returns "the first airline", a later one a query that names another airline outright.
+When they cannot move (a maximum already at the column's edge, a count that only rises for
+an ASC key), every other member of the tie is moved back instead (at most
+``MAX_TIE_EDITS``). An edit is kept only if the ranking, run again, no longer ties at the
+LIMIT; else it is undone. Only free columns change, a copied row keeps every
 key unique and every reference valid (a key column changed in a copy takes a value of the
 column it references, and is in no total dependency as a parent), so every constraint of
 ``constraints`` still holds."""
@@ -344,7 +345,8 @@ class TieWriter:
         if not rows:
             return False
         if key.kind in ("max", "min"):  # only the extreme row moves the extreme
-            rows = [max(rows, key=lambda r: (r[1], -r[0])) if key.kind == "max" else min(rows, key=lambda r: (r[1], r[0]))]
+            rows = [max(rows, key=lambda r: (r[1], -r[0])) if key.kind == "max"
+                    else min(rows, key=lambda r: (r[1], r[0]))]
         else:  # the smallest going up, the largest going down: a step that more likely stays inside
             rows = sorted(rows, key=lambda r: (r[1], r[0]), reverse=not up)
         rowid, old, new = next(((r[0], r[1], v) for r in rows for v in [_step(r[1], up)]
