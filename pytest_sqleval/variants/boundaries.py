@@ -14,12 +14,16 @@ a boundary copy of it (which doubled the disk and the distillation). Only *free*
 (in no key, no inclusion dependency, not frozen) change, so every key, reference and NOT
 NULL still holds; the new values lie on the column's type, which the cast checks.
 
-Two more rules:
+Three more rules:
 
 - *Witness rows* (``witnesses.py``): a wrong bound in a filter of six conjuncts shows only
   on a row that passes the other five, which random rows almost never do; so for every
   filter of a gold, row tuples of its FROM are first given values that pass it, or miss
   it by one edge. The queries that find those rows are bounded by ``WITNESS_TIMEOUT_S``.
+- *Tie-breaking witnesses* (``tiebreak.py``): last, where a gold's ``ORDER BY ... LIMIT k``
+  cuts through tied rows on the variant, a few tie members move one step of a sort key (a
+  copied row for a count, one grid unit of a value), so the gold's top k is unique there
+  and a pass that rested on the tie is confirmed or refuted.
 - *In the column's domain.* A value below the pinned column's minimum, above its maximum,
   or (for text) a string the column never holds is never written: a correct
   ``p_size <= 10`` for ``p_size BETWEEN 1 AND 10`` relies on sizes starting at 1, and a
