@@ -14,12 +14,16 @@ a boundary copy of it (which doubled the disk and the distillation). Only *free*
 (in no key, no inclusion dependency, not frozen) change, so every key, reference and NOT
 NULL still holds; the new values lie on the column's type, which the cast checks.
 
-Two more rules:
+Three more rules:
 
 - *Witness rows* (``witnesses.py``): a wrong bound in a filter of six conjuncts shows only
   on a row that passes the other five, which random rows almost never do; so for every
   filter of a gold, row tuples of its FROM are first given values that pass it, or miss
   it by one edge. The queries that find those rows are bounded by ``WITNESS_TIMEOUT_S``.
+- *Tie-breaking witnesses* (``tiebreak.py``): last, where a gold's ``ORDER BY ... LIMIT k``
+  cuts through tied rows on the variant, a few tie members move one step of a sort key (a
+  copied row for a count, one grid unit of a value), so the gold's top k is unique there
+  and a pass that rested on the tie is confirmed or refuted.
 - *In the column's domain.* A value below the pinned column's minimum, above its maximum,
   or (for text) a string the column never holds is never written: a correct
   ``p_size <= 10`` for ``p_size BETWEEN 1 AND 10`` relies on sizes starting at 1, and a
@@ -37,8 +41,9 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 8  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 9  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
+TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -134,31 +139,38 @@ class BoundaryRows:
         self._ready = False
         self.hints: dict[tuple[str, str], list[str]] = {}
         self.groups: list[Any] = []
+        self.ties: list[Any] = []
         self.domain: Domain | None = None
 
     def _prepare(self, tables: dict[str, Any]) -> None:
         from .constraints import engine_of
+        from .tiebreak import tie_breaks
         from .witnesses import witness_groups
         if self._ready:
             return
         names = {t: set(c.columns) for t, c in tables.items()}
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
         self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
-        if self.hints or self.groups:
+        self.ties = tie_breaks(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        if self.hints or self.groups or self.ties:
             self.domain = Domain(self.database, engine_of(self.database), tables)
         self._ready = True
 
-    def write(self, target: Path, engine: str, tables: dict[str, Any], tag: str) -> dict[str, Any] | None:
+    def write(self, target: Path, engine: str, tables: dict[str, Any], tag: str,
+              dependencies: Iterable[Any] = (), index: int = 0) -> dict[str, Any] | None:
         """Write the witness rows of each gold's filter, then give a few random rows of each
         hinted free column the hint values and their neighbours, only values within the
-        pinned domain; None (nothing written) when no gold compares a column with a literal.
+        pinned domain, then break the ties each gold's LIMIT cuts on this variant
+        (``tiebreak.py``: last, on the data the gold ranks); None (nothing written) when no
+        gold compares a column with a literal or ranks with a LIMIT.
         Witnesses first: they need row tuples that pass a filter's other conditions on the
         variant's data (``l_shipdate < l_commitdate``), which random boundary values, written
         over a large share of a small variant's rows, would leave few of; and no random row
         is a witness row, so none overwrites one. Returns what was changed."""
         from .constraints import qualified
+        from .tiebreak import TieWriter
         self._prepare(tables)
-        if not self.hints and not self.groups:
+        if not self.hints and not self.groups and not self.ties:
             return None
         changed: dict[str, int] = {}
         con = _connect(target, engine)
@@ -182,7 +194,12 @@ class BoundaryRows:
                     f"% 4294967291 LIMIT {per_value * len(values)}").fetchall()]
                 for i, value in enumerate(values):
                     writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
-            writer.thresholds()  # last: every row a subquery reads is written by now
+            writer.thresholds()  # every row a subquery reads is written by now
+            ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
+                             writer.allowed, changed)
+            for _ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)
+                if not [tie for tie in self.ties if ties.break_tie(tie, index)]:
+                    break
             if engine == "duckdb":
                 con.execute("CHECKPOINT")
             else:
@@ -356,13 +373,13 @@ def _salt(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
 
 
-def _bounded(con: Any, sql: str) -> list[tuple]:
+def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
     """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
     process's watchdog (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
     token = WATCHDOG.arm(WITNESS_TIMEOUT_S, con.interrupt)
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, list(params)).fetchall()
     finally:
         WATCHDOG.disarm(token)
 

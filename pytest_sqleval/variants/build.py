@@ -191,7 +191,8 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
         params = _build_one(job.engine, job.database, tmp, job.constraints, kind, min(1.0, fraction * job.scale),
                             tag, index)
         params.update(seed=job.seed, tag=tag)
-        written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary") if rows else None
+        written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
+                             job.constraints.dependencies, index) if rows else None
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
         digest = content_hash(tmp)
