@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-RECORD_VERSION = 1
+#: 2: status ``undecidable``; ``tie_only``; number kinds integer/decimal/float (were integer/number);
+#: failure kinds no_prediction, unfinished, undecidable_ties; error ``subject``, ``rows_over``/``cap``
+RECORD_VERSION = 2
 EVIDENCE_CHARS = 2000  # characters of one text value in a record's evidence; the cut is stated
 _EVIDENCE = ("explanation", "case_error", "rationale", "judge", "warnings", "execution", "compare", "layers", "gold")
 
