@@ -164,26 +164,33 @@ class Watchdog:
         with self._cond:
             while True:
                 now = time.monotonic()
-                due = []
-                for token, entry in self._armed.items():
-                    deadline, _, cpu, look = entry
-                    if deadline <= now:
-                        due.append(token)
-                    elif cpu is not None and look <= now:
-                        left = _cpu_left(cpu)
-                        if left <= 0:
-                            due.append(token)
-                        else:
-                            entry[3] = now + max(left / cpu.rate, 0.002)
-                for token in due:
-                    interrupt = self._armed.pop(token)[1]
+                for token in self._due(now):
                     self.fired += 1
-                    try:
-                        interrupt()  # under the lock: its query cannot finish disarming meanwhile
+                    try:  # under the lock: its query cannot finish disarming meanwhile
+                        self._armed.pop(token)[1]()
                     except Exception:
                         pass  # a target already closed: nothing left to interrupt
                 wake = min((min(e[0], e[3]) for e in self._armed.values()), default=None)
+                # no local of this frame holds an interrupt while it waits: a bound method
+                # would keep its cursor, and so its DuckDB connection, alive to the
+                # interpreter's exit (DuckDB 2.0.0 then prints "nanobind: leaked")
                 self._cond.wait(max(0.0, wake - now) if wake is not None else None)
+
+    def _due(self, now: float) -> list[int]:
+        """The tokens whose wall deadline has passed or whose CPU clock has reached its
+        deadline; a CPU clock not yet there is looked at again when it next could be."""
+        due = []
+        for token, entry in self._armed.items():
+            deadline, _, cpu, look = entry
+            if deadline <= now:
+                due.append(token)
+            elif cpu is not None and look <= now:
+                left = _cpu_left(cpu)
+                if left <= 0:
+                    due.append(token)
+                else:
+                    entry[3] = now + max(left / cpu.rate, 0.002)
+        return due
 
 
 def _cpu_left(cpu: CpuDeadline) -> float:
