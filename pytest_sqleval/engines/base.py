@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Protocol,
 
 if TYPE_CHECKING:  # pragma: no cover - pyarrow is imported by the engines, not by this module
     import pyarrow as pa
+    from .watchdog import QueryTime
 
 RESULT_SHARE = 8  # a result may hold at most memory_limit / RESULT_SHARE bytes (see result_byte_cap)
 B = TypeVar("B")
@@ -55,6 +56,15 @@ class ExecError:
         if self.rows_over is not None:
             out.update(rows_over=self.rows_over, cap=self.cap)
         return out
+
+
+def timed(error: ExecError, clock: "QueryTime") -> ExecError:
+    """A query stopped by its time limit says which limit stopped it, with its figures
+    (``QueryTime.stopped``: ``timeout`` past its CPU limit, ``unfinished`` at its wall bound)."""
+    if error.category != "timeout":
+        return error
+    category, message = clock.stopped()
+    return ExecError(category, message, error.exception)
 
 
 REFUSED = "Refused"  # ``ExecError.exception`` of a query a sandbox rule refused before the engine ran it

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from .base import Limits
-from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, refusal, resource_error
+from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, refusal, resource_error, timed
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
 from .watchdog import WATCHDOG, QueryTime, wall_bound
 
@@ -238,7 +238,7 @@ class DuckDBSandbox:
             # the table shares the batches' buffers: one copy of the result in the process
             return ExecOutcome(pa.Table.from_batches(got.batches, schema=reader.schema), None, _ms(start))
         except (duckdb.Error, OSError, pa.ArrowException) as exc:  # OSError, Arrow's: an interrupt while Arrow reads a batch
-            return ExecOutcome(None, _timed(classify_error(exc), clock), _ms(start))
+            return ExecOutcome(None, timed(classify_error(exc), clock), _ms(start))
         except (MemoryError, RecursionError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:
@@ -263,14 +263,6 @@ def _is_query(stmt: "duckdb.Statement") -> bool:
     except duckdb.Error:
         return False
     return len(wrapped) == 1 and wrapped[0].type in (duckdb.StatementType.SELECT, duckdb.StatementType.MULTI)
-
-
-def _timed(error: ExecError, clock: QueryTime) -> ExecError:
-    """A stopped query's error says which limit stopped it, with its figures (``QueryTime.stopped``)."""
-    if error.category != "timeout":
-        return error
-    category, message = clock.stopped()
-    return ExecError(category, message, error.exception)
 
 
 def _ident(name: str) -> str:

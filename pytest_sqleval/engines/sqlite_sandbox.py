@@ -37,7 +37,7 @@ from . import parse_size
 from .canonical import US, render_field, row_lanes
 from .watchdog import WATCHDOG, QueryTime
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, refusal,
-                   resource_error, row_batch_size)
+                   resource_error, row_batch_size, timed)
 
 ENGINE_NAME = "sqlite"
 ENGINE_VERSION = sqlite3.sqlite_version
@@ -312,10 +312,7 @@ class SQLiteSandbox:
                 error = refusal("multiple_statements", "exactly one SELECT statement allowed")
             elif self._denial is not None and error.category == "permission_error":  # the authorizer's rule
                 error = refusal(*self._denial)
-            if error.category == "timeout":  # which limit stopped it, with its figures
-                category, message = clock.stopped()
-                error = ExecError(category, message, error.exception)
-            return ExecOutcome(None, error, _ms(start))
+            return ExecOutcome(None, timed(error, clock), _ms(start))
         except (MemoryError, RecursionError, OverflowError) as exc:
             return ExecOutcome(None, resource_error(exc), _ms(start))
         finally:

@@ -246,10 +246,10 @@ class GradingHandler:
         else:
             width = full.table.num_columns
             rows = _rows(full.table.select([p if p >= 0 else width + p for p in keys]))
-            at = [i for i, row in enumerate(rows) if len(rows) >= k and row == rows[k - 1]]
-            if not at or at[-1] - at[0] + 1 != len(at) or at[0] >= k or at[-1] < k - 1:
+            run = _tie_run(rows, rows[k - 1], k) if len(rows) >= k else None
+            if run is None:
                 return "the subquery without its LIMIT orders its rows differently"
-            before, size = at[0], len(at)
+            before, size = run
         count = math.comb(size, k - before)
         if count > MAX_CHOICES:
             return f"{count} valid choices of the tied rows, more than the {MAX_CHOICES} the grader evaluates"
@@ -288,11 +288,10 @@ class GradingHandler:
             return 0, full.table, full.table.num_rows
         limit = req["limit"]
         last = _rows(top.select(key_positions).slice(limit - 1, 1))[0]
-        keys = _rows(full.table.select(key_positions))
-        at = [i for i, row in enumerate(keys) if row == last]
-        if not at or at[0] >= limit or at[-1] - at[0] + 1 != len(at) or at[-1] < limit - 1:
+        run = _tie_run(_rows(full.table.select(key_positions)), last, limit)
+        if run is None:
             return " (the gold without its LIMIT orders its rows differently)"
-        return at[0], full.table.slice(at[0], len(at)), full.table.num_rows
+        return run[0], full.table.slice(*run), full.table.num_rows
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a candidate and compare it with the stored gold answer."""
@@ -660,6 +659,17 @@ def _preview(table: Any) -> list[list[Any]]:
 def _rows(table: Any) -> list[tuple[Any, ...]]:
     from .compare import python_values
     return list(zip(*(python_values(c) for c in table.columns)))
+
+
+def _tie_run(keys: list[Any], last: Any, limit: int) -> tuple[int, int] | None:
+    """Where the rows tied with ``last`` (the sort keys of a LIMIT's k-th row) stand among
+    ``keys`` (the sort keys of the whole result, in its order): ``(first, how many)`` when
+    they are one run that the cut at ``limit`` goes through; None when the result without
+    the LIMIT orders its rows otherwise."""
+    at = [i for i, row in enumerate(keys) if row == last]
+    if not at or at[0] >= limit or at[-1] < limit - 1 or at[-1] - at[0] + 1 != len(at):
+        return None
+    return at[0], len(at)
 
 
 HANDLER = f"{GradingHandler.__module__}:{GradingHandler.__qualname__}"  # for EngineHost(handler=...)
