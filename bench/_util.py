@@ -259,8 +259,8 @@ def vantage_database(scale: int = 1) -> Path:
     if scale == 1:
         db = VANTAGE / "vrg_snapshot_2025-11-30.duckdb"
         if not db.exists():
-            from pytest_sqleval.cases import load_manifest
-            from pytest_sqleval.engines.build import ensure_database
+            from pytest_sqleval.core.cases import load_manifest
+            from pytest_sqleval.core.engines.build import ensure_database
             ensure_database(db, load_manifest(VANTAGE / "sqleval.toml").build)
         return db
     out = CACHE / f"vantage-scale{scale}"
@@ -268,7 +268,7 @@ def vantage_database(scale: int = 1) -> Path:
     if not dbs:
         print(f"  building the Vantage warehouse at scale {scale} into {out} (once) ...", flush=True)
         fresh(out)
-        _, proc = run([PYTHON, "-m", "pytest_sqleval.warehouse", "build", "--scale", str(scale), "--out", str(out)], cwd=ROOT,
+        _, proc = run([PYTHON, "-m", "pytest_sqleval.products.warehouse", "build", "--scale", str(scale), "--out", str(out)], cwd=ROOT,
                       timeout=1800)
         check(proc, (0,))
         dbs = sorted(out.glob("*.duckdb"))

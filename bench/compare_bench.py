@@ -121,7 +121,7 @@ def compare_df(df1: Any, df2: Any) -> bool:
 
 
 def ours_fn() -> Callable[[pa.Table, pa.Table], bool]:
-    from pytest_sqleval.grading.compare import Comparator, CompareSpec
+    from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
     cmp = Comparator(threads=os.cpu_count() or 2)
     return lambda g, p: cmp.compare(g, p, CompareSpec()).match
 

@@ -150,7 +150,7 @@ def run_bench(report: Report, n: int, latency: float, concurrency: int, repeat: 
 
 
 def litellm_alone(api_base: str, concurrency: int) -> dict[str, Any]:
-    """litellm (through ``pytest_sqleval.llm.complete``) and the lean client with no pytest
+    """litellm (through ``pytest_sqleval.core.llm.complete``) and the lean client with no pytest
     around them: CPU milliseconds per call and wall seconds for ``10 * concurrency`` calls
     at ``concurrency`` in flight, in a process of their own."""
     env = dict(LITELLM_ENV, SQLEVAL_BENCH_API_BASE=api_base, PYTHONPATH=str(BENCH))
@@ -161,7 +161,7 @@ def litellm_alone(api_base: str, concurrency: int) -> dict[str, Any]:
 
 def measure_alone(api_base: str, concurrency: int, calls: int) -> dict[str, Any]:
     import lean_backend
-    from pytest_sqleval.llm import complete
+    from pytest_sqleval.core.llm import complete
 
     async def batch(kind: str, n: int) -> None:
         sem = asyncio.Semaphore(concurrency)

@@ -16,8 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conftest import build_shop  # noqa: E402
-from pytest_sqleval.api import Grader  # noqa: E402
-from pytest_sqleval.cases import Limits  # noqa: E402
+from pytest_sqleval.core.api import Grader  # noqa: E402
+from pytest_sqleval.core.cases import Limits  # noqa: E402
 
 QUERIES = {
     "interruptible (cross join)": "SELECT count(*) FROM range(100000) a, range(100000) b, range(1000) c",

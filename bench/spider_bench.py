@@ -187,7 +187,7 @@ def _fetch(db: Path, sql: str) -> list[tuple] | None:
 
 def spider_rule(root: Path, pred_file: Path) -> int:
     """Spider's ``--etype exec`` on one database per question: how many predictions it scores right."""
-    from pytest_sqleval.grading.peers import spider_equal, spider_order_matters, spider_variant
+    from pytest_sqleval.core.grading.peers import spider_equal, spider_order_matters, spider_variant
     dev = json.loads((root / "dev.json").read_text())
     preds = pred_file.read_text().splitlines()
     right = 0
@@ -354,13 +354,13 @@ def run_bench(report: Report, n_db: int, per_db: int, repeat: int = 3, checkout:
 #: the parts of a cached serial run, as (name, the functions whose cumulative time it is)
 PARTS = [
     ("pytest protocol of a case (everything but our setup, call and report hooks)",
-     ["_pytest/runner.py:runtestprotocol"], ["pytest_sqleval/items.py:setup", "pytest_sqleval/items.py:runtest",
+     ["_pytest/runner.py:runtestprotocol"], ["pytest_sqleval/plugin/items.py:setup", "pytest_sqleval/plugin/items.py:runtest",
                                              "pytest_sqleval/reports/sink.py:on_report"]),
-    ("opening the graders (one per database)", ["pytest_sqleval/pool.py:for_suite"], []),
-    ("parse (prediction and gold)", ["pytest_sqleval/grading/parse.py:parse_sql"], []),
-    ("structure layer (exact match)", ["pytest_sqleval/grading/structure.py:compare_structure"], []),
+    ("opening the graders (one per database)", ["pytest_sqleval/plugin/pool.py:for_suite"], []),
+    ("parse (prediction and gold)", ["pytest_sqleval/core/grading/parse.py:parse_sql"], []),
+    ("structure layer (exact match)", ["pytest_sqleval/core/grading/structure.py:compare_structure"], []),
     ("waiting for the engine process (select)", ["~:<built-in method select.select>"], []),
-    ("sending to the engine process", ["pytest_sqleval/engines/host.py:send"], []),
+    ("sending to the engine process", ["pytest_sqleval/core/engines/host.py:send"], []),
     ("the record and the results file", ["pytest_sqleval/reports/sink.py:on_report"], []),
 ]
 

@@ -27,10 +27,10 @@ import sqlglot  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from sqlglot.optimizer.simplify import simplify  # noqa: E402
 
-from pytest_sqleval.api import Grader  # noqa: E402
-from pytest_sqleval.variants.boundaries import neighbours  # noqa: E402
-from pytest_sqleval.variants.distill import MUTANTS_PER_GOLD  # noqa: E402
-from pytest_sqleval.variants.mutants import mutants  # noqa: E402
+from pytest_sqleval.core.api import Grader  # noqa: E402
+from pytest_sqleval.core.variants.boundaries import neighbours  # noqa: E402
+from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD  # noqa: E402
+from pytest_sqleval.core.variants.mutants import mutants  # noqa: E402
 
 HELD_OUT = 120  # mutants per query drawn for the coincident set, after the distillation's own
 

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from grader_tests.helpers import build_traps
-from pytest_sqleval.api import Grader
+from pytest_sqleval.core.api import Grader
 
 
 @pytest.fixture(scope="session")

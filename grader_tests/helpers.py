@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from pytest_sqleval.api import Verdict
+from pytest_sqleval.core.api import Verdict
 
 # Every row here exists to make one near-miss look right. Comments say which.
 TRAPS_SQL = """

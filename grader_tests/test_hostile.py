@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader_tests.helpers import describe
-from pytest_sqleval.api import Grader, Verdict
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.api import Grader, Verdict
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
 
 GOLD = "SELECT status, count(*) FROM orders GROUP BY status"
 NORMAL = "SELECT o.status AS s, count(o.id) AS n FROM orders o GROUP BY 1"
@@ -185,7 +185,7 @@ def test_sandbox_refuses_on_its_own(shop_db: Path) -> None:
 
 @pytest.fixture(scope="module")
 def bomb_grader(shop_db: Path) -> Iterator[Grader]:
-    from pytest_sqleval.cases import Limits
+    from pytest_sqleval.core.cases import Limits
     with Grader(shop_db, limits=Limits(timeout_s=1, max_rows=1_000_000, memory_limit="1GB")) as grader:
         yield grader
 

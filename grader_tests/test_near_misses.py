@@ -28,7 +28,7 @@ import duckdb
 import pytest
 
 from grader_tests.helpers import describe
-from pytest_sqleval.errors import GoldError
+from pytest_sqleval.core.errors import GoldError
 
 
 @dataclass(frozen=True)

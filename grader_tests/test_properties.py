@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from grader_tests.helpers import describe
-from pytest_sqleval.api import Grader
-from pytest_sqleval.grading.compare import Comparator, CompareSpec
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

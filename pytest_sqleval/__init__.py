@@ -7,25 +7,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._moved import install as _install_moved
 from ._version import __version__  # noqa: F401  (the package version, read by pip and users)
+
+_install_moved()  # the pre-0.2 import paths, for one release (pytest_sqleval/_moved.py)
 __all__ = ["BenchmarkCase", "GenerationResult", "compare", "Verdict", "load_results"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import Verdict, compare
-    from .backends.base import GenerationResult
-    from .cases import BenchmarkCase
+    from .core.api import Verdict, compare
+    from .core.backends.base import GenerationResult
+    from .core.cases import BenchmarkCase
     from .reports.table import load_results
 
 
 def __getattr__(name: str) -> Any:
     if name in ("compare", "Verdict"):
-        from . import api
+        from .core import api
         return getattr(api, name)
     if name == "GenerationResult":
-        from .backends.base import GenerationResult
+        from .core.backends.base import GenerationResult
         return GenerationResult
     if name == "BenchmarkCase":
-        from .cases import BenchmarkCase
+        from .core.cases import BenchmarkCase
         return BenchmarkCase
     if name == "load_results":
         from .reports.table import load_results

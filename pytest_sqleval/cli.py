@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .errors import SqlevalError
+from .core.errors import SqlevalError
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .warehouse.validate import DEFAULT_THREADS, validate_suite
+    from .products.validate import DEFAULT_THREADS, validate_suite
     try:
         threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else DEFAULT_THREADS
         if not threads or min(threads) < 1:
@@ -27,14 +27,14 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _build_warehouse(rest: list[str]) -> int:
-    from .warehouse import main as warehouse_main
+    from .products.warehouse import main as warehouse_main
     return warehouse_main(["build", *rest])
 
 
 def _hash(args: argparse.Namespace) -> int:
-    from .cases import Limits
-    from .engines import display_location, is_url, open_sandbox
-    from .errors import UsageError
+    from .core.cases import Limits
+    from .core.engines import display_location, is_url, open_sandbox
+    from .core.errors import UsageError
     where = display_location(args.database)
     if not is_url(args.database) and not Path(args.database).is_file():
         raise UsageError(f"{where}: no such database file. Fix: give the path of a DuckDB or SQLite database")
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         from .reports.ablation import main as ablation_main
         return _guarded(lambda: ablation_main(argv[1:]))
     if argv[:1] == ["reproduce"]:  # regrade a report's cases from cached generations and compare its numbers
-        from .reproduce import main as reproduce_main
+        from .products.reproduce import main as reproduce_main
         return _guarded(lambda: reproduce_main(argv[1:]))
     parser = argparse.ArgumentParser(prog="python -m pytest_sqleval", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

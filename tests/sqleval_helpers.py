@@ -18,15 +18,15 @@ import pytest
 # In-process ``runpytest`` drops every module a run imported once the run ends, so the next
 # run imports (and, with PYTHONDONTWRITEBYTECODE, compiles) them again. Importing the heavy
 # ones here, in the outer process, keeps them: inner runs then cost a fraction of a second.
-import pytest_sqleval.backends.registry  # noqa: E402,F401
-import pytest_sqleval.engines.build  # noqa: E402,F401
-import pytest_sqleval.generation  # noqa: E402,F401
-import pytest_sqleval.grading.pipeline  # noqa: E402,F401
-import pytest_sqleval.items  # noqa: E402,F401
-import pytest_sqleval.reports.records  # noqa: E402,F401
+import pytest_sqleval.core.backends.registry  # noqa: E402,F401
+import pytest_sqleval.core.engines.build  # noqa: E402,F401
+import pytest_sqleval.core.generation  # noqa: E402,F401
+import pytest_sqleval.core.grading.pipeline  # noqa: E402,F401
+import pytest_sqleval.plugin.items  # noqa: E402,F401
+import pytest_sqleval.core.records  # noqa: E402,F401
 import pytest_sqleval.reports.summary  # noqa: E402,F401
 import pytest_sqleval.reports.terminal  # noqa: E402,F401
-import pytest_sqleval.session  # noqa: E402,F401
+import pytest_sqleval.plugin.session  # noqa: E402,F401
 
 try:  # psycopg's C extension keeps the error classes of its first import: a pytester run that
     # imported psycopg and dropped it would leave later sandboxes catching other classes
@@ -194,7 +194,7 @@ def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import fcntl
 
     from pytest_sqleval import cli
-    from pytest_sqleval.warehouse import DATABASE_NAME, pinned_hash
+    from pytest_sqleval.products.warehouse import DATABASE_NAME, pinned_hash
     root = tmp_path_factory.getbasetemp().parent / f"vantage-0.1-{pinned_hash(0.1)[:16]}"
     root.mkdir(exist_ok=True)
     with open(root / ".lock", "w") as lock:

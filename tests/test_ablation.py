@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.agent import CONFIGS, RAW_LLM
-from pytest_sqleval.agent.backends import make_llm_backend, record_metadata
-from pytest_sqleval.backends.base import BackendOptions
-from pytest_sqleval.cases import BenchmarkCase
+from pytest_sqleval.products.agent import CONFIGS, RAW_LLM
+from pytest_sqleval.products.agent.backends import make_llm_backend, record_metadata
+from pytest_sqleval.core.backends.base import BackendOptions
+from pytest_sqleval.core.cases import BenchmarkCase
 from pytest_sqleval.reports.ablation import ablation_rows, has_ablation, load_records, main, render_markdown
-from pytest_sqleval.reports.records import build_record
+from pytest_sqleval.core.records import build_record
 from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import INI
 

@@ -19,17 +19,17 @@ from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401 
 pytest.importorskip("litellm", reason="the agent needs the 'llm' extra: pip install -e '.[llm]'")
 pytest.importorskip("rank_bm25", reason="the agent needs the 'llm' extra: pip install -e '.[llm]'")
 
-from pytest_sqleval.agent import CONFIGS, PROMPT_VERSION  # noqa: E402
-from pytest_sqleval.agent.context import build_context  # noqa: E402
-from pytest_sqleval.agent.extract import extract_sql  # noqa: E402
-from pytest_sqleval.agent.retriever import SchemaRetriever, tokenize  # noqa: E402
-from pytest_sqleval.agent.schema import reset_workspaces, workspace_for  # noqa: E402
-from pytest_sqleval.agent.selfcheck import inspect  # noqa: E402
-from pytest_sqleval.agent.tokens import TokenCounter  # noqa: E402
-from pytest_sqleval.agent.backends import make_llm_backend  # noqa: E402
-from pytest_sqleval.backends.base import BackendOptions  # noqa: E402
-from pytest_sqleval.cases import BenchmarkCase, read_cases  # noqa: E402
-from pytest_sqleval.errors import BackendError  # noqa: E402
+from pytest_sqleval.products.agent import CONFIGS, PROMPT_VERSION  # noqa: E402
+from pytest_sqleval.products.agent.context import build_context  # noqa: E402
+from pytest_sqleval.products.agent.extract import extract_sql  # noqa: E402
+from pytest_sqleval.products.agent.retriever import SchemaRetriever, tokenize  # noqa: E402
+from pytest_sqleval.products.agent.schema import reset_workspaces, workspace_for  # noqa: E402
+from pytest_sqleval.products.agent.selfcheck import inspect  # noqa: E402
+from pytest_sqleval.products.agent.tokens import TokenCounter  # noqa: E402
+from pytest_sqleval.products.agent.backends import make_llm_backend  # noqa: E402
+from pytest_sqleval.core.backends.base import BackendOptions  # noqa: E402
+from pytest_sqleval.core.cases import BenchmarkCase, read_cases  # noqa: E402
+from pytest_sqleval.core.errors import BackendError  # noqa: E402
 
 # -- the mini warehouse -----------------------------------------------------------------------
 #: 20 audit shards sort before every business table, so a0 ("the first 20 tables
@@ -209,7 +209,7 @@ def test_self_check_flags_errors_empty_and_suspicious_results(tmp_path: Path) ->
 
 
 def test_predictions_file_keeps_what_another_process_wrote_in_between(tmp_path: Path) -> None:
-    from pytest_sqleval.agent.runs import record_prediction
+    from pytest_sqleval.products.agent.runs import record_prediction
     path = record_prediction(tmp_path, "a1", {"qid": "q2", "sql": "SELECT 2"})
     other = path.with_name("other-worker.tmp")  # another xdist worker rewrites the file whole
     other.write_text(path.read_text() + json.dumps({"qid": "q10", "sql": "SELECT 10"}) + "\n")
@@ -262,7 +262,7 @@ def test_a0_and_a3_differ_in_context_as_specified(mini: dict[str, BenchmarkCase]
 def test_a2_desc_is_a2_without_the_join_paths(mini: dict[str, BenchmarkCase]) -> None:
     """Checkpoint 3.3 prices descriptions and join paths apart: a2-desc gives the model a2's
     notes without their join lines, and does not pull the joined tables into the context."""
-    from pytest_sqleval.agent.backends import record_metadata
+    from pytest_sqleval.products.agent.backends import record_metadata
     case = mini["r1"]
     ws = workspace_for(case)
     counter = TokenCounter("openai/scripted")
@@ -400,7 +400,7 @@ def test_layer_configs_need_the_layer(llm_server: ScriptedLLMServer, tmp_path: P
 
 def test_predictions_file_is_written_per_config_and_deduplicated(llm_server: ScriptedLLMServer,
                                                                  mini: dict[str, BenchmarkCase], tmp_path: Path) -> None:
-    from pytest_sqleval.backends.registry import read_predictions
+    from pytest_sqleval.core.backends.registry import read_predictions
     llm_server.respond_with(lambda req: Reply(fenced(GOLD["r3"])))
     b = backend("a3-sc", llm_server, tmp_path)
     for qid in ("r3", "r1", "r3"):

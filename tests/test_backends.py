@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_sqleval.backends import registry
+from pytest_sqleval.core.backends import registry
 from tests.sqleval_helpers import (NAIVE_SQL, read_results, read_summary, shop_suite,  # noqa: F401
                                    sqleval_ini, write_predictions)
 
@@ -63,7 +63,7 @@ def _per_backend(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str,
 
 
 BACKEND_MODULE = """
-from pytest_sqleval.backends.base import GenerationResult
+from pytest_sqleval.core.backends.base import GenerationResult
 
 
 def sync_fn(case):

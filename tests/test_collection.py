@@ -161,7 +161,7 @@ def test_engine_starts_once_when_collection_ends_and_never_for_collect_only(
         pytester: pytest.Pytester, shop_suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine process is started as collection ends (its start-up overlaps pytest's)
     and that same process grades the cases; listing the cases starts none."""
-    from pytest_sqleval.engines.host import EngineHost
+    from pytest_sqleval.core.engines.host import EngineHost
     starts: list[str] = []
     real_start = EngineHost._start
     monkeypatch.setattr(EngineHost, "_start", lambda self: starts.append(self.database) or real_start(self))

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.grading import compare as C
-from pytest_sqleval.grading.compare import Comparator, CompareSpec, kind_of
+from pytest_sqleval.core.grading import compare as C
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec, kind_of
 
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SPEC = CompareSpec()

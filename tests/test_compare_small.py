@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 
-from pytest_sqleval.grading import compare as C
-from pytest_sqleval.grading.compare import Comparator, CompareSpec
+from pytest_sqleval.core.grading import compare as C
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.test_compare_paths import PROPS, tables
 
 

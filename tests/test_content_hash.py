@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.engines.canonical import duckdb_lanes_sql, render_field, row_lanes
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
+from pytest_sqleval.core.engines.canonical import duckdb_lanes_sql, render_field, row_lanes
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
 from tests.sqleval_helpers import sandbox_hash
 
 ALL_TYPES = """

@@ -11,10 +11,10 @@ from typing import Callable
 import duckdb
 import pytest
 
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
 from tests.sqleval_helpers import read_results, sandbox_hash
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 

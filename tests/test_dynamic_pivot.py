@@ -9,9 +9,9 @@ from typing import Callable
 
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.grading.verdict import blocked_reason, classify
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.grading.verdict import blocked_reason, classify
 from tests.sqleval_helpers import by_case, read_results, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
 
 GOLD = ("SELECT region, count(*) FILTER (WHERE NOT is_test) AS \"false\", count(*) FILTER (WHERE is_test) AS \"true\" "
@@ -123,7 +123,7 @@ def test_grounding_reads_a_pivot_statement_against_its_source() -> None:
     source's, and what the PIVOT returns (columns made from the data) is not a missing name."""
     import sqlglot
 
-    from pytest_sqleval.grading.grounding import CatalogIndex, ground
+    from pytest_sqleval.core.grading.grounding import CatalogIndex, ground
     index = CatalogIndex({"main": {"customers": {"id": "INTEGER", "region": "VARCHAR", "is_test": "BOOLEAN"}}})
     for form, sql in PIVOTS.items():
         result = ground(sqlglot.parse_one(sql, read="duckdb"), index)

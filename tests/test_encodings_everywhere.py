@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_sqleval.errors import BadInputError
+from pytest_sqleval.core.errors import BadInputError
 from tests.sqleval_helpers import sqleval_ini  # noqa: F401  (fixture: every pytester dir gets the ini)
 from tests.test_validate import GOOD, SHOP_LAYER, Capture, write_suite
 
@@ -46,7 +46,7 @@ def ablation_results(tmp: Path, pytester: pytest.Pytester, encoding: str, capsys
 
 def semantic_layer(tmp: Path, pytester: pytest.Pytester, encoding: str, capsys: Any,
         shop_db: Path) -> tuple[Path, str | None]:
-    from pytest_sqleval.warehouse.semantic import load_layer
+    from pytest_sqleval.products.warehouse.semantic import load_layer
     path = tmp / "semantic_layer.yaml"
     path.write_bytes(encode(SHOP_LAYER.replace("version: 1\n", "version: 1\n# café\n", 1), encoding))
     try:
@@ -121,8 +121,8 @@ def schema_only_suite(tmp: Path, pytester: pytest.Pytester, encoding: str, capsy
 
 def agent_schema(tmp: Path, pytester: pytest.Pytester, encoding: str, capsys: Any,
         shop_db: Path) -> tuple[Path, str | None]:
-    from pytest_sqleval.agent.schema import workspace_for
-    from pytest_sqleval.cases import read_cases
+    from pytest_sqleval.products.agent.schema import workspace_for
+    from pytest_sqleval.core.cases import read_cases
     suite = tmp / "nodb"
     suite.mkdir()
     (suite / "q.jsonl").write_text(json.dumps({"id": "q1", "question": "?", "gold_sql": "SELECT name FROM t"}) + "\n")
@@ -161,7 +161,7 @@ def test_utf8_file_with_a_bom_is_read_normally(kind: str, tmp_path: Path, pytest
 
 
 def test_yaml_errors_in_a_layer_with_a_bom_keep_their_line(tmp_path: Path) -> None:
-    from pytest_sqleval.warehouse.semantic import load_layer
+    from pytest_sqleval.products.warehouse.semantic import load_layer
     broken = SHOP_LAYER.replace("    sql_table: customers\n", "    sql_table: customers\n   description: [oops\n")
     line = broken.splitlines().index("   description: [oops") + 1
     path = tmp_path / "semantic_layer.yaml"
@@ -193,7 +193,7 @@ def test_validate_determinism_honours_the_cases_compare_tolerances(tmp_path: Pat
 
 
 def test_grading_and_validate_share_one_policy_function() -> None:
-    from pytest_sqleval.cases import ComparePolicy, parse_case
+    from pytest_sqleval.core.cases import ComparePolicy, parse_case
     case = parse_case({"id": "c", "question": "?", "gold_sql": "SELECT 1", "expected_shape": "empty",
                        "compare": {"float_rel_tol": 0.01, "order_matters": True}}, Path("q.jsonl"), 1)
     policy = ComparePolicy().for_case(case)

@@ -10,9 +10,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import engine_dialect, engine_name, open_sandbox, registry
-from pytest_sqleval.engines.base import ExecError, ExecOutcome, Sandbox, fetch_capped, row_batch_size
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbox, registry
+from pytest_sqleval.core.engines.base import ExecError, ExecOutcome, Sandbox, fetch_capped, row_batch_size
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 SHOP = """CREATE TABLE singer (id INTEGER, name TEXT, country TEXT, age INTEGER);
@@ -20,7 +20,7 @@ INSERT INTO singer VALUES (1, 'Joe', 'France', 52), (2, 'Ann', 'France', 43), (3
 
 #: a wrapper engine around SQLite that claims ``.mydb`` files
 MYDB_ENGINE = '''
-from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
+from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
 
 
 class {cls}:
@@ -102,7 +102,7 @@ def test_an_unclaimed_url_is_the_same_error_as_before() -> None:
 def test_importing_the_registry_loads_no_engine() -> None:
     import subprocess
     import sys
-    code = ("import sys, pytest_sqleval.engines as e, pytest_sqleval.engines.registry; e.engine_name('x.sqlite'); "
+    code = ("import sys, pytest_sqleval.core.engines as e, pytest_sqleval.core.engines.registry; e.engine_name('x.sqlite'); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('duckdb', 'psycopg', 'pyarrow', 'sqlglot')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -133,7 +133,7 @@ def test_the_builtin_sandboxes_meet_the_protocol(tmp_path: Path) -> None:
         assert isinstance(box, Sandbox) and isinstance(box.run("SELECT 1"), ExecOutcome)
     finally:
         box.close()
-    from pytest_sqleval.engines import duckdb_sandbox
+    from pytest_sqleval.core.engines import duckdb_sandbox
     assert duckdb_sandbox.ExecError is ExecError and duckdb_sandbox.ExecOutcome is ExecOutcome  # old home
 
 
@@ -166,7 +166,7 @@ def test_a_registered_engine_is_chosen_for_its_locations(tmp_path: Path, monkeyp
 
 def test_a_registered_engine_grades_a_suite(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(MYDB_ENGINE.format(cls="MyDB", name="mydb", suffix=".mydb")
-                          + "\nfrom pytest_sqleval.engines import register_engine\nregister_engine(MyDB)\n")
+                          + "\nfrom pytest_sqleval.core.engines import register_engine\nregister_engine(MyDB)\n")
     write_suite(pytester.path, "shop.mydb")
     result = pytester.runpytest("suite", "--sqleval-backend=gold,predictions:naive.jsonl", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=1)

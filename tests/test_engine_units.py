@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.errors import GoldError
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.errors import GoldError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import build_shop  # noqa: E402
@@ -82,7 +82,7 @@ def test_gold_answer_is_computed_once_per_database_and_sql(shop_db: Path, tmp_pa
 
 
 def test_a_query_that_ignores_its_interrupt_is_killed_and_the_next_one_runs(shop_db: Path) -> None:
-    from pytest_sqleval.cases import Limits
+    from pytest_sqleval.core.cases import Limits
     with Grader(shop_db, limits=Limits(timeout_s=1)) as g:
         v = g.compare("SELECT count(*) FROM range(10000000000000) a", "SELECT count(*) FROM orders")
         assert not v.passed and v.failure_kind == "timeout"

@@ -21,12 +21,12 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import engine_dialect, engine_name, open_sandbox
-from pytest_sqleval.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
-from pytest_sqleval.engines.watchdog import tenfold
-from pytest_sqleval.grading.compare import Comparator, CompareSpec
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbox
+from pytest_sqleval.core.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
+from pytest_sqleval.core.engines.watchdog import tenfold
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 # -- one small database, built the same way on every engine -------------------------------

@@ -27,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.grading.compare import Comparator, CompareSpec, jsonable
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec, jsonable
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 

@@ -15,8 +15,8 @@ CONFTEST = MYDB_ENGINE.format(cls="MyDB", name="mydb", suffix=".mydb") + '''
 import pytest
 from sqlglot import exp
 
-from pytest_sqleval.engines import register_engine
-from pytest_sqleval.grading.verdict import Classification
+from pytest_sqleval.core.engines import register_engine
+from pytest_sqleval.core.grading.verdict import Classification
 
 register_engine(MyDB)
 
@@ -90,7 +90,7 @@ def test_a_conftest_adds_a_layer_an_error_class_and_an_engine(pytester: pytest.P
 def test_without_the_plugin_the_builtin_classes_decide(pytester: pytest.Pytester) -> None:
     """The same suite without the conftest's classifier: the built-in precedence answers."""
     pytester.makeconftest(MYDB_ENGINE.format(cls="MyDB", name="mydb", suffix=".mydb")
-                          + "\nfrom pytest_sqleval.engines import register_engine\nregister_engine(MyDB)\n")
+                          + "\nfrom pytest_sqleval.core.engines import register_engine\nregister_engine(MyDB)\n")
     write_suite(pytester.path, "shop.mydb")
     (pytester.path / "naive.jsonl").write_text(
         json.dumps({"id": "fr", "sql": "SELECT * FROM singer WHERE country = 'France'"}) + "\n")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_sqleval.grading.diagnostics import CONSISTENT, DIMENSIONS
+from pytest_sqleval.core.grading.diagnostics import CONSISTENT, DIMENSIONS
 from pytest_sqleval.reports.terminal import render_failure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,8 +92,8 @@ REPLACEMENTS = {d["table"]: d["use_instead"] for d in yaml.safe_load(
 
 
 def test_a_suite_names_its_replacements_over_the_semantic_layer(tmp_path: Path) -> None:
-    from pytest_sqleval.cases import load_manifest
-    from pytest_sqleval.errors import BadInputError
+    from pytest_sqleval.core.cases import load_manifest
+    from pytest_sqleval.core.errors import BadInputError
     (tmp_path / "q.jsonl").write_text("")
     (tmp_path / "db.duckdb").write_bytes(b"")
     (tmp_path / "semantic_layer.yaml").write_text(

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.grading.compare import Comparator, CompareSpec
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 
 CMP = Comparator(threads=1)

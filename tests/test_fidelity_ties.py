@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.errors import GoldError
-from pytest_sqleval.grading.compare import GID_COLUMN, Comparator, CompareSpec
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.errors import GoldError
+from pytest_sqleval.core.grading.compare import GID_COLUMN, Comparator, CompareSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import build_shop  # noqa: E402
@@ -165,7 +165,7 @@ def test_a_damaged_tie_group_is_computed_again(tmp_path: Path) -> None:
 
 def test_the_whole_tie_group_is_bounded_by_the_case_limits(tmp_path: Path) -> None:
     """The gold without its LIMIT returns 40 rows; a case limited to 20 keeps the gold error."""
-    from pytest_sqleval.cases import Limits
+    from pytest_sqleval.core.cases import Limits
     with Grader(build_shop(tmp_path / "shop.duckdb"), cache_dir=tmp_path / "cache", limits=Limits(max_rows=20)) as g:
         with pytest.raises(GoldError, match="without its LIMIT.*did not finish within the case's limits"):
             g.compare("SELECT 1", TOP3_EAST)

@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_sqleval.backends.base import Backend
-from pytest_sqleval.cases import BenchmarkCase
-from pytest_sqleval.generation import GenerationService, GenerationStore
+from pytest_sqleval.core.backends.base import Backend
+from pytest_sqleval.core.cases import BenchmarkCase
+from pytest_sqleval.core.generation import GenerationService, GenerationStore
 from tests.sqleval_helpers import LEAN, gen_cases, read_results, recording_backend, sqleval_ini  # noqa: F401
 
 SPEC = "--sqleval-backend=recbackend:generate"
@@ -236,7 +236,7 @@ def test_keyboardinterrupt_in_a_sync_backend_reaches_the_caller(tmp_path: Path) 
     def generate(case: Any) -> str:
         raise KeyboardInterrupt
 
-    from pytest_sqleval.backends.registry import _wrap
+    from pytest_sqleval.core.backends.registry import _wrap
     service = GenerationService(GenerationStore(tmp_path, "run-3"), concurrency=1)
     backend = _wrap("m:generate", "generate", generate, "fp")
     raised: list[type[BaseException]] = []

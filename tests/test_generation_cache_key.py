@@ -98,7 +98,7 @@ def test_a_declared_file_that_does_not_exist_is_one_usage_error(
 def test_the_project_closure_leaves_out_the_stdlib_installed_packages_and_the_plugin(tmp_path: Path) -> None:
     import sys
 
-    from pytest_sqleval.backends.depends import project_closure
+    from pytest_sqleval.core.backends.depends import project_closure
     (tmp_path / "closure_top.py").write_text("import json, duckdb, pytest_sqleval\nimport closure_mid\n")
     (tmp_path / "closure_mid.py").write_text("def f():\n    import closure_leaf\n")
     (tmp_path / "closure_leaf.py").write_text("import os\n")

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import sqlglot
 
-from pytest_sqleval.grading import gold_analysis
-from pytest_sqleval.grading.gold_analysis import GoldAnalyses
-from pytest_sqleval.grading.parse import parse_sql
-from pytest_sqleval.grading.pipeline import SuiteGrader
-from pytest_sqleval.grading.structure import compare_structure, gold_side
+from pytest_sqleval.core.grading import gold_analysis
+from pytest_sqleval.core.grading.gold_analysis import GoldAnalyses
+from pytest_sqleval.core.grading.parse import parse_sql
+from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from pytest_sqleval.core.grading.structure import compare_structure, gold_side
 
 GOLD = "SELECT T2.name, count(*) FROM pet AS T1 JOIN owner AS T2 ON T1.owner_id = T2.id WHERE T1.age > 2 " \
        "GROUP BY T2.id ORDER BY count(*) DESC, T2.name LIMIT 2"

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.cases import Limits, load_manifest, read_cases
-from pytest_sqleval.backends.registry import read_predictions
-from pytest_sqleval.errors import BadInputError
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.cases import Limits, load_manifest, read_cases
+from pytest_sqleval.core.backends.registry import read_predictions
+from pytest_sqleval.core.errors import BadInputError
 
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import INI, write_predictions  # noqa: F401  (fixture)
@@ -24,7 +24,7 @@ from tests.sqleval_helpers import INI, write_predictions  # noqa: F401  (fixture
 # -- runaway queries ---------------------------------------------------------------------
 def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db: Path) -> None:
     """A single huge scalar ignores DuckDB's interrupt; the engine process is killed."""
-    from pytest_sqleval.engines.host import query_budget
+    from pytest_sqleval.core.engines.host import query_budget
     with Grader(shop_db, limits=Limits(timeout_s=1)) as g:
         start = time.perf_counter()
         v = g.compare("SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders")
@@ -40,7 +40,7 @@ def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db:
 def test_requests_queued_behind_a_killed_query_go_to_a_fresh_engine(shop_db: Path, tmp_path: Path) -> None:
     """Grading ahead queues the next case behind the running one; when the running one is
     killed, the queued ones are neither lost nor blamed for it."""
-    from pytest_sqleval.grading.pipeline import SuiteGrader
+    from pytest_sqleval.core.grading.pipeline import SuiteGrader
     count, bomb, wrong = "SELECT count(*) FROM customers", "SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders"
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=1), cache_dir=tmp_path)
     try:
@@ -198,7 +198,7 @@ def test_ctrl_c_keeps_finished_results_and_a_rerun_resumes(pytester: pytest.Pyte
 # -- a flaky model --------------------------------------------------------------------------
 LLM_BACKEND = '''
 import os, re
-from pytest_sqleval.llm import complete
+from pytest_sqleval.core.llm import complete
 
 async def generate(case):
     reply = await complete([{"role": "user", "content": case.question}], model="openai/flaky",

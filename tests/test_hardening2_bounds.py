@@ -106,7 +106,7 @@ def test_two_runs_sharing_a_results_folder_never_leave_a_broken_file(pytester: p
 # -- defect 12: infinite dates and timestamps -----------------------------------------------
 @pytest.fixture(scope="module")
 def shop_grader(shop_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from pytest_sqleval.api import Grader
+    from pytest_sqleval.core.api import Grader
     with Grader(shop_db, cache_dir=tmp_path_factory.mktemp("cache")) as grader:
         yield grader
 
@@ -181,9 +181,9 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
     column up a 12,000-deep chain); an IN of 20,000 values ~20 s in the structural layer
     (literals replaced one by one, re-indexing the list each time). Generous bounds."""
     import time
-    from pytest_sqleval.grading.grounding import CatalogIndex, ground
-    from pytest_sqleval.grading.parse import parse_sql
-    from pytest_sqleval.grading.structure import compare_structure
+    from pytest_sqleval.core.grading.grounding import CatalogIndex, ground
+    from pytest_sqleval.core.grading.parse import parse_sql
+    from pytest_sqleval.core.grading.structure import compare_structure
     index = CatalogIndex(shop_grader._grader.catalog)
     gold = parse_sql("SELECT count(*) FROM customers", "duckdb").expression
     for sql in (OR_12000, IN_20000):
@@ -205,7 +205,7 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
 
 def test_a_layer_that_cannot_cope_leaves_evidence_and_execution_decides(shop_grader: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_sqleval.grading import layers, pipeline
+    from pytest_sqleval.core.grading import layers, pipeline
 
     def recurse(*args: Any, **kw: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
@@ -226,7 +226,7 @@ def test_layers_over_the_case_budget_are_skipped_with_evidence(shop_grader: Any,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A budget already spent: grounding, structure and diagnostics record
     ``skipped: over budget``; parse and safety still run, execution still decides."""
-    from pytest_sqleval.grading import pipeline
+    from pytest_sqleval.core.grading import pipeline
     monkeypatch.setattr(pipeline, "layer_budget", lambda limits: 0.0)
     right = shop_grader.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders")
     assert right.passed and right.layers["safety"]["ok"]
@@ -252,9 +252,9 @@ RERUN_BOMB = ("SELECT length(regexp_replace(repeat('ab', CASE WHEN (SELECT count
 
 def test_the_distinct_free_rerun_is_cut_at_the_case_limit(shop_db: Path, tmp_path: Path) -> None:
     import time
-    from pytest_sqleval.api import Grader
-    from pytest_sqleval.cases import Limits
-    from pytest_sqleval.engines.host import query_budget
+    from pytest_sqleval.core.api import Grader
+    from pytest_sqleval.core.cases import Limits
+    from pytest_sqleval.core.engines.host import query_budget
     with Grader(shop_db, cache_dir=tmp_path, limits=Limits(timeout_s=1)) as grader:
         grader.compare("SELECT 3 AS n", "SELECT 3 AS n")  # the gold stored, the engine warm
         started = time.monotonic()

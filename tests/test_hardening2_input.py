@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_sqleval.cases import read_cases
-from pytest_sqleval.errors import BadInputError
+from pytest_sqleval.core.cases import read_cases
+from pytest_sqleval.core.errors import BadInputError
 from tests.sqleval_helpers import SHOP_CASES, read_results, shop_suite, sqleval_ini  # noqa: F401
 
 BOM = b"\xef\xbb\xbf"
@@ -47,7 +47,7 @@ DAMAGE: dict[str, Callable[[Path, Path], None]] = {
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_gold_cache_entry_is_recomputed_not_blamed_on_the_prediction(
         shop_db: Path, tmp_path: Path, damage: str) -> None:
-    from pytest_sqleval.grading.pipeline import SuiteGrader
+    from pytest_sqleval.core.grading.pipeline import SuiteGrader
     g = SuiteGrader(shop_db, cache_dir=tmp_path)
     try:
         gold = g.gold(GOLD)
@@ -141,9 +141,9 @@ QUESTIONS = "".join(json.dumps(c) + "\n" for c in SHOP_CASES[:3])
 
 
 def test_a_bom_is_accepted_on_every_text_file_we_read(tmp_path: Path) -> None:
-    from pytest_sqleval.backends.registry import read_predictions
-    from pytest_sqleval.cases import load_manifest
-    from pytest_sqleval.cases import read_records
+    from pytest_sqleval.core.backends.registry import read_predictions
+    from pytest_sqleval.core.cases import load_manifest
+    from pytest_sqleval.core.cases import read_records
     (tmp_path / "q.jsonl").write_bytes(BOM + QUESTIONS.encode())
     assert [c.id for c in read_cases(tmp_path / "q.jsonl")] == ["q01", "q02", "q03"]
     (tmp_path / "p.jsonl").write_bytes(BOM + b'{"id": "q01", "sql": "SELECT 1"}\n{"id": "q02", "sql": "SELECT 2"}\n')
@@ -162,9 +162,9 @@ def test_a_bom_is_accepted_on_every_text_file_we_read(tmp_path: Path) -> None:
     ("dev.json", "records"), ("sqleval.toml", "manifest"),
 ])
 def test_a_file_that_is_not_utf8_names_the_line_of_the_first_bad_byte(tmp_path: Path, name: str, reader: str) -> None:
-    from pytest_sqleval.backends.registry import read_predictions
-    from pytest_sqleval.cases import load_manifest
-    from pytest_sqleval.cases import read_records
+    from pytest_sqleval.core.backends.registry import read_predictions
+    from pytest_sqleval.core.cases import load_manifest
+    from pytest_sqleval.core.cases import read_records
     lines = {"cases": QUESTIONS.splitlines(), "predictions": ['{"id": "q01", "sql": "SELECT 1"}'] * 3,
              "records": ["[", '{"db_id": "d", "question": "?", "query": "SELECT 1"},',
                          '{"db_id": "d", "question": "?", "query": "SELECT 2"}', "]"],

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from pytest_sqleval.backends.base import Backend
-from pytest_sqleval.cases import BenchmarkCase
-from pytest_sqleval.generation import GenerationService, GenerationStore, _start_time
+from pytest_sqleval.core.backends.base import Backend
+from pytest_sqleval.core.cases import BenchmarkCase
+from pytest_sqleval.core.generation import GenerationService, GenerationStore, _start_time
 from tests.llm_server import llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import LEAN, gen_cases, read_results, sqleval_ini  # noqa: F401
 
@@ -147,7 +147,7 @@ def test_a_missing_key_is_not_retried_and_names_the_variable(monkeypatch: pytest
     which used to be retried on every case)."""
     import asyncio
 
-    from pytest_sqleval.llm import LLMError, complete
+    from pytest_sqleval.core.llm import LLMError, complete
     for var in ("OPENAI_API_KEY", "SQLEVAL_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(LLMError) as info:
@@ -163,9 +163,9 @@ import io, json, resource, sys
 from dataclasses import asdict
 from pathlib import Path
 import duckdb
-from pytest_sqleval.engines.host import _Server
-from pytest_sqleval.grading.engine_side import HANDLER
-from pytest_sqleval.grading.compare import CompareSpec
+from pytest_sqleval.core.engines.host import _Server
+from pytest_sqleval.core.grading.engine_side import HANDLER
+from pytest_sqleval.core.grading.compare import CompareSpec
 root = Path(sys.argv[1])
 duckdb.connect(str(root / "t.duckdb")).close()
 srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "256MB", "threads": 1}, str(root), HANDLER,
@@ -222,9 +222,9 @@ import io, json, sys
 from dataclasses import asdict
 from pathlib import Path
 import duckdb
-from pytest_sqleval.engines.host import _Server
-from pytest_sqleval.grading.engine_side import HANDLER
-from pytest_sqleval.grading.compare import CompareSpec
+from pytest_sqleval.core.engines.host import _Server
+from pytest_sqleval.core.grading.engine_side import HANDLER
+from pytest_sqleval.core.grading.compare import CompareSpec
 
 
 def anon_mb():

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.backends.base import Backend, BackendOptions
-from pytest_sqleval.backends import registry
+from pytest_sqleval.core.backends.base import Backend, BackendOptions
+from pytest_sqleval.core.backends import registry
 from tests.sqleval_helpers import gen_cases, read_results, sqleval_ini  # noqa: F401  (fixture)
 
 
@@ -48,8 +48,8 @@ def test_prediction_files_are_told_apart_by_path_and_content(tmp_path: Path) -> 
                                 BackendOptions(rootdir=str(tmp_path)))
     assert one.description != two.description
     assert str((tmp_path / "a" / "run1.jsonl").resolve()) in one.description
-    from pytest_sqleval.cases import BenchmarkCase
-    from pytest_sqleval.generation import _key
+    from pytest_sqleval.core.cases import BenchmarkCase
+    from pytest_sqleval.core.generation import _key
     case = BenchmarkCase(id="q01", question="?", gold_sql="SELECT 1")
     two.label = one.label  # even under one label, the generation key keeps them apart
     assert _key(one, case) != _key(two, case)
@@ -145,9 +145,9 @@ def test_compare_rejects_a_deprecated_list_that_is_not_patterns(graveyard_db: Pa
 
 
 # -- the PostgreSQL sandbox ----------------------------------------------------------------
-from pytest_sqleval.cases import Limits  # noqa: E402
-from pytest_sqleval.engines import open_sandbox  # noqa: E402
-from pytest_sqleval.engines.postgres_sandbox import PostgresSandbox  # noqa: E402
+from pytest_sqleval.core.cases import Limits  # noqa: E402
+from pytest_sqleval.core.engines import open_sandbox  # noqa: E402
+from pytest_sqleval.core.engines.postgres_sandbox import PostgresSandbox  # noqa: E402
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: E402,F401  (fixture)
 
 ORDERS_SQL = [
@@ -180,7 +180,7 @@ def pg_hard(pg: PgServer) -> str:
 def _bypass_name_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the statement checks stay: what the session itself does against a call the
     name check missed."""
-    monkeypatch.setattr("pytest_sqleval.engines.postgres_sandbox.denied_call", lambda tokens, names=(): None)
+    monkeypatch.setattr("pytest_sqleval.core.engines.postgres_sandbox.denied_call", lambda tokens, names=(): None)
 
 
 HOSTILE_CALLS = [

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.cases import load_manifest, read_layout_cases, split_of
-from pytest_sqleval.errors import BadInputError
+from pytest_sqleval.core.cases import load_manifest, read_layout_cases, split_of
+from pytest_sqleval.core.errors import BadInputError
 from pytest_sqleval.reports.ablation import LEAKAGE_GAP, ablation_rows, render_markdown
 from tests.sqleval_helpers import SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 

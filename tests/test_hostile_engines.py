@@ -9,7 +9,7 @@ from typing import Any, Iterator
 import pytest
 
 from grader_tests.test_hostile import HOSTILE, refused
-from pytest_sqleval.api import Grader
+from pytest_sqleval.core.api import Grader
 from tests.test_engines_sqlite_pg import PgServer, build_sqlite, pg  # noqa: F401  (fixture)
 
 GOLD = "SELECT country, count(*) FROM singer GROUP BY country"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.grading.judge import JUDGE_PROMPT_VERSION, Judge, JudgeResult, parse_verdict
+from pytest_sqleval.core.grading.judge import JUDGE_PROMPT_VERSION, Judge, JudgeResult, parse_verdict
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 
 QUESTION = "How many customers are in the north region?"
@@ -214,7 +214,7 @@ async def test_judge_sync_inside_a_running_loop(llm_server: ScriptedLLMServer, t
 @needs_litellm
 @pytest.mark.asyncio
 async def test_complete_reports_usage_and_cost(llm_server: ScriptedLLMServer) -> None:
-    from pytest_sqleval.llm import complete
+    from pytest_sqleval.core.llm import complete
 
     llm_server.script(Reply(content="hello", prompt_tokens=1000, completion_tokens=500), Reply(content="hi"))
     priced = await complete([{"role": "user", "content": "hi"}], model="openai/gpt-4o-mini",
@@ -231,7 +231,7 @@ def test_retry_after_parsing() -> None:
     from email.utils import formatdate
     import time
 
-    from pytest_sqleval.llm import _retry_after
+    from pytest_sqleval.core.llm import _retry_after
 
     class Exc(Exception):
         def __init__(self, headers: dict[str, str]) -> None:
@@ -244,7 +244,7 @@ def test_retry_after_parsing() -> None:
 
 
 def test_importing_the_judge_does_not_import_litellm() -> None:
-    code = ("import sys, pytest_sqleval.grading.judge, pytest_sqleval.llm; "
+    code = ("import sys, pytest_sqleval.core.grading.judge, pytest_sqleval.core.llm; "
             "heavy = sorted(m for m in ('litellm', 'openai', 'httpx', 'tiktoken') if m in sys.modules); "
             "print(heavy); sys.exit(1 if heavy else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
@@ -254,7 +254,7 @@ def test_importing_the_judge_does_not_import_litellm() -> None:
 
 @pytest.mark.asyncio
 async def test_missing_litellm_is_a_skip_not_a_crash(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import pytest_sqleval.llm as llm
+    import pytest_sqleval.core.llm as llm
 
     def missing() -> None:
         raise llm.LLMError("litellm is not installed; install the extra", retryable=False)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.grading.judge import Judge, judge_key_hint
+from pytest_sqleval.core.grading.judge import Judge, judge_key_hint
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 
 pytest.importorskip("litellm", reason="the judge needs the 'llm' extra: pip install -e '.[llm]'")

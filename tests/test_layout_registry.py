@@ -10,8 +10,8 @@ from typing import Iterator
 
 import pytest
 
-from pytest_sqleval.cases import Layout, LayoutError, get_layout, layout_names, register_layout
-from pytest_sqleval.cases import layouts as registry
+from pytest_sqleval.core.cases import Layout, LayoutError, get_layout, layout_names, register_layout
+from pytest_sqleval.core.cases import layouts as registry
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 #: A format of our own: one JSON array per line, ``[id, question, gold SQL, database]``
@@ -20,7 +20,7 @@ QA_LAYOUT = '''
 import json
 from pathlib import Path
 
-from pytest_sqleval.cases import Layout, iter_jsonl, register_layout
+from pytest_sqleval.core.cases import Layout, iter_jsonl, register_layout
 
 
 def qa_records(path):
@@ -154,8 +154,8 @@ def test_an_entry_point_layout_grades_a_suite(pytester: pytest.Pytester, monkeyp
      r"pytest_sqleval.layouts, from the distribution mybench-plugin\) cannot be loaded: ModuleNotFoundError: No module "
      r"named 'no_such_module'. Fix: repair or uninstall mybench-plugin"),
     ("mybench_plugin:LAYOUT", "LAYOUT = object()\n", r"is not a layout \(got object\). Fix: make it a "
-                                                     r"pytest_sqleval.cases.Layout"),
-    ("mybench_plugin:LAYOUT", "from pytest_sqleval.cases import Layout\nLAYOUT = Layout('spider', print)\n",
+                                                     r"pytest_sqleval.core.cases.Layout"),
+    ("mybench_plugin:LAYOUT", "from pytest_sqleval.core.cases import Layout\nLAYOUT = Layout('spider', print)\n",
      r"is named 'spider', which another layout has. Fix: rename one of them"),
 ])
 def test_a_broken_entry_point_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str,
@@ -191,7 +191,7 @@ def test_registration_mistakes_are_one_clear_error() -> None:
     with pytest.raises(LayoutError, match=r"^layout name 'qa-lines' is registered already \(by someone.else\). "
                                           r"Fix: give the layout another name$"):
         register_layout(Layout("qa-lines", lambda path: iter(())))
-    with pytest.raises(LayoutError, match=r"layout name 'spider' is registered already \(by pytest_sqleval.cases"):
+    with pytest.raises(LayoutError, match=r"layout name 'spider' is registered already \(by pytest_sqleval.core.cases"):
         register_layout(Layout("spider", lambda path: iter(())))
     with pytest.raises(LayoutError, match=r"is not a layout \(got dict\)"):
         register_layout({"name": "x"})  # type: ignore[arg-type]
@@ -202,10 +202,10 @@ def test_registration_mistakes_are_one_clear_error() -> None:
 
 
 def test_a_conftest_that_registers_a_taken_name_names_the_fix(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest("from pytest_sqleval.cases import Layout, register_layout\n"
+    pytester.makeconftest("from pytest_sqleval.core.cases import Layout, register_layout\n"
                           "register_layout(Layout('bird', lambda path: iter(())))\n")
     write_suite(pytester.path, layout="bird")
     result = pytester.runpytest("qa", "-p", "no:cacheprovider")
     assert result.ret != 0
-    assert "layout name 'bird' is registered already (by pytest_sqleval.cases.layouts). Fix: give the layout " \
+    assert "layout name 'bird' is registered already (by pytest_sqleval.core.cases.layouts). Fix: give the layout " \
            "another name" in result.stdout.str() + result.stderr.str()

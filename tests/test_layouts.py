@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.cases import read_layout_predictions
-from pytest_sqleval.grading.peers import (bird_equal, side_by_side, spider_equal, spider_order_matters,
+from pytest_sqleval.core.cases import read_layout_predictions
+from pytest_sqleval.core.grading.peers import (bird_equal, side_by_side, spider_equal, spider_order_matters,
                                          spider_variant)
 from pytest_sqleval.reports.sidebyside import summarize_sidebyside
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
@@ -75,7 +75,7 @@ def spider(pytester: pytest.Pytester) -> Path:
 
 def test_spider_layout_with_two_databases_and_one_sql_per_line(pytester: pytest.Pytester, spider: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_sqleval.pool.MAX_OPEN_DATABASES", 1)  # case 9 reopens concert after pets
+    monkeypatch.setattr("pytest_sqleval.plugin.pool.MAX_OPEN_DATABASES", 1)  # case 9 reopens concert after pets
     result = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=6, failed=4)  # the spider layout compares columns as Spider does (any order)
     out = result.stdout.str()

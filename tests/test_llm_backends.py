@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.agent.backends import make_llm_backend
-from pytest_sqleval.backends.base import BackendOptions
-from pytest_sqleval.backends.llm_backends import api_key_for, is_local_endpoint, model_string
-from pytest_sqleval.backends.registry import known_backends, resolve_backend, resolve_backends
-from pytest_sqleval.errors import UsageError
+from pytest_sqleval.products.agent.backends import make_llm_backend
+from pytest_sqleval.core.backends.base import BackendOptions
+from pytest_sqleval.core.backends.llm_backends import api_key_for, is_local_endpoint, model_string
+from pytest_sqleval.core.backends.registry import known_backends, resolve_backend, resolve_backends
+from pytest_sqleval.core.errors import UsageError
 from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import INI
 
@@ -76,7 +76,7 @@ def test_every_configuration_is_a_builtin_with_a_fingerprint_of_what_decides_its
     same_model_other_server = resolve_backend("a1", BackendOptions(model="openai/gpt-4o-mini", rootdir=opts.rootdir,
                                                                    api_base="http://127.0.0.1:1/v1"))
     assert same_model_other_server.fingerprint == again.fingerprint  # the endpoint does not decide the answer
-    from pytest_sqleval.agent import CONFIGS
+    from pytest_sqleval.products.agent import CONFIGS
     tighter = make_llm_backend("a1", opts, CONFIGS["a1"].with_budgets(max_llm_calls=2))
     assert tighter.fingerprint != again.fingerprint
     (tmp_path / "suite").mkdir()
@@ -85,16 +85,16 @@ def test_every_configuration_is_a_builtin_with_a_fingerprint_of_what_decides_its
 
 
 def test_importing_the_registry_loads_neither_litellm_nor_the_agent() -> None:
-    code = ("import sys, pytest_sqleval.backends.registry, pytest_sqleval.backends.llm_backends; "
-            "print(sorted(m for m in ('litellm', 'rank_bm25', 'pytest_sqleval.agent', 'matplotlib') if m in sys.modules))")
+    code = ("import sys, pytest_sqleval.core.backends.registry, pytest_sqleval.core.backends.llm_backends; "
+            "print(sorted(m for m in ('litellm', 'rank_bm25', 'pytest_sqleval.products.agent', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 @needs_llm
 def test_raw_llm_shows_every_table_compactly_in_one_call(llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
-    from pytest_sqleval.agent.schema import reset_workspaces
-    from pytest_sqleval.cases import read_cases
+    from pytest_sqleval.products.agent.schema import reset_workspaces
+    from pytest_sqleval.core.cases import read_cases
     from tests.test_agent import GOLD, build_mini_suite
     suite = build_mini_suite(tmp_path)
     case = {c.id: c for c in read_cases(suite / "questions.jsonl", suite="mini")}["r3"]

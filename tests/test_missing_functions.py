@@ -11,12 +11,12 @@ from typing import Any, Callable
 import pytest
 import sqlglot
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.cases import BenchmarkCase, Limits
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.grading.grounding import CatalogIndex, ground
-from pytest_sqleval.grading.verdict import classify
-from pytest_sqleval.reports.records import build_record
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.cases import BenchmarkCase, Limits
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.grading.grounding import CatalogIndex, ground
+from pytest_sqleval.core.grading.verdict import classify
+from pytest_sqleval.core.records import build_record
 from pytest_sqleval.reports.terminal import render_failure
 from tests.sqleval_helpers import by_case, read_results, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
 from tests.test_engines_sqlite_pg import duckdb_shop, pg, pg_shop, sqlite_shop  # noqa: F401  (fixtures)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_sqleval.backends.base import Backend
-from pytest_sqleval.cases import BenchmarkCase
-from pytest_sqleval.errors import NoPrediction
-from pytest_sqleval.generation import GenerationService, GenerationStore
-from pytest_sqleval.grading.verdict import no_prediction
+from pytest_sqleval.core.backends.base import Backend
+from pytest_sqleval.core.cases import BenchmarkCase
+from pytest_sqleval.core.errors import NoPrediction
+from pytest_sqleval.core.generation import GenerationService, GenerationStore
+from pytest_sqleval.core.grading.verdict import no_prediction
 from pytest_sqleval.reports.ablation import held_out_by_backend
 
 CASE = BenchmarkCase("q1", "How many?", "SELECT 1", suite="s")

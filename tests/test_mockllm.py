@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval import mockllm
-from pytest_sqleval.llm import complete
+from pytest_sqleval.core import mockllm
+from pytest_sqleval.core.llm import complete
 from pytest_sqleval.reports.html import reproduce_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def test_it_answers_like_an_openai_chat_completion_with_sql_from_the_prompt() ->
 
 
 def test_the_client_answers_a_mockllm_model_without_litellm_or_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_sqleval.llm as llm
+    import pytest_sqleval.core.llm as llm
 
     def no_litellm() -> Any:
         raise AssertionError("litellm was asked for")

@@ -14,8 +14,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.errors import GoldError
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.errors import GoldError
 from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
 
 #: Three airlines: Aer and Blu tie at 4 flights, Cal has 2.

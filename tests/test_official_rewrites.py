@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.grading.peers import official_prediction, official_rewrites, spider_variant
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.grading.peers import official_prediction, official_rewrites, spider_variant
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 
 DB = """

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval import api
+from pytest_sqleval.core import api
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
 
 CASES = [

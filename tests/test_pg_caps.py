@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.engines.duckdb_sandbox import result_byte_cap
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.engines.duckdb_sandbox import result_byte_cap
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 
 

@@ -8,9 +8,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import open_sandbox
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
 from tests.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 
 ROWS = ("(1, DATE '2020-01-01', DATE '2022-06-30', TIMESTAMP '2022-06-30 10:00:00', "

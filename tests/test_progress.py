@@ -15,7 +15,7 @@ from tests.sqleval_helpers import LEAN, gen_cases, sqleval_ini  # noqa: F401
 
 BACKEND = '''
 import asyncio
-from pytest_sqleval.backends.base import GenerationResult
+from pytest_sqleval.core.backends.base import GenerationResult
 
 async def generate(case):
     await asyncio.sleep(0.25)

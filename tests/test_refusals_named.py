@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines import open_sandbox
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.reports.terminal import render_failure
 from tests.test_engines_sqlite_pg import duckdb_shop, pg, pg_shop, sqlite_shop  # noqa: F401  (fixtures)
 from tests.test_missing_functions import _record

@@ -134,7 +134,7 @@ def test_a_report_that_needs_a_model_is_not_reproduced(tmp_path: Path, capsys: p
 
 
 def test_a_hand_edit_of_the_markdown_is_named_and_a_timed_latency_is_not(tmp_path: Path) -> None:
-    from pytest_sqleval.reproduce import _markdown_differences
+    from pytest_sqleval.products.reproduce import _markdown_differences
     head = ("| config | components | exec acc (%) | mean latency (ms) | Pareto |\n|---|---|---:|---:|:---:|\n")
     committed, fresh = tmp_path / "ablation.md", tmp_path / "fresh.md"
     fresh.write_text(head + "| **a1** | x | 50.0 | 327 |  |\n| **gold** | – | 100.0 | 0 |  |\n")

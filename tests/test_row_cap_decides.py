@@ -13,7 +13,7 @@ import sqlite3
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.grading import peers
+from pytest_sqleval.core.grading import peers
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 from tests.test_layouts import CONCERT
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.cases import Limits
-from pytest_sqleval.engines.host import EngineProcess
-from pytest_sqleval.grading.pipeline import SuiteGrader
-from pytest_sqleval.scheduling import CHUNK, case_scopes, names_a_suite
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines.host import EngineProcess
+from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from pytest_sqleval.plugin.scheduling import CHUNK, case_scopes, names_a_suite
 
 
 def sqlite_db(path: Path, table: str, rows: list[tuple[int, str]]) -> Path:
@@ -146,7 +146,7 @@ def test_an_xdist_worker_opens_only_the_databases_it_grades(pytester: pytest.Pyt
     spider_suite(pytester.path / "spider", 4, 3)
     pytester.makeconftest('''
 import os
-from pytest_sqleval.grading.pipeline import SuiteGrader
+from pytest_sqleval.core.grading.pipeline import SuiteGrader
 real = SuiteGrader.start_engine
 
 def logged(database, *args, **kw):
@@ -175,7 +175,7 @@ def test_a_serial_run_asks_for_each_next_database_before_its_cases_and_opens_eac
     pytester.makeconftest('''
 import os
 import pytest
-from pytest_sqleval.grading.pipeline import SuiteGrader
+from pytest_sqleval.core.grading.pipeline import SuiteGrader
 real = SuiteGrader.start_engine
 
 def log(line):
@@ -207,7 +207,7 @@ def pytest_runtest_setup(item):
 def test_records_cross_from_workers_as_they_were_made() -> None:
     """A worker's case record goes to the controller as one JSON string and is read back
     before any plugin sees the report; the report the worker keeps is left alone."""
-    from pytest_sqleval.xdist_wire import pack_records, unpack_records
+    from pytest_sqleval.plugin.xdist_wire import pack_records, unpack_records
     record = {"case_id": "q1", "status": "failed", "layers": {"structure": {"distance": 0.25, "clauses": {}}},
               "compare": {"extra_rows": [[1, None, "é", 2.5]], "match": False}}
     kept = [("sqleval_case", "q1"), ("sqleval", record)]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
 from tests.sqleval_helpers import read_results, sandbox_hash
 
 #: (id, name as hex bytes): 1 and 2 differ in one invalid byte, 3 is the same bytes as 1
@@ -157,7 +157,7 @@ VALID_VARIANT_HASHES = [('subset', 'a8d5dca040e8ace8972cf8d9dff32adfd5fcb60a1c7e
 
 
 def test_the_variants_of_a_valid_database_are_unchanged(tmp_path: Path) -> None:
-    from pytest_sqleval.variants.build import build_variants
+    from pytest_sqleval.core.variants.build import build_variants
     variants = build_variants(build_valid(tmp_path / "valid.sqlite"), tmp_path / "out", count=6, seed=11)
     assert [(v.kind, v.content_hash) for v in variants] == VALID_VARIANT_HASHES
 
@@ -165,7 +165,7 @@ def test_the_variants_of_a_valid_database_are_unchanged(tmp_path: Path) -> None:
 def test_variants_keep_invalid_text_as_text_of_the_same_bytes(tmp_path: Path) -> None:
     """Sampled, duplicated and shuffled, a value stays what it was: TEXT of its bytes (not a
     blob, not a replacement decode)."""
-    from pytest_sqleval.variants.build import build_variants
+    from pytest_sqleval.core.variants.build import build_variants
     db = build_bigger(tmp_path / "pets.sqlite")
     variants = build_variants(db, tmp_path / "out", count=3, seed=5)
     assert [v.kind for v in variants] == ["subset", "subset+duplicates", "subset+shuffle"]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import sqlglot
 
-from pytest_sqleval.grading.diagnostics import diagnose
-from pytest_sqleval.grading.structure import CLAUSE_WEIGHTS, compare_structure
+from pytest_sqleval.core.grading.diagnostics import diagnose
+from pytest_sqleval.core.grading.structure import CLAUSE_WEIGHTS, compare_structure
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "structure").glob("*.sql"))
 
@@ -63,7 +63,7 @@ def test_distance_grows_with_the_number_of_differing_clauses() -> None:
 
 
 def test_the_grader_reports_structure_and_diagnoses_a_fan_out(shop_db: Path) -> None:
-    from pytest_sqleval.api import Grader
+    from pytest_sqleval.core.api import Grader
     with Grader(shop_db) as g:
         v = g.compare("SELECT o.id FROM orders o JOIN order_lines ol ON ol.order_id = o.id",
                       "SELECT o.id FROM orders o")

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pytest_sqleval.api import Grader
+from pytest_sqleval.core.api import Grader
 from tests.sqleval_helpers import read_results
 
 # -- the motivating case: Spider's flight_2, every airline with as many flights -----------------
@@ -161,7 +161,7 @@ def test_each_kind_of_sort_key_is_moved_one_step(tmp_path: Path, gold: str, wron
 def test_tie_breaking_variants_are_the_same_built_twice(tmp_path: Path) -> None:
     """Deterministic: which members move, and which row is copied, does not depend on the
     build (a frozen variant's content hash must not)."""
-    from pytest_sqleval.variants.distill import VariantSet
+    from pytest_sqleval.core.variants.distill import VariantSet
     database = shop(tmp_path / "shop.duckdb")
     golds = [JOINED.format("count(*) DESC"), JOINED.format("count(*)"), JOINED.format("sum(o.amount) DESC")]
     one, two = (VariantSet.build(database, tmp_path / name, 4, gold_sqls=golds) for name in ("one", "two"))

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pytest_sqleval.api import Grader
+from pytest_sqleval.core.api import Grader
 from pytest_sqleval.reports.summary import rates
 from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini, write_predictions  # noqa: F401
 

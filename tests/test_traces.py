@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.agent.trace import MAX_EVENTS, TRACE_KEY, Trace
+from pytest_sqleval.products.agent.trace import MAX_EVENTS, TRACE_KEY, Trace
 from tests.sqleval_helpers import SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +71,7 @@ def test_a_trace_stays_bounded_whatever_the_context_and_the_repairs() -> None:
 
 BACKEND = '''
 from pytest_sqleval import GenerationResult
-from pytest_sqleval.agent.trace import Trace
+from pytest_sqleval.products.agent.trace import Trace
 
 
 async def generate(case):

@@ -15,10 +15,10 @@ import duckdb
 import pytest
 
 from pytest_sqleval import cli
-from pytest_sqleval.warehouse import pinned_hash
-from pytest_sqleval.warehouse.leakage import measure
-from pytest_sqleval.warehouse.semantic import check_layer, load_layer
-from pytest_sqleval.warehouse.validate import GOLD_ANSWERS, validate_suite
+from pytest_sqleval.products.warehouse import pinned_hash
+from pytest_sqleval.products.warehouse.leakage import measure
+from pytest_sqleval.products.warehouse.semantic import check_layer, load_layer
+from pytest_sqleval.products.validate import GOLD_ANSWERS, validate_suite
 from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 VANTAGE = Path(__file__).resolve().parents[1] / "cases" / "vantage"
@@ -154,8 +154,8 @@ def test_vantage_like_suite_passes_prints_counts_and_freezes(vantage_suite: Path
 
 
 def test_shipped_layer_is_clean_against_the_warehouse(vantage_01: Path) -> None:
-    from pytest_sqleval.cases import DEFAULT_DEPRECATED
-    from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
+    from pytest_sqleval.core.cases import DEFAULT_DEPRECATED
+    from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
     layer = load_layer(VANTAGE / "semantic_layer.yaml")
     db = DuckDBSandbox(vantage_01)
     try:
@@ -296,7 +296,7 @@ def test_cli_exit_codes(tmp_path: Path, shop_db: Path, capsys: pytest.CaptureFix
     (lambda s: s.replace("anti_patterns:", "anti_pattern:"), "unknown key 'anti_pattern' in cube 'orders' (did you mean 'anti_patterns'?)"),
 ])
 def test_layer_shape_errors_name_the_line(tmp_path: Path, mutate: Any, expected: str) -> None:
-    from pytest_sqleval.errors import BadInputError
+    from pytest_sqleval.core.errors import BadInputError
     path = tmp_path / "semantic_layer.yaml"
     path.write_text(mutate(SHOP_LAYER))
     with pytest.raises(BadInputError) as info:

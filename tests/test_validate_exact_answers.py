@@ -14,8 +14,8 @@ from typing import Any, Callable
 import duckdb
 import pytest
 
-from pytest_sqleval.grading.compare import jsonable
-from pytest_sqleval.warehouse.validate import GOLD_ANSWERS
+from pytest_sqleval.core.grading.compare import jsonable
+from pytest_sqleval.products.validate import GOLD_ANSWERS
 from tests.test_validate import Capture
 
 HUGE = "SELECT sum(CAST(id AS HUGEINT)) + 1234567890123 AS s FROM customers"  # a 128-bit sum past 12 digits
@@ -102,7 +102,7 @@ def test_a_frozen_answer_one_unit_off_is_reported(frozen: Path, case_id: str, ch
 def test_the_digest_of_a_large_answer_is_exact_for_exact_numbers(frozen: Path) -> None:
     """A large answer is checked by its digest: a one-cent drift in a decimal changes it; the
     same values at another scale (what another engine release may return) do not."""
-    from pytest_sqleval.warehouse.validate import _digest
+    from pytest_sqleval.products.validate import _digest
     kinds = ["integer", "decimal"]
     rows = [[i, f"{1000000 + i / 100:.2f}"] for i in range(300)]
     base = _digest(rows, kinds, True)

@@ -13,12 +13,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_sqleval.cases import ComparePolicy, collect_cases, load_manifest
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.grading.compare import CompareSpec
-from pytest_sqleval.pool import GraderPool
-from pytest_sqleval.warehouse import validate
-from pytest_sqleval.warehouse.validate import GOLD_ANSWERS
+from pytest_sqleval.core.cases import ComparePolicy, collect_cases, load_manifest
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.grading.compare import CompareSpec
+from pytest_sqleval.plugin.pool import GraderPool
+from pytest_sqleval.products import validate
+from pytest_sqleval.products.validate import GOLD_ANSWERS
 from tests.test_validate import Capture
 
 SQLEVAL_CASES = [

@@ -1,4 +1,4 @@
-"""Database variants (``pytest_sqleval.variants``): the constraints observed on the pinned
+"""Database variants (``pytest_sqleval.core.variants``): the constraints observed on the pinned
 database and the variants built from it, on DuckDB and SQLite. Every variant must keep
 every declared and observed constraint, or a correct query fails on it."""
 from __future__ import annotations
@@ -12,11 +12,11 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pytest_sqleval.engines import open_sandbox
-from pytest_sqleval.engines.base import Limits
-from pytest_sqleval.errors import UsageError
-from pytest_sqleval.variants.build import Variant, build_variants
-from pytest_sqleval.variants.constraints import Constraints, observe_constraints, qualified, quote
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.engines.base import Limits
+from pytest_sqleval.core.errors import UsageError
+from pytest_sqleval.core.variants.build import Variant, build_variants
+from pytest_sqleval.core.variants.constraints import Constraints, observe_constraints, qualified, quote
 from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 # customers.id PK, customers.email declared UNIQUE, orders.customer_id a declared FK;
@@ -327,7 +327,7 @@ def test_the_second_build_process_builds_what_this_one_would(pinned: Path, tmp_p
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Half the variants are built in a second process; which process builds one changes
     nothing in it."""
-    import pytest_sqleval.variants.build as build
+    import pytest_sqleval.core.variants.build as build
     split = build_variants(pinned, tmp_path / "two", count=4, seed=3)
     monkeypatch.setattr(build, "BUILD_PROCESSES", 1)
     alone = build_variants(pinned, tmp_path / "one", count=4, seed=3)

@@ -103,7 +103,7 @@ def test_a_rerun_grades_on_the_variants_with_the_execution_and_the_same_verdicts
     executes it (no second round trip), and the gold's own query is not run there at all:
     the verdicts and their evidence are the first run's."""
     pytester.makeconftest("""
-        from pytest_sqleval.engines.host import EngineHost
+        from pytest_sqleval.core.engines.host import EngineHost
         OPS, REAL = [], EngineHost.call
         def counted(self, op, payload, **kw):
             OPS.append(op)

@@ -67,7 +67,7 @@ def test_a_database_the_generator_cannot_read_is_every_case_s_error_naming_it(py
     """Not "cannot open the suite's database" (it opens): the variants are what failed, once
     per database, and the error says how to run without them."""
     pytester.makeconftest("""
-        from pytest_sqleval.variants import distill
+        from pytest_sqleval.core.variants import distill
         CALLS = []
         def broken(database, *args, **kwargs):
             CALLS.append(database)

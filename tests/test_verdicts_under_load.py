@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator
 import duckdb
 import pytest
 
-from pytest_sqleval.engines.base import Limits
-from pytest_sqleval.engines.watchdog import CPU_CLOCKS
+from pytest_sqleval.core.engines.base import Limits
+from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS
 from tests.sqleval_helpers import read_results, sqleval_ini, write_predictions  # noqa: F401
 from tests.test_engines_sqlite_pg import pg, pg_shop  # noqa: F401
 
@@ -146,8 +146,8 @@ def test_a_query_the_machine_starves_past_its_wall_bound_is_not_graded(
     """The engine process stopped (SIGSTOP: the extreme of a loaded machine) while it runs a
     query: the query spends no CPU time, its wall bound passes, and the case is not graded
     (``unfinished``, status error) rather than failed as too slow."""
-    from pytest_sqleval.engines import watchdog
-    from pytest_sqleval.grading.pipeline import SuiteGrader
+    from pytest_sqleval.core.engines import watchdog
+    from pytest_sqleval.core.grading.pipeline import SuiteGrader
     monkeypatch.setattr(watchdog, "WALL_EXTRA_MIN_S", 0.0)  # the wall bound at ten times the limit: a short wait
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=0.2), cache_dir=tmp_path)
     try:
@@ -171,7 +171,7 @@ def test_a_query_the_machine_starves_past_its_wall_bound_is_not_graded(
 def test_postgres_runs_an_overrun_again_at_ten_times_the_limit_before_it_is_a_timeout(pg_shop: str) -> None:
     """PostgreSQL's time is the server's wall time, which load stretches: a query over its
     limit is run again at ten times it, and its result decides when that attempt finishes."""
-    from pytest_sqleval.engines import open_sandbox
+    from pytest_sqleval.core.engines import open_sandbox
     sql = "SELECT count(*) FROM generate_series(1, {n}) a WHERE a % 7 = 3"
     free = open_sandbox(pg_shop, Limits(timeout_s=60))
     try:

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from pytest_sqleval import load_results
-from pytest_sqleval.errors import SqlevalError
+from pytest_sqleval.core.errors import SqlevalError
 from tests.sqleval_helpers import NAIVE_SQL, shop_suite, sqleval_ini, write_predictions  # noqa: F401
 
 

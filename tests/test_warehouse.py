@@ -15,11 +15,11 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from pytest_sqleval import warehouse
-from pytest_sqleval.cases import load_manifest, read_cases, split_of
-from pytest_sqleval.warehouse import (DATABASE_NAME, WarehouseHashMismatch, build_warehouse, check_pin,
+from pytest_sqleval.products import warehouse
+from pytest_sqleval.core.cases import load_manifest, read_cases, split_of
+from pytest_sqleval.products.warehouse import (DATABASE_NAME, WarehouseHashMismatch, build_warehouse, check_pin,
                                       pinned_hash, render_schema)
-from pytest_sqleval.warehouse.spec import SCHEMAS, TABLES
+from pytest_sqleval.products.warehouse.spec import SCHEMAS, TABLES
 
 SCALE = 0.1
 CUTOVER = datetime.date.fromisoformat(warehouse.spec.ERP_CUTOVER)
@@ -109,7 +109,7 @@ def _toml(data: dict) -> str:
 
 BROKEN_BUILDER = """
 from pathlib import Path
-from pytest_sqleval.errors import SqlevalError
+from pytest_sqleval.core.errors import SqlevalError
 
 def build(path):
     calls = Path(__file__).with_name("calls.txt")
@@ -243,7 +243,7 @@ def test_scd2_dimensions_have_one_current_version_and_no_gaps(con, table: str, k
 @pytest.fixture(scope="module")
 def cases():
     manifest = load_manifest(SUITE / "sqleval.toml")
-    assert manifest.build == "pytest_sqleval.warehouse:build"
+    assert manifest.build == "pytest_sqleval.products.warehouse:build"
     assert manifest.database.name == DATABASE_NAME
     assert "legacy.*" in manifest.deprecated_tables
     return read_cases(manifest.questions, manifest.name)

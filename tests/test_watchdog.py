@@ -14,11 +14,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_sqleval.engines.base import Limits
-from pytest_sqleval.engines.duckdb_sandbox import DuckDBSandbox
-from pytest_sqleval.engines.sqlite_sandbox import SQLiteSandbox
-from pytest_sqleval.engines import watchdog as watchdog_module
-from pytest_sqleval.engines.watchdog import WATCHDOG, Watchdog
+from pytest_sqleval.core.engines.base import Limits
+from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
+from pytest_sqleval.core.engines import watchdog as watchdog_module
+from pytest_sqleval.core.engines.watchdog import WATCHDOG, Watchdog
 from tests.test_engines_sqlite_pg import build_duckdb, build_sqlite
 
 OWN_LIMIT = Limits(timeout_s=60.0)  # the engine's own deadline: far past the query's, so only the watchdog acts
@@ -145,7 +145,7 @@ def test_the_watchdog_fires_only_armed_tokens_and_its_thread_is_a_daemon() -> No
 def test_a_cpu_deadline_counts_the_time_a_query_computes_not_the_time_it_waits() -> None:
     """A query's limit is its CPU time (``QueryTime``): waiting (what a loaded machine makes
     a query do) does not bring its interrupt closer; computing does."""
-    from pytest_sqleval.engines.watchdog import CPU_CLOCKS, QueryTime
+    from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS, QueryTime
     if not CPU_CLOCKS:
         pytest.skip("per-thread CPU clocks are Linux's")
     dog = Watchdog()

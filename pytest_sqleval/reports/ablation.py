@@ -149,8 +149,8 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
         path = inner
     if not path.is_file():
         raise ReportInputError(f"{path}: no such file")
-    from ..cases import read_text
-    from ..errors import BadInputError
+    from ..core.cases import read_text
+    from ..core.errors import BadInputError
     try:
         text = read_text(path)  # UTF-8 with or without a BOM; another encoding names its first bad line
     except BadInputError as exc:
@@ -374,7 +374,7 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     models = sorted({m for r in rows for m in r.models})
     if models:
         lines.append("Models: " + ", ".join(f"`{m}`" for m in models) + ".")
-    from ..mockllm import NOT_A_MODEL, is_mock
+    from ..core.mockllm import NOT_A_MODEL, is_mock
     if any(is_mock(m) for m in models):
         lines += ["", f"**Not a model:** {NOT_A_MODEL}. These rows show that the pipeline runs; "
                   "they say nothing about text-to-SQL."]

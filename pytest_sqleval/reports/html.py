@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
+from ..core.traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
 from .sink import suite_nodeid
 
 REPORT_NAME = "report.html"
@@ -145,7 +145,7 @@ def reproduce_command(rec: dict[str, Any]) -> str:
 
 def _trace(rec: dict[str, Any], page_dir: Path | None) -> dict[str, Any] | None:
     """A case's trace as the page shows it: the markdown its report file holds (the one
-    renderer, :func:`pytest_sqleval.traces.render_markdown`) and a link to that file."""
+    renderer, :func:`pytest_sqleval.core.traces.render_markdown`) and a link to that file."""
     meta = _dict(rec.get("backend_metadata"))
     events = meta.get(TRACE_KEY)
     report = meta.get(TRACE_REPORT_KEY)
@@ -258,7 +258,7 @@ def _ablation(records: list[dict[str, Any]]) -> str:
         note = plot_pareto(rows, png)
         img = (f'<img alt="accuracy against cost" src="data:image/png;base64,'
                f'{base64.b64encode(png.read_bytes()).decode()}">' if note is None else f"<p>{html.escape(note)}</p>")
-    from ..mockllm import NOT_A_MODEL, is_mock
+    from ..core.mockllm import NOT_A_MODEL, is_mock
     mock = any(is_mock(m) for r in rows for m in r.models)
     note = f'<p class="notamodel">Not a model: {html.escape(NOT_A_MODEL)}</p>' if mock else ""
     return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"

@@ -5,8 +5,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from ..grading.verdict import REFUSED, engine_display
-from ..traces import TRACE_REPORT_KEY
+from ..core.grading.verdict import REFUSED, engine_display
+from ..core.traces import TRACE_REPORT_KEY
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
@@ -126,7 +126,7 @@ def render_failure(rec: dict[str, Any]) -> str:
                    f"exact match {'yes' if struct['exact_match'] else 'no'})")
     diag = layers.get("diagnostics")
     if diag and diag.get("most_likely"):
-        from ..grading.diagnostics import article
+        from ..core.grading.diagnostics import article
         top = diag.get("candidates") or [[diag["most_likely"], diag["scores"][diag["most_likely"]]]]
         flags = [f for f, on in (("cardinality explosion", diag["cardinality_explosion"]),
                                  ("ordering only", diag["ordering_only"]), ("ambiguous", diag["ambiguous"])) if on]

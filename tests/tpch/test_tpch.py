@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.api import Grader
+from pytest_sqleval.core.api import Grader
 
 HERE = Path(__file__).resolve().parent
 CASES = json.loads((HERE / "cases.json").read_text())

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.grading.verdict import (JUDGE_MODES, adjudicate, blocked_reason, judge_eligible,
+from pytest_sqleval.core.grading.verdict import (JUDGE_MODES, adjudicate, blocked_reason, judge_eligible,
                                                judge_evidence, severity)
-from pytest_sqleval.grading.judge import JUDGE_PROMPT_VERSION, JudgeResult
+from pytest_sqleval.core.grading.judge import JUDGE_PROMPT_VERSION, JudgeResult
 
 
 def judged(equivalence: str | None, error: str | None = None) -> JudgeResult | None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from pytest_sqleval.cases import DEFAULT_DEPRECATED
-from pytest_sqleval.grading.classify import deprecated_refs, join_structure, may_read_deprecated, table_names
-from pytest_sqleval.grading.verdict import ERROR_CLASSES, Classification, classify
-from pytest_sqleval.grading.parse import parse_sql
+from pytest_sqleval.core.cases import DEFAULT_DEPRECATED
+from pytest_sqleval.core.grading.classify import deprecated_refs, join_structure, may_read_deprecated, table_names
+from pytest_sqleval.core.grading.verdict import ERROR_CLASSES, Classification, classify
+from pytest_sqleval.core.grading.parse import parse_sql
 
 PARSE_OK = {"ok": True, "dialect": "duckdb", "statements": 1, "error": None}
 SAFE = {"ok": True, "reason": None, "detail": None}

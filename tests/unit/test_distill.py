@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sqleval.variants.distill import CaseVariants, choose
+from pytest_sqleval.core.variants.distill import CaseVariants, choose
 
 T, F, N = True, False, None
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sqleval.grading.grounding import CatalogIndex, GroundingResult, catalog_from_ddl, ground
-from pytest_sqleval.grading.parse import parse_sql
+from pytest_sqleval.core.grading.grounding import CatalogIndex, GroundingResult, catalog_from_ddl, ground
+from pytest_sqleval.core.grading.parse import parse_sql
 
 CATALOG = {
     "main": {

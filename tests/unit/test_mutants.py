@@ -16,7 +16,7 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_sqleval.variants.mutants import MUTATION_KINDS, Mutant, mutants
+from pytest_sqleval.core.variants.mutants import MUTATION_KINDS, Mutant, mutants
 
 ROOT = Path(__file__).resolve().parents[2]
 VANTAGE = [json.loads(line)["gold_sql"]

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pytest_sqleval.grading.parse import ParseResult, parse_sql
+from pytest_sqleval.core.grading.parse import ParseResult, parse_sql
 
 
 @pytest.mark.parametrize(("sql", "dialect", "ok"), [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sqleval.grading.parse import parse_sql
-from pytest_sqleval.grading.safety import DENIED_FUNCTIONS, SafetyResult, check_safety
+from pytest_sqleval.core.grading.parse import parse_sql
+from pytest_sqleval.core.grading.safety import DENIED_FUNCTIONS, SafetyResult, check_safety
 
 
 def safety(sql: str, dialect: str = "duckdb") -> SafetyResult:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from pytest_sqleval.variants.tiebreak import SortKey, _step, tie_breaks
+from pytest_sqleval.core.variants.tiebreak import SortKey, _step, tie_breaks
 
 COLUMNS = {"customers": {"id", "name", "age"}, "orders": {"id", "customer", "amount", "day"}}
 FREE = {("customers", "age"), ("orders", "amount"), ("orders", "day")}

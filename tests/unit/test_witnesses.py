@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pytest_sqleval.api import Grader
-from pytest_sqleval.variants.witnesses import witness_groups
+from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.variants.witnesses import witness_groups
 
 COLUMNS = {"main.part": {"id", "size", "brand", "made"}, "main.item": {"id", "part_id", "qty", "mode"}}
 KEYS = {("main.part", "id"), ("main.item", "id"), ("main.item", "part_id")}
@@ -139,7 +139,7 @@ def test_a_comparison_with_a_scalar_subquery_is_a_threshold_measured_on_the_vari
 def test_a_threshold_lies_one_unit_of_the_column_past_the_measured_value(measured, to, ctype, expected) -> None:
     from decimal import Decimal
 
-    from pytest_sqleval.variants.boundaries import on_grid
+    from pytest_sqleval.core.variants.boundaries import on_grid
     assert on_grid(Decimal(measured), to, ctype) == on_grid(float(measured), to, ctype) == expected
     assert on_grid(None, to, ctype) is None
 

@@ -1,0 +1,234 @@
+"""Reading a suite's cases: whatever the layout, its records pass through one validation
+(``validate_records``: fields, types, the one duplicate-id check), so every format gets
+the same file:line:field messages and the same ``BenchmarkCase``."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInputError
+from ..numeric import TOLERANCE, NumberError
+from ..textio import read_text
+from .layouts import Layout, LayoutError, Records, get_layout, layout_names
+from .model import COLUMN_ORDERS, EXPECTED_SHAPES, BenchmarkCase, SuiteManifest
+
+ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")  # ids become pytest node ids
+
+
+def did_you_mean(word: str, options: set[str] | list[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(options), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+_CASE_STR_FIELDS = ("difficulty", "expected_shape", "complexity", "category", "schema")
+
+
+def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCase:
+    """Validate one decoded JSONL object."""
+    if not isinstance(obj, dict):
+        raise BadInputError(where, f"expected a JSON object, got {type(obj).__name__}", line=line,
+                            fix='write one object per line: {"id": "q01", "question": "...", "gold_sql": "..."}')
+    obj = dict(obj)
+    if "id" not in obj and "qid" in obj:
+        obj["id"] = obj.pop("qid")
+    for key in ("id", "question", "gold_sql"):
+        val = obj.get(key)
+        if val is None:
+            hint = did_you_mean(key, [k for k in obj if isinstance(k, str)])
+            raise BadInputError(where, f"missing required field{hint}", line=line, field=key,
+                                fix=f'add "{key}": "..." to this line')
+        if isinstance(val, (int,)) and key == "id" and not isinstance(val, bool):
+            val = obj[key] = str(val)
+        if not isinstance(val, str) or not val.strip():
+            raise BadInputError(where, f"must be a non-empty string, got {val!r}", line=line, field=key,
+                                fix=f'write "{key}" as a JSON string')
+    if not ID_RE.match(obj["id"]):
+        raise BadInputError(where, f"id {obj['id']!r} has characters outside [A-Za-z0-9_.-]", line=line,
+                            field="id", fix="use ids such as q06 or sales-17; they become pytest node ids")
+    kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": obj.pop("gold_sql")}
+    for key in _CASE_STR_FIELDS:
+        val = obj.pop(key, None)
+        if val is not None and not isinstance(val, str):
+            raise BadInputError(where, f"must be a string, got {val!r}", line=line, field=key,
+                                fix=f'write "{key}" as a JSON string or leave it out')
+        kwargs[key] = val
+    if kwargs["expected_shape"] is not None and kwargs["expected_shape"] not in EXPECTED_SHAPES:
+        raise BadInputError(where, f"unknown shape {kwargs['expected_shape']!r}", line=line, field="expected_shape",
+                            fix=f"use one of {', '.join(EXPECTED_SHAPES)}")
+    tags = obj.pop("tags", None) or []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        raise BadInputError(where, f"must be a list of strings, got {tags!r}", line=line, field="tags",
+                            fix='write "tags": ["revenue", "3_tables"]')
+    kwargs["tags"] = tuple(tags)
+    om = obj.pop("order_matters", None)
+    if om is not None and not isinstance(om, bool):
+        raise BadInputError(where, f"must be true or false, got {om!r}", line=line, field="order_matters",
+                            fix="write true, false, or leave it out to follow the gold's ORDER BY")
+    if "compare" in obj:
+        overrides = _case_compare(obj.pop("compare"), where, line)
+        if "order_matters" in overrides:
+            inner = overrides.pop("order_matters")
+            if om is not None and inner is not None and inner != om:
+                raise BadInputError(where, f"{inner!r} conflicts with \"order_matters\": {om!r} on the same case",
+                                    line=line, field="compare.order_matters",
+                                    fix="give order_matters once, either on the case or in its \"compare\" object")
+            om = inner if om is None else om
+        if overrides:
+            obj["compare"] = overrides  # read by ComparePolicy.for_case (grading and validate)
+    kwargs["order_matters"] = om
+    return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
+
+
+#: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
+#: ``allow_empty``, which a case declares with ``"expected_shape": "empty"``).
+CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol", "column_order")
+
+
+def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
+    """A case's ``"compare"`` object, checked key by key: known keys only (with a "did you
+    mean"), booleans and non-negative numbers of the right type; the numbers as floats."""
+    example = '"compare": {"order_matters": false, "float_rel_tol": 1e-4, "float_abs_tol": 1e-9}'
+    if not isinstance(value, dict):
+        raise BadInputError(where, f"must be a JSON object, got {json.dumps(value)[:60]}", line=line, field="compare",
+                            fix=f"write {example} (any of these keys), or leave it out")
+    out: dict[str, Any] = {}
+    for key, val in value.items():
+        if key == "allow_empty":
+            raise BadInputError(where, "a case cannot override allow_empty", line=line, field="compare.allow_empty",
+                                fix='declare an empty answer with "expected_shape": "empty" on the case')
+        if key not in CASE_COMPARE_KEYS:
+            raise BadInputError(where, f"unknown comparison override{did_you_mean(str(key), list(CASE_COMPARE_KEYS))}",
+                                line=line, field=f"compare.{key}", fix=f"known keys: {', '.join(CASE_COMPARE_KEYS)}")
+        if key == "order_matters":
+            if val is not None and not isinstance(val, bool):
+                raise BadInputError(where, f"expected true or false, got {json.dumps(val)}", line=line,
+                                    field=f"compare.{key}",
+                                    fix="write true, false, or leave it out to follow the gold's ORDER BY")
+            out[key] = val
+            continue
+        if key == "column_order":
+            if val not in COLUMN_ORDERS:
+                raise BadInputError(where, f"expected \"position\" or \"any\", got {json.dumps(val)}", line=line,
+                                    field=f"compare.{key}",
+                                    fix='write "column_order": "any" (any bijection of columns) or "position"')
+            out[key] = val
+            continue
+        try:
+            out[key] = TOLERANCE.check(val)  # the suite's [compare] tolerances' own parser
+        except NumberError as exc:
+            raise BadInputError(where, str(exc), line=line, field=f"compare.{key}",
+                                fix=f'write "{key}" as a small non-negative JSON number such as 1e-6') from None
+    return out
+
+
+def validate_records(records: Records, path: Path, suite: str = "") -> list[BenchmarkCase]:
+    """The one reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
+    id is an error naming both lines."""
+    cases: list[BenchmarkCase] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in records:
+        case = parse_case(obj, path, lineno, suite)
+        if case.id in seen:
+            raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
+                                field="id", fix="give every case a unique id")
+        seen[case.id] = lineno
+        cases.append(case)
+    return cases
+
+
+def _layout(name: str) -> Layout:
+    layout = get_layout(name)
+    if layout is None:  # load_manifest refuses it with file and line; this is a name given in code
+        raise LayoutError(f"unknown layout {name!r}{did_you_mean(name, layout_names())}. Fix: use one of "
+                          f"{', '.join(layout_names())}, or register it with pytest_sqleval.core.cases.register_layout")
+    return layout
+
+
+SPLIT_KEY = "split"  # a case's split: absent = the main set; else the manifest's [splits] held_out
+
+
+def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval") -> list[BenchmarkCase]:
+    """All cases of a questions file in ``layout`` (our JSONL by default), in file order."""
+    path = Path(path)
+    return validate_records(_layout(layout).records(path), path, suite)
+
+
+def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list[BenchmarkCase]:
+    """Every case of a suite in the manifest's layout, in file order; a case naming a split
+    the manifest does not declare is bad input (a typo would silently move it to the main set)."""
+    cases = read_cases(path or manifest.questions, manifest.name, manifest.layout)
+    for case in cases:
+        split = case.metadata.get(SPLIT_KEY)
+        if split is not None and split != manifest.held_out:
+            where, _, line = case.source.rpartition(":")
+            declared = (f"declares held_out = {manifest.held_out!r}" if manifest.held_out
+                        else "declares no held-out split")
+            raise BadInputError(where, f"split {split!r} is not a split of this suite ({manifest.path.name} {declared})",
+                                line=int(line) if line.isdigit() else None, field=SPLIT_KEY,
+                                fix=f'add [splits] held_out = "{split}" to {manifest.path.name}, or drop the "split" '
+                                    "key (cases without one are the main set)")
+    return cases
+
+
+def split_of(case: BenchmarkCase) -> str:
+    """The case's split: the held-out split's name, or "main"."""
+    split = case.metadata.get(SPLIT_KEY)
+    return split if isinstance(split, str) else "main"
+
+
+def collect_cases(manifest: SuiteManifest, path: Path) -> list[tuple[BenchmarkCase, SuiteManifest]]:
+    """Each case with the manifest it is graded under: for a layout split by database
+    (Spider, BIRD), one derived manifest per database (its own engine, content hash and gold cache)."""
+    cases = read_layout_cases(manifest, path)
+    key = _layout(manifest.layout).split_by
+    if key is None or manifest.database is None:
+        return [(c, manifest) for c in cases]
+    described = _described_databases(manifest.tables) if manifest.tables is not None else None
+    per_db: dict[str, SuiteManifest] = {}
+    out = []
+    for case in cases:
+        db_id = case.metadata.get(key)
+        where, _, line = case.source.rpartition(":")
+        if not isinstance(db_id, str) or not db_id.strip():
+            raise BadInputError(where, f"missing or empty (got {db_id!r})", line=int(line) if line.isdigit() else None,
+                                field=key, fix=f'give every case a "{key}" naming its database')
+        if described is not None and db_id not in described:
+            raise BadInputError(where, f"database {db_id!r} is not described in {manifest.tables.name}",
+                                line=int(line) if line.isdigit() else None, field=key,
+                                fix=f"fix the {key}, or add the database to {manifest.tables}")
+        if db_id not in per_db:
+            per_db[db_id] = database_manifest(manifest, db_id)
+        out.append((case, per_db[db_id]))
+    return out
+
+
+def _described_databases(tables: Path) -> set[str]:
+    """The ``db_id`` of every database a Spider/BIRD ``tables.json`` describes."""
+    try:
+        entries = json.loads(read_text(tables))
+    except json.JSONDecodeError as exc:
+        raise BadInputError(tables, f"not valid JSON ({exc.msg})", line=exc.lineno,
+                            fix="give the layout's tables.json as released") from None
+    if not isinstance(entries, list):
+        raise BadInputError(tables, "expected a JSON array of database descriptions", line=1,
+                            fix='write [{"db_id": "...", "table_names_original": [...], ...}, ...]')
+    return {e["db_id"] for e in entries if isinstance(e, dict) and isinstance(e.get("db_id"), str)}
+
+
+def database_manifest(manifest: SuiteManifest, db_id: str) -> SuiteManifest:
+    """The manifest of one database within a suite split by database."""
+    db = manifest.database
+    if isinstance(db, str):
+        target: Path | str = db.replace("{db_id}", db_id)
+    elif db is not None and db.is_dir():
+        target = db / db_id / f"{db_id}.sqlite"
+    else:
+        target = db  # one database for every case
+    return dataclasses.replace(manifest, path=manifest.path.with_name(f"{manifest.path.name}#{db_id}"),
+                               name=f"{manifest.name}/{db_id}", database=target)

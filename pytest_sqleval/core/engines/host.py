@@ -1,0 +1,499 @@
+"""The engine host: a child process that owns the sandboxed database.
+
+Why a process: DuckDB cannot interrupt every query (a single huge scalar runs to the
+end), and a query that ignores its interrupt must not take the grading run down with
+it. The parent kills and respawns the child once the child has spent its query's limit
++ 0.7 s of CPU time (read from ``/proc``: load on the machine does not move it), or at
+the latest at the wall bound (the limit + ten times it, at least 30 s, + 0.7 s); the case is marked
+``timeout`` (over its limit) or ``unfinished`` (the wall bound came first: not graded)
+and the run goes on. Results never cross the pipe: what
+works on them (the grading's gold answers and comparison) is a *handler* named by a
+dotted string and imported in the child, so the engines import nothing above them and
+only the evidence comes back.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+from .base import Limits
+from .watchdog import CPU_CLOCKS, starved_bound, tenfold, unfinished_message
+
+GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
+CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
+COMPARE_TIMEOUT_S = 300.0
+_HDR = struct.Struct("!Q")
+_AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
+
+
+def describe_timeout(limits: Limits) -> float:
+    """Opening a database reads its catalog and hashes its content: minutes on a big one."""
+    return max(120.0, limits.timeout_s * 10)
+
+
+class HostCrashed(RuntimeError):
+    """The child died or failed; the message says why."""
+
+
+class HostTimeout(HostCrashed):
+    """The child did not answer in time and was killed. ``over_limit``: it spent more than
+    its limit (CPU time where it can be read); False: the wall bound came first, on a
+    machine too loaded to tell (``unfinished``). ``cpu_s`` is None where it cannot be read."""
+
+    def __init__(self, message: str, *, over_limit: bool = True, cpu_s: float | None = None,
+                 wall_s: float | None = None) -> None:
+        super().__init__(message)
+        self.over_limit, self.cpu_s, self.wall_s = over_limit, cpu_s, wall_s
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """A process's CPU time (user + system) from ``/proc``; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class HostOpError(HostCrashed):
+    """The child raised while serving a request; it is still running."""
+
+
+# -- framing ---------------------------------------------------------------------------
+def _write(fh: Any, obj: Any) -> None:
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    fh.write(_HDR.pack(len(blob)) + blob)
+    fh.flush()
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+class EngineProcess:
+    """One engine child process and the requests sent to it, answered in order. Several
+    ``EngineHost`` handles (one per database) may share it, so a run of many small
+    databases starts one process, not one per database (about 0.2 s each); a kill or a
+    crash fails the request that caused it, and the requests queued behind it, whatever
+    their database, go to a fresh child."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
+        self.restarts = 0
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def prestart(self) -> None:
+        """Start the child now, before any database is named, so its start-up overlaps the caller's."""
+        if not self.alive():
+            self.proc = spawn_child()
+
+    def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
+        if self.pending and (len(ticket.blob) > _AHEAD_BYTES or not self.alive()):
+            self.drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
+        if not self.alive():
+            self.proc = start()
+        proc = self.proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            proc.stdin.write(_HDR.pack(len(ticket.blob)) + ticket.blob)
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone: reading says how
+        ticket.sent = True
+        self.pending.append(ticket)
+
+    def drain(self) -> None:
+        while self.pending:
+            self.read_next()
+
+    def read_next(self) -> None:
+        """Read the answer to the oldest pending request. Its execution budget starts when
+        the child says it started it; past the budget the child is killed, that request
+        fails, and the requests queued behind it go to a fresh child."""
+        proc = self.proc
+        ticket = self.pending[0]
+        assert proc is not None and proc.stdout is not None
+        deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
+        began: float | None = None  # when the child started this request's current query (monotonic)
+        since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
+        look = float("inf")  # when to read the child's CPU time next
+        try:
+            while True:
+                try:
+                    (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, min(deadline, look)))
+                    kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
+                except TimeoutError:
+                    now = time.monotonic()
+                    used = None if since is None else process_cpu_s(proc.pid)
+                    if used is not None:
+                        used -= since[1]
+                    if now < deadline and used is not None and ticket.cpu_limit is not None:
+                        if used < ticket.cpu_limit:  # not there yet: its CPU time cannot grow faster than ``rate``
+                            look = now + max(CPU_LOOK_MIN_S, (ticket.cpu_limit - used) / ticket.rate)
+                            continue
+                    elif now < deadline:
+                        look = float("inf")
+                        continue
+                    self._fail(self._timeout(ticket, used, None if began is None else now - began))
+                    return
+                if kind == "started":  # the child runs a query of this request (since ``body``: monotonic, CPU)
+                    at, cpu = body if isinstance(body, tuple) else (time.monotonic(), None)
+                    deadline, began = at + ticket.budget, at
+                    since = (at, cpu) if cpu is not None else None
+                    look = (at + ticket.cpu_limit / ticket.rate if since is not None and ticket.cpu_limit is not None
+                            else float("inf"))
+                elif kind == "executed":  # execution finished in time; comparison has its own budget
+                    deadline, began, since, look = time.monotonic() + COMPARE_TIMEOUT_S, None, None, float("inf")
+                elif kind == "partial":  # the answer to give if the rest of the request does not finish
+                    ticket.partial = body
+                else:
+                    self.pending.popleft()
+                    ticket.done = True
+                    if kind == "error":
+                        ticket.error = HostOpError(body)
+                    else:
+                        ticket.value = body
+                    return
+        except (EOFError, OSError) as exc:
+            code = proc.poll()
+            self._fail(HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}"))
+
+    @staticmethod
+    def _timeout(ticket: "Ticket", cpu: float | None, wall: float | None) -> HostTimeout:
+        """The error of a request whose child was killed, with its figures."""
+        killed = "; it ignored its interrupt and the engine process was killed"
+        if ticket.limit_s is None:  # not a query's time (opening a database)
+            return HostTimeout(f"no answer within {ticket.budget:.1f} s; the engine process was killed", wall_s=wall)
+        if wall is None:  # the query never started (or its comparison overran): nothing to say about its time
+            return HostTimeout(f"the engine process did not answer within {ticket.budget + 30:.1f} s (no query of "
+                               "this request was running): the machine was too loaded to tell; not graded; the "
+                               "engine process was killed", over_limit=False)
+        if cpu is None:  # no CPU time to read: the wall time decides, as it always did
+            return HostTimeout(f"exceeded the time limit of {ticket.limit_s:g} s (ran {wall:.2f} s){killed}",
+                               wall_s=wall)
+        if ticket.cpu_limit is not None and cpu >= ticket.limit_s * ticket.rate:
+            limit = f"{ticket.limit_s:g} s" + (f" x {ticket.rate:g} threads" if ticket.rate > 1 else "")
+            return HostTimeout(f"exceeded the time limit: {cpu:.2f} s of CPU time, over the limit of "
+                               f"{limit} ({wall:.2f} s wall){killed}", cpu_s=cpu, wall_s=wall)
+        return HostTimeout(unfinished_message(ticket.limit_s, ticket.budget - GRACE_S, cpu, wall)
+                           + "; the engine process was killed", over_limit=False, cpu_s=cpu, wall_s=wall)
+
+    def _fail(self, error: HostCrashed) -> None:
+        """The oldest request failed and the child is killed. A request that sent a partial
+        answer (evidence computed after its verdict, see ``partial``) gets that answer."""
+        ticket = self.pending.popleft()
+        ticket.done = True
+        if ticket.partial is not None:
+            ticket.value = ticket.partial
+        else:
+            ticket.error = error
+        queued = list(self.pending)
+        self.pending.clear()
+        self.kill()
+        for t in queued:  # never started: they get a fresh child, not this one's fate
+            t.sent = False
+
+    def kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            self.restarts += 1
+
+    def tell(self, blob: bytes) -> None:
+        """A request with no answer (``forget``), sent only to a live child."""
+        if self.alive():
+            assert self.proc is not None and self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(_HDR.pack(len(blob)) + blob)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        pending, self.pending = self.pending, deque()
+        if proc is not None and proc.poll() is None:
+            if pending:  # answers nobody will read: do not let the child work on them
+                proc.kill()
+                proc.wait()
+                return
+            try:
+                _write(proc.stdin, ("quit", {}))
+                proc.wait(timeout=5)
+            except Exception:
+                proc.kill()
+                proc.wait()
+
+
+def spawn_child() -> subprocess.Popen[bytes]:
+    """A new engine child, told the grading process's plugin engines; it serves any database."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.core.engines.host"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    from .registry import exported
+    _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
+    return proc
+
+
+class EngineHost:
+    """Parent-side handle on one database in an engine process (its own, or one shared
+    with other databases: ``process``); restarts the child on demand after a kill or crash."""
+
+    def __init__(self, database: str | Path, limits: Limits, cache_dir: str | Path, *,
+                 handler: str | None = None, handler_args: tuple[Any, ...] = (),
+                 process: EngineProcess | None = None) -> None:
+        """``handler`` (``"module:Class"``) serves the requests the host does not know
+        itself; the child makes it as ``Class(sandbox, limits, *handler_args)``, so the
+        arguments must pickle. ``cache_dir`` keeps the host's own cache (content hashes).
+        Without ``process`` the host has a process of its own, ended by ``close``."""
+        self.database = str(database)
+        self.limits = limits
+        self.cache_dir = str(cache_dir)
+        self.handler = handler
+        self.handler_args = tuple(handler_args)
+        self.shared = process is not None
+        self.process = process if process is not None else EngineProcess()
+        # names this database in every request: the child opens it on first sight (again after a restart)
+        self._key = pickle.dumps({"database": self.database, "limits": asdict(limits), "cache_dir": self.cache_dir,
+                                  "handler": handler, "handler_args": self.handler_args},
+                                 protocol=pickle.HIGHEST_PROTOCOL)
+
+    @property
+    def restarts(self) -> int:
+        return self.process.restarts
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        return spawn_child()
+
+    def close(self) -> None:
+        """Ends a process of its own; in a shared one, the child only lets the database go."""
+        if not self.shared:
+            self.process.close()
+        elif not any(t.key is self._key for t in self.process.pending):
+            self.process.tell(pickle.dumps((self._key, "forget", {}), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def call(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None) -> dict[str, Any]:
+        """Send one request and wait for its answer."""
+        return self.result(self.submit(op, payload, exec_timeout=exec_timeout))
+
+    def submit(self, op: str, payload: dict[str, Any], *, exec_timeout: float | None = None,
+               ahead: bool = False) -> "Ticket":
+        """Send a request without waiting: the child answers requests in order, so the
+        parent can prepare the next case while the child executes this one. With ``ahead``
+        the request is only sent if it cannot stall the pipe (small, at most one queued
+        before it); otherwise the ticket is sent when its result is asked for."""
+        ticket = Ticket(op, pickle.dumps((self._key, op, payload), protocol=pickle.HIGHEST_PROTOCOL),
+                        exec_timeout if exec_timeout is not None else query_budget(self.limits.timeout_s), self._key)
+        if exec_timeout is None:  # a query's limit: CPU time, with the wall budget as its bound
+            ticket.rate = float(max(1, int(self.limits.threads)))  # the limit is per thread (watchdog.QueryTime)
+            ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, (self.limits.timeout_s + GRACE_S) * ticket.rate
+        if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
+            return ticket
+        self.process.send(ticket, self._start)
+        return ticket
+
+    def result(self, ticket: "Ticket") -> dict[str, Any]:
+        while not ticket.done:
+            if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
+                self.process.send(ticket, self._start)
+            self.process.read_next()
+        if ticket.error is not None:
+            raise ticket.error
+        return ticket.value
+
+
+def query_budget(limit_s: float) -> float:
+    """The wall time the parent gives one query before it kills the engine process: the
+    limit plus ``starved_bound`` (ten times it, at least 30 s: more than a PostgreSQL
+    query's second attempt, and the wall bound of an engine whose CPU time is read) plus
+    ``GRACE_S``. Only a query that ignores its interrupt on a machine loaded past that
+    bound waits this long. Without CPU clocks, ten times the limit (``tenfold``) is left
+    for PostgreSQL's second attempt."""
+    return limit_s + (starved_bound(limit_s) if CPU_CLOCKS else tenfold(limit_s)) + GRACE_S
+
+
+class Ticket:
+    """One request to the engine process and, once read, its answer. A query's ticket
+    has its limit (``limit_s``), the child's CPU time past which it is killed
+    (``cpu_limit``) and how fast that time can grow (``rate``: the engine's threads)."""
+
+    def __init__(self, op: str, blob: bytes, budget: float, key: bytes = b"") -> None:
+        self.op, self.blob, self.budget, self.key = op, blob, budget, key
+        self.limit_s: float | None = None
+        self.cpu_limit: float | None = None
+        self.rate = 1.0
+        self.sent = self.done = False
+        self.value: Any = None
+        self.partial: Any = None
+        self.error: HostCrashed | None = None
+
+
+# -- child side ------------------------------------------------------------------------
+def started(out: Any) -> None:
+    """Tell the parent a query of this request starts now: its execution budget runs from here."""
+    # the clock is the machine's: the parent times from it; the CPU time is this process's, as /proc reads it
+    _write(out, ("started", (time.monotonic(), time.process_time())))
+
+
+def executed(out: Any) -> None:
+    """Tell the parent execution finished in time: what follows has ``COMPARE_TIMEOUT_S``."""
+    _write(out, ("executed", None))
+
+
+def partial(out: Any, answer: Any) -> None:
+    """Tell the parent the answer to give if the rest of this request does not finish."""
+    _write(out, ("partial", answer))
+
+
+def load_handler(spec: str) -> Any:
+    """The class a ``"module:Class"`` string names."""
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"no engine handler {spec!r} ({exc})") from exc
+
+
+class _Server:
+    OPS = ("describe",)  # the host's own requests; any other goes to the handler
+
+    def __init__(self, database: str, limits: dict[str, Any], cache_dir: str, handler: str | None = None,
+                 handler_args: tuple[Any, ...] = ()) -> None:
+        from . import open_sandbox
+        self.database = database
+        self.limits = Limits(**limits)
+        self.db = open_sandbox(database, self.limits)
+        self.cache_dir = Path(cache_dir)
+        self.handler = load_handler(handler)(self.db, self.limits, *handler_args) if handler else None
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except Exception:
+            pass  # a database that will not close is let go all the same
+
+    def serve(self, op: str, payload: dict[str, Any], out: Any) -> Any:
+        if op in self.OPS:
+            return getattr(self, op)(payload, out)
+        if self.handler is None or op.startswith("_") or not hasattr(self.handler, op):
+            raise AttributeError(f"no handler serves {op!r} requests")
+        return getattr(self.handler, op)(payload, out)
+
+    def describe(self, _: dict[str, Any], out: Any) -> dict[str, Any]:
+        return {"engine": self.db.name, "engine_version": self.db.version, "dialect": self.db.dialect,
+                "content_hash": self._content_hash(), "catalog": self.db.catalog()}
+
+    def _content_hash(self) -> str:
+        """The content hash reads every row, so it is kept per version of a database file:
+        keyed by the file's identity, size and modification time (and its WAL's), a rerun
+        on an unchanged file reads it back instead. A server database is hashed each time."""
+        import hashlib
+        from . import is_url
+        if is_url(self.database):
+            return self.db.content_hash()
+        try:
+            stats = []
+            for f in (Path(self.database), Path(str(self.database) + ".wal")):
+                if f.exists():
+                    st = f.stat()
+                    stats.append([str(f.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns])
+        except OSError:
+            return self.db.content_hash()
+        key = hashlib.sha256(json.dumps([stats, self.db.name, self.db.version]).encode()).hexdigest()[:32]
+        path = self.cache_dir / "content-hash" / f"{key}.txt"
+        try:
+            return path.read_text().strip()
+        except OSError:
+            pass
+        digest = self.db.content_hash()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
+            tmp.write_text(digest)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        return digest
+
+
+MAX_OPEN_IN_CHILD = 8  # databases a shared child keeps open (least recently used closed)
+
+
+def main() -> None:  # pragma: no cover - runs in the child
+    sys.modules.setdefault("pytest_sqleval.core.engines.host", sys.modules[__name__])  # a handler imports this module: once
+    out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
+    sys.stdout = sys.stderr  # nothing but frames on the pipe
+    inp = os.fdopen(sys.stdin.fileno(), "rb", closefd=False)
+
+    def read() -> Any:
+        (n,) = _HDR.unpack(inp.read(_HDR.size) or b"\0" * 8)
+        return pickle.loads(inp.read(n)) if n else ("quit", {})
+
+    init = read()
+    try:
+        from .registry import adopt
+        adopt(init.get("engines", ()), init.get("sys_path", ()))  # the grading process's plugin engines
+        broken = None
+    except Exception as exc:  # every database's requests say why
+        broken = exc
+    servers: dict[bytes, _Server] = {}  # a database's key (see EngineHost) -> its open sandbox, in order of use
+    while True:
+        message = read()
+        if len(message) == 2:  # ("quit", {})
+            return
+        key, op, payload = message
+        server = servers.pop(key, None)
+        if op == "forget":
+            if server is not None:
+                server.close()
+            continue
+        if server is None:
+            config = pickle.loads(key)
+            try:
+                if broken is not None:
+                    raise broken
+                server = _Server(**config)
+            except Exception as exc:  # this request fails; the child goes on serving the others
+                from . import display_location
+                _write(out, ("error", f"cannot open {display_location(config.get('database'))}: {exc}"))
+                continue
+            while len(servers) >= MAX_OPEN_IN_CHILD:
+                servers.pop(next(iter(servers))).close()
+        servers[key] = server
+        started(out)
+        try:
+            body = server.serve(op, payload, out)
+            _write(out, ("result", body))
+        except Exception as exc:
+            _write(out, ("error", f"{type(exc).__name__}: {exc}"))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

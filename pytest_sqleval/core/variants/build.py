@@ -1,0 +1,726 @@
+"""Build variants of a suite database (test-suite accuracy, Zhong, Yu & Klein 2020).
+
+A prediction whose result coincides with the gold's on the pinned database may still be
+wrong; graded on variants of the database too, the coincidence rarely survives. Each
+variant keeps every constraint of ``constraints.observe_constraints`` (declared and
+observed), so a correct rewrite that relies on one of them still passes:
+
+- ``subset``: every table keeps a seeded fraction of its rows, decided by a hash of one
+  value: a *key domain* is the set of columns dependencies link (every order id:
+  ``orders.order_id``, ``order_lines.order_id``, ``invoices.order_id``), and a row is
+  kept by the hash of its column in the first domain it has, the domains taken largest
+  first and each variant starting at another; so an order and its lines and invoices are
+  kept or dropped together. A domain of fewer than ``MIN_SAMPLED_ROWS`` values (three
+  currency codes) is never sampled by: dropping a third of every table at once changes
+  more than a variant should (every rate of a currency, which a correct conversion relies
+  on). A row in no sampled domain is hashed by its key, else its whole row; tables under
+  ``MIN_SAMPLED_ROWS`` rows stay whole. Then the
+  subset *grows* until every dependency holds again: for each kept row whose reference
+  has no kept target, one target row is added back (the first by a hash of its content),
+  and so on for the rows added, to a fixpoint. Adding never breaks a key or a NOT NULL
+  column, every dependency holds at the end (an observed total participation, "every
+  order has a line", is a dependency like any other: a kept order gets one of its lines
+  back), and the repair empties nothing. Removing dangling rows instead cuts a fact by
+  each of its references (the fraction to the power k) and, on the Vantage warehouse's
+  chained copies and total references, empties most tables; growing keeps each table
+  near its fraction plus the parents its kept rows need, so a variant is small (its size
+  bounds the cost of grading on it). A DuckDB variant is written with 16 KiB blocks: a
+  table takes at least a block per column, and with the default 256 KiB blocks a
+  126-table warehouse is half the pinned file at any row count.
+- ``subset+duplicates``: and a seeded share of rows doubled, only in tables that already
+  hold duplicate rows on the pinned data (there no set of columns is a key, so doubling
+  breaks no key, declared, observed or composite) and that are no dependency's parent.
+- ``subset+shuffle``: and the free columns of every table permuted among its rows, all
+  of a table's free columns by one permutation: each column keeps its multiset of values
+  (type, domain, NULL count) and every relation between free columns of a row (an end
+  date after its start date, an amount in USD and its local amount) holds still.
+
+Given the suite's golds, each variant then gets their *boundary rows* (``boundaries.py``:
+values at the edges of the golds' filters; its kind gains ``+boundary``).
+
+A variant is a file of the pinned database's engine (DuckDB or SQLite), built with the
+engine's own driver, deterministic from (pinned content, seed, index, frozen columns,
+the golds), and cached under ``out_dir/<pinned content hash[:16]>/<seed>/[rows-<golds'
+digest>/]`` with ``variants.json``. All of a suite's variants together stay within
+``SIZE_BUDGET`` times the pinned file (``_row_budget``).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..engines.sqlite_sandbox import InvalidText, decode_text
+from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
+from .sqlite_io import connect
+
+GENERATOR_VERSION = 4
+KINDS = ("subset", "subset+duplicates", "subset+shuffle")
+FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
+DUPLICATE_SHARE = 0.2
+SIZE_BUDGET = 2.0  # all variants together (a suite's native ones too) within this multiple of the pinned file
+BYTES_PER_ROW = 2.0  # a variant's share of the file over its share of the rows (small tables compress worse): ~1.6
+TABLE_FLOOR_ROWS = {"duckdb": 500, "sqlite": 25}  # a table's least space, in rows: blocks (16 KiB), pages (512 B)
+SMALL_DATABASE_SHARE = 0.2  # the mean share of rows kept where the floors, not the rows, make the size
+GROWTH = 2.0  # rows kept after the growth over rows sampled (Vantage, TPC-H: 1.7-2); sampled = share / GROWTH
+SMALL_SQLITE = 2 ** 20  # a SQLite database under this size gets variants of 512-byte pages
+BUILD_PROCESSES = 2  # variants built at once: here and in one child process
+CHILD_TIMEOUT_S = 3600.0  # the child process's share of a build, at most
+VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
+MIN_SAMPLED_ROWS = 20  # a smaller table (a handful of currencies) stays whole
+_SCALE = 2 ** 32
+
+if TYPE_CHECKING:
+    from .boundaries import BoundaryRows
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One built variant of a database."""
+
+    index: int
+    kind: str  # "subset", "subset+duplicates", "subset+shuffle"
+    params: dict = field(hash=False)  # fraction, seed, tables duplicated, columns shuffled
+    path: Path
+    content_hash: str  # the engine's canonical content hash of the variant
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "kind": self.kind, "params": self.params, "file": self.path.name,
+                "content_hash": self.content_hash}
+
+
+def content_hash(path: Path) -> str:
+    """The engine's canonical content hash of a database file (``engines``' sandbox)."""
+    from ..engines import open_sandbox
+    from ..engines.base import Limits
+    sandbox = open_sandbox(path, Limits(timeout_s=600.0))
+    try:
+        return sandbox.content_hash()
+    finally:
+        sandbox.close()
+
+
+def remembered_content_hash(path: Path) -> str:
+    """``content_hash`` kept beside the file (``<file>.content-hash``), so a rerun hashes
+    nothing; computed again when the file is newer than what was kept."""
+    kept = path.with_name(path.name + ".content-hash")
+    if not kept.is_file() or kept.stat().st_mtime < path.stat().st_mtime:
+        kept.write_text(content_hash(path), encoding="utf-8")
+    return kept.read_text(encoding="utf-8").strip()
+
+
+def plan(index: int, seed: int) -> tuple[str, float, str]:
+    """(kind, fraction, tag) of variant ``index``: kinds cycle, fractions cycle per round of kinds."""
+    return KINDS[index % len(KINDS)], FRACTIONS[(index // len(KINDS)) % len(FRACTIONS)], f"{seed}:{index}"
+
+
+def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
+                   frozen_columns: Iterable[str] = (), total_participation: bool = True,
+                   pinned_hash: str | None = None, rows: BoundaryRows | None = None,
+                   others: int = 0) -> list[Variant]:
+    """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
+    location raises ``UsageError``. Variants already built with the same inputs and whose
+    files still have their recorded content hash are reused, the others (re)built: a file
+    whose size and modification time are the recorded ones is taken as recorded, any other
+    is hashed again. ``pinned_hash``: the database's content hash, when the caller has it.
+    ``rows``: the golds' boundary rows, written into every variant as it is built (the
+    variants are then cached under the golds' digest). ``others``: how many variants the
+    suite's own generator adds; they share the size budget.
+
+    ``total_participation=False`` drops the observed "every parent value is used" facts
+    from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
+    ``count(*) FROM customers`` may then fail on a variant); keeping them (the default, the
+    safe side) makes the closure cut deeper."""
+    engine = engine_of(database)
+    database = Path(database)
+    frozen = sorted(set(frozen_columns))
+    pinned = pinned_hash or content_hash(database)
+    folder = Path(out_dir) / pinned[:16] / str(seed)
+    if rows is not None:
+        folder = folder / f"rows-{rows.digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
+        settings = {"frozen_columns": frozen, "total_participation": total_participation, "others": others}
+        recorded = _read_manifest(folder / "variants.json", pinned, settings)
+        variants, todo = [], []
+        for index in range(count):
+            path = folder / f"variant-{index:03d}{suffix}"
+            old = recorded.get(index)
+            if old and old["kind"].partition("+boundary")[0] == plan(index, seed)[0] and path.is_file() and (
+                    old.get("stat") == _stat(path) or _hash_or_none(path) == old["content_hash"]):
+                variants.append(Variant(index, old["kind"], old["params"], path, old["content_hash"]))
+            else:
+                todo.append(index)
+        if todo:
+            observed = observed_once(database, frozen)
+            if not total_participation:
+                observed = replace(observed, dependencies=[d for d in observed.dependencies if d.origin != "total"])
+            scale = _row_budget(count + others, observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
+            job = _Job(engine, database, folder, suffix, observed, seed, scale,
+                       (rows.gold_sqls, rows.dialect) if rows is not None else None)
+            variants += _build_all(job, todo, rows)
+        variants.sort(key=lambda v: v.index)
+        _write_manifest(folder / "variants.json", pinned, seed, count, settings, variants, recorded)
+    return variants
+
+
+@dataclass
+class _Job:
+    """What building a variant needs, sent to the second build process as a pickle."""
+
+    engine: str
+    database: Path
+    folder: Path
+    suffix: str
+    constraints: Constraints
+    seed: int
+    scale: float
+    golds: tuple[list[str], str] | None  # the golds and their dialect: the boundary rows to write
+
+
+def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
+    kind, fraction, tag = plan(index, job.seed)
+    path = job.folder / f"variant-{index:03d}{job.suffix}"
+    tmp = job.folder / f".{path.name}.{os.getpid()}.building"
+    try:
+        params = _build_one(job.engine, job.database, tmp, job.constraints, kind, min(1.0, fraction * job.scale),
+                            tag, index)
+        params.update(seed=job.seed, tag=tag)
+        written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
+                             job.constraints.dependencies, index) if rows else None
+        if written is not None:
+            kind, params["boundary_rows"] = kind + "+boundary", written
+        digest = content_hash(tmp)
+        os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, Path(str(tmp) + ".wal")):
+            leftover.unlink(missing_ok=True)
+    return Variant(index, kind, params, path, digest)
+
+
+def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list[Variant]:
+    """Build ``indices``: every other one in a second process (the engines' Python drivers
+    hold the GIL, so threads build one at a time), the rest here. A plain child process
+    (``python -c``), not ``multiprocessing``: that would import the caller's main script
+    again, which a script calling ``Grader`` at top level does not survive."""
+    import pickle
+    import subprocess
+    import sys
+    theirs, ours = (indices[1::2], indices[0::2]) if BUILD_PROCESSES > 1 else ([], indices)
+    child = None
+    if theirs:
+        jobfile = job.folder / f".job-{os.getpid()}.pickle"
+        jobfile.write_bytes(pickle.dumps((job, theirs)))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        child = subprocess.Popen([sys.executable, "-c", "import sys; from pytest_sqleval.core.variants.build import "
+                                  "build_in_child; build_in_child(sys.argv[1])", str(jobfile)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        built = [_build_index(job, index, rows) for index in ours]
+        if child is not None:
+            try:
+                out, err = child.communicate(timeout=CHILD_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise RuntimeError(f"the second variant build process took over {CHILD_TIMEOUT_S:.0f} s") from None
+            if child.returncode != 0:
+                raise RuntimeError("the second variant build process failed: "
+                                   + (err.decode(errors="replace").strip().splitlines() or ["no message"])[-1])
+            built += pickle.loads(out)
+        return built
+    finally:
+        if child is not None:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            jobfile.unlink(missing_ok=True)
+
+
+def build_in_child(jobfile: str) -> None:
+    """The second build process: build the job's variants, write them to stdout (pickle)."""
+    import pickle
+    import sys
+    job, indices = pickle.loads(Path(jobfile).read_bytes())
+    from .boundaries import BoundaryRows
+    rows = BoundaryRows(job.database, job.golds[0], job.golds[1], job.seed) if job.golds else None
+    try:
+        built = [_build_index(job, index, rows) for index in indices]
+    finally:
+        if rows is not None:
+            rows.close()
+    sys.stdout.buffer.write(pickle.dumps(built))
+
+
+_OBSERVED: dict[tuple[Any, ...], Constraints] = {}
+
+
+def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constraints:
+    """``observe_constraints``, once per database file (its size and modification time)
+    and frozen columns in this process: every build of its variants in a process (two
+    suites on one database, ``validate`` then a run) reads the same constraints, which
+    take seconds to observe on a warehouse. Shared:
+    a caller copies before changing it."""
+    stat = Path(database).stat()
+    key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))))
+    if key not in _OBSERVED:
+        _OBSERVED.clear()  # one database at a time: a Spider run does not keep twenty
+        _OBSERVED[key] = observe_constraints(database, frozen_columns=frozen_columns)
+    return _OBSERVED[key]
+
+
+def _row_budget(count: int, constraints: Constraints, engine: str) -> float:
+    """The mean share of the pinned rows a variant keeps (after the growth) so that
+    ``count`` variants stay within ``SIZE_BUDGET`` times the pinned file, each also taking
+    its floor (``TABLE_FLOOR_ROWS`` per table); ``FRACTIONS`` are scaled to it. From row
+    counts, not file sizes: the same on every engine release."""
+    budget = SIZE_BUDGET / max(1, count)
+    floor = len(constraints.tables) * TABLE_FLOOR_ROWS[engine] / (sum(t.rows for t in constraints.tables.values()) or 1)
+    if floor > budget / 2:  # a small database: its variants' size is their floor, whatever rows they keep
+        return SMALL_DATABASE_SHARE
+    return (budget - floor) / BYTES_PER_ROW
+
+
+def _hash_or_none(path: Path) -> str | None:
+    try:
+        return content_hash(path)
+    except Exception:  # a damaged file: rebuilt
+        return None
+
+
+def _read_manifest(path: Path, pinned: str, settings: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("generator") != GENERATOR_VERSION or data.get("pinned") != pinned \
+            or any(data.get(k) != v for k, v in settings.items()):
+        return {}
+    return {v["index"]: v for v in data.get("variants", []) if isinstance(v, dict) and "index" in v}
+
+
+def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: dict[str, Any],
+                    variants: list[Variant], recorded: dict[int, dict[str, Any]]) -> None:
+    entries = {i: v for i, v in recorded.items() if i >= count}  # a larger pool built earlier stays listed
+    entries.update({v.index: {**v.to_dict(), "stat": _stat(v.path)} for v in variants})
+    data = {"generator": GENERATOR_VERSION, "pinned": pinned, "seed": seed, "count": max([count, *entries]),
+            **settings, "variants": [entries[i] for i in sorted(entries)]}
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return  # a rerun that built nothing writes nothing
+    except OSError:
+        pass
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _stat(path: Path) -> list[int]:
+    """Size and modification time: a file that still has them is the file that was hashed."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+# -- the plan of one variant ---------------------------------------------------------------
+def _build_one(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, share: float,
+               tag: str, index: int) -> dict[str, Any]:
+    """Build one variant keeping about ``share`` of the pinned rows."""
+    params: dict[str, Any] = {}
+    duplicated = _duplicable(constraints) if kind == "subset+duplicates" else []
+    shuffled = {t.name: t.free for t in constraints.tables.values() if len(t.free) and t.rows > 1} \
+        if kind == "subset+shuffle" else {}
+    if kind == "subset+duplicates":
+        params["duplicated"] = duplicated
+        params["share"] = DUPLICATE_SHARE
+    if kind == "subset+shuffle":
+        params["shuffled"] = {t: list(cols) for t, cols in sorted(shuffled.items())}
+    builder = _DuckDBBuilder if engine == "duckdb" else _SQLiteBuilder
+    built = builder(database, target, constraints, share, tag, index)
+    built.build(duplicated, shuffled)
+    params.update(fraction=round(built.fraction, 6), row_share=round(built.share, 4))
+    params["emptied_tables"] = built.emptied
+    return params
+
+
+def key_domains(constraints: Constraints) -> list[list[tuple[str, str]]]:
+    """The (table, column) sets linked by single-column dependencies, largest first: by
+    the rows of their tables, then by their first member."""
+    root: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        root.setdefault(x, x)
+        while root[x] != x:
+            root[x] = root[root[x]]
+            x = root[x]
+        return x
+
+    for dep in constraints.dependencies:
+        if len(dep.child_columns) == 1:
+            a, b = find((dep.child, dep.child_columns[0])), find((dep.parent, dep.parent_columns[0]))
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for node in list(root):
+        groups.setdefault(find(node), []).append(node)
+
+    def values(group: list[tuple[str, str]]) -> int:  # the domain's size: the rows of a table it is a key of
+        return max((constraints.tables[t].rows for t, c in group if _single_key(constraints.tables[t], c)), default=0)
+
+    return sorted((sorted(g) for g in groups.values() if values(g) >= MIN_SAMPLED_ROWS),
+                  key=lambda g: (-sum(constraints.tables[t].rows for t, _ in g), g[0]))
+
+
+def _single_key(t: TableConstraints, column: str) -> bool:
+    return t.primary_key == (column,) or column in t.observed_unique or (column,) in t.unique_keys
+
+
+def sampling_columns(constraints: Constraints, index: int) -> dict[str, str]:
+    """Per table, the column whose value decides whether a row is kept (see ``subset``):
+    its column in the first key domain it has, the domains in size order rotated by ``index``."""
+    domains = key_domains(constraints)
+    out: dict[str, str] = {}
+    if domains:
+        start = index % len(domains)
+        for domain in domains[start:] + domains[:start]:
+            for table, column in domain:
+                out.setdefault(table, column)
+    return out
+
+
+def _duplicable(constraints: Constraints) -> list[str]:
+    parents = constraints.parents()
+    return [t.name for t in constraints.tables.values()
+            if t.duplicate_rows and not t.has_key and t.name not in parents]
+
+
+def _insert_order(constraints: Constraints) -> list[str]:
+    """Tables with every declared foreign key's parent before its child (the engine checks them)."""
+    declared = [d for d in constraints.dependencies if d.origin == "declared" and d.child != d.parent]
+    order: list[str] = []
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in done or name in path:
+            return
+        for dep in declared:
+            if dep.child == name:
+                visit(dep.parent, path + (name,))
+        done.add(name)
+        order.append(name)
+
+    for name in constraints.tables:
+        visit(name, ())
+    return order
+
+
+class _Builder:
+    """What both engines share: the sample, then the growth loop over the dependencies."""
+
+    def __init__(self, database: Path, target: Path, constraints: Constraints, share: float, tag: str,
+                 index: int) -> None:
+        self.database, self.target, self.c, self.tag = database, target, constraints, tag
+        self.fraction, self.share = share / GROWTH, 0.0  # the share kept, once the growth is done
+        self.threshold = int(self.fraction * _SCALE)
+        self.index = index
+        self.by = sampling_columns(constraints, index)
+        self.emptied = 0
+
+    def choose_subset(self) -> None:
+        self.sample()
+        self.grow()
+        kept = {name: self.kept_rows(name) for name in self.c.tables}
+        self.share = sum(kept.values()) / (sum(t.rows for t in self.c.tables.values()) or 1)
+        self.emptied = sum(1 for t in self.c.tables.values() if t.rows > 0 and kept[t.name] == 0)
+
+    def kept(self, t: TableConstraints) -> str:
+        """The condition of a row kept before the growth."""
+        if t.rows < MIN_SAMPLED_ROWS:
+            return "true"
+        column = self.by.get(t.name)
+        if column is None:
+            return f"{self.pick(t, self.tag)} < {self.threshold}"
+        return (f"CASE WHEN {quote(column)} IS NULL THEN {self.pick(t, self.tag)} "
+                f"ELSE {self.pick(t, self.tag, columns=[column])} END < {self.threshold}")
+
+    def grow(self) -> None:
+        """Add back a target row for every kept reference that lost its target, until none
+        is missing: every dependency once, then again those whose child table gained rows."""
+        by_child: dict[str, list[Dependency]] = {}
+        for dep in self.c.dependencies:
+            by_child.setdefault(dep.child, []).append(dep)
+        pending = list(self.c.dependencies)
+        queued = set(pending)
+        known = self.any_missing_of(pending)  # asked at once; true while neither table gains rows
+        grown: set[str] = set()
+        while pending:
+            dep = pending.pop(0)
+            queued.discard(dep)
+            missing = known.pop(dep, None) if not {dep.child, dep.parent} & grown else None
+            if (self.any_missing_of([dep])[dep] if missing is None else missing) and self.add_missing(dep):
+                grown.add(dep.parent)
+                for again in by_child.get(dep.parent, []):
+                    if again not in queued:
+                        pending.append(again)
+                        queued.add(again)
+
+    def sample(self) -> None:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def kept_rows(self, table: str) -> int:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def any_missing_of(self, deps: list[Dependency]) -> dict[Dependency, bool]:
+        """Whether each dependency misses a target now, 50 to a query (a query costs more
+        than its answer here)."""
+        out: dict[Dependency, bool] = {}
+        for i in range(0, len(deps), 50):
+            chunk = deps[i:i + 50]
+            row = self.con.execute("SELECT " + ", ".join(f"EXISTS ({self.missing_keys_sql(d)})" for d in chunk)
+                                   ).fetchone()
+            out.update((d, v in (1, True)) for d, v in zip(chunk, row))
+        return out
+
+    def add_missing(self, dep: Dependency) -> int:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
+             columns: list[str] | None = None) -> str:  # pragma: no cover - per engine
+        raise NotImplementedError
+
+    def missing_keys_sql(self, dep: Dependency) -> str:
+        """The values kept child rows reference that no kept parent row holds: on the keep
+        tables alone, so cheap; the growth asks it before searching the parent's data."""
+        child, parent = self.keep[dep.child], self.keep[dep.parent]
+        pairs = list(zip(dep.child_columns, dep.parent_columns))
+        nonnull = " AND ".join(f"c.{quote(cc)} IS NOT NULL" for cc, _ in pairs)
+        covered = " AND ".join(f"x.{quote(pc)} = c.{quote(cc)}" for cc, pc in pairs)
+        return (f"SELECT DISTINCT {', '.join('c.' + quote(cc) for cc, _ in pairs)} FROM {child} c "
+                f"WHERE {nonnull} AND NOT EXISTS (SELECT 1 FROM {parent} x WHERE {covered})")
+
+    def missing_sql(self, dep: Dependency, source: str) -> str:
+        """Rows of ``source`` (the parent's data, alias ``p``) that give a kept child row its
+        missing target: one per missing value, the first by a hash of the row's content,
+        projected like the parent's keep table."""
+        t = self.c.tables[dep.parent]
+        pairs = list(zip(dep.child_columns, dep.parent_columns))
+        match = " AND ".join(f"p.{quote(pc)} = m.{quote(cc)}" for cc, pc in pairs)
+        missing = self.missing_keys_sql(dep)
+        kept = ", ".join(["__rid"] + [quote(col) for col in self.keep_columns(dep.parent)])
+        picked = ", ".join(["p.rowid AS __rid"] + [f"p.{quote(col)}" for col in self.keep_columns(dep.parent)])
+        order = self.pick(t, self.tag + ":grow", whole_row=True)
+        return (f"SELECT {kept} FROM (SELECT {picked}, row_number() OVER (PARTITION BY "
+                f"{', '.join('p.' + quote(pc) for _, pc in pairs)} ORDER BY {order}) AS __rn FROM {source} p "
+                f"WHERE EXISTS (SELECT 1 FROM ({missing}) m WHERE {match})) WHERE __rn = 1")
+
+    def keep_columns(self, table: str) -> list[str]:
+        return sorted(self.c.dependency_columns(table))
+
+
+# -- DuckDB ----------------------------------------------------------------------------------
+class _DuckDBBuilder(_Builder):
+    """Copies the schema (tables, constraints, views, macros, sequences) with ``COPY FROM
+    DATABASE ... (SCHEMA)``, decides the kept rows on slim temporary tables (row id plus
+    dependency columns), then inserts the kept rows parents first (DuckDB checks foreign keys)."""
+
+    def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
+        import duckdb
+        self.target.unlink(missing_ok=True)
+        con = duckdb.connect(config={"threads": 1})
+        self.con, self.types = con, {}
+        try:
+            con.execute("SET preserve_insertion_order = false")
+            con.execute("SET enable_progress_bar = false")
+            con.execute(f"ATTACH {_lit(str(self.database))} AS src (READ_ONLY)")
+            con.execute(f"ATTACH {_lit(str(self.target))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
+            con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
+            self.keep = {name: f"temp.main.k{i}" for i, name in enumerate(self.c.tables)}
+            self.choose_subset()
+            for name in _insert_order(self.c):
+                self.insert(self.c.tables[name], shuffled.get(name, []))
+            for name in duplicated:
+                t = self.c.tables[name]
+                con.execute(f"INSERT INTO {self.dst(name)} SELECT * FROM {self.dst(name)} "
+                            f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True, where='dst')} "
+                            f"< {int(DUPLICATE_SHARE * _SCALE)}")
+            con.execute("DETACH dst")
+        finally:
+            con.close()
+
+    def sample(self) -> None:
+        for name, t in self.c.tables.items():
+            picked = ", ".join(["rowid AS __rid"] + [quote(col) for col in self.keep_columns(name)])
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {self.keep[name].rsplit('.', 1)[-1]} AS SELECT {picked} "
+                             f"FROM {self.src(name)} WHERE {self.kept(t)}")
+
+    def kept_rows(self, table: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {self.keep[table]}").fetchone()[0])
+
+    def add_missing(self, dep: Dependency) -> int:
+        row = self.con.execute(f"INSERT INTO {self.keep[dep.parent]} {self.missing_sql(dep, self.src(dep.parent))}"
+                               ).fetchone()
+        return int(row[0]) if row else 0
+
+    def src(self, name: str) -> str:
+        return "src." + qualified(name, "duckdb")
+
+    def dst(self, name: str) -> str:
+        return "dst." + qualified(name, "duckdb")
+
+    def row_text(self, t: TableConstraints, columns: list[str] | None = None, where: str = "src") -> str:
+        from ..engines.canonical import duckdb_field_sql
+        types = self.types.get(t.name)
+        if types is None:  # the source's and the copy's are the same
+            rel = self.src(t.name) if where == "src" else self.dst(t.name)
+            result = self.con.sql(f"SELECT * FROM {rel} LIMIT 0")
+            types = self.types[t.name] = dict(zip(result.columns, result.types))
+        cols = columns or list(t.columns)
+        return " || chr(31) || ".join(duckdb_field_sql(quote(col), types[col]) for col in cols) or "''"
+
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False, columns: list[str] | None = None,
+             where: str = "src") -> str:
+        """A number in [0, 2**32) from ``columns``' values (else the row's key value, or the
+        whole row) and ``tag``."""
+        text = self.row_text(t, columns or (None if whole_row or not t.anchor else [t.anchor]), where)
+        return f"CAST('0x' || substr(md5({text} || {_lit('|' + tag)}), 1, 8) AS UBIGINT)"
+
+    def insert(self, t: TableConstraints, free: list[str]) -> None:
+        cols = list(t.columns)
+        kept = f"(SELECT * FROM {self.src(t.name)} WHERE rowid IN (SELECT __rid FROM {self.keep[t.name]}))"
+        if not free:
+            self.con.execute(f"INSERT INTO {self.dst(t.name)} SELECT * FROM {kept}")
+            return
+        fixed = [c for c in cols if c not in free]
+        row = self.row_text(t)
+        order_a = f"md5({row} || {_lit('|a' + self.tag)})"
+        order_b = f"md5({row} || {_lit('|b' + self.tag)})"
+        a = ", ".join([quote(c) for c in fixed] + [f"row_number() OVER (ORDER BY {order_a}) AS __rn"])
+        b = ", ".join([quote(c) for c in free] + [f"row_number() OVER (ORDER BY {order_b}) AS __rn"])
+        names = ", ".join(quote(c) for c in fixed + free)
+        self.con.execute(f"INSERT INTO {self.dst(t.name)} ({names}) SELECT {names} FROM "
+                         f"(SELECT {a} FROM {kept} x) a JOIN (SELECT {b} FROM {kept} y) b USING (__rn)")
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# -- SQLite ----------------------------------------------------------------------------------
+_STORAGE_CLASS = {int: "i", float: "r", str: "t", bytes: "b", InvalidText: "t"}
+
+
+def _pick(tag: str, *values: Any) -> int:
+    """A number in [0, 2**32) from canonical values (tagged with their storage class) and ``tag``."""
+    import hashlib
+
+    from ..engines.canonical import US, render_field
+    text = US.join("N" if v is None else _STORAGE_CLASS.get(type(v), "?") + render_field(v) for v in values)
+    return int(hashlib.md5(f"{text}|{tag}".encode("utf-8")).hexdigest()[:8], 16)
+
+
+def _pick_bytes(tag: str, *values: Any) -> int:
+    """``_pick`` of values passed as ``_pick_args`` passes them: text as its bytes, read back
+    as the sandbox reads text (valid UTF-8 as the same ``str`` the driver gives, so the pick
+    is the same; invalid as ``InvalidText``), a blob as its hex, anything else as it is.
+    Python's sqlite3 cannot hand invalid UTF-8 text to a function at all."""
+    return _pick(tag, *(decode_text(v) if isinstance(v, bytes) else bytes.fromhex(v) if isinstance(v, str) else v
+                        for v in values))
+
+
+def _pick_args(cols: list[str], utf8: bool) -> str:
+    """The SQL arguments of ``sqleval_pick`` for quoted columns ``cols``: in a UTF-8 file,
+    text as a blob of its bytes and a blob as its hex text (for ``_pick_bytes``); in a UTF-16
+    file, whose text the driver always decodes, the columns themselves (for ``_pick``)."""
+    if not utf8:
+        return ", ".join(cols)
+    return ", ".join(f"CASE typeof({c}) WHEN 'text' THEN CAST({c} AS BLOB) WHEN 'blob' THEN hex({c}) ELSE {c} END"
+                     for c in cols)
+
+
+class _SQLiteBuilder(_Builder):
+    """Copies the file (``VACUUM INTO``: schema, data, views, triggers, indexes), then edits
+    the copy with foreign-key enforcement off, and compacts it; a small database's variant
+    with 512-byte pages (SQLite's smallest): a table takes at least a page, so with 4 KiB
+    pages the variant of a Spider database of tens of rows per table is as large as it."""
+
+    utf8 = True  # the file's text encoding is UTF-8 (see _pick_args); read from the copy in build
+
+    def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
+        self.target.unlink(missing_ok=True)
+        src = connect(self.database, read_only=True)
+        try:
+            src.execute("VACUUM INTO ?", (str(self.target),))
+        finally:
+            src.close()
+        con = connect(self.target, isolation_level=None)
+        self.con = con
+        try:
+            con.execute("PRAGMA foreign_keys = OFF")
+            self.utf8 = str(con.execute("PRAGMA encoding").fetchone()[0]).upper() == "UTF-8"
+            con.create_function("sqleval_pick", -1, _pick_bytes if self.utf8 else _pick, deterministic=True)
+            con.execute("BEGIN")
+            self.keep = {name: f"temp.k{i}" for i, name in enumerate(self.c.tables)}
+            self.choose_subset()
+            for name in self.c.tables:
+                if self.has_rowid(name):
+                    con.execute(f"DELETE FROM {quote(name)} WHERE rowid NOT IN (SELECT __rid FROM {self.keep[name]})")
+            for name, free in shuffled.items():
+                self.shuffle(self.c.tables[name], free)
+            for name in duplicated:
+                t = self.c.tables[name]
+                con.execute(f"INSERT INTO {quote(name)} SELECT * FROM {quote(name)} "
+                            f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True)} < {int(DUPLICATE_SHARE * _SCALE)}")
+            con.execute("COMMIT")
+            if self.database.stat().st_size < SMALL_SQLITE:  # a table takes at least a page
+                con.execute("PRAGMA page_size = 512")
+            con.execute("VACUUM")
+        finally:
+            con.close()
+
+    def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
+             columns: list[str] | None = None) -> str:
+        cols = columns or (list(t.columns) if whole_row or not t.anchor else [t.anchor])
+        return f"sqleval_pick({_lit(tag)}, {_pick_args([quote(c) for c in cols], self.utf8)})"
+
+    def has_rowid(self, name: str) -> bool:
+        """Whether a table has rowids (a WITHOUT ROWID table is kept whole)."""
+        return self.con.execute("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'",
+                                (name,)).fetchone()[0] == 0
+
+    def sample(self) -> None:
+        for name, t in self.c.tables.items():
+            whole = not self.has_rowid(name)
+            picked = ", ".join([("NULL" if whole else "rowid") + " AS __rid"]
+                               + [quote(col) for col in self.keep_columns(name)])
+            self.con.execute(f"CREATE TEMP TABLE {self.keep[name].rsplit('.', 1)[-1]} AS SELECT {picked} "
+                             f"FROM {quote(name)} WHERE {'true' if whole else self.kept(t)}")
+
+    def kept_rows(self, table: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {self.keep[table]}").fetchone()[0])
+
+    def add_missing(self, dep: Dependency) -> int:
+        cur = self.con.execute(f"INSERT INTO {self.keep[dep.parent]} {self.missing_sql(dep, quote(dep.parent))}")
+        return max(0, cur.rowcount)
+
+    def shuffle(self, t: TableConstraints, free: list[str]) -> None:
+        if not self.has_rowid(t.name):
+            return
+        rel, cols = quote(t.name), _pick_args([quote(c) for c in t.columns], self.utf8)
+        fcols = ", ".join(quote(c) for c in free)
+        self.con.execute("DROP TABLE IF EXISTS temp.__perm")
+        self.con.execute(
+            f"CREATE TEMP TABLE __perm AS SELECT a.__rid AS __rid, {', '.join('b.' + quote(c) for c in free)} FROM "
+            f"(SELECT rowid AS __rid, row_number() OVER (ORDER BY sqleval_pick({_lit('a' + self.tag)}, {cols}), "
+            f"sqleval_pick({_lit('c' + self.tag)}, {cols})) AS __rn FROM {rel}) a JOIN "
+            f"(SELECT {fcols}, row_number() OVER (ORDER BY sqleval_pick({_lit('b' + self.tag)}, {cols}), "
+            f"sqleval_pick({_lit('d' + self.tag)}, {cols})) AS __rn FROM {rel}) b USING (__rn)")
+        self.con.execute("CREATE INDEX temp.__perm_rid ON __perm (__rid)")
+        self.con.execute(f"UPDATE {rel} SET ({fcols}) = (SELECT {fcols} FROM temp.__perm p "
+                         f"WHERE p.__rid = {rel}.rowid)")
+        self.con.execute("DROP TABLE temp.__perm")
+
+
+__all__ = ["GENERATOR_VERSION", "Variant", "build_variants", "content_hash"]

@@ -1,0 +1,223 @@
+"""The run, composed: its configuration (``runconfig``), the graders (``pool``), the
+generations (``generation``), the results sink (``reports.sink``) and the gate (``gate``).
+One per process, stashed on the pytest config; each part owns its own state."""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .gate import apply_gate
+from .pool import GraderPool
+from ..reports.sink import ResultsSink
+from .runconfig import RunConfig
+
+if TYPE_CHECKING:
+    from ..core.backends.base import Backend
+    from ..core.generation import GenerationService
+    from ..reports.progress import LiveProgress
+
+
+class SqlevalSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.run = RunConfig.from_pytest(config)
+        self.pool = GraderPool(self.run.cache_dir, layers_for=self._layers_for, variants=self.run.variants)
+        self.pool.native_variants = self._native_variants
+        self.sink = ResultsSink(self.run.results_dir, self.run.run_id, getattr(config, "cache", None))
+        self.summary: dict[str, Any] | None = None
+        self.gate_lines: list[str] = []
+        self.ablation_written = False
+        self._judge: Any = None
+        self._backends: list[Backend] | None = None
+        self._generation: GenerationService | None = None
+        self._progress: LiveProgress | None = None
+        self._prefetched = False
+
+    def _layers_for(self, manifest: Any) -> list[Any]:
+        """A new grader's layers: the built-ins and whatever plugins add (``pytest_sqleval_layers``)."""
+        layers: list[Any] = []
+        self.config.hook.pytest_sqleval_layers(layers=layers, manifest=manifest)
+        return layers
+
+    def _native_variants(self, manifest: Any, folder: Path) -> list[Path]:
+        """A suite generator's own variants (``pytest_sqleval_native_variants``), in hook order."""
+        folder.mkdir(parents=True, exist_ok=True)
+        answers = self.config.hook.pytest_sqleval_native_variants(manifest=manifest, folder=folder,
+                                                                  seed=manifest.variants.seed)
+        return [Path(p) for answer in answers if answer for p in answer]
+
+    # -- what the items ask for -----------------------------------------------------------
+    @property
+    def backends(self) -> list[Backend]:
+        if self._backends is None:
+            from ..core.backends import BackendOptions, resolve_backends
+            opt = self.config.getoption
+            self._backends = resolve_backends(self.run.backend_spec, BackendOptions(
+                model=opt("sqleval_model"), provider=opt("sqleval_provider"), api_base=opt("sqleval_api_base"),
+                rootdir=str(self.config.rootpath)))
+        return self._backends
+
+    @property
+    def judge(self) -> Any:
+        if self._judge is None:
+            from ..core.grading.judge import Judge
+            self._judge = Judge.configured(self.run.judge_model, api_base=self.config.getoption("sqleval_judge_api_base"),
+                                           cache_dir=self.run.cache_dir / "judge")
+        return self._judge
+
+    def run_metadata(self) -> dict[str, Any]:
+        """What every record carries about the run that produced it."""
+        from .._version import __version__
+        meta: dict[str, Any] = {"run_id": self.run.run_id, "plugin_version": __version__,
+                                "judge_mode": self.run.judge_mode}
+        if self.run.judge_mode != "off":
+            from ..core.grading.judge import JUDGE_PROMPT_VERSION
+            meta.update(judge_model=self.run.judge_model, judge_prompt_version=JUDGE_PROMPT_VERSION)
+        return meta
+
+    @property
+    def generation(self) -> GenerationService:
+        if self._generation is None:
+            from ..core.generation import GenerationService, GenerationStore
+            store = GenerationStore(self.run.cache_dir, self.run.run_id, persistent=self.run.use_cache)
+            self._generation = GenerationService(store, self.run.concurrency, self.run.generation_timeout)
+            if self.progress is not None and not self.run.is_worker:
+                self._generation.waiting = self.progress.tick_while_waiting
+        return self._generation
+
+    @property
+    def generation_started(self) -> bool:
+        return self._generation is not None
+
+    @property
+    def progress(self) -> LiveProgress | None:
+        """Live progress of the generations, drawn by the process that shows pytest's output
+        (serial: this one; xdist: the controller, from the counts workers send)."""
+        if self._progress is None and not self.run.is_worker:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                from ..reports.progress import LiveProgress
+                capman = self.config.pluginmanager.get_plugin("capturemanager")
+                self._progress = LiveProgress(reporter, self._progress_counts,
+                                              capman.global_and_fixture_disabled if capman is not None else
+                                              contextlib.nullcontext)
+        return self._progress
+
+    def _progress_counts(self) -> dict[str, Any]:
+        from ..reports.progress import combine
+        if self.run.xdist_workers:
+            return combine(self._progress.parts.values() if self._progress is not None else ())
+        return combine([self._generation.progress()] if self._generation is not None else ())
+
+    def on_report(self, report: pytest.TestReport) -> None:
+        """The controller's part of a finished report: the record to the sink, a worker's
+        generation counts to the progress."""
+        self.sink.on_report(report)
+        if self.progress is not None:
+            from ..reports.progress import PROGRESS_KEY
+            for prop in report.user_properties:
+                if isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY:
+                    self.progress.parts[prop[1].get("worker")] = prop[1]  # each worker's latest counts
+            self.progress.tick()
+
+    def prefetch(self, items: list[pytest.Item]) -> None:
+        """Submit every case of this process's session at once, so generations overlap;
+        workers start at different offsets and claims keep a case from being generated twice."""
+        if self._prefetched:
+            return
+        self._prefetched = True
+        pairs = [(it.backend, it.case) for it in items if hasattr(it, "case") and hasattr(it, "backend")]
+        if self.run.worker_count > 1 and pairs:
+            k = len(pairs) * self.run.worker_index // self.run.worker_count
+            pairs = pairs[k:] + pairs[:k]
+        self.generation.prefetch(pairs)
+
+    def check_output_folders(self, items: list[pytest.Item]) -> None:
+        """The default results and cache folders, once benchmark cases are to run (a folder
+        named by an option was checked when the run was configured): a run that cannot
+        write its results stops before grading anything."""
+        from .runconfig import check_folder
+        if self.run.is_worker or not any(hasattr(it, "case") for it in items):
+            return
+        check_folder("--sqleval-results", self.run.results_dir)
+        check_folder("--sqleval-cache-dir", self.run.cache_dir)
+
+    def start_engines(self, items: list[pytest.Item]) -> None:
+        """Start the engine process while pytest finishes starting. An xdist worker has
+        collected every case but will grade only the databases the controller sends it,
+        so it opens none ahead: it only starts the process."""
+        manifests = [m for m in (getattr(it, "manifest", None) for it in items) if m is not None]
+        self.pool.start_engines(manifests, open_databases=not self.run.is_worker)
+
+    # -- the collected tree and the garbage collector ----------------------------------------
+    def freeze_collection(self) -> None:
+        """Items, cases and manifests live until the run ends: moved out of the collector's
+        view, they are not traversed again by every full collection (pytest's own at exit
+        included), which costs in proportion to the suite's size. They are unfrozen when the
+        run ends if it is one of several in this process (see ``close``), else at exit."""
+        gc.freeze()
+        atexit.unregister(_unfreeze_at_exit)  # once per process, however many runs freeze
+        atexit.register(_unfreeze_at_exit)
+
+    def close(self) -> None:
+        self.pool.close()
+        if self._generation is not None:
+            self._generation.close()
+            if not self.run.is_worker:
+                self._generation.store.discard_run()
+        self.sink.close_journal(remove=False)  # a run that never finished keeps its journal beside results.jsonl
+        if not _process_ends_with_run(self.config):  # pytester, or pytest.main() called in a loop
+            gc.unfreeze()
+
+    # -- the controller: the run's outputs and exit status --------------------------------------
+    def finish(self, session: pytest.Session) -> None:
+        sink = self.sink
+        if self.run.is_worker or not (sink.records or sink.case_nodeids):
+            return
+        from ..reports.summary import summarize
+        records = sink.sorted_records()
+        run = {"run_id": self.run.run_id, "backends": [b.label for b in self.backends],
+               "backend_spec": self.run.backend_spec, "min_pass_rate": self.run.min_pass_rate,
+               "xdist_workers": self.run.xdist_workers, "lost": sink.lost_cases(),
+               "generation_cache": self.run.use_cache}
+        self.summary = summarize(records, expected=sink.expected(), run=run)
+        self.gate_lines = apply_gate(session, self.run.min_pass_rate, self.summary, sink.lost_cases(),
+                                     sink.other_failures, sink.failed_reports)
+        self.summary["run"]["exit_status"] = int(session.exitstatus)
+        sink.publish(records, self.summary)
+        from ..reports.ablation import has_ablation, write_ablation
+        if has_ablation(records):  # agent configurations ran: the table and plot come with the run
+            variants = [] if self.run.variants is None else [f"--sqleval-variants={self.run.variants}"]
+            write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath, grading_args=variants)
+            self.ablation_written = True
+        sink.remember_error_classes(records)
+
+
+#: Extensions that count their live objects when the interpreter exits and print each one
+#: still alive: DuckDB 2.0.0's bindings (nanobind) print "nanobind: leaked ..." lines.
+_LEAK_CHECKED_AT_EXIT = ("duckdb", "_duckdb")
+
+
+def _unfreeze_at_exit() -> None:
+    """Frozen objects are never freed, not even at exit, and they include every object that
+    existed at the freeze: the ``duckdb`` module's types, functions and type constants among
+    them, which its bindings then report as leaked. Unfrozen here, after pytest's own
+    collections, the interpreter frees them as it shuts down. Where no such extension is
+    loaded (``--collect-only`` never imports DuckDB) the tree stays frozen: freeing it
+    would cost about 14 ms per 1,000 cases and change nothing anyone sees."""
+    if any(name in sys.modules for name in _LEAK_CHECKED_AT_EXIT):
+        gc.unfreeze()
+
+
+def _process_ends_with_run(config: pytest.Config) -> bool:
+    """A ``pytest`` command or an xdist worker: what it froze need never be collected before exit."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    return (hasattr(config, "workerinput") or Path(argv0).name in ("pytest", "py.test")
+            or argv0.endswith(os.path.join("pytest", "__main__.py")))

@@ -1,0 +1,47 @@
+"""The Vantage warehouse's native database variants: the same generator with other seeds.
+
+A generic variant keeps the constraints it can observe (keys, references, NOT NULL, value
+domains); the generator keeps every rule it was written with as well (a fiscal calendar,
+an exchange rate for every trading day, soft deletes, test accounts, chained copies), so
+a correct query relying on one of them passes on these by construction. They are built
+at a small scale (``NATIVE_SCALE``): what tells a near-miss apart is other data, not
+more of it, and a small file costs little to build, keep and grade on. Registered for the
+bundled suite by ``cases/vantage/conftest.py``; any suite with its own generator can do
+the same (README, "Database variants")."""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NATIVE_SEEDS = 2  # variants per run
+NATIVE_SCALE = 0.05  # 10 MiB: the file floor of 126 tables is most of it
+BUILDER = "pytest_sqleval.products.warehouse:build"
+
+
+@pytest.hookimpl
+def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> list[Path] | None:
+    """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it."""
+    if manifest.build != BUILDER:
+        return None
+    from ...core.variants.build import VARIANT_BLOCK_SIZE
+    from . import build_warehouse
+    out = []
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder (an xdist worker); the others reuse its files
+        for k in range(1, NATIVE_SEEDS + 1):
+            path = folder / f"vantage-seed{100 * seed + k}-scale{NATIVE_SCALE}.duckdb"
+            if not path.is_file():
+                tmp = path.with_name(f".{path.name}.building")
+                try:
+                    build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1,
+                                    block_size=VARIANT_BLOCK_SIZE)
+                    os.replace(tmp, path)
+                finally:
+                    for leftover in (tmp, Path(str(tmp) + ".wal")):
+                        leftover.unlink(missing_ok=True)
+            out.append(path)
+    return out
