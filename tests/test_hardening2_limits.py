@@ -160,7 +160,6 @@ def test_a_missing_key_is_not_retried_and_names_the_variable(monkeypatch: pytest
 # -- defect 8: memory and report size ----------------------------------------------------------
 ENGINE_PEAK = r'''
 import io, json, resource, sys
-from dataclasses import asdict
 from pathlib import Path
 import duckdb
 from pytest_sqleval.core.engines.host import _Server
@@ -172,8 +171,8 @@ srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "256MB
               (str(root / "gold"),)).handler
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 big = "SELECT i, repeat('x', 990) || i{} AS s FROM range(300000) r(i)"  # ~300 MB of distinct text
-gold = srv.gold({"key": "k", "sql": big.format(""), "spec": asdict(CompareSpec())}, io.BytesIO())
-pred = srv.grade({"sql": big.format(" || 'y'"), "gold_key": "k", "spec": asdict(CompareSpec())}, io.BytesIO())
+gold = srv.gold({"key": "k", "sql": big.format(""), "spec": CompareSpec().to_wire()}, io.BytesIO())
+pred = srv.grade({"sql": big.format(" || 'y'"), "gold_key": "k", "spec": CompareSpec().to_wire()}, io.BytesIO())
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"growth_mb": (peak - base) / 1024, "gold": gold, "pred": pred["execution"]}, default=str))
 '''
@@ -219,7 +218,6 @@ def test_huge_values_are_truncated_in_records_and_failure_texts(
 
 GOLDS_HELD = r'''
 import io, json, sys
-from dataclasses import asdict
 from pathlib import Path
 import duckdb
 from pytest_sqleval.core.engines.host import _Server
@@ -240,7 +238,7 @@ srv = _Server(str(root / "t.duckdb"), {"timeout_s": 60.0, "memory_limit": "2GB",
 before = anon_mb()
 for k in range(3):  # three gold answers of ~100 MB each
     sql = f"SELECT i, repeat('x', 990) || i || '{k}' AS s FROM range(100000) r(i)"
-    assert srv.gold({"key": f"k{k}", "sql": sql, "spec": asdict(CompareSpec())}, io.BytesIO())["rows"] == 100000
+    assert srv.gold({"key": f"k{k}", "sql": sql, "spec": CompareSpec().to_wire()}, io.BytesIO())["rows"] == 100000
 print(json.dumps({"held_mb": anon_mb() - before}))
 '''
 

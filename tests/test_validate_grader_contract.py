@@ -1,6 +1,6 @@
 """``validate`` checks a suite under the comparison contract the grader grades it with:
-the same ``ComparePolicy`` and ``CompareSpec`` for every case (made by one function,
-``grading.pipeline.case_contract``), compared by the grader's own ``Comparator``. Where
+the same ``ComparePolicy`` for every case, resolved against its gold by one function
+(``grading.pipeline.case_contract``), compared by the grader's own ``Comparator``. Where
 validate used to derive a contract of its own, it said things about a suite the grader
 contradicts: a Spider-layout suite compared by column position, an empty gold the suite
 allows reported as unusable, and frozen answers held to tolerances of validate's own."""
@@ -15,7 +15,6 @@ import pytest
 
 from pytest_sqleval.core.cases import ComparePolicy, collect_cases, load_manifest
 from pytest_sqleval.core.engines import open_sandbox
-from pytest_sqleval.core.grading.compare import CompareSpec
 from pytest_sqleval.plugin.pool import GraderPool
 from pytest_sqleval.products import validate
 from pytest_sqleval.products.validate import GOLD_ANSWERS
@@ -64,7 +63,7 @@ def pool(tmp_path: Path) -> Iterator[GraderPool]:
     pool.close()
 
 
-def validate_contracts(root: Path) -> dict[str, tuple[ComparePolicy, CompareSpec]]:
+def validate_contracts(root: Path) -> dict[str, tuple[ComparePolicy, ComparePolicy]]:
     """Each case's policy and spec as ``validate`` checks it (its gold preparation step)."""
     manifest = load_manifest(root / "sqleval.toml")
     cases = [case for case, _ in collect_cases(manifest, manifest.questions)]
@@ -76,13 +75,13 @@ def validate_contracts(root: Path) -> dict[str, tuple[ComparePolicy, CompareSpec
     return {g.case.id: (g.policy, g.spec) for g in golds}
 
 
-def grader_contracts(root: Path, pool: GraderPool) -> dict[str, tuple[ComparePolicy, CompareSpec]]:
+def grader_contracts(root: Path, pool: GraderPool) -> dict[str, tuple[ComparePolicy, ComparePolicy]]:
     """Each case's policy and spec as a pytest run grades it (the run's grader pool)."""
     manifest = load_manifest(root / "sqleval.toml")
     out = {}
     for case, case_manifest in collect_cases(manifest, manifest.questions):
         grader = pool.for_case(case_manifest, case)
-        out[case.id] = (grader.policy_for(case), CompareSpec(**grader.gold(case.gold_sql, case).spec))
+        out[case.id] = (grader.policy_for(case), grader.gold(case.gold_sql, case).policy)
     return out
 
 
@@ -97,8 +96,8 @@ def test_validate_and_the_grader_agree_on_every_field_of_the_contract(tmp_path: 
     ours, theirs = validate_contracts(root), grader_contracts(root, pool)
     assert sorted(ours) == sorted(theirs) and ours
     for cid in theirs:
-        for kind, index in ((ComparePolicy, 0), (CompareSpec, 1)):
-            for f in fields(kind):  # every field, so a field added later is compared too
+        for kind, index in (("policy", 0), ("resolved", 1)):
+            for f in fields(ComparePolicy):  # every field, so a field added later is compared too
                 assert getattr(ours[cid][index], f.name) == getattr(theirs[cid][index], f.name), (cid, kind, f.name)
     specs = [spec for _, spec in theirs.values()]
     if layout == "spider":  # the layout's own rule reaches validate: Spider compares columns in any order

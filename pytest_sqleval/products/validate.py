@@ -34,7 +34,7 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -68,8 +68,9 @@ class _Gold:
 
     case: Any
     sql: str  # what runs (transpiled, keys appended when the ORDER BY sorts on hidden columns)
-    policy: Any  # the case's ComparePolicy and CompareSpec, made by the grader's own function
-    spec: Any  # (grading.pipeline.case_contract); _baseline points its sort keys into the reruns' columns
+    policy: Any  # the case's ComparePolicy (case.policy): the very object the grader reads
+    spec: Any  # that policy resolved against the gold (grading.pipeline.case_contract, as the grader
+    # does); _baseline points its sort keys into the reruns' columns
     n_appended: int = 0
     limit: int | None = None
     probe_sql: str | None = None
@@ -296,9 +297,8 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
     from sqlglot import exp
 
     from ..core.grading.classify import deprecated_refs, table_names
-    from ..core.grading.compare import CompareSpec
     from ..core.grading.parse import order_info, parse_sql
-    from ..core.grading.pipeline import case_contract
+    from ..core.grading.pipeline import case_contract, case_policy
     from ..core.grading.safety import check_safety
 
     known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
@@ -333,10 +333,10 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
                               f"date or value as a literal")
         if isinstance(tree, exp.Query) and tree.args.get("limit") is not None and tree.args.get("order") is None:
             v.problems.append(f"{at}: gold has LIMIT without ORDER BY, so which rows it keeps depends on row order")
-        # the grader's own contract (its pool grades with manifest.compare): policy and spec
+        # the grader's own contract: the case's policy, resolved against its gold by the grader's function
         order = order_info(tree, engine_dialect)
-        policy, spec_fields = case_contract(manifest.compare, case, order)
-        spec = CompareSpec(**spec_fields)
+        spec = case_contract(manifest.compare, case, order)
+        policy = case_policy(manifest.compare, case)
         ordered = spec.ordered
         sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else case.gold_sql
         if ordered and order.augmented_sql:
@@ -361,7 +361,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
         table = outcome.table
         g.table = table
         if g.key_positions is not None:
-            g.spec.sort_keys = [p if p >= 0 else table.num_columns + p for p in g.key_positions]
+            g.spec = replace(g.spec, sort_keys=[p if p >= 0 else table.num_columns + p for p in g.key_positions])
         visible = table.num_columns - g.n_appended
         shape = g.case.expected_shape
         if table.num_rows == 0 and not g.policy.allow_empty and not manifest.variants.count:  # else: on variants
@@ -378,7 +378,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
         if g.probe_sql and g.limit is not None and g.spec.sort_keys and table.num_rows == g.limit:
             probe = db.run(g.probe_sql)
             if probe.table is not None and probe.table.num_rows > g.limit:
-                rows = probe.table.select(g.spec.sort_keys).slice(g.limit - 1, 2).to_pylist()
+                rows = probe.table.select(list(g.spec.sort_keys)).slice(g.limit - 1, 2).to_pylist()
                 if len(rows) == 2 and rows[0] == rows[1]:
                     v.problems.append(f"{at}: LIMIT {g.limit} cuts through rows tied on the ORDER BY keys, so the answer "
                                       f"depends on tie order; add a tiebreaker column to ORDER BY")
@@ -705,7 +705,6 @@ def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version:
 def _frozen_spec(g: _Gold) -> Any:
     """The case's spec for its frozen rows, which lack the ORDER BY keys appended to the
     reruns: tie groups over the keys when every key is a visible column, else strict order."""
-    from dataclasses import replace
     visible = (g.table.num_columns - g.n_appended) if g.table is not None else 0
     keys = g.spec.sort_keys
     return replace(g.spec, sort_keys=keys if keys is not None and all(0 <= k < visible for k in keys) else None)

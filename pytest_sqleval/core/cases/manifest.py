@@ -19,7 +19,7 @@ from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables",
                "replacements"}
-_COMPARE_KEYS = {f.name for f in fields(ComparePolicy)}
+_COMPARE_KEYS = {f.name for f in fields(ComparePolicy)} - {"sort_keys"}  # resolved per gold, not a setting
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
 _VARIANT_KEYS = {"count", "seed", "frozen_columns"}

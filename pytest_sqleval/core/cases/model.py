@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,15 @@ COLUMN_ORDERS = ("position", "any")  # ComparePolicy.column_order
 
 @dataclass(frozen=True)
 class ComparePolicy:
-    """The comparison contract's knobs; suites and cases may override each."""
+    """The comparison contract: the one value every comparison of a case reads.
+
+    Made once per case (``for_case``: the suite's ``[compare]``, with its layout's column
+    rule, then the case's own overrides) when a suite's cases are read, and carried by the
+    case (``BenchmarkCase.policy``); the grader, ``validate``, the variants and the engine
+    process all compare under it. Against a gold query it is resolved once (``for_gold``:
+    ``order_matters`` decided by the gold's ORDER BY, ``sort_keys`` its key positions) and
+    that resolved value is what the ``Comparator`` reads and what crosses to the engine
+    process (``to_wire`` / ``from_wire``, the one conversion each way)."""
 
     order_matters: bool | None = None  # None = ordered iff the gold has a top-level ORDER BY
     float_rel_tol: float = 1e-6
@@ -27,22 +35,63 @@ class ComparePolicy:
     #: "position": columns by position (our default); "any": the prediction's columns may be
     #: any bijection of the gold's (Spider's convention; the spider layout's default)
     column_order: str = "position"
+    #: resolved against a gold (``for_gold``): the gold output positions of its ORDER BY keys,
+    #: ties on which compare as bags; None = all columns. Not a ``[compare]`` key.
+    sort_keys: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.sort_keys is not None and not isinstance(self.sort_keys, tuple):
+            object.__setattr__(self, "sort_keys", tuple(self.sort_keys))
+
+    @property
+    def ordered(self) -> bool:
+        """Rows compare in order (only ever true once resolved, or when set explicitly)."""
+        return self.order_matters is True
 
     def merged(self, **overrides: Any) -> "ComparePolicy":
-        vals = {f.name: getattr(self, f.name) for f in fields(self)}
-        vals.update({k: v for k, v in overrides.items() if v is not None})
-        return ComparePolicy(**vals)
+        """This policy with each override that is not None."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
     def for_case(self, case: "BenchmarkCase | None") -> "ComparePolicy":
         """This (suite) policy with one case's overrides: its ``order_matters``, its
-        ``"compare"`` tolerances (``metadata["compare"]``, checked by ``parse_case``) and
-        ``"expected_shape": "empty"`` as ``allow_empty``. Grading and ``validate`` both use it."""
+        ``"compare"`` tolerances and column rule (checked by ``parse_case``) and
+        ``"expected_shape": "empty"`` as ``allow_empty``. The one builder of a case's policy:
+        called when a suite's cases are read (``read_layout_cases``); later code reads
+        ``case.policy``, never the case's ``"compare"`` object."""
         if case is None:
             return self
         compare = case.metadata.get("compare")
         overrides = compare if isinstance(compare, dict) else {}
         return self.merged(**{**overrides, "order_matters": case.order_matters,
                               "allow_empty": True if case.expected_shape == "empty" else None})
+
+    def for_gold(self, order: Any) -> "ComparePolicy":
+        """This policy resolved against a gold's ordering (``grading.parse.OrderInfo``):
+        ordered as the case says, else as the gold's top-level ORDER BY; tie groups on its
+        sort keys when ordered."""
+        ordered = order.ordered if self.order_matters is None else self.order_matters
+        keys = order.sort_keys if ordered else None
+        return replace(self, order_matters=bool(ordered), sort_keys=None if keys is None else tuple(keys))
+
+    def to_wire(self) -> dict[str, Any]:
+        """As JSON for the engine process (and the gold key, which hashes it). ``order_matters``
+        travels as ``ordered``, and ``column_order`` and ``allow_empty`` only when not their
+        defaults, so a gold key stays what it was before the policy was one value."""
+        wire: dict[str, Any] = {"ordered": self.order_matters,
+                                "sort_keys": None if self.sort_keys is None else list(self.sort_keys),
+                                "float_rel_tol": self.float_rel_tol, "float_abs_tol": self.float_abs_tol}
+        if self.column_order != "position":
+            wire["column_order"] = self.column_order
+        if self.allow_empty:
+            wire["allow_empty"] = True
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> "ComparePolicy":
+        """The policy ``to_wire`` wrote."""
+        return cls(order_matters=wire["ordered"], sort_keys=wire.get("sort_keys"),
+                   float_rel_tol=wire["float_rel_tol"], float_abs_tol=wire["float_abs_tol"],
+                   column_order=wire.get("column_order", "position"), allow_empty=bool(wire.get("allow_empty", False)))
 
 
 @dataclass(frozen=True)
@@ -62,6 +111,10 @@ class BenchmarkCase:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     source: str = field(default="", compare=False)  # "file:line", for messages
     suite: str = field(default="", compare=False)
+    #: the case's comparison contract, made once when its suite's cases are read
+    #: (``read_layout_cases``); None for a case read without a suite (the grader then uses
+    #: its suite policy's ``for_case``). Not part of the case's identity or its dict.
+    policy: ComparePolicy | None = field(default=None, compare=False, repr=False)
 
     @property
     def case_id(self) -> str:  # seed-000 spelling
@@ -70,12 +123,12 @@ class BenchmarkCase:
     @property
     def content_hash(self) -> str:
         """Identity of what a backend sees; keys the generation cache."""
-        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source",)}
+        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "policy")}
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite")}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite", "policy")}
         d["tags"] = list(self.tags)
         return d
 

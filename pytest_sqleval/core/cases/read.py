@@ -80,7 +80,7 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
                                     fix="give order_matters once, either on the case or in its \"compare\" object")
             om = inner if om is None else om
         if overrides:
-            obj["compare"] = overrides  # read by ComparePolicy.for_case (grading and validate)
+            obj["compare"] = overrides  # read once, by ComparePolicy.for_case (BenchmarkCase.policy)
     kwargs["order_matters"] = om
     return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
 
@@ -160,9 +160,11 @@ def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval") -> li
 
 
 def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list[BenchmarkCase]:
-    """Every case of a suite in the manifest's layout, in file order; a case naming a split
-    the manifest does not declare is bad input (a typo would silently move it to the main set)."""
-    cases = read_cases(path or manifest.questions, manifest.name, manifest.layout)
+    """Every case of a suite in the manifest's layout, in file order, each carrying its
+    comparison contract (``BenchmarkCase.policy``); a case naming a split the manifest does
+    not declare is bad input (a typo would silently move it to the main set)."""
+    cases = [dataclasses.replace(case, policy=manifest.compare.for_case(case))  # the case's one contract
+             for case in read_cases(path or manifest.questions, manifest.name, manifest.layout)]
     for case in cases:
         split = case.metadata.get(SPLIT_KEY)
         if split is not None and split != manifest.held_out:

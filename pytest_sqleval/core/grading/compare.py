@@ -29,6 +29,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -36,6 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
+
+from ..cases.model import ComparePolicy
 
 PREVIEW_ROWS = 5
 PREVIEW_CHARS = 200  # characters of one text value in a report; the rest is cut, and the cut said
@@ -53,13 +56,14 @@ _K2 = np.uint64(0xBF58476D1CE4E5B9)
 _K3 = np.uint64(0x94D049BB133111EB)
 
 
-@dataclass
-class CompareSpec:
-    ordered: bool = False
-    sort_keys: list[int] | None = None  # gold output positions of the ORDER BY keys; None = all columns
-    float_rel_tol: float = 1e-6
-    float_abs_tol: float = 1e-9
-    column_order: str = "position"  # "any": the prediction's columns may be any bijection of the gold's
+def CompareSpec(ordered: bool = False, sort_keys: Iterable[int] | None = None, float_rel_tol: float = 1e-6,
+                float_abs_tol: float = 1e-9, column_order: str = "position") -> ComparePolicy:
+    """A resolved ``ComparePolicy`` spelled as the comparator reads it: ``ordered`` (rows in
+    order), ``sort_keys`` (gold positions of the ORDER BY keys; None = all columns), the
+    tolerances and the column rule. A shorthand for tests and callers of ``Comparator``
+    alone; a case's policy is made by ``ComparePolicy.for_case`` and ``for_gold``."""
+    return ComparePolicy(order_matters=bool(ordered), sort_keys=None if sort_keys is None else tuple(sort_keys),
+                         float_rel_tol=float_rel_tol, float_abs_tol=float_abs_tol, column_order=column_order)
 
 
 MAX_COLUMN_PERMUTATIONS = 5040  # column bijections tried under column_order = "any" (7 interchangeable columns)
@@ -266,13 +270,13 @@ class Comparator:
         st = _Stack.build(keys, keys.slice(0, 0), kinds, kinds, self._cast)
         return pa.array(_breaks(st, np.arange(st.ng)).cumsum(), pa.int64())
 
-    def compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+    def compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
         when it differs: by position, whether a bijection of the columns would have matched;
         under ``any``, that the match needed one (``column_permutation``)."""
         return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
 
-    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, compare: Any,
+    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy, compare: Any,
                            prune: bool = True) -> CompareResult:
         """``compare(gold, pred, spec)`` by position, then (when that fails) under each
         bijection of the columns that can hold: the first that matches decides under
@@ -295,7 +299,7 @@ class Comparator:
             return alt
         return res
 
-    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec, prune: bool = True,
+    def _bijections(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy, prune: bool = True,
                     in_place: list[bool] | None = None) -> list[list[int]]:
         """The column bijections other than the identity under which the results may be
         equal: each gold column paired with a predicted one of a compatible kind, holding
@@ -327,7 +331,7 @@ class Comparator:
             return []
         return [list(p) for p in itertools.product(*cand) if len(set(p)) == n and list(p) != list(range(n))]
 
-    def _compare(self, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult:
+    def _compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
             gid = pc.cast(gold.column(gold.num_columns - 1), pa.int64()).to_numpy()
@@ -385,7 +389,7 @@ class Comparator:
         return res
 
     def compare_topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table,
-                     spec: CompareSpec, *, candidates: int | None = None, unordered: bool = False) -> CompareResult:
+                     spec: ComparePolicy, *, candidates: int | None = None, unordered: bool = False) -> CompareResult:
         """A gold whose ``ORDER BY ... LIMIT k`` cuts through a tie group, where any valid
         top-k is correct: the prediction must hold the gold's ``before`` rows ahead of the
         tie group, plus ``k - before`` rows of the whole tie group ``group`` (every row tied
@@ -408,7 +412,7 @@ class Comparator:
         return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp, info),
                                        prune=False)
 
-    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: CompareSpec,
+    def _topk(self, gold: pa.Table, group: pa.Table, before: int, pred: pa.Table, spec: ComparePolicy,
               info: dict[str, Any]) -> CompareResult:
         k = gold.num_rows
         strict = self._compare(gold, pred, spec)
@@ -469,7 +473,7 @@ _SMALL_TYPES = (pat.is_null, pat.is_boolean, pat.is_integer, pat.is_floating, pa
                 pat.is_date32)
 
 
-def small_match(gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> CompareResult | None:
+def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
     """The result of a match of two small results, found without the general path's
     fixed costs (a few hundred microseconds of Arrow and numpy set-up per comparison);
     None whenever it is not shown here, and the general path decides. Shown only where
@@ -543,7 +547,7 @@ class _Col:
             e &= nx == ny
         return e
 
-    def close(self, i: np.ndarray, j: np.ndarray, spec: CompareSpec) -> np.ndarray:
+    def close(self, i: np.ndarray, j: np.ndarray, spec: ComparePolicy) -> np.ndarray:
         """Equal within tolerance, never NULL: NULL only with NULL, NaN only with NaN, an
         infinity only with itself, finite numbers within max(abs_tol, rel_tol * max(|x|, |y|))."""
         if not self.tol:
@@ -553,7 +557,7 @@ class _Col:
             c &= self.null[i] == self.null[j]
         return c
 
-    def _close(self, x: np.ndarray, y: np.ndarray, spec: CompareSpec) -> np.ndarray:
+    def _close(self, x: np.ndarray, y: np.ndarray, spec: ComparePolicy) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
             d = np.abs(x - y)  # not finite when either is not (or when they are that far apart)
             c = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
@@ -562,7 +566,7 @@ class _Col:
             c |= np.isnan(x) & np.isnan(y)
         return c
 
-    def same_bag(self, a: np.ndarray, b: np.ndarray, spec: CompareSpec | None) -> bool:
+    def same_bag(self, a: np.ndarray, b: np.ndarray, spec: ComparePolicy | None) -> bool:
         """Whether rows ``a`` and rows ``b`` hold the same values, as multisets: exactly, or
         (with ``spec``) within tolerance. Both sorted and compared in order, which for one
         column finds a pairing whenever one exists."""
@@ -633,7 +637,7 @@ class _Stack:
             out &= c.eq_next(order)
         return out
 
-    def close(self, i: np.ndarray, j: np.ndarray, spec: CompareSpec) -> np.ndarray:
+    def close(self, i: np.ndarray, j: np.ndarray, spec: ComparePolicy) -> np.ndarray:
         out = np.ones(np.broadcast(i, j).shape, bool)
         for c in self.cols:
             out &= c.close(i, j, spec)
@@ -727,7 +731,7 @@ class _Stack:
     def diff_is_empty(self) -> bool:
         return not any(len(d) for d in self.diff)
 
-    def column_matches(self, spec: CompareSpec) -> list[bool]:
+    def column_matches(self, spec: ComparePolicy) -> list[bool]:
         """Per column whether it holds the same multiset on both sides (numbers within
         tolerance). Exactly: the unpaired rows of the diff compared column by column (the
         paired rows cancel out). Within tolerance: the whole columns sorted and paired,
@@ -741,7 +745,7 @@ class _Stack:
                                      or (c.tol and self.ng == self.npred and c.same_bag(g, p, spec)))
         return self._matches
 
-    def cells(self, spec: CompareSpec) -> _Stack | None:
+    def cells(self, spec: ComparePolicy) -> _Stack | None:
         """The stack with each double replaced by its cell: the bits of its magnitude plus
         half a cell, shifted right by ``s``, the largest with ``2**(s-52) <= rel_tol``, and
         its sign. Two normal doubles of one cell are less than ``2**s`` ulps of the larger
@@ -1018,7 +1022,7 @@ def _unbalanced(order: np.ndarray, starts: np.ndarray, ng: int) -> np.ndarray:
     return order[np.repeat(cg != cp, lengths)]
 
 
-def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
+def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> bool:
     """Whether gold rows ``a`` and predicted rows ``b`` pair up within tolerance when both
     sides are sorted alike and paired in order: once on the values, once on numbers cut to
     about four significant digits first (so noise across a sort boundary of one column
@@ -1031,13 +1035,13 @@ def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
     return False
 
 
-def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> bool:
+def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> bool:
     """Whether a perfect matching of rows ``a`` to rows ``b`` within tolerance exists
     (Kuhn's augmenting paths on the closeness matrix): the definition itself, for few rows."""
     return len(a) == len(b) and _matching(st, a, b, spec) is not None
 
 
-def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> np.ndarray | None:
+def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> np.ndarray | None:
     """A matching of every row of ``a`` to its own row of ``b`` within tolerance (``b`` may
     hold more rows): for each row of ``a``, its partner's index in ``b``; None if none exists."""
     nbrs = [np.flatnonzero(r).tolist() for r in st.close(a[:, None], b[None, :], spec)]
@@ -1062,7 +1066,7 @@ def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: CompareSpec) -> np
     return partner
 
 
-def _tolerant(st: _Stack, spec: CompareSpec) -> bool:
+def _tolerant(st: _Stack, spec: ComparePolicy) -> bool:
     """Whether the rows (as many on each side) pair up within tolerance. When noise has
     touched most rows, large results first pair the rows of each cell (``_cells_pair``).
     Otherwise the exact diff is small and goes to ``_pairs`` first; if that fails, every
@@ -1099,7 +1103,7 @@ def _mostly_identical(st: _Stack) -> bool:
     return len(found) >= 0.9 * len(sample)
 
 
-def _cells_pair(st: _Stack, spec: CompareSpec) -> bool:
+def _cells_pair(st: _Stack, spec: ComparePolicy) -> bool:
     """Whether pairing the rows of each cell (``_Stack.cells``), then sorting the rows of
     cells with unequal counts (a value and its noisy twin either side of a cell border),
     pairs every row. False only means no pairing was shown this way."""
@@ -1123,7 +1127,7 @@ def _breaks(st: _Stack, rows: np.ndarray) -> np.ndarray:
     return np.concatenate(([True], ~st.eq(rows[1:], rows[:-1]))).astype(np.int64)
 
 
-def _first_out_of_order(st: _Stack, spec: CompareSpec, gid: np.ndarray | None) -> int | None:
+def _first_out_of_order(st: _Stack, spec: ComparePolicy, gid: np.ndarray | None) -> int | None:
     """Rows already equal as a bag: the first position where the order differs, or None.
     Sort keys must agree position by position; rows tied on them (a tie group: consecutive
     equal keys in gold order, or the groups stored with the gold) compare as a bag."""

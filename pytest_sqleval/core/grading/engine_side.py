@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..cases.model import ComparePolicy
 from ..engines.host import executed, partial, started
 
 GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes
@@ -84,6 +86,12 @@ def _read_meta(gold_dir: Path, key: str) -> dict[str, Any] | None:
 
 
 # -- the handler -------------------------------------------------------------------------
+def request_policy(req: dict[str, Any]) -> ComparePolicy:
+    """The case's comparison policy a gold or grade request carries: ``ComparePolicy.to_wire``
+    on the grader's side (``pipeline.SuiteGrader._gold_request``), read back here only."""
+    return ComparePolicy.from_wire(req["spec"])
+
+
 class GradingHandler:
     """Serves the ``gold`` and ``grade`` requests on the engine process's sandbox."""
 
@@ -129,7 +137,7 @@ class GradingHandler:
         is then not graded, ``verdict.decide``), a problem without ``resolve_ties``."""
         import pyarrow as pa
 
-        from .compare import GID_COLUMN, CompareSpec
+        from .compare import GID_COLUMN
         from .execute import execution_record
         exec_sql = req.get("exec_sql") or req["sql"]
         first = db.run(exec_sql)
@@ -139,13 +147,13 @@ class GradingHandler:
         started(out)  # each run has the whole limit
         second = db.run(exec_sql)
         executed(out)
-        spec = CompareSpec(**req["spec"])
+        spec = request_policy(req)
         key_positions = req.get("key_positions")
         if key_positions is not None:  # negative positions count from the end (appended keys)
             key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
         problem, ties = None, None
-        same = CompareSpec(ordered=spec.ordered, sort_keys=key_positions,
-                           float_rel_tol=spec.float_rel_tol, float_abs_tol=spec.float_abs_tol)
+        # two runs of the gold, compared by position, with ties on the keys as they ran
+        same = replace(spec, sort_keys=key_positions, column_order="position")
         limit = req.get("limit")
         unordered = bool(req.get("unordered_limit"))
         if req.get("probe_sql") and (key_positions is not None or unordered) and first.table.num_rows == limit:
@@ -178,8 +186,7 @@ class GradingHandler:
         table = first.table.select(list(range(n_keep)))
         alternatives = None
         if cuts and problem is None and not isinstance(ties, tuple):
-            visible = CompareSpec(ordered=spec.ordered, sort_keys=spec.sort_keys, float_rel_tol=spec.float_rel_tol,
-                                  float_abs_tol=spec.float_abs_tol)
+            visible = replace(spec, column_order="position")  # the gold's choices, by position
             got = (self._choices(db, cuts[0][1], table, visible, out) if len(cuts) == 1
                    else "two LIMITs below the top level cut through ties")
             if isinstance(got, tuple):  # every valid choice evaluated: the gold's answers are known
@@ -295,7 +302,6 @@ class GradingHandler:
 
     def grade(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a candidate and compare it with the stored gold answer."""
-        from .compare import CompareSpec
         from .execute import execution_record
         outcome = self.db.run(req["sql"])
         executed(out)
@@ -305,7 +311,7 @@ class GradingHandler:
             return result
         gold = self._gold_table(req["gold_key"])
         ties = self._gold_ties(req["gold_key"])
-        spec = CompareSpec(**req["spec"])
+        spec = request_policy(req)
         result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else self.cmp.compare_topk(
             gold, ties[1], ties[0]["before"], outcome.table, spec, candidates=ties[0].get("candidates"),
             unordered=bool(ties[0].get("unordered")))).to_dict()
@@ -396,9 +402,8 @@ class GradingHandler:
         """Run a candidate that matched on the pinned database on the case's variants, each
         against the gold's answer on that variant (run once, stored beside the gold store).
         Stops at the first variant where it differs: one is evidence enough to fail it."""
-        from .compare import CompareSpec
         from .execute import execution_record
-        spec = CompareSpec(**req["gold"]["spec"])
+        spec = request_policy(req["gold"])
         results = []
         for variant in req["variants"]:
             gold = self._variant_gold(variant, req["gold"], out)
@@ -432,8 +437,7 @@ class GradingHandler:
         (a dropped join condition's cross product) is left out everywhere (None), and one
         the pinned database tells apart is not run on the variants (None: the choice only
         counts what the database cannot tell)."""
-        from .compare import CompareSpec
-        spec = CompareSpec(**req["gold"]["spec"])
+        spec = request_policy(req["gold"])
         budget = req.get("mutant_timeout_s")
         pinned = self._gold_table(req["gold"]["key"])
         places = [(self.db, pinned)] + [

@@ -107,7 +107,7 @@ class SendLayer:
             c.layers["parse"]["layer_error"] = "recursion: not transpiled, executed as written"
         c.sent_at = time.perf_counter()
         gold = c.gold
-        payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec, "gold_sql": gold.sql}
+        payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.policy.to_wire(), "gold_sql": gold.sql}
         chosen = grader.variant_set.known(gold.key, gold.sql) if grader.variant_set is not None else None
         if chosen is not None and not c.same_sql_as_gold:
             # The engine runs a match on the variants in the same request, while this

@@ -28,26 +28,23 @@ from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
 
-__all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "layer_budget"]
+__all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy", "layer_budget"]
 
 DEFAULT_DIALECT = "duckdb"
 
 
-def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> tuple[ComparePolicy, dict[str, Any]]:
-    """A case's comparison contract, made in this one place: the suite's policy (its
-    ``[compare]``, with its layout's column rule) with the case's overrides
-    (``ComparePolicy.for_case``), and the ``CompareSpec`` fields its results are compared
-    under, given the gold's ordering (``parse.OrderInfo``). The grader's gold request and
-    ``validate`` both call it, so they never compare a case under two contracts. The spec is
-    a dict (it travels to the engine process and keys the stored gold); ``column_order`` is
-    in it only when it is not the default, so the gold keys of position suites stay as they were."""
-    case_policy = policy.for_case(case)
-    ordered = order.ordered if case_policy.order_matters is None else case_policy.order_matters
-    spec: dict[str, Any] = {"ordered": ordered, "sort_keys": order.sort_keys if ordered else None,
-                            "float_rel_tol": case_policy.float_rel_tol, "float_abs_tol": case_policy.float_abs_tol}
-    if case_policy.column_order != "position":
-        spec["column_order"] = case_policy.column_order
-    return case_policy, spec
+def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePolicy:
+    """A case's comparison contract: the one it carries (``case.policy``, made when its suite
+    was read), else, for a case read without a suite (or none), the suite ``policy`` made
+    for it by the same builder (``ComparePolicy.for_case``)."""
+    return case.policy if case is not None and case.policy is not None else policy.for_case(case)
+
+
+def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> ComparePolicy:
+    """The policy one case's results are compared under: its ``case_policy`` resolved against
+    its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
+    request and ``validate`` both call it, so they never compare a case under two contracts."""
+    return case_policy(policy, case).for_gold(order)
 
 
 @dataclass
@@ -57,7 +54,7 @@ class GoldAnswer:
     columns: list[str]
     types: list[str]
     cached: bool
-    spec: dict[str, Any]
+    policy: ComparePolicy  # the case's, resolved against this gold (case_contract); as JSON in request["spec"]
     tables: list[str]
     joins: dict[str, Any]
     elapsed_ms: float = 0.0
@@ -72,7 +69,8 @@ class GoldAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
-                "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
+                "cached": self.cached, "ordered": self.policy.ordered,
+                "sort_keys": None if self.policy.sort_keys is None else list(self.policy.sort_keys),
                 "elapsed_ms": self.elapsed_ms, "preview": self.preview,
                 "ties": {k: v for k, v in self.ties.items()
                          if k in ("limit", "before", "group_rows", "candidates", "unordered")}
@@ -140,7 +138,7 @@ class SuiteGrader:
         return engine_sql(tree, sql, self.dialect, self.engine_dialect)
 
     def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
-        return self.policy.for_case(case)
+        return case_policy(self.policy, case)
 
     def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
         """The gold answer, computed once per (content hash, gold SQL, engine version).
@@ -191,10 +189,10 @@ class SuiteGrader:
     def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
         static = self.analyses.get(gold_sql)  # cases sharing a gold SQL share its analysis
         order, sql = static.order, static.engine_sql
-        policy, spec = case_contract(self.policy, case, order)
-        ordered = spec["ordered"]
+        policy = case_contract(self.policy, case, order)
+        ordered = policy.ordered
         augmented = order.augmented_sql if ordered else None
-        request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
+        request = {"sql": sql, "exec_sql": augmented, "spec": policy.to_wire(), "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
                    "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}
@@ -222,7 +220,7 @@ class SuiteGrader:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
         return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), spec=request["spec"], tables=list(static.tables),
+                          cached=bool(meta.get("cached")), policy=policy, tables=list(static.tables),
                           joins=static.joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=static.tree, sql=static.engine_sql, request=request,
                           empty=empty, ties=meta.get("ties"), ambiguous=meta.get("ambiguous"),
@@ -247,7 +245,8 @@ class SuiteGrader:
 
     def _parsed_gold(self, gold_sql: str) -> GoldAnswer:
         static = self.analyses.get(gold_sql)
-        return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True, spec={"ordered": False, "sort_keys": None},
+        return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True,
+                          policy=ComparePolicy(order_matters=False),
                           tables=list(static.tables), joins=static.joins, tree=static.tree, analysis=static)
 
     def official(self, sql: str, gold_sql: str, case: BenchmarkCase | None = None) -> dict[str, Any] | None:
