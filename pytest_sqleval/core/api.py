@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .cases import DEFAULT_DEPRECATED, ComparePolicy, Limits
+from .cases import COMPARE_SETTINGS, DEFAULT_DEPRECATED, ComparePolicy, Limits
 from .engines import is_url
 from .grading.pipeline import SuiteGrader
 from .grading.verdict import Verdict
@@ -51,7 +51,7 @@ class Grader:
                 raise ValueError("variants must be from 0 to 64, on a DuckDB or SQLite database file")
             from .variants.distill import VariantSet
         self._grader = SuiteGrader(database if is_url(database) else Path(database), dialect=dialect, limits=limits or Limits(),
-                                   policy=ComparePolicy().merged(**contract),
+                                   policy=library_policy(contract),
                                    deprecated=deprecated,
                                    cache_dir=cache)
         if variants:
@@ -85,6 +85,15 @@ class Grader:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def library_policy(contract: dict[str, Any]) -> ComparePolicy:
+    """The comparison contract a library caller's keywords set (``COMPARE_SETTINGS``) over the
+    defaults: the suite policy of ``Grader`` and ``compare``, made for their gold like a case's."""
+    unknown = sorted(set(contract) - set(COMPARE_SETTINGS))
+    if unknown:
+        raise TypeError(f"Grader() got an unexpected keyword argument {unknown[0]!r}")
+    return ComparePolicy().merged(**contract)
 
 
 def suite_deprecated(database: str | Path) -> tuple[str, ...] | None:

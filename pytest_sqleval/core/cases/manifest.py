@@ -14,12 +14,12 @@ from ..errors import BadInputError
 from ..numeric import POSITIVE_INT, SECONDS, SEED, THREADS, TOLERANCE, VARIANT_COUNT, Number, NumberError
 from ..textio import read_text
 from .layouts import get_layout, layout_names
-from .model import COLUMN_ORDERS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
+from .model import COLUMN_ORDERS, COMPARE_SETTINGS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
 from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables",
                "replacements"}
-_COMPARE_KEYS = {f.name for f in fields(ComparePolicy)} - {"sort_keys"}  # resolved per gold, not a setting
+_COMPARE_KEYS = set(COMPARE_SETTINGS)
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
 _VARIANT_KEYS = {"count", "seed", "frozen_columns"}

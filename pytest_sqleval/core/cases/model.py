@@ -94,6 +94,11 @@ class ComparePolicy:
                    column_order=wire.get("column_order", "position"), allow_empty=bool(wire.get("allow_empty", False)))
 
 
+#: what a suite's ``[compare]`` and the library API's keywords may set (``sort_keys`` is
+#: resolved per gold, never set)
+COMPARE_SETTINGS = tuple(f.name for f in fields(ComparePolicy) if f.name != "sort_keys")
+
+
 @dataclass(frozen=True)
 class BenchmarkCase:
     """One benchmark question. Unknown JSONL keys land in ``metadata``."""

@@ -54,7 +54,7 @@ class GoldAnswer:
     columns: list[str]
     types: list[str]
     cached: bool
-    policy: ComparePolicy  # the case's, resolved against this gold (case_contract); as JSON in request["spec"]
+    policy: ComparePolicy  # the case's, resolved against this gold (case_contract); to_wire() in its request
     tables: list[str]
     joins: dict[str, Any]
     elapsed_ms: float = 0.0
