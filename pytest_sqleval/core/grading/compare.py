@@ -27,9 +27,9 @@ import datetime as _dt
 import decimal
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Iterable
 from typing import Any
 
 import duckdb
