@@ -315,3 +315,20 @@ def test_the_record_schema_names_every_field_a_record_has(tmp_path: Path) -> Non
                                   f"in a record, not documented: {sorted(fields - documented)}")
     version = {record["record_version"] for record in records}
     assert version == {int(re.search(r"`record_version` is \*\*(\d+)\*\*", page)[1])}
+
+
+def test_the_readme_tour_shows_the_failures_a_run_prints(tmp_path: Path) -> None:
+    """The tour's failure texts are what grading the sample predictions prints today."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = ["\n".join(body) for _, lang, body, _ in _fenced(readme)
+             if lang == "text" and body and re.match(r"q\d+ \[sample_predictions\]: ", body[0])]
+    assert len(shown) >= 2
+    ids = [text.split(" ", 1)[0] for text in shown]
+    done = subprocess.run([sys.executable, "-m", "pytest", "cases/vantage", "-p", "no:cacheprovider", *LEAN,
+                           "--sqleval-backend=predictions:cases/vantage/sample_predictions.jsonl",
+                           "-k", " or ".join(ids)],
+                          cwd=_workspace(tmp_path), env=_env(), capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT_S)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    for text in shown:
+        assert text in done.stdout, f"the README shows a failure the run no longer prints:\n{text}"
