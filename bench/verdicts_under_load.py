@@ -6,7 +6,7 @@ Runs the suite with ``--sqleval-backend=predictions:PREDICTIONS`` alone, then be
 ``--hogs`` busy-loop processes (each stops itself after ``--hog-seconds``), and compares
 every record's status, error class and failure kind. A verdict that changes with the
 machine's load is not reproducible; the time limit counts a query's CPU time for that
-reason (README, limits). Reports the cases that differ and both runs' wall times.
+reason (docs/explanation/sandbox.md). Reports the cases that differ and both runs' wall times.
 """
 from __future__ import annotations
 

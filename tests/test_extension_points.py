@@ -1,7 +1,7 @@
 """The public extension points, used the way a team would from its conftest.py: a custom
 grading layer (``pytest_sqleval_layers``), a custom error class
 (``pytest_sqleval_classify``), record fields and summary lines, and a custom engine
-(``register_engine``): nothing but the hooks and registries the README documents."""
+(``register_engine``): nothing but the hooks and registries docs/how-to/extending.md documents."""
 from __future__ import annotations
 
 import json
