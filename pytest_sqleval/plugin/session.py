@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .gate import apply_gate
-from .pool import GraderPool
+from ..core.pool import GraderPool
 from ..reports.sink import ResultsSink
 from .runconfig import RunConfig
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import UsageError
+from ..core import UsageError
 
 COMPARED = ("rows", "layer_baseline", "ingredients")  # the parts of ablation.json that hold the report's numbers
 _PARAM = re.compile(r"\[[^\[\]]*\]$")

@@ -34,11 +34,16 @@ _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KE
              "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS}
 
 
-def _toml_line(text: str, key: str) -> int | None:
+def manifest_key_line(text: str, key: str) -> int | None:
+    """The line of a manifest's text that sets ``key`` or opens the table ``[key]`` (for an
+    error that names it), or None."""
     for i, line in enumerate(text.splitlines(), 1):
         if re.match(rf"\s*\[?\s*{re.escape(key)}\s*[\]=]", line):
             return i
     return None
+
+
+_toml_line = manifest_key_line
 
 
 def _known_dialect(name: str) -> bool:
