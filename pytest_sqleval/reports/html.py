@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
-from .sink import suite_nodeid
+from .files import publish_file, suite_nodeid
 
 REPORT_NAME = "report.html"
 PREVIEW_ROWS = 20
@@ -35,7 +35,6 @@ _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 
 def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, path: Path) -> Path:
     """Write the page to ``path`` (replaced whole) and return it."""
-    from .sink import publish_file
     page = render_report(records, summary, page_dir=path.parent)
     publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     return path
