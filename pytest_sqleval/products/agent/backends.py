@@ -27,6 +27,7 @@ from typing import Any, Callable
 from ...core import (Backend, BackendOptions, GenerationResult, UsageError, api_key_for, client_limits,
                      credential_gated, mock_label, model_string, runs_dir, write_trace_report)
 from ...reports.ablation import ABLATION_STEP, LAYER_INGREDIENTS_KEY
+from ..warehouse.course import COURSE_SECTIONS
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
 from .schema import workspace_for
@@ -114,7 +115,8 @@ def make_llm_backend(name: str, options: BackendOptions, config: AgentConfig | N
     gated = credential_gated(name, provider, settings.api_base, agent.generate)
     backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
                       f"{config.components} [{model}, prompt {PROMPT_VERSION}]", static_meta,
-                      case_key=lambda case: workspace_for(case).schema_key())  # the schema it is prompted with
+                      case_key=lambda case: workspace_for(case).schema_key(),  # the schema it is prompted with
+                      report_sections=COURSE_SECTIONS)
     backend.agent = agent  # type: ignore[attr-defined]
     return backend
 
