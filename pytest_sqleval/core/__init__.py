@@ -42,6 +42,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "DuckDBSandbox": ("engines.duckdb_sandbox", "DuckDBSandbox"),
     "ExecError": ("engines.base", "ExecError"),
     "ExecOutcome": ("engines.base", "ExecOutcome"),
+    "REFUSED": ("engines.base", "REFUSED"),
+    "engine_display": ("grading.verdict", "engine_display"),
     "classify_duckdb_error": ("engines.duckdb_sandbox", "classify_error"),
     "WATCHDOG": ("engines.watchdog", "WATCHDOG"),
     "open_sandbox": ("engines", "open_sandbox"),
@@ -79,6 +81,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "write_trace_report": ("traces", "write_trace_report"),
     # grading
     "compare": ("api", "compare"),
+    "ERROR_CLASSES": ("grading.verdict", "ERROR_CLASSES"),
+    "GRADED_STATUSES": ("sidebyside", "GRADED"),
+    "peer_verdicts": ("sidebyside", "peer_verdicts"),
     "Verdict": ("api", "Verdict"),
     "Grader": ("api", "Grader"),
     "GraderPool": ("pool", "GraderPool"),
@@ -110,7 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees; at run time, _
                         find_manifest_for, load_manifest, read_cases, read_layout_cases, register_layout, split_of)
     from .cases.manifest import manifest_key_line
     from .engines import display_location, engine_name, is_url, open_sandbox, register_engine
-    from .engines.base import ExecError, ExecOutcome, Sandbox
+    from .engines.base import REFUSED, ExecError, ExecOutcome, Sandbox
     from .engines.build import ensure_database
     from .engines.duckdb_sandbox import DuckDBSandbox
     from .engines.duckdb_sandbox import classify_error as classify_duckdb_error
@@ -122,10 +127,13 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees; at run time, _
     from .grading.parse import order_info, parse_sql
     from .grading.pipeline import case_contract
     from .grading.safety import check_safety
+    from .grading.verdict import ERROR_CLASSES, engine_display
     from .llm import LLMError, LLMReply, complete, load_litellm
     from .mockllm import NOT_A_MODEL, is_mock
     from .mockllm import label as mock_label
     from .pool import GraderPool
+    from .sidebyside import GRADED as GRADED_STATUSES
+    from .sidebyside import peer_verdicts
     from .textio import iter_jsonl, read_text
     from .traces import MAX_EVENTS as MAX_TRACE_EVENTS
     from .traces import MAX_TEXT as MAX_TRACE_TEXT

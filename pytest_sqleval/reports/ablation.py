@@ -152,8 +152,7 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
         path = inner
     if not path.is_file():
         raise ReportInputError(f"{path}: no such file")
-    from ..core.cases import read_text
-    from ..core.errors import BadInputError
+    from ..core import BadInputError, read_text
     try:
         text = read_text(path)  # UTF-8 with or without a BOM; another encoding names its first bad line
     except BadInputError as exc:
@@ -339,7 +338,7 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     models = sorted({m for r in rows for m in r.models})
     if models:
         lines.append("Models: " + ", ".join(f"`{m}`" for m in models) + ".")
-    from ..core.mockllm import NOT_A_MODEL, is_mock
+    from ..core import NOT_A_MODEL, is_mock
     if any(is_mock(m) for m in models):
         lines += ["", f"**Not a model:** {NOT_A_MODEL}. These rows show that the pipeline runs; "
                   "they say nothing about text-to-SQL."]

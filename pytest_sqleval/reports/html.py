@@ -19,7 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
+from ..core import TRACE_KEY, TRACE_REPORT_KEY
+from ..core import render_trace as render_markdown
 from .files import publish_file, suite_nodeid
 
 REPORT_NAME = "report.html"
@@ -257,7 +258,7 @@ def _ablation(records: list[dict[str, Any]]) -> str:
         note = plot_pareto(rows, png)
         img = (f'<img alt="accuracy against cost" src="data:image/png;base64,'
                f'{base64.b64encode(png.read_bytes()).decode()}">' if note is None else f"<p>{html.escape(note)}</p>")
-    from ..core.mockllm import NOT_A_MODEL, is_mock
+    from ..core import NOT_A_MODEL, is_mock
     mock = any(is_mock(m) for r in rows for m in r.models)
     note = f'<p class="notamodel">Not a model: {html.escape(NOT_A_MODEL)}</p>' if mock else ""
     return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"
