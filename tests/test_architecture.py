@@ -1,7 +1,9 @@
 """The package's parts import one way (every import counted, those inside functions too):
-no cycle between parts; engines import nothing above them; reports read records and
-import nothing from the agent or the engines; the grader never imports the agent or
-the warehouse generator."""
+no cycle between parts or between modules; engines import nothing above them; reports read
+records and import nothing from the agent or the engines; the grader never imports the
+agent or the warehouse generator. Module by module: the products import only the core's
+public API (``pytest_sqleval.core``, its ``__all__``), the reports that API and
+``core.records``, and the core nothing of the wiring, the reports or the products."""
 from __future__ import annotations
 
 import ast
