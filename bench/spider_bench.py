@@ -356,7 +356,7 @@ PARTS = [
     ("pytest protocol of a case (everything but our setup, call and report hooks)",
      ["_pytest/runner.py:runtestprotocol"], ["pytest_sqleval/plugin/items.py:setup", "pytest_sqleval/plugin/items.py:runtest",
                                              "pytest_sqleval/reports/sink.py:on_report"]),
-    ("opening the graders (one per database)", ["pytest_sqleval/plugin/pool.py:for_suite"], []),
+    ("opening the graders (one per database)", ["pytest_sqleval/core/pool.py:for_suite"], []),
     ("parse (prediction and gold)", ["pytest_sqleval/core/grading/parse.py:parse_sql"], []),
     ("structure layer (exact match)", ["pytest_sqleval/core/grading/structure.py:compare_structure"], []),
     ("waiting for the engine process (select)", ["~:<built-in method select.select>"], []),

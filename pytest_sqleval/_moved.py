@@ -33,7 +33,7 @@ MOVED: dict[str, str] = {
     "pytest_sqleval.llm": "pytest_sqleval.core.llm",
     "pytest_sqleval.mockllm": "pytest_sqleval.core.mockllm",
     "pytest_sqleval.numeric": "pytest_sqleval.core.numeric",
-    "pytest_sqleval.pool": "pytest_sqleval.plugin.pool",
+    "pytest_sqleval.pool": "pytest_sqleval.core.pool",
     "pytest_sqleval.reports.records": "pytest_sqleval.core.records",
     "pytest_sqleval.reproduce": "pytest_sqleval.products.reproduce",
     "pytest_sqleval.runconfig": "pytest_sqleval.plugin.runconfig",

@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["build-warehouse"]:  # its options belong to the warehouse builder
         return _guarded(lambda: _build_warehouse(argv[1:]))
     if argv[:1] == ["report"]:  # the ablation table and plot from results or json reports
+        from .products.warehouse.course import COURSE_SECTIONS
         from .reports.ablation import main as ablation_main
-        return _guarded(lambda: ablation_main(argv[1:]))
+        return _guarded(lambda: ablation_main(argv[1:], sections=COURSE_SECTIONS))
     if argv[:1] == ["reproduce"]:  # regrade a report's cases from cached generations and compare its numbers
         from .products.reproduce import main as reproduce_main
         return _guarded(lambda: reproduce_main(argv[1:]))

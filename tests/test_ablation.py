@@ -56,7 +56,7 @@ def test_rows_count_classes_means_and_the_pareto_frontier() -> None:
 def test_a2_desc_prices_descriptions_and_join_paths_apart() -> None:
     """With a2-desc in the run, checkpoint 3.3 gets one line per ingredient: a1 -> a2-desc
     (descriptions), a2-desc -> a2 (join paths), a2 -> a3 (anti-patterns)."""
-    from pytest_sqleval.reports.ablation import ingredient_steps
+    from pytest_sqleval.products.warehouse.course import ingredient_steps
     records = [rec(c, q, status, tokens=(t, 10)) for c, t, statuses in (
         ("a1", 1000, ("failed", "failed", "failed", "failed")), ("a2-desc", 1500, ("passed", "failed", "failed", "failed")),
         ("a2", 1700, ("passed", "passed", "failed", "failed")), ("a3", 2200, ("passed", "passed", "passed", "passed")))
@@ -167,3 +167,32 @@ def test_five_configurations_in_one_run_make_the_ablation_table_and_plot(
     rerun = pytester.runpytest(*args[:-2])
     rerun.assert_outcomes(passed=12, failed=8)
     assert llm_server.calls == calls
+
+
+def test_the_course_checkpoints_come_from_the_product_not_the_table(tmp_path: Path) -> None:
+    """The table knows no course: ``reports.ablation`` alone writes no checkpoint 3.2 or 3.3;
+    ``python -m pytest_sqleval report`` passes the Vantage course's sections, which add both to
+    ablation.md and ablation.json."""
+    from pytest_sqleval.cli import main as cli
+    records = [rec(c, q, status, tokens=(t, 10)) for c, t, statuses in (
+        ("a1", 1000, ("failed", "failed")), ("a2", 1500, ("passed", "failed")), ("a3", 2000, ("passed", "passed")))
+        for q, status in zip(("q1", "q2"), statuses)]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main([str(results), "--out", str(tmp_path / "plain")]) == 0
+    plain = json.loads((tmp_path / "plain" / "ablation.json").read_text())
+    assert "layer_baseline" not in plain and "ingredients" not in plain and [r["config"] for r in plain["rows"]] == [
+        "a1", "a2", "a3"]
+    plain_md = (tmp_path / "plain" / "ablation.md").read_text()
+    assert "Error classes before the semantic layer" not in plain_md and "ingredient" not in plain_md
+    assert cli(["report", str(results), "--out", str(tmp_path / "course")]) == 0
+    doc = json.loads((tmp_path / "course" / "ablation.json").read_text())
+    assert doc["layer_baseline"] == {"config": "a1", "failed": 2, "graded": 2,
+                                     "error_classes": plain["rows"][0]["classes"]}
+    assert doc["layer_baseline"]["error_classes"]["other"] == 2
+    assert [(s["base"], s["config"], s["label"]) for s in doc["ingredients"]] == [
+        ("a1", "a2", "descriptions + join paths"), ("a2", "a3", "anti-patterns")]
+    md = (tmp_path / "course" / "ablation.md").read_text()
+    assert "## Error classes before the semantic layer (a1)" in md
+    assert "## Accuracy per added context token, per semantic-layer ingredient" in md
+    assert doc["rows"] == plain["rows"]  # the table itself is the same

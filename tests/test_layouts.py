@@ -75,7 +75,7 @@ def spider(pytester: pytest.Pytester) -> Path:
 
 def test_spider_layout_with_two_databases_and_one_sql_per_line(pytester: pytest.Pytester, spider: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_sqleval.plugin.pool.MAX_OPEN_DATABASES", 1)  # case 9 reopens concert after pets
+    monkeypatch.setattr("pytest_sqleval.core.pool.MAX_OPEN_DATABASES", 1)  # case 9 reopens concert after pets
     result = pytester.runpytest("spider", "--sqleval-backend=predictions:pred.sql", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=6, failed=4)  # the spider layout compares columns as Spider does (any order)
     out = result.stdout.str()

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_sqleval.core.cases import ComparePolicy, collect_cases, load_manifest
 from pytest_sqleval.core.engines import open_sandbox
-from pytest_sqleval.plugin.pool import GraderPool
+from pytest_sqleval.core.pool import GraderPool
 from pytest_sqleval.products import validate
 from pytest_sqleval.products.validate import GOLD_ANSWERS
 from tests.test_validate import Capture

@@ -97,6 +97,12 @@ def _litellm() -> ModuleType:
     return _litellm_module
 
 
+def load_litellm() -> ModuleType:
+    """litellm, imported once and quiet (no cost-map fetch, no debug banner); ``LLMError``
+    when it is not installed. For a product that counts tokens with its tokenizers."""
+    return _litellm()
+
+
 def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None

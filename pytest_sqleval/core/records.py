@@ -38,7 +38,7 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
     where the grader found them anyway (a result over the row cap, a query Spider's
     evaluator rewrites) in its ``official`` layer, and one whose prediction ran to no
     result otherwise is wrong under both (``sidebyside.peer_verdicts``)."""
-    from ..reports.sidebyside import peer_verdicts
+    from .sidebyside import peer_verdicts
     record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
                      verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
     if sidebyside is None and record["compare"] is None:  # computed without a comparison of ours (layers.OfficialLayer)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .gate import apply_gate
-from .pool import GraderPool
+from ..core.pool import GraderPool
 from ..reports.sink import ResultsSink
 from .runconfig import RunConfig
 
@@ -195,7 +195,9 @@ class SqlevalSession:
         from ..reports.ablation import has_ablation, write_ablation
         if has_ablation(records):  # agent configurations ran: the table and plot come with the run
             variants = [] if self.run.variants is None else [f"--sqleval-variants={self.run.variants}"]
-            write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath, grading_args=variants)
+            sections = list(dict.fromkeys(s for b in self.backends for s in b.report_sections))  # a product's parts
+            write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath, grading_args=variants,
+                           sections=sections)
             self.ablation_written = True
         sink.remember_error_classes(records)
 

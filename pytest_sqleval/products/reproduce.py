@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import UsageError
+from ..core import UsageError
 
 COMPARED = ("rows", "layer_baseline", "ingredients")  # the parts of ablation.json that hold the report's numbers
 _PARAM = re.compile(r"\[[^\[\]]*\]$")
@@ -54,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     records = _regrade(prov, rootdir)
     from ..reports.ablation import write_ablation
-    paths = write_ablation(records, out, sources=committed.get("sources") or [], rootdir=rootdir)
+    from .warehouse.course import COURSE_SECTIONS
+    paths = write_ablation(records, out, sources=committed.get("sources") or [], rootdir=rootdir,
+                           sections=COURSE_SECTIONS)
     fresh = json.loads(paths["json"].read_text(encoding="utf-8"))
     differences = compare(committed, fresh)
     if not differences:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.errors import BadInputError, SqlevalError
+from ..core import BadInputError, SqlevalError
 
 GOLD_ANSWERS = "gold_answers.json"
 DEFAULT_THREADS = (1, 2, 4)
@@ -120,9 +120,7 @@ def validate_suite(target: str | Path, *, layer: str | Path | None = None, freez
 
 # -- the run ---------------------------------------------------------------------------------
 def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out) -> None:
-    from ..core.cases import MANIFEST_NAME, load_manifest, read_layout_cases
-    from ..core.engines import engine_name, is_url
-    from ..core.engines.build import ensure_database
+    from ..core import MANIFEST_NAME, engine_name, ensure_database, is_url, load_manifest, read_layout_cases
 
     manifest_path = target / MANIFEST_NAME if target.is_dir() else target
     if not manifest_path.is_file():
@@ -147,8 +145,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
     if manifest.database is None:
         out("no database: gold answers are not executed, determinism is not checked")
     else:
-        from ..core.cases import Limits
-        from ..core.engines import open_sandbox
+        from ..core import Limits, open_sandbox
         limits = manifest.limits
         # The hash is an order-independent sum, so it may use every thread; the baseline uses threads[0].
         hasher = open_sandbox(manifest.database, Limits(timeout_s=max(limits.timeout_s, 600.0),
@@ -197,9 +194,8 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
     """``[variants] count > 0``: build the variants, choose each gold's, and freeze both into
     ``variants.frozen.json`` (a run then distils nothing). A variant that builds to other
     content than was frozen for the same settings is a problem: the generator is not stable."""
-    from ..core.errors import CaseError
-    from ..plugin.pool import GraderPool
-    from ..core.variants.distill import FROZEN_NAME, read_frozen
+    from ..core import FROZEN_VARIANTS_NAME as FROZEN_NAME
+    from ..core import CaseError, GraderPool, read_frozen
     pool = GraderPool(Path(".sqleval-cache").resolve())
     pool.frozen_variants = False  # choose afresh; the old record is compared below
     try:
@@ -237,7 +233,7 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
 # -- constraints ------------------------------------------------------------------------------
 def _check_split(cases: list[Any], held_out: str, v: Validation, out: Out) -> None:
     """A declared held-out split with no case in it (or no main set left) measures no gap."""
-    from ..core.cases import split_of
+    from ..core import split_of
     n = sum(1 for c in cases if split_of(c) == held_out)
     out(f"splits: main {len(cases) - n}, {held_out} {n} (held out)")
     if n == 0 or n == len(cases):
@@ -247,8 +243,8 @@ def _check_split(cases: list[Any], held_out: str, v: Validation, out: Out) -> No
 
 def _constraints(manifest: Any) -> dict[str, Any]:
     """The ``[constraints]`` table, type-checked (bad values are bad input, with the line)."""
-    from ..core.cases import read_text
-    from ..core.cases.manifest import _toml_line
+    from ..core import manifest_key_line as _toml_line
+    from ..core import read_text
     raw = manifest.constraints or {}
     text = read_text(manifest.path)
 
@@ -296,10 +292,7 @@ def _check_constraints(cases: list[Any], constraints: dict[str, Any], v: Validat
 def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict[str, Any], v: Validation) -> list[_Gold]:
     from sqlglot import exp
 
-    from ..core.grading.classify import deprecated_refs, table_names
-    from ..core.grading.parse import order_info, parse_sql
-    from ..core.grading.pipeline import case_contract, case_policy
-    from ..core.grading.safety import check_safety
+    from ..core import case_contract, case_policy, check_safety, deprecated_refs, order_info, parse_sql, table_names
 
     known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
     bare = {t.lower() for tables in catalog.values() for t in tables}
@@ -383,7 +376,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
                     v.problems.append(f"{at}: LIMIT {g.limit} cuts through rows tied on the ORDER BY keys, so the answer "
                                       f"depends on tie order; add a tiebreaker column to ORDER BY")
         for check in g.nested_limits:  # graded only where it cuts no tie: a mismatch is a case error
-            from ..core.grading.engine_side import nested_cut
+            from ..core import nested_cut
             why = nested_cut(db, check)
             if why is not None:
                 v.problems.append(f"{at}: {why}, so the gold's answer depends on tie order (a prediction that differs "
@@ -392,9 +385,7 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
 
 
 def _determinism(golds: list[_Gold], manifest: Any, threads: tuple[int, ...], duck: bool, v: Validation, out: Out) -> None:
-    from ..core.cases import Limits
-    from ..core.engines import open_sandbox
-    from ..core.grading.compare import Comparator
+    from ..core import Comparator, Limits, open_sandbox
 
     golds = [g for g in golds if g.table is not None]
     if not golds:
@@ -492,9 +483,8 @@ class ShuffledCopy:
     def run(self, sql: str) -> Any:
         import duckdb
 
-        from ..core.engines.base import ExecError, ExecOutcome
-        from ..core.engines.duckdb_sandbox import classify_error
-        from ..core.engines.watchdog import WATCHDOG
+        from ..core import WATCHDOG, ExecError, ExecOutcome
+        from ..core import classify_duckdb_error as classify_error
         start = time.perf_counter()
         cur = self.con.cursor()
         token = WATCHDOG.arm(self.timeout_s, cur.interrupt)
@@ -556,7 +546,7 @@ def _background(manifest: Any, catalog: dict[str, Any] | None) -> list[str]:
                 texts.append(f"{schema}.{table} " + " ".join(f"{table}.{c} {c}" for c in cols))
     db = manifest.database
     if isinstance(db, Path) and db.is_file():
-        from ..core.engines import engine_name
+        from ..core import engine_name
         if engine_name(db) == "duckdb":
             import duckdb
             con = duckdb.connect(str(db), read_only=True)
@@ -568,7 +558,7 @@ def _background(manifest: Any, catalog: dict[str, Any] | None) -> list[str]:
             finally:
                 con.close()
     if manifest.schema_ddl is not None and manifest.schema_ddl.is_file():
-        from ..core.cases import read_text
+        from ..core import read_text
         texts.append(read_text(manifest.schema_ddl))
     return texts
 
@@ -586,7 +576,7 @@ _READS_FORMATS = (1, 2)
 
 def _column_values(table: Any) -> list[list[Any]]:
     """A table's rows as Python values (a value Python cannot hold, such as an infinite date, as text)."""
-    from ..core.grading.compare import python_values
+    from ..core import python_values
     cols = [python_values(c) for c in table.columns]
     return [list(r) for r in zip(*cols)] if cols else [[] for _ in range(table.num_rows)]
 
@@ -595,7 +585,7 @@ def _encode(v: Any, kind: str) -> Any:
     """A value as frozen (format 2): exact numbers exactly, as the engine returned them."""
     from decimal import Decimal
 
-    from ..core.grading.compare import jsonable
+    from ..core import jsonable
     if v is None:
         return None
     if kind == "integer" and isinstance(v, int):
@@ -649,7 +639,7 @@ def _digest(rows: list[list[Any]], kinds: list[str], ordered: bool) -> str:
 
 def _canon_v1(v: Any) -> Any:
     """A value as format 1 froze it (to compare with a file of that format)."""
-    from ..core.grading.compare import jsonable
+    from ..core import jsonable
     v = jsonable(v)
     if isinstance(v, float):
         return float(f"{v:.12g}") if math.isfinite(v) else str(v)
@@ -675,7 +665,7 @@ class _Fresh:
 
 def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version: str | None,
              suite: str) -> tuple[dict[str, Any], dict[str, _Fresh]]:
-    from ..core.grading.compare import kind_of
+    from ..core import kind_of
     answers, fresh = {}, {}
     for g in golds:
         if g.table is None:
@@ -818,7 +808,7 @@ def _same_entry(cmp: Any, prev: dict[str, Any], entry: dict[str, Any], fresh: _F
 
 def _check_frozen(path: Path, frozen: dict[str, Any], fresh: dict[str, _Fresh], v: Validation, out: Out,
                   golds: dict[str, _Gold]) -> None:
-    from ..core.grading.compare import Comparator
+    from ..core import Comparator
     if not path.is_file():
         return
     cmp = Comparator(threads=2)

@@ -27,13 +27,6 @@ watching the agent fail on the main set, so fixes specific to those questions sc
 nowhere else; on questions nobody looked at, a layer that documents the schema (not the eval
 set) does about as well.
 
-*The semantic layer's ingredients* (seed 002, checkpoints 3.2 and 3.3): a configuration's
-records name the layer's ingredients it gives the model (``backend_metadata["layer_ingredients"]``:
-``descriptions``, ``joins``, ``anti_patterns``). The configuration the first ingredient is
-added to (a1 in the Lab) gets its error-class histogram: the failures documentation has to
-reach. Each step that only adds ingredients gets its price: the accuracy it bought
-(percentage points of execution accuracy) per 1,000 mean prompt tokens it added per question.
-
 The records say which backends are the ablation's configurations and what each one is:
 ``backend_metadata["components"]`` describes a row, ``backend_metadata["ablation_step"]``
 (0, 1, ...) places it; consecutive steps get a line of "what each step changed". Rows
@@ -48,12 +41,11 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
 ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
 LAYER_INGREDIENTS_KEY = "layer_ingredients"  # backend_metadata key: the semantic layer's ingredients given to the model
-INGREDIENT_NAMES = {"descriptions": "descriptions", "joins": "join paths", "anti_patterns": "anti-patterns"}
 SPLIT_KEY = "split"  # case_metadata key: the held-out split a case belongs to (absent: the main set)
 LEAKAGE_GAP = 0.20  # main minus held-out accuracy above which a row is flagged as possible leakage
 CLASS_HEADERS = {"wrong_join": "wrong-join", "wrong_metric": "wrong-metric", "hallucinated_column": "halluc. column",
@@ -125,6 +117,17 @@ class AblationRow:
         return d
 
 
+class AblationSection(Protocol):
+    """A part of the report a product adds below the held-out split (the Vantage course's
+    checkpoints: ``pytest_sqleval/products/warehouse/course.py``), so the table never imports
+    a product: its lines of ``ablation.md`` and its keys of ``ablation.json``. A backend
+    brings its product's sections (``Backend.report_sections``) to a run's report."""
+
+    def markdown(self, rows: list[AblationRow]) -> list[str]: ...
+
+    def json(self, rows: list[AblationRow]) -> dict[str, Any]: ...
+
+
 # -- reading --------------------------------------------------------------------------------
 def load_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     """Every case record in the inputs, deduplicated by node id (the last one wins)."""
@@ -149,8 +152,7 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
         path = inner
     if not path.is_file():
         raise ReportInputError(f"{path}: no such file")
-    from ..core.cases import read_text
-    from ..core.errors import BadInputError
+    from ..core import BadInputError, read_text
     try:
         text = read_text(path)  # UTF-8 with or without a BOM; another encoding names its first bad line
     except BadInputError as exc:
@@ -296,51 +298,12 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
     return rows
 
 
-def _steps(rows: list[AblationRow]) -> Iterable[tuple[AblationRow, AblationRow]]:
+def consecutive_steps(rows: list[AblationRow]) -> Iterable[tuple[AblationRow, AblationRow]]:
     """Pairs of the run's consecutive ablation configurations (rows come sorted by step): a
     configuration the run left out is stepped over (without ``a2-desc``, which splits
     a1 -> a2 in two, a1 -> a2 is still one step)."""
     present = [r for r in rows if r.step is not None]
     yield from zip(present, present[1:])
-
-
-@dataclass
-class IngredientStep:
-    """What one step that only adds semantic-layer ingredients bought, and at what price."""
-
-    base: str
-    config: str
-    added: list[str]
-    accuracy_delta: float | None  # execution accuracy, as a fraction
-    added_prompt_tokens: float | None  # mean prompt tokens per question
-    pp_per_1k_tokens: float | None  # percentage points bought per 1,000 added prompt tokens
-
-    @property
-    def label(self) -> str:
-        return " + ".join(INGREDIENT_NAMES.get(i, i) for i in self.added)
-
-
-def ingredient_steps(rows: list[AblationRow]) -> list[IngredientStep]:
-    """Each consecutive step whose configuration gives the model the same ingredients and more;
-    the price is left out (None) when the step added no prompt tokens on average."""
-    out = []
-    for x, y in _steps(rows):
-        if x.ingredients is None or y.ingredients is None or not set(x.ingredients) < set(y.ingredients):
-            continue
-        acc = (None if x.execution_accuracy is None or y.execution_accuracy is None
-               else y.execution_accuracy - x.execution_accuracy)
-        tokens = (None if x.mean_prompt_tokens is None or y.mean_prompt_tokens is None
-                  else y.mean_prompt_tokens - x.mean_prompt_tokens)
-        per_1k = 100 * acc / tokens * 1000 if acc is not None and tokens is not None and tokens > 0 else None
-        out.append(IngredientStep(x.config, y.config, [i for i in y.ingredients if i not in x.ingredients],
-                                  acc, tokens, per_1k))
-    return out
-
-
-def layer_baseline(rows: list[AblationRow]) -> AblationRow | None:
-    """The configuration the semantic layer's first ingredient is added to (a1 in the Lab)."""
-    steps = ingredient_steps(rows)
-    return next((r for r in rows if r.config == steps[0].base), None) if steps else None
 
 
 def mark_pareto(rows: list[AblationRow]) -> list[AblationRow]:
@@ -366,7 +329,8 @@ def _f(v: float | None, digits: int = 2) -> str:
 
 
 def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plot: str | None = None,
-                    plot_note: str | None = None, suites: Sequence[str] = ()) -> str:
+                    plot_note: str | None = None, suites: Sequence[str] = (),
+                    sections: Sequence[AblationSection] = ()) -> str:
     lines = ["# Ablation", ""]
     if sources:
         lines.append("Built from " + ", ".join(f"`{s}`" for s in sources)
@@ -374,7 +338,7 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     models = sorted({m for r in rows for m in r.models})
     if models:
         lines.append("Models: " + ", ".join(f"`{m}`" for m in models) + ".")
-    from ..core.mockllm import NOT_A_MODEL, is_mock
+    from ..core import NOT_A_MODEL, is_mock
     if any(is_mock(m) for m in models):
         lines += ["", f"**Not a model:** {NOT_A_MODEL}. These rows show that the pipeline runs; "
                   "they say nothing about text-to-SQL."]
@@ -410,8 +374,8 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
     elif plot_note:
         lines += ["", f"_{plot_note}_"]
     lines += _held_out_section(rows)
-    lines += _baseline_section(rows)
-    lines += _ingredients_section(rows)
+    for section in sections:  # a product's parts (the Vantage course's checkpoints)
+        lines += section.markdown(rows)
     deltas = _deltas(rows)
     if deltas:
         lines += ["", "## What each step changed, per error class", "",
@@ -440,56 +404,10 @@ def _held_out_section(rows: list[AblationRow]) -> list[str]:
     return out
 
 
-def _baseline_section(rows: list[AblationRow]) -> list[str]:
-    """Checkpoint 3.2: the failures of the configuration before the semantic layer, per class."""
-    base = layer_baseline(rows)
-    if base is None:
-        return []
-    top = max(list(base.classes.values()) + [1])
-    out = ["", f"## Error classes before the semantic layer ({base.config})", "",
-           f"Failing cases of **{base.config}** per error class: what the semantic layer's ingredients "
-           f"have to reach ({base.failed} failed of {base.graded} graded).", "",
-           "| error class | failing cases | |", "|---|---:|---|"]
-    out += [f"| {CLASS_HEADERS[c]} | {base.classes[c]} | {'█' * round(20 * base.classes[c] / top)} |"
-            for c in ERROR_CLASSES]
-    return out
-
-
-def _ingredients_section(rows: list[AblationRow]) -> list[str]:
-    """Checkpoint 3.3: the accuracy each added ingredient bought per added context token."""
-    steps = ingredient_steps(rows)
-    if not steps:
-        return []
-    out = ["", "## Accuracy per added context token, per semantic-layer ingredient", "",
-           "Each step that only adds ingredients of the semantic layer: the execution accuracy it bought and the "
-           "mean prompt tokens per question it added.", "",
-           "| ingredient | step | exec acc (pp) | mean prompt tokens added | pp per 1k added tokens |",
-           "|---|---|---:|---:|---:|"]
-    for st in steps:
-        out.append(f"| {st.label} | {st.base} → {st.config} | "
-                   f"{'–' if st.accuracy_delta is None else f'{100 * st.accuracy_delta:+.1f}'} | "
-                   f"{'–' if st.added_prompt_tokens is None else f'{st.added_prompt_tokens:+,.0f}'} | "
-                   f"{'–' if st.pp_per_1k_tokens is None else f'{st.pp_per_1k_tokens:+.2f}'} |")
-    priced = [st for st in steps if st.pp_per_1k_tokens is not None]
-    best = max(priced, key=lambda st: st.pp_per_1k_tokens or 0.0) if priced else None
-    out.append("")
-    if best is not None and (best.pp_per_1k_tokens or 0) > 0:
-        out.append(f"Most accuracy per added token: **{best.label}** ({best.base} → {best.config}), "
-                   f"{best.pp_per_1k_tokens:+.2f} pp per 1,000 added prompt tokens.")
-    else:
-        out.append("No ingredient bought accuracy on this run.")
-    together = [st for st in steps if len(st.added) > 1]
-    if together:
-        out.append("")
-        out.append(" ".join(f"{st.config} adds {st.label} together, so they share a line; a configuration that "
-                            "adds one of them alone would give each its own." for st in together))
-    return out
-
-
 def _deltas(rows: list[AblationRow]) -> list[str]:
     """One line per pair of rows on consecutive ablation steps (rows come sorted by step)."""
     out = []
-    for x, y in _steps(rows):
+    for x, y in consecutive_steps(rows):
         a, b = x.config, y.config
 
         def d(u: float | None, v: float | None, scale: float = 1.0, digits: int = 1) -> str:
@@ -568,14 +486,15 @@ def _label_points(ax: Any, pts: list[AblationRow]) -> None:
 
 def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
                    sources: Sequence[str] = (), rootdir: str | Path | None = None,
-                   grading_args: Sequence[str] = ()) -> dict[str, Path]:
+                   grading_args: Sequence[str] = (), sections: Sequence[AblationSection] = ()) -> dict[str, Path]:
     """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``.
 
     ``ablation.json`` also says where its numbers came from (:func:`provenance`), so
     ``python -m pytest_sqleval reproduce`` can regrade the same cases from the same cached
     generations; ``rootdir`` is the run's (its node ids are relative to it; default: the
     working directory), ``grading_args`` the run's options that change a verdict
-    (``--sqleval-variants``)."""
+    (``--sqleval-variants``), ``sections`` the parts a product adds to both files
+    (:class:`AblationSection`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = ablation_rows(records)
@@ -584,14 +503,13 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     if note is not None:
         png.unlink(missing_ok=True)
     suites = sorted({str(r.get("suite")) for r in records if r.get("suite")})
-    md = render_markdown(rows, sources=sources, plot=None if note else png.name, plot_note=note, suites=suites)
+    md = render_markdown(rows, sources=sources, plot=None if note else png.name, plot_note=note, suites=suites,
+                         sections=sections)
     (out / "ablation.md").write_text(md, encoding="utf-8")
-    base = layer_baseline(rows)
-    doc = {"rows": [r.to_dict() for r in rows], "sources": list(sources), "suites": suites,
-           "layer_baseline": None if base is None else {"config": base.config, "failed": base.failed,
-                                                        "graded": base.graded, "error_classes": base.classes},
-           "ingredients": [{**asdict(st), "label": st.label} for st in ingredient_steps(rows)],
-           "provenance": provenance(records, out, Path.cwd() if rootdir is None else Path(rootdir), grading_args)}
+    doc: dict[str, Any] = {"rows": [r.to_dict() for r in rows], "sources": list(sources), "suites": suites}
+    for section in sections:
+        doc.update(section.json(rows))
+    doc["provenance"] = provenance(records, out, Path.cwd() if rootdir is None else Path(rootdir), grading_args)
     (out / "ablation.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     paths = {"markdown": out / "ablation.md", "json": out / "ablation.json"}
     if note is None:
@@ -643,8 +561,9 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
             "judge_decided": judged}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_sqleval report <results.jsonl | results folder | json-report> ... [--out DIR]``."""
+def main(argv: Sequence[str] | None = None, sections: Sequence[AblationSection] = ()) -> int:
+    """``python -m pytest_sqleval report <results.jsonl | results folder | json-report> ... [--out DIR]``;
+    ``sections``: the parts a product adds (the command line passes the Vantage course's)."""
     parser = argparse.ArgumentParser(prog="python -m pytest_sqleval report",
                                      description="Rebuild the ablation table and its Pareto plot from finished runs.")
     parser.add_argument("inputs", nargs="*", default=["sqleval-results"],
@@ -660,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: the inputs hold no case records. Fix: run pytest on a suite first (results land in "
               "sqleval-results/), or pass --json-report files of such runs", file=sys.stderr)
         return 2
-    paths = write_ablation(records, args.out, sources=[str(p) for p in args.inputs])
+    paths = write_ablation(records, args.out, sources=[str(p) for p in args.inputs], sections=sections)
     rows = ablation_rows(records)
     for r in rows:
         held = (f"  main {_pct(r.main_accuracy):>5} % / held-out {_pct(r.held_out_accuracy):>5} %"

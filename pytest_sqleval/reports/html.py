@@ -19,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.traces import TRACE_KEY, TRACE_REPORT_KEY, render_markdown
-from .sink import suite_nodeid
+from ..core import TRACE_KEY, TRACE_REPORT_KEY
+from ..core import render_trace as render_markdown
+from .files import publish_file, suite_nodeid
 
 REPORT_NAME = "report.html"
 PREVIEW_ROWS = 20
@@ -35,7 +36,6 @@ _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 
 def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, path: Path) -> Path:
     """Write the page to ``path`` (replaced whole) and return it."""
-    from .sink import publish_file
     page = render_report(records, summary, page_dir=path.parent)
     publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     return path
@@ -258,7 +258,7 @@ def _ablation(records: list[dict[str, Any]]) -> str:
         note = plot_pareto(rows, png)
         img = (f'<img alt="accuracy against cost" src="data:image/png;base64,'
                f'{base64.b64encode(png.read_bytes()).decode()}">' if note is None else f"<p>{html.escape(note)}</p>")
-    from ..core.mockllm import NOT_A_MODEL, is_mock
+    from ..core import NOT_A_MODEL, is_mock
     mock = any(is_mock(m) for r in rows for m in r.models)
     note = f'<p class="notamodel">Not a model: {html.escape(NOT_A_MODEL)}</p>' if mock else ""
     return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"

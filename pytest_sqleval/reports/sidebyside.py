@@ -25,32 +25,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..core import GRADED_STATUSES as GRADED
+from ..core import peer_verdicts
+
 RULES = ("bird", "spider")
 REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
            "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
 
 
-GRADED = ("passed", "failed", "undecidable")  # our verdicts; undecidable is graded, not a pass
-
-
-def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
-    """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
-    has none (an engine error, or a suite graded without execution)."""
-    compare = r.get("compare")
-    sbs = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
-    if sbs is not None:
-        return sbs
-    if r.get("failure_kind") == "no_prediction":
-        return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
-    if r.get("status") in GRADED and r.get("database"):
-        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
-                                                        "timeout, a parse error or a refusal): both score it wrong"}
-    if r.get("status") == "error" and r.get("failure_kind") == "backend_error":
-        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
-    return None
-
-
-# -- the run -----------------------------------------------------------------------------
 def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Per backend: the score under each rule over every case, ours beside it, and where
     and why each rule's verdict differs from ours. ``None`` when no case has a verdict of

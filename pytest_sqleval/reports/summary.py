@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
-from ..core.grading.verdict import ERROR_CLASSES
+from ..core import ERROR_CLASSES
 from .sidebyside import summarize_sidebyside
 
 SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {

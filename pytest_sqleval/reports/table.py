@@ -26,8 +26,7 @@ _RECORD_KEYS = ("backend", "status")  # what a line must carry to be a case reco
 def read_records(results: str | Path) -> tuple[Path, list[dict[str, Any]]]:
     """The case records of a results.jsonl (or the folder a run wrote it to), checked line by
     line: a line that is not a record is a ``BadInputError`` naming the file and line."""
-    from ..core.cases import iter_jsonl
-    from ..core.errors import BadInputError
+    from ..core import BadInputError, iter_jsonl
     results = Path(results)
     path = results / "results.jsonl" if results.is_dir() else results
     if not path.is_file():
@@ -87,7 +86,7 @@ def load_results(results: str | Path = "sqleval-results", *, kind: str = "duckdb
     """A finished run's results.jsonl (or its folder) as a table: ``kind`` is ``duckdb`` (a
     relation on ``connection``, or on a new in-memory database; also registered there as the
     view ``results``), ``pandas`` (a DataFrame) or ``arrow`` (a pyarrow Table)."""
-    from ..core.errors import UsageError
+    from ..core import UsageError
     if kind not in ("duckdb", "pandas", "arrow"):
         raise UsageError(f"load_results(kind={kind!r}): expected 'duckdb', 'pandas' or 'arrow'")
     table = records_table(read_records(results)[1])

@@ -5,12 +5,16 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from ..core.grading.verdict import REFUSED, engine_display
-from ..core.traces import TRACE_REPORT_KEY
+from ..core import REFUSED, TRACE_REPORT_KEY, engine_display
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
 MAX_LINE_CHARS = 500  # a failure text's line is cut here, and says so; the results file has the rest
+
+
+def _article(word: str) -> str:
+    """``word`` with its indefinite article: an aggregate error, a join error."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 def _line(text: str) -> str:
@@ -126,11 +130,10 @@ def render_failure(rec: dict[str, Any]) -> str:
                    f"exact match {'yes' if struct['exact_match'] else 'no'})")
     diag = layers.get("diagnostics")
     if diag and diag.get("most_likely"):
-        from ..core.grading.diagnostics import article
         top = diag.get("candidates") or [[diag["most_likely"], diag["scores"][diag["most_likely"]]]]
         flags = [f for f, on in (("cardinality explosion", diag["cardinality_explosion"]),
                                  ("ordering only", diag["ordering_only"]), ("ambiguous", diag["ambiguous"])) if on]
-        out.append(f"  diagnosis: most likely {article(diag['most_likely'])} error ("
+        out.append(f"  diagnosis: most likely {_article(diag['most_likely'])} error ("
                    + ", ".join(f"{k} {v:.2f}" for k, v in top) + f"); evidence {diag['evidence_strength']}"
                    + (f"; {', '.join(flags)}" if flags else ""))
     for advice in (diag or {}).get("advice") or []:

@@ -56,3 +56,6 @@ class Backend:
     #: (the agent: the schema text of the case's suite); part of the cache key, computed
     #: before the cache is read. ``None``: nothing more.
     case_key: Callable[[BenchmarkCase], str] | None = None
+    #: the parts the backend's product adds to a run's ablation report
+    #: (``reports.ablation.AblationSection``: the agent's bring the Vantage course's checkpoints)
+    report_sections: tuple[Any, ...] = ()

@@ -34,7 +34,9 @@ _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KE
              "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS}
 
 
-def _toml_line(text: str, key: str) -> int | None:
+def manifest_key_line(text: str, key: str) -> int | None:
+    """The line of a manifest's text that sets ``key`` or opens the table ``[key]`` (for an
+    error that names it), or None."""
     for i, line in enumerate(text.splitlines(), 1):
         if re.match(rf"\s*\[?\s*{re.escape(key)}\s*[\]=]", line):
             return i
@@ -72,14 +74,14 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
-                                line=_toml_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants] or [splits]")
+                                line=manifest_key_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants] or [splits]")
         if not isinstance(value, dict):
-            raise BadInputError(path, f"'{section}' must be a table", line=_toml_line(text, section),
+            raise BadInputError(path, f"'{section}' must be a table", line=manifest_key_line(text, section),
                                 fix=f"write it as a [{section}] section")
         for key in value:
             if key not in _SECTIONS[section]:
                 raise BadInputError(path, f"unknown key in [{section}]{did_you_mean(key, _SECTIONS[section])}",
-                                    line=_toml_line(text, key), field=key,
+                                    line=manifest_key_line(text, key), field=key,
                                     fix=f"known keys: {', '.join(sorted(_SECTIONS[section]))}")
     suite = data.get("suite")
     if suite is None:
@@ -89,7 +91,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     def need_str(sec: dict, key: str, section: str, default: str | None = None) -> str:
         val = sec.get(key, default)
         if not isinstance(val, str) or not val.strip():
-            raise BadInputError(path, "must be a non-empty string", line=_toml_line(text, key) or 1,
+            raise BadInputError(path, "must be a non-empty string", line=manifest_key_line(text, key) or 1,
                                 field=f"{section}.{key}", fix=f'add {key} = "..." under [{section}]')
         return val
 
@@ -99,7 +101,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     if kind is None:
         names = layout_names()
         raise BadInputError(path, f"unknown layout '{layout}'{did_you_mean(layout, set(names))}",
-                            line=_toml_line(text, "layout"), field="suite.layout",
+                            line=manifest_key_line(text, "layout"), field="suite.layout",
                             fix=f"use one of {', '.join(names)}")
     questions = root / need_str(suite, "questions", "suite", kind.questions)
     raw_db = need_str(suite, "database", "suite") if "database" in suite else kind.database
@@ -107,16 +109,16 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     tables = root / need_str(suite, "tables", "suite") if "tables" in suite else None
     schema_ddl = root / need_str(suite, "schema", "suite") if "schema" in suite else None
     if database is None and schema_ddl is None and kind.requires_database:
-        raise BadInputError(path, "the suite names neither a database nor a schema", line=_toml_line(text, "suite") or 1,
+        raise BadInputError(path, "the suite names neither a database nor a schema", line=manifest_key_line(text, "suite") or 1,
                             field="suite.database",
                             fix='add database = "<file>.duckdb" to grade by execution, or schema = "schema.sql" '
                                 "(CREATE TABLE statements) to grade without a database")
     if schema_ddl is not None and not schema_ddl.is_file():
-        raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=_toml_line(text, "schema"),
+        raise BadInputError(path, f"schema file {schema_ddl} does not exist", line=manifest_key_line(text, "schema"),
                             field="suite.schema", fix="point it at a SQL file of CREATE TABLE statements")
     dialect = need_str(suite, "dialect", "suite", kind.dialect).lower()
     if not _known_dialect(dialect):
-        raise BadInputError(path, f"unknown SQL dialect '{dialect}'", line=_toml_line(text, "dialect"),
+        raise BadInputError(path, f"unknown SQL dialect '{dialect}'", line=manifest_key_line(text, "dialect"),
                             field="suite.dialect", fix="use a sqlglot dialect name such as duckdb, sqlite, postgres") from None
     build: Path | str | None = None
     if "build" in suite:
@@ -124,11 +126,11 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         build = raw_build if _is_callable_spec(raw_build) else root / raw_build
     dep = suite.get("deprecated_tables", [])
     if not isinstance(dep, list) or not all(isinstance(x, str) for x in dep):
-        raise BadInputError(path, "must be a list of table-name patterns", line=_toml_line(text, "deprecated_tables"),
+        raise BadInputError(path, "must be a list of table-name patterns", line=manifest_key_line(text, "deprecated_tables"),
                             field="suite.deprecated_tables", fix='e.g. deprecated_tables = ["legacy.*", "sales.orders_2019"]')
     compare = _typed_section(path, text, data.get("compare", {}), ComparePolicy, "compare")
     if compare.column_order not in COLUMN_ORDERS:
-        raise BadInputError(path, f"unknown column order {compare.column_order!r}", line=_toml_line(text, "column_order"),
+        raise BadInputError(path, f"unknown column order {compare.column_order!r}", line=manifest_key_line(text, "column_order"),
                             field="compare.column_order",
                             fix='write column_order = "position" (columns by position) or "any" (any bijection)')
     if "column_order" not in data.get("compare", {}):  # the benchmark's own convention (Spider: any)
@@ -139,21 +141,21 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     if held_out is not None and (not isinstance(held_out, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", held_out)
                                  or held_out == "main"):
         raise BadInputError(path, f"expected the name of the held-out split, got {held_out!r}",
-                            line=_toml_line(text, "held_out"), field="splits.held_out",
+                            line=manifest_key_line(text, "held_out"), field="splits.held_out",
                             fix='write held_out = "held_out" and give those cases "split": "held_out" '
                                 '(cases without a split are the main set)')
     if not questions.is_file():
-        raise BadInputError(path, f"questions file {questions} does not exist", line=_toml_line(text, "questions"),
+        raise BadInputError(path, f"questions file {questions} does not exist", line=manifest_key_line(text, "questions"),
                             field="suite.questions", fix="point it at the JSONL file, relative to the manifest")
     if tables is not None and not tables.is_file():
-        raise BadInputError(path, f"tables file {tables} does not exist", line=_toml_line(text, "tables"),
+        raise BadInputError(path, f"tables file {tables} does not exist", line=manifest_key_line(text, "tables"),
                             field="suite.tables", fix="point it at the layout's tables.json, or leave it out")
     if isinstance(database, Path) and not database.exists() and build is None:
-        raise BadInputError(path, f"database {database} does not exist", line=_toml_line(text, "database"),
+        raise BadInputError(path, f"database {database} does not exist", line=manifest_key_line(text, "database"),
                             field="suite.database",
                             fix='point it at a DuckDB file next to the manifest, or add build = "build.sql" to make it')
     if isinstance(build, Path) and not build.is_file():
-        raise BadInputError(path, f"build script {build} does not exist", line=_toml_line(text, "build"),
+        raise BadInputError(path, f"build script {build} does not exist", line=manifest_key_line(text, "build"),
                             field="suite.build",
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
@@ -173,7 +175,7 @@ def _replacements(path: Path, text: str, values: Any) -> dict[str, str]:
     tells to read instead of a stale table."""
     if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
         raise BadInputError(path, "must be a table of deprecated table = the live table that replaces it",
-                            line=_toml_line(text, "replacements"), field="suite.replacements",
+                            line=manifest_key_line(text, "replacements"), field="suite.replacements",
                             fix='e.g. replacements = { "legacy.orders" = "orders.orders" }')
     out: dict[str, str] = {}
     layer = path.parent / SEMANTIC_LAYER
@@ -192,7 +194,7 @@ def _replacements(path: Path, text: str, values: Any) -> dict[str, str]:
 def _variant_section(path: Path, text: str, values: dict[str, Any]) -> VariantPolicy:
     frozen = values.get("frozen_columns", [])
     if not isinstance(frozen, list) or not all(isinstance(c, str) and "." in c for c in frozen):
-        raise BadInputError(path, "must be a list of \"table.column\" names", line=_toml_line(text, "frozen_columns"),
+        raise BadInputError(path, "must be a list of \"table.column\" names", line=manifest_key_line(text, "frozen_columns"),
                             field="variants.frozen_columns", fix='e.g. frozen_columns = ["orders.status", "fx.*"]')
     count = _number(path, text, "variants", "count", values.get("count", 0), example=8)
     seed = _number(path, text, "variants", "seed", values.get("seed", 0), example=0)
@@ -204,7 +206,7 @@ def _number(path: Path, text: str, section: str, key: str, value: Any, example: 
     try:
         return _NUMBERS[section][key].check(value)
     except NumberError as exc:
-        raise BadInputError(path, str(exc), line=_toml_line(text, key), field=f"{section}.{key}",
+        raise BadInputError(path, str(exc), line=manifest_key_line(text, key), field=f"{section}.{key}",
                             fix=f"write {key} = {example!r}") from None
 
 
@@ -225,7 +227,7 @@ def _typed_section(path: Path, text: str, values: dict, cls: type, section: str)
         ok = (val is None or isinstance(val, bool)) if key in ("order_matters",) else (
             isinstance(val, want) or (want is float and isinstance(val, int) and not isinstance(val, bool)))
         if not ok or (want in (int, float) and isinstance(val, bool)):
-            raise BadInputError(path, f"expected {want.__name__}, got {val!r}", line=_toml_line(text, key),
+            raise BadInputError(path, f"expected {want.__name__}, got {val!r}", line=manifest_key_line(text, key),
                                 field=f"{section}.{key}", fix=f"write {key} as a {want.__name__}")
     return cls(**values)
 

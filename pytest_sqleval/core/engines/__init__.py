@@ -18,34 +18,15 @@ types are in ``engines.base``.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
-DUCKDB_SUFFIXES = (".duckdb", ".ddb")
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".db3")
-POSTGRES_SCHEMES = ("postgresql", "postgres")
-SQLITE_MAGIC = b"SQLite format 3\x00"
-_URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B?)\s*$", re.I)
+from .shared import (DUCKDB_SUFFIXES, POSTGRES_SCHEMES, SQLITE_MAGIC, SQLITE_SUFFIXES, display_location, is_url,
+                     parse_size, statement_count)
 
-
-def is_url(database: Any) -> bool:
-    """Whether a database location is a URL (``scheme://...``) rather than a file path."""
-    return isinstance(database, str) and _URL_RE.match(database) is not None
-
-
-def display_location(database: Any) -> str:
-    """A database location for messages and records: a URL's password is masked."""
-    text = str(database)
-    if not is_url(text):
-        return text
-    from urllib.parse import urlsplit, urlunsplit
-    parts = urlsplit(text)
-    if parts.password is None:
-        return text
-    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+__all__ = ["DUCKDB_SUFFIXES", "POSTGRES_SCHEMES", "SQLITE_MAGIC", "SQLITE_SUFFIXES", "display_location",
+           "engine_dialect", "engine_name", "is_url", "open_sandbox", "parse_size", "register_engine",
+           "statement_count"]
 
 
 def engine_name(database: str | Path) -> str:
@@ -71,35 +52,3 @@ def register_engine(engine: Any) -> Any:
     """Add an engine to the registry (see ``engines.registry``)."""
     from .registry import register_engine as register
     return register(engine)
-
-
-def parse_size(value: str | int | float) -> int:
-    """``"2GB"`` -> bytes (DuckDB's spelling of memory limits; 1 KB = 1000 B, 1 KiB = 1024 B)."""
-    if isinstance(value, (int, float)):
-        return int(value)
-    m = _SIZE_RE.match(value)
-    if not m:
-        raise ValueError(f"not a size: {value!r} (write e.g. '2GB' or '512MiB')")
-    num, unit = float(m.group(1)), m.group(2).upper()
-    base = 1024 if "I" in unit else 1000
-    prefix = unit.rstrip("B").rstrip("I")
-    return int(num * base ** ("KMGT".index(prefix) + 1 if prefix else 0))
-
-
-def statement_count(sql: str, dialect: str) -> int:
-    """How many statements ``sql`` holds, by sqlglot's tokenizer (trailing semicolons and
-    comments do not count). -1 when it cannot be tokenized."""
-    import sqlglot
-    from sqlglot.tokens import TokenType
-    try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
-    except Exception:
-        return -1
-    count, pending = 0, False
-    for tok in tokens:
-        if tok.token_type == TokenType.SEMICOLON:
-            count += pending
-            pending = False
-        else:
-            pending = True
-    return count + pending

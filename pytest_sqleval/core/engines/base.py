@@ -113,7 +113,7 @@ def result_byte_cap(limits: Any) -> int:
     and the prediction side by side, the comparison's encoding of both (about five times one
     result in all, measured), so a result of ``memory_limit / 8`` keeps the engine process
     within about ``memory_limit`` beyond the query itself."""
-    from . import parse_size
+    from .shared import parse_size
     try:
         share = parse_size(limits.memory_limit) // RESULT_SHARE
     except (TypeError, ValueError):

@@ -15,7 +15,7 @@ def ensure_database(database: Path | str, build_script: Path | str | None) -> bo
     """Return True when a build happened. ``build_script`` is a SQL file, or a
     ``module:function`` builder called as ``function(path)`` to write the database.
     A URL (a PostgreSQL server) is never built."""
-    from . import is_url
+    from .shared import is_url
     if is_url(database):
         return False
     database = Path(database)

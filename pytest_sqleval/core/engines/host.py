@@ -415,7 +415,7 @@ class _Server:
         keyed by the file's identity, size and modification time (and its WAL's), a rerun
         on an unchanged file reads it back instead. A server database is hashed each time."""
         import hashlib
-        from . import is_url
+        from .shared import is_url
         if is_url(self.database):
             return self.db.content_hash()
         try:
@@ -481,7 +481,7 @@ def main() -> None:  # pragma: no cover - runs in the child
                     raise broken
                 server = _Server(**config)
             except Exception as exc:  # this request fails; the child goes on serving the others
-                from . import display_location
+                from .shared import display_location
                 _write(out, ("error", f"cannot open {display_location(config.get('database'))}: {exc}"))
                 continue
             while len(servers) >= MAX_OPEN_IN_CHILD:

@@ -51,7 +51,7 @@ import pyarrow as pa
 
 from .base import Limits
 from .watchdog import tenfold
-from . import display_location, parse_size, statement_count
+from .shared import display_location, parse_size, statement_count
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows,
                    refusal as sandbox_refusal, resource_error, row_batch_size)
 

@@ -57,13 +57,13 @@ class Engine:
 
 # -- the built-ins ---------------------------------------------------------------------------
 def _claims_postgres(location: Any) -> bool:
-    from . import POSTGRES_SCHEMES
+    from .shared import POSTGRES_SCHEMES
     scheme = _scheme(location)
     return scheme is not None and scheme in POSTGRES_SCHEMES
 
 
 def _claims_sqlite(location: Any) -> bool:
-    from . import DUCKDB_SUFFIXES, SQLITE_MAGIC, SQLITE_SUFFIXES
+    from .shared import DUCKDB_SUFFIXES, SQLITE_MAGIC, SQLITE_SUFFIXES
     if _scheme(location) is not None:
         return False
     path = Path(location)
@@ -107,7 +107,7 @@ _BUILTIN_NAMES = frozenset(e.name for e in BUILTINS)
 
 
 def _scheme(location: Any) -> str | None:
-    from . import _URL_RE
+    from .shared import _URL_RE
     m = _URL_RE.match(location) if isinstance(location, str) else None
     return m.group(1).lower() if m else None
 
@@ -234,5 +234,5 @@ def choose(location: Any) -> Any:
 
 
 def _display(location: Any) -> str:
-    from . import display_location
+    from .shared import display_location
     return display_location(location)

@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from .base import Limits
-from . import parse_size
+from .shared import parse_size
 from .canonical import US, render_field, row_lanes
 from .watchdog import WATCHDOG, QueryTime
 from .base import (ExecError, ExecOutcome, elapsed_ms as _ms, fetch_batches, fetch_capped, flat_rows, refusal,

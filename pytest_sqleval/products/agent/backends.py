@@ -24,15 +24,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ...core.backends.base import Backend, BackendOptions, GenerationResult
-from ...core.backends.llm_backends import api_key_for, client_limits, credential_gated, model_string
-from ...core.errors import UsageError
-from ...core.mockllm import label as mock_label
+from ...core import (Backend, BackendOptions, GenerationResult, UsageError, api_key_for, client_limits,
+                     credential_gated, mock_label, model_string, runs_dir, write_trace_report)
 from ...reports.ablation import ABLATION_STEP, LAYER_INGREDIENTS_KEY
+from ..warehouse.course import COURSE_SECTIONS
 from .config import ABLATION_ORDER, CONFIGS, PROMPT_VERSION, RAW_LLM, AgentConfig
 from .loop import Agent, LLMSettings
 from .schema import workspace_for
-from ...core.traces import runs_dir, write_trace_report
 from .runs import record_prediction
 
 _CODE_FILES = ("products/agent", "core/backends/llm_backends.py", "core/llm.py")  # relative to the package
@@ -117,7 +115,8 @@ def make_llm_backend(name: str, options: BackendOptions, config: AgentConfig | N
     gated = credential_gated(name, provider, settings.api_base, agent.generate)
     backend = Backend(name, name, gated, hashlib.sha256(fingerprint_src.encode()).hexdigest()[:24],
                       f"{config.components} [{model}, prompt {PROMPT_VERSION}]", static_meta,
-                      case_key=lambda case: workspace_for(case).schema_key())  # the schema it is prompted with
+                      case_key=lambda case: workspace_for(case).schema_key(),  # the schema it is prompted with
+                      report_sections=COURSE_SECTIONS)
     backend.agent = agent  # type: ignore[attr-defined]
     return backend
 

@@ -24,9 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.backends.base import GenerationResult
-from ...core.cases import BenchmarkCase
-from ...core.errors import BackendError
+from ...core import BackendError, BenchmarkCase, GenerationResult
 from .config import PROMPT_VERSION, AgentConfig
 from .context import build_context
 from .extract import extract_sql
@@ -175,7 +173,7 @@ class Agent:
 
     async def _call(self, messages: list[dict[str, str]], budget: Budget, counter: Any, trace: Trace, *,
                     first: bool) -> str:
-        from ...core.llm import LLMError, complete
+        from ...core import LLMError, complete
         if first and budget.refuse(0):  # a zero budget: nothing may be spent
             raise BackendError(f"budget exhausted before the first call ({budget.exhausted})")
         budget.calls += 1

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...core.traces import RUNS_ENV, runs_dir
+from ...core import RUNS_ENV, runs_dir
 
 __all__ = ["RUNS_ENV", "record_prediction", "runs_dir"]
 _written: dict[Path, tuple[tuple[int, ...], dict[str, str]]] = {}  # path -> (its stat as we left it, qid -> line)

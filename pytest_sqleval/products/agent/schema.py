@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.cases import BenchmarkCase, SuiteManifest, find_manifest_for
-from ...core.errors import BackendError, SqlevalError
+from ...core import BackendError, BenchmarkCase, SqlevalError, SuiteManifest, find_manifest_for
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ def _build_workspace(questions: Path) -> SuiteWorkspace:
         raise BackendError(f"{questions}: no sqleval.toml next to it names it as its questions file")
     sandbox = None
     if manifest.database is not None:
-        from ...core.engines.build import ensure_database
+        from ...core import ensure_database
         ensure_database(manifest.database, manifest.build)
         sandbox = _sandbox(manifest)
         tables = _tables_from_sandbox(sandbox)
@@ -150,7 +149,7 @@ def _attach_layer(ws: SuiteWorkspace) -> None:
 
 
 def _sandbox(manifest: SuiteManifest) -> Any:
-    from ...core.engines import open_sandbox
+    from ...core import open_sandbox
     key = str(manifest.database if isinstance(manifest.database, str) else Path(manifest.database).resolve())
     sb = _sandboxes.get(key)
     if sb is None:
@@ -195,7 +194,7 @@ def _tables_from_ddl(path: Path) -> list[TableDoc]:
     """A schema-only suite: its CREATE TABLE file, loaded into an empty in-memory DuckDB."""
     import duckdb
 
-    from ...core.cases import read_text
+    from ...core import read_text
     script = read_text(path)  # UTF-8 with or without a BOM; another encoding: BadInputError with the line
     con = duckdb.connect(":memory:")
     try:

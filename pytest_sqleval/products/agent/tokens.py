@@ -23,8 +23,8 @@ class TokenCounter:
         self._litellm = None
         self.name = "approx:chars/4"
         try:
-            from ...core.llm import _litellm
-            self._litellm = _litellm()
+            from ...core import load_litellm
+            self._litellm = load_litellm()
         except Exception:  # litellm missing: the character approximation
             return
         self.known = _litellm_knows(self._litellm, model)

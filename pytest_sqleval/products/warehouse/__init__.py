@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.errors import SqlevalError
+from ...core import SqlevalError
 from .spec import ERP_CUTOVER, LOGICAL_DATE, SCHEMAS, TABLES, Table, deprecated
 
 __all__ = ["build", "build_warehouse", "BuildInfo", "WarehouseHashMismatch", "pinned_hash", "check_pin", "render_schema",
@@ -173,8 +173,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
     for the file (small blocks make a small warehouse a small file)."""
     import duckdb
 
-    from ...core.cases import Limits
-    from ...core.engines.duckdb_sandbox import DuckDBSandbox
+    from ...core import DuckDBSandbox, Limits
     from .fill import macros, statements
 
     path = Path(path)

@@ -27,7 +27,7 @@ def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> li
     """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it."""
     if manifest.build != BUILDER:
         return None
-    from ...core.variants.build import VARIANT_BLOCK_SIZE
+    from ...core import VARIANT_BLOCK_SIZE
     from . import build_warehouse
     out = []
     with open(folder / ".lock", "w") as lock:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.errors import BadInputError
+from ...core import BadInputError
 
 LAYER_NAME = "semantic_layer.yaml"
 MEASURE_TYPES = ("sum", "count", "count_distinct", "count_distinct_approx", "avg", "min", "max", "number", "string",
@@ -185,7 +185,7 @@ def load_layer(path: str | Path) -> SemanticLayer:
     """Parse and shape-check a layer; any mistake raises ``BadInputError`` with file, line and fix."""
     import yaml
     path = Path(path)
-    from ...core.cases import read_text
+    from ...core import read_text
     try:
         text = read_text(path)  # UTF-8 with or without a BOM; another encoding: BadInputError with the line
     except OSError as exc:

@@ -8,8 +8,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.cases import BenchmarkCase, SuiteManifest, get_layout
-from ..core.errors import BadInputError, SqlevalError, UsageError
+from .cases import BenchmarkCase, SuiteManifest, get_layout
+from .errors import BadInputError, SqlevalError, UsageError
 
 MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
 VARIANT_ENGINES = ("duckdb", "sqlite")  # the engines whose databases the grader can make variants of
@@ -38,7 +38,7 @@ class GraderPool:
 
     def _engine_process(self) -> Any:
         if self._engines is None:
-            from ..core.engines.host import EngineProcess
+            from .engines.host import EngineProcess
             self._engines = EngineProcess()
         return self._engines
 
@@ -69,13 +69,13 @@ class GraderPool:
             return grader
         if manifest.path in self._unbuildable:
             raise self._unbuildable[manifest.path]
-        from ..core.grading.pipeline import SuiteGrader
+        from .grading.pipeline import SuiteGrader
         if manifest.database is None:
             catalog, source = self._schema(manifest)
             grader = SuiteGrader(None, dialect=manifest.dialect, catalog=catalog, catalog_source=source,
                                  deprecated=manifest.deprecated_tables, layers=self.layers_for(manifest))
         else:
-            from ..core.engines.build import ensure_database
+            from .engines.build import ensure_database
             ensure_database(manifest.database, manifest.build)
             grader = SuiteGrader(manifest.database, dialect=manifest.dialect, limits=manifest.limits,
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
@@ -100,7 +100,7 @@ class GraderPool:
         """Variants are built for DuckDB and SQLite databases; elsewhere a clear error at collection."""
         if not self.variant_count(manifest) or manifest.database is None:
             return
-        from ..core.engines import display_location, engine_name
+        from .engines import display_location, engine_name
         engine = engine_name(manifest.database)
         if engine not in VARIANT_ENGINES:
             raise UsageError(f"{manifest.path}: database variants are not supported on this engine ({engine}, "
@@ -112,8 +112,8 @@ class GraderPool:
         count = self.variant_count(manifest)
         if not count or manifest.database is None:
             return None
-        from ..core.cases import read_layout_cases
-        from ..core.variants.distill import FROZEN_NAME, VariantSet
+        from .cases import read_layout_cases
+        from .variants.distill import FROZEN_NAME, VariantSet
         by_db = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
         if by_db is None:
             by_db = self._golds[manifest.questions] = {}
@@ -131,7 +131,7 @@ class GraderPool:
         except SqlevalError:
             raise
         except Exception as exc:  # a database the generator cannot read: say so, not "cannot open"
-            from ..core.engines import display_location
+            from .engines import display_location
             error = SqlevalError(f"cannot build the variants of {display_location(manifest.database)}: "
                                  f"{type(exc).__name__}: {exc}; fix: run without --sqleval-variants (or set "
                                  "[variants] count = 0) and report the database's schema as a bug")
@@ -143,8 +143,8 @@ class GraderPool:
         """A suite without a database: grounding against its DDL, if it has one."""
         if manifest.schema_ddl is None:
             return None, ""
-        from ..core.grading.grounding import catalog_from_ddl
-        from ..core.textio import read_text
+        from .grading.grounding import catalog_from_ddl
+        from .textio import read_text
         source = read_text(manifest.schema_ddl)
         try:
             return catalog_from_ddl(source, manifest.dialect), source
@@ -152,8 +152,8 @@ class GraderPool:
             raise BadInputError(manifest.schema_ddl, str(exc), fix="fix the CREATE TABLE statements") from None
 
     def _context_grader(self, manifest: SuiteManifest, case: BenchmarkCase) -> Any:
-        from ..core.grading.grounding import catalog_from_ddl
-        from ..core.grading.pipeline import SuiteGrader
+        from .grading.grounding import catalog_from_ddl
+        from .grading.pipeline import SuiteGrader
         context = str(case.metadata.get("context") or "")
         key = manifest.path.with_name(f"{manifest.path.name}#ddl-{hashlib.sha256(context.encode()).hexdigest()[:16]}")
         grader = self._graders.get(key)
@@ -190,8 +190,8 @@ class GraderPool:
             self._start(manifest)
 
     def _start(self, manifest: SuiteManifest) -> None:
-        from ..core.engines import is_url
-        from ..core.grading.pipeline import SuiteGrader
+        from .engines import is_url
+        from .grading.pipeline import SuiteGrader
         if (manifest.path in self._started or manifest.path in self._graders
                 or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
             return
