@@ -20,7 +20,7 @@ from pytest_sqleval.core.api import library_policy
 from pytest_sqleval.core.cases import COMPARE_SETTINGS, ComparePolicy, collect_cases, load_manifest
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.grading.engine_side import request_policy
-from pytest_sqleval.plugin.pool import GraderPool
+from pytest_sqleval.core.pool import GraderPool
 from pytest_sqleval.products import validate
 from pytest_sqleval.products.validate import GOLD_ANSWERS
 from tests.test_validate import Capture
