@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import Sandbox
 
 DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".db3")
@@ -61,7 +64,7 @@ def engine_dialect(database: str | Path) -> str:
     return choose(database).dialect
 
 
-def open_sandbox(database: str | Path, limits: Any) -> Any:
+def open_sandbox(database: str | Path, limits: Any) -> Sandbox:
     """The sandbox for a database location (see the module docstring)."""
     from .registry import choose
     return choose(database).open(database, limits)
@@ -90,7 +93,7 @@ def statement_count(sql: str, dialect: str) -> int:
     """How many statements ``sql`` holds, by sqlglot's tokenizer (trailing semicolons and
     comments do not count). -1 when it cannot be tokenized."""
     import sqlglot
-    from sqlglot.tokens import TokenType
+    from sqlglot import TokenType
     try:
         tokens = sqlglot.tokenize(sql, read=dialect)
     except Exception:

@@ -373,7 +373,7 @@ def _salt(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
 
 
-def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
     process's watchdog (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG

@@ -83,7 +83,7 @@ class Variant:
 
     index: int
     kind: str  # "subset", "subset+duplicates", "subset+shuffle"
-    params: dict = field(hash=False)  # fraction, seed, tables duplicated, columns shuffled
+    params: dict[str, Any] = field(hash=False)  # fraction, seed, tables duplicated, columns shuffled
     path: Path
     content_hash: str  # the engine's canonical content hash of the variant
 

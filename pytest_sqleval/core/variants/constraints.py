@@ -176,7 +176,7 @@ class _Reader:
     def close(self) -> None:
         self.conn.close()
 
-    def all(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()
 
     def tables(self) -> dict[str, dict[str, str]]:
@@ -231,7 +231,7 @@ class _Reader:
                     if cols and None not in cols and cols not in t.unique_keys:
                         t.unique_keys.append(cols)
         for t in tables.values():  # after every primary key is known: a reference may name none
-            fks: dict[int, list[tuple]] = {}
+            fks: dict[int, list[tuple[Any, ...]]] = {}
             for row in self.all("SELECT id, seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)",
                                 (t.name,)):
                 fks.setdefault(row[0], []).append(row)
