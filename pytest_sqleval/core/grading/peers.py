@@ -301,12 +301,13 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     pred = python_rows(pred_table) if whole else None
     if pred_table is None:
         out["bird"] = None if pred_over_cap is not None else False  # BIRD runs it as written: an error is wrong
-    elif whole:
+    elif whole and gold is not None and pred is not None:  # (whole: both are read)
         out["bird"] = bird_equal(gold, pred)
     else:
         out["bird"] = bird_prefix(gold, pred_table)
     out["bird_reason"] = (None if ours is None or out["bird"] is None or out["bird"] == ours
-                          else _reason("bird", out["bird"], gold, pred, compare or {}) if whole else "other")
+                          else _reason("bird", out["bird"], gold, pred, compare or {})
+                          if whole and gold is not None and pred is not None else "other")
     if pred_over_cap is not None:
         out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); "
                        f"the gold returns {gold_table.num_rows}"
@@ -369,7 +370,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
         elif removed and raw == ours:
             decided = "distinct_in_count" if in_call else "distinct_stripping"
         out["spider_reason"] = decided or (_reason("spider", spider, gold, pred, compare or {}, order)
-                                           if whole else "other")
+                                           if whole and gold is not None and pred is not None else "other")
     return out
 
 

@@ -177,7 +177,8 @@ class _Reader:
         self.conn.close()
 
     def all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return self.conn.execute(sql, params).fetchall()
+        rows: list[tuple[Any, ...]] = self.conn.execute(sql, params).fetchall()
+        return rows
 
     def tables(self) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
@@ -268,7 +269,8 @@ class _Reader:
 
     def duplicate_rows(self, table: TableConstraints) -> bool:
         rel = qualified(table.name, self.engine)
-        return self.all(f"SELECT count(*) FROM (SELECT DISTINCT * FROM {rel}) d")[0][0] < table.rows
+        distinct: int = self.all(f"SELECT count(*) FROM (SELECT DISTINCT * FROM {rel}) d")[0][0]
+        return distinct < table.rows
 
     def included(self, child: str, checks: list[tuple[str, str, str]]) -> list[bool]:
         """For each ``(child column, parent table, parent column)``: whether every non-null

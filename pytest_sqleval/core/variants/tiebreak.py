@@ -109,7 +109,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
     grouped = group is not None and bool(group.expressions)
     if not grouped and any(e.find(exp.AggFunc) for e in select.expressions):
         return None  # one row: nothing ranks
-    member_exprs = ([_unalias(e, select, False) for e in group.expressions] if grouped
+    member_exprs = ([_unalias(e, select, False) for e in group.expressions] if group is not None and grouped
                     else [exp.column("rowid", table=a) for a in aliases])
     keys: list[SortKey | None] = []
     key_exprs = []
@@ -126,7 +126,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
         elif isinstance(node, exp.Column) and not grouped:
             kind, column = "column", node
         where = _resolve(column, sources, names.lower) if kind and isinstance(column, exp.Column) else None
-        if where is None or not free(names.originals[sources[where[0]]], where[1]):
+        if where is None or kind is None or not free(names.originals[sources[where[0]]], where[1]):
             keys.append(None)
         else:
             keys.append(SortKey(kind, desc, aliases.index(where[0]), where[1]))
@@ -351,7 +351,7 @@ class TieWriter:
             rows = sorted(rows, key=lambda r: (r[1], r[0]), reverse=not up)
         rowid, old, new = next(((r[0], r[1], v) for r in rows for v in [_step(r[1], up)]
                                 if v is not None and self.allowed(table, key.column, v)), (None, None, None))
-        if new is None:
+        if new is None or rowid is None:
             return False
         ctype = self.tables[table].columns.get(key.column, "")
         cast = f"CAST(? AS {ctype})" if self.engine == "duckdb" and ctype else "?"

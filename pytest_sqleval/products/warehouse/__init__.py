@@ -183,7 +183,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
     for leftover in (path, Path(str(path) + ".wal")):
         leftover.unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    config = {"threads": threads} if threads else {}
+    config: dict[str, Any] = {"threads": threads} if threads else {}
     con = duckdb.connect(str(path) if block_size is None else ":memory:", config=config)
     try:
         if block_size is not None:
@@ -202,7 +202,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
             except duckdb.Error as exc:
                 raise SqlevalError(f"warehouse build step {label!r} failed: {exc}") from exc
         con.execute("COMMIT")
-        rows = sum(con.execute(f"SELECT count(*) FROM {t.qualified}").fetchone()[0] for t in TABLES)
+        rows = sum(con.execute(f"SELECT count(*) FROM {t.qualified}").fetchall()[0][0] for t in TABLES)
         con.execute("CHECKPOINT")
     finally:
         con.close()
