@@ -12,7 +12,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import warnings
-from types import ModuleType
+from types import CodeType, ModuleType
 
 REMOVED_IN = "0.3"
 
@@ -70,9 +70,11 @@ class _Alias(importlib.abc.Loader):
         # the import system stamped the alias spec on the real module: give it back its own
         module.__spec__ = self.real_spec
 
-    def get_code(self, fullname: str):  # noqa: ANN201  (``python -m <old name>`` asks for it)
+    def get_code(self, fullname: str) -> CodeType | None:  # ``python -m <old name>`` asks for it
         spec = importlib.util.find_spec(self.target)
-        return spec.loader.get_code(self.target)  # type: ignore[union-attr]
+        # the alias was found, so its target has a spec with a loader
+        code: CodeType | None = spec.loader.get_code(self.target)  # type: ignore[union-attr]
+        return code
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):

@@ -169,3 +169,20 @@ def test_engine_starts_once_when_collection_ends_and_never_for_collect_only(
     assert starts == []
     pytester.runpytest_inprocess("-q").assert_outcomes(passed=len(IDS))
     assert len(starts) == 1
+
+
+def test_an_unexpected_collection_failure_is_reported_not_a_crash(pytester: pytest.Pytester, shop_suite: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure that is not a user error (not a SqlevalError) gets pytest's own report of a
+    collection error, with its traceback, rather than crashing the report of it."""
+    import pytest_sqleval.core.cases as cases
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the reader fell over")
+
+    monkeypatch.setattr(cases, "collect_cases", broken)
+    result = pytester.runpytest_inprocess("--collect-only", "-q")
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    assert "RuntimeError: the reader fell over" in out
+    assert "INTERNALERROR" not in out

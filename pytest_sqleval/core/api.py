@@ -44,8 +44,9 @@ class Grader:
             raise ValueError(f"judge={judge!r} needs a judge_model, e.g. 'openai/gpt-4o-mini'")
         deprecated = (suite_deprecated(database) if deprecated_tables is None else None) \
             or deprecated_patterns(deprecated_tables)
-        self._tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
-        cache = Path(cache_dir) if cache_dir else Path(self._tmp.name)
+        tmp = tempfile.TemporaryDirectory(prefix="sqleval-") if cache_dir is None else None
+        self._tmp = tmp
+        cache = Path(tmp.name) if tmp is not None else Path(cache_dir or "")
         if variants:
             if is_url(database) or not 0 < variants <= 64:
                 raise ValueError("variants must be from 0 to 64, on a DuckDB or SQLite database file")
@@ -60,13 +61,15 @@ class Grader:
                                                         pinned_hash=self._grader.content_hash)
         self._judge_mode = judge
         self._judge = None
-        if judge != "off":
+        if judge != "off" and judge_model:  # (a judge without a model was refused above)
             from .grading.judge import Judge
             self._judge = Judge.configured(judge_model, api_base=judge_api_base, cache_dir=cache / "judge")
 
     @property
     def content_hash(self) -> str:
-        return self._grader.content_hash
+        content_hash = self._grader.content_hash
+        assert content_hash is not None  # the grader of a database has started its engine
+        return content_hash
 
     def compare(self, predicted_sql: str, gold_sql: str, question: str | None = None) -> Verdict:
         """Grade ``predicted_sql``; raises ``GoldError`` when the gold itself cannot be trusted.

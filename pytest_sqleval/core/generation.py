@@ -314,7 +314,7 @@ class GenerationService:
         self.submitted = self.listed_hits = self.finished = self.failed = self.tokens = 0
         self.cost_usd = 0.0
         self.waiting: Callable[[], None] | None = None  # called while a case waits for its generation
-        self._futures: dict[tuple[str, str], concurrent.futures.Future[Generated]] = {}
+        self._futures: dict[tuple[str, str, str], concurrent.futures.Future[Generated]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sem: asyncio.Semaphore | None = None
         self._lock = threading.Lock()
@@ -355,10 +355,11 @@ class GenerationService:
     def _start(self, backend: Backend, case: BenchmarkCase,
                finished: set[str] | None) -> concurrent.futures.Future[Generated]:
         """A cached case is answered on the submitting thread; only calls go to the loop."""
-        case_hash = _case_hash(backend, case) if backend.fingerprint is not None else None
-        if case_hash is not None:
+        fingerprint = backend.fingerprint
+        case_hash = _case_hash(backend, case) if fingerprint is not None else None
+        if fingerprint is not None and case_hash is not None:
             listed = finished is None or case_hash in finished
-            hit = self.store.load(backend.fingerprint, case_hash) if listed else None
+            hit = self.store.load(fingerprint, case_hash) if listed else None
             if hit is not None:
                 self.cache_hits += 1
                 self.listed_hits += 1

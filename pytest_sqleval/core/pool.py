@@ -8,12 +8,19 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-from .cases import BenchmarkCase, SuiteManifest, get_layout
+from .cases import BenchmarkCase, Layout, SuiteManifest, get_layout
 from .errors import BadInputError, SqlevalError, UsageError
 
 MAX_OPEN_DATABASES = 4  # per-database engine processes kept open per run (least recently used closed)
 VARIANT_ENGINES = ("duckdb", "sqlite")  # the engines whose databases the grader can make variants of
 MAX_SCHEMA_GRADERS = 1024  # graders of a case's own CREATE TABLE context (sql-create-context)
+
+
+def _layout(manifest: SuiteManifest) -> Layout:
+    """The suite's layout (``load_manifest`` refuses a name no layout has)."""
+    layout = get_layout(manifest.layout)
+    assert layout is not None
+    return layout
 
 
 class GraderPool:
@@ -50,7 +57,7 @@ class GraderPool:
         """The grader of one case: the suite's, its database's (Spider/BIRD), or a grader
         without a database whose catalog is the case's own CREATE TABLE context
         (sql-create-context)."""
-        if manifest.database is None and not get_layout(manifest.layout).requires_database:
+        if manifest.database is None and not _layout(manifest).requires_database:
             return self._context_grader(manifest, case)  # each case carries its own schema
         grader = self.for_suite(manifest)
         if "#" in manifest.path.name:  # one database of a Spider/BIRD suite
@@ -117,7 +124,7 @@ class GraderPool:
         by_db = self._golds.get(manifest.questions)  # read once, not once per Spider/BIRD database
         if by_db is None:
             by_db = self._golds[manifest.questions] = {}
-            split_by = get_layout(manifest.layout).split_by
+            split_by = _layout(manifest).split_by
             for case in read_layout_cases(manifest):
                 by_db.setdefault(case.metadata.get(split_by) if split_by else None, []).append(case.gold_sql)
         db_id = manifest.path.name.partition("#")[2]  # one database of a Spider/BIRD suite: its own golds
@@ -192,10 +199,11 @@ class GraderPool:
     def _start(self, manifest: SuiteManifest) -> None:
         from .engines import is_url
         from .grading.pipeline import SuiteGrader
-        if (manifest.path in self._started or manifest.path in self._graders
-                or not (is_url(manifest.database) or Path(manifest.database).exists())):  # a build comes first
+        database = manifest.database
+        if (database is None or manifest.path in self._started or manifest.path in self._graders
+                or not (is_url(database) or Path(database).exists())):  # a build comes first
             return
-        self._started[manifest.path] = SuiteGrader.start_engine(manifest.database, manifest.limits, self.cache_dir,
+        self._started[manifest.path] = SuiteGrader.start_engine(database, manifest.limits, self.cache_dir,
                                                                 self._engine_process())
 
     def _start_next(self, opened: SuiteManifest) -> None:

@@ -32,7 +32,7 @@ MAX_TEXT = 2_000
 MAX_EVENTS = 40
 
 
-def clip(text: Any, limit: int = MAX_TEXT) -> str:
+def clip(text: object, limit: int = MAX_TEXT) -> str:
     """The text, or its head and tail around a note of how much was cut."""
     text = "" if text is None else str(text)
     if len(text) <= limit:

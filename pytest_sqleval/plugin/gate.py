@@ -69,7 +69,7 @@ def _collection_errors(session: pytest.Session, failed_reports: int) -> list[str
 def min_pass_rate(config: pytest.Config) -> float | None:
     """The option (checked by its argparse type), else the ini key through the same parser."""
     from ..core.numeric import PASS_RATE, ini_number
-    value = config.getoption("sqleval_min_pass_rate")
+    value: float | None = config.getoption("sqleval_min_pass_rate")
     if value is None:
         value = ini_number(PASS_RATE, config.getini("sqleval_min_pass_rate"), "sqleval_min_pass_rate",
                            "--sqleval-min-pass-rate")

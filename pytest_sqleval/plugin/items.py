@@ -67,6 +67,7 @@ class SuiteFile(pytest.File):
             # built here, once: a build that fails (or misses its pin) is one collection
             # error for the suite, not a rebuild and an error per case
             from ..core.engines.build import ensure_database
+            assert self.manifest.database is not None  # a build writes the suite's database
             ensure_database(self.manifest.database, self.manifest.build)
         state.pool.check_variants(self.manifest)
         pairs = collect_cases(self.manifest, self.path)
@@ -81,7 +82,7 @@ class SuiteFile(pytest.File):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SqlevalError):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)  # a collector's takes no style
 
 
 def _child_nodeid(parent: pytest.Collector, name: str) -> Any:
@@ -119,6 +120,7 @@ class CaseItem(pytest.Item):
                     mark = marks[label] = getattr(pytest.mark, name)
                 self.add_marker(mark)
         state: SqlevalSession = self.config.stash[SESSION_KEY]
+        assert self.parent is not None  # an item is collected from its questions file
         previous = state.sink.previous_error_class(self.parent.nodeid, case.id, backend.label)
         if previous:
             self.extra_keyword_matches.add(previous)
@@ -132,7 +134,7 @@ class CaseItem(pytest.Item):
         from ..core.engines import display_location  # a URL's password stays out of the records
         state = self._state
         grader = state.pool.open_grader(self.manifest)
-        info = {"name": self.manifest.name,
+        info: dict[str, Any] = {"name": self.manifest.name,
                 "database": display_location(self.manifest.database) if self.manifest.database else None}
         if grader is not None:
             info.update(content_hash=grader.content_hash, engine=grader.engine, engine_version=grader.engine_version)

@@ -31,10 +31,12 @@ class DatabaseScheduling(LoadScopeScheduling):
         units = self.assigned_work.get(node, {}).values()
         crashed = next(((unit, nodeid) for unit in units for nodeid, done in unit.items() if not done), None)
         if crashed is None:
-            return super().remove_node(node)
+            requeued: str | None = super().remove_node(node)
+            return requeued
         crashed[0][crashed[1]] = True
         super().remove_node(node)  # the rest of its units go back to the queue
-        return crashed[1]
+        lost: str = crashed[1]
+        return lost
 
     def _split_scope(self, nodeid: str) -> str:
         nodeid = str(nodeid)

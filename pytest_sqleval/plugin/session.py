@@ -68,7 +68,9 @@ class SqlevalSession:
     def judge(self) -> Any:
         if self._judge is None:
             from ..core.grading.judge import Judge
-            self._judge = Judge.configured(self.run.judge_model, api_base=self.config.getoption("sqleval_judge_api_base"),
+            model = self.run.judge_model
+            assert model is not None  # RunConfig refuses a judge mode without a model
+            self._judge = Judge.configured(model, api_base=self.config.getoption("sqleval_judge_api_base"),
                                            cache_dir=self.run.cache_dir / "judge")
         return self._judge
 
@@ -123,7 +125,7 @@ class SqlevalSession:
         if self.progress is not None:
             from ..reports.progress import PROGRESS_KEY
             for prop in report.user_properties:
-                if isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY:
+                if isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY and isinstance(prop[1], dict):
                     self.progress.parts[prop[1].get("worker")] = prop[1]  # each worker's latest counts
             self.progress.tick()
 

@@ -80,7 +80,7 @@ def _read_report(report: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: no such file. Fix: give the folder a run wrote its ablation into "
                          "(--sqleval-ablation-dir, default report)")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))  # a dict: checked below
     except ValueError as exc:
         raise UsageError(f"{path}: not valid JSON ({exc}). Fix: restore it from version control, or write it again "
                          "with a run of the ablation") from None

@@ -449,7 +449,8 @@ def _why(res: Any) -> str:
         return "same rows in a different order"
     if res.missing_rows:
         return f"{res.reason}; first run has {res.missing_rows[0]}, rerun has {res.extra_rows[0] if res.extra_rows else '?'}"
-    return res.reason
+    reason: str = res.reason
+    return reason
 
 
 class ShuffledCopy:
@@ -802,7 +803,7 @@ def _same_entry(cmp: Any, prev: dict[str, Any], entry: dict[str, Any], fresh: _F
     if "data" in prev and "data" in entry:
         return _same_answer(cmp, prev["data"], kinds, entry["data"], entry["kinds"], width, _frozen_spec(g))
     if "digest" in prev and "digest" in entry:
-        return prev["digest"] == entry["digest"]
+        return bool(prev["digest"] == entry["digest"])
     return False  # frozen in full, now too large to (or the other way round): the row count differs
 
 

@@ -88,7 +88,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, "missing [suite] section", line=1,
                             fix='add [suite] with questions = "questions.jsonl" and database = "<file>.duckdb"')
 
-    def need_str(sec: dict, key: str, section: str, default: str | None = None) -> str:
+    def need_str(sec: dict[str, Any], key: str, section: str, default: str | None = None) -> str:
         val = sec.get(key, default)
         if not isinstance(val, str) or not val.strip():
             raise BadInputError(path, "must be a non-empty string", line=manifest_key_line(text, key) or 1,
@@ -216,7 +216,7 @@ def _is_callable_spec(value: str) -> bool:
     return bool(sep) and mod.replace(".", "").replace("_", "").isalnum() and fn.replace("_", "").isalnum()
 
 
-def _typed_section(path: Path, text: str, values: dict, cls: type, section: str) -> Any:
+def _typed_section(path: Path, text: str, values: dict[str, Any], cls: type, section: str) -> Any:
     defaults = cls()
     values = dict(values)
     for key, val in list(values.items()):

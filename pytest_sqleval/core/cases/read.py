@@ -191,7 +191,8 @@ def collect_cases(manifest: SuiteManifest, path: Path) -> list[tuple[BenchmarkCa
     key = _layout(manifest.layout).split_by
     if key is None or manifest.database is None:
         return [(c, manifest) for c in cases]
-    described = _described_databases(manifest.tables) if manifest.tables is not None else None
+    tables = manifest.tables
+    described = _described_databases(tables) if tables is not None else None
     per_db: dict[str, SuiteManifest] = {}
     out = []
     for case in cases:
@@ -200,10 +201,10 @@ def collect_cases(manifest: SuiteManifest, path: Path) -> list[tuple[BenchmarkCa
         if not isinstance(db_id, str) or not db_id.strip():
             raise BadInputError(where, f"missing or empty (got {db_id!r})", line=int(line) if line.isdigit() else None,
                                 field=key, fix=f'give every case a "{key}" naming its database')
-        if described is not None and db_id not in described:
-            raise BadInputError(where, f"database {db_id!r} is not described in {manifest.tables.name}",
+        if tables is not None and described is not None and db_id not in described:
+            raise BadInputError(where, f"database {db_id!r} is not described in {tables.name}",
                                 line=int(line) if line.isdigit() else None, field=key,
-                                fix=f"fix the {key}, or add the database to {manifest.tables}")
+                                fix=f"fix the {key}, or add the database to {tables}")
         if db_id not in per_db:
             per_db[db_id] = database_manifest(manifest, db_id)
         out.append((case, per_db[db_id]))
@@ -227,7 +228,7 @@ def database_manifest(manifest: SuiteManifest, db_id: str) -> SuiteManifest:
     """The manifest of one database within a suite split by database."""
     db = manifest.database
     if isinstance(db, str):
-        target: Path | str = db.replace("{db_id}", db_id)
+        target: Path | str | None = db.replace("{db_id}", db_id)
     elif db is not None and db.is_dir():
         target = db / db_id / f"{db_id}.sqlite"
     else:

@@ -19,7 +19,10 @@ types are in ``engines.base``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import Sandbox
 
 from .shared import (DUCKDB_SUFFIXES, POSTGRES_SCHEMES, SQLITE_MAGIC, SQLITE_SUFFIXES, display_location, is_url,
                      parse_size, statement_count)
@@ -42,7 +45,7 @@ def engine_dialect(database: str | Path) -> str:
     return choose(database).dialect
 
 
-def open_sandbox(database: str | Path, limits: Any) -> Any:
+def open_sandbox(database: str | Path, limits: Any) -> Sandbox:
     """The sandbox for a database location (see the module docstring)."""
     from .registry import choose
     return choose(database).open(database, limits)

@@ -50,7 +50,7 @@ class ExecError:
     cap: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"category": self.category, "message": self.message, "exception": self.exception}
+        out: dict[str, Any] = {"category": self.category, "message": self.message, "exception": self.exception}
         if self.subject is not None:
             out["subject"] = self.subject
         if self.rows_over is not None:
@@ -170,7 +170,7 @@ def fetch_capped(batches: Iterable[B], size: Callable[[B], tuple[int, int]], *, 
     return Fetched(kept)
 
 
-def fetch_batches(cursor: Any, size: int) -> Iterable[list[tuple]]:
+def fetch_batches(cursor: Any, size: int) -> Iterable[list[tuple[Any, ...]]]:
     """A DB-API cursor's rows in ``fetchmany(size)`` batches."""
     while True:
         batch = cursor.fetchmany(size)
@@ -179,7 +179,7 @@ def fetch_batches(cursor: Any, size: int) -> Iterable[list[tuple]]:
         yield batch
 
 
-def approx_bytes(rows: list[tuple]) -> int:
+def approx_bytes(rows: list[tuple[Any, ...]]) -> int:
     """The bytes of Python rows, roughly: text and blobs by length, anything else 8."""
     n = 0
     for row in rows:
@@ -188,12 +188,12 @@ def approx_bytes(rows: list[tuple]) -> int:
     return n
 
 
-def row_batch_size(batch: list[tuple]) -> tuple[int, int]:
+def row_batch_size(batch: list[tuple[Any, ...]]) -> tuple[int, int]:
     """``(rows, bytes)`` of a batch of Python rows, for ``fetch_capped``."""
     return len(batch), approx_bytes(batch)
 
 
-def flat_rows(batches: list[list[tuple]]) -> list[tuple]:
+def flat_rows(batches: list[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
     """The rows of ``fetch_capped``'s batches of Python rows, as one list (the batches are released)."""
     rows = batches[0] if len(batches) == 1 else [r for b in batches for r in b]
     batches.clear()

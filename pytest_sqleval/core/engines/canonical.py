@@ -107,7 +107,7 @@ def row_lanes(fields: Iterable[str]) -> tuple[int, int]:
 # -- DuckDB: the same rule in SQL ------------------------------------------------------
 def duckdb_type_name(t: Any) -> str:
     """A canonical name for a ``duckdb.DuckDBPyType``, built from its structure."""
-    kind = t.id
+    kind: str = t.id
     if kind == "decimal":
         params = dict(t.children)
         return f"decimal({params['precision']},{params['scale']})"

@@ -187,7 +187,9 @@ class DuckDBSandbox:
                 try:
                     shape = cur.sql(f"SELECT * FROM {rel}")
                     columns = list(zip(shape.columns, shape.types))
-                    count, lane1, lane2 = cur.execute(duckdb_lanes_sql(rel, columns)).fetchone()
+                    lanes = cur.execute(duckdb_lanes_sql(rel, columns)).fetchone()
+                    assert lanes is not None  # an aggregate without GROUP BY: always one row
+                    count, lane1, lane2 = lanes
                     body = f"{[(c, duckdb_type_name(t)) for c, t in columns]}|{count}|{lane1}|{lane2}"
                 except duckdb.Error as exc:  # a view over something it cannot read: hashed as broken
                     body = f"unreadable:{classify_error(exc).category}"

@@ -150,7 +150,7 @@ class EngineProcess:
                 except TimeoutError:
                     now = time.monotonic()
                     used = None if since is None else process_cpu_s(proc.pid)
-                    if used is not None:
+                    if used is not None and since is not None:
                         used -= since[1]
                     if now < deadline and used is not None and ticket.cpu_limit is not None:
                         if used < ticket.cpu_limit:  # not there yet: its CPU time cannot grow faster than ``rate``
@@ -326,7 +326,8 @@ class EngineHost:
             self.process.read_next()
         if ticket.error is not None:
             raise ticket.error
-        return ticket.value
+        value: dict[str, Any] = ticket.value
+        return value
 
 
 def query_budget(limit_s: float) -> float:

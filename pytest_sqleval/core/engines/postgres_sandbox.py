@@ -363,15 +363,16 @@ class PostgresSandbox:
         except self._psycopg.Error:  # cannot tell: the server's own words stand
             return False
 
-    def _scalar(self, sql: str, params: tuple | None = None) -> Any:
+    def _scalar(self, sql: str, params: tuple[Any, ...] | None = None) -> Any:
         return self._rows(sql, params)[0][0]
 
-    def _rows(self, sql: str, params: tuple | list | None = None) -> list[tuple]:
+    def _rows(self, sql: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[tuple[Any, ...]]:
         self._alive()
         try:
             with self._conn.cursor() as cur:
                 cur.execute(sql, params)
-                return cur.fetchall()
+                rows: list[tuple[Any, ...]] = cur.fetchall()
+                return rows
         finally:
             self._rollback()
 
@@ -573,7 +574,7 @@ def denied_call(tokens: list[Any], denied_names: frozenset[str] | set[str] = fro
             continue
         if kind != "IDENTIFIER" and not re.fullmatch(r"[\w$]+", tok.text):
             continue
-        name = tok.text.lower()
+        name: str = tok.text.lower()
         if _DENIED_NAME_RE.fullmatch(name) or name in denied_names:
             return name
     return None
@@ -610,7 +611,8 @@ def _temporal_array(t: pa.DataType, values: list[Any]) -> pa.Array:
 
 def _temporal_list_array(t: pa.DataType, values: list[Any]) -> pa.Array:
     """A one-dimensional array column of dates or timestamps (``Infinite`` included)."""
-    offsets, flat, valid = [0], [], []
+    offsets, valid = [0], []
+    flat: list[Any] = []
     for v in values:
         if v is not None and any(isinstance(x, list) for x in v):
             raise TypeError("multi-dimensional array")
@@ -651,6 +653,6 @@ def column_array(oid: int, values: list[Any]) -> pa.Array:
         return _as_text(values)
 
 
-def rows_to_arrow(names: list[str], oids: list[int], rows: list[tuple]) -> pa.Table:
+def rows_to_arrow(names: list[str], oids: list[int], rows: list[tuple[Any, ...]]) -> pa.Table:
     arrays = [column_array(oids[i], [r[i] for r in rows]) for i in range(len(names))]
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})

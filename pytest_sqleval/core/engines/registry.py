@@ -33,9 +33,12 @@ import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .base import Sandbox
 
 ENTRY_POINT_GROUP = "pytest_sqleval.engines"
 
@@ -45,6 +48,17 @@ class EngineError(UsageError):
     fails to decide on a location. The message names the plugin and the fix."""
 
 
+class EngineLike(Protocol):
+    """What the grader uses of an engine, built-in or a plugin's (``_check_surface`` checks it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dialect(self) -> str: ...
+    def claims(self, location: Any, /) -> bool: ...
+    def open(self, location: Any, limits: Any, /) -> Sandbox: ...
+
+
 @dataclass(frozen=True)
 class Engine:
     """An engine as the registry holds it; built-ins are instances, plugins may be too."""
@@ -52,7 +66,7 @@ class Engine:
     name: str
     dialect: str
     claims: Callable[[Any], bool]
-    open: Callable[[Any, Any], Any]
+    open: Callable[[Any, Any], Sandbox]
 
 
 # -- the built-ins ---------------------------------------------------------------------------
@@ -83,17 +97,17 @@ def _claims_duckdb(location: Any) -> bool:
     return _scheme(location) is None
 
 
-def _open_postgres(location: Any, limits: Any) -> Any:
+def _open_postgres(location: Any, limits: Any) -> Sandbox:
     from .postgres_sandbox import PostgresSandbox
     return PostgresSandbox(str(location), limits)
 
 
-def _open_sqlite(location: Any, limits: Any) -> Any:
+def _open_sqlite(location: Any, limits: Any) -> Sandbox:
     from .sqlite_sandbox import SQLiteSandbox
     return SQLiteSandbox(location, limits)
 
 
-def _open_duckdb(location: Any, limits: Any) -> Any:
+def _open_duckdb(location: Any, limits: Any) -> Sandbox:
     from .duckdb_sandbox import DuckDBSandbox
     return DuckDBSandbox(location, limits)
 
@@ -124,7 +138,8 @@ def _check_surface(obj: Any, where: str) -> str:
     if missing:
         raise EngineError(f"{where} is not an engine: it lacks {', '.join(missing)}. Fix: give it `name` and "
                           "`dialect` (strings), `claims(location) -> bool` and `open(location, limits) -> Sandbox`")
-    return obj.name
+    name: str = obj.name
+    return name
 
 
 def _import_spec(spec: str) -> Any:
@@ -213,12 +228,12 @@ def _load_entry_points() -> list[Any]:
     return _entry_points
 
 
-def engines() -> list[Any]:
+def engines() -> list[EngineLike]:
     """Every engine, in the order a location is offered to them."""
     return [e for e, _ in _registered.values()] + _load_entry_points() + list(BUILTINS)
 
 
-def choose(location: Any) -> Any:
+def choose(location: Any) -> EngineLike:
     """The engine that opens ``location`` (see the module docstring)."""
     for engine in engines():
         try:

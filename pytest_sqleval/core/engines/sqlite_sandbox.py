@@ -218,7 +218,7 @@ class SQLiteSandbox:
     def close(self) -> None:
         self._conn.close()
 
-    def _introspect(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def _introspect(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         self._trusted = True
         try:
             return self._conn.execute(sql, params).fetchall()
@@ -351,7 +351,7 @@ def _mixed(v: Any) -> dict[str, Any] | None:
     return {"number": None, "text": str(v), "blob": None}
 
 
-def rows_to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
+def rows_to_arrow(names: list[str], rows: list[tuple[Any, ...]]) -> pa.Table:
     """Rows as SQLite returned them -> an Arrow table with per-column inferred types."""
     arrays = []
     for i in range(len(names)):

@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 __all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
 
@@ -134,7 +134,7 @@ class Watchdog:
     def _reset(self) -> None:
         self._cond = threading.Condition(threading.Lock())
         # token -> (wall deadline, interrupt, CPU deadline or None, next look at its CPU clock)
-        self._armed: dict[int, list] = {}
+        self._armed: dict[int, list[Any]] = {}
         self._tokens = itertools.count(1)
         self._thread: threading.Thread | None = None
         self.fired = 0  # interrupts called, for tests and diagnostics

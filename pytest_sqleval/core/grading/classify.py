@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlglot import exp
 
-def table_names(tree: exp.Expression | None) -> list[str]:
+def table_names(tree: exp.Expr | None) -> list[str]:
     """Catalog tables a query reads, as ``schema.table`` or ``table``.
 
     Names are resolved by sqlglot's scopes, the way the engine resolves them: a name
@@ -59,7 +59,7 @@ _SET_OPERATIONS = tuple(t for t in (getattr(exp, n, None) for n in ("SetOperatio
                         if isinstance(t, type))
 
 
-def may_read_deprecated(tree: exp.Expression, patterns: tuple[str, ...]) -> bool:
+def may_read_deprecated(tree: exp.Expr, patterns: tuple[str, ...]) -> bool:
     """Whether a table node of ``tree`` has a deprecated name. ``table_names`` returns some
     of these nodes' names (the scopes only leave CTEs out), so when this is False no
     deprecated table is read, and the scopes need not be built (most queries of most suites)."""
@@ -81,7 +81,7 @@ def deprecated_refs(tables: list[str], patterns: tuple[str, ...]) -> list[str]:
     return hits
 
 
-def join_structure(tree: exp.Expression | None) -> dict[str, Any]:
+def join_structure(tree: exp.Expr | None) -> dict[str, Any]:
     """Tables, join kinds and join conditions: enough to say whether a row-count error is a join error."""
     if tree is None:
         return {"tables": [], "joins": []}

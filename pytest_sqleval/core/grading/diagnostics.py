@@ -122,12 +122,12 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
         # what the gold reads in its place: its names the prediction does not use
         gold_only = ([t for t in gold_tables if t not in pred_tables] if what == "table" else
                      [c for c in gold_columns if c not in pred_columns])
-        out = f"{named} {'do' if len(unique) > 1 else 'does'} not exist"
+        text = f"{named} {'do' if len(unique) > 1 else 'does'} not exist"
         if near:
-            out += f"; the nearest existing {what}{'s' if len(near) > 1 else ''} by name: {', '.join(near)}"
+            text += f"; the nearest existing {what}{'s' if len(near) > 1 else ''} by name: {', '.join(near)}"
         if gold_only:
-            out += f"; the gold reads {', '.join(gold_only[:3])}"
-        return [out if near or gold_only else f"{out}: look the {what} up in the schema"]
+            text += f"; the gold reads {', '.join(gold_only[:3])}"
+        return [text if near or gold_only else f"{text}: look the {what} up in the schema"]
     g, p = compare.get("gold_rows"), compare.get("pred_rows")
     if error_class == "wrong_join" and g is not None and p is not None and g != p:
         verb = "gains" if p > g else "loses"

@@ -48,7 +48,7 @@ class CatalogIndex:
         return None
 
 
-def _where(node: exp.Expression) -> dict[str, Any]:
+def _where(node: exp.Expr) -> dict[str, Any]:
     ident = node.this if isinstance(node, (exp.Column, exp.Table)) and isinstance(node.this, exp.Identifier) else node
     meta = getattr(ident, "meta", None) or {}
     col = meta.get("col")
@@ -57,7 +57,7 @@ def _where(node: exp.Expression) -> dict[str, Any]:
     return {"line": meta.get("line"), "col": col}
 
 
-def ground(tree: exp.Expression | None, index: CatalogIndex, budget: Budget | None = None) -> GroundingResult:
+def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = None) -> GroundingResult:
     """Every table and column of ``tree`` looked up in the catalog; raises ``OverBudget``
     when ``budget`` runs out first (the caller records the layer as skipped)."""
     if tree is None:
@@ -101,13 +101,13 @@ def ground(tree: exp.Expression | None, index: CatalogIndex, budget: Budget | No
     return GroundingResult(ok, bad_tables, _dedupe(bad_cols), sorted(used))
 
 
-def pivot_statements(tree: exp.Expression) -> list[exp.Pivot]:
+def pivot_statements(tree: exp.Expr) -> list[exp.Pivot]:
     """DuckDB's PIVOT / UNPIVOT statements in ``tree`` (``PIVOT t ON c USING sum(v)``, alone or
     as a subquery or CTE), not the ``PIVOT (...)`` clause of a table: a pivot with a source."""
     return [p for p in tree.find_all(exp.Pivot) if p.args.get("this") is not None]
 
 
-def _pivots_as_selects(tree: exp.Expression) -> exp.Expression:
+def _pivots_as_selects(tree: exp.Expr) -> exp.Expr:
     """``tree``, or a copy of it where each PIVOT / UNPIVOT statement reads as
     ``SELECT *, <its ON, USING and GROUP BY expressions> FROM <its source>``, for grounding
     only. sqlglot's scopes cannot walk a PIVOT statement, so its columns would land in the
@@ -117,7 +117,7 @@ def _pivots_as_selects(tree: exp.Expression) -> exp.Expression:
         return tree
     tree = tree.copy()
     for pivot in reversed(pivot_statements(tree)):  # innermost first: find_all walks breadth-first
-        parts: list[exp.Expression] = [exp.Star()]
+        parts: list[exp.Expr] = [exp.Star()]
         for key in ("expressions", "using"):
             value = pivot.args.get(key)
             parts += [e for e in value if isinstance(e, exp.Expression)] if isinstance(value, list) else []
@@ -135,7 +135,7 @@ def _pivots_as_selects(tree: exp.Expression) -> exp.Expression:
 LONG_CHAIN = 32
 
 
-def _rebalanced(tree: exp.Expression, budget: Budget | None = None) -> exp.Expression:
+def _rebalanced(tree: exp.Expr, budget: Budget | None = None) -> exp.Expr:
     """``tree``, or a copy of it whose long chains of one operator (``a OR b OR ...``,
     ``x + y + ...``, ``SELECT 1 UNION SELECT 2 UNION ...``) are regrouped as balanced
     trees. A chain of n terms is n levels deep, and sqlglot's scopes walk from every
@@ -160,7 +160,7 @@ def _rebalanced(tree: exp.Expression, budget: Budget | None = None) -> exp.Expre
 _CHAINED = (exp.Binary, exp.SetOperation)
 
 
-def _links(node: exp.Expression, head: exp.Expression) -> bool:
+def _links(node: exp.Expr, head: exp.Expr) -> bool:
     """Whether ``node`` continues ``head``'s chain: the same operator, and for a set
     operation the same DISTINCT/ALL and nothing of its own (no ORDER BY, LIMIT, ...)."""
     if type(node) is not type(head):
@@ -171,12 +171,12 @@ def _links(node: exp.Expression, head: exp.Expression) -> bool:
     return True
 
 
-def _is_head(node: exp.Expression) -> bool:
+def _is_head(node: exp.Expr) -> bool:
     """Whether ``node`` starts a chain: it does not continue its parent's."""
     return node.parent is None or not _links(node, node.parent)
 
 
-def _chain(head: exp.Expression) -> list[exp.Expression]:
+def _chain(head: exp.Expr) -> list[exp.Expr]:
     """The operands of ``head``'s chain, left to right, without recursion."""
     out, stack = [], [head.args.get("expression"), head.args.get("this")]
     while stack:
@@ -188,8 +188,9 @@ def _chain(head: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-def _chain_longer_than(head: exp.Expression, n: int) -> bool:
-    depth, stack = 0, [head]
+def _chain_longer_than(head: exp.Expr, n: int) -> bool:
+    depth = 0
+    stack: list[exp.Expr | None] = [head]
     while stack:
         node = stack.pop()
         if node is not None and (node is head or _links(node, head)):
@@ -200,7 +201,7 @@ def _chain_longer_than(head: exp.Expression, n: int) -> bool:
     return False
 
 
-def _balanced(head: exp.Expression, operands: list[exp.Expression]) -> exp.Expression:
+def _balanced(head: exp.Expr, operands: list[exp.Expr]) -> exp.Expr:
     if len(operands) == 1:
         return operands[0]
     mid = len(operands) // 2  # recursion depth: log2 of the chain's length

@@ -18,7 +18,7 @@ class ParseResult:
     dialect: str
     statements: int = 0
     error: dict[str, Any] | None = None  # {"message", "line", "col"}
-    expression: exp.Expression | None = field(default=None, repr=False)
+    expression: exp.Expr | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "dialect": self.dialect, "statements": self.statements, "error": self.error}
@@ -72,14 +72,14 @@ class OrderInfo:
     nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (nested_limits)
 
 
-def engine_sql(tree: exp.Expression | None, sql: str, dialect: str, engine_dialect: str) -> str:
+def engine_sql(tree: exp.Expr | None, sql: str, dialect: str, engine_dialect: str) -> str:
     """``sql`` as the engine runs it: as written in the engine's own dialect, else transpiled."""
     if dialect == engine_dialect or tree is None:
         return sql
     return tree.sql(dialect=engine_dialect)
 
 
-def order_info(tree: exp.Expression | None, dialect: str, nested: bool = True) -> OrderInfo:
+def order_info(tree: exp.Expr | None, dialect: str, nested: bool = True) -> OrderInfo:
     """``tree``'s top-level ordering and LIMIT; with ``nested``, the checks of the LIMITs below it too."""
     if not isinstance(tree, exp.Query):
         return OrderInfo()
@@ -91,14 +91,14 @@ def order_info(tree: exp.Expression | None, dialect: str, nested: bool = True) -
             limit = int(limit_node.expression.this) if limit_node.expression is not None else None
         except (AttributeError, ValueError, TypeError):
             limit = None
-    nested = nested_limits(tree, dialect) if nested else []
+    below = nested_limits(tree, dialect) if nested else []
     if order is None:
         if limit is None:
-            return OrderInfo(nested_limits=nested)
+            return OrderInfo(nested_limits=below)
         # Which k rows a LIMIT without ORDER BY keeps is the engine's choice: any k rows of the
         # whole result are a valid answer when it has more (the probe says whether it has).
         return OrderInfo(limit=limit, probe_sql=tree.copy().limit(limit + 1).sql(dialect=dialect),
-                         full_sql=_without_limit(tree, limit, dialect), unordered_limit=True, nested_limits=nested)
+                         full_sql=_without_limit(tree, limit, dialect), unordered_limit=True, nested_limits=below)
     selects = tree.selects if isinstance(tree, exp.Select) else []
     # With *, t.* or COLUMNS(...) in the select list, select-list positions are not output
     # positions: only ordinals name an output column, and appending keys would misplace them.
@@ -109,9 +109,9 @@ def order_info(tree: exp.Expression | None, dialect: str, nested: bool = True) -
         keys = [p for p in positions if p is not None]
         probe = tree.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
         return OrderInfo(True, keys, limit, None, keys, probe, full_sql=_without_limit(tree, limit, dialect),
-                         nested_limits=nested)
+                         nested_limits=below)
     if not isinstance(tree, exp.Select) or tree.args.get("distinct"):
-        return OrderInfo(True, None, limit, nested_limits=nested)  # keys cannot be recovered: strict positional order
+        return OrderInfo(True, None, limit, nested_limits=below)  # keys cannot be recovered: strict positional order
     # Append the keys that are not output columns; they are addressed from the end of the
     # result (negative positions) because a * in the select list has no known width here.
     augmented = tree.copy()
@@ -127,10 +127,10 @@ def order_info(tree: exp.Expression | None, dialect: str, nested: bool = True) -
             extra += 1
     probe = augmented.copy().limit(limit + 1).sql(dialect=dialect) if limit is not None else None
     return OrderInfo(True, None, limit, augmented.sql(dialect=dialect), key_positions, probe, len(missing),
-                     _without_limit(augmented, limit, dialect), nested_limits=nested)
+                     _without_limit(augmented, limit, dialect), nested_limits=below)
 
 
-def nested_limits(tree: exp.Expression, dialect: str) -> list[dict[str, Any]]:
+def nested_limits(tree: exp.Expr, dialect: str) -> list[dict[str, Any]]:
     """The checks of each LIMIT below a gold's top level (in a subquery, a CTE, a set
     operation's branch): the gold's answer depends on tie order when such a LIMIT cuts
     through rows tied on its subquery's ORDER BY, or keeps k of more rows without one.
@@ -174,7 +174,9 @@ def nested_limits(tree: exp.Expression, dialect: str) -> list[dict[str, Any]]:
             whole = tree.copy()
             found = [n for n in whole.find_all(exp.Limit)]
             at = [n for n in tree.find_all(exp.Limit)].index(node)
-            found[at].parent.replace(choice)
+            parent = found[at].parent
+            assert parent is not None  # a nested LIMIT sits in its query
+            parent.replace(choice)
             check["choice_sql"] = whole.sql(dialect=dialect)
         checks.append(check)
     return checks
@@ -184,7 +186,7 @@ CHOICE_MARKER = "-424242"  # the ranks a choice keeps, in ``choice_sql``: replac
 _RN = "__sqleval_rn"
 
 
-def _choice_query(query: exp.Expression) -> exp.Expression | None:
+def _choice_query(query: exp.Expr) -> exp.Expr | None:
     """``query`` (a subquery with ``ORDER BY ... LIMIT k``, or a LIMIT alone) as one choice of
     its rows: numbered by its ORDER BY, then by every output column (so the rows of a tie
     group have fixed ranks), keeping the ranks listed at ``CHOICE_MARKER``. Run with every
@@ -200,14 +202,14 @@ def _choice_query(query: exp.Expression) -> exp.Expression | None:
     order = inner.args.get("order")
     inner.set("limit", None)
     inner.set("order", None)
-    terms: list[exp.Expression] = []
+    terms: list[exp.Expr] = []
     for o in (order.expressions if order is not None else []):
         pos = _output_position(o.this, selects)
         expr = selects[pos] if pos is not None else o.this
         expr = expr.this if isinstance(expr, exp.Alias) else expr
         terms.append(exp.Ordered(this=expr.copy(), desc=o.args.get("desc"), nulls_first=o.args.get("nulls_first")))
     names: list[exp.Identifier] = []  # as written (quoted or not), so the outer query finds them as before
-    items: list[exp.Expression] = []
+    items: list[exp.Expr] = []
     for i, sel in enumerate(inner.selects):
         terms.append(exp.Ordered(this=(sel.this if isinstance(sel, exp.Alias) else sel).copy()))
         ident = sel.args.get("alias") if isinstance(sel, exp.Alias) else sel.this if isinstance(sel, exp.Column) else None
@@ -226,7 +228,7 @@ def _choice_query(query: exp.Expression) -> exp.Expression | None:
             .order_by(exp.column(_RN)))
 
 
-def _without_limit(tree: exp.Expression, limit: int | None, dialect: str) -> str | None:
+def _without_limit(tree: exp.Expr, limit: int | None, dialect: str) -> str | None:
     """The query with its LIMIT dropped, for the tie group a LIMIT cuts through; None with
     an OFFSET (the window would have two cut edges) or without a LIMIT."""
     if limit is None or tree.args.get("offset") is not None:
@@ -236,11 +238,11 @@ def _without_limit(tree: exp.Expression, limit: int | None, dialect: str) -> str
     return full.sql(dialect=dialect)
 
 
-def _is_ordinal(target: exp.Expression) -> bool:
+def _is_ordinal(target: exp.Expr) -> bool:
     return isinstance(target, exp.Literal) and not target.is_string
 
 
-def _expands(sel: exp.Expression) -> bool:
+def _expands(sel: exp.Expr) -> bool:
     """A select item that may stand for several output columns: *, t.*, COLUMNS(...), UNPACK(...)."""
     inner = sel.this if isinstance(sel, exp.Alias) else sel
     columns = getattr(exp, "Columns", None)
@@ -249,7 +251,7 @@ def _expands(sel: exp.Expression) -> bool:
             or (isinstance(inner, exp.Anonymous) and inner.name.upper() in ("COLUMNS", "UNPACK")))
 
 
-def _output_position(target: exp.Expression, selects: list[exp.Expression]) -> int | None:
+def _output_position(target: exp.Expr, selects: list[exp.Expr]) -> int | None:
     if isinstance(target, exp.Literal) and not target.is_string:
         try:
             return int(target.this) - 1

@@ -63,7 +63,7 @@ def _hashable(v: Any) -> Any:
     return v
 
 
-def python_rows(table: Any) -> list[tuple]:
+def python_rows(table: Any) -> list[tuple[Any, ...]]:
     """An Arrow result as the list of tuples a DB-API ``fetchall()`` would give (infinite
     dates and timestamps as text, as ``python_values`` gives them)."""
     if GID_COLUMN in table.column_names:
@@ -73,20 +73,20 @@ def python_rows(table: Any) -> list[tuple]:
 
 
 # -- the rules ---------------------------------------------------------------------------
-def bird_equal(gold: list[tuple], pred: list[tuple]) -> bool:
+def bird_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]]) -> bool:
     """BIRD: ``set(predicted_res) == set(ground_truth_res)``."""
     return set(pred) == set(gold)
 
 
-def _unorder_row(row: tuple) -> tuple:
+def _unorder_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(sorted(row, key=lambda x: str(x) + str(type(x))))
 
 
-def _multiset_eq(a: list[tuple], b: list[tuple]) -> bool:
+def _multiset_eq(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> bool:
     return len(a) == len(b) and Counter(a) == Counter(b)
 
 
-def _permutations(gold: list[tuple], pred: list[tuple]) -> Iterable[tuple[int, ...]] | None:
+def _permutations(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]]) -> Iterable[tuple[int, ...]] | None:
     n = len(gold[0])
     gold_sets = [{row[i] for row in gold} for i in range(n)]
     candidates = [set(range(n)) for _ in range(n)]
@@ -101,7 +101,7 @@ def _permutations(gold: list[tuple], pred: list[tuple]) -> Iterable[tuple[int, .
     return itertools.product(*[sorted(c) for c in candidates])
 
 
-def spider_equal(gold: list[tuple], pred: list[tuple], order_matters: bool) -> bool | None:
+def spider_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], order_matters: bool) -> bool | None:
     """Spider test-suite ``result_eq``; ``None`` when the permutation search is too large."""
     if not gold and not pred:
         return True
@@ -220,16 +220,16 @@ def _tokens(sql: str, dialect: str) -> list[Any]:
 
 
 def _token_types() -> Any:
-    from sqlglot.tokens import TokenType
+    from sqlglot import TokenType
     return TokenType
 
 
 # -- one case ----------------------------------------------------------------------------
-def _has_nan(rows: list[tuple]) -> bool:
+def _has_nan(rows: list[tuple[Any, ...]]) -> bool:
     return any(isinstance(v, float) and v != v for row in rows for v in row)
 
 
-def _as_float_rows(rows: list[tuple]) -> list[tuple]:
+def _as_float_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     def f(v: Any) -> Any:
         if isinstance(v, bool) or v is None:
             return v
@@ -240,7 +240,7 @@ def _as_float_rows(rows: list[tuple]) -> list[tuple]:
     return [tuple(f(v) for v in row) for row in rows]
 
 
-def _reason(rule: str, rule_pass: bool, gold: list[tuple], pred: list[tuple], compare: dict[str, Any],
+def _reason(rule: str, rule_pass: bool, gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], compare: dict[str, Any],
             order_matters: bool = False, distinct: str | None = None) -> str:
     """Why ``rule`` disagrees with our result comparison on this pair of results (one of
     the reasons ``reports.sidebyside`` counts); ``distinct``: Spider's DISTINCT removal
@@ -301,12 +301,13 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     pred = python_rows(pred_table) if whole else None
     if pred_table is None:
         out["bird"] = None if pred_over_cap is not None else False  # BIRD runs it as written: an error is wrong
-    elif whole:
+    elif whole and gold is not None and pred is not None:  # (whole: both are read)
         out["bird"] = bird_equal(gold, pred)
     else:
         out["bird"] = bird_prefix(gold, pred_table)
     out["bird_reason"] = (None if ours is None or out["bird"] is None or out["bird"] == ours
-                          else _reason("bird", out["bird"], gold, pred, compare or {}) if whole else "other")
+                          else _reason("bird", out["bird"], gold, pred, compare or {})
+                          if whole and gold is not None and pred is not None else "other")
     if pred_over_cap is not None:
         out["note"] = (f"the prediction returned more than {pred_over_cap} rows (reading stopped at a cap); "
                        f"the gold returns {gold_table.num_rows}"
@@ -369,12 +370,12 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
         elif removed and raw == ours:
             decided = "distinct_in_count" if in_call else "distinct_stripping"
         out["spider_reason"] = decided or (_reason("spider", spider, gold, pred, compare or {}, order)
-                                           if whole else "other")
+                                           if whole and gold is not None and pred is not None else "other")
     return out
 
 
-def spider_sized(gold: Any, pred: Any, order_matters: bool, gold_rows: list[tuple] | None = None,
-                 pred_rows: list[tuple] | None = None) -> bool | None:
+def spider_sized(gold: Any, pred: Any, order_matters: bool, gold_rows: list[tuple[Any, ...]] | None = None,
+                 pred_rows: list[tuple[Any, ...]] | None = None) -> bool | None:
     """Spider's ``result_eq`` on two Arrow results, the prediction possibly only known by
     its size: an int (it returned more rows than that cap) or "error" (it failed, which
     scores 0). Lengths are compared first, as ``result_eq`` does, so a result too large to
@@ -396,7 +397,7 @@ def spider_sized(gold: Any, pred: Any, order_matters: bool, gold_rows: list[tupl
 PREFIX_ROWS = 10_000  # rows of a result too large to compare whole that BIRD's verdict reads
 
 
-def bird_prefix(gold: list[tuple] | None, pred_table: Any) -> bool | None:
+def bird_prefix(gold: list[tuple[Any, ...]] | None, pred_table: Any) -> bool | None:
     """BIRD's set comparison on a result too large to compare whole: False when its first
     rows hold one the gold has not (its set cannot equal the gold's), else None: a bag of
     copies of the gold's rows is an equal set, and only all of it would tell."""

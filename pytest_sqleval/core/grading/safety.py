@@ -33,7 +33,7 @@ _FORBIDDEN_NODES: tuple[type, ...] = tuple(t for t in (
     if isinstance(t, type))
 
 
-def _pivot_statement(tree: exp.Expression) -> bool:
+def _pivot_statement(tree: exp.Expr) -> bool:
     """DuckDB's ``PIVOT t ON c USING sum(v)`` / ``UNPIVOT t ON ...``: a query (it only reads),
     though sqlglot parses it as a ``Pivot`` with a source rather than a ``Select``."""
     return isinstance(tree, exp.Pivot) and tree.args.get("this") is not None
@@ -49,7 +49,7 @@ class SafetyResult:
         return {"ok": self.ok, "reason": self.reason, "detail": self.detail}
 
 
-def check_safety(tree: exp.Expression | None, statements: int) -> SafetyResult:
+def check_safety(tree: exp.Expr | None, statements: int) -> SafetyResult:
     if statements != 1 or tree is None:
         return SafetyResult(False, "multiple_statements", f"{statements} statements; exactly one SELECT is allowed")
     if not isinstance(tree, (exp.Query, exp.Subquery)) and not _pivot_statement(tree):

@@ -56,7 +56,7 @@ def _generator(dialect: str) -> Generator:
     return gen
 
 
-def _order_equalities(tree: exp.Expression, gen: Generator, budget: Budget | None = None) -> None:
+def _order_equalities(tree: exp.Expr, gen: Generator, budget: Budget | None = None) -> None:
     """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
     ``b = a`` are the same condition."""
     for eq in reversed(list(tree.find_all(exp.EQ))):
@@ -68,7 +68,7 @@ def _order_equalities(tree: exp.Expression, gen: Generator, budget: Budget | Non
             eq.set("expression", left)
 
 
-def _canonical_copy(tree: exp.Expression, gen: Generator, budget: Budget | None = None) -> exp.Expression:
+def _canonical_copy(tree: exp.Expr, gen: Generator, budget: Budget | None = None) -> exp.Expr:
     """A copy of ``tree`` with its equalities in canonical order. The tree is rewritten,
     not the generator extended: sqlglot's compiled build (``sqlglot[c]``) allows no
     subclass of its generators."""
@@ -77,12 +77,12 @@ def _canonical_copy(tree: exp.Expression, gen: Generator, budget: Budget | None 
     return tree
 
 
-def _normalized_text(tree: exp.Expression, dialect: str, budget: Budget | None = None) -> str:
+def _normalized_text(tree: exp.Expr, dialect: str, budget: Budget | None = None) -> str:
     gen = _generator(dialect)
     return gen.generate(_canonical_copy(tree, gen, budget), copy=False)
 
 
-def _text(gen: Generator, node: exp.Expression | None) -> str:
+def _text(gen: Generator, node: exp.Expr | None) -> str:
     if node is None:
         return ""
     if isinstance(node, exp.Alias):
@@ -90,14 +90,14 @@ def _text(gen: Generator, node: exp.Expression | None) -> str:
     return gen.generate(node, copy=False)
 
 
-def _conjuncts(node: exp.Expression | None, budget: Budget | None = None) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr | None, budget: Budget | None = None) -> list[exp.Expr]:
     """The AND-ed conditions of a clause, left to right, walked without recursion (a
     3,000-term AND chain is 3,000 levels deep)."""
     if node is None:
         return []
     if isinstance(node, (exp.Where, exp.Having)):
         node = node.this
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     stack = [node]
     while stack:
         if budget is not None:
@@ -113,7 +113,7 @@ def _conjuncts(node: exp.Expression | None, budget: Budget | None = None) -> lis
     return out
 
 
-def _main_select(tree: exp.Expression) -> exp.Select | None:
+def _main_select(tree: exp.Expr) -> exp.Select | None:
     """The first SELECT of the query: through subqueries and the left branch of set
     operations (a 1,200-branch UNION is 1,200 levels deep), without recursion."""
     node = tree
@@ -127,13 +127,13 @@ def _main_select(tree: exp.Expression) -> exp.Select | None:
         node = node.left
 
 
-def clauses_of(tree: exp.Expression, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
+def clauses_of(tree: exp.Expr, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
     """Each clause as a sorted list of normalized items (a multiset)."""
     valued, stripped = _clauses(tree, dialect)
     return stripped if strip_values else valued
 
 
-def _clauses(tree: exp.Expression, dialect: str,
+def _clauses(tree: exp.Expr, dialect: str,
              budget: Budget | None = None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """The clauses of ``tree``, with and without values: one copy, searched once, written
     with values, then again with every literal replaced by a placeholder."""
@@ -149,16 +149,16 @@ def _clauses(tree: exp.Expression, dialect: str,
     return valued, _extract(sel, tree, gen, set_ops, windows, budget)
 
 
-def _strip_values(tree: exp.Expression, budget: Budget | None = None) -> None:
+def _strip_values(tree: exp.Expr, budget: Budget | None = None) -> None:
     """Every literal replaced by a placeholder. Literals in a list (``IN (...)``, ``VALUES``)
     are replaced by rebuilding the list once: replacing them one by one re-indexes the
     list each time, quadratic in its length (20,000 values: 27 s)."""
-    in_lists: dict[tuple[int, str], tuple[exp.Expression, str, set[int]]] = {}
+    in_lists: dict[tuple[int, str], tuple[exp.Expr, str, set[int]]] = {}
     for lit in list(tree.find_all(exp.Literal)):
         if budget is not None:
             budget.tick()
         parent, key = lit.parent, lit.arg_key
-        if parent is None:
+        if parent is None or key is None:  # (a literal with a parent has a key in it)
             continue
         if isinstance(parent.args.get(key), list):
             in_lists.setdefault((id(parent), key), (parent, key, set()))[2].add(id(lit))
@@ -168,9 +168,9 @@ def _strip_values(tree: exp.Expression, budget: Budget | None = None) -> None:
         parent.set(key, [exp.Placeholder() if id(e) in ids else e for e in parent.args[key]])
 
 
-def _extract(sel: exp.Select | None, tree: exp.Expression, gen: Generator, set_ops: list[str],
+def _extract(sel: exp.Select | None, tree: exp.Expr, gen: Generator, set_ops: list[str],
              windows: list[exp.Window], budget: Budget | None = None) -> dict[str, list[str]]:
-    def n(e: exp.Expression | None) -> str:
+    def n(e: exp.Expr | None) -> str:
         if budget is not None:
             budget.tick()
         return _text(gen, e)
@@ -249,11 +249,11 @@ class GoldSide:
         return cls(data["valued"], data["stripped"], data["normalized"], data.get("sql"))
 
 
-def gold_side(gold: exp.Expression, dialect: str, sql: str | None = None) -> GoldSide:
+def gold_side(gold: exp.Expr, dialect: str, sql: str | None = None) -> GoldSide:
     return GoldSide(*_clauses(gold, dialect), _normalized_text(gold, dialect), sql)
 
 
-def compare_structure(pred: exp.Expression, gold: exp.Expression | GoldSide, dialect: str,
+def compare_structure(pred: exp.Expr, gold: exp.Expr | GoldSide, dialect: str,
                       budget: Budget | None = None, pred_sql: str | None = None) -> StructureResult:
     """The clause-by-clause diff; raises ``OverBudget`` when ``budget`` runs out first.
     ``gold`` is the gold's tree or its stored ``GoldSide``; a prediction whose text

@@ -78,7 +78,7 @@ def _hints(tree: Any, catalog: Any) -> dict[tuple[str, str], list[str]]:
     aliases = {t.alias_or_name.lower(): ".".join(p for p in (t.db, t.name) if p).lower()
                for t in tree.find_all(exp.Table)}
 
-    def add(col: exp.Column, lit: exp.Expression) -> None:
+    def add(col: exp.Column, lit: exp.Expr | None) -> None:
         if not isinstance(lit, exp.Literal):
             lit = lit.find(exp.Literal) if isinstance(lit, exp.Cast) else None
             if lit is None:
@@ -120,7 +120,8 @@ def neighbours(text: str) -> list[str]:
         value = Decimal(text)
     except InvalidOperation:
         return [text]
-    unit = Decimal(1).scaleb(value.as_tuple().exponent) if value.as_tuple().exponent < 0 else Decimal(1)
+    exponent = value.as_tuple().exponent
+    unit = Decimal(1).scaleb(exponent) if isinstance(exponent, int) and exponent < 0 else Decimal(1)
     return [str(value), str(value - unit), str(value + unit)]
 
 
@@ -134,7 +135,8 @@ class BoundaryRows:
     def __init__(self, database: Path, gold_sqls: Iterable[str], dialect: str, seed: int) -> None:
         import sqlglot
         self.database, self.gold_sqls, self.dialect = Path(database), list(gold_sqls), dialect
-        self.digest = hashlib.sha256(repr((BOUNDARY_VERSION, self.gold_sqls, dialect, sqlglot.__version__,
+        sqlglot_version = sqlglot.__version__  # type: ignore[attr-defined]  # set in a try block: no export to mypy
+        self.digest = hashlib.sha256(repr((BOUNDARY_VERSION, self.gold_sqls, dialect, sqlglot_version,
                                            seed)).encode()).hexdigest()[:16]
         self._ready = False
         self.hints: dict[tuple[str, str], list[str]] = {}
@@ -343,6 +345,8 @@ def on_grid(measured: Any, to: str, ctype: str) -> str | None:
     if measured is None or isinstance(measured, (bool, dt.datetime)):
         return None
     upper = ctype.upper()
+    low: dt.date | Decimal
+    high: dt.date | Decimal
     if isinstance(measured, dt.date):
         if upper != "DATE":
             return None
@@ -373,13 +377,14 @@ def _salt(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
 
 
-def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
     process's watchdog (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
     token = WATCHDOG.arm(WITNESS_TIMEOUT_S, con.interrupt)
     try:
-        return con.execute(sql, list(params)).fetchall()
+        rows: list[tuple[Any, ...]] = con.execute(sql, list(params)).fetchall()
+        return rows
     finally:
         WATCHDOG.disarm(token)
 

@@ -83,7 +83,7 @@ class Variant:
 
     index: int
     kind: str  # "subset", "subset+duplicates", "subset+shuffle"
-    params: dict = field(hash=False)  # fraction, seed, tables duplicated, columns shuffled
+    params: dict[str, Any] = field(hash=False)  # fraction, seed, tables duplicated, columns shuffled
     path: Path
     content_hash: str  # the engine's canonical content hash of the variant
 
@@ -420,6 +420,9 @@ def _insert_order(constraints: Constraints) -> list[str]:
 class _Builder:
     """What both engines share: the sample, then the growth loop over the dependencies."""
 
+    con: Any  # the engine's connection, set by ``build``
+    keep: dict[str, str]  # table -> its temporary table of kept rows, set by ``build``
+
     def __init__(self, database: Path, target: Path, constraints: Constraints, share: float, tag: str,
                  index: int) -> None:
         self.database, self.target, self.c, self.tag = database, target, constraints, tag
@@ -530,7 +533,8 @@ class _DuckDBBuilder(_Builder):
         import duckdb
         self.target.unlink(missing_ok=True)
         con = duckdb.connect(config={"threads": 1})
-        self.con, self.types = con, {}
+        self.types: dict[str, dict[str, Any]] = {}  # table -> column -> DuckDB type
+        self.con = con
         try:
             con.execute("SET preserve_insertion_order = false")
             con.execute("SET enable_progress_bar = false")
@@ -687,8 +691,9 @@ class _SQLiteBuilder(_Builder):
 
     def has_rowid(self, name: str) -> bool:
         """Whether a table has rowids (a WITHOUT ROWID table is kept whole)."""
-        return self.con.execute("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'",
-                                (name,)).fetchone()[0] == 0
+        without_rowid: int = self.con.execute("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE "
+                                              "'%WITHOUT ROWID%'", (name,)).fetchone()[0]
+        return without_rowid == 0
 
     def sample(self) -> None:
         for name, t in self.c.tables.items():
@@ -703,7 +708,8 @@ class _SQLiteBuilder(_Builder):
 
     def add_missing(self, dep: Dependency) -> int:
         cur = self.con.execute(f"INSERT INTO {self.keep[dep.parent]} {self.missing_sql(dep, quote(dep.parent))}")
-        return max(0, cur.rowcount)
+        inserted: int = cur.rowcount
+        return max(0, inserted)
 
     def shuffle(self, t: TableConstraints, free: list[str]) -> None:
         if not self.has_rowid(t.name):

@@ -176,8 +176,9 @@ class _Reader:
     def close(self) -> None:
         self.conn.close()
 
-    def all(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return self.conn.execute(sql, params).fetchall()
+    def all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.conn.execute(sql, params).fetchall()
+        return rows
 
     def tables(self) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
@@ -231,7 +232,7 @@ class _Reader:
                     if cols and None not in cols and cols not in t.unique_keys:
                         t.unique_keys.append(cols)
         for t in tables.values():  # after every primary key is known: a reference may name none
-            fks: dict[int, list[tuple]] = {}
+            fks: dict[int, list[tuple[Any, ...]]] = {}
             for row in self.all("SELECT id, seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)",
                                 (t.name,)):
                 fks.setdefault(row[0], []).append(row)
@@ -268,7 +269,8 @@ class _Reader:
 
     def duplicate_rows(self, table: TableConstraints) -> bool:
         rel = qualified(table.name, self.engine)
-        return self.all(f"SELECT count(*) FROM (SELECT DISTINCT * FROM {rel}) d")[0][0] < table.rows
+        distinct: int = self.all(f"SELECT count(*) FROM (SELECT DISTINCT * FROM {rel}) d")[0][0]
+        return distinct < table.rows
 
     def included(self, child: str, checks: list[tuple[str, str, str]]) -> list[bool]:
         """For each ``(child column, parent table, parent column)``: whether every non-null

@@ -55,9 +55,9 @@ class Mutant:
 MUTATION_KINDS = ("literal", "comparison", "drop_predicate", "drop_join_condition", "join_type",
                   "aggregate", "distinct", "order_by", "limit", "column_swap")
 
-Edit = Callable[[exp.Expression], None]
+Edit = Callable[["exp.Expr"], object]  # a string: sqlglot < 30 has no Expr
 # the target node in the gold's tree, the edit applied to the same node in a copy, the detail
-Candidate = tuple[exp.Expression, Edit, str]
+Candidate = tuple["exp.Expr", Edit, str]
 
 _SNIP = 60
 _SNIP_NODES = 200  # larger subtrees are not rendered into a detail
@@ -83,9 +83,9 @@ def mutants(gold_sql: str, dialect: str, *, limit: int = 40) -> list[Mutant]:
 
 @dataclass
 class _Gold:
-    root: exp.Expression
+    root: exp.Expr
     dialect: str
-    nodes: list[exp.Expression]  # the tree in depth-first (source) order
+    nodes: list[exp.Expr]  # the tree in depth-first (source) order
     level: ErrorLevel
 
 
@@ -159,15 +159,16 @@ def _next_mutant(g: _Gold, kind: str, candidates: Iterator[Candidate], seen: set
         return Mutant(sql, kind, detail)
 
 
-def _path(node: exp.Expression) -> list[tuple[str, int | None]]:
+def _path(node: exp.Expr) -> list[tuple[str, int | None]]:
     steps = []
     while node.parent is not None:
+        assert node.arg_key is not None  # a node with a parent is under a key of its args
         steps.append((node.arg_key, node.index))
         node = node.parent
     return steps[::-1]
 
 
-def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Expression:
+def _follow(root: exp.Expr, path: list[tuple[str, int | None]]) -> exp.Expr:
     node = root
     for key, index in path:
         child = node.args[key]
@@ -177,7 +178,7 @@ def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Exp
 
 # --- rendering of details -------------------------------------------------------------
 
-def _snip(node: exp.Expression, dialect: str) -> str:
+def _snip(node: exp.Expr, dialect: str) -> str:
     """``node``'s SQL on one line, cut to a few words; a huge subtree shows only its type."""
     for count, _ in enumerate(node.walk()):
         if count > _SNIP_NODES:
@@ -192,10 +193,10 @@ _CLAUSES: tuple[tuple[type, str], ...] = (
 )
 
 
-def _context(node: exp.Expression, dialect: str) -> str:
+def _context(node: exp.Expr, dialect: str) -> str:
     """'WHERE o.amount >= 100': the clause holding ``node`` and the predicate around it."""
-    shown: exp.Expression | None = None
-    anc: exp.Expression | None = node
+    shown: exp.Expr | None = None
+    anc: exp.Expr | None = node
     while anc is not None:
         if shown is None and isinstance(anc, exp.Predicate):
             shown = anc
@@ -231,7 +232,7 @@ def _literal(g: _Gold) -> Iterator[Candidate]:
                 yield node, _replace_with(new), f"{old_text} -> {new_text} in {_context(node, g.dialect)}"
 
 
-def _replace_with(new: exp.Expression) -> Edit:
+def _replace_with(new: exp.Expr) -> Edit:
     return lambda node: node.replace(new.copy())
 
 
@@ -248,7 +249,7 @@ def _compared_string(node: exp.Literal) -> bool:
     return isinstance(node.parent, (exp.EQ, exp.NEQ, exp.In)) and not _ISO.match(node.this)
 
 
-def _moves(node: exp.Literal, pool: list[str]) -> list[exp.Literal]:
+def _moves(node: exp.Literal, pool: list[str]) -> list[exp.Expr]:
     text = node.this
     if not node.is_string:
         if _INT.match(text):
@@ -276,7 +277,10 @@ def _nudged(text: str) -> list[str]:
         value = Decimal(text)
     except InvalidOperation:
         return []
-    scale = Decimal(1).scaleb(value.as_tuple().exponent)
+    exponent = value.as_tuple().exponent
+    if not isinstance(exponent, int):  # NaN or infinity (the caller's pattern admits neither)
+        return []
+    scale = Decimal(1).scaleb(exponent)
     if value == 0:
         return [_decimal_text(scale), _decimal_text(-scale)]
     out = []
@@ -307,7 +311,7 @@ def _comparison(g: _Gold) -> Iterator[Candidate]:
         if new_cls is None or isinstance(node.parent, (exp.Property, exp.SetItem)):
             continue
 
-        def edit(n: exp.Expression, new_cls: type = new_cls) -> None:
+        def edit(n: exp.Expr, new_cls: type = new_cls) -> None:
             n.replace(new_cls(this=n.this, expression=n.expression))
 
         yield node, edit, f"'{_OPS[type(node)]}' -> '{_OPS[new_cls]}' in {_context(node, g.dialect)}"
@@ -315,7 +319,7 @@ def _comparison(g: _Gold) -> Iterator[Candidate]:
 
 # --- drop_predicate, drop_join_condition ----------------------------------------------
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     """The members of an AND chain, through parentheses around ANDs."""
     if isinstance(node, exp.And):
         return _conjuncts(node.this) + _conjuncts(node.expression)
@@ -324,13 +328,13 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def _drop_conjunct(node: exp.Expression) -> None:
+def _drop_conjunct(node: exp.Expr) -> None:
     parent = node.parent
     assert isinstance(parent, exp.And)
     parent.replace(parent.expression if parent.this is node else parent.this)
 
 
-def _pop(node: exp.Expression) -> None:
+def _pop(node: exp.Expr) -> None:
     node.pop()
 
 
@@ -389,7 +393,7 @@ def _join_type(g: _Gold) -> Iterator[Candidate]:
 
 
 def _set_join(side: str | None) -> Edit:
-    def edit(node: exp.Expression) -> None:
+    def edit(node: exp.Expr) -> None:
         node.set("side", side)
         node.set("kind", None)
     return edit
@@ -397,10 +401,10 @@ def _set_join(side: str | None) -> Edit:
 
 # --- aggregate ------------------------------------------------------------------------
 
-_AGG_SWAPS: dict[type, type] = {exp.Sum: exp.Avg, exp.Avg: exp.Sum, exp.Min: exp.Max, exp.Max: exp.Min}
+_AGG_SWAPS: dict[type[exp.Expr], type[exp.Expr]] = {exp.Sum: exp.Avg, exp.Avg: exp.Sum, exp.Min: exp.Max, exp.Max: exp.Min}
 
 
-def _swapped_aggregate(node: exp.Expression) -> exp.Expression | None:
+def _swapped_aggregate(node: exp.Expr) -> exp.Expr | None:
     """SUM <-> AVG, MIN <-> MAX, COUNT(x) <-> COUNT(DISTINCT x); None when it does not apply."""
     new_cls = _AGG_SWAPS.get(type(node))
     if new_cls is not None:
@@ -430,7 +434,7 @@ def _aggregate(g: _Gold) -> Iterator[Candidate]:
         if shown is None:
             continue
 
-        def edit(n: exp.Expression) -> None:
+        def edit(n: exp.Expr) -> None:
             new = _swapped_aggregate(n)
             assert new is not None
             n.replace(new)
@@ -440,7 +444,7 @@ def _aggregate(g: _Gold) -> Iterator[Candidate]:
 
 # --- distinct -------------------------------------------------------------------------
 
-def _enclosing(node: exp.Expression) -> exp.Expression | None:
+def _enclosing(node: exp.Expr) -> exp.Expr | None:
     """The parent of ``node`` seen through subquery parentheses."""
     parent = node.parent
     while isinstance(parent, (exp.Subquery, exp.Paren)):
@@ -465,7 +469,7 @@ def _distinct_irrelevant(select: exp.Select) -> bool:
     return bool(keys) and all(_projected(select, key) for key in keys)
 
 
-def _projected(select: exp.Select, key: exp.Expression) -> bool:
+def _projected(select: exp.Select, key: exp.Expr) -> bool:
     """``key`` (a GROUP BY or ORDER BY term) is one of the SELECT's columns."""
     if isinstance(key, exp.Literal) and not key.is_string and _INT.match(key.this):
         return 1 <= int(key.this) <= len(select.expressions)
@@ -491,7 +495,7 @@ def _distinct(g: _Gold) -> Iterator[Candidate]:
 
 
 def _set_distinct(on: bool) -> Edit:
-    def edit(node: exp.Expression) -> None:
+    def edit(node: exp.Expr) -> None:
         node.set("distinct", exp.Distinct() if on else None)
     return edit
 
@@ -526,7 +530,7 @@ def _order_by(g: _Gold) -> Iterator[Candidate]:
 
 
 def _flip(dialect: str) -> Edit:
-    def edit(key: exp.Expression) -> None:
+    def edit(key: exp.Expr) -> None:
         desc = bool(key.args.get("desc"))
         nulls_first = bool(key.args.get("nulls_first"))
         key.set("desc", not desc)
@@ -552,14 +556,14 @@ def _limit(g: _Gold) -> Iterator[Candidate]:
 
 
 def _set_limit(n: int) -> Edit:
-    def edit(node: exp.Expression) -> None:
+    def edit(node: exp.Expr) -> None:
         node.set("expression", exp.Literal.number(n))
     return edit
 
 
 # --- column_swap ----------------------------------------------------------------------
 
-def _outer_selects(root: exp.Expression) -> list[exp.Expression]:
+def _outer_selects(root: exp.Expr) -> list[exp.Expr]:
     """The SELECTs whose columns are the query's result columns."""
     while isinstance(root, (exp.Subquery, exp.Paren)):
         root = root.this
@@ -570,7 +574,7 @@ def _outer_selects(root: exp.Expression) -> list[exp.Expression]:
     return []
 
 
-def _output_name(item: exp.Expression) -> exp.Identifier | None:
+def _output_name(item: exp.Expr) -> exp.Identifier | None:
     if isinstance(item, exp.Alias):
         alias = item.args.get("alias")
         return alias if isinstance(alias, exp.Identifier) else None
@@ -616,7 +620,7 @@ def _column_swap(g: _Gold) -> Iterator[Candidate]:
 _NUMERIC = (exp.Sum, exp.Avg, exp.Count, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Round, exp.Abs, exp.Neg)
 
 
-def _numeric(item: exp.Expression) -> bool:
+def _numeric(item: exp.Expr) -> bool:
     """Surely a number, with no schema at hand: an arithmetic result or a numeric aggregate."""
     e = item.unalias()
     while isinstance(e, (exp.Window, exp.Paren)):
@@ -624,11 +628,11 @@ def _numeric(item: exp.Expression) -> bool:
     return isinstance(e, _NUMERIC) or isinstance(e, exp.Literal) and not e.is_string
 
 
-def _aggregated(item: exp.Expression) -> bool:
+def _aggregated(item: exp.Expr) -> bool:
     return any(not isinstance(a.parent, exp.Window) for a in item.find_all(exp.AggFunc))
 
 
-def _renumber(select: exp.Expression, i: int) -> None:
+def _renumber(select: exp.Expr, i: int) -> None:
     """Positional GROUP BY / ORDER BY terms follow the expression at position i+1 or i+2."""
     swap = {str(i + 1): i + 2, str(i + 2): i + 1}
     group = select.args.get("group")
@@ -641,7 +645,7 @@ def _renumber(select: exp.Expression, i: int) -> None:
 
 
 def _swap_positions(i: int) -> Edit:
-    def edit(node: exp.Expression) -> None:
+    def edit(node: exp.Expr) -> None:
         items = list(node.expressions)
         items[i], items[i + 1] = items[i + 1], items[i]
         node.set("expressions", items)
@@ -650,7 +654,7 @@ def _swap_positions(i: int) -> Edit:
 
 
 def _swap_expressions(i: int) -> Edit:
-    def edit(node: exp.Expression) -> None:
+    def edit(node: exp.Expr) -> None:
         items = list(node.expressions)
         a, b = items[i], items[i + 1]
         name_a, name_b = _output_name(a), _output_name(b)

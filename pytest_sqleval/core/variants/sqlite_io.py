@@ -13,7 +13,7 @@ from ..engines.sqlite_sandbox import decode_text
 
 def connect(database: str | Path, *, read_only: bool = False, **kwargs: Any) -> sqlite3.Connection:
     """A connection to ``database`` (read-only: by URI, so the file is never written)."""
-    con = (sqlite3.connect(f"file:{database}?mode=ro", uri=True, **kwargs) if read_only
+    con: sqlite3.Connection = (sqlite3.connect(f"file:{database}?mode=ro", uri=True, **kwargs) if read_only
            else sqlite3.connect(str(database), **kwargs))
     con.text_factory = decode_text
     return con

@@ -109,7 +109,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
     grouped = group is not None and bool(group.expressions)
     if not grouped and any(e.find(exp.AggFunc) for e in select.expressions):
         return None  # one row: nothing ranks
-    member_exprs = ([_unalias(e, select, False) for e in group.expressions] if grouped
+    member_exprs = ([_unalias(e, select, False) for e in group.expressions] if group is not None and grouped
                     else [exp.column("rowid", table=a) for a in aliases])
     keys: list[SortKey | None] = []
     key_exprs = []
@@ -126,7 +126,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
         elif isinstance(node, exp.Column) and not grouped:
             kind, column = "column", node
         where = _resolve(column, sources, names.lower) if kind and isinstance(column, exp.Column) else None
-        if where is None or not free(names.originals[sources[where[0]]], where[1]):
+        if where is None or kind is None or not free(names.originals[sources[where[0]]], where[1]):
             keys.append(None)
         else:
             keys.append(SortKey(kind, desc, aliases.index(where[0]), where[1]))
@@ -181,7 +181,7 @@ class TieWriter:
     ``allowed(table, column, text)`` says whether a value lies in the pinned domain."""
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
-                 run: Callable[[str, tuple], list[tuple]], allowed: Callable[[str, str, str], bool],
+                 run: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]], allowed: Callable[[str, str, str], bool],
                  changed: dict[str, int]) -> None:
         self.con, self.engine, self.tables, self.deps = con, engine, tables, dependencies
         self.run, self.allowed, self.changed = run, allowed, changed
@@ -228,7 +228,7 @@ class TieWriter:
         except Exception:  # overran its time this time: the edit is not known to work
             return False
 
-    def _move(self, tb: TieBreak, key: SortKey, member: tuple, up: bool, undo: list[Callable[[], None]]) -> bool:
+    def _move(self, tb: TieBreak, key: SortKey, member: tuple[Any, ...], up: bool, undo: list[Callable[[], None]]) -> bool:
         try:
             if key.kind == "count":
                 return self._copy_row(tb, member, undo)
@@ -236,12 +236,12 @@ class TieWriter:
         except Exception:  # a value or row the engine refuses: this plan fails and is undone
             return False
 
-    def _member_rows(self, tb: TieBreak, member: tuple) -> list[tuple]:
+    def _member_rows(self, tb: TieBreak, member: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         if any(v is None for v in member):
             return []
         return self.run(tb.rows_sql, member)
 
-    def _copy_row(self, tb: TieBreak, member: tuple, undo: list[Callable[[], None]]) -> bool:
+    def _copy_row(self, tb: TieBreak, member: tuple[Any, ...], undo: list[Callable[[], None]]) -> bool:
         """Copy a row of one of the member's row tuples, a table no dependency's parent first
         (a copied parent row has no children and joins into nothing); kept if the member's row
         tuples grew by one."""
@@ -328,7 +328,7 @@ class TieWriter:
             candidates = [top + 1] if isinstance(top, int) and not isinstance(top, bool) else []
         return next((v for v in candidates if not self._taken(table, key, {**row, column: v})), None)
 
-    def _nudge(self, tb: TieBreak, key: SortKey, member: tuple, up: bool, undo: list[Callable[[], None]]) -> bool:
+    def _nudge(self, tb: TieBreak, key: SortKey, member: tuple[Any, ...], up: bool, undo: list[Callable[[], None]]) -> bool:
         """Move one of the member's values of ``key.column`` one grid unit up or down, inside
         the column's domain: for a maximum the row holding its largest value, for a minimum
         its smallest, for a sum or an average the first row whose step stays inside."""
@@ -351,7 +351,7 @@ class TieWriter:
             rows = sorted(rows, key=lambda r: (r[1], r[0]), reverse=not up)
         rowid, old, new = next(((r[0], r[1], v) for r in rows for v in [_step(r[1], up)]
                                 if v is not None and self.allowed(table, key.column, v)), (None, None, None))
-        if new is None:
+        if new is None or rowid is None:
             return False
         ctype = self.tables[table].columns.get(key.column, "")
         cast = f"CAST(? AS {ctype})" if self.engine == "duckdb" and ctype else "?"
@@ -370,7 +370,7 @@ class TieWriter:
         undo.append(uncount)
 
 
-def _cut(rows: list[tuple], tb: TieBreak) -> tuple[int, list[tuple]] | None:
+def _cut(rows: list[tuple[Any, ...]], tb: TieBreak) -> tuple[int, list[tuple[Any, ...]]] | None:
     """(rows ahead of the tie group, the group's members) when the LIMIT cuts through a
     tie group of the ranking's rows; None when the top ``limit`` rows are determined."""
     k, n = tb.limit, tb.members

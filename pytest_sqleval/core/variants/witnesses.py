@@ -121,7 +121,7 @@ def _sources(select: Any, names: Catalog) -> dict[str, str]:
     return out
 
 
-def _split(node: Any, kind: type) -> list[Any]:
+def _split(node: Any, kind: type[Any]) -> list[Any]:
     from sqlglot import exp
     while isinstance(node, exp.Paren):
         node = node.this
@@ -170,8 +170,8 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
     aliases = sorted({alias for alias, _ in base})
     position = {alias: i for i, alias in enumerate(aliases)}
     template = select.copy()
-    for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", with_key):
-        template.set(key, None)
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", with_key):
+        template.set(arg, None)
     template.set("expressions", [exp.alias_(exp.column("rowid", table=a), f"w{i}") for i, a in enumerate(aliases)])
     if root_with is not None:
         template.set(with_key, root_with.copy())

@@ -121,7 +121,7 @@ def _retrieval_order(ws: SuiteWorkspace, config: AgentConfig, question: str,
 def _block(ws: SuiteWorkspace, config: AgentConfig, table: TableDoc, layer: Any,
            counter: TokenCounter) -> tuple[str, int]:
     key = ("block", table.qualified, config.layer if layer is not None else "none", config.joins, counter.name)
-    hit = ws.cache.get(key)
+    hit: tuple[str, int] | None = ws.cache.get(key)
     if hit is not None:
         return hit
     note = L.deprecated_note(layer, table.qualified) if config.uses_anti_patterns and layer is not None else ""

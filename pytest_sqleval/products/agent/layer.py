@@ -24,12 +24,13 @@ def cubes_by_table(layer: Any) -> dict[str, list[Any]]:
 
 
 def _join_sql(layer: Any, cube: Any, sql: str) -> str:
-    tables = {c.name: c.sql_table for c in layer.cubes}
+    tables: dict[str, str] = {c.name: c.sql_table for c in layer.cubes}
 
     def sub(m: re.Match[str]) -> str:
         name = m.group(1)
         if name == "CUBE":
-            return cube.sql_table
+            table: str = cube.sql_table
+            return table
         return tables.get(name, name)
     return " ".join(_PLACEHOLDER.sub(sub, sql).split())
 

@@ -22,7 +22,7 @@ from typing import Any
 from ...core import RUNS_ENV, runs_dir
 
 __all__ = ["RUNS_ENV", "record_prediction", "runs_dir"]
-_written: dict[Path, tuple[tuple[int, ...], dict[str, str]]] = {}  # path -> (its stat as we left it, qid -> line)
+_written: dict[Path, tuple[tuple[int, ...] | None, dict[str, str]]] = {}  # path -> (its stat as we left it, qid -> line)
 
 
 @lru_cache(maxsize=None)

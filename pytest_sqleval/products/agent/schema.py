@@ -150,11 +150,13 @@ def _attach_layer(ws: SuiteWorkspace) -> None:
 
 def _sandbox(manifest: SuiteManifest) -> Any:
     from ...core import open_sandbox
-    key = str(manifest.database if isinstance(manifest.database, str) else Path(manifest.database).resolve())
+    database = manifest.database
+    assert database is not None  # the agent's backends run on suites with a database
+    key = str(database if isinstance(database, str) else Path(database).resolve())
     sb = _sandboxes.get(key)
     if sb is None:
         try:
-            sb = _sandboxes[key] = open_sandbox(manifest.database, manifest.limits)
+            sb = _sandboxes[key] = open_sandbox(database, manifest.limits)
         except Exception as exc:
             raise BackendError(f"cannot open {manifest.database} for the agent's self-check: {exc}") from None
         global _atexit_registered

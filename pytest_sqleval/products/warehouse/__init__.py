@@ -17,6 +17,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...core import SqlevalError
 from .spec import ERP_CUTOVER, LOGICAL_DATE, SCHEMAS, TABLES, Table, deprecated
@@ -94,7 +95,7 @@ def _scale_key(scale: float) -> str:
     return f"{float(scale):g}"
 
 
-def _pins() -> dict:
+def _pins() -> dict[str, Any]:
     return tomllib.loads(PIN_FILE.read_text(encoding="utf-8")) if PIN_FILE.is_file() else {}
 
 
@@ -142,7 +143,7 @@ def _pin(scale: float, info: "BuildInfo") -> None:
     PIN_FILE.write_text("\n".join(lines), encoding="utf-8")
 
 
-def _version_key(version: str) -> tuple:
+def _version_key(version: str) -> tuple[int | str, ...]:
     return tuple(int(p) if p.isdigit() else p for p in version.split("."))
 
 
@@ -181,7 +182,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
     for leftover in (path, Path(str(path) + ".wal")):
         leftover.unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    config = {"threads": threads} if threads else {}
+    config: dict[str, Any] = {"threads": threads} if threads else {}
     con = duckdb.connect(str(path) if block_size is None else ":memory:", config=config)
     try:
         if block_size is not None:
@@ -200,7 +201,7 @@ def build_warehouse(path: str | Path, scale: float = DEFAULT_SCALE, *, verify: b
             except duckdb.Error as exc:
                 raise SqlevalError(f"warehouse build step {label!r} failed: {exc}") from exc
         con.execute("COMMIT")
-        rows = sum(con.execute(f"SELECT count(*) FROM {t.qualified}").fetchone()[0] for t in TABLES)
+        rows = sum(con.execute(f"SELECT count(*) FROM {t.qualified}").fetchall()[0][0] for t in TABLES)
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -258,7 +259,7 @@ def render_schema(database: str | Path, *, instructor: bool = False) -> str:
     finally:
         con.close()
     spec = {(t.schema, t.name): t for t in TABLES}
-    by_table: dict[tuple[str, str], list[tuple]] = {}
+    by_table: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for row in cols:
         by_table.setdefault((row[0], row[1]), []).append(row)
     edition = "instructor edition, with -- TRAP: annotations" if instructor else "student edition"

@@ -18,6 +18,8 @@ Each step is ``(label, sql)``; ``$NAME`` tokens are replaced by the sizes of the
 """
 from __future__ import annotations
 
+from typing import Any
+
 MACROS = [
     "CREATE OR REPLACE TEMP MACRO _mx(x) AS (xor(x, x >> 16) * 73244475) & 4294967295",
     "CREATE OR REPLACE TEMP MACRO h32(x) AS xor(_mx(_mx(x & 4294967295)), _mx(_mx(x & 4294967295)) >> 16)",
@@ -44,7 +46,7 @@ LAST_NAMES = ["Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Mille
               "Weber", "Meyer", "Bernard", "Dubois", "Durand", "Lefebvre", "Moreau", "Laurent", "Simon", "Michel"]
 
 
-def _lst(values: list) -> str:
+def _lst(values: list[Any]) -> str:
     return "[" + ", ".join("'" + str(v).replace("'", "''") + "'" for v in values) + "]"
 
 

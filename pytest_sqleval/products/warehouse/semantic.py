@@ -134,11 +134,11 @@ class SemanticLayer:
 
 
 # -- YAML with line numbers ----------------------------------------------------------------
-class _Map(dict):
+class _Map(dict[Any, Any]):
     """A mapping that remembers where it and each of its keys start (1-based lines)."""
 
     line: int = 0
-    key_lines: dict[str, int]
+    key_lines: dict[Any, int]  # a key may be a number or a boolean too
 
 
 def _loader(path: Path) -> type:
