@@ -105,44 +105,109 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "read_frozen": ("variants.distill", "read_frozen"),
 }
 
-__all__ = sorted(_PUBLIC)
+# a literal, so that a type checker reads it; tests/test_architecture.py holds it equal to _PUBLIC
+__all__ = [
+    "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
+    "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ExecError", "ExecOutcome",
+    "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn", "GenerationResult", "GoldError",
+    "Grader", "GraderPool", "LLMError", "LLMReply", "Layout", "Limits", "MANIFEST_NAME",
+    "MAX_TRACE_EVENTS", "MAX_TRACE_TEXT", "NOT_A_MODEL", "REFUSED", "RUNS_ENV", "Sandbox",
+    "SqlevalError", "SuiteManifest", "TRACE_KEY", "TRACE_REPORT_KEY", "Trace", "UsageError",
+    "VARIANT_BLOCK_SIZE", "Verdict", "WATCHDOG", "api_key_for", "case_contract", "case_policy",
+    "check_safety", "classify_duckdb_error", "client_limits", "clip_trace_text", "collect_cases",
+    "compare", "complete", "credential_gated", "deprecated_refs", "display_location",
+    "engine_display", "engine_name", "ensure_database", "find_manifest_for", "is_mock", "is_url",
+    "iter_jsonl", "jsonable", "kind_of", "load_litellm", "load_manifest", "manifest_key_line",
+    "mock_label", "model_string", "nested_cut", "open_sandbox", "order_info", "parse_sql",
+    "peer_verdicts", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_text",
+    "register_engine", "register_layout", "render_trace", "runs_dir", "split_of", "table_names",
+    "write_trace_report",
+]
 
-if TYPE_CHECKING:  # pragma: no cover - what a type checker sees; at run time, __getattr__
-    from .api import Grader, Verdict, compare
-    from .backends.base import Backend, BackendOptions, GenerateFn, GenerationResult
-    from .backends.llm_backends import api_key_for, client_limits, credential_gated, model_string
-    from .cases import (MANIFEST_NAME, BenchmarkCase, ComparePolicy, Layout, Limits, SuiteManifest, collect_cases,
-                        find_manifest_for, load_manifest, read_cases, read_layout_cases, register_layout, split_of)
-    from .cases.manifest import manifest_key_line
-    from .engines import display_location, engine_name, is_url, open_sandbox, register_engine
-    from .engines.base import REFUSED, ExecError, ExecOutcome, Sandbox
-    from .engines.build import ensure_database
-    from .engines.duckdb_sandbox import DuckDBSandbox
+if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `X as X`); at run time, __getattr__
+    from .api import Grader as Grader
+    from .api import Verdict as Verdict
+    from .api import compare as compare
+    from .backends.base import Backend as Backend
+    from .backends.base import BackendOptions as BackendOptions
+    from .backends.base import GenerateFn as GenerateFn
+    from .backends.base import GenerationResult as GenerationResult
+    from .backends.llm_backends import api_key_for as api_key_for
+    from .backends.llm_backends import client_limits as client_limits
+    from .backends.llm_backends import credential_gated as credential_gated
+    from .backends.llm_backends import model_string as model_string
+    from .cases import MANIFEST_NAME as MANIFEST_NAME
+    from .cases import BenchmarkCase as BenchmarkCase
+    from .cases import ComparePolicy as ComparePolicy
+    from .cases import Layout as Layout
+    from .cases import Limits as Limits
+    from .cases import SuiteManifest as SuiteManifest
+    from .cases import collect_cases as collect_cases
+    from .cases import find_manifest_for as find_manifest_for
+    from .cases import load_manifest as load_manifest
+    from .cases import read_cases as read_cases
+    from .cases import read_layout_cases as read_layout_cases
+    from .cases import register_layout as register_layout
+    from .cases import split_of as split_of
+    from .cases.manifest import manifest_key_line as manifest_key_line
+    from .engines import display_location as display_location
+    from .engines import engine_name as engine_name
+    from .engines import is_url as is_url
+    from .engines import open_sandbox as open_sandbox
+    from .engines import register_engine as register_engine
+    from .engines.base import REFUSED as REFUSED
+    from .engines.base import ExecError as ExecError
+    from .engines.base import ExecOutcome as ExecOutcome
+    from .engines.base import Sandbox as Sandbox
+    from .engines.build import ensure_database as ensure_database
+    from .engines.duckdb_sandbox import DuckDBSandbox as DuckDBSandbox
     from .engines.duckdb_sandbox import classify_error as classify_duckdb_error
-    from .engines.watchdog import WATCHDOG
-    from .errors import BackendError, BadInputError, CaseError, GoldError, SqlevalError, UsageError
-    from .grading.classify import deprecated_refs, table_names
-    from .grading.compare import Comparator, jsonable, kind_of, python_values
-    from .grading.engine_side import nested_cut
-    from .grading.parse import order_info, parse_sql
-    from .grading.pipeline import case_contract, case_policy
-    from .grading.safety import check_safety
-    from .grading.verdict import ERROR_CLASSES, engine_display
-    from .llm import LLMError, LLMReply, complete, load_litellm
-    from .mockllm import NOT_A_MODEL, is_mock
+    from .engines.watchdog import WATCHDOG as WATCHDOG
+    from .errors import BackendError as BackendError
+    from .errors import BadInputError as BadInputError
+    from .errors import CaseError as CaseError
+    from .errors import GoldError as GoldError
+    from .errors import SqlevalError as SqlevalError
+    from .errors import UsageError as UsageError
+    from .grading.classify import deprecated_refs as deprecated_refs
+    from .grading.classify import table_names as table_names
+    from .grading.compare import Comparator as Comparator
+    from .grading.compare import jsonable as jsonable
+    from .grading.compare import kind_of as kind_of
+    from .grading.compare import python_values as python_values
+    from .grading.engine_side import nested_cut as nested_cut
+    from .grading.parse import order_info as order_info
+    from .grading.parse import parse_sql as parse_sql
+    from .grading.pipeline import case_contract as case_contract
+    from .grading.pipeline import case_policy as case_policy
+    from .grading.safety import check_safety as check_safety
+    from .grading.verdict import ERROR_CLASSES as ERROR_CLASSES
+    from .grading.verdict import engine_display as engine_display
+    from .llm import LLMError as LLMError
+    from .llm import LLMReply as LLMReply
+    from .llm import complete as complete
+    from .llm import load_litellm as load_litellm
+    from .mockllm import NOT_A_MODEL as NOT_A_MODEL
+    from .mockllm import is_mock as is_mock
     from .mockllm import label as mock_label
-    from .pool import GraderPool
+    from .pool import GraderPool as GraderPool
     from .sidebyside import GRADED as GRADED_STATUSES
-    from .sidebyside import peer_verdicts
-    from .textio import iter_jsonl, read_text
+    from .sidebyside import peer_verdicts as peer_verdicts
+    from .textio import iter_jsonl as iter_jsonl
+    from .textio import read_text as read_text
     from .traces import MAX_EVENTS as MAX_TRACE_EVENTS
     from .traces import MAX_TEXT as MAX_TRACE_TEXT
-    from .traces import RUNS_ENV, TRACE_KEY, TRACE_REPORT_KEY, Trace, runs_dir, write_trace_report
+    from .traces import RUNS_ENV as RUNS_ENV
+    from .traces import TRACE_KEY as TRACE_KEY
+    from .traces import TRACE_REPORT_KEY as TRACE_REPORT_KEY
+    from .traces import Trace as Trace
+    from .traces import runs_dir as runs_dir
+    from .traces import write_trace_report as write_trace_report
     from .traces import clip as clip_trace_text
     from .traces import render_markdown as render_trace
-    from .variants.build import VARIANT_BLOCK_SIZE
+    from .variants.build import VARIANT_BLOCK_SIZE as VARIANT_BLOCK_SIZE
     from .variants.distill import FROZEN_NAME as FROZEN_VARIANTS_NAME
-    from .variants.distill import read_frozen
+    from .variants.distill import read_frozen as read_frozen
 
 
 def __getattr__(name: str) -> Any:

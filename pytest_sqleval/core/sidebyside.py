@@ -13,7 +13,7 @@ def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
     """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
     has none (an engine error, or a suite graded without execution)."""
     compare = r.get("compare")
-    sbs = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
+    sbs: dict[str, Any] | None = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
     if sbs is not None:
         return sbs
     if r.get("failure_kind") == "no_prediction":

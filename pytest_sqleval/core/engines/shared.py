@@ -49,7 +49,7 @@ def statement_count(sql: str, dialect: str) -> int:
     """How many statements ``sql`` holds, by sqlglot's tokenizer (trailing semicolons and
     comments do not count). -1 when it cannot be tokenized."""
     import sqlglot
-    from sqlglot.tokens import TokenType
+    from sqlglot import TokenType
     try:
         tokens = sqlglot.tokenize(sql, read=dialect)
     except Exception:
