@@ -16,9 +16,11 @@ import pytest
 from sqlglot import exp
 
 from pytest_sqleval.core.engines import register_engine
+from pytest_sqleval.core.grading.error_classes import ErrorClass, register_error_class
 from pytest_sqleval.core.grading.verdict import Classification
 
 register_engine(MyDB)
+register_error_class(ErrorClass("select_star", "projects * where the gold names its columns"))
 
 
 class SelectStar:
