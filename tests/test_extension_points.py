@@ -10,6 +10,7 @@ import pytest
 
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 from tests.test_engine_registry import MYDB_ENGINE, clean_registry, write_suite  # noqa: F401  (fixture)
+from tests.test_registry import clean_registries  # noqa: F401  (fixture: the conftest's error class does not outlive it)
 
 CONFTEST = MYDB_ENGINE.format(cls="MyDB", name="mydb", suffix=".mydb") + '''
 import pytest
