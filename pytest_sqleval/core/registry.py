@@ -63,7 +63,7 @@ class Registry(Generic[T]):
         self.source = source or (lambda: installed_entry_points(group))
         #: name -> (object, owner): the module that registered it, or where it is imported from
         self.registered: dict[str, tuple[T, str]] = {}
-        self._found: dict[str, tuple[Any, str]] | None = None  # entry points: name -> (entry point, where)
+        self._found: dict[str, tuple[Any, str, str | None]] | None = None  # name -> (entry point, where, its dist)
         self._loaded: dict[str, T] = {}  # entry points loaded so far
 
     # -- by call --------------------------------------------------------------------------
@@ -115,11 +115,11 @@ class Registry(Generic[T]):
         self.check(obj, where)
         return obj
 
-    def _entry_points(self) -> dict[str, tuple[Any, str]]:
+    def _entry_points(self) -> dict[str, tuple[Any, str, str | None]]:
         """The entry points by name, read once: named by themselves, or (``name_of``) each
         loaded and named by its object."""
         if self._found is None:
-            found: dict[str, tuple[Any, str]] = {}
+            found: dict[str, tuple[Any, str, str | None]] = {}
             loaded: dict[str, T] = {}
             for ep_name, ep in sorted(self.source(), key=lambda pair: pair[0]):
                 where, dist = self._where(ep_name, ep)
@@ -131,14 +131,13 @@ class Registry(Generic[T]):
                 if name in self.builtins or name in self.registered or name in found:
                     raise self.error(f"{where} is named {name!r}, which another {self.kind} has. "
                                      "Fix: rename one of them")
-                found[name] = (ep, where)
+                found[name] = (ep, where, dist)
             self._found, self._loaded = found, loaded
         return self._found
 
     def _entry_point(self, name: str) -> T:
         if name not in self._loaded:
-            ep, where = self._entry_points()[name]
-            self._loaded[name] = self._load(ep, where, self._where(name, ep)[1])
+            self._loaded[name] = self._load(*self._entry_points()[name])
         return self._loaded[name]
 
     # -- lookups --------------------------------------------------------------------------
