@@ -50,7 +50,8 @@ KINDS = [
          "        candidate.layers['{name}'] = {{'ran': True}}\n",
          "from pytest_sqleval.core.grading.layer_registry import register_layer\nregister_layer(OBJ)\n", "parse"),
     Kind("error class", error_classes.ERROR_CLASS_REGISTRY, "pytest_sqleval.error_classes",
-         "from pytest_sqleval.core.grading.error_classes import ErrorClass\nOBJ = ErrorClass('{name}', 'a test class')\n",
+         "from pytest_sqleval.core.grading.error_classes import ErrorClass\n"
+         "OBJ = ErrorClass('{name}', 'a test class')\n",
          "from pytest_sqleval.core.grading.error_classes import register_error_class\nregister_error_class(OBJ)\n",
          "other"),
 ]
@@ -158,7 +159,9 @@ def test_a_broken_entry_point_names_its_distribution_and_the_fix(kind: Kind, tmp
     kind.registry.reload_entry_points()
     where = rf"^{kind.kind} entry point '{name} = {value}' \(group {kind.group}, from the distribution plug-dist\) "
     message = (rf"cannot be loaded: ModuleNotFoundError: No module named 'no_such_module_{name}'. "
-               "Fix: repair or uninstall plug-dist$") if broken == "unimportable" else rf"is not an? {kind.kind}\b.* Fix: "
+               "Fix: repair or uninstall plug-dist$")
+    if broken == "not_one":
+        message = rf"is not an? {kind.kind}\b.* Fix: "
     with pytest.raises(kind.registry.error, match=where + message) as info:
         kind.registry.get(name)
     assert info.value.__cause__ is None and "\n" not in str(info.value)
