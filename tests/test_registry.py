@@ -245,6 +245,9 @@ def pytest_sqleval_classify(evidence):
     records = {r["case_id"]: r for r in read_results(pytester.path)}
     assert records["n"]["layers"]["select_star"] == {"star": False}
     assert (records["fr"]["layers"]["select_star"], records["fr"]["error_class"]) == ({"star": True}, "select_star")
+    report = (pytester.path / "sqleval-results" / "report.html").read_text()
+    assert "<dt>select_star</dt><dd>projects * where the gold names its columns</dd>" in report  # the declared meaning
+    assert "<dt>wrong_join</dt><dd>row count or values off, and the join structure differs</dd>" in report
 
 
 def test_an_undeclared_class_is_an_error_naming_the_fix(pytester: pytest.Pytester) -> None:
