@@ -23,7 +23,7 @@ MOVED: dict[str, str] = {
     "pytest_sqleval.builtin_hooks": "pytest_sqleval.plugin.builtin_hooks",
     "pytest_sqleval.cases": "pytest_sqleval.core.cases",
     "pytest_sqleval.engines": "pytest_sqleval.core.engines",
-    "pytest_sqleval.entrypoints": "pytest_sqleval.core.entrypoints",
+    "pytest_sqleval.entrypoints": "pytest_sqleval.core.registry",
     "pytest_sqleval.errors": "pytest_sqleval.core.errors",
     "pytest_sqleval.gate": "pytest_sqleval.plugin.gate",
     "pytest_sqleval.generation": "pytest_sqleval.core.generation",

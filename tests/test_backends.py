@@ -172,7 +172,7 @@ class _EntryPoint:
 
 
 def test_llm_options_reach_entry_point_factories(pytester: pytest.Pytester, shop_suite: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                 monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     seen: list[Any] = []
 
     def factory(options: Any) -> Callable[..., Any]:
@@ -183,6 +183,8 @@ def test_llm_options_reach_entry_point_factories(pytester: pytest.Pytester, shop
         return generate
 
     monkeypatch.setattr(registry, "_entry_points", lambda: {"fake-llm": _EntryPoint(factory)})
+    registry.BACKENDS.reload_entry_points()  # entry points are read once; read the fake ones, and after it the real
+    request.addfinalizer(registry.BACKENDS.reload_entry_points)
     result = pytester.runpytest("--collect-only", "-q", "--sqleval-backend=fake-llm,gold,",  # a trailing comma is fine
                                 "--sqleval-model=gpt-test", "--sqleval-provider=openai",
                                 "--sqleval-api-base=http://127.0.0.1:9")

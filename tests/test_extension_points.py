@@ -10,15 +10,18 @@ import pytest
 
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 from tests.test_engine_registry import MYDB_ENGINE, clean_registry, write_suite  # noqa: F401  (fixture)
+from tests.test_registry import clean_registries  # noqa: F401  (fixture: the conftest's error class does not outlive it)
 
 CONFTEST = MYDB_ENGINE.format(cls="MyDB", name="mydb", suffix=".mydb") + '''
 import pytest
 from sqlglot import exp
 
 from pytest_sqleval.core.engines import register_engine
+from pytest_sqleval.core.grading.error_classes import ErrorClass, register_error_class
 from pytest_sqleval.core.grading.verdict import Classification
 
 register_engine(MyDB)
+register_error_class(ErrorClass("select_star", "projects * where the gold names its columns"))
 
 
 class SelectStar:

@@ -9,8 +9,8 @@ import pytest
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sqleval_layers(layers: list[Any], manifest: Any) -> None:
-    from ..core.grading.layers import default_layers
-    layers[:0] = default_layers()
+    from ..core.grading.layer_registry import grading_layers
+    layers[:0] = grading_layers()  # the built-ins, then those registered or declared as entry points
 
 
 @pytest.hookimpl(trylast=True)

@@ -2,7 +2,7 @@
 layers, classify a failure, add record fields, add summary lines, add a suite's native
 database variants. Registered with
 ``pytest_addhooks``; the built-ins are ordinary implementations (``builtin_hooks.py``).
-The README's "Extending the grader" section has a conftest example of each."""
+docs/how-to/extending.md has a conftest example of each."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,8 @@ def pytest_sqleval_layers(layers: "list[Layer]", manifest: "SuiteManifest") -> N
 
     Called once per grader with the list the built-in implementation (``tryfirst``) has
     filled with the built-in layers in order (parse, safety, send, grounding, stale,
-    structure, execution). A layer has ``name``, ``ahead`` (run before the case's turn,
+    structure, execution), then those of ``register_layer`` and of the entry-point group
+    ``pytest_sqleval.layers`` (``core.grading.layer_registry``). A layer has ``name``, ``ahead`` (run before the case's turn,
     before its execution is sent) and ``run(candidate)``, which adds evidence to
     ``candidate.layers[name]``; the evidence reaches the record's ``layers``."""
 
@@ -36,7 +37,9 @@ def pytest_sqleval_classify(evidence: "Evidence") -> "Classification | None":
 
     The built-in precedence (parse, unsafe, hallucinated_column, stale_table, execution
     errors, wrong_metric / wrong_join / other) is a ``trylast`` implementation, so a
-    plugin's answer comes first and ``None`` leaves the case to it."""
+    plugin's answer comes first and ``None`` leaves the case to it. A class of the plugin's
+    own is declared first (``core.grading.error_classes``: ``register_error_class`` or the
+    entry-point group ``pytest_sqleval.error_classes``); an undeclared one is an error."""
 
 
 @hookspec

@@ -240,7 +240,16 @@ def _histogram(summary: dict[str, Any]) -> str:
             n = counts.get(c, 0)
             cells.append(f'<span class="bar" style="width:{round(80 * n / top)}px"></span> {n}')
         rows.append(cells)
-    return _table(["backend", *classes], rows, "hist")
+    return _table(["backend", *classes], rows, "hist") + _class_legend(classes)
+
+
+def _class_legend(classes: list[str]) -> str:
+    """What each class of the histogram means, as declared (``core.grading.error_classes``)."""
+    from ..core.grading.error_classes import ERROR_CLASS_REGISTRY
+    declared = [(c, ERROR_CLASS_REGISTRY.get(c)) for c in classes]
+    items = "".join(f"<dt>{html.escape(str(c))}</dt><dd>{html.escape(d.description)}</dd>"
+                    for c, d in declared if d is not None)
+    return f'<dl class="legend">{items}</dl>' if items else ""
 
 
 def _ablation(records: list[dict[str, Any]]) -> str:

@@ -8,7 +8,7 @@ files under the rootdir that are neither the interpreter's (stdlib, site-package
 this plugin's are followed. A module outside the project is never imported to find out
 (a lazy ``import torch`` inside a function costs nothing): only a top-level package whose
 files lie in the project is looked into. Reading the imports of a handful of files costs
-a few milliseconds (README, "Generation cache")."""
+a few milliseconds (docs/reference/backends.md, "Generation cache")."""
 from __future__ import annotations
 
 import ast

@@ -9,12 +9,14 @@ import functools
 import hashlib
 import importlib
 import inspect
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
 
 from ..cases import BenchmarkCase, iter_jsonl
 from ..errors import BadInputError, NoPrediction, UsageError
+from ..registry import Registry
 from ..traces import TRACE_KEY, runs_dir, write_trace_report
 from .base import Backend, BackendOptions, GenerationResult
 from .depends import code_key, declared_files, depends_on, files_key
@@ -34,8 +36,27 @@ def _entry_points() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _check_factory(obj: Any, where: str) -> None:
+    if not callable(obj):
+        raise UsageError(f"{where} is not a backend factory (got {type(obj).__name__}). Fix: make it a function "
+                         "of the run's BackendOptions returning a generate function or a Backend")
+
+
+#: name -> backend factory (``factory(options)`` -> a generate function or a ``Backend``).
+#: Named by the entry point, so only the backend a run names is loaded.
+BACKENDS: Registry[Callable[[BackendOptions], Any]] = Registry(
+    "backend", ENTRY_POINT_GROUP, UsageError, check=_check_factory, name_of=None, builtins=BUILTINS,
+    source=lambda: _entry_points().items())
+
+
+def register_backend(name: str, factory: Callable[[BackendOptions], Any]) -> Callable[[BackendOptions], Any]:
+    """Make ``--sqleval-backend=<name>`` call ``factory(options)``; returns the factory. As an
+    entry point of group ``pytest_sqleval.backends`` does, for a conftest or a plugin module."""
+    return BACKENDS.register(factory, name=name, owner=sys._getframe(1).f_globals.get("__name__", "?"))
+
+
 def known_backends() -> list[str]:
-    return sorted(set(BUILTINS) | set(_entry_points())) + ["predictions:PATH", "module:function"]
+    return sorted(BACKENDS.names()) + ["predictions:PATH", "module:function"]
 
 
 def resolve_backends(specs: str, options: BackendOptions) -> list[Backend]:
@@ -74,11 +95,8 @@ def unique_labels(backends: list[Backend]) -> None:
 def resolve_backend(spec: str, options: BackendOptions) -> Backend:
     if spec.startswith("predictions:"):
         return _predictions_backend(spec, spec.split(":", 1)[1], options)
-    if spec in BUILTINS:
-        return BUILTINS[spec](options)
-    eps = _entry_points()
-    if spec in eps:
-        factory = eps[spec].load()
+    factory = BACKENDS.get(spec)
+    if factory is not None:
         made = factory(options)
         if isinstance(made, Backend):  # a plugin that names, fingerprints and describes its backend itself
             return made
@@ -86,7 +104,7 @@ def resolve_backend(spec: str, options: BackendOptions) -> Backend:
                      f"{_depends_key(spec, options.rootdir, factory, made)}", runs_dir(options.rootdir))
     if ":" in spec:
         return _module_backend(spec, runs_dir(options.rootdir), options.rootdir)
-    hint = difflib.get_close_matches(spec, list(BUILTINS) + list(eps), n=1)
+    hint = difflib.get_close_matches(spec, BACKENDS.names(), n=1)
     raise UsageError(f"unknown backend {spec!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                      + ". Known backends: " + ", ".join(known_backends()))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import BadInputError, UsageError
+from ..registry import Registry
 from ..textio import iter_jsonl, read_text
 
 ENTRY_POINT_GROUP = "pytest_sqleval.layouts"
@@ -62,10 +63,6 @@ class Layout:
 
 
 # -- the registry --------------------------------------------------------------------------
-_registered: dict[str, tuple[Layout, str]] = {}  # name -> (layout, module that registered it)
-_entry_points: list[Layout] | None = None  # loaded at the first lookup, never at import
-
-
 def _check(layout: Any, where: str) -> Layout:
     if not isinstance(layout, Layout):
         raise LayoutError(f"{where} is not a layout (got {type(layout).__name__}). Fix: make it a "
@@ -82,53 +79,41 @@ def _check(layout: Any, where: str) -> Layout:
     return layout
 
 
+#: the layouts: registered ones in registration order (the built-ins first), then entry points by name
+LAYOUTS: Registry[Layout] = Registry("layout", ENTRY_POINT_GROUP, LayoutError, check=_check)
+_registered = LAYOUTS.registered  # name -> (layout, module that registered it)
+
+
 def register_layout(layout: Layout) -> Layout:
     """Make ``layout`` available to manifests under its name; returns it. Registering again
     from the same module (a conftest.py imported again) replaces it; another module's
     layout under a taken name is an error."""
-    caller = sys._getframe(1).f_globals.get("__name__", "?")
-    _check(layout, f"layout {getattr(layout, 'name', layout)!r} (registered by {caller})")
-    held = _registered.get(layout.name)
-    if held is not None and held[0] is not layout and held[1] != caller:
-        raise LayoutError(f"layout name {layout.name!r} is registered already (by {held[1]}). "
-                          "Fix: give the layout another name")
-    _registered[layout.name] = (layout, caller)
-    return layout
+    return LAYOUTS.register(layout, owner=sys._getframe(1).f_globals.get("__name__", "?"))
 
 
 def unregister_layout(name: str) -> None:
     """Remove a layout given to ``register_layout`` (a no-op for unknown names)."""
-    _registered.pop(name, None)
+    LAYOUTS.unregister(name)
 
 
 def reload_entry_points() -> None:
     """Forget the loaded entry points; the next lookup reads them again."""
-    global _entry_points
-    _entry_points = None
-
-
-def _load_entry_points() -> list[Layout]:
-    global _entry_points
-    if _entry_points is None:
-        from ..entrypoints import load_group
-        _entry_points = load_group(ENTRY_POINT_GROUP, "layout", LayoutError, lambda obj, where: _check(obj, where).name,
-                                   set(_registered))
-    return _entry_points
+    LAYOUTS.reload_entry_points()
 
 
 def all_layouts() -> list[Layout]:
     """Every layout: registered ones in registration order (the built-ins first), then
     entry points by name."""
-    return [layout for layout, _ in _registered.values()] + _load_entry_points()
+    return LAYOUTS.all()
 
 
 def layout_names() -> list[str]:
-    return [layout.name for layout in all_layouts()]
+    return LAYOUTS.names()
 
 
 def get_layout(name: str) -> Layout | None:
     """The layout called ``name``, or None."""
-    return next((layout for layout in all_layouts() if layout.name == name), None)
+    return LAYOUTS.get(name)
 
 
 def read_layout_predictions(path: Path) -> Predictions | None:

@@ -70,7 +70,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         found = re.search(r"\(at line (\d+), column \d+\)", str(exc)) if line is None else None
         line = int(found.group(1)) if found else line
         raise BadInputError(path, f"not valid TOML: {exc}", line=line,
-                            fix="check quoting and brackets; see the README's 'Suite format'") from None
+                            fix="check quoting and brackets; see docs/reference/manifest.md") from None
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..errors import UsageError
+from ..registry import ADDED_FIRST, Registry
 
 if TYPE_CHECKING:
     from .base import Sandbox
@@ -117,7 +118,6 @@ BUILTINS: tuple[Engine, ...] = (
     Engine("sqlite", "sqlite", _claims_sqlite, _open_sqlite),
     Engine("duckdb", "duckdb", _claims_duckdb, _open_duckdb),  # the default: any path
 )
-_BUILTIN_NAMES = frozenset(e.name for e in BUILTINS)
 
 
 def _scheme(location: Any) -> str | None:
@@ -127,10 +127,6 @@ def _scheme(location: Any) -> str | None:
 
 
 # -- plugins -------------------------------------------------------------------------------
-_registered: dict[str, tuple[Any, str]] = {}  # name -> (engine, "module:attr" the engine process imports)
-_entry_points: list[Any] | None = None  # loaded at the first lookup
-
-
 def _check_surface(obj: Any, where: str) -> str:
     """The engine's name; an ``EngineError`` naming what is missing otherwise."""
     missing = [a for a in ("name", "dialect") if not isinstance(getattr(obj, a, None), str) or not getattr(obj, a)]
@@ -140,6 +136,13 @@ def _check_surface(obj: Any, where: str) -> str:
                           "`dialect` (strings), `claims(location) -> bool` and `open(location, limits) -> Sandbox`")
     name: str = obj.name
     return name
+
+
+#: the engines, added ones asked first; a registered engine's owner is the ``module:attr``
+#: the engine process imports it by
+ENGINES: Registry[Any] = Registry("engine", ENTRY_POINT_GROUP, EngineError, check=_check_surface,
+                                  builtins={e.name: e for e in BUILTINS}, order=ADDED_FIRST)
+_registered = ENGINES.registered  # name -> (engine, "module:attr")
 
 
 def _import_spec(spec: str) -> Any:
@@ -175,32 +178,25 @@ def register_engine(engine: Any) -> Any:
         spec, engine = engine, _import_spec(engine)
     else:
         spec = None
-    name = _check_surface(engine, f"engine {engine!r}")
-    if name in _BUILTIN_NAMES:
-        raise EngineError(f"engine name {name!r} is a built-in engine's. Fix: give the engine another name")
-    if name in _registered:
-        if _registered[name][0] is engine:
-            return engine
-        raise EngineError(f"engine name {name!r} is registered already (by {_registered[name][1]}). "
-                          "Fix: give the engine another name")
+    _check_surface(engine, f"engine {engine!r}")
     spec = spec or _locate(engine, sys._getframe(1).f_globals.get("__name__"))
+    name = ENGINES.admit(engine, spec or "?")
     if spec is None:
         raise EngineError(f"engine {name!r} cannot be found again by the engine process (each database is opened "
                           "in a process of its own, which imports the engine by name). Fix: register a module-level "
                           "object after assigning it (ENGINE = MyEngine(); register_engine(ENGINE)), a class, or "
                           "a 'module:attr' string; or declare an entry point in group " + ENTRY_POINT_GROUP)
-    _registered[name] = (engine, spec)
-    return engine
+    return ENGINES.register(engine, owner=spec)
 
 
 def unregister_engine(name: str) -> None:
     """Remove an engine given to ``register_engine`` (a no-op for unknown names)."""
-    _registered.pop(name, None)
+    ENGINES.unregister(name)
 
 
 def exported() -> list[str]:
     """``module:attr`` of every ``register_engine`` engine, for the engine process."""
-    return [spec for _, spec in _registered.values()]
+    return [spec for _, spec in ENGINES.registered.values()]
 
 
 def adopt(specs: list[str] | tuple[str, ...] = (), sys_path: list[str] | tuple[str, ...] = ()) -> None:
@@ -215,22 +211,12 @@ def adopt(specs: list[str] | tuple[str, ...] = (), sys_path: list[str] | tuple[s
 
 def reload_entry_points() -> None:
     """Forget the loaded entry points; the next lookup reads them again."""
-    global _entry_points
-    _entry_points = None
-
-
-def _load_entry_points() -> list[Any]:
-    global _entry_points
-    if _entry_points is None:
-        from ..entrypoints import load_group
-        _entry_points = load_group(ENTRY_POINT_GROUP, "engine", EngineError, _check_surface,
-                                   set(_BUILTIN_NAMES) | set(_registered))
-    return _entry_points
+    ENGINES.reload_entry_points()
 
 
 def engines() -> list[EngineLike]:
     """Every engine, in the order a location is offered to them."""
-    return [e for e, _ in _registered.values()] + _load_entry_points() + list(BUILTINS)
+    return ENGINES.all()
 
 
 def choose(location: Any) -> EngineLike:

@@ -23,7 +23,8 @@ from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
 from .gold_analysis import FOLDER as ANALYSIS_FOLDER
 from .gold_analysis import GoldAnalyses, GoldAnalysis
-from .layers import Candidate, Layer, default_layers, guarded, run_layer
+from .layer_registry import grading_layers
+from .layers import Candidate, Layer, guarded, run_layer
 from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
@@ -90,7 +91,7 @@ class SuiteGrader:
         self.limits = limits
         self.policy = policy
         self.deprecated = deprecated
-        self.layers: list[Layer] = list(default_layers() if layers is None else layers)
+        self.layers: list[Layer] = list(grading_layers() if layers is None else layers)
         self.variant_set = variant_set  # variants.distill.VariantSet: the suite database's variants, if any
         self.replacements: dict[str, str] = {}  # deprecated table -> its live one, for the failure text
         self.gold_executions = 0

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..engines.base import REFUSED  # the exception of a query a sandbox rule refused
+from .error_classes import BUILTIN_ERROR_CLASSES, declared
 
-ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
+ERROR_CLASSES = tuple(c.name for c in BUILTIN_ERROR_CLASSES)  # the built-in ones; a plugin declares more
 JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
 
@@ -140,7 +141,7 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
     class, then the judge where it may change or annotate something. ``classifier`` is
     the ``pytest_sqleval_classify`` hook in a pytest run (a plugin's class wins, the
     built-in precedence answers otherwise); ``diagnose`` adds the diagnostics layer."""
-    classify_ = classifier or classify_evidence
+    classify_ = _declared_only(classifier) if classifier else classify_evidence
     layers = evidence.layers
     if evidence.executed:
         stopped = unfinished(evidence.get("execution"))
@@ -193,6 +194,16 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
                    evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
                    adjudication=adj, judgement=judgement, case_error=adj.error, case_error_kind=kind,
                    tie_only=ties is not None and ties[0] == "tie_only")
+
+
+def _declared_only(classifier: Classifier) -> Callable[[Evidence], Classification]:
+    """``classifier``, whose classes must be declared (``error_classes``): an undeclared one
+    is an error naming the fix, never a new class by a typo."""
+    def classify_(evidence: Evidence) -> Classification:
+        cls = classifier(evidence)
+        declared(getattr(cls, "error_class", None))
+        return cls  # type: ignore[return-value]
+    return classify_
 
 
 # -- ties: what a database whose rows tie cannot tell ----------------------------------------

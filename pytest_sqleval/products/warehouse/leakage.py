@@ -16,7 +16,7 @@ leakage, even when a question quotes the same comment.
   ``MIN_SENTENCE_WORDS`` words; a sentence at or above ``SENTENCE_LIMIT`` was copied
   (or lightly edited) into the layer, even when the rest of its question was not.
 
-The README records the measured values that justify both numbers.
+docs/explanation/vantage.md records the measured values that justify both numbers.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ a correct query relying on one of them passes on these by construction. They are
 at a small scale (``NATIVE_SCALE``): what tells a near-miss apart is other data, not
 more of it, and a small file costs little to build, keep and grade on. Registered for the
 bundled suite by ``cases/vantage/conftest.py``; any suite with its own generator can do
-the same (README, "Database variants")."""
+the same (docs/explanation/variants.md)."""
 from __future__ import annotations
 
 import fcntl
