@@ -35,7 +35,7 @@ def _no_check(obj: Any, where: str) -> None:
 
 
 def _object_name(obj: Any) -> str:
-    return obj.name
+    return str(obj.name)
 
 
 def installed_entry_points(group: str) -> list[tuple[str, Any]]:
@@ -113,7 +113,8 @@ class Registry(Generic[T]):
             raise self.error(f"{where} cannot be loaded: {type(exc).__name__}: {exc}. Fix: repair or uninstall "
                              f"{dist or 'the distribution that declares it'}") from None
         self.check(obj, where)
-        return obj
+        loaded: T = obj  # what ``check`` accepted is the registry's kind
+        return loaded
 
     def _entry_points(self) -> dict[str, tuple[Any, str, str | None]]:
         """The entry points by name, read once: named by themselves, or (``name_of``) each
