@@ -23,7 +23,9 @@ by Python ``==`` across types we keep apart, such as True and 1), ``deprecated_t
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable, Mapping
+
+from ..core.records import CaseRecord, as_records
 
 RULES = ("bird", "spider")
 REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
@@ -33,35 +35,37 @@ REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_place
 GRADED = ("passed", "failed", "undecidable")  # our verdicts; undecidable is graded, not a pass
 
 
-def peer_verdicts(r: dict[str, Any]) -> dict[str, Any] | None:
+def peer_verdicts(r: CaseRecord | Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
     has none (an engine error, or a suite graded without execution)."""
-    compare = r.get("compare")
-    sbs = (compare or {}).get("sidebyside") if compare is not None else r.get("sidebyside")
+    r = CaseRecord.of(r)
+    compare = r.compare
+    sbs = (compare or {}).get("sidebyside") if compare is not None else r.sidebyside
     if sbs is not None:
         return sbs
-    if r.get("failure_kind") == "no_prediction":
+    if r.failure_kind == "no_prediction":
         return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
-    if r.get("status") in GRADED and r.get("database"):
+    if r.status in GRADED and r.database:
         return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
                                                         "timeout, a parse error or a refusal): both score it wrong"}
-    if r.get("status") == "error" and r.get("failure_kind") == "backend_error":
+    if r.status == "error" and r.failure_kind == "backend_error":
         return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
     return None
 
 
 # -- the run -----------------------------------------------------------------------------
-def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def summarize_sidebyside(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any] | None:
     """Per backend: the score under each rule over every case, ours beside it, and where
     and why each rule's verdict differs from ours. ``None`` when no case has a verdict of
     theirs (nothing was executed)."""
+    records = as_records(records)
     decided = [(r, v) for r in records if (v := peer_verdicts(r)) is not None]
-    if not any(r.get("execution") or r.get("sidebyside") for r, _ in decided):
+    if not any(r.execution or r.sidebyside for r, _ in decided):
         return None
-    graded = [r for r in records if r.get("status") in GRADED]
-    ours_passed = sum(1 for r in graded if r["status"] == "passed")
+    graded = [r for r in records if r.status in GRADED]
+    ours_passed = sum(1 for r in graded if r.status == "passed")
     out: dict[str, Any] = {"cases": len(records), "graded": len(graded), "ungraded": len(records) - len(graded),
-                           "executed": sum(1 for r in graded if r.get("execution")), "ours_passed": ours_passed,
+                           "executed": sum(1 for r in graded if r.execution), "ours_passed": ours_passed,
                            "ours_accuracy": round(ours_passed / len(graded), 6) if graded else None,
                            "ours_accuracy_all": round(ours_passed / len(records), 6) if records else None}
     for rule in RULES:
@@ -78,23 +82,23 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
                 undecided += 1
                 continue
             passed += verdict
-            if r.get("status") not in GRADED:  # a case we do not grade
+            if r.status not in GRADED:  # a case we do not grade
                 why = sbs.get("ungraded") or "no_prediction"
                 ungraded[why] += 1
                 ungraded_passed += verdict
-                cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": None, rule: verdict,
+                cases.append({"case_id": r.case_id, "suite": r.suite, "ours": None, rule: verdict,
                               "reason": why})
                 continue
-            ours = r["status"] == "passed"
+            ours = r.status == "passed"
             if verdict == ours:
                 continue
             reason = sbs.get(f"{rule}_reason") or "other"
-            if verdict and (r.get("compare") or {}).get("match") and r.get("stale_tables"):
+            if verdict and (r.compare or {}).get("match") and r.stale_tables:
                 reason = "deprecated_table"
             lenient += verdict
             stricter += not verdict
             reasons[reason] += 1
-            cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": ours, rule: verdict,
+            cases.append({"case_id": r.case_id, "suite": r.suite, "ours": ours, rule: verdict,
                           "reason": reason})
         scored = len(records) - undecided
         out[rule] = {"passed": passed, "accuracy": round(passed / scored, 6) if scored else None,
