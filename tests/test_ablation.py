@@ -89,7 +89,7 @@ def test_inputs_merge_results_and_json_reports_and_bad_input_is_refused(tmp_path
     report.write_text(json.dumps({"tests": [{"nodeid": "x", "metadata": {"sqleval": rec("a1", "q1", "passed")}},
                                             {"nodeid": "y", "metadata": {}}]}))
     records = load_records([results, report])  # q1 is in both: the later input wins
-    assert sorted((r["case_id"], r["status"]) for r in records) == [("q1", "passed"), ("q2", "passed")]
+    assert sorted((r.case_id, r.status) for r in records) == [("q1", "passed"), ("q2", "passed")]
     (tmp_path / "bad.jsonl").write_text(json.dumps(rec("a1", "q1", "passed")) + '\n{"no": "record"}\n')
     assert main([str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "out")]) == 2
     assert "bad.jsonl:2: not a case record" in capsys.readouterr().err
