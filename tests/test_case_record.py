@@ -29,13 +29,15 @@ _evidence = st.none() | _mapping
 _opt_text = st.none() | _text
 _opt_bool = st.none() | st.booleans()
 _texts = st.lists(_text, max_size=3).map(tuple)
+_names = st.lists(st.fixed_dictionaries({"name": _text, "line": st.none() | st.integers(1, 99),
+                                         "col": st.none() | st.integers(1, 99)}), max_size=2).map(tuple)
 
 records = st.builds(
     CaseRecord, backend=_text, status=st.sampled_from(["passed", "failed", "undecidable", "error"]),
     record_version=st.sampled_from(list(KNOWN_VERSIONS)), case_id=_text, suite=_opt_text, nodeid=_text,
     question=_opt_text, gold_sql=_opt_text, generated_sql=_opt_text, backend_spec=_opt_text,
     backend_metadata=_mapping, passed=st.booleans(), tie_only=st.booleans(), parse_ok=_opt_bool,
-    grounding_ok=_opt_bool, hallucinated_tables=_texts, hallucinated_columns=_texts, error_class=_opt_text,
+    grounding_ok=_opt_bool, hallucinated_tables=_names, hallucinated_columns=_names, error_class=_opt_text,
     failure_kind=_opt_text, explanation=_opt_text, confidence=st.none() | st.floats(0, 1), severity=_opt_text,
     case_error=_opt_text, deterministic_verdict=_opt_text, decided_by=_opt_text, equivalence=_opt_text,
     rationale=_opt_text, ai_advisory_verdict=_opt_text, verdict_consistency_flag=_opt_text, judge=_evidence,

@@ -87,8 +87,8 @@ class CaseRecord:
     tie_only: bool = False
     parse_ok: bool | None = None
     grounding_ok: bool | None = None
-    hallucinated_tables: tuple[str, ...] = ()
-    hallucinated_columns: tuple[str, ...] = ()
+    hallucinated_tables: tuple[Mapping[str, Any], ...] = ()  # each {"name", "line", "col"}, as grounding found it
+    hallucinated_columns: tuple[Mapping[str, Any], ...] = ()
     error_class: str | None = None
     failure_kind: str | None = None
     explanation: str | None = None
@@ -103,7 +103,7 @@ class CaseRecord:
     verdict_consistency_flag: str | None = None
     judge: Evidence | None = None
     blocked_reason: str | None = None
-    warnings: tuple[Any, ...] = ()
+    warnings: tuple[str, ...] = ()
     structure_match: StructureMatch = StructureMatch()
     stale_tables: tuple[str, ...] = ()
     difficulty: str | None = None

@@ -58,7 +58,8 @@ def _official_rewrite_lines(rec: CaseRecord) -> list[str]:
            r["becomes"] if r["rewrite"] == "value_placeholder" else f"becomes {r['becomes']!r}")
         for r in rewrites)
     sbs = rec.compare.get("sidebyside") if rec.compare else rec.sidebyside
-    verdict = {True: "pass", False: "fail"}.get((sbs or {}).get("spider"), "undecided")
+    verdicts: dict[Any, str] = {True: "pass", False: "fail"}
+    verdict = verdicts.get((sbs or {}).get("spider"), "undecided")
     return [f"  graded as written; Spider's official evaluator rewrites it before running it: {said}; "
             f"its verdict on the rewritten query: {verdict}"]
 
