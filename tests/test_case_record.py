@@ -135,3 +135,12 @@ def test_a_record_of_an_older_version_is_read() -> None:
     old = {"record_version": 1, "backend": "b", "status": "failed", "case_id": "q1", "error_class": "other"}
     record = CaseRecord.from_json_dict(old)
     assert (record.record_version, record.status, record.error_class, record.tie_only) == (1, "failed", "other", False)
+
+
+def test_usage_reads_only_finite_numbers_from_the_backends_metadata() -> None:
+    """What the ablation averages: a bool, a NaN, a text or a missing figure is not reported."""
+    meta = {"n_llm_calls": 3, "prompt_tokens": 90.5, "completion_tokens": True, "total_tokens": float("nan"),
+            "cost_usd": "0.01", "model": "m"}
+    usage = CaseRecord(backend="a1", status="passed", backend_metadata=meta).usage
+    assert (usage.n_llm_calls, usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.cost_usd,
+            usage.latency_ms) == (3.0, 90.5, None, None, None, None)

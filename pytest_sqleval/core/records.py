@@ -11,6 +11,7 @@ user's run. A layer's evidence (``execution``, ``compare``, ``layers``, ``gold``
 stays the JSON mapping the layer wrote; its types live beside the layer (``core.grading``)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -64,6 +65,30 @@ class StructureMatch:
     exact_match: bool | None = None
     no_values_exact_match: bool | None = None
     normalized_match: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What the backend reported spending on the case (``backend_metadata``: calls, tokens,
+    cost, latency, repair rounds); None for a figure it did not report as a finite number."""
+
+    n_llm_calls: float | None = None
+    prompt_tokens: float | None = None
+    completion_tokens: float | None = None
+    total_tokens: float | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    repair_rounds: float | None = None
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any]) -> "Usage":
+        return cls(**{name: finite_number(metadata.get(name)) for name in cls.__dataclass_fields__})
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite int or float (not a bool), else None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +160,9 @@ class CaseRecord:
         return value if isinstance(value, Mapping) else {}
 
     @property
-    def exact_match(self) -> bool | None:
-        return self.structure_match.exact_match
+    def usage(self) -> Usage:
+        """The backend's calls, tokens, cost and latency for this case (typed; from ``backend_metadata``)."""
+        return Usage.of(self.backend_metadata)
 
     # -- the edges -------------------------------------------------------------------------
     def to_json_dict(self) -> dict[str, Any]:
@@ -234,6 +260,26 @@ def as_records(values: Iterable["CaseRecord | Mapping[str, Any]"]) -> list[CaseR
     return [CaseRecord.of(v) for v in values]
 
 
+GRADED = ("passed", "failed", "undecidable")  # our verdicts; undecidable is graded, not a pass
+
+
+def peer_verdicts(record: "CaseRecord | Mapping[str, Any]") -> Mapping[str, Any] | None:
+    """A record's BIRD and Spider verdicts (``reports.sidebyside`` says where each comes from);
+    None when the case has none (an engine error, or a suite graded without execution)."""
+    r = CaseRecord.of(record)
+    sbs = (r.compare or {}).get("sidebyside") if r.compare is not None else r.sidebyside
+    if sbs is not None:
+        return sbs
+    if r.failure_kind == "no_prediction":
+        return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
+    if r.status in GRADED and r.database:
+        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
+                                                        "timeout, a parse error or a refusal): both score it wrong"}
+    if r.status == "error" and r.failure_kind == "backend_error":
+        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
+    return None
+
+
 def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, (list, tuple)) else ()
 
@@ -252,8 +298,7 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
     not grade; a case with a comparison carries them in ``compare.sidebyside``, one without
     where the grader found them anyway (a result over the row cap, a query Spider's
     evaluator rewrites) in its ``official`` layer, and one whose prediction ran to no
-    result otherwise is wrong under both (``sidebyside.peer_verdicts``)."""
-    from ..reports.sidebyside import peer_verdicts
+    result otherwise is wrong under both (``peer_verdicts``)."""
     record = _record(case=case, backend=backend, nodeid=nodeid, suite=suite, status=status, generation=generation,
                      verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
     if sidebyside is None and record.compare is None:  # computed without a comparison of ours (layers.OfficialLayer)

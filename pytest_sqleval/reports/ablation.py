@@ -43,14 +43,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.records import CaseRecord, as_records
+from ..core.records import CaseRecord, as_records, finite_number
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
 ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
@@ -202,10 +201,6 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-
 def _step(meta: Mapping[str, Any]) -> int | None:
     step = meta.get(ABLATION_STEP)
     return step if isinstance(step, int) and not isinstance(step, bool) else None
@@ -279,21 +274,21 @@ def ablation_rows(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[Abl
                 row.ingredients = [str(i) for i in meta[LAYER_INGREDIENTS_KEY]]
             if meta.get("model"):
                 models.add(str(meta["model"]))
-            if _num(meta.get("n_llm_calls")) is not None:
-                calls.append(_num(meta["n_llm_calls"]))
-                pt.append(_num(meta.get("prompt_tokens")) or 0.0)
-                ct.append(_num(meta.get("completion_tokens")) or 0.0)
-                tt.append(_num(meta.get("total_tokens")) or (pt[-1] + ct[-1]))
-                cost = _num(meta.get("cost_usd"))
-                if cost is None:
+            usage = rec.usage
+            if usage.n_llm_calls is not None:
+                calls.append(usage.n_llm_calls)
+                pt.append(usage.prompt_tokens or 0.0)
+                ct.append(usage.completion_tokens or 0.0)
+                tt.append(usage.total_tokens or (pt[-1] + ct[-1]))
+                if usage.cost_usd is None:
                     cost_known = False
                 else:
-                    costs.append(cost)
-            if _num(meta.get("repair_rounds")) is not None:
-                rr.append(_num(meta["repair_rounds"]))
-            latency = _num(meta.get("latency_ms"))
+                    costs.append(usage.cost_usd)
+            if usage.repair_rounds is not None:
+                rr.append(usage.repair_rounds)
+            latency = usage.latency_ms
             if latency is None and status != "error":  # a crash's time is the run's, not a generation's to replay
-                latency = _num(rec.generation.elapsed_ms) if rec.generation is not None else None
+                latency = finite_number(rec.generation.elapsed_ms) if rec.generation is not None else None
             if latency is not None:
                 lat.append(latency)
         row.models = sorted(models)
@@ -633,7 +628,7 @@ def provenance(records: list[CaseRecord], out_dir: Path, rootdir: Path,
         entry["nodeids"].append(rec.nodeid)
         spec = str(rec.backend_spec or "")
         meta = rec.backend_metadata
-        if rec.status != "error" and _num(meta.get("latency_ms")) is None:
+        if rec.status != "error" and rec.usage.latency_ms is None:
             entry["latency_reported"] = False  # its mean latency is this run's wall clock: no replay gives it again
         if entry["replay"] is None:
             if spec.startswith("predictions:"):

@@ -25,32 +25,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-from ..core.records import CaseRecord, as_records
+from ..core.records import GRADED, CaseRecord, as_records, peer_verdicts
+
+__all__ = ["GRADED", "REASONS", "RULES", "peer_verdicts", "sidebyside_lines", "summarize_sidebyside"]
 
 RULES = ("bird", "spider")
 REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
            "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
-
-
-GRADED = ("passed", "failed", "undecidable")  # our verdicts; undecidable is graded, not a pass
-
-
-def peer_verdicts(r: CaseRecord | Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A record's BIRD and Spider verdicts (see the module's docstring); None when the case
-    has none (an engine error, or a suite graded without execution)."""
-    r = CaseRecord.of(r)
-    compare = r.compare
-    sbs = (compare or {}).get("sidebyside") if compare is not None else r.sidebyside
-    if sbs is not None:
-        return sbs
-    if r.failure_kind == "no_prediction":
-        return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
-    if r.status in GRADED and r.database:
-        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
-                                                        "timeout, a parse error or a refusal): both score it wrong"}
-    if r.status == "error" and r.failure_kind == "backend_error":
-        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
-    return None
 
 
 # -- the run -----------------------------------------------------------------------------
