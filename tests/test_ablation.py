@@ -72,12 +72,12 @@ def test_a_configurations_records_say_what_its_row_is_even_when_its_case_crashed
     a1, raw = make_llm_backend("a1", opts), make_llm_backend("raw_llm", opts)
     crashed = build_record(case=BenchmarkCase("q1", "How many?", "SELECT 1"), backend=a1, nodeid="s/q.jsonl::q1[a1]",
                            suite={"name": "s"}, status="error", case_error="BackendError: no key")
-    assert crashed["backend_metadata"] == {"components": "retrieval + self-check", "ablation_step": 1,
+    assert crashed.backend_metadata == {"components": "retrieval + self-check", "ablation_step": 1,
                                            "layer_ingredients": []}
     assert has_ablation([crashed]) and [(r.config, r.components, r.errors) for r in ablation_rows([crashed])] == [
         ("a1", "retrieval + self-check", 1)]
     assert raw.metadata == {"components": RAW_LLM.components}  # a backend, but no step of the ablation
-    assert not has_ablation([rec("gold", "q1", "passed"), {**crashed, "backend_metadata": raw.metadata}])
+    assert not has_ablation([rec("gold", "q1", "passed"), {**crashed.to_json_dict(), "backend_metadata": raw.metadata}])
 
 
 def test_inputs_merge_results_and_json_reports_and_bad_input_is_refused(tmp_path: Path,
@@ -89,7 +89,7 @@ def test_inputs_merge_results_and_json_reports_and_bad_input_is_refused(tmp_path
     report.write_text(json.dumps({"tests": [{"nodeid": "x", "metadata": {"sqleval": rec("a1", "q1", "passed")}},
                                             {"nodeid": "y", "metadata": {}}]}))
     records = load_records([results, report])  # q1 is in both: the later input wins
-    assert sorted((r["case_id"], r["status"]) for r in records) == [("q1", "passed"), ("q2", "passed")]
+    assert sorted((r.case_id, r.status) for r in records) == [("q1", "passed"), ("q2", "passed")]
     (tmp_path / "bad.jsonl").write_text(json.dumps(rec("a1", "q1", "passed")) + '\n{"no": "record"}\n')
     assert main([str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "out")]) == 2
     assert "bad.jsonl:2: not a case record" in capsys.readouterr().err

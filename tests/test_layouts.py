@@ -280,14 +280,14 @@ def test_side_by_side_reasons_and_summary() -> None:
     sbs = side_by_side(gold, pred, {"match": True}, gold_sql="SELECT a, b FROM t", pred_sql="SELECT a, b FROM t",
                        dialect="duckdb")
     assert (sbs["bird"], sbs["bird_reason"], sbs["spider"], sbs["spider_reason"]) == (False, "nulls", False, "nulls")
-    rec = lambda cid, status, cmp, **kw: {"case_id": cid, "status": status, "execution": {"ok": True},  # noqa: E731
-                                         "compare": cmp, "database": "db", **kw}
+    rec = lambda cid, status, cmp, **kw: {"case_id": cid, "backend": "b", "status": status,  # noqa: E731
+                                         "execution": {"ok": True}, "compare": cmp, "database": "db", **kw}
     summary = summarize_sidebyside([
         rec("1", "passed", {"match": True, "sidebyside": sbs}),
         rec("2", "failed", {"match": True, "sidebyside": {"bird": True, "spider": True}}, stale_tables=["t_old"]),
         rec("3", "failed", None),
-        {"case_id": "4", "status": "failed", "execution": None, "compare": None, "database": "db"},
-        {"case_id": "5", "status": "error", "execution": None, "compare": None},
+        {"case_id": "4", "backend": "b", "status": "failed", "execution": None, "compare": None, "database": "db"},
+        {"case_id": "5", "backend": "b", "status": "error", "execution": None, "compare": None},
     ])
     assert (summary["cases"], summary["graded"], summary["executed"], summary["ours_passed"]) == (5, 4, 3, 1)
     assert summary["bird"]["reasons"] == {"nulls": 1, "deprecated_table": 1}

@@ -82,8 +82,10 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     # grading
     "compare": ("api", "compare"),
     "ERROR_CLASSES": ("grading.verdict", "ERROR_CLASSES"),
-    "GRADED_STATUSES": ("sidebyside", "GRADED"),
-    "peer_verdicts": ("sidebyside", "peer_verdicts"),
+    "GRADED_STATUSES": ("records", "GRADED"),
+    "peer_verdicts": ("records", "peer_verdicts"),
+    "CaseRecord": ("records", "CaseRecord"),
+    "RECORD_VERSION": ("records", "RECORD_VERSION"),
     "Verdict": ("api", "Verdict"),
     "Grader": ("api", "Grader"),
     "GraderPool": ("pool", "GraderPool"),
@@ -107,7 +109,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 
 # a literal, so that a type checker reads it; tests/test_architecture.py holds it equal to _PUBLIC
 __all__ = [
-    "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
+    "CaseRecord", "RECORD_VERSION", "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
     "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ExecError", "ExecOutcome",
     "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn", "GenerationResult", "GoldError",
     "Grader", "GraderPool", "LLMError", "LLMReply", "Layout", "Limits", "MANIFEST_NAME",
@@ -191,8 +193,10 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .mockllm import is_mock as is_mock
     from .mockllm import label as mock_label
     from .pool import GraderPool as GraderPool
-    from .sidebyside import GRADED as GRADED_STATUSES
-    from .sidebyside import peer_verdicts as peer_verdicts
+    from .records import GRADED as GRADED_STATUSES
+    from .records import peer_verdicts as peer_verdicts
+    from .records import CaseRecord as CaseRecord
+    from .records import RECORD_VERSION as RECORD_VERSION
     from .textio import iter_jsonl as iter_jsonl
     from .textio import read_text as read_text
     from .traces import MAX_EVENTS as MAX_TRACE_EVENTS

@@ -202,7 +202,7 @@ class _Hooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_runtest_metadata(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
         record = getattr(item, "record", None)
-        return {"sqleval": record} if record is not None else None
+        return {"sqleval": record.to_json_dict()} if record is not None else None
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Any:

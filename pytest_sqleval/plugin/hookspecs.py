@@ -44,8 +44,9 @@ def pytest_sqleval_classify(evidence: "Evidence") -> "Classification | None":
 
 @hookspec
 def pytest_sqleval_record_fields(record: dict[str, Any]) -> "dict[str, Any] | None":
-    """Fields to add to a case's record (results.jsonl, the summary's input). A field that
-    would replace one of the record's own is a usage error."""
+    """Fields to add to a case's record (results.jsonl, the summary's input). ``record`` is
+    the record's JSON object (``CaseRecord.to_json_dict``); the fields added are the record's
+    ``extra``, flat in the JSON. A field that would replace one of the record's own is a usage error."""
 
 
 @hookspec

@@ -18,6 +18,7 @@ from ..core.errors import CaseError, GoldError, SqlevalError
 
 if TYPE_CHECKING:
     from ..core.backends.base import Backend
+    from ..core.records import CaseRecord
     from .session import SqlevalSession
 
 _MARK_RE = re.compile(r"[^0-9A-Za-z_]+")
@@ -38,8 +39,8 @@ CaseSetupError.__qualname__ = "CaseError"
 class CaseFailed(Exception):
     """The SQL was graded and did not match; carries the record for the repr."""
 
-    def __init__(self, record: dict[str, Any]) -> None:
-        super().__init__(record.get("explanation"))
+    def __init__(self, record: CaseRecord) -> None:
+        super().__init__(record.explanation)
         self.record = record
 
 
@@ -106,7 +107,7 @@ class CaseItem(pytest.Item):
         self.case = case
         self.backend = backend
         self.manifest = manifest
-        self.record: dict[str, Any] | None = None
+        self.record: CaseRecord | None = None
         self._generation: Any = None
         self._gold: Any = None
         labels = [case.difficulty, case.category, *case.tags]
@@ -141,12 +142,13 @@ class CaseItem(pytest.Item):
         info["run_metadata"] = state.run_metadata()
         return info
 
-    def _finish(self, status: str, **kw: Any) -> dict[str, Any]:
+    def _finish(self, status: str, **kw: Any) -> CaseRecord:
+        """The case's record; the report carries it as JSON (``user_properties``, read by the sink)."""
         from ..core.records import build_record, with_fields
         record = build_record(case=self.case, backend=self.backend, nodeid=self.nodeid, suite=self._suite_info(),
                               status=status, generation=self._generation, gold=self._gold, **kw)
-        self.record = with_fields(record, self.config.hook.pytest_sqleval_record_fields(record=record))
-        self.user_properties.append(("sqleval", self.record))
+        self.record = with_fields(record, self.config.hook.pytest_sqleval_record_fields(record=record.to_json_dict()))
+        self.user_properties.append(("sqleval", self.record.to_json_dict()))
         return self.record
 
     def setup(self) -> None:
@@ -181,13 +183,13 @@ class CaseItem(pytest.Item):
             raise CaseSetupError(msg) from None
         if self.manifest.database is None:  # nothing to execute: a judge that cannot answer is an error
             record = self._grade()
-            if record["status"] == "error":
-                raise CaseSetupError(record["case_error"])
+            if record.status == "error":
+                raise CaseSetupError(record.case_error or "")
 
     def _grader(self) -> Any:
         return self._state.pool.for_case(self.manifest, self.case)
 
-    def _grade(self) -> dict[str, Any]:
+    def _grade(self) -> CaseRecord:
         """The grader's verdict (with the judge where its mode asks), rendered as the record."""
         if self.record is not None:
             return self.record
@@ -226,7 +228,7 @@ class CaseItem(pytest.Item):
         if isinstance(nxt, CaseItem):  # its execution overlaps this case's remaining work and pytest's
             nxt._send_ahead()
         record = self._grade()
-        if record["status"] != "passed":
+        if record.status != "passed":
             raise CaseFailed(record)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

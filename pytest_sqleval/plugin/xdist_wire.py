@@ -1,5 +1,8 @@
 """Case records between xdist workers and the controller: sent as one JSON string each,
-read back into the record before any plugin of the controller sees the report."""
+read back into the record before any plugin of the controller sees the report.
+
+A report carries its record as the record's JSON object (``CaseRecord.to_json_dict``, made
+by the item); the sink makes it a ``CaseRecord`` again (``from_json_dict``), serial or not."""
 from __future__ import annotations
 
 import json

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core import UsageError
+from ..core import CaseRecord, UsageError
 
 COMPARED = ("rows", "layer_baseline", "ingredients")  # the parts of ablation.json that hold the report's numbers
 _PARAM = re.compile(r"\[[^\[\]]*\]$")
@@ -93,7 +93,7 @@ def _read_report(report: Path) -> dict[str, Any]:
     return doc
 
 
-def _regrade(prov: dict[str, Any], rootdir: Path) -> list[dict[str, Any]]:
+def _regrade(prov: dict[str, Any], rootdir: Path) -> list[CaseRecord]:
     """One pytest run over the union of the rows' cases with every row's replay backend;
     of its records, those of the report's (case, row) pairs."""
     wanted = {(_case_node(n), config) for config, entry in prov["configs"].items() for n in entry["nodeids"] if n}
@@ -113,8 +113,9 @@ def _regrade(prov: dict[str, Any], rootdir: Path) -> list[dict[str, Any]]:
             why = [line for line in lines if line.startswith(("ERROR", "error:"))] or lines[-5:]
             raise UsageError(f"regrading in {rootdir} failed (pytest exit {proc.returncode}): {' '.join(why)} -- run it "
                              "from the checkout the report was made in, with its suites, databases and runs/ folder")
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r for r in records if (_case_node(r.get("nodeid") or ""), r.get("backend")) in wanted]
+        from ..reports.table import read_records
+        _, records = read_records(path)
+    return [r for r in records if (_case_node(r.nodeid), r.backend) in wanted]
 
 
 def _case_node(nodeid: str) -> str:

@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from ..core.records import CaseRecord, as_records, finite_number
 
 ERROR_CLASSES = ("wrong_join", "wrong_metric", "hallucinated_column", "stale_table", "other")
 ABLATION_STEP = "ablation_step"  # backend_metadata key: the configuration's place in the ablation
@@ -129,13 +130,13 @@ class AblationSection(Protocol):
 
 
 # -- reading --------------------------------------------------------------------------------
-def load_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+def load_records(paths: Iterable[str | Path]) -> list[CaseRecord]:
     """Every case record in the inputs, deduplicated by node id (the last one wins)."""
-    merged: dict[str, dict[str, Any]] = {}
-    anonymous: list[dict[str, Any]] = []
+    merged: dict[str, CaseRecord] = {}
+    anonymous: list[CaseRecord] = []
     for raw in paths:
         for rec in _records_of(Path(raw)):
-            key = rec.get("nodeid") or ""
+            key = rec.nodeid
             if key:
                 merged[key] = rec
             else:
@@ -143,7 +144,7 @@ def load_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     return list(merged.values()) + anonymous
 
 
-def _records_of(path: Path) -> list[dict[str, Any]]:
+def _records_of(path: Path) -> list[CaseRecord]:
     if path.is_dir():
         inner = path / "results.jsonl"
         if not inner.is_file():
@@ -167,10 +168,10 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
             for test in doc.get("tests") or []:
                 rec = ((test or {}).get("metadata") or {}).get("sqleval")
                 if isinstance(rec, dict):
-                    out.append(rec)
+                    out.append(_read(rec, path, None))
             return out
         if isinstance(doc, dict) and "case_id" in doc:
-            return [doc]
+            return [_read(doc, path, None)]
         raise ReportInputError(f"{path}: a JSON file that is neither a pytest-json-report (no 'tests') nor a "
                                "results record. Fix: give results.jsonl or the --json-report file")
     out = []
@@ -182,11 +183,19 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             raise ReportInputError(f"{path}:{lineno}: not valid JSON. Fix: give results.jsonl as written by a "
                                    "run, or a pytest-json-report file") from None
-        if not isinstance(rec, dict) or "backend" not in rec or "status" not in rec:
-            raise ReportInputError(f"{path}:{lineno}: not a case record (no 'backend'/'status'). Fix: give "
-                                   "sqleval-results/results.jsonl or a pytest-json-report file")
-        out.append(rec)
+        out.append(_read(rec, path, lineno))
     return out
+
+
+def _read(data: Any, path: Path, line: int | None) -> CaseRecord:
+    """One JSON object of an input as a record; one that is not is a ``ReportInputError``
+    naming the file and line (``CaseRecord.from_json_dict`` says why and what to do)."""
+    from ..core.errors import BadInputError
+    try:
+        return CaseRecord.from_json_dict(data, source=path, line=line,
+                                         fix="give sqleval-results/results.jsonl or a pytest-json-report file")
+    except BadInputError as exc:
+        raise ReportInputError(str(exc).replace("\n  fix: ", ". Fix: ")) from None
 
 
 # -- computing --------------------------------------------------------------------------------
@@ -194,46 +203,42 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-
-def _step(meta: dict[str, Any]) -> int | None:
+def _step(meta: Mapping[str, Any]) -> int | None:
     step = meta.get(ABLATION_STEP)
     return step if isinstance(step, int) and not isinstance(step, bool) else None
 
 
-def is_held_out(rec: dict[str, Any]) -> bool:
+def is_held_out(rec: CaseRecord) -> bool:
     """Whether the record's case belongs to its suite's held-out split."""
-    split = (rec.get("case_metadata") or {}).get(SPLIT_KEY)
+    split = rec.case_metadata.get(SPLIT_KEY)
     return isinstance(split, str) and split not in ("", "main")
 
 
-def has_ablation(records: Iterable[dict[str, Any]]) -> bool:
+def has_ablation(records: Iterable[CaseRecord | Mapping[str, Any]]) -> bool:
     """Whether any record comes from one of an ablation's configurations."""
-    return any(_step(rec.get("backend_metadata") or {}) is not None for rec in records)
+    return any(_step(rec.backend_metadata) is not None for rec in as_records(records))
 
 
 HELD_OUT_FIELDS = ("main_passed", "main_graded", "main_accuracy", "held_out_passed", "held_out_graded",
                    "held_out_accuracy", "held_out_gap", "possible_leakage")
 
 
-def held_out_by_backend(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def held_out_by_backend(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per backend, main against held-out accuracy and the leakage flag, as the ablation's rows
     compute them (the run's summary and terminal show the same numbers); empty when no case
     was held out."""
-    records = list(records)
+    records = as_records(records)
     if not any(is_held_out(rec) for rec in records):
         return {}
     return {row.config: {k: v for k, v in row.to_dict().items() if k in HELD_OUT_FIELDS}
             for row in ablation_rows(records)}
 
 
-def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
+def ablation_rows(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[AblationRow]:
     """One row per backend, in the ablation's order (their ``ablation_step``), then the rest by name."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for rec in records:
-        groups.setdefault(str(rec.get("backend") or "?"), []).append(rec)
+    groups: dict[str, list[CaseRecord]] = {}
+    for rec in as_records(records):
+        groups.setdefault(str(rec.backend or "?"), []).append(rec)
     rows = []
     for name, recs in groups.items():
         row = AblationRow(name)
@@ -242,11 +247,11 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
         models: set[str] = set()
         for rec in recs:
             row.cases += 1
-            status = rec.get("status")
+            status = rec.status
             # leakage compares answers: a question the backend has no answer for (no_prediction)
             # counts against its accuracy, but would flag a file that skips the held-out set;
             # undecidable is graded, not a pass
-            if status in ("passed", "failed", "undecidable") and rec.get("failure_kind") != "no_prediction":
+            if status in ("passed", "failed", "undecidable") and rec.failure_kind != "no_prediction":
                 held = is_held_out(rec)
                 row.held_out_graded += held
                 row.main_graded += not held
@@ -256,13 +261,13 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
                 row.passed += 1
             elif status == "failed":
                 row.failed += 1
-                cls = rec.get("error_class") or "other"
+                cls = rec.error_class or "other"
                 row.classes[cls if cls in row.classes else "other"] += 1
             elif status == "undecidable":
                 row.failed += 1
             else:
                 row.errors += 1
-            meta = rec.get("backend_metadata") or {}
+            meta = rec.backend_metadata
             if not row.components and isinstance(meta.get("components"), str):
                 row.components = meta["components"]
             if row.step is None:
@@ -271,21 +276,21 @@ def ablation_rows(records: Iterable[dict[str, Any]]) -> list[AblationRow]:
                 row.ingredients = [str(i) for i in meta[LAYER_INGREDIENTS_KEY]]
             if meta.get("model"):
                 models.add(str(meta["model"]))
-            if _num(meta.get("n_llm_calls")) is not None:
-                calls.append(_num(meta["n_llm_calls"]))
-                pt.append(_num(meta.get("prompt_tokens")) or 0.0)
-                ct.append(_num(meta.get("completion_tokens")) or 0.0)
-                tt.append(_num(meta.get("total_tokens")) or (pt[-1] + ct[-1]))
-                cost = _num(meta.get("cost_usd"))
-                if cost is None:
+            usage = rec.usage
+            if usage.n_llm_calls is not None:
+                calls.append(usage.n_llm_calls)
+                pt.append(usage.prompt_tokens or 0.0)
+                ct.append(usage.completion_tokens or 0.0)
+                tt.append(usage.total_tokens or (pt[-1] + ct[-1]))
+                if usage.cost_usd is None:
                     cost_known = False
                 else:
-                    costs.append(cost)
-            if _num(meta.get("repair_rounds")) is not None:
-                rr.append(_num(meta["repair_rounds"]))
-            latency = _num(meta.get("latency_ms"))
+                    costs.append(usage.cost_usd)
+            if usage.repair_rounds is not None:
+                rr.append(usage.repair_rounds)
+            latency = usage.latency_ms
             if latency is None and status != "error":  # a crash's time is the run's, not a generation's to replay
-                latency = _num(((rec.get("generation") or {}) or {}).get("elapsed_ms"))
+                latency = finite_number(rec.generation.elapsed_ms) if rec.generation is not None else None
             if latency is not None:
                 lat.append(latency)
         row.models = sorted(models)
@@ -484,7 +489,7 @@ def _label_points(ax: Any, pts: list[AblationRow]) -> None:
             text.remove()
 
 
-def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report", *,
+def write_ablation(records: Iterable[CaseRecord | Mapping[str, Any]], out_dir: str | Path = "report", *,
                    sources: Sequence[str] = (), rootdir: str | Path | None = None,
                    grading_args: Sequence[str] = (), sections: Sequence[AblationSection] = ()) -> dict[str, Path]:
     """Write ``ablation.md``, ``ablation.json`` and ``ablation.png`` into ``out_dir``.
@@ -495,6 +500,7 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     working directory), ``grading_args`` the run's options that change a verdict
     (``--sqleval-variants``), ``sections`` the parts a product adds to both files
     (:class:`AblationSection`)."""
+    records = as_records(records)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = ablation_rows(records)
@@ -502,7 +508,7 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     note = plot_pareto(rows, png)
     if note is not None:
         png.unlink(missing_ok=True)
-    suites = sorted({str(r.get("suite")) for r in records if r.get("suite")})
+    suites = sorted({str(r.suite) for r in records if r.suite})
     md = render_markdown(rows, sources=sources, plot=None if note else png.name, plot_note=note, suites=suites,
                          sections=sections)
     (out / "ablation.md").write_text(md, encoding="utf-8")
@@ -517,7 +523,7 @@ def write_ablation(records: list[dict[str, Any]], out_dir: str | Path = "report"
     return paths
 
 
-def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
+def provenance(records: list[CaseRecord], out_dir: Path, rootdir: Path,
                grading_args: Sequence[str] = ()) -> dict[str, Any]:
     """What regrading needs to give the same numbers without asking any model: per row, the
     backend that replays its generations (``predictions:`` its predictions file, or ``gold``;
@@ -535,12 +541,12 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
     configs: dict[str, dict[str, Any]] = {}
     hashes: dict[str, str] = {}
     for rec in records:
-        entry = configs.setdefault(str(rec.get("backend") or "?"),
+        entry = configs.setdefault(str(rec.backend or "?"),
                                    {"replay": None, "nodeids": [], "latency_reported": True})
-        entry["nodeids"].append(rec.get("nodeid"))
-        spec = str(rec.get("backend_spec") or "")
-        meta = rec.get("backend_metadata") or {}
-        if rec.get("status") != "error" and _num(meta.get("latency_ms")) is None:
+        entry["nodeids"].append(rec.nodeid)
+        spec = str(rec.backend_spec or "")
+        meta = rec.backend_metadata
+        if rec.status != "error" and rec.usage.latency_ms is None:
             entry["latency_reported"] = False  # its mean latency is this run's wall clock: no replay gives it again
         if entry["replay"] is None:
             if spec.startswith("predictions:"):
@@ -550,13 +556,13 @@ def provenance(records: list[dict[str, Any]], out_dir: Path, rootdir: Path,
                 entry["replay"] = "predictions:" + rel(meta["predictions_file"])
             elif spec == "gold":
                 entry["replay"] = "gold"
-        if rec.get("suite") and rec.get("content_hash"):
-            hashes[str(rec["suite"])] = str(rec["content_hash"])
+        if rec.suite and rec.content_hash:
+            hashes[str(rec.suite)] = str(rec.content_hash)
     try:
         root = Path(os.path.relpath(rootdir.resolve(), out_dir.resolve())).as_posix()
     except ValueError:  # another drive
         root = rootdir.resolve().as_posix()
-    judged = any((rec.get("run_metadata") or {}).get("judge_mode") == "decide" for rec in records)
+    judged = any(rec.run_metadata.get("judge_mode") == "decide" for rec in records)
     return {"rootdir": root, "configs": configs, "content_hashes": hashes, "grading_args": list(grading_args),
             "judge_decided": judged}
 

@@ -17,10 +17,11 @@ import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..core import TRACE_KEY, TRACE_REPORT_KEY
 from ..core import render_trace as render_markdown
+from ..core.records import CaseRecord, as_records
 from .files import publish_file, suite_nodeid
 
 REPORT_NAME = "report.html"
@@ -34,16 +35,19 @@ _DATA_MARK = "/*SQLEVAL_DATA*/null"
 _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 
 
-def write_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, path: Path) -> Path:
+def write_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: dict[str, Any] | None,
+                 path: Path) -> Path:
     """Write the page to ``path`` (replaced whole) and return it."""
     page = render_report(records, summary, page_dir=path.parent)
     publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     return path
 
 
-def render_report(records: list[dict[str, Any]], summary: dict[str, Any] | None, *,
+def render_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: dict[str, Any] | None, *,
                   page_dir: Path | None = None) -> str:
-    """The page; ``page_dir`` (where it will be written) makes its links to trace reports relative."""
+    """The page; ``page_dir`` (where it will be written) makes its links to trace reports relative.
+    ``records`` as ``CaseRecord``s or as the JSON objects of results.jsonl."""
+    records = as_records(records)
     template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
     data = _page_data(records, page_dir)
     # no "<" in the script's data: neither "</script>" nor "<!--" in a question can end it early
@@ -59,10 +63,10 @@ def _clip(text: Any, limit: int = TEXT_CHARS) -> Any:
     return f"{text[:limit]}… ({len(text):,} characters, truncated in this page; results.jsonl has more)"
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: Any) -> Mapping[str, Any]:
     """A record's sub-object, or an empty one where the record holds something else: the
     page is drawn from whatever a record holds (an older version's, a plugin's)."""
-    return value if isinstance(value, dict) else {}
+    return value if isinstance(value, Mapping) else {}
 
 
 def _preview(rows: Any, total: Any, limit: int = PREVIEW_ROWS) -> dict[str, Any] | None:
@@ -96,17 +100,16 @@ def _marks(rows: list[Any] | None, other: list[Any] | None, listed: list[Any] | 
     return out
 
 
-def _layers(rec: dict[str, Any]) -> dict[str, Any]:
+def _layers(rec: CaseRecord) -> dict[str, Any]:
     """Each layer's evidence, the structure layer's matching clauses left out."""
-    raw = rec.get("layers")
-    layers = dict(raw) if isinstance(raw, dict) else {} if raw is None else {"value": raw}
+    layers = dict(rec.layers)
     struct = layers.get("structure")
     if isinstance(struct, dict) and isinstance(struct.get("clauses"), dict):
         layers["structure"] = {**struct, "clauses": {k: v for k, v in struct["clauses"].items()
                                                      if not (isinstance(v, dict) and v.get("match"))}}
-    for key in ("execution", "compare", "judge"):
-        if rec.get(key):
-            layers[key] = rec[key]
+    for key, evidence in (("execution", rec.execution), ("compare", rec.compare), ("judge", rec.judge)):
+        if evidence:
+            layers[key] = evidence
     if isinstance(layers.get("execution"), dict):
         layers["execution"] = {k: v for k, v in layers["execution"].items() if k != "preview"}
     if isinstance(layers.get("compare"), dict):
@@ -114,7 +117,7 @@ def _layers(rec: dict[str, Any]) -> dict[str, Any]:
     return layers
 
 
-def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
+def _bound(runs: list[dict[str, Any]], records: list[CaseRecord]) -> int:
     """Keep the page under ``DETAIL_BUDGET`` bytes of evidence, failures served first: a case
     past it loses its layers and most of its preview. Returns how many were cut."""
     budget, cut = DETAIL_BUDGET, 0
@@ -125,7 +128,7 @@ def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
             budget -= cost
             continue
         cut += 1
-        ex = _dict(records[i].get("execution"))
+        ex = _dict(records[i].execution)
         r["layers"] = None
         if r["trace"]:
             r["trace"]["markdown"] = None  # the link to its report file stays
@@ -133,26 +136,27 @@ def _bound(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> int:
     return cut
 
 
-def reproduce_command(rec: dict[str, Any]) -> str:
+def reproduce_command(record: CaseRecord | Mapping[str, Any]) -> str:
     """The command that runs this one case with this backend (and its model): the item is
     addressed by its case id (its name has no ``[backend]`` part when one backend runs)."""
-    suite = suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"])
-    spec = rec.get("backend_spec") or rec["backend"]
-    model = _dict(rec.get("backend_metadata")).get("model")
-    return (f"pytest {shlex.quote(suite + '::' + rec['case_id'])} --sqleval-backend={shlex.quote(spec)}"
+    rec = CaseRecord.of(record)
+    suite = suite_nodeid(rec.nodeid, rec.case_id, rec.backend)
+    spec = rec.backend_spec or rec.backend
+    model = rec.backend_metadata.get("model")
+    return (f"pytest {shlex.quote(suite + '::' + rec.case_id)} --sqleval-backend={shlex.quote(spec)}"
             + (f" --sqleval-model={shlex.quote(str(model))}" if model else ""))
 
 
-def _trace(rec: dict[str, Any], page_dir: Path | None) -> dict[str, Any] | None:
+def _trace(rec: CaseRecord, page_dir: Path | None) -> dict[str, Any] | None:
     """A case's trace as the page shows it: the markdown its report file holds (the one
     renderer, :func:`pytest_sqleval.core.traces.render_markdown`) and a link to that file."""
-    meta = _dict(rec.get("backend_metadata"))
+    meta = rec.backend_metadata
     events = meta.get(TRACE_KEY)
     report = meta.get(TRACE_REPORT_KEY)
     if not isinstance(events, list) and not report:
         return None
-    text = render_markdown(case_id=rec["case_id"], question=rec.get("question") or "", backend=rec["backend"],
-                           sql=rec.get("generated_sql"), events=events) if isinstance(events, list) else None
+    text = render_markdown(case_id=rec.case_id, question=rec.question or "", backend=rec.backend,
+                           sql=rec.generated_sql, events=events) if isinstance(events, list) else None
     link = None
     if report:
         link = Path(report).as_posix()
@@ -164,42 +168,42 @@ def _trace(rec: dict[str, Any], page_dir: Path | None) -> dict[str, Any] | None:
     return {"markdown": _clip(text, TRACE_CHARS), "report": report, "link": link}
 
 
-def _page_data(records: list[dict[str, Any]], page_dir: Path | None = None) -> dict[str, Any]:
+def _page_data(records: list[CaseRecord], page_dir: Path | None = None) -> dict[str, Any]:
     """What the page's script reads: each case once (question, gold SQL and result, labels)
     and each case record's verdict beside it, bounded (``_bound``)."""
     cases: dict[str, int] = {}
     case_rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
     for i, rec in enumerate(records):
-        key = f"{rec.get('suite')}\x1f{rec['case_id']}"
+        key = f"{rec.suite}\x1f{rec.case_id}"
         if key not in cases:
             cases[key] = len(case_rows)
-            gold = _dict(rec.get("gold"))
-            case_rows.append({"id": rec["case_id"], "suite": rec.get("suite"), "question": _clip(rec.get("question")),
-                              "gold_sql": _clip(rec.get("gold_sql"), 20_000), "tags": rec.get("tags") or [],
-                              "difficulty": rec.get("difficulty"), "category": rec.get("category"),
-                              "complexity": rec.get("complexity"),
+            gold = _dict(rec.gold)
+            case_rows.append({"id": rec.case_id, "suite": rec.suite, "question": _clip(rec.question),
+                              "gold_sql": _clip(rec.gold_sql, 20_000), "tags": list(rec.tags),
+                              "difficulty": rec.difficulty, "category": rec.category,
+                              "complexity": rec.complexity,
                               "gold_columns": gold.get("columns"),
                               "gold_preview": _preview(gold.get("preview"), gold.get("rows"))})
         c = case_rows[cases[key]]
-        gold = _dict(rec.get("gold"))
+        gold = _dict(rec.gold)
         if c["gold_preview"] is None and gold:
             c["gold_preview"] = _preview(gold.get("preview"), gold.get("rows"))
-        ex = _dict(rec.get("execution"))
-        cmp = _dict(rec.get("compare"))
+        ex = _dict(rec.execution)
+        cmp = _dict(rec.compare)
         gold_rows = gold.get("preview")
-        meta = _dict(rec.get("backend_metadata"))
+        meta = rec.backend_metadata
         runs.append({
-            "c": cases[key], "backend": rec["backend"], "status": rec["status"], "tie_only": bool(rec.get("tie_only")),
-            "error_class": rec.get("error_class"), "failure_kind": rec.get("failure_kind"),
-            "explanation": _clip(rec.get("explanation")), "confidence": rec.get("confidence"),
-            "sql": _clip(rec.get("generated_sql"), 20_000), "nodeid": rec["nodeid"],
-            "reproduce": reproduce_command(rec), "rationale": _clip(rec.get("rationale")), "equivalence": rec.get("equivalence"),
-            "decided_by": rec.get("decided_by"), "sidebyside": cmp.get("sidebyside"),
+            "c": cases[key], "backend": rec.backend, "status": rec.status, "tie_only": bool(rec.tie_only),
+            "error_class": rec.error_class, "failure_kind": rec.failure_kind,
+            "explanation": _clip(rec.explanation), "confidence": rec.confidence,
+            "sql": _clip(rec.generated_sql, 20_000), "nodeid": rec.nodeid,
+            "reproduce": reproduce_command(rec), "rationale": _clip(rec.rationale), "equivalence": rec.equivalence,
+            "decided_by": rec.decided_by, "sidebyside": cmp.get("sidebyside"),
             "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
             "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
             "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
-            "compare_reason": cmp.get("reason"), "advice": _dict(_dict(rec.get("layers")).get("diagnostics")).get("advice"),
+            "compare_reason": cmp.get("reason"), "advice": rec.layer("diagnostics").get("advice"),
             "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
             "layers": _layers(rec), "trace": _trace(rec, page_dir),
         })
@@ -252,7 +256,7 @@ def _class_legend(classes: list[str]) -> str:
     return f'<dl class="legend">{items}</dl>' if items else ""
 
 
-def _ablation(records: list[dict[str, Any]]) -> str:
+def _ablation(records: list[CaseRecord]) -> str:
     from .ablation import ERROR_CLASSES, ablation_rows, has_ablation, plot_pareto
     if not has_ablation(records):
         return ""
@@ -273,13 +277,13 @@ def _ablation(records: list[dict[str, Any]]) -> str:
     return f"<h2>Ablation</h2>{note}<p>★ on the Pareto frontier.</p>{table}{img}"
 
 
-def _static_html(records: list[dict[str, Any]], summary: dict[str, Any] | None) -> str:
+def _static_html(records: list[CaseRecord], summary: dict[str, Any] | None) -> str:
     from .summary import rates, summarize
     summary = summary or summarize(records)
     run = summary.get("run") or {}
-    by_suite: dict[str, list[dict[str, Any]]] = {}
+    by_suite: dict[str, list[CaseRecord]] = {}
     for r in records:
-        by_suite.setdefault(f"{r.get('suite')} · {r['backend']}", []).append(r)
+        by_suite.setdefault(f"{r.suite} · {r.backend}", []).append(r)
     head = f"<p>run {html.escape(str(run.get('run_id', '')))} · {len(records):,} case records</p>"
     labels = ["cases", "passed", "failed", "errors", "undecidable", "tie-only passes", "pass rate", "exact match"]
     parts = [head, "<h2>Per backend</h2>", _table(["backend", *labels], _summary_rows(summary.get("backends") or {})),

@@ -23,27 +23,31 @@ by Python ``==`` across types we keep apart, such as True and 1), ``deprecated_t
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable, Mapping
 
-from ..core import GRADED_STATUSES as GRADED
-from ..core import peer_verdicts
+from ..core.records import GRADED, CaseRecord, as_records, peer_verdicts
+
+__all__ = ["GRADED", "REASONS", "RULES", "peer_verdicts", "sidebyside_lines", "summarize_sidebyside"]
+
 
 RULES = ("bird", "spider")
 REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
            "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
 
 
-def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+# -- the run -----------------------------------------------------------------------------
+def summarize_sidebyside(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any] | None:
     """Per backend: the score under each rule over every case, ours beside it, and where
     and why each rule's verdict differs from ours. ``None`` when no case has a verdict of
     theirs (nothing was executed)."""
+    records = as_records(records)
     decided = [(r, v) for r in records if (v := peer_verdicts(r)) is not None]
-    if not any(r.get("execution") or r.get("sidebyside") for r, _ in decided):
+    if not any(r.execution or r.sidebyside for r, _ in decided):
         return None
-    graded = [r for r in records if r.get("status") in GRADED]
-    ours_passed = sum(1 for r in graded if r["status"] == "passed")
+    graded = [r for r in records if r.status in GRADED]
+    ours_passed = sum(1 for r in graded if r.status == "passed")
     out: dict[str, Any] = {"cases": len(records), "graded": len(graded), "ungraded": len(records) - len(graded),
-                           "executed": sum(1 for r in graded if r.get("execution")), "ours_passed": ours_passed,
+                           "executed": sum(1 for r in graded if r.execution), "ours_passed": ours_passed,
                            "ours_accuracy": round(ours_passed / len(graded), 6) if graded else None,
                            "ours_accuracy_all": round(ours_passed / len(records), 6) if records else None}
     for rule in RULES:
@@ -60,23 +64,23 @@ def summarize_sidebyside(records: list[dict[str, Any]]) -> dict[str, Any] | None
                 undecided += 1
                 continue
             passed += verdict
-            if r.get("status") not in GRADED:  # a case we do not grade
+            if r.status not in GRADED:  # a case we do not grade
                 why = sbs.get("ungraded") or "no_prediction"
                 ungraded[why] += 1
                 ungraded_passed += verdict
-                cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": None, rule: verdict,
+                cases.append({"case_id": r.case_id, "suite": r.suite, "ours": None, rule: verdict,
                               "reason": why})
                 continue
-            ours = r["status"] == "passed"
+            ours = r.status == "passed"
             if verdict == ours:
                 continue
             reason = sbs.get(f"{rule}_reason") or "other"
-            if verdict and (r.get("compare") or {}).get("match") and r.get("stale_tables"):
+            if verdict and (r.compare or {}).get("match") and r.stale_tables:
                 reason = "deprecated_table"
             lenient += verdict
             stricter += not verdict
             reasons[reason] += 1
-            cases.append({"case_id": r["case_id"], "suite": r.get("suite"), "ours": ours, rule: verdict,
+            cases.append({"case_id": r.case_id, "suite": r.suite, "ours": ours, rule: verdict,
                           "reason": reason})
         scored = len(records) - undecided
         out[rule] = {"passed": passed, "accuracy": round(passed / scored, 6) if scored else None,

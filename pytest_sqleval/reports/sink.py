@@ -4,8 +4,9 @@ ablation table when agent configurations ran, the HTML report (``reports.html``)
 error-class cache.
 
 It reads records only. In an xdist run only the controller keeps one; workers attach
-their records to the reports they send (``user_properties``), so serial and ``-n 2``
-runs write the same files."""
+their records to the reports they send (``user_properties``, as the record's JSON object),
+so serial and ``-n 2`` runs write the same files. That object becomes a ``CaseRecord``
+here, on arrival (``CaseRecord.from_json_dict``), and JSON again only in the files."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .files import publish_file, suite_nodeid
+
+from ..core.records import CaseRecord
 
 RECORD_KEY = "sqleval"
 CASE_KEY = "sqleval_case"
@@ -26,7 +29,7 @@ class ResultsSink:
         self.results_dir = results_dir
         self.run_id = run_id
         self.cache = cache  # pytest's cache (None with -p no:cacheprovider)
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, CaseRecord] = {}
         self.case_nodeids: set[str] = set()
         self.other_failures = 0
         self.failed_reports = 0  # test reports pytest counts as failures (session.testsfailed counts them too)
@@ -38,21 +41,21 @@ class ResultsSink:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
         if report.failed and not hasattr(report, "wasxfail"):  # as pytest's Session counts them
             self.failed_reports += 1
-        record = props.get(RECORD_KEY)
+        data = props.get(RECORD_KEY)
         # a report xdist makes up for an item whose worker crashed carries no properties:
         # it is still a benchmark case, to be reported as lost, not as a failing test
         if CASE_KEY in props or report.nodeid.split("::", 1)[0].endswith(".jsonl"):
             self.case_nodeids.add(report.nodeid)
         elif report.failed:
             self.other_failures += 1
-        if record is None or report.nodeid in self.records:
+        if data is None or report.nodeid in self.records:
             return
-        self.records[report.nodeid] = record
+        record = self.records[report.nodeid] = CaseRecord.from_json_dict(data, source=report.nodeid)
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
             self._results_fh = open(self._journal, "w", encoding="utf-8")
-        self._results_fh.write(json.dumps(record, default=str) + "\n")
+        self._results_fh.write(json.dumps(record.to_json_dict(), default=str) + "\n")
         self._results_fh.flush()  # a killed run keeps every finished case in its journal
 
     def close_journal(self, remove: bool) -> None:
@@ -66,13 +69,13 @@ class ResultsSink:
     def lost_cases(self) -> list[str]:
         return sorted(self.case_nodeids - set(self.records))
 
-    def sorted_records(self) -> list[dict[str, Any]]:
+    def sorted_records(self) -> list[CaseRecord]:
         return [self.records[k] for k in sorted(self.records)]
 
     def expected(self) -> int:
         return len(self.case_nodeids | set(self.records))
 
-    def publish(self, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    def publish(self, records: list[CaseRecord], summary: dict[str, Any]) -> None:
         """results.jsonl (sorted, so serial and xdist runs give identical files), summary.json
         and the page built from both, report.html."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +84,7 @@ class ResultsSink:
         def write_results(tmp: Path) -> None:
             with open(tmp, "w", encoding="utf-8") as fh:
                 for rec in records:
-                    fh.write(json.dumps(rec, default=str, sort_keys=True) + "\n")
+                    fh.write(json.dumps(rec.to_json_dict(), default=str, sort_keys=True) + "\n")
 
         summary_text = json.dumps(summary, indent=2, default=str) + "\n"
         with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
@@ -90,16 +93,15 @@ class ResultsSink:
             from .html import REPORT_NAME, write_report
             write_report(records, summary, self.results_dir / REPORT_NAME)
 
-    def remember_error_classes(self, records: list[dict[str, Any]]) -> None:
+    def remember_error_classes(self, records: list[CaseRecord]) -> None:
         """Merged per case: cases not run keep what they had; only the controller writes."""
         if self.cache is None:
             return
         merged = dict(self.cache.get(ERROR_CLASS_CACHE, {}))
         for rec in records:
-            key = case_cache_key(suite_nodeid(rec["nodeid"], rec["case_id"], rec["backend"]),
-                                 rec["case_id"], rec["backend"])
-            if rec["status"] == "failed" and rec.get("error_class"):
-                merged[key] = rec["error_class"]
+            key = case_cache_key(suite_nodeid(rec.nodeid, rec.case_id, rec.backend), rec.case_id, rec.backend)
+            if rec.status == "failed" and rec.error_class:
+                merged[key] = rec.error_class
             else:
                 merged.pop(key, None)
         self.cache.set(ERROR_CLASS_CACHE, merged)

@@ -2,77 +2,75 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core import ERROR_CLASSES
+from ..core.records import CaseRecord, as_records
 from .sidebyside import summarize_sidebyside
 
-SLICES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
-    "difficulty": lambda r: [r.get("difficulty") or "unlabelled"],
-    "complexity": lambda r: [r.get("complexity") or "unlabelled"],
-    "category": lambda r: [r.get("category") or "unlabelled"],
-    "schema": lambda r: [r.get("schema") or "unlabelled"],
-    "suite": lambda r: [r.get("suite") or "unlabelled"],
-    "tags": lambda r: list(r.get("tags") or []) or ["untagged"],
-    "model": lambda r: [str((r.get("backend_metadata") or {}).get("model") or "n/a")],
-    "prompt_version": lambda r: [str((r.get("backend_metadata") or {}).get("prompt_version") or "n/a")],
+SLICES: dict[str, Callable[[CaseRecord], list[str]]] = {
+    "difficulty": lambda r: [r.difficulty or "unlabelled"],
+    "complexity": lambda r: [r.complexity or "unlabelled"],
+    "category": lambda r: [r.category or "unlabelled"],
+    "schema": lambda r: [r.schema or "unlabelled"],
+    "suite": lambda r: [r.suite or "unlabelled"],
+    "tags": lambda r: list(r.tags) or ["untagged"],
+    "model": lambda r: [str(r.backend_metadata.get("model") or "n/a")],
+    "prompt_version": lambda r: [str(r.backend_metadata.get("prompt_version") or "n/a")],
 }
 
 
-def rates(records: list[dict[str, Any]]) -> dict[str, Any]:
+def rates(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any]:
     """pass_rate counts case errors against the backend; execution_accuracy is over
     gradable cases only (errors excluded); grounding_rate is over evaluated cases. An
     undecidable case (every row the gold ranks ties) is graded and not passed: it stays in
     both denominators. ``tie_only_passes`` counts the passes that rest only on a tie group."""
+    records = as_records(records)
     n = len(records)
-    passed = sum(1 for r in records if r["status"] == "passed")
-    errors = sum(1 for r in records if r["status"] == "error")
-    undecidable = sum(1 for r in records if r["status"] == "undecidable")
+    passed = sum(1 for r in records if r.status == "passed")
+    errors = sum(1 for r in records if r.status == "error")
+    undecidable = sum(1 for r in records if r.status == "undecidable")
     graded = n - errors
-    parse_seen = [r for r in records if r.get("parse_ok") is not None]
-    parsed = sum(1 for r in parse_seen if r["parse_ok"])
-    g_eval = [r for r in records if r.get("grounding_ok") is not None]
-    classes = Counter(r["error_class"] for r in records if r["status"] == "failed")
-    judged = [r for r in records if r.get("equivalence") in ("equivalent", "partially_equivalent", "different")]
-    flagged = [r for r in records if r.get("verdict_consistency_flag")]
-    structured = [r for r in records if r.get("exact_match") is not None]
+    parse_seen = [r for r in records if r.parse_ok is not None]
+    parsed = sum(1 for r in parse_seen if r.parse_ok)
+    g_eval = [r for r in records if r.grounding_ok is not None]
+    classes = Counter(r.error_class for r in records if r.status == "failed")
+    judged = [r for r in records if r.equivalence in ("equivalent", "partially_equivalent", "different")]
+    flagged = [r for r in records if r.verdict_consistency_flag]
+    structured = [r.structure_match for r in records if r.structure_match.exact_match is not None]
     return {
         "cases": n, "passed": passed, "failed": graded - passed - undecidable, "errors": errors,
-        "undecidable": undecidable, "tie_only_passes": sum(1 for r in records if r.get("tie_only")),
+        "undecidable": undecidable, "tie_only_passes": sum(1 for r in records if r.tie_only),
         "pass_rate": _ratio(passed, n),
         "execution_accuracy": _ratio(passed, graded),
         "parse_rate": _ratio(parsed, len(parse_seen)),
-        "grounding_rate": _ratio(sum(1 for r in g_eval if r["grounding_ok"]), len(g_eval)),
-        "exact_match_rate": _ratio(sum(1 for r in structured if r["exact_match"]), len(structured)),
-        "no_values_exact_match_rate": _ratio(sum(1 for r in structured if r.get("no_values_exact_match")),
+        "grounding_rate": _ratio(sum(1 for r in g_eval if r.grounding_ok), len(g_eval)),
+        "exact_match_rate": _ratio(sum(1 for m in structured if m.exact_match), len(structured)),
+        "no_values_exact_match_rate": _ratio(sum(1 for m in structured if m.no_values_exact_match),
                                              len(structured)),
-        "equivalence_rate": _ratio(sum(1 for r in judged if r["equivalence"] == "equivalent"), len(judged)),
+        "equivalence_rate": _ratio(sum(1 for r in judged if r.equivalence == "equivalent"), len(judged)),
         "judged": len(judged),
-        "judge_skipped": sum(1 for r in records if r.get("equivalence") == "skipped"),
-        "judge_agreement_rate": _ratio(sum(1 for r in flagged if r["verdict_consistency_flag"] == "consistent"),
+        "judge_skipped": sum(1 for r in records if r.equivalence == "skipped"),
+        "judge_agreement_rate": _ratio(sum(1 for r in flagged if r.verdict_consistency_flag == "consistent"),
                                        len(flagged)),
         # the built-in classes always (a zero says so), then any a plugin's classifier gave
         "error_classes": {**{c: classes.get(c, 0) for c in ERROR_CLASSES},
                           **{c: k for c, k in sorted(classes.items(), key=lambda ck: str(ck[0]))
                              if c not in ERROR_CLASSES and c is not None}},
-        "case_errors": dict(Counter(r.get("failure_kind") or "case_error" for r in records if r["status"] == "error")),
-        "no_prediction": sum(1 for r in records if r.get("failure_kind") == "no_prediction"),  # failed, class other
+        "case_errors": dict(Counter(r.failure_kind or "case_error" for r in records if r.status == "error")),
+        "no_prediction": sum(1 for r in records if r.failure_kind == "no_prediction"),  # failed, class other
         **_variant_rates(records, passed, graded),
     }
 
 
-def _variant_rates(records: list[dict[str, Any]], passed: int, graded: int) -> dict[str, Any]:
+def _variant_rates(records: list[CaseRecord], passed: int, graded: int) -> dict[str, Any]:
     """With database variants: execution accuracy on the snapshot alone (a coincidental
     pass counted as a pass) beside the one on the snapshot and its variants (test-suite
     accuracy), and the coincidental passes caught."""
-    def chosen(r: dict[str, Any]) -> Any:  # a record whose layers are not a mapping checked no variants
-        layers = r.get("layers")
-        variants = layers.get("variants") if isinstance(layers, dict) else None
-        return variants.get("chosen") if isinstance(variants, dict) else None
-    checked = [r for r in records if chosen(r) is not None]
+    checked = [r for r in records if r.layer("variants").get("chosen") is not None]
     if not checked:
         return {}
-    coincidental = sum(1 for r in records if r.get("failure_kind") == "coincidental_pass")
+    coincidental = sum(1 for r in records if r.failure_kind == "coincidental_pass")
     return {"snapshot_accuracy": _ratio(passed + coincidental, graded), "test_suite_accuracy": _ratio(passed, graded),
             "coincidental_passes": coincidental, "variant_checked_cases": len(checked)}
 
@@ -81,38 +79,39 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 6) if b else None
 
 
-def summarize(records: Iterable[dict[str, Any]], *, expected: int | None = None,
+def summarize(records: Iterable[CaseRecord | Mapping[str, Any]], *, expected: int | None = None,
               run: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's summary.json; ``records`` as ``CaseRecord``s or as the JSON objects of results.jsonl."""
     from .ablation import held_out_by_backend
-    records = list(records)
+    records = as_records(records)
     held_out = held_out_by_backend(records)  # main against held-out accuracy, when the suite holds cases out
-    by_backend: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_backend: dict[str, list[CaseRecord]] = defaultdict(list)
     for r in records:
-        by_backend[r["backend"]].append(r)
+        by_backend[r.backend].append(r)
     backends = {}
     for name, recs in sorted(by_backend.items()):
         entry = rates(recs)
         entry["slices"] = {}
         for dim, keyfn in SLICES.items():
-            groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            groups: dict[str, list[CaseRecord]] = defaultdict(list)
             for r in recs:
                 for k in keyfn(r):
                     groups[k].append(r)
             if len(groups) > 1 or dim in ("difficulty", "category"):
                 entry["slices"][dim] = {k: rates(v) for k, v in sorted(groups.items())}
         entry["judge_disagreements"] = [
-            {"case_id": r["case_id"], "suite": r.get("suite"), "deterministic": r.get("deterministic_verdict"),
-             "judge": r.get("ai_advisory_verdict"), "rationale": r.get("rationale")}
-            for r in recs if r.get("verdict_consistency_flag") == "inconsistent"]
+            {"case_id": r.case_id, "suite": r.suite, "deterministic": r.deterministic_verdict,
+             "judge": r.ai_advisory_verdict, "rationale": r.rationale}
+            for r in recs if r.verdict_consistency_flag == "inconsistent"]
         entry["sidebyside"] = summarize_sidebyside(recs)  # BIRD's and Spider's verdicts beside ours
         if name in held_out:
             entry["held_out"] = held_out[name]
         backends[name] = entry
     suites = {}
     for r in records:
-        if r.get("suite") and r.get("content_hash"):
-            suites[r["suite"]] = {"database": r.get("database"), "content_hash": r["content_hash"],
-                                  "engine": r.get("engine"), "engine_version": r.get("engine_version")}
+        if r.suite and r.content_hash:
+            suites[r.suite] = {"database": r.database, "content_hash": r.content_hash,
+                               "engine": r.engine, "engine_version": r.engine_version}
     return {"summary_version": 1, "run": run or {}, "overall": rates(records), "backends": backends,
             "suites": suites, "cases_expected": expected,
             "cases_lost": (expected - len(records)) if expected is not None else None}

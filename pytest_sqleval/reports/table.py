@@ -15,36 +15,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
+
+from ..core.records import READ_FIX, CaseRecord, as_records
 
 #: Record fields whose mapping is spread over columns ``<prefix>__<key>``.
 SPREAD = {"backend_metadata": "meta", "execution": "execution", "compare": "compare", "gold": "gold",
           "generation": "generation", "judge": "judge", "run_metadata": "run", "case_metadata": "case"}
-_RECORD_KEYS = ("backend", "status")  # what a line must carry to be a case record
 
 
-def read_records(results: str | Path) -> tuple[Path, list[dict[str, Any]]]:
+def read_records(results: str | Path) -> tuple[Path, list[CaseRecord]]:
     """The case records of a results.jsonl (or the folder a run wrote it to), checked line by
-    line: a line that is not a record is a ``BadInputError`` naming the file and line."""
+    line: a line that is not a record (or a record of a version this release does not read)
+    is a ``BadInputError`` naming the file and line (``CaseRecord.from_json_dict``)."""
     from ..core import BadInputError, iter_jsonl
     results = Path(results)
     path = results / "results.jsonl" if results.is_dir() else results
     if not path.is_file():
         raise BadInputError(path, "no such results file",
                             fix="give a results.jsonl, or the folder a run wrote it to (--sqleval-results)")
-    fix = "give sqleval-results/results.jsonl as a run wrote it (one case record per line)"
-    records = []
-    for lineno, record in iter_jsonl(path, fix=fix):
-        if not isinstance(record, dict) or any(k not in record for k in _RECORD_KEYS):
-            raise BadInputError(path, "not a case record (no 'backend' or 'status')", line=lineno, fix=fix)
-        records.append(record)
+    records = [CaseRecord.from_json_dict(data, source=path, line=lineno)
+               for lineno, data in iter_jsonl(path, fix=READ_FIX)]
     return path, records
 
 
-def flatten(record: dict[str, Any]) -> dict[str, Any]:
-    """One record as one flat row (see the module docstring for the column names)."""
+def flatten(record: CaseRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """One record as one flat row (see the module docstring for the column names): its JSON
+    object (``CaseRecord.to_json_dict``), spread."""
     row: dict[str, Any] = {}
-    for key, value in record.items():
+    for key, value in CaseRecord.of(record).to_json_dict().items():
         if key == "layers" and isinstance(value, dict):
             for layer, evidence in value.items():
                 for k, v in (evidence.items() if isinstance(evidence, dict) else [("value", evidence)]):
@@ -72,10 +71,10 @@ def _column(values: list[Any]) -> Any:
                      for v in values], type=pa.string())
 
 
-def records_table(records: list[dict[str, Any]]) -> Any:
+def records_table(records: Iterable[CaseRecord | Mapping[str, Any]]) -> Any:
     """The records as a ``pyarrow.Table``, one row per case, every column any record has."""
     import pyarrow as pa
-    rows = [flatten(r) for r in records]
+    rows = [flatten(r) for r in as_records(records)]
     names: dict[str, None] = {}
     for row in rows:
         names.update(dict.fromkeys(row))

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..core import REFUSED, TRACE_REPORT_KEY, engine_display
+from ..core.records import CaseRecord
 from .sidebyside import sidebyside_lines
 
 MAX_SQL_LINES = 12
@@ -46,10 +47,10 @@ def display_path(path: str) -> str:
         return path
 
 
-def _official_rewrite_lines(rec: dict[str, Any]) -> list[str]:
+def _official_rewrite_lines(rec: CaseRecord) -> list[str]:
     """What Spider's official evaluator does to this prediction before running it, and
     its verdict on what it runs: graded as written here, it may pass there."""
-    rewrites = ((rec.get("layers") or {}).get("official") or {}).get("rewrites") or []
+    rewrites = rec.layer("official").get("rewrites") or []
     if not rewrites:
         return []
     what = {"value_placeholder": "the placeholder", "spaced_operator": "the spaced operator",
@@ -60,24 +61,26 @@ def _official_rewrite_lines(rec: dict[str, Any]) -> list[str]:
         + (f"joined to {r['becomes']!r}" if r["rewrite"] == "spaced_operator" else
            r["becomes"] if r["rewrite"] == "value_placeholder" else f"becomes {r['becomes']!r}")
         for r in rewrites)
-    sbs = (rec.get("compare") or {}).get("sidebyside") if rec.get("compare") else rec.get("sidebyside")
-    verdict = {True: "pass", False: "fail"}.get((sbs or {}).get("spider"), "undecided")
+    sbs = rec.compare.get("sidebyside") if rec.compare else rec.sidebyside
+    verdicts: dict[Any, str] = {True: "pass", False: "fail"}
+    verdict = verdicts.get((sbs or {}).get("spider"), "undecided")
     return [f"  graded as written; Spider's official evaluator rewrites it before running it: {said}; "
             f"its verdict on the rewritten query: {verdict}"]
 
 
-def render_failure(rec: dict[str, Any]) -> str:
+def render_failure(record: CaseRecord | Mapping[str, Any]) -> str:
     """Short enough for a terminal; the results file has everything."""
+    rec = CaseRecord.of(record)
     head = {"undecidable": "UNDECIDABLE on this database, not a pass", "error": "NOT GRADED (case error)"}.get(
-        rec.get("status"))
-    out = [f"{rec['case_id']} [{rec['backend']}]: " + (f"{head} ({rec['failure_kind']})" if head else
-                                                       f"{rec['error_class']} ({rec['failure_kind']}, "
-                                                       f"confidence {rec['confidence']:.2f})"),
-           f"  why: {rec['explanation']}",
-           f"  question: {rec['question']}",
-           "  predicted SQL:", _sql(rec["generated_sql"]),
-           "  gold SQL:", _sql(rec["gold_sql"])]
-    layers = rec.get("layers") or {}
+        rec.status)
+    out = [f"{rec.case_id} [{rec.backend}]: " + (f"{head} ({rec.failure_kind})" if head else
+                                                 f"{rec.error_class} ({rec.failure_kind}, "
+                                                 f"confidence {rec.confidence:.2f})"),
+           f"  why: {rec.explanation}",
+           f"  question: {rec.question}",
+           "  predicted SQL:", _sql(rec.generated_sql),
+           "  gold SQL:", _sql(rec.gold_sql)]
+    layers = rec.layers
     parse = layers.get("parse") or {}
     if parse and not parse.get("ok"):
         err = parse.get("error") or {}
@@ -85,21 +88,20 @@ def render_failure(rec: dict[str, Any]) -> str:
     safety = layers.get("safety") or {}
     if safety and not safety.get("ok"):
         out.append(f"  layer safety refused it: {safety.get('reason')} - {safety.get('detail')}")
-    for kind in ("tables", "columns"):
-        items = rec.get(f"hallucinated_{kind}") or []
+    for kind, items in (("tables", rec.hallucinated_tables), ("columns", rec.hallucinated_columns)):
         if items:
             out.append(f"  hallucinated {kind}: " + ", ".join(
                 f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in items))
-    if rec.get("stale_tables"):
-        out.append("  deprecated tables referenced: " + ", ".join(rec["stale_tables"]))
-    ex = rec.get("execution") or {}
+    if rec.stale_tables:
+        out.append("  deprecated tables referenced: " + ", ".join(rec.stale_tables))
+    ex = rec.execution or {}
     err = ex.get("error")
     if err and err.get("exception") == REFUSED:  # a sandbox rule, named as the safety layer names its own
-        out.append(f"  the {engine_display(rec.get('engine'))} sandbox refused it: {err.get('subject')} - "
+        out.append(f"  the {engine_display(rec.engine)} sandbox refused it: {err.get('subject')} - "
                    f"{err['message'].split('): ', 1)[-1].splitlines()[0]}")
     elif err:
         out.append(f"  layer execute failed: {err['category']}: {err['message'].splitlines()[0]}")
-    cmp = rec.get("compare")
+    cmp = rec.compare
     if cmp:
         out.append(f"  layer compare: {cmp['reason']}; rows {cmp['pred_rows']} vs gold {cmp['gold_rows']}; "
                    f"columns {len(cmp['pred_columns'])} vs gold {len(cmp['gold_columns'])}; "
@@ -138,7 +140,7 @@ def render_failure(rec: dict[str, Any]) -> str:
                    + (f"; {', '.join(flags)}" if flags else ""))
     for advice in (diag or {}).get("advice") or []:
         out.append(f"  what to do: {advice}")
-    trace = (rec.get("backend_metadata") or {}).get(TRACE_REPORT_KEY)
+    trace = rec.backend_metadata.get(TRACE_REPORT_KEY)
     if trace:
         out.append(f"  trace (what the backend retrieved, asked and answered): {display_path(trace)}")
     return "\n".join(_line(line) for chunk in out for line in chunk.split("\n"))
