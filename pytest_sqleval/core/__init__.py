@@ -85,6 +85,11 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "GRADED_STATUSES": ("records", "GRADED"),
     "peer_verdicts": ("records", "peer_verdicts"),
     "CaseRecord": ("records", "CaseRecord"),
+    "ErrorClass": ("grading.error_classes", "ErrorClass"),
+    "register_error_class": ("grading.error_classes", "register_error_class"),
+    "error_classes": ("grading.error_classes", "error_classes"),
+    "register_layer": ("grading.layer_registry", "register_layer"),
+    "register_backend": ("backends.registry", "register_backend"),
     "RECORD_VERSION": ("records", "RECORD_VERSION"),
     "Verdict": ("api", "Verdict"),
     "Grader": ("api", "Grader"),
@@ -109,7 +114,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 
 # a literal, so that a type checker reads it; tests/test_architecture.py holds it equal to _PUBLIC
 __all__ = [
-    "CaseRecord", "RECORD_VERSION", "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
+    "CaseRecord", "RECORD_VERSION", "ErrorClass", "register_error_class", "error_classes", "register_layer", "register_backend", "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
     "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ExecError", "ExecOutcome",
     "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn", "GenerationResult", "GoldError",
     "Grader", "GraderPool", "LLMError", "LLMReply", "Layout", "Limits", "MANIFEST_NAME",
@@ -197,6 +202,11 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .records import peer_verdicts as peer_verdicts
     from .records import CaseRecord as CaseRecord
     from .records import RECORD_VERSION as RECORD_VERSION
+    from .grading.error_classes import ErrorClass as ErrorClass
+    from .grading.error_classes import register_error_class as register_error_class
+    from .grading.error_classes import error_classes as error_classes
+    from .grading.layer_registry import register_layer as register_layer
+    from .backends.registry import register_backend as register_backend
     from .textio import iter_jsonl as iter_jsonl
     from .textio import read_text as read_text
     from .traces import MAX_EVENTS as MAX_TRACE_EVENTS

@@ -190,7 +190,7 @@ def _records_of(path: Path) -> list[CaseRecord]:
 def _read(data: Any, path: Path, line: int | None) -> CaseRecord:
     """One JSON object of an input as a record; one that is not is a ``ReportInputError``
     naming the file and line (``CaseRecord.from_json_dict`` says why and what to do)."""
-    from ..core.errors import BadInputError
+    from ..core import BadInputError
     try:
         return CaseRecord.from_json_dict(data, source=path, line=line,
                                          fix="give sqleval-results/results.jsonl or a pytest-json-report file")

@@ -248,9 +248,10 @@ def _histogram(summary: dict[str, Any]) -> str:
 
 
 def _class_legend(classes: list[str]) -> str:
-    """What each class of the histogram means, as declared (``core.grading.error_classes``)."""
-    from ..core.grading.error_classes import ERROR_CLASS_REGISTRY
-    declared = [(c, ERROR_CLASS_REGISTRY.get(c)) for c in classes]
+    """What each class of the histogram means, as declared (``core.error_classes()``)."""
+    from ..core import error_classes
+    known = {c.name: c for c in error_classes()}
+    declared = [(c, known.get(c)) for c in classes]
     items = "".join(f"<dt>{html.escape(str(c))}</dt><dd>{html.escape(d.description)}</dd>"
                     for c, d in declared if d is not None)
     return f'<dl class="legend">{items}</dl>' if items else ""
