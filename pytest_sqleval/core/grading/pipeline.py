@@ -1,4 +1,4 @@
-"""The grader: walks the ordered layers (``layers.py``) over one candidate and hands the
+"""The grader: walks the ordered layers (``layers/``, one module per layer) over one candidate and hands the
 evidence to ``verdict.py``, which decides. One grader per database (or per schema,
 without one: then nothing is executed and the verdict is the judge's or exact match's).
 
@@ -23,7 +23,9 @@ from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
 from .gold_analysis import FOLDER as ANALYSIS_FOLDER
 from .gold_analysis import GoldAnalyses, GoldAnalysis
-from .layers import Candidate, Layer, default_layers, guarded, run_layer
+from .gold_answer import GoldAnswer
+from .guard import guarded
+from .layers import Candidate, Layer, default_layers, run_layer
 from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .verdict import Classification, Evidence, Verdict, decide
@@ -48,35 +50,6 @@ def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any)
     if case_policy.column_order != "position":
         spec["column_order"] = case_policy.column_order
     return case_policy, spec
-
-
-@dataclass
-class GoldAnswer:
-    key: str
-    rows: int
-    columns: list[str]
-    types: list[str]
-    cached: bool
-    spec: dict[str, Any]
-    tables: list[str]
-    joins: dict[str, Any]
-    elapsed_ms: float = 0.0
-    preview: list[list[Any]] = field(default_factory=list)
-    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, if parsed in this process
-    sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
-    request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
-    empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
-    ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
-    ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
-    analysis: Any = field(default=None, repr=False, compare=False)  # gold_analysis.GoldAnalysis (structure layer)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
-                "cached": self.cached, "ordered": self.spec["ordered"], "sort_keys": self.spec["sort_keys"],
-                "elapsed_ms": self.elapsed_ms, "preview": self.preview,
-                "ties": {k: v for k, v in self.ties.items()
-                         if k in ("limit", "before", "group_rows", "candidates", "unordered")}
-                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {})}
 
 
 class SuiteGrader:

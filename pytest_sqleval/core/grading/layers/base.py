@@ -1,0 +1,83 @@
+"""What every layer shares: the ``Candidate`` the layers walk over, the ``Layer`` protocol a
+plugin implements (``pytest_sqleval_layers``), and ``run_layer``, which turns a layer's
+exception into its evidence.
+
+A layer reads the candidate (its SQL, its parse, the gold answer, the grader's catalog
+and engine) and adds its evidence under its name; it decides nothing (``verdict.py``
+does, and the pipeline classifies, diagnoses and judges after it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..budget import Budget
+from ..guard import failure_evidence, guarded
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..gold_answer import GoldAnswer
+    from ..grounding import CatalogIndex
+    from ..parse import ParseResult
+
+__all__ = ["Candidate", "GraderView", "Layer", "failure_evidence", "guarded", "run_layer"]
+
+
+class GraderView(Protocol):
+    """What a layer may read of its grader (``pipeline.SuiteGrader``)."""
+
+    dialect: str
+    engine_dialect: str
+    host: Any  # engines.host.EngineHost, or None without a database
+    index: "CatalogIndex | None"
+    deprecated: tuple[str, ...]
+    variant_set: Any
+
+    def to_engine(self, tree: Any, sql: str) -> str: ...
+
+
+@dataclass
+class Candidate:
+    """One predicted query on its way through the layers."""
+
+    sql: str
+    gold: "GoldAnswer"
+    grader: GraderView
+    budget: Budget
+    layers: dict[str, Any] = field(default_factory=dict)
+    parsed: "ParseResult | None" = None
+    stopped: bool = False  # parse or safety refused it: the layers that need a sound query skip it
+    stale: list[str] = field(default_factory=list)
+    executed_sql: str | None = None
+    ticket: Any = None
+    sent_at: float = 0.0
+    ahead: bool = False  # graded ahead of its turn: the engine may queue it behind the case before
+    variants_answer: Any = None  # the variants' results when the engine ran them with the execution
+
+    @property
+    def same_sql_as_gold(self) -> bool:
+        """Sent as the gold's own query: on any database it returns the gold's answer."""
+        return self.executed_sql is not None and self.executed_sql == self.gold.request.get("sql")
+
+    @property
+    def tree(self) -> Any:
+        """The parsed query, for layers that need a sound one (None once it was refused)."""
+        return None if self.stopped or self.parsed is None else self.parsed.expression
+
+
+@runtime_checkable
+class Layer(Protocol):
+    """One grading layer. ``run`` adds evidence to ``candidate.layers[name]`` (or leaves
+    nothing when it does not apply); an exception in it is kept as that layer's
+    ``layer_error`` evidence, never a lost case."""
+
+    name: str
+    ahead: bool
+
+    def run(self, candidate: Candidate) -> None: ...
+
+
+def run_layer(layer: Layer, c: Candidate) -> None:
+    """Run one layer; a layer that cannot cope leaves evidence instead of losing the case."""
+    try:
+        layer.run(c)
+    except Exception as exc:
+        c.layers[layer.name] = {**c.layers.get(layer.name, {}), **failure_evidence(exc)}
