@@ -121,3 +121,40 @@ def test_the_grader_never_imports_the_agent_or_the_warehouse_generator() -> None
     wrong = {f"{a} -> {b}": sorted(m) for (a, b), m in import_edges().items()
              if a not in PRODUCTS | DRIVERS and b in PRODUCTS}
     assert not wrong, wrong
+
+
+def module_import_edges(within: str) -> dict[tuple[str, str], set[str]]:
+    """(importing module, imported module) for the modules under ``within`` (a dotted
+    package name): every import counted, inside functions and ``TYPE_CHECKING`` too;
+    ``from .x import y`` is an edge to ``x``, and to ``x.y`` when that is a module."""
+    modules: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        modules[module] = path
+    edges: dict[tuple[str, str], set[str]] = {}
+    for module, path in modules.items():
+        if not (module == within or module.startswith(within + ".")):
+            continue
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                name = ".".join(base + ([node.module] if node.module else []))
+                targets = [name] + [f"{name}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in modules and target != module and (target == within or target.startswith(within + ".")):
+                    edges.setdefault((module, target), set()).add(module)
+    return edges
+
+
+def test_no_import_cycle_between_the_graders_modules() -> None:
+    """The grader's modules import one way: the layers never import the pipeline that runs
+    them, nor the verdict the layers' evidence feeds (one cycle made a rename of either
+    side an import error at a distance)."""
+    edges = module_import_edges("pytest_sqleval.core.grading")
+    assert ("pytest_sqleval.core.grading.pipeline", "pytest_sqleval.core.grading.layers") in edges  # the walk sees it
+    assert not cycles(edges), cycles(edges)
