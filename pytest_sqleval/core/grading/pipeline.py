@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +28,7 @@ from .guard import guarded
 from .layers import Candidate, Layer, default_layers, run_layer
 from .parse import engine_sql, parse_sql
 from .safety import check_safety
-from .verdict import Classification, Evidence, Verdict, decide
+from .verdict import Classification, Evidence, Verdict, assess, classification, decide, judge_eligible
 
 __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "layer_budget"]
 
@@ -283,8 +283,10 @@ class SuiteGrader:
     def grade(self, sql: str, gold: GoldAnswer, *, classifier: Callable[[Evidence], Classification | None] | None = None,
               judge: Callable[[Evidence], Any] | None = None, judge_mode: str = "off",
               question: str | None = None, gold_sql: str | None = None) -> Verdict:
-        """Walk every layer over one candidate, then let ``verdict.decide`` decide (with the
-        judge, when one is given and its mode is not ``off``); never raises for a wrong answer."""
+        """Walk every layer over one candidate, then the steps after them: ``verdict.assess``
+        (pass or fail), ``verdict.classification`` (the error class), the diagnosis of a
+        failure, the judge (when one is given and its mode is not ``off``), and
+        ``verdict.decide``, which makes the ``Verdict``; never raises for a wrong answer."""
         start = time.perf_counter()
         c = self._ahead.pop((sql, gold.key), None) or self._walk_ahead(sql, gold)
         c.budget.resume()
@@ -294,21 +296,30 @@ class SuiteGrader:
         evidence = Evidence(sql=sql, layers=c.layers, stale=c.stale, executed="execution" in c.layers,
                             joins_gold=gold.joins, tree=c.tree, executed_sql=c.executed_sql,
                             gold_sql=gold_sql, question=question, engine=self.engine)
-        budget = c.budget
+        # the steps after the layers, in order: assess, classify, diagnose (a failure), judge, decide
+        assessment = assess(evidence)
+        classified = classification(evidence, assessment, classifier)
+        judgement = None
+        if assessment.unfinished is None:
+            evidence.layers["classify"] = classified.to_dict()  # the judge's prompt and the diagnostics read it
+            if not assessment.passed and self.host is not None:
+                evidence.layers["diagnostics"] = self._diagnose(evidence, classified, c.budget)
+            if judge is not None and judge_mode != "off" and judge_eligible(evidence.layers):
+                judgement = judge(evidence)
+        verdict = decide(evidence, assessment, classified, judgement=judgement, mode=judge_mode, classifier=classifier)
+        c.budget.pause()
+        return replace(verdict, duration_ms=round((time.perf_counter() - start) * 1000, 3))
 
-        def diagnostics(ev: Evidence, cls: Classification) -> dict[str, Any]:
-            def run() -> dict[str, Any]:
-                budget.check()
-                return diagnose(compare=ev.layers.get("compare"), structure=ev.layers.get("structure"),
-                                classification=cls.to_dict(), layers=ev.layers, stale=ev.stale,
-                                gold_sql=ev.gold_sql, sql=ev.sql, replacements=self.replacements,
-                                engine=ev.engine)
-            return guarded(run, fallback={})
-        verdict = decide(evidence, duration_ms=0.0, classifier=classifier, judge=judge, mode=judge_mode,
-                         diagnose=diagnostics if self.host is not None else None)
-        budget.pause()
-        verdict.duration_ms = round((time.perf_counter() - start) * 1000, 3)
-        return verdict
+    def _diagnose(self, evidence: Evidence, classified: Classification, budget: Budget) -> dict[str, Any]:
+        """The pipeline's diagnose step: why a failure failed, for its failure text (under the
+        case's budget; a diagnosis that cannot be made leaves evidence, never a lost case)."""
+        def run() -> dict[str, Any]:
+            budget.check()
+            return diagnose(compare=evidence.layers.get("compare"), structure=evidence.layers.get("structure"),
+                            classification=classified.to_dict(), layers=evidence.layers, stale=evidence.stale,
+                            gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
+                            engine=evidence.engine)
+        return guarded(run, fallback={})
 
 
 def layer_budget(limits: Limits) -> float:

@@ -16,7 +16,7 @@ nothing about the prediction: the case is not graded (status ``error``), never f
 so the same predictions get the same verdicts on a quiet and a loaded machine."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..engines.base import REFUSED  # the exception of a query a sandbox rule refused
@@ -26,7 +26,7 @@ JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Classification:
     error_class: str | None
     failure_kind: str | None  # parse_error, unsafe_statement, timeout, runtime_error, projection_mismatch, ...
@@ -82,7 +82,7 @@ class Adjudication:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     """One graded case: the headline (``passed``, ``status``, ``error_class``) and the
     evidence of every layer that ran, as plain values (``layers``)."""
@@ -133,22 +133,27 @@ Classifier = Callable[[Evidence], "Classification | None"]
 JudgeCall = Callable[[Evidence], Any]  # -> grading.judge.JudgeResult
 
 
-def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | None = None,
-           judge: JudgeCall | None = None, mode: str = "off",
-           diagnose: Callable[[Evidence, Classification], dict[str, Any]] | None = None) -> Verdict:
-    """The verdict of one candidate from its evidence: deterministic pass/fail and error
-    class, then the judge where it may change or annotate something. ``classifier`` is
-    the ``pytest_sqleval_classify`` hook in a pytest run (a plugin's class wins, the
-    built-in precedence answers otherwise); ``diagnose`` adds the diagnostics layer."""
-    classify_ = classifier or classify_evidence
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """What the deterministic layers decide before anything is classified or judged:
+    whether the candidate passed, why it is not graded (``unfinished``: stopped at its wall
+    bound before it spent its limit), and a match that rests on the gold's tie group."""
+
+    passed: bool
+    unfinished: str | None = None
+    ties: tuple[str, Classification] | None = None
+
+
+def assess(evidence: Evidence) -> Assessment:
+    """The deterministic pass or fail of one candidate: with execution, its result matched,
+    it reads nothing deprecated, and no variant of the database disagrees; without, it
+    parses, is safe and grounded and reads nothing deprecated (provisional: the judge or
+    exact match decides). The pipeline's first step after the layers."""
     layers = evidence.layers
     if evidence.executed:
         stopped = unfinished(evidence.get("execution"))
         if stopped is not None:  # a verdict either way would be the machine's load, not the prediction's
-            layers["classify"] = Classification(None, "unfinished", stopped, 0.0).to_dict()
-            return Verdict(False, None, "unfinished", stopped, 0.0, layers, evidence.sql, evidence.executed_sql,
-                           evidence.stale, duration_ms, status="error", case_error=stopped,
-                           case_error_kind="unfinished")
+            return Assessment(False, unfinished=stopped)
     compare = layers.get("compare")
     variants = evidence.get("variants")
     if evidence.executed:
@@ -159,29 +164,46 @@ def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | N
                   and evidence.get("grounding").get("ok") is not False and not evidence.stale)
     exact = bool(evidence.get("structure").get("exact_match"))  # the gold's own SQL: the database need not tell
     ties = _tie_verdict(compare, variants) if evidence.executed and passed and not exact else None
-    if passed:
-        graded = variants.get("graded")
-        cls = (Classification(None, None, "result matches the gold answer"
-                              + (" within float tolerance" if compare.get("within_tolerance") else "")
-                              + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
-               if evidence.executed else
-               Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0))
-        if ties is not None:
-            cls = ties[1]
-    else:
-        cls = classify_(evidence)
-    layers["classify"] = cls.to_dict()
-    if not passed and diagnose is not None:
-        layers["diagnostics"] = diagnose(evidence, cls)
-    judgement = None
-    if judge is not None and mode != "off" and judge_eligible(layers):
-        judgement = judge(evidence)
+    return Assessment(passed, ties=ties)
+
+
+def classification(evidence: Evidence, assessment: Assessment, classifier: Classifier | None = None) -> Classification:
+    """The pipeline's classify step: what a pass rests on, why a case is not graded, or
+    the error class of a failure (``classifier``: the ``pytest_sqleval_classify`` hook in
+    a pytest run, where a plugin's class wins; the built-in precedence otherwise)."""
+    if assessment.unfinished is not None:
+        return Classification(None, "unfinished", assessment.unfinished, 0.0)
+    if not assessment.passed:
+        return (classifier or classify_evidence)(evidence)
+    if assessment.ties is not None:
+        return assessment.ties[1]
+    if not evidence.executed:
+        return Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
+    compare, graded = evidence.layers["compare"], evidence.get("variants").get("graded")
+    return Classification(None, None, "result matches the gold answer"
+                          + (" within float tolerance" if compare.get("within_tolerance") else "")
+                          + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
+
+
+def decide(evidence: Evidence, assessment: Assessment, classified: Classification, *, duration_ms: float = 0.0,
+           judgement: Any = None, mode: str = "off", classifier: Classifier | None = None) -> Verdict:
+    """The verdict of one candidate, once the pipeline has assessed, classified, diagnosed
+    and judged it: the judge's part by ``adjudicate``, a failure the judge or exact match
+    decided classified again, the ties' and an ambiguous gold's status."""
+    layers = evidence.layers
+    layers["classify"] = classified.to_dict()
+    if assessment.unfinished is not None:
+        stopped = assessment.unfinished
+        return Verdict(False, None, "unfinished", stopped, 0.0, layers, evidence.sql, evidence.executed_sql,
+                       evidence.stale, duration_ms, status="error", case_error=stopped,
+                       case_error_kind="unfinished")
+    cls, passed, ties = classified, assessment.passed, assessment.ties
     adj = adjudicate(passed=passed, executed=evidence.executed, layers=layers, judgement=judgement, mode=mode)
     if adj.status == "failed" and cls.error_class is None:  # judged different, or not an exact match
-        cls = classify_(evidence)
+        cls = (classifier or classify_evidence)(evidence)
         if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
-            cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
-                "judged different", "not an exact match (no database, no judge)")
+            cls = replace(cls, failure_kind="not_exact_match", explanation=cls.explanation.replace(
+                "judged different", "not an exact match (no database, no judge)"))
         layers["classify"] = cls.to_dict()
     kind = "judge_error" if adj.error else None
     if ties is not None and ties[0] == "undecidable":
