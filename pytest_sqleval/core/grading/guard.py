@@ -5,6 +5,7 @@ which leaves the structure layer's failure for every prediction of its gold; nei
 imports the other."""
 from __future__ import annotations
 
+from dataclasses import is_dataclass, replace
 from typing import Any, Callable
 
 from .budget import OverBudget
@@ -15,13 +16,16 @@ def guarded(work: Callable[[], Any], fallback: Any) -> Any:
 
     ``OverBudget`` gives ``skipped: over budget``; a ``RecursionError`` (a 3,000-term AND
     chain, a 1,200-branch UNION) ``layer_error: recursion``; any other exception its type.
-    A dict ``fallback`` is the layer's record with that evidence added; another fallback
-    (a list) stands in for the layer's value."""
+    A dict ``fallback`` is the layer's record with that evidence added, an evidence value
+    (a dataclass with ``skipped``, ``layer_error`` and ``detail`` fields) the same with those
+    fields set; another fallback (a list) stands in for the layer's value."""
     try:
         return work()
     except Exception as exc:
         evidence = failure_evidence(exc)
-    return {**fallback, **evidence} if isinstance(fallback, dict) else fallback
+    if isinstance(fallback, dict):
+        return {**fallback, **evidence}
+    return replace(fallback, **evidence) if is_dataclass(fallback) else fallback
 
 
 def failure_evidence(exc: BaseException) -> dict[str, Any]:

@@ -301,7 +301,7 @@ class SuiteGrader:
         classified = classification(evidence, assessment, classifier)
         judgement = None
         if assessment.unfinished is None:
-            evidence.layers["classify"] = classified.to_dict()  # the judge's prompt and the diagnostics read it
+            evidence.layers["classify"] = classified  # the judge's prompt and the diagnostics read it
             if not assessment.passed and self.host is not None:
                 evidence.layers["diagnostics"] = self._diagnose(evidence, classified, c.budget)
             if judge is not None and judge_mode != "off" and judge_eligible(evidence.layers):
@@ -315,8 +315,9 @@ class SuiteGrader:
         case's budget; a diagnosis that cannot be made leaves evidence, never a lost case)."""
         def run() -> dict[str, Any]:
             budget.check()
-            return diagnose(compare=evidence.layers.get("compare"), structure=evidence.layers.get("structure"),
-                            classification=classified.to_dict(), layers=evidence.layers, stale=evidence.stale,
+            layers = evidence.record_layers()  # the diagnostics read the record's form
+            return diagnose(compare=layers.get("compare"), structure=layers.get("structure"),
+                            classification=classified.to_dict(), layers=layers, stale=evidence.stale,
                             gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
                             engine=evidence.engine)
         return guarded(run, fallback={})

@@ -9,20 +9,22 @@ here."""
 from __future__ import annotations
 
 from ..guard import failure_evidence, guarded
-from .base import Candidate, GraderView, Layer, run_layer
-from .execution import ExecutionLayer
-from .grounding import GroundingLayer
-from .official import OfficialLayer
-from .parse import ParseLayer
-from .safety import SafetyLayer
+from .base import Candidate, GraderView, Layer, LayerFailure, record_form, run_layer
+from .execution import CompareEvidence, ExecutionEvidence, ExecutionLayer
+from .grounding import GroundingEvidence, GroundingLayer
+from .official import OfficialEvidence, OfficialLayer
+from .parse import ParseEvidence, ParseLayer
+from .safety import SafetyEvidence, SafetyLayer
 from .send import SendLayer
 from .stale import StaleLayer
-from .structure import StructureLayer
-from .variants import VariantsLayer
+from .structure import StructureEvidence, StructureLayer
+from .variants import VariantMismatch, VariantsEvidence, VariantsLayer
 
-__all__ = ["Candidate", "ExecutionLayer", "GraderView", "GroundingLayer", "Layer", "OfficialLayer", "ParseLayer",
-           "SafetyLayer", "SendLayer", "StaleLayer", "StructureLayer", "VariantsLayer", "default_layers",
-           "failure_evidence", "guarded", "run_layer"]
+__all__ = ["Candidate", "CompareEvidence", "ExecutionEvidence", "ExecutionLayer", "GraderView", "GroundingEvidence",
+           "GroundingLayer", "Layer", "LayerFailure", "OfficialEvidence", "OfficialLayer", "ParseEvidence",
+           "ParseLayer", "SafetyEvidence", "SafetyLayer", "SendLayer", "StaleLayer", "StructureEvidence",
+           "StructureLayer", "VariantMismatch", "VariantsEvidence", "VariantsLayer", "default_layers",
+           "failure_evidence", "guarded", "record_form", "run_layer"]
 
 
 def default_layers() -> list[Layer]:

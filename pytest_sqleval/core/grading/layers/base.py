@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..grounding import CatalogIndex
     from ..parse import ParseResult
 
-__all__ = ["Candidate", "GraderView", "Layer", "failure_evidence", "guarded", "run_layer"]
+__all__ = ["Candidate", "GraderView", "Layer", "LayerFailure", "failure_evidence", "failure_fields", "guarded",
+           "record_form", "run_layer"]
 
 
 class GraderView(Protocol):
@@ -75,9 +76,34 @@ class Layer(Protocol):
     def run(self, candidate: Candidate) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class LayerFailure:
+    """The evidence of a layer that raised: what it had left before (its record form) and
+    why it stopped (``skipped``, or ``layer_error`` and ``detail``)."""
+
+    failure: dict[str, Any]
+    before: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.before, **self.failure}
+
+
+def record_form(value: Any) -> Any:
+    """A layer's evidence as the record holds it: a built-in layer's typed value by its
+    ``to_dict``, a plugin layer's own value (a dict) as it is. The one conversion."""
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) and not isinstance(value, dict) else value
+
+
+def failure_fields(evidence: Any) -> dict[str, Any]:
+    """The ``skipped`` / ``layer_error`` / ``detail`` fields an evidence value has set."""
+    return {k: getattr(evidence, k) for k in ("skipped", "layer_error", "detail") if getattr(evidence, k) is not None}
+
+
 def run_layer(layer: Layer, c: Candidate) -> None:
     """Run one layer; a layer that cannot cope leaves evidence instead of losing the case."""
     try:
         layer.run(c)
     except Exception as exc:
-        c.layers[layer.name] = {**c.layers.get(layer.name, {}), **failure_evidence(exc)}
+        before = record_form(c.layers.get(layer.name)) or {}
+        c.layers[layer.name] = LayerFailure(failure_evidence(exc), dict(before))

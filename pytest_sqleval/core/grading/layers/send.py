@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from .base import Candidate
 
@@ -14,13 +15,13 @@ class SendLayer:
 
     def run(self, c: Candidate) -> None:
         grader = c.grader
-        if c.stopped or grader.host is None:
+        if c.stopped or grader.host is None or c.parsed is None:
             return
         try:
             c.executed_sql = grader.to_engine(c.parsed.expression, c.sql)
         except RecursionError:  # the engine's own parser says whether it can run the original
             c.executed_sql = c.sql
-            c.layers["parse"]["layer_error"] = "recursion: not transpiled, executed as written"
+            c.layers["parse"] = replace(c.layers["parse"], layer_error="recursion: not transpiled, executed as written")
         c.sent_at = time.perf_counter()
         gold = c.gold
         payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.spec, "gold_sql": gold.sql}
