@@ -25,7 +25,7 @@ def guarded(work: Callable[[], Any], fallback: Any) -> Any:
         evidence = failure_evidence(exc)
     if isinstance(fallback, dict):
         return {**fallback, **evidence}
-    return replace(fallback, **evidence) if is_dataclass(fallback) else fallback
+    return replace(fallback, **evidence) if is_dataclass(fallback) and not isinstance(fallback, type) else fallback
 
 
 def failure_evidence(exc: BaseException) -> dict[str, Any]:

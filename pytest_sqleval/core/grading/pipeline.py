@@ -167,7 +167,7 @@ class SuiteGrader:
         policy, spec = case_contract(self.policy, case, order)
         ordered = spec["ordered"]
         augmented = order.augmented_sql if ordered else None
-        request = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
+        request: dict[str, Any] = {"sql": sql, "exec_sql": augmented, "spec": spec, "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
                    "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}

@@ -230,7 +230,7 @@ def classification(evidence: Evidence, assessment: Assessment, classifier: Class
     if assessment.unfinished is not None:
         return Classification(None, "unfinished", assessment.unfinished, 0.0)
     if not assessment.passed:
-        return (classifier or classify_evidence)(evidence)
+        return classified_by(classifier, evidence)
     if assessment.ties is not None:
         return assessment.ties[1]
     if not evidence.executed:
@@ -240,6 +240,11 @@ def classification(evidence: Evidence, assessment: Assessment, classifier: Class
     return Classification(None, None, "result matches the gold answer"
                           + (" within float tolerance" if compare is not None and compare.within_tolerance else "")
                           + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
+
+
+def classified_by(classifier: Classifier | None, evidence: Evidence) -> Classification:
+    """The error class of a failure: the classifier's (a plugin's, in a pytest run), else the built-in precedence."""
+    return (classifier(evidence) if classifier is not None else None) or classify_evidence(evidence)
 
 
 def decide(evidence: Evidence, assessment: Assessment, classified: Classification, *, duration_ms: float = 0.0,
@@ -257,7 +262,7 @@ def decide(evidence: Evidence, assessment: Assessment, classified: Classificatio
     cls, passed, ties = classified, assessment.passed, assessment.ties
     adj = adjudicate(passed=passed, executed=evidence.executed, layers=evidence.layers, judgement=judgement, mode=mode)
     if adj.status == "failed" and cls.error_class is None:  # judged different, or not an exact match
-        cls = (classifier or classify_evidence)(evidence)
+        cls = classified_by(classifier, evidence)
         if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
             cls = replace(cls, failure_kind="not_exact_match", explanation=cls.explanation.replace(
                 "judged different", "not an exact match (no database, no judge)"))

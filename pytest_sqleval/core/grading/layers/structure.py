@@ -51,6 +51,7 @@ class StructureLayer:
             budget.check()
             if failed is not None:
                 return replace(StructureEvidence(), **failed)
+            assert gold is not None  # the gold's side exists wherever it did not fail
             r = compare_structure(pred, gold, dialect, budget, pred_sql=sql)
             return StructureEvidence(r.normalized_match, r.exact_match, r.no_values_exact_match, r.distance,
                                      r.differing_clauses, r.clauses)

@@ -79,6 +79,7 @@ class VariantsLayer:
         if grader.variant_set is None or c.ticket is None or not (isinstance(compare, CompareEvidence) and compare.match):
             return
         c.budget.pause()  # executions, under the engine's limits
+        answer: dict[str, Any]
         try:
             chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
                                                  grader.host, c.gold.elapsed_ms)
