@@ -158,3 +158,22 @@ def test_no_import_cycle_between_the_graders_modules() -> None:
     edges = module_import_edges("pytest_sqleval.core.grading")
     assert ("pytest_sqleval.core.grading.pipeline", "pytest_sqleval.core.grading.layers") in edges  # the walk sees it
     assert not cycles(edges), cycles(edges)
+
+
+#: the module cycles left outside the grader when it was made acyclic (issue 30); each is to
+#: be removed, and no cycle may be added: a component must lie inside one of these
+KNOWN_MODULE_CYCLES = [
+    {"pytest_sqleval.core.engines", "pytest_sqleval.core.engines.base", "pytest_sqleval.core.engines.duckdb_sandbox",
+     "pytest_sqleval.core.engines.postgres_sandbox", "pytest_sqleval.core.engines.registry",
+     "pytest_sqleval.core.engines.sqlite_sandbox"},
+    {"pytest_sqleval.reports.html", "pytest_sqleval.reports.sink"},
+    {"pytest_sqleval.products.agent", "pytest_sqleval.products.agent.context", "pytest_sqleval.products.agent.loop"},
+]
+
+
+def test_no_new_import_cycle_between_any_modules() -> None:
+    edges = module_import_edges("pytest_sqleval")
+    assert ("pytest_sqleval.plugin.items", "pytest_sqleval.core.grading.verdict") in edges  # the walk sees the package
+    found = cycles(edges)
+    new = [c for c in found if not any(set(c) <= known for known in KNOWN_MODULE_CYCLES)]
+    assert not new, new
