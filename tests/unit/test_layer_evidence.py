@@ -83,3 +83,27 @@ def test_the_verdict_reads_typed_evidence_and_a_plugin_reads_its_own_by_name() -
     cls = classify(parse=evidence.parse, safety=evidence.safety, grounding=None, execution=evidence.execution,
                    compare=None, stale=[], joins_pred={"tables": [], "joins": []}, joins_gold={"tables": [], "joins": []})
     assert cls.failure_kind == "cardinality_mismatch" and "more than 10 rows" in cls.explanation
+
+
+def _without_database(exact: bool) -> Evidence:
+    layers: dict[str, Any] = {"parse": ParseEvidence(True, "duckdb", 1, None), "safety": SafetyEvidence(True),
+                              "structure": StructureEvidence(exact, exact, exact, 0.0, [] if exact else ["joins"])}
+    return Evidence(sql="SELECT 1", layers=layers, stale=[], executed=False, joins_gold={"tables": [], "joins": []})
+
+
+def test_the_steps_after_the_layers_decide_without_a_database() -> None:
+    """assess -> classification -> decide, as the pipeline runs them: without a database and
+    without a judge, exact match decides, and a failure is classified again from the diff."""
+    from pytest_sqleval.core.grading.verdict import assess, classification, decide
+    same = _without_database(exact=True)
+    assessment = assess(same)
+    verdict = decide(same, assessment, classification(same, assessment))
+    assert verdict.passed and verdict.adjudication is not None and verdict.adjudication.decided_by == "exact_match"
+    assert verdict.layers["structure"]["exact_match"] is True  # the record form
+    assert verdict.evidence["structure"] is same.layers["structure"]  # the typed value
+    other = _without_database(exact=False)
+    assessment = assess(other)
+    assert assessment.passed  # provisional: it parses and is safe; exact match decides next
+    verdict = decide(other, assessment, classification(other, assessment))
+    assert not verdict.passed and (verdict.error_class, verdict.failure_kind) == ("wrong_join", "not_exact_match")
+    assert verdict.layers["classify"]["failure_kind"] == "not_exact_match"
