@@ -315,9 +315,8 @@ class SuiteGrader:
         case's budget; a diagnosis that cannot be made leaves evidence, never a lost case)."""
         def run() -> dict[str, Any]:
             budget.check()
-            layers = evidence.record_layers()  # the diagnostics read the record's form
-            return diagnose(compare=layers.get("compare"), structure=layers.get("structure"),
-                            classification=classified.to_dict(), layers=layers, stale=evidence.stale,
+            return diagnose(compare=evidence.compare, structure=evidence.structure,
+                            classification=classified, layers=evidence.layers, stale=evidence.stale,
                             gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
                             engine=evidence.engine)
         return guarded(run, fallback={})

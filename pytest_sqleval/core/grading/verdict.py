@@ -17,11 +17,11 @@ so the same predictions get the same verdicts on a quiet and a loaded machine.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping
 
 from ..engines.base import REFUSED, ExecError  # REFUSED: the exception of a query a sandbox rule refused
 from .layers import (CompareEvidence, ExecutionEvidence, GroundingEvidence, ParseEvidence, SafetyEvidence,
-                     StructureEvidence, VariantMismatch, VariantsEvidence, record_form)
+                     StructureEvidence, VariantMismatch, VariantsEvidence, record_form, typed)
 
 ERROR_CLASSES = ("hallucinated_column", "stale_table", "wrong_metric", "wrong_join", "other")
 JUDGE_MODES = ("off", "advisory", "decide")
@@ -107,22 +107,6 @@ class Evidence:
             except Exception:  # a tree the analysis cannot walk: no join evidence
                 self._joins = {"tables": [], "joins": []}
         return self._joins
-
-
-E = TypeVar("E")
-
-
-def typed(layers: Mapping[str, Any], name: str, kind: type[E]) -> E | None:
-    """A built-in layer's evidence, typed: its value, or (a plugin's replacement of the
-    layer, a record read back) its record form converted by ``from_record``, where a key
-    the type does not have is a ``TypeError``. None where the layer left nothing usable
-    (it did not run, or raised: ``layers.LayerFailure``)."""
-    value = layers.get(name)
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, dict) and value:
-        return kind.from_record(value)  # type: ignore[attr-defined, no-any-return]
-    return None
 
 
 @dataclass

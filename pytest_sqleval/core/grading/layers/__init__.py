@@ -9,7 +9,7 @@ here."""
 from __future__ import annotations
 
 from ..guard import failure_evidence, guarded
-from .base import Candidate, GraderView, Layer, LayerFailure, record_form, run_layer
+from .base import Candidate, GraderView, Layer, LayerFailure, record_form, run_layer, typed
 from .execution import CompareEvidence, ExecutionEvidence, ExecutionLayer
 from .grounding import GroundingEvidence, GroundingLayer
 from .official import OfficialEvidence, OfficialLayer
@@ -24,7 +24,7 @@ __all__ = ["Candidate", "CompareEvidence", "ExecutionEvidence", "ExecutionLayer"
            "GroundingLayer", "Layer", "LayerFailure", "OfficialEvidence", "OfficialLayer", "ParseEvidence",
            "ParseLayer", "SafetyEvidence", "SafetyLayer", "SendLayer", "StaleLayer", "StructureEvidence",
            "StructureLayer", "VariantMismatch", "VariantsEvidence", "VariantsLayer", "default_layers",
-           "failure_evidence", "guarded", "record_form", "run_layer"]
+           "failure_evidence", "guarded", "record_form", "run_layer", "typed"]
 
 
 def default_layers() -> list[Layer]:

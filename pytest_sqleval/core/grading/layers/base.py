@@ -8,7 +8,7 @@ does, and the pipeline classifies, diagnoses and judges after it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar, runtime_checkable
 
 from ..budget import Budget
 from ..guard import failure_evidence, guarded
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..parse import ParseResult
 
 __all__ = ["Candidate", "GraderView", "Layer", "LayerFailure", "failure_evidence", "failure_fields", "guarded",
-           "record_form", "run_layer"]
+           "record_form", "run_layer", "typed"]
 
 
 class GraderView(Protocol):
@@ -107,3 +107,19 @@ def run_layer(layer: Layer, c: Candidate) -> None:
     except Exception as exc:
         before = record_form(c.layers.get(layer.name)) or {}
         c.layers[layer.name] = LayerFailure(failure_evidence(exc), dict(before))
+
+
+E = TypeVar("E")
+
+
+def typed(layers: Mapping[str, Any], name: str, kind: type[E]) -> E | None:
+    """A built-in layer's evidence, typed: its value, or (a plugin's replacement of the
+    layer, a record read back) its record form converted by ``from_record``, where a key
+    the type does not have is a ``TypeError``. None where the layer left nothing usable
+    (it did not run, or raised: ``layers.LayerFailure``)."""
+    value = layers.get(name)
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, dict) and value:
+        return kind.from_record(value)  # type: ignore[attr-defined, no-any-return]
+    return None
