@@ -21,6 +21,8 @@ COMPARE = CompareResult(False, "values", 3, 3, ["a"], ["a"], ["integer"], ["inte
 EXECUTION = {"ok": False, "error": {"category": "too_large", "message": "over", "exception": "TooLarge",
                                     "rows_over": 10, "cap": "max_rows"},
              "elapsed_ms": 1.5, "rows": None, "columns": None, "over_cap": {"cap": 10, "gold_rows": 3, "by": "max_rows"}}
+pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning")  # the grader reads no evidence by key
+
 VARIANTS = {"chosen": 2, "graded": 1, "evidence": {"why": "x"},
             "mismatch": {"variant": 1, "kind": "subset", "gold_rows": 2, "gold_problem": None,
                          "execution": {"ok": True, "error": None, "elapsed_ms": 1.0, "rows": 2, "columns": ["a"]},
@@ -107,3 +109,12 @@ def test_the_steps_after_the_layers_decide_without_a_database() -> None:
     verdict = decide(other, assessment, classification(other, assessment))
     assert not verdict.passed and (verdict.error_class, verdict.failure_kind) == ("wrong_join", "not_exact_match")
     assert verdict.layers["classify"]["failure_kind"] == "not_exact_match"
+
+
+def test_a_plugin_that_reads_builtin_evidence_by_key_still_can_for_one_release() -> None:
+    """``candidate.layers["parse"]["ok"]`` in a plugin's layer: the record form answers, with a warning."""
+    parse = ParseEvidence(False, "duckdb", 0, {"message": "x", "line": 1, "col": 1})
+    with pytest.warns(DeprecationWarning, match=r"read \.ok instead"):
+        assert parse["ok"] is False
+    with pytest.warns(DeprecationWarning):
+        assert parse.get("error") == {"message": "x", "line": 1, "col": 1} and parse.get("nothing", 3) == 3

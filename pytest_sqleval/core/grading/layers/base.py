@@ -7,6 +7,7 @@ and engine) and adds its evidence under its name; it decides nothing (``verdict.
 does, and the pipeline classifies, diagnoses and judges after it)."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar, runtime_checkable
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..grounding import CatalogIndex
     from ..parse import ParseResult
 
-__all__ = ["Candidate", "GraderView", "Layer", "LayerFailure", "failure_evidence", "failure_fields", "guarded",
+__all__ = ["Candidate", "GraderView", "Layer", "LayerFailure", "RecordView", "failure_evidence", "failure_fields", "guarded",
            "record_form", "run_layer", "typed"]
 
 
@@ -74,6 +75,25 @@ class Layer(Protocol):
     ahead: bool
 
     def run(self, candidate: Candidate) -> None: ...
+
+
+class RecordView:
+    """Reading a built-in layer's evidence by key, as a plugin did while evidence was a dict
+    (``candidate.layers["parse"]["ok"]``): it still answers, from the record form, with a
+    ``DeprecationWarning``, for one release; read the attribute (``.ok``) instead."""
+
+    __slots__ = ()
+
+    def _record(self, key: str) -> dict[str, Any]:
+        warnings.warn(f"{type(self).__name__} is typed evidence: read .{key} instead of [{key!r}] or .get({key!r}) "
+                      "(evidence by key goes in the next release)", DeprecationWarning, stacklevel=3)
+        return self.to_dict()  # type: ignore[attr-defined, no-any-return]
+
+    def __getitem__(self, key: str) -> Any:
+        return self._record(key)[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._record(key).get(key, default)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from typing import Any
 from ...engines.base import ExecError
 from ...engines.host import HostCrashed, HostTimeout
 from ..execute import engine_failure_record, timeout_record
-from .base import Candidate
+from .base import Candidate, RecordView
 from .official import OfficialEvidence
 
 
 @dataclass(frozen=True, slots=True)
-class ExecutionEvidence:
+class ExecutionEvidence(RecordView):
     """The candidate's run on the engine: ``ok``, its error (``engines.base.ExecError``),
     time and the result's shape; ``over_cap`` when it read more rows than the cap against a
     gold of at most that many (the cap, the gold's rows, which cap)."""
@@ -42,7 +42,7 @@ class ExecutionEvidence:
 
 
 @dataclass(frozen=True, slots=True)
-class CompareEvidence:
+class CompareEvidence(RecordView):
     """The result comparison made in the engine process (``compare.CompareResult``), with
     what the engine adds: ``gold_ambiguous`` (a LIMIT below the gold's top level cuts
     through ties) and the peers' verdicts (``sidebyside``)."""

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..grounding import ground
-from .base import Candidate, failure_fields, guarded
+from .base import Candidate, RecordView, failure_fields, guarded
 
 
 @dataclass(frozen=True, slots=True)
-class GroundingEvidence:
+class GroundingEvidence(RecordView):
     """The names the prediction reads that the catalog does not have (each a dict: name,
     line, col), the catalog tables it reads; ``ok`` None: not evaluated."""
 

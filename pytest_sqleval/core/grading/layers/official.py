@@ -7,11 +7,11 @@ from typing import Any
 from ...engines.host import HostCrashed, HostTimeout
 from ..parse import parse_sql
 from ..safety import check_safety
-from .base import Candidate
+from .base import Candidate, RecordView
 
 
 @dataclass(frozen=True, slots=True)
-class OfficialEvidence:
+class OfficialEvidence(RecordView):
     """Spider's rewrites of the prediction (``rewrites``) and the peers' verdicts
     (``sidebyside``: BIRD's and Spider's), for the failure text and the side-by-side summary."""
 

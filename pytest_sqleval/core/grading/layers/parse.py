@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parse import parse_sql
-from .base import Candidate
+from .base import Candidate, RecordView
 
 
 @dataclass(frozen=True, slots=True)
-class ParseEvidence:
+class ParseEvidence(RecordView):
     """Whether the prediction parses; ``error`` says where it does not (message, line, col)."""
 
     ok: bool

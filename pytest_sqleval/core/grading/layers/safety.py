@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..safety import check_safety
-from .base import Candidate, guarded
+from .base import Candidate, RecordView, guarded
 
 
 @dataclass(frozen=True, slots=True)
-class SafetyEvidence:
+class SafetyEvidence(RecordView):
     """Whether the prediction is one read-only query; ``reason`` and ``detail`` say why not."""
 
     ok: bool

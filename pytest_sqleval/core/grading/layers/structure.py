@@ -5,11 +5,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..structure import compare_structure
-from .base import Candidate, failure_fields, guarded
+from .base import Candidate, RecordView, failure_fields, guarded
 
 
 @dataclass(frozen=True, slots=True)
-class StructureEvidence:
+class StructureEvidence(RecordView):
     """How the prediction's clauses differ from the gold's (explanation only; ``exact_match``:
     the gold's own SQL). All None when the diff could not be made (``skipped``, ``layer_error``)."""
 

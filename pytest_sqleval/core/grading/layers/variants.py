@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engines.host import HostCrashed, HostTimeout
-from .base import Candidate
+from .base import Candidate, RecordView
 from .execution import CompareEvidence, ExecutionEvidence
 
 
 @dataclass(frozen=True, slots=True)
-class VariantMismatch:
+class VariantMismatch(RecordView):
     """The first variant of the database where the candidate's answer is not the gold's:
     its execution there and, when it gave a result, the comparison (``compare``)."""
 
@@ -43,7 +43,7 @@ class VariantMismatch:
 
 
 @dataclass(frozen=True, slots=True)
-class VariantsEvidence:
+class VariantsEvidence(RecordView):
     """How many variants were chosen and graded, the first that disagrees (``mismatch``), and
     why they were chosen; ``error`` alone when they could not be run (the pinned verdict stands)."""
 
