@@ -210,8 +210,8 @@ def test_a_layer_that_cannot_cope_leaves_evidence_and_execution_decides(shop_gra
     def recurse(*args: Any, **kw: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(layers, "ground", recurse)
-    monkeypatch.setattr(layers, "compare_structure", recurse)
+    monkeypatch.setattr(layers.grounding, "ground", recurse)
+    monkeypatch.setattr(layers.structure, "compare_structure", recurse)
     monkeypatch.setattr(pipeline, "diagnose", recurse)
     right = shop_grader.compare("SELECT count(*) FROM customers", "SELECT count(*) AS n FROM customers")
     assert right.passed

@@ -28,7 +28,9 @@ def pytest_sqleval_layers(layers: "list[Layer]", manifest: "SuiteManifest") -> N
     structure, execution), then those of ``register_layer`` and of the entry-point group
     ``pytest_sqleval.layers`` (``core.grading.layer_registry``). A layer has ``name``, ``ahead`` (run before the case's turn,
     before its execution is sent) and ``run(candidate)``, which adds evidence to
-    ``candidate.layers[name]``; the evidence reaches the record's ``layers``."""
+    ``candidate.layers[name]``; the evidence reaches the record's ``layers``. A built-in
+    layer's evidence there is typed (``core.grading.layers``: ``ParseEvidence``, ...): read
+    it by attribute (``candidate.layers["parse"].ok``)."""
 
 
 @hookspec(firstresult=True)
@@ -37,9 +39,11 @@ def pytest_sqleval_classify(evidence: "Evidence") -> "Classification | None":
 
     The built-in precedence (parse, unsafe, hallucinated_column, stale_table, execution
     errors, wrong_metric / wrong_join / other) is a ``trylast`` implementation, so a
-    plugin's answer comes first and ``None`` leaves the case to it. A class of the plugin's
-    own is declared first (``core.grading.error_classes``: ``register_error_class`` or the
-    entry-point group ``pytest_sqleval.error_classes``); an undeclared one is an error."""
+    plugin's answer comes first and ``None`` leaves the case to it. ``evidence.parse``,
+    ``evidence.execution``, ``evidence.compare`` ... are the built-in layers' typed evidence;
+    ``evidence.get(name)`` a layer's evidence in its record form (a plugin layer's own dict).
+    A class of the plugin's own is declared (``register_error_class`` or the entry-point group
+    ``pytest_sqleval.error_classes``); an undeclared one is kept, with a warning naming the fix."""
 
 
 @hookspec

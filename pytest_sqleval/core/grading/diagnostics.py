@@ -11,7 +11,9 @@ candidates), the rows a wrong join gains or loses."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
+
+from .layers import CompareEvidence, ExecutionEvidence, GroundingEvidence, ParseEvidence, StructureEvidence, typed
 
 _AGG = re.compile(r"\b(sum|avg|count|min|max|median|stddev\w*|var\w*|any_value|string_agg|list|approx_\w+)\s*\(", re.I)
 DIMENSIONS = ("projection", "filter", "join", "grouping", "aggregate", "topk")
@@ -81,25 +83,28 @@ def _replacement(stale: str, live: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str, Any],
+def advise(*, error_class: str | None, compare: CompareEvidence | None, layers: Mapping[str, Any],
            stale: list[str], gold_sql: str | None, sql: str | None = None,
            replacements: dict[str, str] | None = None, failure_kind: str | None = None,
            engine: str | None = None) -> list[str]:
     """What to do instead, in the words of the evidence the class came from; for a stale
-    table, the suite's ``replacements`` first (its map, or its semantic layer's)."""
+    table, the suite's ``replacements`` first (its map, or its semantic layer's). ``layers``:
+    each layer's evidence, typed or in its record form."""
+    execution = typed(layers, "execution", ExecutionEvidence)
+    error = execution.error if execution is not None else None
     if failure_kind == "runtime_error:missing_function":
         from .verdict import engine_display
-        error = (layers.get("execution") or {}).get("error") or {}
-        name, where = error.get("subject") or "the function", engine_display(engine)
-        near = _nearest(error.get("message", ""))
+        name, where = (error.subject if error else None) or "the function", engine_display(engine)
+        near = _nearest(error.message if error else "")
         return [f"{name} is not a {where} function: write it with the {where} function that does the same"
                 + (f" (the engine's nearest by name: {', '.join(near)})" if near else "")]
-    grounding = layers.get("grounding") or {}
-    dialect = (layers.get("parse") or {}).get("dialect")
+    grounding = typed(layers, "grounding", GroundingEvidence)
+    parse = typed(layers, "parse", ParseEvidence)
+    dialect = parse.dialect if parse is not None else None
     if error_class in ("stale_table", "hallucinated_column"):  # the only advice that reads the gold's names
         gold_tables, gold_columns = _names(gold_sql, dialect)
     if error_class == "stale_table":
-        read = {t.lower() for t in grounding.get("tables") or []}
+        read = {t.lower() for t in (grounding.tables if grounding is not None else None) or []}
         live = [t for t in gold_tables if t.lower() not in read and t not in stale]
         out = []
         mapped = {k.lower(): v for k, v in (replacements or {}).items()}
@@ -111,13 +116,12 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
                        f"{table} is deprecated: read the live table that superseded it instead")
         return out
     if error_class == "hallucinated_column":
-        error = (layers.get("execution") or {}).get("error") or {}
-        missing = [h["name"] for k in ("hallucinated_columns", "hallucinated_tables")
-                   for h in grounding.get(k) or [] if isinstance(h, dict)]
-        what = "table" if error.get("category") == "missing_table" else "column"
+        names = (grounding.hallucinated_columns + grounding.hallucinated_tables) if grounding is not None else []
+        missing = [h["name"] for h in names if isinstance(h, dict)]
+        what = "table" if error is not None and error.category == "missing_table" else "column"
         unique = list(dict.fromkeys(missing))
         named = ", ".join(unique) or f"the {what}"
-        near = _nearest(error.get("message", ""))
+        near = _nearest(error.message if error is not None else "")
         pred_tables, pred_columns = _names(sql, dialect)
         # what the gold reads in its place: its names the prediction does not use
         gold_only = ([t for t in gold_tables if t not in pred_tables] if what == "table" else
@@ -128,7 +132,7 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
         if gold_only:
             text += f"; the gold reads {', '.join(gold_only[:3])}"
         return [text if near or gold_only else f"{text}: look the {what} up in the schema"]
-    g, p = compare.get("gold_rows"), compare.get("pred_rows")
+    g, p = (compare.gold_rows, compare.pred_rows) if compare is not None else (None, None)
     if error_class == "wrong_join" and g is not None and p is not None and g != p:
         verb = "gains" if p > g else "loses"
         return [f"the join {verb} {abs(p - g):,} row{'s' if abs(p - g) != 1 else ''} ({p:,} returned, the gold "
@@ -136,27 +140,31 @@ def advise(*, error_class: str | None, compare: dict[str, Any], layers: dict[str
     return []
 
 
-def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None,
-             classification: dict[str, Any], layers: dict[str, Any] | None = None,
+def diagnose(*, compare: CompareEvidence | dict[str, Any] | None, structure: StructureEvidence | dict[str, Any] | None,
+             classification: Any, layers: Mapping[str, Any] | None = None,
              stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None,
              replacements: dict[str, str] | None = None, engine: str | None = None) -> dict[str, Any]:
     """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
     the most likely part and the advice, both in agreement with the error class (and with
-    the failure kind, where that names the part: ``NAMED_PART``)."""
-    clauses = (structure or {}).get("clauses", {})
-    c = compare or {}
+    the failure kind, where that names the part: ``NAMED_PART``). The evidence is typed, or
+    in its record form; ``classification`` a ``verdict.Classification`` (or its dict)."""
+    c = typed({"compare": compare}, "compare", CompareEvidence)
+    struct = typed({"structure": structure}, "structure", StructureEvidence)
+    clauses = struct.clauses if struct is not None else {}
     scores = dict.fromkeys(DIMENSIONS, 0.0)
-    g, p = c.get("gold_rows"), c.get("pred_rows")
+    g, p = (c.gold_rows, c.pred_rows) if c is not None else (None, None)
+    reason = c.reason if c is not None else None
     explosion = bool(g and p and p >= 2 * g)
-    if c.get("reason") == "arity_mismatch":
+    if reason == "arity_mismatch":
         scores["projection"] = 1.0
-    elif c.get("reason") == "type_mismatch":
+    elif reason == "type_mismatch":
         scores["projection"] = 0.8
     else:
         scores["projection"] = 0.4 * _share(clauses.get("select"))
     where = _share(clauses.get("where"))
-    subset = c.get("row_precision") == 1.0 and (c.get("row_recall") or 0) < 1.0
-    superset = c.get("row_recall") == 1.0 and (c.get("row_precision") or 0) < 1.0
+    precision, recall = (c.row_precision, c.row_recall) if c is not None else (None, None)
+    subset = precision == 1.0 and (recall or 0) < 1.0
+    superset = recall == 1.0 and (precision or 0) < 1.0
     scores["filter"] = min(1.0, 0.5 * bool(where) + 0.2 * where + 0.3 * (subset or superset))
     join = max(_share(clauses.get("joins")), _share(clauses.get("from")))
     scores["join"] = min(1.0, 0.6 * bool(join) + 0.3 * explosion + 0.1 * join)
@@ -164,35 +172,45 @@ def diagnose(*, compare: dict[str, Any] | None, structure: dict[str, Any] | None
     scores["grouping"] = min(1.0, 0.6 * bool(group) + 0.3 * (g is not None and g != p) * bool(group) + 0.1 * group)
     sel = clauses.get("select") or {}
     agg_changed = _aggregates(sel.get("gold", [])) != _aggregates(sel.get("predicted", []))
-    values_only = c.get("reason") == "values" and g == p
+    values_only = reason == "values" and g == p
     scores["aggregate"] = min(1.0, 0.6 * agg_changed + 0.3 * (values_only and agg_changed) + 0.2 * values_only)
     limit = _share(clauses.get("limit"))
-    scores["topk"] = min(1.0, 0.6 * bool(limit) + 0.3 * bool(c.get("order_only")) + 0.1 * _share(clauses.get("order_by")))
+    scores["topk"] = min(1.0, 0.6 * bool(limit) + 0.3 * bool(c is not None and c.order_only) + 0.1 * _share(clauses.get("order_by")))
     scores = {k: round(v, 3) for k, v in scores.items()}
-    error_class = classification.get("error_class")
-    failure_kind = classification.get("failure_kind")
+    if isinstance(classification, dict):
+        classification = _Classified(**classification)
+    error_class, failure_kind = classification.error_class, classification.failure_kind
     allowed = () if failure_kind in NAMED_PART else CONSISTENT.get(str(error_class), DIMENSIONS)
     ranked = sorted(((k, v) for k, v in scores.items() if k in allowed), key=lambda kv: -kv[1]) + [("", 0.0)] * 2
     ambiguous = ranked[0][1] >= 0.5 and ranked[1][1] >= 0.5 and ranked[0][1] - ranked[1][1] < 0.15
-    confidence = float(classification.get("confidence") or 0.0)
+    confidence = float(classification.confidence or 0.0)
     if ambiguous:
         confidence = round(confidence * 0.8, 3)
     signals = sum(1 for v in scores.values() if v >= 0.5)
     strength = "strong" if confidence >= 0.85 else "moderate" if confidence >= 0.65 or signals >= 2 else "weak"
     columns = []
-    for i, gold_name in enumerate(c.get("gold_columns") or []):
-        pred_cols = c.get("pred_columns") or []
-        matches = c.get("column_matches") or []
+    for i, gold_name in enumerate(c.gold_columns if c is not None else []):
+        assert c is not None
+        pred_cols, matches, pred_kinds = c.pred_columns or [], c.column_matches or [], c.pred_kinds or []
         columns.append({"position": i + 1, "gold_column": gold_name,
                         "predicted_column": pred_cols[i] if i < len(pred_cols) else None,
-                        "gold_kind": (c.get("gold_kinds") or [None] * (i + 1))[i],
-                        "predicted_kind": (c.get("pred_kinds") or [])[i] if i < len(c.get("pred_kinds") or []) else None,
+                        "gold_kind": c.gold_kinds[i] if c.gold_kinds and i < len(c.gold_kinds) else None,
+                        "predicted_kind": pred_kinds[i] if i < len(pred_kinds) else None,
                         "match": bool(matches[i]) if i < len(matches) else False})
     return {"scores": scores, "most_likely": ranked[0][0] if ranked[0][1] > 0 else None,
             "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
             "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
                              gold_sql=gold_sql, sql=sql, replacements=replacements, failure_kind=failure_kind,
                              engine=engine),
-            "ordering_only": bool(c.get("order_only")), "cardinality_explosion": explosion,
-            "cardinality_ratio": c.get("cardinality_ratio"), "column_map": columns,
+            "ordering_only": bool(c is not None and c.order_only), "cardinality_explosion": explosion,
+            "cardinality_ratio": c.cardinality_ratio if c is not None else None, "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}
+
+
+class _Classified:
+    """A classification given as a dict (a caller outside the pipeline): its four fields."""
+
+    def __init__(self, error_class: str | None = None, failure_kind: str | None = None, explanation: str = "",
+                 confidence: float | None = 0.0) -> None:
+        self.error_class, self.failure_kind, self.explanation, self.confidence = (error_class, failure_kind,
+                                                                                  explanation, confidence)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import GoldError
 from . import classify as classify_layer
+from .guard import failure_evidence
 from .parse import OrderInfo, engine_sql, order_info, parse_sql
 from .safety import check_safety
 from .structure import GoldSide, gold_side
@@ -85,8 +86,7 @@ def analyse(gold_sql: str, dialect: str, engine_dialect: str, refuse_unsafe: boo
     try:
         analysis.structure = gold_side(tree, dialect, gold_sql)
     except Exception as exc:  # the structure layer's evidence for every prediction of this gold
-        from .layers import _failure
-        analysis.structure_error = _failure(exc)
+        analysis.structure_error = failure_evidence(exc)
     return analysis
 
 

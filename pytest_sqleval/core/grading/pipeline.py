@@ -1,4 +1,4 @@
-"""The grader: walks the ordered layers (``layers.py``) over one candidate and hands the
+"""The grader: walks the ordered layers (``layers/``, one module per layer) over one candidate and hands the
 evidence to ``verdict.py``, which decides. One grader per database (or per schema,
 without one: then nothing is executed and the verdict is the judge's or exact match's).
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,11 +23,13 @@ from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
 from .gold_analysis import FOLDER as ANALYSIS_FOLDER
 from .gold_analysis import GoldAnalyses, GoldAnalysis
+from .gold_answer import GoldAnswer
+from .guard import guarded
 from .layer_registry import grading_layers
-from .layers import Candidate, Layer, guarded, run_layer
+from .layers import Candidate, Layer, run_layer
 from .parse import engine_sql, parse_sql
 from .safety import check_safety
-from .verdict import Classification, Evidence, Verdict, decide
+from .verdict import Classification, Evidence, Verdict, assess, classification, decide, judge_eligible
 
 __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy", "layer_budget"]
 
@@ -46,36 +48,6 @@ def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any)
     its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
     request and ``validate`` both call it, so they never compare a case under two contracts."""
     return case_policy(policy, case).for_gold(order)
-
-
-@dataclass
-class GoldAnswer:
-    key: str
-    rows: int
-    columns: list[str]
-    types: list[str]
-    cached: bool
-    policy: ComparePolicy  # the case's, resolved against this gold (case_contract); to_wire() in its request
-    tables: list[str]
-    joins: dict[str, Any]
-    elapsed_ms: float = 0.0
-    preview: list[list[Any]] = field(default_factory=list)
-    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, if parsed in this process
-    sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
-    request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
-    empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
-    ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
-    ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
-    analysis: Any = field(default=None, repr=False, compare=False)  # gold_analysis.GoldAnalysis (structure layer)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
-                "cached": self.cached, "ordered": self.policy.ordered,
-                "sort_keys": None if self.policy.sort_keys is None else list(self.policy.sort_keys),
-                "elapsed_ms": self.elapsed_ms, "preview": self.preview,
-                "ties": {k: v for k, v in self.ties.items()
-                         if k in ("limit", "before", "group_rows", "candidates", "unordered")}
-                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {})}
 
 
 class SuiteGrader:
@@ -193,7 +165,7 @@ class SuiteGrader:
         policy = case_contract(self.policy, case, order)
         ordered = policy.ordered
         augmented = order.augmented_sql if ordered else None
-        request = {"sql": sql, "exec_sql": augmented, "spec": policy.to_wire(), "limit": order.limit,
+        request: dict[str, Any] = {"sql": sql, "exec_sql": augmented, "spec": policy.to_wire(), "limit": order.limit,
                    "key_positions": order.key_positions if ordered else None,
                    "n_appended": order.n_appended if augmented else 0,
                    "probe_sql": order.probe_sql if ordered else None}
@@ -310,8 +282,10 @@ class SuiteGrader:
     def grade(self, sql: str, gold: GoldAnswer, *, classifier: Callable[[Evidence], Classification | None] | None = None,
               judge: Callable[[Evidence], Any] | None = None, judge_mode: str = "off",
               question: str | None = None, gold_sql: str | None = None) -> Verdict:
-        """Walk every layer over one candidate, then let ``verdict.decide`` decide (with the
-        judge, when one is given and its mode is not ``off``); never raises for a wrong answer."""
+        """Walk every layer over one candidate, then the steps after them: ``verdict.assess``
+        (pass or fail), ``verdict.classification`` (the error class), the diagnosis of a
+        failure, the judge (when one is given and its mode is not ``off``), and
+        ``verdict.decide``, which makes the ``Verdict``; never raises for a wrong answer."""
         start = time.perf_counter()
         c = self._ahead.pop((sql, gold.key), None) or self._walk_ahead(sql, gold)
         c.budget.resume()
@@ -321,21 +295,30 @@ class SuiteGrader:
         evidence = Evidence(sql=sql, layers=c.layers, stale=c.stale, executed="execution" in c.layers,
                             joins_gold=gold.joins, tree=c.tree, executed_sql=c.executed_sql,
                             gold_sql=gold_sql, question=question, engine=self.engine)
-        budget = c.budget
+        # the steps after the layers, in order: assess, classify, diagnose (a failure), judge, decide
+        assessment = assess(evidence)
+        classified = classification(evidence, assessment, classifier)
+        judgement = None
+        if assessment.unfinished is None:
+            evidence.layers["classify"] = classified  # the judge's prompt and the diagnostics read it
+            if not assessment.passed and self.host is not None:
+                evidence.layers["diagnostics"] = self._diagnose(evidence, classified, c.budget)
+            if judge is not None and judge_mode != "off" and judge_eligible(evidence.layers):
+                judgement = judge(evidence)
+        verdict = decide(evidence, assessment, classified, judgement=judgement, mode=judge_mode, classifier=classifier)
+        c.budget.pause()
+        return replace(verdict, duration_ms=round((time.perf_counter() - start) * 1000, 3))
 
-        def diagnostics(ev: Evidence, cls: Classification) -> dict[str, Any]:
-            def run() -> dict[str, Any]:
-                budget.check()
-                return diagnose(compare=ev.layers.get("compare"), structure=ev.layers.get("structure"),
-                                classification=cls.to_dict(), layers=ev.layers, stale=ev.stale,
-                                gold_sql=ev.gold_sql, sql=ev.sql, replacements=self.replacements,
-                                engine=ev.engine)
-            return guarded(run, fallback={})
-        verdict = decide(evidence, duration_ms=0.0, classifier=classifier, judge=judge, mode=judge_mode,
-                         diagnose=diagnostics if self.host is not None else None)
-        budget.pause()
-        verdict.duration_ms = round((time.perf_counter() - start) * 1000, 3)
-        return verdict
+    def _diagnose(self, evidence: Evidence, classified: Classification, budget: Budget) -> dict[str, Any]:
+        """The pipeline's diagnose step: why a failure failed, for its failure text (under the
+        case's budget; a diagnosis that cannot be made leaves evidence, never a lost case)."""
+        def run() -> dict[str, Any]:
+            budget.check()
+            return diagnose(compare=evidence.compare, structure=evidence.structure,
+                            classification=classified, layers=evidence.layers, stale=evidence.stale,
+                            gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
+                            engine=evidence.engine)
+        return guarded(run, fallback={})
 
 
 def layer_budget(limits: Limits) -> float:

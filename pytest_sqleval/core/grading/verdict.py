@@ -16,18 +16,20 @@ nothing about the prediction: the case is not graded (status ``error``), never f
 so the same predictions get the same verdicts on a quiet and a loaded machine."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
 
-from ..engines.base import REFUSED  # the exception of a query a sandbox rule refused
+from ..engines.base import REFUSED, ExecError  # REFUSED: the exception of a query a sandbox rule refused
 from .error_classes import BUILTIN_ERROR_CLASSES, declared
+from .layers import (CompareEvidence, ExecutionEvidence, GroundingEvidence, ParseEvidence, SafetyEvidence,
+                     StructureEvidence, VariantMismatch, VariantsEvidence, record_form, typed)
 
 ERROR_CLASSES = tuple(c.name for c in BUILTIN_ERROR_CLASSES)  # the built-in ones; a plugin declares more
 JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Classification:
     error_class: str | None
     failure_kind: str | None  # parse_error, unsafe_statement, timeout, runtime_error, projection_mismatch, ...
@@ -42,8 +44,10 @@ class Classification:
 @dataclass
 class Evidence:
     """What the layers found for one candidate: the input of every decision here and of
-    the ``pytest_sqleval_classify`` hook. ``layers`` holds each layer's evidence by name
-    (a plugin's layers included); ``executed`` says whether the candidate was sent to an engine."""
+    the ``pytest_sqleval_classify`` hook. ``layers`` holds each layer's evidence by name: a
+    built-in layer's typed value (``layers.ParseEvidence`` ...), read here by attribute
+    (``evidence.parse.ok``), and a plugin layer's own value, read by ``get(name)``;
+    ``executed`` says whether the candidate was sent to an engine."""
 
     sql: str
     layers: dict[str, Any]
@@ -58,7 +62,41 @@ class Evidence:
     _joins: dict[str, Any] | None = field(default=None, repr=False)
 
     def get(self, name: str) -> dict[str, Any]:
-        return self.layers.get(name) or {}
+        """A layer's evidence as the record holds it (``{}`` when the layer left none): for a
+        plugin's classifier, which reads its own layer's evidence by name."""
+        return record_form(self.layers.get(name)) or {}
+
+    @property
+    def parse(self) -> ParseEvidence | None:
+        return typed(self.layers, "parse", ParseEvidence)
+
+    @property
+    def safety(self) -> SafetyEvidence | None:
+        return typed(self.layers, "safety", SafetyEvidence)
+
+    @property
+    def grounding(self) -> GroundingEvidence | None:
+        return typed(self.layers, "grounding", GroundingEvidence)
+
+    @property
+    def structure(self) -> StructureEvidence | None:
+        return typed(self.layers, "structure", StructureEvidence)
+
+    @property
+    def execution(self) -> ExecutionEvidence | None:
+        return typed(self.layers, "execution", ExecutionEvidence)
+
+    @property
+    def compare(self) -> CompareEvidence | None:
+        return typed(self.layers, "compare", CompareEvidence)
+
+    @property
+    def variants(self) -> VariantsEvidence | None:
+        return typed(self.layers, "variants", VariantsEvidence)
+
+    def record_layers(self) -> dict[str, Any]:
+        """Every layer's evidence as the record holds it (``Verdict.layers``)."""
+        return {name: record_form(value) for name, value in self.layers.items()}
 
     @property
     def joins_pred(self) -> dict[str, Any]:
@@ -83,7 +121,7 @@ class Adjudication:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     """One graded case: the headline (``passed``, ``status``, ``error_class``) and the
     evidence of every layer that ran, as plain values (``layers``)."""
@@ -104,12 +142,14 @@ class Verdict:
     case_error: str | None = None
     case_error_kind: str | None = None  # why a case is not graded: unfinished | judge_error | gold_error
     tie_only: bool = False  # a pass that rests only on the gold's tie group (``_tie_verdict``)
+    #: each layer's evidence, typed (``layers`` is its record form, for the record and the reports)
+    evidence: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def parse_ok(self) -> bool | None:
         """None where nothing was parsed (no prediction): such a case is not in the parse rate."""
-        parse = self.layers.get("parse")
-        return None if parse is None else bool(parse["ok"])
+        parse = typed(self.evidence or self.layers, "parse", ParseEvidence)
+        return None if parse is None else bool(parse.ok)
 
     @property
     def grounding(self) -> dict[str, Any]:
@@ -121,7 +161,7 @@ class Verdict:
 
     @property
     def blocked_reason(self) -> str | None:
-        return blocked_reason(self.layers)
+        return blocked_reason(self.evidence or self.layers)
 
     def to_dict(self) -> dict[str, Any]:
         return {"pass": self.passed, "status": self.status, "error_class": self.error_class,
@@ -134,66 +174,98 @@ Classifier = Callable[[Evidence], "Classification | None"]
 JudgeCall = Callable[[Evidence], Any]  # -> grading.judge.JudgeResult
 
 
-def decide(evidence: Evidence, *, duration_ms: float, classifier: Classifier | None = None,
-           judge: JudgeCall | None = None, mode: str = "off",
-           diagnose: Callable[[Evidence, Classification], dict[str, Any]] | None = None) -> Verdict:
-    """The verdict of one candidate from its evidence: deterministic pass/fail and error
-    class, then the judge where it may change or annotate something. ``classifier`` is
-    the ``pytest_sqleval_classify`` hook in a pytest run (a plugin's class wins, the
-    built-in precedence answers otherwise); ``diagnose`` adds the diagnostics layer."""
-    classify_ = _declared_only(classifier) if classifier else classify_evidence
-    layers = evidence.layers
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """What the deterministic layers decide before anything is classified or judged:
+    whether the candidate passed, why it is not graded (``unfinished``: stopped at its wall
+    bound before it spent its limit), and a match that rests on the gold's tie group."""
+
+    passed: bool
+    unfinished: str | None = None
+    ties: tuple[str, Classification] | None = None
+
+
+def assess(evidence: Evidence) -> Assessment:
+    """The deterministic pass or fail of one candidate: with execution, its result matched,
+    it reads nothing deprecated, and no variant of the database disagrees; without, it
+    parses, is safe and grounded and reads nothing deprecated (provisional: the judge or
+    exact match decides). The pipeline's first step after the layers."""
     if evidence.executed:
-        stopped = unfinished(evidence.get("execution"))
+        stopped = unfinished(evidence.execution)
         if stopped is not None:  # a verdict either way would be the machine's load, not the prediction's
-            layers["classify"] = Classification(None, "unfinished", stopped, 0.0).to_dict()
-            return Verdict(False, None, "unfinished", stopped, 0.0, layers, evidence.sql, evidence.executed_sql,
-                           evidence.stale, duration_ms, status="error", case_error=stopped,
-                           case_error_kind="unfinished")
-    compare = layers.get("compare")
-    variants = evidence.get("variants")
+            return Assessment(False, unfinished=stopped)
+    compare, variants = evidence.compare, evidence.variants
     if evidence.executed:
-        passed = (bool(compare and compare["match"]) and not evidence.stale
-                  and not variants.get("mismatch"))
+        passed = (compare is not None and compare.match and not evidence.stale
+                  and not (variants is not None and variants.mismatch is not None))
     else:  # provisional without execution: parses, is safe and grounded, reads nothing deprecated
-        passed = (bool(layers["parse"]["ok"]) and evidence.get("safety").get("ok", True) is not False
-                  and evidence.get("grounding").get("ok") is not False and not evidence.stale)
-    exact = bool(evidence.get("structure").get("exact_match"))  # the gold's own SQL: the database need not tell
-    ties = _tie_verdict(compare, variants) if evidence.executed and passed and not exact else None
-    if passed:
-        graded = variants.get("graded")
-        cls = (Classification(None, None, "result matches the gold answer"
-                              + (" within float tolerance" if compare.get("within_tolerance") else "")
-                              + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
-               if evidence.executed else
-               Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0))
-        if ties is not None:
-            cls = ties[1]
-    else:
-        cls = classify_(evidence)
-    layers["classify"] = cls.to_dict()
-    if not passed and diagnose is not None:
-        layers["diagnostics"] = diagnose(evidence, cls)
-    judgement = None
-    if judge is not None and mode != "off" and judge_eligible(layers):
-        judgement = judge(evidence)
-    adj = adjudicate(passed=passed, executed=evidence.executed, layers=layers, judgement=judgement, mode=mode)
+        parse, safety, grounding = evidence.parse, evidence.safety, evidence.grounding
+        passed = (parse is not None and bool(parse.ok) and (safety is None or safety.ok is not False)
+                  and (grounding is None or grounding.ok is not False) and not evidence.stale)
+    structure = evidence.structure
+    exact = structure is not None and bool(structure.exact_match)  # the gold's own SQL: the database need not tell
+    ties = _tie_verdict(compare, variants) if compare is not None and passed and not exact else None
+    return Assessment(bool(passed), ties=ties)
+
+
+def classification(evidence: Evidence, assessment: Assessment, classifier: Classifier | None = None) -> Classification:
+    """The pipeline's classify step: what a pass rests on, why a case is not graded, or
+    the error class of a failure (``classifier``: the ``pytest_sqleval_classify`` hook in
+    a pytest run, where a plugin's class wins; the built-in precedence otherwise)."""
+    if assessment.unfinished is not None:
+        return Classification(None, "unfinished", assessment.unfinished, 0.0)
+    if not assessment.passed:
+        return classified_by(classifier, evidence)
+    if assessment.ties is not None:
+        return assessment.ties[1]
+    if not evidence.executed:
+        return Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
+    compare, variants = evidence.compare, evidence.variants
+    graded = variants.graded if variants is not None else 0
+    return Classification(None, None, "result matches the gold answer"
+                          + (" within float tolerance" if compare is not None and compare.within_tolerance else "")
+                          + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
+
+
+def classified_by(classifier: Classifier | None, evidence: Evidence) -> Classification:
+    """The error class of a failure: the classifier's (a plugin's, in a pytest run; its class
+    should be declared, ``error_classes``), else the built-in precedence."""
+    found = classifier(evidence) if classifier is not None else None
+    if found is not None:
+        declared(getattr(found, "error_class", None))
+    return found or classify_evidence(evidence)
+
+
+def decide(evidence: Evidence, assessment: Assessment, classified: Classification, *, duration_ms: float = 0.0,
+           judgement: Any = None, mode: str = "off", classifier: Classifier | None = None) -> Verdict:
+    """The verdict of one candidate, once the pipeline has assessed, classified, diagnosed
+    and judged it: the judge's part by ``adjudicate``, a failure the judge or exact match
+    decided classified again, the ties' and an ambiguous gold's status."""
+    evidence.layers["classify"] = classified
+    if assessment.unfinished is not None:
+        stopped = assessment.unfinished
+        return Verdict(False, None, "unfinished", stopped, 0.0, evidence.record_layers(), evidence.sql,
+                       evidence.executed_sql,
+                       evidence.stale, duration_ms, status="error", case_error=stopped,
+                       case_error_kind="unfinished", evidence=dict(evidence.layers))
+    cls, passed, ties = classified, assessment.passed, assessment.ties
+    adj = adjudicate(passed=passed, executed=evidence.executed, layers=evidence.layers, judgement=judgement, mode=mode)
     if adj.status == "failed" and cls.error_class is None:  # judged different, or not an exact match
-        cls = classify_(evidence)
+        cls = classified_by(classifier, evidence)
         if adj.decided_by == "exact_match" and cls.failure_kind == "judged_different":
-            cls.failure_kind, cls.explanation = "not_exact_match", cls.explanation.replace(
-                "judged different", "not an exact match (no database, no judge)")
-        layers["classify"] = cls.to_dict()
+            cls = replace(cls, failure_kind="not_exact_match", explanation=cls.explanation.replace(
+                "judged different", "not an exact match (no database, no judge)"))
+        evidence.layers["classify"] = cls
     kind = "judge_error" if adj.error else None
     if ties is not None and ties[0] == "undecidable":
         adj.status = adj.deterministic_verdict = "undecidable"
     why = _ambiguous_gold(evidence, passed)
     if why is not None:
         adj.status, adj.error, kind = "error", why, "gold_error"
-    return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence, layers,
-                   evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
+    return Verdict(adj.status == "passed", cls.error_class, cls.failure_kind, cls.explanation, cls.confidence,
+                   evidence.record_layers(), evidence.sql, evidence.executed_sql, evidence.stale, duration_ms, status=adj.status,
                    adjudication=adj, judgement=judgement, case_error=adj.error, case_error_kind=kind,
-                   tie_only=ties is not None and ties[0] == "tie_only")
+                   tie_only=ties is not None and ties[0] == "tie_only", evidence=dict(evidence.layers))
 
 
 def _declared_only(classifier: Classifier) -> Callable[[Evidence], Classification]:
@@ -207,7 +279,7 @@ def _declared_only(classifier: Classifier) -> Callable[[Evidence], Classificatio
 
 
 # -- ties: what a database whose rows tie cannot tell ----------------------------------------
-def _tie_verdict(compare: dict[str, Any], variants: dict[str, Any]) -> tuple[str, Classification] | None:
+def _tie_verdict(compare: CompareEvidence, variants: VariantsEvidence | None) -> tuple[str, Classification] | None:
     """A match whose gold's LIMIT cuts through a tie group (``compare.tie_group``): None when
     the prediction returned the gold's own rows and some row ranks outside the group;
     ``undecidable`` when every row the gold ranks is in the group (all airlines tie at 100
@@ -217,11 +289,11 @@ def _tie_verdict(compare: dict[str, Any], variants: dict[str, Any]) -> tuple[str
     matched only thanks to the group. A LIMIT without ORDER BY (``unordered``) is never
     undecidable: any k rows of its result are the contract's answer. Not asked for a
     prediction that is the gold's own SQL (the structural diff's exact match)."""
-    tg = compare.get("tie_group") or {}
+    tg = compare.tie_group or {}
     if not tg:
         return None
     k, group, n = tg.get("limit"), tg.get("group_rows"), tg.get("candidates")
-    confirmed = int(variants.get("graded") or 0)
+    confirmed = int(variants.graded or 0) if variants is not None else 0
     where = (f"{tg.get('why')}; the prediction gives the answer of another of its {tg.get('choices')} valid "
              "choices of them" if tg.get("nested") else
              f"its LIMIT {k} keeps {k} of the {n} rows of the whole result, which has no ORDER BY" if tg.get("unordered")
@@ -250,12 +322,13 @@ def _ambiguous_gold(evidence: Evidence, passed: bool) -> str | None:
     rows on this database (``compare.gold_ambiguous``), so another valid choice of them may
     give the prediction's rows. A wrong number or kind of columns stays a fail (no choice
     of rows changes it), and so does every failure before the comparison."""
-    compare = evidence.layers.get("compare") or {}
-    if passed or not evidence.executed or not compare.get("gold_ambiguous") or compare.get("match") or evidence.stale:
+    compare = evidence.compare
+    if passed or not evidence.executed or compare is None or not compare.gold_ambiguous or compare.match \
+            or evidence.stale:
         return None
-    if compare.get("reason") not in ("row_count", "values", "order_only"):
+    if compare.reason not in ("row_count", "values", "order_only"):
         return None
-    return (f"gold query is ambiguous: {compare['gold_ambiguous']}, so its answer depends on tie order and the "
+    return (f"gold query is ambiguous: {compare.gold_ambiguous}, so its answer depends on tie order and the "
             "prediction's different rows may be another valid answer; not graded. Fix: add a tiebreaker column to "
             "that ORDER BY (or an ORDER BY)")
 
@@ -273,27 +346,29 @@ def no_prediction(reason: str) -> Verdict:
                    {"classify": cls.to_dict()}, "", None, [], 0.0, status="failed", adjudication=adj)
 
 
-def unfinished(execution: dict[str, Any] | None) -> str | None:
+def unfinished(execution: ExecutionEvidence | None) -> str | None:
     """Why an execution stopped at its wall bound before it spent its time limit, or None."""
-    err = (execution or {}).get("error") or {}
-    return f"not graded: {err.get('message')}" if err.get("category") == "unfinished" else None
+    err = execution.error if execution is not None else None
+    return f"not graded: {err.message}" if err is not None and err.category == "unfinished" else None
 
 
 # -- the error class: one precedence -------------------------------------------------------
 def classify_evidence(evidence: Evidence) -> Classification:
     """The built-in error class of a failed candidate (see ``classify``)."""
-    return classify(parse=evidence.layers["parse"], safety=evidence.layers.get("safety"),
-                    grounding=evidence.layers.get("grounding"), execution=evidence.layers.get("execution"),
-                    compare=evidence.layers.get("compare"), stale=evidence.stale, joins_pred=evidence.joins_pred,
-                    joins_gold=evidence.joins_gold, structure=evidence.layers.get("structure"),
-                    executed=evidence.executed, variants=evidence.layers.get("variants"), engine=evidence.engine)
+    parse = evidence.parse
+    assert parse is not None, "a candidate is classified after the parse layer ran"
+    return classify(parse=parse, safety=evidence.safety, grounding=evidence.grounding,
+                    execution=evidence.execution, compare=evidence.compare, stale=evidence.stale,
+                    joins_pred=evidence.joins_pred, joins_gold=evidence.joins_gold, structure=evidence.structure,
+                    executed=evidence.executed, variants=evidence.variants, engine=evidence.engine)
 
 
-def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding: dict[str, Any] | None,
-             execution: dict[str, Any] | None, compare: dict[str, Any] | None, stale: list[str],
-             joins_pred: dict[str, Any], joins_gold: dict[str, Any], structure: dict[str, Any] | None = None,
-             executed: bool = True, variants: dict[str, Any] | None = None,
-             engine: str | None = None) -> Classification:
+def classify(*, parse: ParseEvidence | dict[str, Any], safety: SafetyEvidence | dict[str, Any] | None,
+             grounding: GroundingEvidence | dict[str, Any] | None,
+             execution: ExecutionEvidence | dict[str, Any] | None, compare: CompareEvidence | dict[str, Any] | None,
+             stale: list[str], joins_pred: dict[str, Any], joins_gold: dict[str, Any],
+             structure: StructureEvidence | dict[str, Any] | None = None, executed: bool = True,
+             variants: VariantsEvidence | dict[str, Any] | None = None, engine: str | None = None) -> Classification:
     """The error class of a failed case, by precedence: a parse error, an unsafe
     statement (refused by the safety layer or by a rule of the engine's sandbox), a
     function the engine does not have (a dialect error), hallucinated_column, stale_table,
@@ -302,40 +377,54 @@ def classify(*, parse: dict[str, Any], safety: dict[str, Any] | None, grounding:
     an execution error a hallucinated_column only where the engine's error can be one:
     a refusal, a missing function or a timeout is its own cause, whatever grounding saw.
     A result that matched on the pinned database but not on a variant of it is classified
-    from the comparison on that variant, with the failure kind ``coincidental_pass``."""
-    if not parse["ok"]:
-        err = parse["error"] or {}
+    from the comparison on that variant, with the failure kind ``coincidental_pass``.
+    Each layer's evidence is its typed value, or its record form (converted here)."""
+    layers = {"parse": parse, "safety": safety, "grounding": grounding, "execution": execution, "compare": compare,
+              "structure": structure, "variants": variants}
+    return _classify(typed(layers, "parse", ParseEvidence) or ParseEvidence(False),
+                     typed(layers, "safety", SafetyEvidence), typed(layers, "grounding", GroundingEvidence),
+                     typed(layers, "execution", ExecutionEvidence), typed(layers, "compare", CompareEvidence),
+                     stale, joins_pred, joins_gold, typed(layers, "structure", StructureEvidence), executed,
+                     typed(layers, "variants", VariantsEvidence), engine)
+
+
+def _classify(parse: ParseEvidence, safety: SafetyEvidence | None, grounding: GroundingEvidence | None,
+              execution: ExecutionEvidence | None, compare: CompareEvidence | None, stale: list[str],
+              joins_pred: dict[str, Any], joins_gold: dict[str, Any], structure: StructureEvidence | None,
+              executed: bool, variants: VariantsEvidence | None, engine: str | None) -> Classification:
+    if not parse.ok:
+        err = parse.error or {}
         return Classification("other", "parse_error",
                               f"does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})", 0.95)
-    if safety is not None and not safety["ok"]:
-        return Classification("other", "unsafe_statement", f"refused as unsafe ({safety['reason']}): {safety['detail']}", 0.95)
-    exec_err = (execution or {}).get("error")
-    if exec_err and exec_err.get("exception") == REFUSED:
+    if safety is not None and not safety.ok:
+        return Classification("other", "unsafe_statement", f"refused as unsafe ({safety.reason}): {safety.detail}", 0.95)
+    exec_err = execution.error if execution is not None else None
+    if exec_err and exec_err.exception == REFUSED:
         return Classification("other", "unsafe_statement", refusal_text(exec_err, engine), 0.95)
-    if exec_err and exec_err["category"] == "missing_function":
+    if exec_err and exec_err.category == "missing_function":
         return Classification("other", "runtime_error:missing_function", missing_function_text(exec_err, engine), 0.95)
-    halluc = (grounding or {}).get("hallucinated_tables", []) + (grounding or {}).get("hallucinated_columns", [])
+    halluc = grounding.hallucinated if grounding is not None else []
     named = ", ".join(f"{h['name']} (line {h.get('line')}, col {h.get('col')})" for h in halluc)
-    if exec_err and (exec_err["category"] in ("missing_column", "missing_table")
-                     or (halluc and exec_err["category"] in NAME_ERRORS)):
-        return Classification("hallucinated_column", f"runtime_error:{exec_err['category']}",
-                              f"references what does not exist: {named or exec_err['message'].splitlines()[0]}", 0.95)
+    if exec_err and (exec_err.category in ("missing_column", "missing_table")
+                     or (halluc and exec_err.category in NAME_ERRORS)):
+        return Classification("hallucinated_column", f"runtime_error:{exec_err.category}",
+                              f"references what does not exist: {named or exec_err.message.splitlines()[0]}", 0.95)
     if not executed and halluc:
         return Classification("hallucinated_column", "grounding", f"not in the schema: {named}", 0.9)
     if stale:
         return Classification("stale_table", "deprecated_table", f"reads deprecated table {', '.join(stale)}", 0.9)
-    over_cap = (execution or {}).get("over_cap")
+    over_cap = execution.over_cap if execution is not None else None
     if exec_err and over_cap:  # more rows than the cap, the gold at most that many: its size decides
         return _over_cap(over_cap, joins_pred, joins_gold)
     if exec_err:
-        kind = "timeout" if exec_err["category"] == "timeout" else f"runtime_error:{exec_err['category']}"
-        return Classification("other", kind, f"{exec_err['category']}: {exec_err['message'].splitlines()[0]}", 0.9)
+        kind = "timeout" if exec_err.category == "timeout" else f"runtime_error:{exec_err.category}"
+        return Classification("other", kind, f"{exec_err.category}: {exec_err.message.splitlines()[0]}", 0.9)
     if not executed:
         return _judged_different(structure)
     if compare is None:
         return Classification("other", "not_compared", "the result could not be compared", 0.3)
-    mismatch = (variants or {}).get("mismatch")
-    if compare["match"] and mismatch:
+    mismatch = variants.mismatch if variants is not None else None
+    if compare.match and mismatch is not None:
         return _coincidence(mismatch, joins_pred, joins_gold)
     return _result_differs(compare, joins_pred, joins_gold)
 
@@ -350,33 +439,33 @@ def engine_display(engine: str | None) -> str:
     return ENGINE_NAMES.get(str(engine), engine or "the engine")
 
 
-def missing_function_text(error: dict[str, Any], engine: str | None) -> str:
+def missing_function_text(error: ExecError, engine: str | None) -> str:
     """The one sentence every report gives for a function the engine does not have."""
-    name = error.get("subject") or "a function"
+    name = error.subject or "a function"
     return f"calls {name}, which {engine_display(engine)} does not have: a dialect error, not a missing column"
 
 
-def refusal_text(error: dict[str, Any], engine: str | None) -> str:
+def refusal_text(error: ExecError, engine: str | None) -> str:
     """A sandbox rule's refusal, naming the rule (the engine's message after its ``refused (rule): ``)."""
-    rule = error.get("subject") or "sandbox rule"
-    detail = error["message"].split("): ", 1)[-1] if error["message"].startswith("refused (") else error["message"]
+    rule = error.subject or "sandbox rule"
+    detail = error.message.split("): ", 1)[-1] if error.message.startswith("refused (") else error.message
     return f"refused by the {engine_display(engine)} sandbox ({rule}): {detail.splitlines()[0]}"
 
 
-def _coincidence(mismatch: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
-    where = f"variant {mismatch['variant']} ({mismatch['kind']})"
-    err = (mismatch.get("execution") or {}).get("error")
-    if mismatch.get("compare") is None:
-        what = f"{err['category']}: {err['message'].splitlines()[0]}" if err else "no result"
+def _coincidence(mismatch: VariantMismatch, joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
+    where = f"variant {mismatch.variant} ({mismatch.kind})"
+    err = mismatch.execution.error if mismatch.execution is not None else None
+    if mismatch.compare is None:
+        what = f"{err.category}: {err.message.splitlines()[0]}" if err else "no result"
         return Classification("other", "coincidental_pass",
                               f"matches on the database, but not on {where} of it: {what}", 0.8)
-    cls = _result_differs(mismatch["compare"], joins_pred, joins_gold)
+    cls = _result_differs(mismatch.compare, joins_pred, joins_gold)
     return Classification(cls.error_class, "coincidental_pass",
                           f"matches on the database by coincidence; on {where} of it: {cls.explanation}", cls.confidence)
 
 
-def _judged_different(structure: dict[str, Any] | None) -> Classification:
-    differing = set((structure or {}).get("differing_clauses", []))
+def _judged_different(structure: StructureEvidence | None) -> Classification:
+    differing = set(structure.differing_clauses if structure is not None else [])
     if {"joins", "from"} & differing:
         return Classification("wrong_join", "judged_different", "judged different; joins differ from the gold", 0.6)
     if {"select", "group_by", "having"} & differing:
@@ -384,23 +473,23 @@ def _judged_different(structure: dict[str, Any] | None) -> Classification:
     return Classification("other", "judged_different", "judged different from the gold", 0.5)
 
 
-def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
-    reason = compare["reason"]
-    g, p = compare["gold_rows"], compare["pred_rows"]
+def _result_differs(compare: CompareEvidence, joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
+    reason = compare.reason
+    g, p = compare.gold_rows, compare.pred_rows
     if reason == "arity_mismatch":
-        found = compare.get("gold_columns_found_at") or {}
+        found = compare.gold_columns_found_at or {}
         extra = f"; the gold columns appear at positions {sorted(int(v) + 1 for v in found.values())}" if found else ""
         return Classification("other", "projection_mismatch",
-                              f"{len(compare['pred_columns'])} columns where the gold has {len(compare['gold_columns'])}{extra}", 0.85)
+                              f"{len(compare.pred_columns)} columns where the gold has {len(compare.gold_columns)}{extra}", 0.85)
     if reason == "type_mismatch":
         diffs = [f"column {i + 1}: {a} vs gold {b}" for i, (a, b) in
-                 enumerate(zip(compare["pred_kinds"], compare["gold_kinds"])) if a != b]
+                 enumerate(zip(compare.pred_kinds, compare.gold_kinds)) if a != b]
         return Classification("other", "projection_mismatch", "value types differ: " + "; ".join(diffs[:3]), 0.8)
     if reason == "order_only":
         return Classification("other", "order_only", "right rows in the wrong order", 0.9)
     from .classify import join_diff  # sqlglot: loaded when a result differs, not when a run starts
     differs, strong = join_diff(joins_pred, joins_gold)
-    grain_kept = any(compare.get("column_matches") or [])
+    grain_kept = any(compare.column_matches or [])
     same_grain = g == p and (grain_kept or g <= 1)
     metric = Classification("wrong_metric", "value_mismatch",
                             f"same {g} rows and grain, different values in column(s) {_bad_columns(compare)}",
@@ -414,7 +503,7 @@ def _result_differs(compare: dict[str, Any], joins_pred: dict[str, Any], joins_g
     if same_grain:
         return metric
     kind = "cardinality_mismatch" if g != p else "value_mismatch"
-    return Classification("other", kind, f"row count {p} vs gold {g}; row overlap F1 {compare['row_f1']:.2f}", 0.5)
+    return Classification("other", kind, f"row count {p} vs gold {g}; row overlap F1 {compare.row_f1:.2f}", 0.5)
 
 
 def _over_cap(over: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
@@ -430,36 +519,43 @@ def _over_cap(over: dict[str, Any], joins_pred: dict[str, Any], joins_gold: dict
     return Classification("other", "cardinality_mismatch", size, 0.5)
 
 
-def _bad_columns(compare: dict[str, Any]) -> str:
-    bad = [str(i + 1) for i, ok in enumerate(compare.get("column_matches") or []) if not ok]
+def _bad_columns(compare: CompareEvidence) -> str:
+    bad = [str(i + 1) for i, ok in enumerate(compare.column_matches or []) if not ok]
     return ", ".join(bad) or "?"
 
 
 # -- the judge's part -----------------------------------------------------------------------
-def judge_eligible(layers: dict[str, Any]) -> bool:
+def judge_eligible(layers: Mapping[str, Any]) -> bool:
     """The judge runs only where it can change or annotate something: never on SQL that
-    does not parse, is refused, or names what does not exist."""
-    if not layers["parse"]["ok"] or not (layers.get("safety") or {}).get("ok", False):
+    does not parse, is refused, or names what does not exist. ``layers``: each layer's
+    evidence, typed or in its record form."""
+    parse, safety = typed(layers, "parse", ParseEvidence), typed(layers, "safety", SafetyEvidence)
+    if parse is None or not parse.ok or safety is None or not safety.ok:
         return False
-    return (layers.get("grounding") or {}).get("ok") is not False
+    grounding = typed(layers, "grounding", GroundingEvidence)
+    return grounding is None or grounding.ok is not False
 
 
-def judge_evidence(layers: dict[str, Any]) -> dict[str, Any]:
-    """What the deterministic layers found, compact enough for a prompt."""
-    ex = layers.get("execution") or {}
-    cmp = layers.get("compare") or {}
-    struct = layers.get("structure") or {}
+def judge_evidence(layers: Mapping[str, Any]) -> dict[str, Any]:
+    """What the deterministic layers found, compact enough for a prompt (a dict: it goes
+    into the prompt as JSON)."""
+    ex = typed(layers, "execution", ExecutionEvidence)
+    cmp = typed(layers, "compare", CompareEvidence)
+    struct = typed(layers, "structure", StructureEvidence)
+    cls = layers.get("classify")
     return {
-        "executed": bool(ex),
-        "execution_error": (ex.get("error") or {}).get("category"),
-        "result_match": cmp.get("match"), "compare_reason": cmp.get("reason"),
-        "gold_rows": cmp.get("gold_rows"), "predicted_rows": cmp.get("pred_rows"), "row_f1": cmp.get("row_f1"),
-        "differing_clauses": struct.get("differing_clauses"), "exact_match": struct.get("exact_match"),
-        "deterministic_class": (layers.get("classify") or {}).get("error_class"),
+        "executed": layers.get("execution") is not None,
+        "execution_error": ex.error.category if ex is not None and ex.error is not None else None,
+        "result_match": cmp.match if cmp else None, "compare_reason": cmp.reason if cmp else None,
+        "gold_rows": cmp.gold_rows if cmp else None, "predicted_rows": cmp.pred_rows if cmp else None,
+        "row_f1": cmp.row_f1 if cmp else None,
+        "differing_clauses": struct.differing_clauses if struct else None,
+        "exact_match": struct.exact_match if struct else None,
+        "deterministic_class": cls.error_class if isinstance(cls, Classification) else (cls or {}).get("error_class"),
     }
 
 
-def adjudicate(*, passed: bool, executed: bool, layers: dict[str, Any], judgement: Any | None,
+def adjudicate(*, passed: bool, executed: bool, layers: Mapping[str, Any], judgement: Any | None,
                mode: str) -> Adjudication:
     ai = judgement.equivalence if judgement is not None else None
     warnings = []
@@ -467,10 +563,10 @@ def adjudicate(*, passed: bool, executed: bool, layers: dict[str, Any], judgemen
         warnings.append(f"judge skipped: {judgement.error}")
     if judgement is not None and getattr(judgement, "note", None):
         warnings.append(f"judge: {judgement.note}")
-    grounding = layers.get("grounding") or {}
-    ex = layers.get("execution") or {}
-    if executed and ex.get("ok") and grounding.get("ok") is False:
-        names = ", ".join(h["name"] for h in grounding["hallucinated_tables"] + grounding["hallucinated_columns"])
+    grounding = typed(layers, "grounding", GroundingEvidence)
+    ex = typed(layers, "execution", ExecutionEvidence)
+    if executed and ex is not None and ex.ok and grounding is not None and grounding.ok is False:
+        names = ", ".join(h["name"] for h in grounding.hallucinated)
         warnings.append(f"grounding flagged {names} but the engine accepted the query")
     if executed:
         det = "pass" if passed else "fail"
@@ -485,8 +581,8 @@ def adjudicate(*, passed: bool, executed: bool, layers: dict[str, Any], judgemen
             why = judgement.error if judgement is not None else "no judgement"
             return Adjudication("error", "not_executed", ai, None, "judge", f"the judge gave no verdict: {why}", warnings)
         return Adjudication("passed" if ai in ACCEPTED else "failed", "not_executed", ai, None, "judge", None, warnings)
-    exact = bool((layers.get("structure") or {}).get("exact_match"))
-    ok = passed and exact
+    structure = typed(layers, "structure", StructureEvidence)
+    ok = passed and structure is not None and bool(structure.exact_match)
     return Adjudication("passed" if ok else "failed", "not_executed", ai, None, "exact_match", None, warnings)
 
 
@@ -507,17 +603,21 @@ def severity(status: str, failure_kind: str | None, error_class: str | None) -> 
     return "medium"
 
 
-def blocked_reason(layers: dict[str, Any]) -> str | None:
-    """The layer that stopped the pipeline before a result comparison, if any."""
-    if "parse" not in layers:  # no layer ran: there was no prediction to grade
+def blocked_reason(layers: Mapping[str, Any]) -> str | None:
+    """The layer that stopped the pipeline before a result comparison, if any (``layers``:
+    each layer's evidence, typed or in its record form, as ``Verdict.layers`` holds it)."""
+    parse = typed(layers, "parse", ParseEvidence)
+    if parse is None:  # no layer ran: there was no prediction to grade
         return "no_prediction"
-    if not layers["parse"]["ok"]:
+    if not parse.ok:
         return "parse"
-    if not (layers.get("safety") or {}).get("ok", True):
-        return f"safety:{layers['safety']['reason']}"
-    err = (layers.get("execution") or {}).get("error")
-    if err and err.get("exception") == REFUSED:  # a rule of the engine's sandbox, as the safety layer's are named
-        return f"sandbox:{err.get('subject')}"
+    safety = typed(layers, "safety", SafetyEvidence)
+    if safety is not None and not safety.ok:
+        return f"safety:{safety.reason}"
+    ex = typed(layers, "execution", ExecutionEvidence)
+    err = ex.error if ex is not None else None
+    if err and err.exception == REFUSED:  # a rule of the engine's sandbox, as the safety layer's are named
+        return f"sandbox:{err.subject}"
     if err:
-        return f"execution:{err['category']}"
+        return f"execution:{err.category}"
     return None

@@ -1,0 +1,41 @@
+"""The gold answer of one case as the grader holds it: its shape and rows' description
+from the engine (stored once per gold), the comparison policy it was computed under, and
+its static analysis. Layers read it; ``pipeline.SuiteGrader.gold`` makes it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..cases import ComparePolicy
+    from .gold_analysis import GoldAnalysis
+
+
+@dataclass
+class GoldAnswer:
+    key: str
+    rows: int
+    columns: list[str]
+    types: list[str]
+    cached: bool
+    policy: "ComparePolicy"  # the case's, resolved against this gold (case_contract); to_wire() in its request
+    tables: list[str]
+    joins: dict[str, Any]
+    elapsed_ms: float = 0.0
+    preview: list[list[Any]] = field(default_factory=list)
+    tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, if parsed in this process
+    sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
+    request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
+    empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
+    ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
+    ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
+    analysis: "GoldAnalysis | None" = field(default=None, repr=False, compare=False)  # the structure layer's gold side
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
+                "cached": self.cached, "ordered": self.policy.ordered,
+                "sort_keys": None if self.policy.sort_keys is None else list(self.policy.sort_keys),
+                "elapsed_ms": self.elapsed_ms, "preview": self.preview,
+                "ties": {k: v for k, v in self.ties.items()
+                         if k in ("limit", "before", "group_rows", "candidates", "unordered")}
+                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {})}

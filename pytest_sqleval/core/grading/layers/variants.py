@@ -1,0 +1,105 @@
+"""The variants layer: a match on the pinned database, checked on the case's variants of it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...engines.host import HostCrashed, HostTimeout
+from .base import Candidate, RecordView
+from .execution import CompareEvidence, ExecutionEvidence
+
+
+@dataclass(frozen=True, slots=True)
+class VariantMismatch(RecordView):
+    """The first variant of the database where the candidate's answer is not the gold's:
+    its execution there and, when it gave a result, the comparison (``compare``)."""
+
+    variant: int
+    kind: str
+    gold_rows: int | None = None
+    gold_problem: str | None = None
+    execution: ExecutionEvidence | None = None
+    match: bool | None = None
+    compare: CompareEvidence | None = None
+    gold_preview: Any = None
+    pred_preview: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"variant": self.variant, "kind": self.kind, "gold_rows": self.gold_rows,
+                               "gold_problem": self.gold_problem}
+        if self.execution is not None:
+            out["execution"] = self.execution.to_dict()
+        if self.match is not None:
+            out["match"] = self.match
+        if self.compare is not None:
+            out.update(compare=self.compare.to_dict(), gold_preview=self.gold_preview, pred_preview=self.pred_preview)
+        return out
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "VariantMismatch":
+        execution, compare = record.get("execution"), record.get("compare")
+        return cls(**{**record, "execution": ExecutionEvidence.from_record(execution) if execution else None,
+                      "compare": CompareEvidence.from_record(compare) if compare else None})
+
+
+@dataclass(frozen=True, slots=True)
+class VariantsEvidence(RecordView):
+    """How many variants were chosen and graded, the first that disagrees (``mismatch``), and
+    why they were chosen; ``error`` alone when they could not be run (the pinned verdict stands)."""
+
+    chosen: int = 0
+    graded: int = 0
+    mismatch: VariantMismatch | None = None
+    evidence: Any = None
+    same_sql_as_gold: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"error": self.error}
+        return {"chosen": self.chosen, "graded": self.graded,
+                "mismatch": self.mismatch.to_dict() if self.mismatch is not None else None,
+                "evidence": self.evidence, **({"same_sql_as_gold": True} if self.same_sql_as_gold else {})}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "VariantsEvidence":
+        mismatch = record.get("mismatch")
+        return cls(**{**record, "mismatch": VariantMismatch.from_record(mismatch) if mismatch else None})
+
+
+class VariantsLayer:
+    """A candidate that matched on the pinned database, run on its case's variants of the
+    database (``variants/``): where a variant's gold answer differs from the candidate's,
+    the match on the pinned database was a coincidence. Only when the suite has variants."""
+
+    name, ahead = "variants", False
+
+    def run(self, c: Candidate) -> None:
+        grader, compare = c.grader, c.layers.get("compare")
+        if grader.variant_set is None or c.ticket is None or not (isinstance(compare, CompareEvidence) and compare.match):
+            return
+        c.budget.pause()  # executions, under the engine's limits
+        answer: dict[str, Any]
+        try:
+            chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
+                                                 grader.host, c.gold.elapsed_ms)
+            if c.same_sql_as_gold:
+                # The gold's own query: every chosen variant holds a trustworthy gold answer
+                # (distillation chooses no other), which is what this same query returns there.
+                answer = {"results": [{"variant": v["index"], "match": True} for v in chosen.variants]}
+            else:
+                answer = c.variants_answer or grader.host.call(
+                    "variants", {"sql": c.executed_sql, "gold": c.gold.request, "variants": chosen.variants})
+        except (HostCrashed, HostTimeout) as exc:
+            answer = {"error": str(exc)}
+        finally:
+            c.budget.resume()
+        if "error" in answer:  # no evidence either way: the pinned verdict stands
+            c.layers["variants"] = VariantsEvidence(error=answer["error"][:500])
+            return
+        results = answer["results"]
+        graded = [r for r in results if r.get("match") is not None]
+        mismatch = next((r for r in results if r.get("match") is False), None)
+        c.layers["variants"] = VariantsEvidence(
+            len(chosen.variants), len(graded), VariantMismatch.from_record(mismatch) if mismatch is not None else None,
+            chosen.evidence(), c.same_sql_as_gold)
