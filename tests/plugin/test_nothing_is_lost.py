@@ -1,133 +1,14 @@
-"""Hardening: runaway queries, fuzzed input files, a worker killed mid-run, Ctrl-C and a
-flaky model. Each asserts what a user relies on: nothing is lost, nothing escapes, and a
-mistake a user can make never ends in a traceback."""
+"""Nothing is lost: a worker killed mid-run loses only the case it was running, Ctrl-C keeps
+what finished and a rerun resumes, and a flaky model's faults end as verdicts or backend
+errors, retried by the next run, which spends no call on a finished case."""
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from pytest_sqleval.core.api import Grader
-from pytest_sqleval.core.cases import Limits, load_manifest, read_cases
-from pytest_sqleval.core.backends.registry import read_predictions
-from pytest_sqleval.core.errors import BadInputError
 
 from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
-from tests.sqleval_helpers import INI, write_predictions  # noqa: F401  (fixture)
-
-
-# -- runaway queries ---------------------------------------------------------------------
-def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db: Path) -> None:
-    """A single huge scalar ignores DuckDB's interrupt; the engine process is killed."""
-    from pytest_sqleval.core.engines.host import query_budget
-    with Grader(shop_db, limits=Limits(timeout_s=1)) as g:
-        start = time.perf_counter()
-        v = g.compare("SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders")
-        elapsed = time.perf_counter() - start
-        assert not v.passed and v.failure_kind == "timeout"
-        assert v.layers["execution"]["error"]["exception"] == "ProcessKilled"
-        assert "CPU time, over the limit of 1 s" in v.explanation  # killed for its CPU time, not the wall's
-        assert elapsed < query_budget(1) + 3  # later in wall time on a loaded machine, never past the wall bound
-        assert g.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed
-        assert g._grader.host.restarts == 1
-
-
-def test_requests_queued_behind_a_killed_query_go_to_a_fresh_engine(shop_db: Path, tmp_path: Path) -> None:
-    """Grading ahead queues the next case behind the running one; when the running one is
-    killed, the queued ones are neither lost nor blamed for it."""
-    from pytest_sqleval.core.grading.pipeline import SuiteGrader
-    count, bomb, wrong = "SELECT count(*) FROM customers", "SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders"
-    g = SuiteGrader(shop_db, limits=Limits(timeout_s=1), cache_dir=tmp_path)
-    try:
-        gold = g.gold(count)
-        for sql in (bomb, count, wrong):
-            g.submit(sql, gold)
-        assert [p.ticket.sent for p in g._ahead.values()] == [True, True, False]  # one waits behind the running one
-        assert g.grade(count, gold).passed  # read behind the killed one, answered by a fresh engine
-        assert g.grade(bomb, gold).failure_kind == "timeout"
-        assert g.host.restarts == 1
-        verdict = g.grade(wrong, gold)
-        assert not verdict.passed and verdict.failure_kind != "timeout" and verdict.executed_sql == wrong
-    finally:
-        g.close()
-
-
-def test_grading_ahead_keeps_every_verdict_with_its_own_case(
-        pytester: pytest.Pytester, make_suite: Any, write_predictions: Any) -> None:
-    count = "SELECT count(*) FROM customers"
-    sqls = {"a_ok": count, "b_killed": "SELECT md5(repeat('ab', 400000000))", "c_ok": count,
-            "d_wrong": "SELECT count(*) + 1 FROM customers", "e_ok": count}
-    make_suite([{"id": cid, "question": f"case {cid}", "gold_sql": count} for cid in sqls],
-               manifest_extra="[limits]\ntimeout_s = 1\n")
-    write_predictions(sqls, name="p.jsonl")
-    pytester.makeini(INI)
-    result = pytester.runpytest("--sqleval-backend=predictions:p.jsonl", "-p", "no:randomly")
-    result.assert_outcomes(passed=3, failed=2)
-    records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "sqleval-results" / "results.jsonl").read_text().splitlines())}
-    assert {cid: r["executed_sql"] for cid, r in records.items()} == sqls
-    assert records["b_killed"]["failure_kind"] == "timeout"
-    assert records["d_wrong"]["error_class"] is not None and records["d_wrong"]["failure_kind"] != "timeout"
-
-
-# -- fuzzed input files --------------------------------------------------------------------
-_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                            max_leaves=8)
-_case_like = st.fixed_dictionaries({}, optional={
-    "id": st.one_of(st.text(max_size=6), st.integers(), st.none()), "question": _json_values,
-    "gold_sql": st.one_of(st.just("SELECT 1"), _json_values), "tags": _json_values, "order_matters": _json_values,
-    "expected_shape": st.one_of(st.sampled_from(["scalar", "table", "empty", "blob"]), _json_values),
-    "difficulty": _json_values})
-_lines = st.lists(st.one_of(_case_like.map(json.dumps), st.text(max_size=30), _json_values.map(json.dumps)), max_size=6)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=_lines)
-def test_case_reader_fails_only_with_a_located_error(tmp_path: Path, lines: list[str]) -> None:
-    path = tmp_path / "q.jsonl"
-    path.write_text("\n".join(line.replace("\n", " ") for line in lines) + "\n", encoding="utf-8")
-    try:
-        cases = read_cases(path)
-    except BadInputError as exc:
-        assert str(path) in str(exc) and exc.line is not None and exc.fix
-    else:
-        assert len({c.id for c in cases}) == len(cases)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=_lines)
-def test_predictions_reader_fails_only_with_a_located_error(tmp_path: Path, lines: list[str]) -> None:
-    path = tmp_path / "p.jsonl"
-    path.write_text("\n".join(line.replace("\n", " ") for line in lines) + "\n", encoding="utf-8")
-    try:
-        read_predictions(path)
-    except BadInputError as exc:
-        assert str(path) in str(exc) and exc.line is not None and exc.fix
-
-
-_toml_values = st.one_of(st.text(max_size=10).map(json.dumps), st.integers().map(str), st.booleans().map(str).map(str.lower),
-                         st.just("[1, 2]"), st.just('["legacy.*"]'), st.just("{"), st.just("1e-6"))
-_toml_keys = st.sampled_from(["name", "questions", "database", "dialect", "build", "deprecated_tables", "schema",
-                              "order_matters", "float_rel_tol", "timeout_s", "max_rows", "threads", "databse", "x"])
-_sections = st.sampled_from(["[suite]", "[compare]", "[limits]", "[suit]", "", "[[suite]]"])
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=st.lists(st.one_of(_sections, st.tuples(_toml_keys, _toml_values).map(lambda kv: f"{kv[0]} = {kv[1]}")),
-                     max_size=8))
-def test_manifest_loader_fails_only_with_a_located_error(tmp_path: Path, body: list[str]) -> None:
-    (tmp_path / "questions.jsonl").write_text('{"id": "q1", "question": "?", "gold_sql": "SELECT 1"}\n')
-    path = tmp_path / "sqleval.toml"
-    path.write_text("\n".join(body) + "\n", encoding="utf-8")
-    try:
-        load_manifest(path)
-    except BadInputError as exc:
-        assert str(path) in str(exc) and exc.fix
 
 
 # -- a worker killed mid-run, and Ctrl-C -----------------------------------------------------
@@ -246,3 +127,4 @@ def test_model_faults_end_as_verdicts_or_backend_errors_and_nothing_is_lost(
     second = {r["case_id"]: r["status"] for r in _records(pytester).values()}
     assert all(second[c] == "passed" for c, s in first.items() if s == "error")  # the failed calls were retried
     assert all(second[c] == s for c, s in first.items() if s != "error")  # finished verdicts stand, from the cache
+
