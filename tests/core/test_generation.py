@@ -17,7 +17,7 @@ import pytest
 from pytest_sqleval.core.backends.base import Backend
 from pytest_sqleval.core.cases import BenchmarkCase
 from pytest_sqleval.core.generation import GenerationService, GenerationStore
-from tests.sqleval_helpers import LEAN, gen_cases, read_results, recording_backend, sqleval_ini  # noqa: F401
+from tests.sqleval_helpers import LEAN, gen_cases, read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 SPEC = "--sqleval-backend=recbackend:generate"
 CASES = gen_cases(12)

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import llm_server  # noqa: F401  (fixture)
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401
 
 

@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from tests.sqleval_helpers import SHOP_CASES, shop_suite, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 IDS = [c["id"] for c in SHOP_CASES]
 

@@ -8,8 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.sqleval_helpers import (INI, LEAN, NAIVE_SQL, SHOP_CASES, shop_suite, sqleval_ini,  # noqa: F401
-                                   write_predictions)
+from tests.sqleval_helpers import INI, LEAN, NAIVE_SQL, SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from tests.sqleval_helpers import SHOP_CASES, shop_suite, sqleval_ini  # noqa: F401
+from tests.sqleval_helpers import SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 
 # -- collection errors and the gate ----------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 
 # -- a worker killed mid-run, and Ctrl-C -----------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from tests.sqleval_helpers import INI, SHOP_CASES, recording_backend, sqleval_ini  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import INI, SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 #: every numeric option, with what its message must say it accepts
 NUMERIC_OPTIONS = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sqleval_helpers import LEAN, shop_suite, sqleval_ini  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import LEAN, sqleval_ini  # noqa: F401  (autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.sqleval_helpers import (LEAN, NAIVE_CLASSES, NAIVE_SQL, SHOP_CASES, sqleval_ini,  # noqa: F401
-                                   write_predictions)
+from tests.sqleval_helpers import LEAN, NAIVE_CLASSES, NAIVE_SQL, SHOP_CASES, sqleval_ini  # noqa: F401  (autouse fixture)
 
 FAILING = sorted(cid for cid, cls in NAIVE_CLASSES.items() if cls)  # q02..q06, one error class each
 TWO = "--sqleval-backend=gold,predictions:naive.jsonl"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.cli import main as cli
-from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer
 from tests.sqleval_helpers import INI
 from tests.reports.test_ablation import scripted_model
 

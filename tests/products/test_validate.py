@@ -19,7 +19,6 @@ from pytest_sqleval.products.warehouse import pinned_hash
 from pytest_sqleval.products.warehouse.leakage import measure
 from pytest_sqleval.products.warehouse.semantic import check_layer, load_layer
 from pytest_sqleval.products.validate import GOLD_ANSWERS, validate_suite
-from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 VANTAGE = Path(__file__).resolve().parents[2] / "cases" / "vantage"
 SCALE = 0.1

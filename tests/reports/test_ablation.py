@@ -15,7 +15,7 @@ from pytest_sqleval.core.backends.base import BackendOptions
 from pytest_sqleval.core.cases import BenchmarkCase
 from pytest_sqleval.reports.ablation import ablation_rows, has_ablation, load_records, main, render_markdown
 from pytest_sqleval.core.records import build_record
-from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer
 from tests.sqleval_helpers import INI
 
 

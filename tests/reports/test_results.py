@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.sqleval_helpers import (LEAN, NAIVE_CLASSES, NAIVE_SQL, SHOP_CASES, by_case, read_results,  # noqa: F401
-                                   read_summary, shop_suite, sqleval_ini, write_predictions)
+from tests.sqleval_helpers import (LEAN, NAIVE_CLASSES, NAIVE_SQL, SHOP_CASES, by_case,  # noqa: F401  (autouse fixture)
+                                   read_results, read_summary, sqleval_ini)
 
 SEED_000_FIELDS = {"case_id", "question", "gold_sql", "generated_sql", "parse_ok", "grounding_ok",
                    "hallucinated_tables", "hallucinated_columns", "pass", "backend", "backend_metadata", "schema",

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_sqleval.cli import main as cli_main
 from pytest_sqleval.reports.html import PREVIEW_ROWS, PREVIEW_ROWS_OVER_BUDGET, render_report
-from tests.sqleval_helpers import NAIVE_SQL, shop_suite, sqleval_ini, write_predictions  # noqa: F401
+from tests.sqleval_helpers import NAIVE_SQL, sqleval_ini  # noqa: F401  (autouse fixture)
 
 _DATA = re.compile(r"const D = (\{.*?\});\n", re.S)
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_sqleval import load_results
 from pytest_sqleval.core.errors import SqlevalError
-from tests.sqleval_helpers import NAIVE_SQL, shop_suite, sqleval_ini, write_predictions  # noqa: F401
+from tests.sqleval_helpers import NAIVE_SQL, sqleval_ini  # noqa: F401  (autouse fixture)
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from pytest_sqleval.core.backends import registry
-from tests.sqleval_helpers import (NAIVE_SQL, read_results, read_summary, shop_suite,  # noqa: F401
-                                   sqleval_ini, write_predictions)
+from tests.sqleval_helpers import NAIVE_SQL, read_results, read_summary, sqleval_ini  # noqa: F401  (autouse fixture)
 
 
 def test_gold_is_the_default_and_llm_options_are_accepted(pytester: pytest.Pytester, shop_suite: Path) -> None:

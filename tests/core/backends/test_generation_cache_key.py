@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 from tests.sqleval_helpers import INI, LEAN, SHOP_CASES, sqleval_ini  # noqa: F401  (fixtures)
 
 BACKEND = '''

@@ -17,7 +17,7 @@ from pytest_sqleval.core.backends.base import BackendOptions
 from pytest_sqleval.core.backends.llm_backends import api_key_for, is_local_endpoint, model_string
 from pytest_sqleval.core.backends.registry import known_backends, resolve_backend, resolve_backends
 from pytest_sqleval.core.errors import UsageError
-from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, RecordedRequest, ScriptedLLMServer
 from tests.sqleval_helpers import INI
 
 needs_llm = pytest.mark.skipif(

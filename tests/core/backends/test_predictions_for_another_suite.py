@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sqleval_helpers import shop_suite, sqleval_ini  # noqa: F401
+from tests.sqleval_helpers import sqleval_ini  # noqa: F401  (autouse fixture)
 
 
 # -- a predictions file made for another suite -----------------------------------

@@ -16,7 +16,7 @@ from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
 from tests.sqleval_helpers import read_results, sandbox_hash
-from tests.core.engines.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
+from tests.engine_databases import PgServer
 
 PG_OBJECTS = [
     "CREATE TABLE sale (id INTEGER, amount NUMERIC(10, 2), mood TEXT)",

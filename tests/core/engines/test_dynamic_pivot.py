@@ -12,7 +12,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.core.grading.verdict import blocked_reason, classify
-from tests.sqleval_helpers import by_case, read_results, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import by_case, read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 GOLD = ("SELECT region, count(*) FILTER (WHERE NOT is_test) AS \"false\", count(*) FILTER (WHERE is_test) AS \"true\" "
         "FROM customers GROUP BY region")

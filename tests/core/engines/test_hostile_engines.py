@@ -10,7 +10,7 @@ import pytest
 
 from grader_tests.test_hostile import HOSTILE, refused
 from pytest_sqleval.core.api import Grader
-from tests.core.engines.test_engines_sqlite_pg import PgServer, build_sqlite, pg  # noqa: F401  (fixture)
+from tests.engine_databases import PgServer, build_sqlite
 
 GOLD = "SELECT country, count(*) FROM singer GROUP BY country"
 NORMAL = "SELECT s.country AS c, count(s.singer_id) AS n FROM singer s GROUP BY 1"

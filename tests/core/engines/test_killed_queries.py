@@ -13,7 +13,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.cases import Limits
 
-from tests.sqleval_helpers import INI, write_predictions  # noqa: F401  (fixture)
+from tests.sqleval_helpers import INI
 
 
 # -- runaway queries ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.duckdb_sandbox import result_byte_cap
-from tests.core.engines.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
+from tests.engine_databases import PgServer
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
-from tests.core.engines.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
+from tests.engine_databases import PgServer
 
 ROWS = ("(1, DATE '2020-01-01', DATE '2022-06-30', TIMESTAMP '2022-06-30 10:00:00', "
         "TIMESTAMPTZ '2022-06-30 10:00:00+02'), "

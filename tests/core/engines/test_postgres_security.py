@@ -8,15 +8,14 @@ from collections.abc import Callable
 
 import pytest
 
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines import open_sandbox
+from pytest_sqleval.core.engines.postgres_sandbox import PostgresSandbox
+from tests.engine_databases import PgServer
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 
 
 # -- the PostgreSQL sandbox ----------------------------------------------------------------
-from pytest_sqleval.core.cases import Limits  # noqa: E402
-from pytest_sqleval.core.engines import open_sandbox  # noqa: E402
-from pytest_sqleval.core.engines.postgres_sandbox import PostgresSandbox  # noqa: E402
-from tests.core.engines.test_engines_sqlite_pg import PgServer, pg  # noqa: E402,F401  (fixture)
-
 ORDERS_SQL = [
     "CREATE TABLE orders (id integer PRIMARY KEY, amount numeric)",
     "INSERT INTO orders SELECT i, i * 10 FROM generate_series(1, 7) AS g(i)",

@@ -11,7 +11,7 @@ from typing import Callable
 import pytest
 
 from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
-from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini, write_predictions  # noqa: F401
+from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini  # noqa: F401  (autouse fixture)
 
 COUNT = "SELECT count(*) FROM customers"
 

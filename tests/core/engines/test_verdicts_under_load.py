@@ -22,8 +22,7 @@ import pytest
 
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS
-from tests.sqleval_helpers import read_results, sqleval_ini, write_predictions  # noqa: F401
-from tests.core.engines.test_engines_sqlite_pg import pg, pg_shop  # noqa: F401
+from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 pytestmark = pytest.mark.skipif(not CPU_CLOCKS, reason="the CPU-time limit needs per-thread CPU clocks (Linux)")
 

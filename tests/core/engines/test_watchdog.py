@@ -19,7 +19,7 @@ from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
 from pytest_sqleval.core.engines import watchdog as watchdog_module
 from pytest_sqleval.core.engines.watchdog import WATCHDOG, Watchdog
-from tests.core.engines.test_engines_sqlite_pg import build_duckdb, build_sqlite
+from tests.engine_databases import build_duckdb, build_sqlite
 
 OWN_LIMIT = Limits(timeout_s=60.0)  # the engine's own deadline: far past the query's, so only the watchdog acts
 QUERY_LIMIT_S = 0.2  # the query's limit: the watchdog interrupts at this + 0.25 s

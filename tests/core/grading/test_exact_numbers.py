@@ -31,7 +31,6 @@ from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec, jsonable
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
-from tests.core.engines.test_engines_sqlite_pg import PgServer, pg  # noqa: F401  (fixture)
 
 SPEC = CompareSpec()
 TWO_53 = 2 ** 53

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.core.grading.judge import JUDGE_PROMPT_VERSION, Judge, JudgeResult, parse_verdict
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 QUESTION = "How many customers are in the north region?"
 GOLD = "SELECT count(*) FROM customers WHERE region = 'north'"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.core.grading.judge import Judge, judge_key_hint
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 pytest.importorskip("litellm", reason="the judge needs the 'llm' extra: pip install -e '.[llm]'")
 

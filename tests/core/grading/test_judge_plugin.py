@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 pytest.importorskip("litellm", reason="the judge needs the 'llm' extra: pip install -e '.[llm]'")
 

@@ -18,8 +18,7 @@ from pytest_sqleval.core.grading.grounding import CatalogIndex, ground
 from pytest_sqleval.core.grading.verdict import classify
 from pytest_sqleval.core.records import build_record
 from pytest_sqleval.reports.terminal import render_failure
-from tests.sqleval_helpers import by_case, read_results, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
-from tests.core.engines.test_engines_sqlite_pg import duckdb_shop, pg, pg_shop, sqlite_shop  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import by_case, read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 ENGINE = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
 GOLD = "SELECT name FROM singer WHERE singer_id = 1"

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.errors import GoldError
-from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini, write_predictions  # noqa: F401  (fixtures)
+from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini  # noqa: F401  (autouse fixture)
 
 #: Three airlines: Aer and Blu tie at 4 flights, Cal has 2.
 AIRLINES = """

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_sqleval.core import api
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 CASES = [
     {"id": "right", "question": "How many orders?", "gold_sql": "SELECT count(*) FROM orders"},

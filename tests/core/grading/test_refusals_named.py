@@ -13,7 +13,6 @@ from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.reports.terminal import render_failure
-from tests.core.engines.test_engines_sqlite_pg import duckdb_shop, pg, pg_shop, sqlite_shop  # noqa: F401  (fixtures)
 from tests.core.grading.test_missing_functions import _record
 
 ENGINE = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.reports.summary import rates
-from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini, write_predictions  # noqa: F401
+from tests.sqleval_helpers import by_case, read_results, read_summary, sqleval_ini  # noqa: F401  (autouse fixture)
 
 BUSIEST = ("SELECT a.name FROM airlines a JOIN flights f ON a.id = f.airline GROUP BY a.name "
            "ORDER BY count(*) DESC LIMIT 1")

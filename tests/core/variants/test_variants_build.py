@@ -17,7 +17,6 @@ from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.errors import UsageError
 from pytest_sqleval.core.variants.build import Variant, build_variants
 from pytest_sqleval.core.variants.constraints import Constraints, observe_constraints, qualified, quote
-from tests.sqleval_helpers import vantage_01  # noqa: F401  (fixture)
 
 # customers.id PK, customers.email declared UNIQUE, orders.customer_id a declared FK;
 # orders.ref unique but undeclared, payments.order_id an undeclared reference to orders.id,

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.llm_server import Reply, ScriptedLLMServer, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply, ScriptedLLMServer
 
 pytest.importorskip("litellm", reason="the agent needs the 'llm' extra: pip install -e '.[llm]'")
 pytest.importorskip("rank_bm25", reason="the agent needs the 'llm' extra: pip install -e '.[llm]'")
