@@ -298,7 +298,7 @@ def test_side_by_side_reasons_and_summary() -> None:
 def test_spider_reruns_without_distinct_whatever_the_prediction_cost() -> None:
     """Spider's rule needs both queries run again without DISTINCT: every prediction is, so
     every case has Spider's verdict (the re-run is bounded by the case's limits; see
-    test_hardening2_bounds), and BIRD's rule needs no second execution."""
+    tests/core/grading/test_pathological_sizes.py), and BIRD's rule needs no second execution."""
     t = pa.table({"n": [3]})
     runs: list[str] = []
 
