@@ -5,7 +5,7 @@
     python bench/official_agreement.py --official DIR [--official-python PY] --suite SPIDER_DIR --pred FILE [FILE ...]
 
 On the Spider-shaped bench data (``spider_bench.build``) plus the table of crafted
-predictions of ``tests/test_official_rewrites.py`` (``value`` inside identifiers and
+predictions of ``tests/core/grading/test_official_rewrites.py`` (``value`` inside identifiers and
 strings, a real column named ``value``, spaced operators, ``YEAR(CURDATE())``), ours runs
 as a user runs it (pytest, the spider layout) and the official evaluator runs on each case
 alone (its ``evaluate`` on a one-line gold and prediction file, imported once in a process
@@ -72,7 +72,7 @@ print(json.dumps(out))
 def build(root: Path, n_db: int, per_db: int) -> tuple[Path, Path, list[dict]]:
     """The bench's Spider-shaped suite plus one database of crafted cases; its cases."""
     import spider_bench
-    from tests.test_official_rewrites import CRAFTED, DB
+    from tests.core.grading.test_official_rewrites import CRAFTED, DB
     suite, pred_file = spider_bench.build(root, n_db, per_db)
     crafted = suite / "database" / "crafted" / "crafted.sqlite"
     crafted.parent.mkdir(parents=True)

@@ -5,8 +5,7 @@ It answers ``POST /v1/chat/completions`` on 127.0.0.1 from a script: a queue of
 from the recorded request. Every request is recorded, so a test can count calls and check
 what was sent (model, temperature, messages). Nothing leaves the machine.
 
-Expose the fixture to a test module with ``from tests.llm_server import llm_server``,
-or to every test with ``pytest_plugins = ["tests.llm_server"]`` in the root conftest.
+The ``llm_server`` fixture is registered for every test by ``tests/conftest.py``.
 """
 from __future__ import annotations
 

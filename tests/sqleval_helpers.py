@@ -2,9 +2,9 @@
 predictions hit every error class, a backend that records its calls, and readers for
 what a run leaves behind.
 
-Fixtures here are imported by the test modules (``from tests.sqleval_helpers import
-shop_suite``); ``shop_db`` and ``make_suite`` come from the top-level conftest. It is not
-a ``tests/conftest.py`` because ``test_engine_units`` imports the top-level one by name."""
+The fixtures here are registered for every test by ``tests/conftest.py``, except the
+autouse ``sqleval_ini``, which a module opts into by importing it; ``shop_db`` and
+``make_suite`` come from the top-level conftest."""
 from __future__ import annotations
 
 import json

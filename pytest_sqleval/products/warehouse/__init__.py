@@ -131,7 +131,7 @@ def _pin(scale: float, info: "BuildInfo") -> None:
     lines = ["# Pinned content hashes of the Vantage warehouse, one per scale, with a short digest per",
              "# table so that a mismatch names what differs. A build whose hash differs from the pin for",
              "# its scale fails once, at collection, with both hashes.",
-             "# verified_duckdb: the DuckDB releases CI builds every pinned scale with (tests/test_warehouse.py).",
+             "# verified_duckdb: the DuckDB releases CI builds every pinned scale with (tests/products/warehouse/test_warehouse.py).",
              f"verified_duckdb = {json.dumps(sorted(set(verified) | {duckdb.__version__}, key=_version_key))}", ""]
     for key in sorted(pins, key=float):
         entry = pins[key]

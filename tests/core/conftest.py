@@ -1,0 +1,37 @@
+"""Fixtures shared by the grader's tests: the singer database on each engine, and one
+throwaway PostgreSQL server per session (each module makes its own databases on it)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.engine_databases import PG_BINS, PgServer, build_duckdb, build_sqlite
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgServer]:
+    if not PG_BINS:
+        pytest.skip("PostgreSQL server binaries are absent (/usr/lib/postgresql/*/bin/initdb): "
+                    "apt-get install postgresql to run the PostgreSQL engine tests")
+    pytest.importorskip("psycopg", reason="psycopg 3 is not installed: pip install -e '.[postgres]'")
+    server = PgServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_shop(pg: PgServer) -> str:
+    """A read-only (``grader`` role) URL of the singer database on PostgreSQL."""
+    return pg.create_db("shop")
+
+
+@pytest.fixture(scope="session")
+def sqlite_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_sqlite(tmp_path_factory.mktemp("sqlite") / "shop.sqlite")
+
+
+@pytest.fixture(scope="session")
+def duckdb_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_duckdb(tmp_path_factory.mktemp("duck") / "shop.duckdb")

@@ -1,0 +1,65 @@
+"""Small results are matched without the general path's fixed costs (``compare.small_match``),
+and the evidence is the general path's to the last field, on random small tables (kinds,
+retyped columns, NULLs, floats with noise, NaN, -0.0, duplicates, ordered and not)."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+
+from pytest_sqleval.core.grading import compare as C
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
+from tests.core.grading.test_compare_paths import PROPS, tables
+
+
+@pytest.fixture(scope="module")
+def cmp() -> Comparator:
+    return Comparator(threads=1)
+
+
+def _general(cmp: Comparator, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> str:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "small_match", lambda *a: None)
+        return _text(cmp.compare(gold, pred, spec))
+
+
+def _text(res: C.CompareResult) -> str:
+    """Every field of a result, as text (a NaN in a row equals itself here)."""
+    return json.dumps(res.to_dict(), sort_keys=True, default=str)
+
+
+def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
+    decided: list[bool] = []
+
+    @PROPS
+    @given(case=tables())
+    def agree(case: tuple) -> None:
+        gold, pred, spec = case
+        for column_order in ("position", "any"):
+            s = replace(spec, column_order=column_order)
+            fast = C.small_match(gold, pred, s)
+            decided.append(fast is not None)
+            general = _general(cmp, gold, pred, s)
+            assert _text(cmp.compare(gold, pred, s)) == general, (gold.to_pydict(), pred.to_pydict(), s)
+            if fast is not None:
+                assert fast.match and _text(fast) == general
+    agree()
+    assert sum(decided) >= 20, "the small path decided too few cases: the general path was compared with itself"
+
+
+def test_a_shuffled_five_row_result_is_matched_on_the_small_path(cmp: Comparator) -> None:
+    gold = pa.table({"id": [1, 2, 3, 3, 5], "x": [0.5, None, 2.0, 2.0, -0.0], "s": ["a", "b", None, None, "é"],
+                     "__sqleval_gid": pa.array([1, 2, 3, 3, 4], pa.int64())})
+    pred = pa.table({"a": [3, 5, 1, 3, 2], "b": [2, 0.0, 0.5, 2, None], "c": [None, "é", "a", None, "b"]})
+    fast = C.small_match(gold, pred, CompareSpec())
+    assert fast is not None and fast.match
+    assert _text(fast) == _general(cmp, gold, pred, CompareSpec())
+    assert C.small_match(gold, pred, CompareSpec(ordered=True)) is None  # out of order: the general path decides
+    wrong = pred.set_column(2, "c", pa.array([None, "e", "a", None, "b"]))
+    assert C.small_match(gold, wrong, CompareSpec()) is None
+    assert not cmp.compare(gold, wrong, CompareSpec()).match
+    as_text = pred.set_column(0, "a", pa.array(["3", "5", "1", "3", "2"]))
+    assert C.small_match(gold, as_text, CompareSpec()) is None  # a string never equals a number

@@ -1,0 +1,91 @@
+"""The structural and diagnostic layers, driven by clause-level fixture files.
+
+Each ``tests/fixtures/structure/*.sql`` holds a gold, a prediction and, in its header,
+the clauses expected to differ and the exact / no-values exact match outcomes."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlglot
+
+from pytest_sqleval.core.grading.diagnostics import diagnose
+from pytest_sqleval.core.grading.structure import CLAUSE_WEIGHTS, compare_structure
+
+FIXTURES = sorted((Path(__file__).parents[2] / "fixtures" / "structure").glob("*.sql"))
+
+
+def load_fixture(path: Path) -> dict[str, Any]:
+    header: dict[str, str] = {}
+    sections: dict[str, list[str]] = {"gold": [], "predicted": []}
+    current = None
+    for line in path.read_text().splitlines():
+        m = re.match(r"--\s*(\w+):\s*(.*)$", line)
+        if m and m.group(1) in sections and not m.group(2):
+            current = m.group(1)
+        elif m and current is None:
+            header[m.group(1)] = m.group(2).strip()
+        elif current:
+            sections[current].append(line)
+    differing = [] if header["differing"] == "none" else [c.strip() for c in header["differing"].split(",")]
+    return {"differing": differing, "exact": header["exact_match"] == "true",
+            "no_values": header["no_values_exact_match"] == "true",
+            "gold": "\n".join(sections["gold"]), "predicted": "\n".join(sections["predicted"])}
+
+
+def test_there_are_fixtures() -> None:
+    assert len(FIXTURES) >= 12
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_clause_diff_matches_the_fixture(path: Path) -> None:
+    fx = load_fixture(path)
+    result = compare_structure(sqlglot.parse_one(fx["predicted"], read="duckdb"),
+                               sqlglot.parse_one(fx["gold"], read="duckdb"), "duckdb")
+    assert sorted(result.differing_clauses) == sorted(fx["differing"])
+    assert result.exact_match is fx["exact"]
+    assert result.no_values_exact_match is fx["no_values"]
+    assert (result.distance == 0) is (not fx["differing"])
+    assert 0 <= result.distance <= 1
+
+
+def test_clause_weights_sum_to_one() -> None:
+    assert sum(CLAUSE_WEIGHTS.values()) == pytest.approx(1.0)
+
+
+def test_distance_grows_with_the_number_of_differing_clauses() -> None:
+    gold = sqlglot.parse_one("SELECT region, count(*) FROM customers WHERE NOT is_test GROUP BY region")
+    one = sqlglot.parse_one("SELECT region, count(*) FROM customers GROUP BY region")
+    two = sqlglot.parse_one("SELECT name, count(*) FROM customers GROUP BY name")
+    assert compare_structure(one, gold, "duckdb").distance < compare_structure(two, gold, "duckdb").distance
+
+
+def test_the_grader_reports_structure_and_diagnoses_a_fan_out(shop_db: Path) -> None:
+    from pytest_sqleval.core.api import Grader
+    with Grader(shop_db) as g:
+        v = g.compare("SELECT o.id FROM orders o JOIN order_lines ol ON ol.order_id = o.id",
+                      "SELECT o.id FROM orders o")
+        assert v.error_class == "wrong_join"
+        diag = v.layers["diagnostics"]
+        assert diag["cardinality_explosion"] and diag["most_likely"] == "join"
+        assert "joins" in v.layers["structure"]["differing_clauses"]
+        assert "an extra join to order_lines" in v.explanation
+        ordered = g.compare("SELECT id FROM orders ORDER BY id", "SELECT id FROM orders ORDER BY id DESC")
+        assert ordered.layers["diagnostics"]["ordering_only"]
+        assert ordered.failure_kind == "order_only"
+
+
+def test_diagnostics_flag_ambiguity_and_map_columns() -> None:
+    compare = {"match": False, "reason": "values", "gold_rows": 4, "pred_rows": 4, "row_precision": 0.9, "row_recall": 1.0,
+               "gold_columns": ["region", "n"], "pred_columns": ["region", "cnt"], "gold_kinds": ["string", "integer"],
+               "pred_kinds": ["string", "integer"], "column_matches": [True, False], "order_only": False}
+    structure = {"clauses": {
+        "select": {"match": False, "gold": ["count(*)"], "predicted": ["sum(x)"], "missing": ["count(*)"], "extra": ["sum(x)"]},
+        "where": {"match": False, "gold": ["a = 1"], "predicted": [], "missing": ["a = 1"], "extra": []}}}
+    d = diagnose(compare=compare, structure=structure, classification={"confidence": 0.8})
+    assert d["column_map"][1] == {"position": 2, "gold_column": "n", "predicted_column": "cnt", "gold_kind": "integer",
+                                  "predicted_kind": "integer", "match": False}
+    assert d["scores"]["aggregate"] >= 0.5 and d["scores"]["filter"] >= 0.5
+    assert d["ambiguous"] and d["confidence"] < 0.8

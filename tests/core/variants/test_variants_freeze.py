@@ -1,0 +1,61 @@
+"""``validate`` freezes a suite's database variants and each gold's choice among them into
+``variants.frozen.json``: a run on a fresh cache then distils nothing and grades as before,
+a variant that builds to other content than was frozen is one clear error, and a run with
+other settings (another count) leaves the record alone."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_sqleval import cli
+from tests.sqleval_helpers import read_results
+from tests.core.variants.test_variants_grading import CASES, PREDICTIONS, write_suite
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> Path:
+    return write_suite(pytester.path, CASES, PREDICTIONS, 4)
+
+
+def grade(pytester: pytest.Pytester, cache: str, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest("suite", "--sqleval-backend=gold,predictions:preds.jsonl", f"--sqleval-cache-dir={cache}",
+                              "-p", "no:cacheprovider", *extra)
+
+
+def distilled(cache: Path) -> list[Path]:
+    return [p for p in (cache / "variants" / "distilled").rglob("*.json")] if cache.exists() else []
+
+
+def test_a_frozen_suite_distils_nothing_and_grades_the_same(pytester: pytest.Pytester, suite: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(suite)]) == 0
+    out = capsys.readouterr().out
+    assert "golds' choices of 4" in out and "froze the variants" in out
+    record = json.loads((suite / "variants.frozen.json").read_text())
+    assert [v["kind"].endswith("+boundary") for v in record["variants"]] == [True] * 4  # the golds' rows in each
+    assert set(record["choices"]) and len(record["choices"]) == len(CASES)
+    assert all(c["variants"] and set(c["variants"]) <= {0, 1, 2, 3} for c in record["choices"].values())
+
+    grade(pytester, "fresh").assert_outcomes(passed=4, failed=2)
+    assert distilled(pytester.path / "fresh") == []  # every choice came from the frozen record
+    kinds = {(r["case_id"], r["backend"]): r["failure_kind"] for r in read_results(pytester.path)}
+    assert kinds[("big", "preds")] == kinds[("exact", "preds")] == "coincidental_pass"
+
+    grade(pytester, "other", "--sqleval-variants=2").assert_outcomes(passed=4, failed=2)
+    assert distilled(pytester.path / "other")  # another count: the record is not used, choices are made
+
+
+def test_a_variant_built_otherwise_than_frozen_is_one_clear_error(pytester: pytest.Pytester, suite: Path) -> None:
+    assert cli.main(["validate", str(suite)]) == 0
+    path = suite / "variants.frozen.json"
+    record = json.loads(path.read_text())
+    record["variants"][1]["content_hash"] = "0" * 64
+    path.write_text(json.dumps(record))
+    result = grade(pytester, "fresh")
+    out = result.stdout.str()
+    assert result.ret != 0 and "Traceback" not in out
+    assert "variants.frozen.json: variant 1" in out and "python -m pytest_sqleval validate" in out
+    assert cli.main(["validate", str(suite)]) == 1  # validate says the generator is not stable, and keeps the file
+    assert json.loads(path.read_text())["variants"][1]["content_hash"] == "0" * 64

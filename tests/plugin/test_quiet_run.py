@@ -1,0 +1,47 @@
+"""A run ends quietly: no deprecation warning from a plugin the run does not use, and no
+"nanobind: leaked ..." lines at exit (DuckDB 2.0.0 counts its live objects at exit).
+
+The plugin freezes the collected tree out of the garbage collector's view; frozen objects
+are never freed, the ``duckdb`` module's own among them, unless the tree is unfrozen
+before the interpreter exits."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.sqleval_helpers import LEAN, sqleval_ini  # noqa: F401  (autouse fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Imports DuckDB before the freeze, as a user's conftest may, and records at exit (after
+#: the plugin's own exit handler, which was registered later) how much is still frozen.
+CONFTEST = """
+import atexit, gc, pathlib
+import duckdb
+
+atexit.register(lambda: pathlib.Path({out!r}).write_text(str(gc.get_freeze_count())))
+"""
+
+
+def test_a_run_ends_quietly_with_nothing_frozen(pytester: pytest.Pytester, shop_suite: Path) -> None:
+    pytester.makeini("[pytest]\npythonpath = .\n")  # a user's project: no pytest-asyncio settings
+    out = pytester.path / "frozen_at_exit"
+    pytester.makeconftest(CONFTEST.format(out=str(out)))
+    # pytest-asyncio is installed here for the plugin's own tests; a user's environment has
+    # no need of it (the plugin runs its own event loop), which "-p no:asyncio" stands for.
+    result = pytester.runpytest_subprocess(*LEAN, "-p", "no:asyncio", timeout=120)
+    result.assert_outcomes(passed=6)
+    err = result.stderr.str()
+    assert "nanobind" not in err and "leaked" not in err, err
+    assert "Warning" not in err + result.stdout.str(), err
+    assert out.read_text() == "0"
+
+
+def test_pytest_asyncio_is_a_test_dependency_only() -> None:
+    """Installed with the plugin, pytest-asyncio loads into every user's run and warns that
+    ``asyncio_default_fixture_loop_scope`` is unset; only the plugin's own tests use it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert not [d for d in project["dependencies"] if d.replace("_", "-").startswith("pytest-asyncio")]
+    assert [d for d in project["optional-dependencies"]["test"] if d.startswith("pytest-asyncio")]
