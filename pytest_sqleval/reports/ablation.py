@@ -424,6 +424,12 @@ def _deltas(rows: list[AblationRow]) -> list[str]:
     return out
 
 
+def _xy(r: AblationRow) -> tuple[float, float]:
+    """Where a row is plotted: its mean calls, its accuracy in percent."""
+    assert r.mean_calls is not None and r.execution_accuracy is not None  # only rows with both are plotted
+    return r.mean_calls, 100 * r.execution_accuracy
+
+
 def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
     """Write the PNG; returns None, or why no plot was drawn (matplotlib missing, no points)."""
     pts = [r for r in rows if r.execution_accuracy is not None and r.mean_calls is not None]
@@ -437,26 +443,29 @@ def plot_pareto(rows: list[AblationRow], path: Path) -> str | None:
         return "No plot: matplotlib is not installed (pip install 'pytest-sqleval[plot]')."
     fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
     for r in pts:
-        ax.scatter([r.mean_calls], [100 * r.execution_accuracy], s=60, zorder=3,  # type: ignore[operator]
+        x, y = _xy(r)
+        ax.scatter([x], [y], s=60, zorder=3,
                    color="#1f77b4" if r.pareto else "#9a9a9a", edgecolor="black", linewidth=0.6)
-    frontier = sorted((r for r in pts if r.pareto), key=lambda r: r.mean_calls)  # type: ignore[arg-type,return-value]
+    frontier = sorted((r for r in pts if r.pareto), key=lambda r: _xy(r)[0])
     if frontier:
-        xs, ys = [], []
+        xs: list[float] = []
+        ys: list[float] = []
         for r in frontier:  # a staircase: accuracy holds until the next frontier point
+            x, y = _xy(r)
             if xs:
-                xs.append(r.mean_calls)
+                xs.append(x)
                 ys.append(ys[-1])
-            xs.append(r.mean_calls)
-            ys.append(100 * r.execution_accuracy)  # type: ignore[operator]
+            xs.append(x)
+            ys.append(y)
         ax.plot(xs, ys, color="#1f77b4", linewidth=1.5, zorder=2, label="Pareto frontier")
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel("mean LLM calls per question")
     ax.set_ylabel("execution accuracy (%)")
     ax.set_ylim(-5, 110)
-    lo = min(r.mean_calls for r in pts)  # type: ignore[type-var]
-    hi = max(r.mean_calls for r in pts)  # type: ignore[type-var]
-    pad = max(0.25, (hi - lo) * 0.15)  # type: ignore[operator]
-    ax.set_xlim(max(0.0, lo - pad), hi + pad)  # type: ignore[operator]
+    lo = min(_xy(r)[0] for r in pts)
+    hi = max(_xy(r)[0] for r in pts)
+    pad = max(0.25, (hi - lo) * 0.15)
+    ax.set_xlim(max(0.0, lo - pad), hi + pad)
     ax.grid(True, alpha=0.3)
     ax.set_title("Accuracy against cost, per configuration"
                  + (" (mockllm: not a model)" if any(m.startswith("mockllm/") for r in pts for m in r.models) else ""))
@@ -475,8 +484,8 @@ def _label_points(ax: Any, pts: list[AblationRow]) -> None:
     from matplotlib.text import Text
     renderer = ax.figure.canvas.get_renderer()
     placed: list[Any] = []
-    for r in sorted(pts, key=lambda r: (r.mean_calls, -(r.execution_accuracy or 0))):  # type: ignore[arg-type,return-value]
-        xy = (r.mean_calls, 100 * r.execution_accuracy)  # type: ignore[operator]
+    for r in sorted(pts, key=lambda r: (r.mean_calls, -(r.execution_accuracy or 0))):
+        xy = _xy(r)
         for step in range(12):
             text = ax.annotate(r.config, xy, textcoords="offset points", xytext=(7, 4 + 12 * step), fontsize=9,
                                va="center", arrowprops=None if step == 0 else

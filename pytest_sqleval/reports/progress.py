@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Callable, ContextManager, Iterable
+from typing import Any, Callable, ContextManager, Iterable, TextIO
 
 PROGRESS_KEY = "sqleval_generation"
 SHOW_AFTER_S = 1.0
@@ -44,7 +44,7 @@ class LiveProgress:
         tw = getattr(reporter, "_tw", None)
         # the raw stream behind pytest's writer: written to directly, the writer's count of
         # the current line's width stays true (pytest wraps its progress by it)
-        self._file = getattr(tw, "_file", None) if getattr(reporter, "isatty", False) else None
+        self._file: TextIO | None = getattr(tw, "_file", None) if getattr(reporter, "isatty", False) else None
         self.started = time.monotonic()
         self.active = False  # shown once: from then on, to the end
         self._drawn = False
@@ -82,12 +82,14 @@ class LiveProgress:
         room = tw.fullwidth - tw.width_of_current_line - 2
         if room < 24:
             return self.clear()
+        assert self._file is not None  # drawn only on a terminal (tick)
         self._file.write("\x1b[K  " + text[:room - 2] + f"\x1b[{min(len(text), room - 2) + 2}D")
         self._file.flush()
         self._drawn = True
 
     def clear(self) -> None:
         if self._drawn:
+            assert self._file is not None  # drawn only on a terminal (tick)
             self._file.write("\x1b[K")
             self._file.flush()
             self._drawn = False

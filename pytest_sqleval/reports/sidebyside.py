@@ -23,7 +23,7 @@ by Python ``==`` across types we keep apart, such as True and 1), ``deprecated_t
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.records import GRADED, CaseRecord, as_records, peer_verdicts
 
@@ -96,7 +96,7 @@ def sidebyside_lines(name: str, backend: dict[str, Any]) -> list[str]:
     """Terminal lines for one backend: BIRD's and Spider's scores over every case beside
     ours; the structural rates where nothing was executed (e.g. sql-create-context)."""
     entry = backend.get("sidebyside")
-    pct = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"  # noqa: E731
+    pct: Callable[[float | None], str] = lambda x: "n/a" if x is None else f"{100 * x:.1f}%"  # noqa: E731
     if not entry:
         if backend.get("exact_match_rate") is None:
             return []

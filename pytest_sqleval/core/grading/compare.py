@@ -27,7 +27,7 @@ import datetime as _dt
 import decimal
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -148,7 +148,9 @@ def jsonable(v: Any) -> Any:
         if not v.is_finite():
             return str(v)
         integral = v == v.to_integral_value()
-        if (integral or -v.as_tuple().exponent < 16) and decimal.Decimal(repr(float(v))) == v:
+        exponent = v.as_tuple().exponent
+        assert isinstance(exponent, int)  # finite (above): not 'n', 'N' or 'F'
+        if (integral or -exponent < 16) and decimal.Decimal(repr(float(v))) == v:
             return float(v)
         return int(v) if integral else str(v)
     if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
@@ -169,7 +171,8 @@ def python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
     smallest value of their storage) as ``'infinity'`` / ``'-infinity'``, so infinity
     equals infinity and never a finite date; any other (a year past 9999) as Arrow writes it."""
     try:
-        return col.to_pylist()
+        values: list[Any] = col.to_pylist()
+        return values
     except (OverflowError, ValueError, pa.ArrowInvalid):
         pass
     out: list[Any] = []
@@ -276,7 +279,8 @@ class Comparator:
         under ``any``, that the match needed one (``column_permutation``)."""
         return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
 
-    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy, compare: Any,
+    def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
+                           compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult],
                            prune: bool = True) -> CompareResult:
         """``compare(gold, pred, spec)`` by position, then (when that fails) under each
         bijection of the columns that can hold: the first that matches decides under
@@ -540,7 +544,7 @@ class _Col:
         return self._eq(x[:-1], x[1:], n[:-1], n[1:])
 
     def _eq(self, x: np.ndarray, y: np.ndarray, nx: np.ndarray | None = None, ny: np.ndarray | None = None) -> np.ndarray:
-        e = x == y
+        e: np.ndarray = x == y
         if self.nan:
             e |= np.isnan(x) & np.isnan(y)
         if nx is not None:
@@ -560,7 +564,7 @@ class _Col:
     def _close(self, x: np.ndarray, y: np.ndarray, spec: ComparePolicy) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
             d = np.abs(x - y)  # not finite when either is not (or when they are that far apart)
-            c = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
+            c: np.ndarray = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
                                                               spec.float_rel_tol * np.maximum(np.abs(x), np.abs(y)))))
         if self.nan:
             c |= np.isnan(x) & np.isnan(y)
@@ -865,9 +869,10 @@ def _exact(g: pa.ChunkedArray, p: pa.ChunkedArray) -> _Col:
     of the exact Python integers, so equal values, and only they, get one code."""
     scale = max([0] + [x.type.scale for x in (g, p) if pat.is_decimal(x.type)])
     sides = [_scaled_int64(x, scale) for x in (g, p)]
-    null = np.concatenate([s[1] for s in sides]) if all(s is not None for s in sides) else None
+    fitting = [s for s in sides if s is not None]  # None: a value of that side does not fit int64
+    null = np.concatenate([s[1] for s in fitting]) if len(fitting) == len(sides) else None
     if null is not None:
-        key = np.concatenate([s[0] for s in sides])
+        key = np.concatenate([s[0] for s in fitting])
     else:
         values = [v for x in (g, p) for v in _scaled_ints(x, scale)]
         null = np.fromiter((v is None for v in values), bool, len(values))
@@ -1019,7 +1024,8 @@ def _surplus(order: np.ndarray, starts: np.ndarray, ng: int) -> tuple[np.ndarray
 def _unbalanced(order: np.ndarray, starts: np.ndarray, ng: int) -> np.ndarray:
     """All rows of the runs whose gold and predicted counts differ."""
     lengths, cg, cp = _counts(order, starts, ng)
-    return order[np.repeat(cg != cp, lengths)]
+    rows: np.ndarray = order[np.repeat(cg != cp, lengths)]
+    return rows
 
 
 def _pairs(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> bool:

@@ -153,7 +153,7 @@ class GradingHandler:
             key_positions = [p if p >= 0 else first.table.num_columns + p for p in key_positions]
         problem, ties = None, None
         # two runs of the gold, compared by position, with ties on the keys as they ran
-        same = replace(spec, sort_keys=key_positions, column_order="position")
+        same = replace(spec, sort_keys=None if key_positions is None else tuple(key_positions), column_order="position")
         limit = req.get("limit")
         unordered = bool(req.get("unordered_limit"))
         if req.get("probe_sql") and (key_positions is not None or unordered) and first.table.num_rows == limit:
@@ -456,8 +456,9 @@ class GradingHandler:
                     killed[i].append(None)
                     settled = i == 0  # slow on the database: no evidence worth its cost on the variants
                     continue
-                killed[i].append(outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match)
-                settled = i == 0 and killed[0][-1]
+                told_apart = outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match
+                killed[i].append(told_apart)
+                settled = i == 0 and told_apart
         return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places]}
 
     def _variant_db(self, path: str) -> Any:
@@ -477,6 +478,7 @@ class GradingHandler:
             return {**stored, "table": None}
         table = None if stored is None else read_checked_table(folder / f"{key}.arrow", stored[GOLD_CHECKSUM])
         if table is not None:
+            assert stored is not None  # a table is only read from a stored answer
             return {**stored, "table": table}
         started(out)
         answer = self._run_gold(self._variant_db(variant["path"]), req, out)
@@ -636,6 +638,7 @@ def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
     if probe.table is None:
         return (f"a LIMIT {k} inside a subquery cannot be checked for ties (the subquery does not run on its own: "
                 f"{probe.error.category}; correlated?)")
+    assert k is not None  # only an unchecked check has no LIMIT count (parse.nested_limits)
     if probe.table.num_rows <= k:
         return None
     keys = check.get("key_positions")

@@ -318,7 +318,8 @@ class SuiteGrader:
                             classification=classified, layers=evidence.layers, stale=evidence.stale,
                             gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
                             engine=evidence.engine)
-        return guarded(run, fallback={})
+        diagnosis: dict[str, Any] = guarded(run, fallback={})
+        return diagnosis
 
 
 def layer_budget(limits: Limits) -> float:
