@@ -114,21 +114,22 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 
 # a literal, so that a type checker reads it; tests/test_architecture.py holds it equal to _PUBLIC
 __all__ = [
-    "CaseRecord", "RECORD_VERSION", "ErrorClass", "register_error_class", "error_classes", "register_layer", "register_backend", "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
-    "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ExecError", "ExecOutcome",
-    "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn", "GenerationResult", "GoldError",
-    "Grader", "GraderPool", "LLMError", "LLMReply", "Layout", "Limits", "MANIFEST_NAME",
-    "MAX_TRACE_EVENTS", "MAX_TRACE_TEXT", "NOT_A_MODEL", "REFUSED", "RUNS_ENV", "Sandbox",
-    "SqlevalError", "SuiteManifest", "TRACE_KEY", "TRACE_REPORT_KEY", "Trace", "UsageError",
-    "VARIANT_BLOCK_SIZE", "Verdict", "WATCHDOG", "api_key_for", "case_contract", "case_policy",
-    "check_safety", "classify_duckdb_error", "client_limits", "clip_trace_text", "collect_cases",
-    "compare", "complete", "credential_gated", "deprecated_refs", "display_location",
-    "engine_display", "engine_name", "ensure_database", "find_manifest_for", "is_mock", "is_url",
+    "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
+    "CaseRecord", "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ErrorClass",
+    "ExecError", "ExecOutcome", "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn",
+    "GenerationResult", "GoldError", "Grader", "GraderPool", "LLMError", "LLMReply", "Layout",
+    "Limits", "MANIFEST_NAME", "MAX_TRACE_EVENTS", "MAX_TRACE_TEXT", "NOT_A_MODEL",
+    "RECORD_VERSION", "REFUSED", "RUNS_ENV", "Sandbox", "SqlevalError", "SuiteManifest",
+    "TRACE_KEY", "TRACE_REPORT_KEY", "Trace", "UsageError", "VARIANT_BLOCK_SIZE", "Verdict",
+    "WATCHDOG", "api_key_for", "case_contract", "case_policy", "check_safety",
+    "classify_duckdb_error", "client_limits", "clip_trace_text", "collect_cases", "compare",
+    "complete", "credential_gated", "deprecated_refs", "display_location", "engine_display",
+    "engine_name", "ensure_database", "error_classes", "find_manifest_for", "is_mock", "is_url",
     "iter_jsonl", "jsonable", "kind_of", "load_litellm", "load_manifest", "manifest_key_line",
     "mock_label", "model_string", "nested_cut", "open_sandbox", "order_info", "parse_sql",
     "peer_verdicts", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_text",
-    "register_engine", "register_layout", "render_trace", "runs_dir", "split_of", "table_names",
-    "write_trace_report",
+    "register_backend", "register_engine", "register_error_class", "register_layer",
+    "register_layout", "render_trace", "runs_dir", "split_of", "table_names", "write_trace_report",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `X as X`); at run time, __getattr__

@@ -197,11 +197,29 @@ class SqlevalSession:
         from ..reports.ablation import has_ablation, write_ablation
         if has_ablation(records):  # agent configurations ran: the table and plot come with the run
             variants = [] if self.run.variants is None else [f"--sqleval-variants={self.run.variants}"]
-            sections = list(dict.fromkeys(s for b in self.backends for s in b.report_sections))  # a product's parts
+            sections = report_sections(self.backends)
             write_ablation(records, self.run.ablation_dir, rootdir=self.config.rootpath, grading_args=variants,
                            sections=sections)
             self.ablation_written = True
         sink.remember_error_classes(records)
+
+
+REPORT_SECTIONS_GROUP = "pytest_sqleval.report_sections"
+
+
+def report_sections(backends: list[Any]) -> list[Any]:
+    """The parts products add to the ablation report: those the run's backends bring, then
+    every installed one (entry-point group ``pytest_sqleval.report_sections``), each once."""
+    from ..core import UsageError
+    from ..core.registry import load_group
+
+    def name_of(obj: Any, where: str) -> str:
+        if not (callable(getattr(obj, "markdown", None)) and callable(getattr(obj, "json", None))):
+            raise UsageError(f"{where} is not a report section (it needs markdown(rows) and json(rows)). "
+                             "Fix: point the entry point at an AblationSection")
+        return where
+    installed = load_group(REPORT_SECTIONS_GROUP, "report section", UsageError, name_of, set())
+    return list(dict.fromkeys([s for b in backends for s in b.report_sections] + installed))
 
 
 #: Extensions that count their live objects when the interpreter exits and print each one

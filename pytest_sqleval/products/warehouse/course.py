@@ -118,5 +118,8 @@ class SemanticLayerCheckpoints:
                 "ingredients": [{**asdict(st), "label": st.label} for st in ingredient_steps(rows)]}
 
 
-#: what the course adds to an ablation report
-COURSE_SECTIONS = (SemanticLayerCheckpoints(),)
+#: what the course adds to an ablation report: to every run's, through the entry-point group
+#: ``pytest_sqleval.report_sections`` (a run that replays the agent's predictions has no agent
+#: backend to bring it), and by the agent's backends and the ``report``/``reproduce`` commands
+SEMANTIC_LAYER_CHECKPOINTS = SemanticLayerCheckpoints()
+COURSE_SECTIONS = (SEMANTIC_LAYER_CHECKPOINTS,)
