@@ -82,10 +82,11 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         if not fullname.startswith("pytest_sqleval."):
             return None
         moved = new_name(fullname)
-        if moved is None or importlib.util.find_spec(moved) is None:
+        found = None if moved is None else importlib.util.find_spec(moved)
+        if moved is None or found is None:
             return None
-        is_package = importlib.util.find_spec(moved).submodule_search_locations is not None  # type: ignore[union-attr]
-        return importlib.util.spec_from_loader(fullname, _Alias(moved), is_package=is_package)
+        return importlib.util.spec_from_loader(fullname, _Alias(moved),
+                                               is_package=found.submodule_search_locations is not None)
 
 
 def install() -> None:

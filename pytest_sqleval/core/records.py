@@ -267,7 +267,7 @@ def peer_verdicts(record: "CaseRecord | Mapping[str, Any]") -> Mapping[str, Any]
     """A record's BIRD and Spider verdicts (``reports.sidebyside`` says where each comes from);
     None when the case has none (an engine error, or a suite graded without execution)."""
     r = CaseRecord.of(record)
-    sbs = (r.compare or {}).get("sidebyside") if r.compare is not None else r.sidebyside
+    sbs = r.compare.get("sidebyside") if r.compare is not None else r.sidebyside
     if sbs is not None:
         return sbs
     if r.failure_kind == "no_prediction":
@@ -290,7 +290,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], status: str,
                  generation: Any = None, verdict: Any = None, gold: Any = None, case_error: str | None = None,
-                 case_error_kind: str | None = None, sidebyside: dict[str, Any] | None = None) -> CaseRecord:
+                 case_error_kind: str | None = None, sidebyside: Mapping[str, Any] | None = None) -> CaseRecord:
     """``status`` is passed | failed | undecidable | error; an error is never a graded failure,
     and undecidable (the database cannot tell, ``verdict._tie_verdict``) is not a pass. The case's
     inputs (question, SQL texts) and the backend's metadata are kept whole; the evidence is
@@ -303,10 +303,9 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
                      verdict=verdict, gold=gold, case_error=case_error, case_error_kind=case_error_kind)
     if sidebyside is None and record.compare is None:  # computed without a comparison of ours (layers.OfficialLayer)
         sidebyside = record.layer("official").get("sidebyside")
-    record = replace(record, sidebyside=sidebyside)
-    if sidebyside is None and record.compare is None:
-        record = replace(record, sidebyside=peer_verdicts(record))
-    return replace(record, explanation=bounded(record.explanation), case_error=bounded(record.case_error),
+        if sidebyside is None:  # the record has none yet: the rules' verdicts on a prediction without a result
+            sidebyside = peer_verdicts(record)
+    return replace(record, sidebyside=sidebyside, explanation=bounded(record.explanation), case_error=bounded(record.case_error),
                    rationale=bounded(record.rationale), judge=bounded(record.judge),
                    warnings=tuple(bounded(list(record.warnings))), execution=bounded(record.execution),
                    compare=bounded(record.compare), layers=bounded(record.layers), gold=bounded(record.gold))
