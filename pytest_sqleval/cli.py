@@ -1,6 +1,6 @@
 """``python -m pytest_sqleval``: build the Vantage warehouse, validate a suite and freeze
 its gold answers, hash a database, reprint a summary, view a run's report, reproduce an
-ablation report.
+ablation report, merge the shards of a run.
 
 Grading itself runs under pytest; these are the chores around it."""
 from __future__ import annotations
@@ -90,6 +90,39 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    """The shards of one run as one run: its files, its summary, and the gate over the whole.
+    Exit 0 merged (gate passed or none asked), 1 merged but the gate failed, 2 refused."""
+    from .plugin.gate import RunFacts, gate_verdict
+    from .plugin.session import report_sections
+    from .reports.ablation import has_ablation, write_ablation
+    from .reports.shards import merge_shards, write_merged
+    from .reports.summary import summarize
+    from .reports.terminal import summary_lines
+    run = merge_shards([Path(d) for d in args.shards])
+    records = list(run.records)
+    facts = RunFacts(lost=run.lost, other_failures=run.other_failures, collection_errors=run.collection_errors,
+                     stopped=run.stopped)
+    summary = summarize(records, expected=run.expected, run={
+        "run_id": run.run_id, "shards": run.shard_count, "backends": sorted({r.backend for r in records}),
+        "min_pass_rate": args.min_pass_rate, "lost": list(run.lost),
+        "merged_from": [str(s.folder) for s in run.shards]})
+    ok, gate_lines = (True, []) if args.min_pass_rate is None else gate_verdict(args.min_pass_rate, summary, facts)
+    summary["run"]["exit_status"] = 0 if ok else 1
+    out = Path(args.out)
+    paths = write_merged(run, summary, out)
+    if has_ablation(records):
+        write_ablation(records, out, sections=report_sections([]))
+    print(f"merged {run.shard_count} shard(s) of run {run.run_id}: {len(records)} record(s)")
+    for line in summary_lines(summary):
+        print(line)
+    print(f"results: {paths['results']}  summary: {paths['summary']}  report: {paths['report']}  "
+          f"durations: {paths['durations']}")
+    for line in gate_lines:
+        print(line)
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build-warehouse"]:  # its options belong to the warehouse builder
@@ -129,6 +162,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="serve the folder on 127.0.0.1 (a free port unless given) instead of opening a browser")
     p.add_argument("--no-open", action="store_true", help="only write report.html")
     p.set_defaults(func=_view)
+    from .core.numeric import PASS_RATE
+    p = sub.add_parser("merge", help="merge the results folders of a sharded run (--sqleval-shard=K/N) into one run",
+                       description="Exit 0 when merged (and the gate, if asked, passed), 1 when the gate failed, "
+                                   "2 when the folders are not every shard of one run.")
+    p.add_argument("shards", nargs="+", metavar="DIR", help="each shard's --sqleval-results folder")
+    p.add_argument("--out", required=True, metavar="DIR", help="where the merged results go")
+    p.add_argument("--min-pass-rate", type=PASS_RATE, default=None, metavar="X",
+                   help="the gate over the merged run, as --sqleval-min-pass-rate: every backend's pass rate >= X, "
+                        "no case lost, no other test failed, no collection error")
+    p.set_defaults(func=_merge)
     args = parser.parse_args(argv)
     return _guarded(lambda: args.func(args))
 

@@ -48,10 +48,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-judge-model", default=None, metavar="MODEL",
                     help="litellm model string for the judge, e.g. openai/gpt-4o-mini")
     group.addoption("--sqleval-judge-api-base", default=None, metavar="URL", help="API base URL for the judge")
+    from .sharding import parse_shard
+    group.addoption("--sqleval-shard", type=parse_shard, default=None, metavar="K/N",
+                    help="run only shard K of N (K from 1): every machine computes the same plan, each test runs "
+                         "in exactly one shard; merge the shards with `python -m pytest_sqleval merge`")
+    group.addoption("--sqleval-run-id", default=None, metavar="ID",
+                    help="the run's id, shared by its shards (default: $GITHUB_RUN_ID when sharding, else one per run)")
+    group.addoption("--sqleval-shard-durations", default=None, metavar="FILE",
+                    help="durations.json (written by merge) whose per-case seconds balance the shards; "
+                         "the same file on every machine")
     parser.addini("sqleval_min_pass_rate", "default for --sqleval-min-pass-rate", default=None)
     parser.addini("sqleval_ablation_dir", "default for --sqleval-ablation-dir", default=None)
     parser.addini("sqleval_judge", "default for --sqleval-judge", default=None)
     parser.addini("sqleval_judge_model", "default for --sqleval-judge-model", default=None)
+    parser.addini("sqleval_shard_durations", "default for --sqleval-shard-durations", default=None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -148,6 +158,22 @@ class _Hooks:
             self.state.backends
         except SqlevalError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """--sqleval-shard: keep this shard's items, after -k/-m have selected (``sharding.py``)."""
+        if self.state.run.shard is None:
+            return
+        keep, drop = self.state.shard_items(items)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:  # an xdist worker's plan, for shard.json
+        plan = getattr(node, "workeroutput", {}).get("sqleval_shard_plan")
+        if plan is not None and self.state.shard_plan is None:
+            self.state.shard_plan = plan
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.freeze_collection()

@@ -3,22 +3,28 @@ pass a run whose rate covers only part of its cases (lost cases, collection erro
 stop with -x) or that broke non-benchmark tests. Exit codes 2-5 stay what pytest says."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 
 
-def apply_gate(session: pytest.Session, min_pass_rate: float | None, summary: dict[str, Any] | None,
-               lost: list[str], other_failures: int, failed_reports: int) -> list[str]:
-    """Set ``session.exitstatus`` and return the lines that say why.
+@dataclass(frozen=True)
+class RunFacts:
+    """What, besides the pass rates, decides whether a run's rate gates anything: the same
+    facts for a pytest run and for shards merged (``python -m pytest_sqleval merge``)."""
 
-    The gate turns pytest's 1 into 0 only when every failure pytest counted is a test
-    report seen here: a collection error (``--continue-on-collection-errors``) keeps the 1."""
+    lost: tuple[str, ...] = ()
+    other_failures: int = 0
+    collection_errors: tuple[str, ...] = ()  # their node ids, "" where unknown
+    stopped: str | None = None  # why a run stopped early (-x, --maxfail)
+
+
+def gate_verdict(min_pass_rate: float, summary: dict[str, Any], facts: RunFacts) -> tuple[bool, list[str]]:
+    """Whether every backend's pass rate is at least ``min_pass_rate`` over the whole run,
+    and the lines that say why."""
     lines: list[str] = []
-    if min_pass_rate is None or summary is None:
-        return lines
-    status = int(session.exitstatus)
     ok = True
     for name, b in summary["backends"].items():
         rate = b["pass_rate"] or 0.0
@@ -26,24 +32,43 @@ def apply_gate(session: pytest.Session, min_pass_rate: float | None, summary: di
         ok = ok and good
         lines.append(f"gate {'PASSED' if good else 'FAILED'}: backend {name} pass rate "
                      f"{rate:.3f} {'>=' if good else '<'} {min_pass_rate:.3f}")
-    if lost:
+    if facts.lost:
         ok = False
-        lines.append(f"gate FAILED: {len(lost)} case(s) lost")
-    if other_failures:
+        lines.append(f"gate FAILED: {len(facts.lost)} case(s) lost")
+    if facts.other_failures:
         ok = False
-        lines.append(f"gate FAILED: {other_failures} non-benchmark test(s) failed")
-    errors = _collection_errors(session, failed_reports)
+        lines.append(f"gate FAILED: {facts.other_failures} non-benchmark test(s) failed")
+    errors = facts.collection_errors
     if errors:
         ok = False
         shown = [e for e in errors if e]
         names = f": {', '.join(shown[:5])}{', ...' if len(shown) > 5 else ''}" if shown else ""
         lines.append(f"gate FAILED: {len(errors)} collection error(s) occurred{names}; "
                      "a pass rate over the cases that could be collected gates nothing")
-    if session.shouldstop or session.shouldfail:  # -x / --maxfail: the rate covers only the cases run so far
+    if facts.stopped:  # -x / --maxfail: the rate covers only the cases run so far
         ok = False
-        lines.append(f"gate FAILED: the run stopped early ({session.shouldstop or session.shouldfail}); "
+        lines.append(f"gate FAILED: the run stopped early ({facts.stopped}); "
                      "a pass rate over part of the cases gates nothing")
-    if status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+    return ok, lines
+
+
+def run_facts(session: pytest.Session, lost: list[str], other_failures: int, failed_reports: int) -> RunFacts:
+    stopped = session.shouldstop or session.shouldfail
+    return RunFacts(lost=tuple(lost), other_failures=other_failures,
+                    collection_errors=tuple(_collection_errors(session, failed_reports)),
+                    stopped=str(stopped) if stopped else None)
+
+
+def apply_gate(session: pytest.Session, min_pass_rate: float | None, summary: dict[str, Any] | None,
+               facts: RunFacts) -> list[str]:
+    """Set ``session.exitstatus`` and return the lines that say why.
+
+    The gate turns pytest's 1 into 0 only when every failure pytest counted is a test
+    report seen here: a collection error (``--continue-on-collection-errors``) keeps the 1."""
+    if min_pass_rate is None or summary is None:
+        return []
+    ok, lines = gate_verdict(min_pass_rate, summary, facts)
+    if int(session.exitstatus) in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
     return lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 
 from ..core.errors import UsageError
 from .gate import min_pass_rate
+from .sharding import Shard, read_durations
 
 
 @dataclass
@@ -33,6 +34,9 @@ class RunConfig:
     judge_mode: str
     judge_model: str | None
     xdist_workers: int
+    shard: Shard | None = None  # --sqleval-shard: this machine's part of the run
+    explicit_run_id: str | None = None  # --sqleval-run-id
+    shard_durations: dict[str, int] = field(default_factory=dict)  # node id -> ms, balancing the shards
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> "RunConfig":
@@ -47,8 +51,10 @@ class RunConfig:
                               ("--sqleval-ablation-dir", ablation)):
             if value:  # a folder the user named: checked now, before anything is generated or graded
                 check_folder(option, _resolve(root, value))
+        explicit_run_id = _run_id(opt("sqleval_run_id"))
+        durations = opt("sqleval_shard_durations") or config.getini("sqleval_shard_durations")
         return cls(
-            run_id=winput.get("sqleval_run_id") or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6],
+            run_id=winput.get("sqleval_run_id") or explicit_run_id or time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6],
             is_worker=hasattr(config, "workerinput"), worker_index=worker_index, worker_count=worker_count,
             backend_spec=opt("sqleval_backend") or "gold",
             concurrency=max(1, concurrency // worker_count),  # the limit is for the whole run: workers share it
@@ -57,7 +63,18 @@ class RunConfig:
             results_dir=_resolve(root, opt("sqleval_results") or "sqleval-results"),
             ablation_dir=_resolve(root, opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir") or "report"),
             min_pass_rate=min_pass_rate(config), variants=opt("sqleval_variants"), judge_mode=judge_mode, judge_model=judge_model,
-            xdist_workers=_xdist_workers(config))
+            xdist_workers=_xdist_workers(config), shard=opt("sqleval_shard"), explicit_run_id=explicit_run_id,
+            shard_durations=read_durations(_resolve(root, durations)) if durations and opt("sqleval_shard") else {})
+
+
+def _run_id(value: str | None) -> str | None:
+    """An id a file name can hold: it names the run's journal and generation folders."""
+    if value is None:
+        return None
+    if not value.strip() or any(not (c.isalnum() or c in "-_.") for c in value) or value.startswith("."):
+        raise UsageError(f"--sqleval-run-id={value!r}: expected letters, digits, '-', '_' or '.' (not first), "
+                         "e.g. --sqleval-run-id=${{ github.run_id }} in GitHub Actions")
+    return value
 
 
 def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:

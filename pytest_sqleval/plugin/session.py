@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .gate import apply_gate
+from .gate import RunFacts, apply_gate, run_facts
 from ..core.pool import GraderPool
 from ..reports.sink import ResultsSink
 from .runconfig import RunConfig
@@ -39,6 +39,7 @@ class SqlevalSession:
         self._generation: GenerationService | None = None
         self._progress: LiveProgress | None = None
         self._prefetched = False
+        self.shard_plan: dict[str, Any] | None = None  # this shard's plan (ShardPlan.to_json_dict), when sharded
 
     def _layers_for(self, manifest: Any) -> list[Any]:
         """A new grader's layers: the built-ins and whatever plugins add (``pytest_sqleval_layers``)."""
@@ -88,7 +89,9 @@ class SqlevalSession:
     def generation(self) -> GenerationService:
         if self._generation is None:
             from ..core.generation import GenerationService, GenerationStore
-            store = GenerationStore(self.run.cache_dir, self.run.run_id, persistent=self.run.use_cache)
+            shard = self.run.shard  # shards of one run may share a machine and a cache: each its own claims
+            store_id = self.run.run_id if shard is None else f"{self.run.run_id}-shard{shard.index}of{shard.count}"
+            store = GenerationStore(self.run.cache_dir, store_id, persistent=self.run.use_cache)
             self._generation = GenerationService(store, self.run.concurrency, self.run.generation_timeout)
             if self.progress is not None and not self.run.is_worker:
                 self._generation.waiting = self.progress.tick_while_waiting
@@ -141,6 +144,16 @@ class SqlevalSession:
             pairs = pairs[k:] + pairs[:k]
         self.generation.prefetch(pairs)
 
+    def shard_items(self, items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+        """This shard's items and the others', by the plan every shard computes alike (``sharding``)."""
+        from .sharding import make_plan, units_of
+        assert self.run.shard is not None
+        plan = make_plan(self.run.shard, units_of(items, self.config.rootpath, self.run.shard_durations),
+                         self.run.explicit_run_id)
+        self.shard_plan = plan.to_json_dict()
+        mine = set(plan.nodeids)
+        return [i for i in items if i.nodeid in mine], [i for i in items if i.nodeid not in mine]
+
     def check_output_folders(self, items: list[pytest.Item]) -> None:
         """The default results and cache folders, once benchmark cases are to run (a folder
         named by an option was checked when the run was configured): a run that cannot
@@ -180,18 +193,30 @@ class SqlevalSession:
 
     # -- the controller: the run's outputs and exit status --------------------------------------
     def finish(self, session: pytest.Session) -> None:
-        sink = self.sink
-        if self.run.is_worker or not (sink.records or sink.case_nodeids):
+        if self.run.is_worker:
+            if self.shard_plan is not None:  # the controller collects nothing: it learns the plan from a worker
+                self.config.workeroutput["sqleval_shard_plan"] = self.shard_plan  # type: ignore[attr-defined]
             return
+        sink = self.sink
+        facts = RunFacts()
+        if sink.records or sink.case_nodeids:
+            facts = self._finish_results(session)
+        if self.run.shard is not None:
+            self._finish_shard(session, facts)
+
+    def _finish_results(self, session: pytest.Session) -> RunFacts:
+        sink = self.sink
         from ..reports.summary import summarize
         records = sink.sorted_records()
         run = {"run_id": self.run.run_id, "backends": [b.label for b in self.backends],
                "backend_spec": self.run.backend_spec, "min_pass_rate": self.run.min_pass_rate,
                "xdist_workers": self.run.xdist_workers, "lost": sink.lost_cases(),
                "generation_cache": self.run.use_cache}
+        if self.run.shard is not None:
+            run["shard"] = str(self.run.shard)
         self.summary = summarize(records, expected=sink.expected(), run=run)
-        self.gate_lines = apply_gate(session, self.run.min_pass_rate, self.summary, sink.lost_cases(),
-                                     sink.other_failures, sink.failed_reports)
+        facts = run_facts(session, sink.lost_cases(), sink.other_failures, sink.failed_reports)
+        self.gate_lines = apply_gate(session, self.run.min_pass_rate, self.summary, facts)
         self.summary["run"]["exit_status"] = int(session.exitstatus)
         sink.publish(records, self.summary)
         from ..reports.ablation import has_ablation, write_ablation
@@ -202,6 +227,23 @@ class SqlevalSession:
                            sections=sections)
             self.ablation_written = True
         sink.remember_error_classes(records)
+        return facts
+
+    def _finish_shard(self, session: pytest.Session, facts: RunFacts) -> None:
+        """``shard.json`` beside the results, last: what ``merge`` checks. A shard the plan
+        left empty is a success (pytest would say "no tests ran", exit 5)."""
+        from .._version import __version__
+        from ..reports.shards import write_shard_manifest
+        if self.shard_plan is None:
+            return  # nothing was collected (a usage error, or every worker crashed): merge reports it missing
+        if int(session.exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and self.shard_plan["cases_total"]:
+            session.exitstatus = pytest.ExitCode.OK
+        write_shard_manifest(self.run.results_dir, {
+            **self.shard_plan, "plugin_version": __version__, "record_run_id": self.run.run_id,
+            "records": len(self.sink.records), "min_pass_rate": self.run.min_pass_rate,
+            "lost": list(facts.lost), "other_failures": facts.other_failures,
+            "collection_errors": list(facts.collection_errors), "stopped": facts.stopped,
+            "exit_status": int(session.exitstatus)})
 
 
 REPORT_SECTIONS_GROUP = "pytest_sqleval.report_sections"
