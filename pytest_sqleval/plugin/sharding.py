@@ -10,7 +10,8 @@ twice). Costs are whole milliseconds, so the sums and comparisons are exact.
 
 Cases of one database stay together (its engine is opened and its gold answers read once
 per machine) unless the database holds more than a shard's share of the work; then it is
-cut into consecutive runs of cases. The pieces go, largest first, to the least loaded
+cut into consecutive runs of cases, never between a case's backends (they share its gold
+answer). The pieces go, largest first, to the least loaded
 shard (LPT). ``ShardPlan`` records what ``python -m pytest_sqleval merge`` checks: the
 run's identity, the digest of the whole run's node ids and of the plan itself."""
 from __future__ import annotations
@@ -69,17 +70,18 @@ class Unit:
 
 def plan_shards(units: Iterable[Unit], count: int) -> dict[str, int]:
     """Node id -> shard index (0-based) for every unit, the same whatever order they come in."""
-    by_group: dict[str, list[Unit]] = {}
-    for unit in sorted(units, key=lambda u: u.key):
-        by_group.setdefault(unit.group, []).append(unit)
-    total = sum(OPEN_DATABASE_MS + sum(u.cost_ms for u in g) for g in by_group.values())
+    by_group: dict[str, dict[str, list[Unit]]] = {}
+    for unit in sorted(units, key=lambda u: u.key):  # a case's backends stay together: one gold answer
+        by_group.setdefault(unit.group, {}).setdefault(_bundle(unit.key), []).append(unit)
+    total = sum(OPEN_DATABASE_MS + _cost(u for b in g.values() for u in b) for g in by_group.values())
     share = max(1, math.ceil(total / count))
     pieces: list[tuple[int, str, list[Unit]]] = []
     for name in sorted(by_group):
-        group = by_group[name]
-        cost = OPEN_DATABASE_MS + sum(u.cost_ms for u in group)
-        for piece in _cut(group, min(len(group), math.ceil(cost / share))):
-            pieces.append((OPEN_DATABASE_MS + sum(u.cost_ms for u in piece), piece[0].key, piece))
+        bundles = [by_group[name][k] for k in sorted(by_group[name])]
+        cost = OPEN_DATABASE_MS + _cost(u for b in bundles for u in b)
+        for run in _cut(bundles, min(len(bundles), math.ceil(cost / share))):
+            piece = [u for b in run for u in b]
+            pieces.append((OPEN_DATABASE_MS + _cost(piece), piece[0].key, piece))
     loads = [0] * count
     plan: dict[str, int] = {}
     for cost, _, piece in sorted(pieces, key=lambda p: (-p[0], p[1])):
@@ -89,17 +91,27 @@ def plan_shards(units: Iterable[Unit], count: int) -> dict[str, int]:
     return plan
 
 
-def _cut(group: list[Unit], parts: int) -> list[list[Unit]]:
-    """``group`` in ``parts`` consecutive runs of about equal cost (each unit goes where its
-    cost's midpoint falls), none empty."""
+def _bundle(key: str) -> str:
+    """A case's node id without its backend (``q06[gold]`` -> ``q06``): the atom a cut never splits."""
+    return key.rpartition("[")[0] if key.endswith("]") and "[" in key else key
+
+
+def _cost(units: Iterable[Unit]) -> int:
+    return sum(u.cost_ms for u in units)
+
+
+def _cut(bundles: list[list[Unit]], parts: int) -> list[list[list[Unit]]]:
+    """``bundles`` in ``parts`` consecutive runs of about equal cost (each bundle goes where
+    its cost's midpoint falls), none empty."""
     if parts <= 1:
-        return [group]
-    total = sum(u.cost_ms for u in group) or 1
-    runs: list[list[Unit]] = [[] for _ in range(parts)]
+        return [bundles]
+    total = sum(_cost(b) for b in bundles) or 1
+    runs: list[list[list[Unit]]] = [[] for _ in range(parts)]
     before = 0
-    for unit in group:
-        runs[min(parts - 1, (2 * before + unit.cost_ms) * parts // (2 * total))].append(unit)
-        before += unit.cost_ms
+    for bundle in bundles:
+        cost = _cost(bundle)
+        runs[min(parts - 1, (2 * before + cost) * parts // (2 * total))].append(bundle)
+        before += cost
     return [run for run in runs if run]
 
 
