@@ -34,6 +34,13 @@ _SHARED = (
 )
 
 
+#: What every shard.json holds, and its type.
+_FIELDS: dict[str, type] = {"index": int, "count": int, "run_id": str, "cases_total": int, "cases_digest": str,
+                            "plan_digest": str, "suites": dict, "nodeids": list, "records": int,
+                            "record_run_id": str, "plugin_version": str, "lost": list, "other_failures": int,
+                            "collection_errors": list}
+
+
 class ShardMergeError(UsageError):
     """Shards that do not make one whole run."""
 
@@ -92,6 +99,11 @@ def read_shard(folder: Path) -> ShardResult:
     if not isinstance(manifest, dict) or manifest.get("shard_version") != SHARD_VERSION:
         raise ShardMergeError(f"{path}: not a shard manifest of version {SHARD_VERSION}. "
                               "Fix: rerun that shard with this pytest-sqleval")
+    wrong = [key for key, kind in _FIELDS.items() if not isinstance(manifest.get(key), kind)
+             or (kind is int and isinstance(manifest.get(key), bool))]
+    if wrong or not 1 <= manifest["index"] <= manifest["count"]:
+        raise ShardMergeError(f"{path}: field(s) {', '.join(wrong) or 'index'} missing or wrong: not what a shard "
+                              "wrote. Fix: rerun that shard")
     records: tuple[CaseRecord, ...] = ()
     if manifest.get("records"):
         _, found = read_records(folder)

@@ -244,3 +244,57 @@ def test_sharding_composes_with_xdist(pytester: pytest.Pytester, two_suites: lis
     assert json.loads((pytester.path / "s1" / "shard.json").read_text())["nodeids"]  # the controller learnt the plan
     assert _merge(pytester.path / "s1", pytester.path / "s2", "--out", "merged") == 0
     assert _records(pytester.path / "merged") == _records(pytester.path / "whole")
+
+
+@pytest.mark.parametrize("shard_json, results, needle", [
+    ("{not json", None, "shard.json: not JSON"),
+    ("[1, 2]", None, "not a shard manifest of version 1"),
+    (json.dumps({"shard_version": 1, "index": 1}), None, "field(s) count, run_id"),
+    (None, '{"case_id": "q01", "pass": \n', "results.jsonl:1"),
+])
+def test_a_broken_shard_folder_is_one_error_line(tmp_path: Path, pytester: pytest.Pytester, shop_suite: Path,
+                                                 capsys: pytest.CaptureFixture[str], shard_json: str | None,
+                                                 results: str | None, needle: str) -> None:
+    folder = tmp_path / "s1"
+    assert pytester.runpytest("--sqleval-shard=1/1", f"--sqleval-results={folder}").ret == 0
+    if shard_json is not None:
+        (folder / "shard.json").write_text(shard_json)
+    if results is not None:
+        (folder / "results.jsonl").write_text(results)
+    assert _merge(folder, "--out", tmp_path / "merged") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and "Traceback" not in err
+
+
+def test_a_bad_gate_on_merge_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _merge("s1", "--out", "merged", "--min-pass-rate", "1.5")
+    assert exit_.value.code == 2
+    assert "argument --min-pass-rate: expected a finite number from 0 to 1, got '1.5'" in capsys.readouterr().err
+
+
+def test_a_bad_run_id_is_a_usage_error(pytester: pytest.Pytester, shop_suite: Path) -> None:
+    result = pytester.runpytest("--sqleval-shard=1/2", "--sqleval-run-id=../x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--sqleval-run-id='../x': expected letters, digits*"])
+
+
+def test_the_plan_does_not_depend_on_the_hash_seed() -> None:
+    import subprocess
+    import sys
+    code = ("from pytest_sqleval.plugin.sharding import Shard, Unit, make_plan\n"
+            "units = [Unit(f's{i % 7}/q.jsonl::q{i}[b{i % 3}]', f'db:{i % 7}', 100 + (i * 37) % 900) for i in range(300)]\n"
+            "print(make_plan(Shard(1, 5), units, 'r').plan_digest)\n")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(digests) == 1 and len(digests.pop().strip()) == 64
+
+
+@pytest.mark.parametrize("content, needle", [(None, "cannot read it as JSON"), ('{"a::b": -1}', "node id -> seconds")])
+def test_a_bad_durations_file_is_a_usage_error(pytester: pytest.Pytester, shop_suite: Path, content: str | None,
+                                               needle: str) -> None:
+    if content is not None:
+        (pytester.path / "durations.json").write_text(content)
+    result = pytester.runpytest("--sqleval-shard=1/2", "--sqleval-shard-durations=durations.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--sqleval-shard-durations=*durations.json: *{needle}*"])
