@@ -298,3 +298,14 @@ def test_a_bad_durations_file_is_a_usage_error(pytester: pytest.Pytester, shop_s
     result = pytester.runpytest("--sqleval-shard=1/2", "--sqleval-shard-durations=durations.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--sqleval-shard-durations=*durations.json: *{needle}*"])
+
+
+def test_the_merge_writes_the_ablation_table_when_configurations_ran(
+        pytester: pytest.Pytester, shop_suite: Path, write_predictions: Callable[..., Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write_predictions({c["id"]: c["gold_sql"] for c in SHOP_CASES}, name="a1.jsonl", ablation_step=1)
+    folders = _shards(pytester, ["--sqleval-backend=predictions:a1.jsonl", "--sqleval-ablation-dir=ablation"], 2)
+    assert _merge(*folders, "--out", "merged") == 0
+    table = (pytester.path / "merged" / "ablation.md").read_text()
+    assert "| **a1** | – | 100.0 | 6 / 6 |" in table  # both shards' cases in one row
+    assert json.loads((pytester.path / "merged" / "ablation.json").read_text())
