@@ -195,7 +195,5 @@ def make_plan(shard: Shard, units: list[Unit], explicit_run_id: str | None) -> S
 
 
 def _digest(lines: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for line in lines:
-        h.update(line.encode("utf-8") + b"\n")
-    return h.hexdigest()
+    """sha256 of the lines, each ended by a newline."""
+    return hashlib.sha256("".join(f"{line}\n" for line in lines).encode("utf-8")).hexdigest()

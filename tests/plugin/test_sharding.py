@@ -14,8 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sqleval.cli import main as cli
-from pytest_sqleval.plugin.sharding import OPEN_DATABASE_MS, Shard, Unit, parse_shard, plan_shards
+from pytest_sqleval.plugin.sharding import OPEN_DATABASE_MS, Shard, Unit, make_plan, parse_shard, plan_shards
 from tests.sqleval_helpers import LEAN, NAIVE_SQL, SHOP_CASES, gen_cases, sqleval_ini  # noqa: F401  (autouse fixture)
+
+
+@pytest.fixture(autouse=True)
+def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These runs derive their run id unless a test says otherwise, wherever the tests run."""
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
 
 
 # ------------------------------------------------------------------------------- the option
@@ -53,8 +59,11 @@ def test_every_unit_runs_in_exactly_one_shard_whatever_the_order(units: list[Uni
     shuffled = list(units)
     random.Random(seed).shuffle(shuffled)
     assert plan_shards(shuffled, count) == plan  # collection order does not matter
-    shards = [{k for k, s in plan.items() if s == i} for i in range(count)]
-    assert sum(len(s) for s in shards) == len(units)
+    # what each machine keeps: the shards partition the run, and all record one run, one plan
+    plans = [make_plan(Shard(k, count), shuffled if k % 2 else units, None) for k in range(1, count + 1)]
+    kept = [n for p in plans for n in p.nodeids]
+    assert sorted(kept) == sorted(u.key for u in units) and len(set(kept)) == len(kept)
+    assert len({(p.run_id, p.cases_digest, p.plan_digest, p.cases_total) for p in plans}) == 1
 
 
 @settings(max_examples=100, deadline=None)
@@ -75,6 +84,16 @@ def test_a_database_within_a_shards_share_stays_in_one_shard_and_loads_are_balan
             loads[shard] += OPEN_DATABASE_MS + sum(u.cost_ms for u in g if plan[u.key] == shard)
     biggest_piece = max((OPEN_DATABASE_MS + sum(u.cost_ms for u in g) for g in groups.values()), default=0)
     assert max(loads, default=0) <= share + max(biggest_piece, share)  # LPT: within one piece of the mean
+
+
+def test_the_run_id_is_the_option_else_the_ci_run_else_derived_from_the_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    units = [Unit(f"s/q.jsonl::q{i}", "db:s", 1000) for i in range(5)]
+    derived = make_plan(Shard(1, 2), units, None)
+    assert derived.run_id == f"plan-{derived.plan_digest[:12]}" and derived.run_id_source == "derived"
+    monkeypatch.setenv("GITHUB_RUN_ID", "9876")
+    assert (make_plan(Shard(2, 2), units, None).run_id, make_plan(Shard(2, 2), units, None).run_id_source) \
+        == ("9876", "GITHUB_RUN_ID")
+    assert make_plan(Shard(1, 2), units, "nightly-7").run_id == "nightly-7"
 
 
 # ------------------------------------------------------------------------ runs and merges
