@@ -150,8 +150,9 @@ class SqlevalSession:
         assert self.run.shard is not None
         plan = make_plan(self.run.shard, units_of(items, self.config.rootpath, self.run.shard_durations),
                          self.run.explicit_run_id)
-        self.shard_plan = plan.to_json_dict()
         mine = set(plan.nodeids)
+        cases = sorted(i.nodeid for i in items if i.nodeid in mine and hasattr(i, "case"))
+        self.shard_plan = {**plan.to_json_dict(), "case_nodeids": cases}  # each must end graded or lost
         return [i for i in items if i.nodeid in mine], [i for i in items if i.nodeid not in mine]
 
     def check_output_folders(self, items: list[pytest.Item]) -> None:
@@ -234,8 +235,8 @@ class SqlevalSession:
         left empty is a success (pytest would say "no tests ran", exit 5)."""
         from .._version import __version__
         from ..reports.shards import write_shard_manifest
-        if self.shard_plan is None:
-            return  # nothing was collected (a usage error, or every worker crashed): merge reports it missing
+        if self.shard_plan is None or self.config.option.collectonly:
+            return  # nothing ran (--collect-only, a usage error, every worker crashed): merge reports it missing
         if int(session.exitstatus) == pytest.ExitCode.NO_TESTS_COLLECTED and self.shard_plan["cases_total"]:
             session.exitstatus = pytest.ExitCode.OK
         write_shard_manifest(self.run.results_dir, {

@@ -38,7 +38,7 @@ _SHARED = (
 _FIELDS: dict[str, type] = {"index": int, "count": int, "run_id": str, "cases_total": int, "cases_digest": str,
                             "plan_digest": str, "suites": dict, "nodeids": list, "records": int,
                             "record_run_id": str, "plugin_version": str, "lost": list, "other_failures": int,
-                            "collection_errors": list}
+                            "collection_errors": list, "case_nodeids": list}
 
 
 class ShardMergeError(UsageError):
@@ -114,6 +114,11 @@ def read_shard(folder: Path) -> ShardResult:
         raise ShardMergeError(f"{folder}: results.jsonl does not hold this shard's {manifest.get('records')} records "
                               f"(shard.json's run {manifest.get('record_run_id')}); another run wrote over it. "
                               "Fix: give each shard its own --sqleval-results folder and rerun this one")
+    ungraded = set(manifest["case_nodeids"]) - {r.nodeid for r in records} - set(manifest["lost"])
+    if ungraded:
+        raise ShardMergeError(f"{folder}: shard {manifest['index']}/{manifest['count']} graded {len(records)} of its "
+                              f"{len(manifest['case_nodeids'])} cases (first not graded: {min(ungraded)}); the run was "
+                              "interrupted or stopped early (-x). Fix: rerun that shard")
     return ShardResult(folder, manifest, records)
 
 

@@ -285,6 +285,19 @@ def test_a_broken_shard_folder_is_one_error_line(tmp_path: Path, pytester: pytes
     assert err.startswith("error: ") and needle in err and "Traceback" not in err
 
 
+def test_a_shard_that_did_not_grade_all_its_cases_is_refused(pytester: pytest.Pytester, two_suites: list[str],
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    one, two = _shards(pytester, two_suites, 2)
+    collected = pytester.runpytest(*two_suites, "--sqleval-shard=2/2", "--sqleval-results=listed", "--collect-only")
+    assert collected.ret == 0 and not (pytester.path / "listed" / "shard.json").exists()  # --collect-only is no shard
+    stopped = pytester.runpytest(*two_suites, "--sqleval-shard=2/2", "--sqleval-results=stopped", "-x")
+    assert stopped.ret == pytest.ExitCode.TESTS_FAILED
+    assert _merge(one, pytester.path / "stopped", "--out", "merged") == 2
+    err = capsys.readouterr().err
+    assert "shard 2/2 graded " in err and "the run was interrupted" in err
+    assert not (pytester.path / "merged").exists()
+
+
 def test_a_bad_gate_on_merge_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         _merge("s1", "--out", "merged", "--min-pass-rate", "1.5")
