@@ -29,7 +29,7 @@ _SHARED = (
     ("count", "shard count N", "run every shard with the same N in --sqleval-shard=K/N"),
     ("suites", "suites", "run every shard on the same suites (the same paths on the command line)"),
     ("cases_digest", "set of cases",
-     "run every shard on the same questions and the same -k/-m selection (the same commit)"),
+     "run every shard on the same questions, backends and -k/-m selection (the same commit)"),
     ("plan_digest", "shard plan", "give every shard the same --sqleval-shard-durations file (commit it)"),
 )
 
