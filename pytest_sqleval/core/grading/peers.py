@@ -264,15 +264,6 @@ def _pandas_column(texts: list[str]) -> list[Any]:
     return [nan if t in PANDAS_NA else t for t in texts]
 
 
-def _as_one_array(columns: Spider2Frame) -> Spider2Frame:
-    """``DataFrame.values`` of these columns: one dtype for all, so when every column is a
-    number and one is float, the integers become floats."""
-    numeric = [all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in c) for c in columns]
-    if columns and all(numeric) and any(any(isinstance(v, float) for v in c) for c in columns):
-        return [[float(v) for v in c] for c in columns]
-    return columns
-
-
 def spider2_frame(rows: list[tuple[Any, ...]], width: int | None = None) -> Spider2Frame:
     """A result as Spider 2.0's ``evaluate.py`` compares it: written to CSV by pandas and
     read back (``pd.read_csv``), so 1 and '1' are one value, NULL and '' and 'NA' are NaN,
@@ -327,7 +318,6 @@ def spider2_equal(gold: Spider2Frame, pred: Spider2Frame, condition_cols: list[i
         if any(i >= len(gold) for i in condition_cols):
             return False
         gold = [gold[i] for i in condition_cols]
-    gold, pred = _as_one_array(gold), _as_one_array(pred)
     return all(any(_spider2_vectors_match(g, p, ignore_order, tol) for p in pred) for g in gold)
 
 
