@@ -67,11 +67,16 @@ _Template = tuple[Union[str, _Group, _Repeat], ...]
 
 def _opaque_end(sql: str, i: int) -> int:
     """Where the string literal, quoted identifier or comment starting at ``i`` ends (the
-    index after it), or ``i`` when none starts there. Unclosed ones run to the end."""
+    index after it), or ``i`` when none starts there. Unclosed ones run to the end. A
+    backslash escapes the next character inside quotes (``'I\\'m'``, as BigQuery and MySQL
+    read it, and defog's files write it); a standard string ending in a backslash is rare."""
     ch = sql[i]
     if ch in "'\"`":
         j = i + 1
         while j < len(sql):
+            if sql[j] == "\\" and ch != "`":  # \' inside a string (BigQuery, MySQL; defog's files use it)
+                j += 2
+                continue
             if sql[j] == ch:
                 if j + 1 < len(sql) and sql[j + 1] == ch:  # '' inside '...': an escaped quote
                     j += 2

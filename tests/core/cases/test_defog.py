@@ -92,6 +92,8 @@ def test_too_many_expansions_is_one_clear_error(n: int) -> None:
     ("SELECT a FROM t WHERE j = '{\"k\": 1}' -- {not, this}", ["SELECT a FROM t WHERE j = '{\"k\": 1}' -- {not, this}"]),
     ('SELECT "{odd, name}" FROM t /* {a, b}; */', ['SELECT "{odd, name}" FROM t /* {a, b}; */']),
     ("SELECT 'it''s {a, b}' FROM t", ["SELECT 'it''s {a, b}' FROM t"]),
+    ("SELECT 'I\\'m {a, b}'; SELECT {c, d} FROM t", ["SELECT 'I\\'m {a, b}'", "SELECT c FROM t", "SELECT d FROM t",
+                                                   "SELECT c, d FROM t"]),  # BigQuery's \' (defog's idk files)
     ("SELECT 1; ; SELECT 2;", ["SELECT 1", "SELECT 2"]),
 ])
 def test_expansions(sql: str, golds: list[str]) -> None:
