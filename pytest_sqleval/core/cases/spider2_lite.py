@@ -7,6 +7,7 @@ part: the suite folder is ``spider2-lite/`` itself, read with no conversion step
     evaluation_suite/gold/exec_result/<id>.csv  the gold result, or <id>_a.csv, <id>_b.csv, ...:
                                                 acceptable alternatives
     resource/databases/spider2-localdb/<db>.sqlite
+    resource/documents/<external_knowledge>     a document the question refers to
 
 Each ``local*`` question becomes a case whose golds are its gold query (when there is one)
 and its gold CSVs, compared as Spider 2.0's ``evaluate.py`` does: a prediction may return
@@ -44,6 +45,7 @@ from .layouts import Layout, Predictions, Records, need, register_layout
 EVAL_FILE = Path("evaluation_suite/gold/spider2lite_eval.jsonl")
 GOLD_SQL_DIR = Path("evaluation_suite/gold/sql")
 GOLD_RESULT_DIR = Path("evaluation_suite/gold/exec_result")
+DOCUMENTS_DIR = Path("resource/documents")  # the external_knowledge documents a question names
 LOCAL_PREFIX = "local"
 ABS_TOLERANCE = 1e-2  # evaluate.py's compare_pandas_table: math.isclose(a, b, abs_tol=1e-2)
 _FENCED = re.compile(r"```sql\n(.*?)\n```", re.DOTALL)
@@ -137,6 +139,9 @@ def _spider2_records(path: Path) -> Records:
         meta = {k: v for k, v in obj.items() if k not in ("instance_id", "question")}
         raw: dict[str, Any] = {**meta, "id": iid, "question": question, "db": db, "compare": compare,
                                "spider2_condition_cols": per_gold, "spider2_ignore_order": ignore_order}
+        knowledge = obj.get("external_knowledge")
+        if isinstance(knowledge, str) and knowledge and (root / DOCUMENTS_DIR / knowledge).is_file():
+            raw["external_knowledge_path"] = (DOCUMENTS_DIR / knowledge).as_posix()  # for a backend's prompt
         if sql_file.is_file():
             raw["gold_sql"] = read_text(sql_file)
         if csvs:

@@ -67,6 +67,8 @@ def test_alternative_csvs_are_golds_and_their_own_condition_cols_stay_with_them(
     assert "condition_cols" not in two["compare"] and two["compare"]["columns"] == "superset"
     _, three = got["local003"]
     assert three["compare"]["condition_cols"] == [1] and three["external_knowledge"] == "averages.md"
+    assert three["external_knowledge_path"] == "resource/documents/averages.md"  # relative to the suite folder
+    assert "external_knowledge_path" not in two
     _, four = got["local004"]
     assert four["compare"]["order_matters"] is True and four["spider2_ignore_order"] is False
 
