@@ -194,6 +194,14 @@ def test_defog_databases_are_files_named_by_db_name() -> None:
     assert database_manifest(manifest, "weather").database == FIXTURE / "sqlite_dbs" / "weather.db"
 
 
+def test_a_csv_questions_file_is_collected_and_other_csvs_beside_it_are_not(pytester: pytest.Pytester) -> None:
+    shutil.copytree(FIXTURE, pytester.path / "defog")
+    result = pytester.runpytest("defog", "--collect-only", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert result.ret != pytest.ExitCode.NO_TESTS_COLLECTED and "questions_gen_sqlite.csv" in out
+    assert "predictions.csv" not in out  # the manifest names the questions file; a results CSV is not a suite
+
+
 @pytest.mark.xfail(reason="needs the golds branch", strict=False)
 def test_defog_suite_grades_end_to_end(pytester: pytest.Pytester) -> None:
     shutil.copytree(FIXTURE, pytester.path / "defog")
