@@ -165,3 +165,21 @@ def test_spider2_lite_suite_grades_end_to_end(pytester: pytest.Pytester) -> None
     recs = {r["case_id"]: r for r in read_results(pytester.path)}
     assert [recs[i]["pass"] for i in ("local001", "local002", "local003", "local004")] == [True, True, True, False]
     assert json.dumps(recs["local002"]).count("local002_b.csv") >= 1  # the record names the gold that matched
+
+
+def test_a_submission_folder_grades_any_suite_through_the_plugin(pytester: pytest.Pytester,
+                                                                  shop_suite: Path) -> None:
+    """The folder format works today on a suite the current reader takes (ours): one
+    ``<id>.sql`` per case, a fenced block unwrapped, a missing file a wrong answer."""
+    folder = pytester.path / "submission"
+    folder.mkdir()
+    (folder / "q01.sql").write_text("SELECT count(*) FROM customers WHERE NOT is_test\n")
+    (folder / "q02.sql").write_text("Sure:\n```sql\nSELECT count(*) FROM orders WHERE status = 'complete'\n```\n")
+    (folder / "q03.sql").write_text("SELECT region, count(*) FROM customers GROUP BY region")
+    (folder / "q04.sql").write_text("SELECT status, count(*) FROM orders_old GROUP BY status")
+    result = pytester.runpytest("suite", "--sqleval-backend=predictions:submission", "-p", "no:cacheprovider")
+    recs = {r["case_id"]: r for r in read_results(pytester.path)}
+    assert [recs[c]["pass"] for c in ("q01", "q02", "q03")] == [True, True, True]
+    assert recs["q04"]["pass"] is False
+    assert all(not recs[c]["pass"] for c in recs if c not in ("q01", "q02", "q03", "q04"))  # no file: wrong
+    assert result.ret == 1
