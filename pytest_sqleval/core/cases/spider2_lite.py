@@ -17,8 +17,8 @@ and numbers agree within 0.01 (its ``math.isclose(abs_tol=1e-2)``). A question w
 alternatives name different ``condition_cols`` (``[[1], [0], [0]]``: one list per CSV)
 keeps them in ``metadata["spider2_condition_cols"]`` for the official verdict
 (``peers.spider2_equal``) and is graded by us on every column of each gold: one list per
-case is all our contract carries, and the stricter reading never passes what Spider 2.0
-fails.
+case is all our contract carries, and requiring every column is the reading that never
+accepts a column set Spider 2.0 would reject.
 
 The BigQuery and Snowflake questions (``bq*``, ``ga*``, ``sf_*``) are skipped, not refused:
 the released file holds all 547 questions and only the local ones can run on a file we
