@@ -10,3 +10,7 @@ from __future__ import annotations
 
 from tests.llm_server import llm_server  # noqa: F401
 from tests.sqleval_helpers import recording_backend, shop_suite, vantage_01, write_predictions  # noqa: F401
+
+#: benchmark folders in their projects' own formats (tests/fixtures/spider2_lite, .../defog):
+#: data the tests read and copy, not suites of this repository's own run
+collect_ignore = ["fixtures"]

@@ -82,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if file_path.name == "sqleval.toml":
         return _unreachable_manifest_error(file_path, parent)
-    if file_path.suffix not in (".jsonl", ".json") or not (file_path.parent / "sqleval.toml").is_file():
+    if file_path.suffix not in (".jsonl", ".json", ".csv") or not (file_path.parent / "sqleval.toml").is_file():
         return None
     from ..core.cases import find_manifest_for
     from ..core.errors import SqlevalError
@@ -108,7 +108,7 @@ def _unreachable_manifest_error(path: Path, parent: pytest.Collector) -> Any:
     except SqlevalError as exc:
         error = exc
     for sibling in path.parent.iterdir():
-        if sibling.suffix in (".jsonl", ".json"):
+        if sibling.suffix in (".jsonl", ".json", ".csv"):
             try:
                 find_manifest_for(sibling)
             except SqlevalError:

@@ -70,7 +70,7 @@ def case_scopes(path: Path, workers: int = 2) -> dict[str, str]:
     database: runs of up to ``CHUNK`` cases, a quarter of a worker's share when smaller."""
     from ..core.cases import collect_cases, find_manifest_for
     from ..core.errors import SqlevalError
-    if path.suffix not in (".json", ".jsonl") or not (path.parent / "sqleval.toml").is_file():
+    if path.suffix not in (".json", ".jsonl", ".csv") or not (path.parent / "sqleval.toml").is_file():
         return {}
     try:
         manifest = find_manifest_for(path)

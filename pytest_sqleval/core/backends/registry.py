@@ -182,7 +182,7 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
     path = Path(raw_path)
     if not path.is_absolute():
         path = Path(options.rootdir) / path
-    if not path.is_file():
+    if not path.is_file() and not path.is_dir():  # a folder: a layout's (Spider 2.0's <id>.sql files)
         raise UsageError(f"backend {spec!r}: predictions file {path} does not exist. "
                          "Fix: give a JSONL file with one {\"id\": ..., \"sql\": ...} per line")
     predictions = read_predictions(path)
@@ -197,7 +197,8 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
     label = path.stem if path.stem != "predictions" else (path.parent.name or "predictions")
     # the description names the file by resolved path and content: the generation key
     # includes it, so two prediction files can never share generations
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(path.read_bytes() if path.is_file() else b"".join(
+        f.name.encode() + b"\0" + f.read_bytes() for f in sorted(path.iterdir()) if f.is_file())).hexdigest()[:16]
     backend = Backend(spec, label, generate, None, f"predictions from {path.resolve()} (sha256 {digest})")
     backend.predictions = predictions  # type: ignore[attr-defined]
     return backend
@@ -210,6 +211,9 @@ def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     layout_predictions = read_layout_predictions(path)
     if layout_predictions is not None:
         return layout_predictions
+    if path.is_dir():
+        raise UsageError(f"predictions folder {path}: no layout reads a folder of these files. Fix: give a JSONL file "
+                         "with one {\"id\": ..., \"sql\": ...} per line, or Spider 2.0's <instance_id>.sql files")
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path, fix='each line must be {"id": "q01", "sql": "SELECT ..."}'):

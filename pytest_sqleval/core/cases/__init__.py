@@ -8,6 +8,7 @@ from .layouts import (ENTRY_POINT_GROUP, Layout, LayoutError, all_layouts, get_l
                       read_layout_predictions, read_records, register_layout, reload_entry_points, unregister_layout)
 from .manifest import find_manifest_for, load_manifest
 from .model import COMPARE_SETTINGS, DEFAULT_DEPRECATED, EXPECTED_SHAPES, MANIFEST_NAME, BenchmarkCase, ComparePolicy, SuiteManifest
+from . import defog, spider2_lite  # noqa: F401  (they register their layouts)
 from .read import (CASE_COMPARE_KEYS, SPLIT_KEY, collect_cases, database_manifest, parse_case, read_cases,
                    read_layout_cases, split_of, validate_records)
 

@@ -50,6 +50,9 @@ class Layout:
     #: database is then a folder (<folder>/<value>/<value>.sqlite), one file, or a URL with
     #: "{db_id}" in it; None: every case runs on the suite's database
     split_by: str | None = None
+    #: where one database sits in the suite's database folder, "{0}" its ``split_by`` value
+    #: (Spider/BIRD: a folder per database; Spider 2.0-lite: "{0}.sqlite"; defog: "{0}.db")
+    database_file: str = "{0}/{0}.sqlite"
     #: reads a predictions file in this benchmark's own format (keyed by case id), or
     #: returns None when the file is not in it; the latest registered layout is asked first
     predictions: Callable[[Path], Predictions | None] | None = None
@@ -217,6 +220,8 @@ def _context_records(path: Path) -> Records:
 def _spider_predictions(path: Path) -> Predictions | None:
     """One SQL per line in question order (a ``\\t<db_id>`` suffix is dropped; an empty
     line is an empty prediction; trailing empty lines are ignored)."""
+    if path.is_dir():
+        return None  # a folder: Spider 2.0's submission
     text = read_text(path)
     if text.lstrip().startswith("{"):
         return None  # JSON: BIRD's object or our JSONL
@@ -232,6 +237,8 @@ def _spider_predictions(path: Path) -> Predictions | None:
 
 def _bird_predictions(path: Path) -> Predictions | None:
     """BIRD's ``predict_dev.json``: ``{"0": "SQL\\t----- bird -----\\tdb_id", ...}``."""
+    if path.is_dir():
+        return None  # a folder: Spider 2.0's submission
     text = read_text(path)
     if not text.lstrip().startswith("{"):
         return None

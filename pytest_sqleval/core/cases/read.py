@@ -230,7 +230,7 @@ def database_manifest(manifest: SuiteManifest, db_id: str) -> SuiteManifest:
     if isinstance(db, str):
         target: Path | str | None = db.replace("{db_id}", db_id)
     elif db is not None and db.is_dir():
-        target = db / db_id / f"{db_id}.sqlite"
+        target = db / _layout(manifest.layout).database_file.format(db_id)
     else:
         target = db  # one database for every case
     return dataclasses.replace(manifest, path=manifest.path.with_name(f"{manifest.path.name}#{db_id}"),

@@ -224,6 +224,124 @@ def _token_types() -> Any:
     return TokenType
 
 
+
+# -- Spider 2.0 ----------------------------------------------------------------------------
+#: the texts pandas' ``read_csv`` reads as missing by default (its ``na_values``)
+PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                       "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+_PANDAS_TRUE, _PANDAS_FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+_INT_TEXT = re.compile(r"[+-]?\d+")
+SPIDER2_ABS_TOL = 1e-2  # compare_pandas_table's math.isclose(abs_tol=1e-2)
+Spider2Frame = list[list[Any]]  # columns of values, as pandas hands them to compare_pandas_table
+
+
+def _csv_text(v: Any) -> str:
+    """A value as pandas' ``to_csv`` writes it (NULL as an empty field)."""
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _pandas_column(texts: list[str]) -> list[Any]:
+    """One CSV column as ``pd.read_csv`` types it: missing texts are NaN; then int64 when
+    every other text is an integer (float64 when one is missing), float64 when every one
+    is a number, bool when every one is True/False, else the texts."""
+    present = [t for t in texts if t not in PANDAS_NA]
+    nan = float("nan")
+    if present and all(_INT_TEXT.fullmatch(t.strip()) for t in present):
+        if len(present) == len(texts):
+            return [int(t) for t in texts]
+        return [nan if t in PANDAS_NA else float(int(t)) for t in texts]
+    if present and not any("_" in t for t in present):  # Python reads 1_000 as a number, pandas does not
+        try:
+            return [nan if t in PANDAS_NA else float(t) for t in texts]
+        except ValueError:
+            pass
+    if present and all(t in _PANDAS_TRUE or t in _PANDAS_FALSE for t in present):
+        return [nan if t in PANDAS_NA else t in _PANDAS_TRUE for t in texts]
+    return [nan if t in PANDAS_NA else t for t in texts]
+
+
+def spider2_frame(rows: list[tuple[Any, ...]], width: int | None = None) -> Spider2Frame:
+    """A result as Spider 2.0's ``evaluate.py`` compares it: written to CSV by pandas and
+    read back (``pd.read_csv``), so 1 and '1' are one value, NULL and '' and 'NA' are NaN,
+    and a date is its text. ``width``: the column count of an empty result."""
+    n = len(rows[0]) if rows else (width or 0)
+    return [_pandas_column([_csv_text(row[i]) for row in rows]) for i in range(n)]
+
+
+def spider2_csv_frame(text: str) -> Spider2Frame:
+    """A gold CSV (``<id>.csv``, ``<id>_a.csv``) as ``pd.read_csv`` reads it (header first)."""
+    import csv
+    import io
+    table = list(csv.reader(io.StringIO(text, newline="")))
+    if not table:
+        return []
+    width = len(table[0])
+    body = [r + [""] * (width - len(r)) for r in table[1:] if r]
+    return [_pandas_column([r[i] for r in body]) for i in range(width)]
+
+
+def _spider2_normalize(v: Any) -> Any:
+    return 0 if v is None or (isinstance(v, float) and v != v) else v  # pd.isna(value) -> 0
+
+
+def _spider2_vectors_match(gold: list[Any], pred: list[Any], ignore_order: bool, tol: float) -> bool:
+    a, b = [_spider2_normalize(x) for x in gold], [_spider2_normalize(x) for x in pred]
+    if ignore_order:  # each column sorted on its own: row correspondence is not kept
+        def key(x: Any) -> tuple[bool, str, bool]:
+            return x is None, str(x), isinstance(x, (int, float))
+        a, b = sorted(a, key=key), sorted(b, key=key)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if not math.isclose(float(x), float(y), abs_tol=tol):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def spider2_equal(gold: Spider2Frame, pred: Spider2Frame, condition_cols: list[int] | None = None,
+                  ignore_order: bool = False, tol: float = SPIDER2_ABS_TOL) -> bool:
+    """Spider 2.0's ``compare_pandas_table``: every gold column (only ``condition_cols``,
+    when given and not empty) must equal *some* column of the prediction, matched by
+    values alone (names ignored, extra prediction columns allowed, two gold columns may
+    match the same one); NULL (NaN) counts as 0; numbers agree within ``tol`` absolute;
+    with ``ignore_order`` each column is sorted on its own before comparing, so rows need
+    not correspond. A ``condition_cols`` position the gold lacks fails the case, as the
+    official ``iloc`` error scores 0."""
+    if condition_cols:
+        if any(i >= len(gold) for i in condition_cols):
+            return False
+        gold = [gold[i] for i in condition_cols]
+    return all(any(_spider2_vectors_match(g, p, ignore_order, tol) for p in pred) for g in gold)
+
+
+def spider2_match(golds: list[Spider2Frame], pred: Spider2Frame, condition_cols: list[list[int]] | None = None,
+                  ignore_order: bool = False, tol: float = SPIDER2_ABS_TOL) -> int | None:
+    """Spider 2.0's ``compare_multi_pandas_table``: the position of the first gold the
+    prediction matches (``spider2_equal``), or None; ``condition_cols`` one list per gold
+    (``cases.spider2_lite.per_gold_condition_cols`` reads the evaluation file's forms)."""
+    for i, gold in enumerate(golds):
+        cols = condition_cols[i] if condition_cols else None
+        if spider2_equal(gold, pred, cols, ignore_order, tol):
+            return i
+    return None
+
+
+def spider2_tables(golds: list[Any], pred_table: Any, condition_cols: list[list[int]] | None = None,
+                   ignore_order: bool = False) -> int | None:
+    """``spider2_match`` on Arrow results: each gold an Arrow table (a gold query's result,
+    round-tripped through CSV as Spider 2.0 saves every result) or a gold CSV's text."""
+    frames = [spider2_csv_frame(g) if isinstance(g, str) else spider2_frame(python_rows(g), g.num_columns)
+              for g in golds]
+    return spider2_match(frames, spider2_frame(python_rows(pred_table), pred_table.num_columns), condition_cols,
+                         ignore_order)
+
 # -- one case ----------------------------------------------------------------------------
 def _has_nan(rows: list[tuple[Any, ...]]) -> bool:
     return any(isinstance(v, float) and v != v for row in rows for v in row)

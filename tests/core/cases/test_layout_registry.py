@@ -133,7 +133,7 @@ def test_a_misspelt_layout_is_a_did_you_mean(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.INTERRUPTED
     out = result.stdout.str()
     assert "sqleval.toml:3: field 'suite.layout': unknown layout 'qa-line' (did you mean 'qa-lines'?)" in out
-    assert "fix: use one of sqleval, spider, bird, sql-create-context, qa-lines" in out
+    assert "fix: use one of sqleval, spider, bird, sql-create-context, defog, spider2-lite, qa-lines" in out
     assert "Traceback" not in out
 
 
