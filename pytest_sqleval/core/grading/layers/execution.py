@@ -74,6 +74,9 @@ class CompareEvidence(RecordView):
     column_order: str = "position"
     column_permutation: list[int] | None = None
     other_column_order: dict[str, Any] | None = None
+    columns: str = "exact"
+    column_mapping: list[int | None] | None = None
+    condition_cols: list[int] | None = None
     gold_ambiguous: str | None = None
     sidebyside: dict[str, Any] | None = None
 
