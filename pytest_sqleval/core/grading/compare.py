@@ -622,6 +622,9 @@ def _codes_of(col: pa.ChunkedArray) -> np.ndarray:
     return np.array([0 if v is None else rank[v] for v in values], dtype=np.uint64)
 
 
+MAX_NARROWINGS = 512  # settling steps refine_columns may take for one comparison
+
+
 def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], candidates: list[list[int]],
                    spec: ComparePolicy, compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult]
                    ) -> list[int | None] | None:
@@ -648,7 +651,7 @@ def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], ca
                 h ^= h >> np.uint64(31)
         return h
 
-    def settle(anchors: dict[int, int]) -> list[int | None] | None:
+    def narrow(anchors: dict[int, int]) -> list[list[int]] | None:
         options = [[anchors[i]] if i in anchors else list(c) for i, c in enumerate(candidates)]
         while True:
             ga, pa_ = row_keys([gcodes[i] for i in anchors]), row_keys([pmatrix[j] for j in anchors.values()])
@@ -663,19 +666,46 @@ def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], ca
                         return None  # a gold column left without a partner: not this way
             fresh = {i: c[0] for i, c in enumerate(options) if len(c) == 1 and i not in anchors}
             if not fresh:
-                break
+                return options
             anchors = {**anchors, **fresh}
+
+    def checked(options: list[list[int]]) -> list[int | None] | None:
         again = _assign(options, pred.num_columns)
         if any(j is None for j in again) or again == mapping:
             return None
         return again if compare(gold, pred.select([j for j in again if j is not None]), bag).match else None
 
+    informative = [len(np.unique(c)) > 1 for c in gcodes]  # a constant column pairs alike with any look-alike
+    budget = [MAX_NARROWINGS]
+
+    def open_columns(options: list[list[int]]) -> list[int]:
+        return [i for i, c in enumerate(options) if len(c) > 1 and informative[i]]
+
+    def complete(options: list[list[int]] | None) -> list[int | None] | None:
+        """Settle the open columns one at a time, each with its first option that leaves
+        every column a partner (greedy: no backtracking below the first level)."""
+        while options is not None and open_columns(options) and budget[0] > 0:
+            pivot = min(open_columns(options), key=lambda i: len(options[i]))  # type: ignore[index]
+            anchors = {i: c[0] for i, c in enumerate(options) if len(c) == 1}
+            for j in options[pivot]:
+                budget[0] -= 1
+                trial = narrow({**anchors, pivot: j})
+                if trial is not None:
+                    options = trial
+                    break
+            else:
+                return None
+        return checked(options) if options is not None else None
+
     settled = {i: c[0] for i, c in enumerate(candidates) if len(c) == 1}
-    if settled:
-        return settle(settled)
-    pivot = min(range(len(candidates)), key=lambda i: len(candidates[i]))
-    for j in candidates[pivot]:
-        found = settle({pivot: j})
+    options = narrow(settled)
+    if options is None or not open_columns(options):
+        return checked(options) if options is not None else None
+    # the first open column's options are each tried in turn (one level of backtracking), the
+    # rest settled greedily: at most columns^2 narrowings, never a permutation
+    pivot = min(open_columns(options), key=lambda i: len(options[i]))
+    for j in options[pivot]:
+        found = complete(narrow({**settled, pivot: j}))
         if found is not None:
             return found
     return None
