@@ -181,6 +181,26 @@ class CaseRecord:
                 or gold_width != len(mapping))
 
     @property
+    def gold_label(self) -> str | None:
+        """Which gold the case was graded against, for a report: the gold a pass matched
+        ("gold 1 (sql)", "gold 0 (result gold/q1_a.csv)"), "none (nearest: gold 0)" for a
+        fail, "+ columns by values" where a column policy mattered; None for a case of one SQL
+        gold compared column for column."""
+        golds = self.layer("golds")
+        compare = self.compare or {}
+        by_values = compare.get("column_mapping") is not None
+        if not golds and not by_values:
+            return None
+        if self.passed and self.matched_gold:
+            g = self.matched_gold
+            label = f"gold {g.get('index')} ({'sql' if g.get('kind') == 'sql' else 'result ' + str(g.get('source'))})"
+        elif golds:
+            label = f"none (nearest: gold {golds.get('compared')})"
+        else:
+            label = "none"
+        return label + (" + columns by values" if self.column_policy else "")
+
+    @property
     def usage(self) -> Usage:
         """The backend's calls, tokens, cost and latency for this case (typed; from ``backend_metadata``)."""
         return Usage.of(self.backend_metadata)

@@ -89,3 +89,20 @@ def test_a_ragged_result_file_is_one_collection_error_naming_case_and_file(
     result.stdout.fnmatch_lines(["*questions.jsonl:3: field 'gold_results': case 'sql_and_csv': result file*"
                                  "regions_b.csv line 3 has 1 fields, the header has 2*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_reports_show_which_gold_matched_and_what_leniency_contributed(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path], write_predictions: Callable[..., Path]) -> None:
+    from pytest_sqleval.reports.ablation import ablation_rows, render_markdown
+    _suite(make_suite)
+    write_predictions(PREDICTIONS, name="preds.jsonl")
+    pytester.runpytest("--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
+    records = list(_records(pytester).values())
+    (row,) = ablation_rows(records)
+    assert (row.passed, row.alternative_gold_passes, row.column_policy_passes, row.lenient_passes) == (3, 2, 1, 3)
+    assert row.gold_matches == {"two_sqls": "gold 1 (sql)", "csv_gold": "gold 0 (result gold/csv_gold.csv) + columns by values",
+                                "sql_and_csv": "gold 1 (result gold/regions_b.csv)", "condition": "none"}
+    text = render_markdown([row])
+    assert "| preds | 3 | 2 | 1 | 0 | 0.0 |" in text and "| two_sqls | gold 1 (sql) |" in text
+    page = (pytester.path / "sqleval-results" / "report.html").read_text()
+    assert "Several golds and column policies" in page and "gold 1 (result gold/regions_b.csv)" in page
