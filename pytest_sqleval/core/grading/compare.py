@@ -598,12 +598,12 @@ def _assign(candidates: list[list[int]], n_pred: int) -> list[int | None]:
                 owner[j] = i
                 return True
         return False
-    for i in range(len(candidates)):
-        augment(i, [False] * n_pred)
+    for start in range(len(candidates)):
+        augment(start, [False] * n_pred)
     mapping: list[int | None] = [None] * len(candidates)
-    for j, i in enumerate(owner):
-        if i is not None:
-            mapping[i] = j
+    for j, gold_col in enumerate(owner):
+        if gold_col is not None:
+            mapping[gold_col] = j
     return mapping
 
 
