@@ -310,12 +310,17 @@ class Comparator:
         mapping, candidates = match_columns(plain, pred, spec, self._cast)
         found = [j for j in mapping if j is not None]
         if len(found) < len(wanted):
-            filled = _fill_by_name(plain, pred, mapping)  # the best guess, for the evidence of a mismatch
+            # the rest by name, else position: checked exactly like any mapping (a top-k through a
+            # tie group may hold other values than the gold's own k rows); else the evidence of a mismatch
+            filled = _fill_by_name(plain, pred, mapping)
             res = compare(side, pred.select(filled) if filled is not None else pred, positional)
-            res.match = False
-            res.reason = "arity_mismatch" if filled is None or res.reason == "equal" else res.reason
-            res.column_matches = [j is not None for j in mapping]
-            res.gold_columns_found_at = {i: j for i, j in enumerate(mapping) if j is not None}
+            if filled is not None and res.match:
+                mapping = list(filled)
+            else:
+                res.match = False
+                res.reason = "arity_mismatch" if filled is None or res.reason == "equal" else res.reason
+                res.column_matches = [j is not None for j in mapping]
+                res.gold_columns_found_at = {i: j for i, j in enumerate(mapping) if j is not None}
         else:
             res = compare(side, pred.select(found), positional)
             if not res.match and any(len(c) > 1 for c in candidates):
@@ -464,6 +469,11 @@ class Comparator:
                                 "all_tied": candidates is not None and before == 0 and group.num_rows == candidates}
         if unordered:
             info["unordered"] = True
+        if spec.by_values:  # the gold's columns found among the prediction's, the tie group cut alike
+            width = gold.num_columns - (1 if gold.column_names[-1] == GID_COLUMN else 0)
+            wanted = [i for i in (spec.condition_cols or range(width)) if i < width]
+            part = group.select(wanted)
+            return self.by_values(gold, pred, spec, lambda g, p, sp: self._topk(g, part, before, p, sp, info))
         return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp, info),
                                        prune=False)
 

@@ -123,3 +123,13 @@ def test_permuted_columns_with_copies_match_under_superset_and_never_under_exact
     assert not CMP.compare(gold, pred, BAG).match  # extra columns: never under exact
     keep = data.draw(st.lists(st.integers(0, width - 1), min_size=1, max_size=width, unique=True))
     assert CMP.compare(gold, pred, ComparePolicy(order_matters=False, condition_cols=tuple(keep))).match
+
+
+def test_superset_through_a_tie_group_accepts_any_valid_top_k_with_extra_columns() -> None:
+    from pytest_sqleval.core.grading.compare import GID_COLUMN
+    gold = pa.table({"name": ["a", "b"], "n": [3, 2], GID_COLUMN: pa.array([1, 2], pa.int64())})
+    group = pa.table({"name": ["b", "c"], "n": [2, 2]})  # b and c tie on n: either is a valid second row
+    policy = ComparePolicy(order_matters=True, sort_keys=(1,), columns="superset")
+    pred = t(extra=[0, 0], n=[3, 2], name=["a", "c"])
+    res = CMP.compare_topk(gold, group, 1, pred, policy)
+    assert res.match and res.column_mapping == [2, 1] and res.tie_group is not None and res.tie_group["tie_only"]
