@@ -307,7 +307,13 @@ class Comparator:
         positional = replace(spec, columns="exact", condition_cols=None, column_order="position",
                              sort_keys=keys or None if spec.sort_keys is not None else None)
         side = gold.select(wanted + ([gid_at] if gid_at is not None else []))
-        mapping, candidates = match_columns(plain, pred, spec, self._cast)
+        names = {n.casefold(): j for j, n in reversed(list(enumerate(pred.column_names)))}
+        guess = [names.get(n.casefold()) for n in plain.column_names]  # the gold's names, checked first: what
+        if None not in guess and len(set(guess)) == len(guess):        # most predictions return, at one comparison
+            res = compare(side, pred.select(guess), positional)
+            if res.match:
+                return _by_values_result(res, spec, guess, pred)
+        mapping, candidates = match_columns(plain, pred, spec, self._cast, positions=wanted)
         found = [j for j in mapping if j is not None]
         if len(found) < len(wanted):
             # the rest by name, else position: checked exactly like any mapping (a top-k through a
@@ -329,11 +335,7 @@ class Comparator:
                     retry = compare(side, pred.select(again), positional)
                     if retry.match:
                         res, mapping = retry, list(again)
-        res.columns = spec.columns
-        res.column_mapping = list(mapping)
-        res.condition_cols = list(spec.condition_cols) if spec.condition_cols is not None else None
-        res.pred_columns = list(pred.column_names)
-        return res
+        return _by_values_result(res, spec, mapping, pred)
 
     def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
                            compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult],
@@ -570,15 +572,16 @@ def _same_values(g: tuple[str, int, Any, Any], p: tuple[str, int, Any, Any], spe
     return bool(np.all((a == b) | np.isclose(a, b, rtol=rel, atol=tol) | (np.isnan(a) & np.isnan(b))))
 
 
-def match_columns(gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
-                  cast: Any = None) -> tuple[list[int | None], list[list[int]]]:
+def match_columns(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, cast: Any = None,
+                  positions: list[int] | None = None) -> tuple[list[int | None], list[list[int]]]:
     """For each gold column, a distinct predicted column holding the same values as a
     multiset (within tolerance where a float is involved): a maximum bipartite matching
     (augmenting paths, O(columns^3) at worst) over the candidate pairs each column's
     signature allows (``_signature``: class, NULL count, sorted values). Names break ties:
     a gold column tries the predicted column of its own name first (case-insensitive), then
-    the one at its position, then the rest in order. Returns the mapping (None: no partner)
-    and each gold column's candidates."""
+    the one at its position (``positions``: each column's place in the whole gold, when
+    ``gold`` holds some of its columns), then the rest in order. Returns the mapping (None:
+    no partner) and each gold column's candidates."""
     rows = gold.num_rows
     if pred.num_rows != rows:
         return [None] * gold.num_columns, [[] for _ in range(gold.num_columns)]
@@ -588,7 +591,8 @@ def match_columns(gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
     candidates: list[list[int]] = []
     for i, (name, sig) in enumerate(zip(gold.column_names, gsig)):
         same = [j for j, other in enumerate(psig) if _same_values(sig, other, spec)]
-        same.sort(key=lambda j: (pnames[j] != name.casefold(), j != i, j))
+        at = positions[i] if positions is not None else i
+        same.sort(key=lambda j: (pnames[j] != name.casefold(), j != at, j))
         candidates.append(same)
     return _assign(candidates, pred.num_columns), candidates
 
@@ -662,8 +666,12 @@ def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], ca
         return h
 
     def narrow(anchors: dict[int, int]) -> list[list[int]] | None:
-        options = [[anchors[i]] if i in anchors else list(c) for i, c in enumerate(candidates)]
+        options = [list(c) for c in candidates]
         while True:
+            used = set(anchors.values())  # a settled predicted column is no other gold column's partner
+            options = [[anchors[i]] if i in anchors else [j for j in c if j not in used] for i, c in enumerate(options)]
+            if not all(options):
+                return None
             ga, pa_ = row_keys([gcodes[i] for i in anchors]), row_keys([pmatrix[j] for j in anchors.values()])
             with np.errstate(over="ignore"):
                 for i, c in enumerate(options):
@@ -719,6 +727,15 @@ def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], ca
         if found is not None:
             return found
     return None
+
+
+def _by_values_result(res: CompareResult, spec: ComparePolicy, mapping: list[int | None] | list[int],
+                      pred: pa.Table) -> CompareResult:
+    res.columns = spec.columns
+    res.column_mapping = list(mapping)
+    res.condition_cols = list(spec.condition_cols) if spec.condition_cols is not None else None
+    res.pred_columns = list(pred.column_names)
+    return res
 
 
 def _fill_by_name(gold: pa.Table, pred: pa.Table, mapping: list[int | None]) -> list[int] | None:
