@@ -106,3 +106,12 @@ def test_the_reports_show_which_gold_matched_and_what_leniency_contributed(
     assert "| preds | 3 | 2 | 1 | 0 | 0.0 |" in text and "| two_sqls | gold 1 (sql) |" in text
     page = (pytester.path / "sqleval-results" / "report.html").read_text()
     assert "Several golds and column policies" in page and "gold 1 (result gold/regions_b.csv)" in page
+
+
+def test_the_gold_backend_passes_every_sql_case_and_has_no_answer_for_a_result_file_only_case(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
+    _suite(make_suite)
+    result = pytester.runpytest("--sqleval-backend=gold", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    record = _records(pytester)["csv_gold"]
+    assert record["failure_kind"] == "no_prediction" and "result-file golds only" in record["explanation"]
