@@ -106,6 +106,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "jsonable": ("grading.compare", "jsonable"),
     "python_values": ("grading.compare", "python_values"),
     "kind_of": ("grading.compare", "kind_of"),
+    "Gold": ("cases.model", "Gold"),
+    "read_result_file": ("cases.result_files", "read_result_file"),
+    "ResultFileError": ("cases.result_files", "ResultFileError"),
     # database variants
     "VARIANT_BLOCK_SIZE": ("variants.build", "VARIANT_BLOCK_SIZE"),
     "FROZEN_VARIANTS_NAME": ("variants.distill", "FROZEN_NAME"),
@@ -117,9 +120,9 @@ __all__ = [
     "Backend", "BackendError", "BackendOptions", "BadInputError", "BenchmarkCase", "CaseError",
     "CaseRecord", "Comparator", "ComparePolicy", "DuckDBSandbox", "ERROR_CLASSES", "ErrorClass",
     "ExecError", "ExecOutcome", "FROZEN_VARIANTS_NAME", "GRADED_STATUSES", "GenerateFn",
-    "GenerationResult", "GoldError", "Grader", "GraderPool", "LLMError", "LLMReply", "Layout",
+    "GenerationResult", "Gold", "GoldError", "Grader", "GraderPool", "LLMError", "LLMReply", "Layout",
     "Limits", "MANIFEST_NAME", "MAX_TRACE_EVENTS", "MAX_TRACE_TEXT", "NOT_A_MODEL",
-    "RECORD_VERSION", "REFUSED", "RUNS_ENV", "Sandbox", "SqlevalError", "SuiteManifest",
+    "RECORD_VERSION", "REFUSED", "RUNS_ENV", "ResultFileError", "Sandbox", "SqlevalError", "SuiteManifest",
     "TRACE_KEY", "TRACE_REPORT_KEY", "Trace", "UsageError", "VARIANT_BLOCK_SIZE", "Verdict",
     "WATCHDOG", "api_key_for", "case_contract", "case_policy", "check_safety",
     "classify_duckdb_error", "client_limits", "clip_trace_text", "collect_cases", "compare",
@@ -127,7 +130,7 @@ __all__ = [
     "engine_name", "ensure_database", "error_classes", "find_manifest_for", "is_mock", "is_url",
     "iter_jsonl", "jsonable", "kind_of", "load_litellm", "load_manifest", "manifest_key_line",
     "mock_label", "model_string", "nested_cut", "open_sandbox", "order_info", "parse_sql",
-    "peer_verdicts", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_text",
+    "peer_verdicts", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_result_file", "read_text",
     "register_backend", "register_engine", "register_error_class", "register_layer",
     "register_layout", "render_trace", "runs_dir", "split_of", "table_names", "write_trace_report",
 ]
@@ -147,6 +150,9 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .cases import MANIFEST_NAME as MANIFEST_NAME
     from .cases import BenchmarkCase as BenchmarkCase
     from .cases import ComparePolicy as ComparePolicy
+    from .cases import Gold as Gold
+    from .cases.result_files import ResultFileError as ResultFileError
+    from .cases.result_files import read_result_file as read_result_file
     from .cases import Layout as Layout
     from .cases import Limits as Limits
     from .cases import SuiteManifest as SuiteManifest

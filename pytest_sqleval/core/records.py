@@ -18,7 +18,9 @@ from typing import Any, Iterable, Mapping
 
 #: 2: status ``undecidable``; ``tie_only``; number kinds integer/decimal/float (were integer/number);
 #: failure kinds no_prediction, unfinished, undecidable_ties; error ``subject``, ``rows_over``/``cap``
-RECORD_VERSION = 2
+#: 3: several golds per case: ``matched_gold`` (index, kind, source of the gold a pass matched),
+#: ``layers.golds`` (each gold tried), ``compare.columns`` / ``column_mapping`` / ``condition_cols``
+RECORD_VERSION = 3
 KNOWN_VERSIONS = range(1, RECORD_VERSION + 1)  # what ``from_json_dict`` reads; a record without one is taken as current
 REQUIRED_KEYS = ("backend", "status")  # what a JSON object must carry to be a case record
 EVIDENCE_CHARS = 2000  # characters of one text value in a record's evidence; the cut is stated
@@ -151,6 +153,8 @@ class CaseRecord:
     grading_ms: float | None = None
     run_metadata: Mapping[str, Any] = field(default_factory=dict)
     sidebyside: Evidence | None = None  # BIRD's and Spider's verdicts where ``compare`` has none
+    #: the gold a pass matched: ``{"index", "kind", "source"}`` (None: a fail, or a record before version 3)
+    matched_gold: Evidence | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     # -- typed views -----------------------------------------------------------------------
@@ -158,6 +162,43 @@ class CaseRecord:
         """A layer's evidence, or an empty mapping where the layer gave none (or something else)."""
         value = self.layers.get(name) if isinstance(self.layers, Mapping) else None
         return value if isinstance(value, Mapping) else {}
+
+    @property
+    def alternative_gold(self) -> bool:
+        """A pass that matched a gold other than the case's first (several golds' leniency)."""
+        return bool(self.passed and self.matched_gold and self.matched_gold.get("index", 0) != 0)
+
+    @property
+    def column_policy(self) -> bool:
+        """A pass that needed a column policy: a predicted column beyond the gold's, or the
+        gold's columns found elsewhere than in place (``columns = "superset"``, ``condition_cols``)."""
+        compare = self.compare or {}
+        mapping = compare.get("column_mapping")
+        if not self.passed or mapping is None:
+            return False
+        gold_width = len(compare.get("gold_kinds") or ())
+        return (list(mapping) != list(range(len(mapping))) or len(compare.get("pred_columns") or ()) != len(mapping)
+                or gold_width != len(mapping))
+
+    @property
+    def gold_label(self) -> str | None:
+        """Which gold the case was graded against, for a report: the gold a pass matched
+        ("gold 1 (sql)", "gold 0 (result gold/q1_a.csv)"), "none (nearest: gold 0)" for a
+        fail, "+ columns by values" where a column policy mattered; None for a case of one SQL
+        gold compared column for column."""
+        golds = self.layer("golds")
+        compare = self.compare or {}
+        by_values = compare.get("column_mapping") is not None
+        if not golds and not by_values:
+            return None
+        if self.passed and self.matched_gold:
+            g = self.matched_gold
+            label = f"gold {g.get('index')} ({'sql' if g.get('kind') == 'sql' else 'result ' + str(g.get('source'))})"
+        elif golds:
+            label = f"none (nearest: gold {golds.get('compared')})"
+        else:
+            label = "none"
+        return label + (" + columns by values" if self.column_policy else "")
 
     @property
     def usage(self) -> Usage:
@@ -192,7 +233,7 @@ class CaseRecord:
             "generation": self.generation.to_json_dict() if self.generation is not None else None,
             "database": self.database, "content_hash": self.content_hash, "engine": self.engine,
             "engine_version": self.engine_version, "grading_ms": self.grading_ms,
-            "run_metadata": self.run_metadata, "sidebyside": self.sidebyside,
+            "run_metadata": self.run_metadata, "sidebyside": self.sidebyside, "matched_gold": self.matched_gold,
         }
         out.update(self.extra)
         return out
@@ -243,6 +284,7 @@ class CaseRecord:
             database=get("database"), content_hash=get("content_hash"), engine=get("engine"),
             engine_version=get("engine_version"), grading_ms=get("grading_ms"),
             run_metadata=_mapping(get("run_metadata")), sidebyside=get("sidebyside"),
+            matched_gold=get("matched_gold"),
             extra={k: v for k, v in data.items() if k not in JSON_KEYS})
 
     @classmethod
@@ -392,4 +434,17 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         engine_version=suite.get("engine_version"),
         grading_ms=verdict.duration_ms if verdict is not None else None,
         run_metadata=suite.get("run_metadata", {}),
+        matched_gold=_matched_gold(case, layers) if status == "passed" else None,
     )
+
+
+def _matched_gold(case: Any, layers: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The gold a pass matched, named by index, kind and source (``layers.golds``), else the
+    case's one gold."""
+    golds = layers.get("golds")
+    if isinstance(golds, Mapping) and golds.get("matched") is not None:
+        entry = next((g for g in golds.get("golds", []) if g.get("index") == golds["matched"]), None)
+        if entry is not None:
+            return {"index": entry["index"], "kind": entry.get("kind", "sql"), "source": entry.get("source")}
+    first = next(iter(getattr(case, "golds", ()) or ()), None)
+    return first.describe() if first is not None else None

@@ -174,11 +174,11 @@ class CaseItem(pytest.Item):
         if self._generation.no_prediction is not None:
             return  # nothing to run: the call phase fails it as no_prediction (verdict.no_prediction)
         try:
-            self._gold = grader.gold(self.case.gold_sql, self.case)
+            self._gold = grader.case_gold(self.case)  # every gold of the case (core.cases.Gold)
         except CaseError as exc:
             msg = f"{self.case.source}: {exc}"
             official = (grader.official(self._generation.sql, self.case.gold_sql, self.case)  # the peers' verdicts
-                        if isinstance(exc, GoldError) else None)
+                        if isinstance(exc, GoldError) and not self.case.several_golds else None)
             self._finish("error", case_error=msg, case_error_kind=exc.kind, sidebyside=official)
             raise CaseSetupError(msg) from None
         if self.manifest.database is None:  # nothing to execute: a judge that cannot answer is an error
@@ -218,7 +218,8 @@ class CaseItem(pytest.Item):
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.sql is None or grader.host is None:
             return
-        gold = self._gold or grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True)
+        gold = self._gold or (None if self.case.several_golds else  # several golds: sent once all are known
+                              grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True))
         if gold is not None:
             grader.submit(generation.sql, gold)
 

@@ -78,6 +78,21 @@ class _Gold:
     nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (parse.nested_limits)
     tables: list[str] = field(default_factory=list)
     table: Any = None  # the baseline Arrow answer
+    index: int = 0  # which of the case's golds (cases.Gold.index); only the first SQL gold's answer is frozen
+    first: bool = True  # the case's first SQL gold
+
+    @property
+    def at(self) -> str:
+        """Where a problem of this gold is: the case, and the gold's index when the case has several."""
+        return f"{self.case.source}: {self.case.id}" + ("" if not self.case.several_golds else f" gold {self.index}")
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case.id, self.index)
+
+    @property
+    def gold_sql(self) -> str:
+        return str(next(g.source for g in self.case.golds if g.index == self.index))
 
 
 @dataclass
@@ -167,6 +182,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
             base.close()
         duck = not is_url(manifest.database) and engine_name(manifest.database) == "duckdb"
         _determinism(golds, manifest, threads, duck, v, out)
+        _check_several_golds(cases, golds, v, out)
 
     layer_path = layer or manifest.root / "semantic_layer.yaml"
     if layer is not None or layer_path.is_file():
@@ -177,7 +193,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
     answers_path = manifest.root / GOLD_ANSWERS
     if golds and content_hash:
         frozen, fresh = _answers(golds, content_hash, engine, engine_version, manifest.name)
-        _check_frozen(answers_path, frozen, fresh, v, out, {g.case.id: g for g in golds})
+        _check_frozen(answers_path, frozen, fresh, v, out, {g.case.id: g for g in golds if g.first})
         if freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
             out(f"{answers_path.name}: already holds these answers; left as it is")
         elif freeze and not v.problems and not v.bad_input:
@@ -204,11 +220,12 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
         variants = grader.variant_set
         for case in cases:
             try:
-                gold = grader.gold(case.gold_sql, case)
+                gold = grader.case_gold(case)
             except CaseError as exc:  # the one left for here: a gold empty on every variant too
                 v.problems.append(f"{case.source}: {case.id}: {exc}")
                 continue
-            variants.for_gold(gold.key, gold.request, gold.sql, grader.engine_dialect, grader.host, gold.elapsed_ms)
+            if gold.sql is not None:  # a result file has no variants
+                variants.for_gold(gold.key, gold.request, gold.sql, grader.engine_dialect, grader.host, gold.elapsed_ms)
         record = variants.frozen_record()
     finally:
         pool.close()
@@ -297,9 +314,9 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
     known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
     bare = {t.lower() for tables in catalog.values() for t in tables}
     golds = []
-    for case in cases:
-        at = f"{case.source}: {case.id}"
-        parsed = parse_sql(case.gold_sql, manifest.dialect)
+    for case, gold in ((c, g) for c in cases for g in c.sql_golds):  # every SQL gold of every case
+        at = f"{case.source}: {case.id}" + ("" if not case.several_golds else f" gold {gold.index}")
+        parsed = parse_sql(gold.source, manifest.dialect)
         if not parsed.ok or parsed.expression is None:
             e = parsed.error or {}
             v.problems.append(f"{at}: gold SQL does not parse: {e.get('message')} (line {e.get('line')}, col {e.get('col')})")
@@ -331,20 +348,21 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
         spec = case_contract(manifest.compare, case, order)
         policy = case_policy(manifest.compare, case)
         ordered = spec.ordered
-        sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else case.gold_sql
+        sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else gold.source
         if ordered and order.augmented_sql:
             sql = order.augmented_sql
         golds.append(_Gold(case, sql, policy, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
                            limit=order.limit, probe_sql=order.probe_sql if ordered else None,
                            key_positions=order.key_positions if ordered else None,
-                           nested_limits=order.nested_limits, tables=tables))
+                           nested_limits=order.nested_limits, tables=tables, index=gold.index,
+                           first=gold is case.sql_golds[0]))
     return golds
 
 
 # -- gold answers -------------------------------------------------------------------------------
 def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None:
     for g in list(golds):
-        at = f"{g.case.source}: {g.case.id}"
+        at = g.at
         outcome = db.run(g.sql)
         if outcome.error is not None:
             v.problems.append(f"{at}: gold fails on the database ({outcome.error.category}): "
@@ -417,29 +435,73 @@ def _determinism(golds: list[_Gold], manifest: Any, threads: tuple[int, ...], du
         variants.append((f"a copy with rows in shuffled order (threads={top})", shuffled))
     else:
         variants.append(("a second run", sandbox(None)))
-    failed: set[str] = set()
+    failed: set[tuple[str, int]] = set()
     for label, open_ in variants:
         db = open_()
         try:
             for g in golds:
-                if g.case.id in failed:
+                if g.key in failed:
                     continue
-                at = f"{g.case.source}: {g.case.id}"
+                at = g.at
                 outcome = db.run(g.sql)
                 if outcome.error is not None:
                     v.problems.append(f"{at}: nondeterministic gold: it fails on {label} "
                                       f"({outcome.error.category}: {outcome.error.message.splitlines()[0]})")
-                    failed.add(g.case.id)
+                    failed.add(g.key)
                     continue
                 res = cmp.compare(g.table, outcome.table, g.spec)
                 if not res.match:
                     v.problems.append(f"{at}: nondeterministic gold: its answer on {label} differs from the first run "
                                       f"({_why(res)})")
-                    failed.add(g.case.id)
+                    failed.add(g.key)
         finally:
             db.close()
     names = "; ".join(label for label, _ in variants)
     out(f"determinism: {len(golds)} golds rerun on {names}: {len(golds) - len(failed)} identical, {len(failed)} differ")
+
+
+def _check_several_golds(cases: list[Any], golds: list[_Gold], v: Validation, out: Out) -> None:
+    """A case's golds against each other: SQL golds that give different answers are flagged
+    (several golds must be alternatives, not mistakes: a warning to read, not a problem), and
+    a case with both SQL and result files must hold its SQL's answer in one of its files (a
+    problem: the file and its SQL disagree). The files were read, typed and checked for
+    shape when the suite was read (``cases.result_files``)."""
+    from ..core import Comparator, ResultFileError, read_result_file
+    cmp = Comparator(threads=2)
+    answers: dict[str, list[_Gold]] = {}
+    for g in golds:
+        if g.table is not None:
+            answers.setdefault(g.case.id, []).append(g)
+    several = [c for c in cases if c.several_golds]
+    flagged = disagreeing = 0
+    for case in several:
+        sql = answers.get(case.id, [])
+        visible = [g.table.select(list(range(g.table.num_columns - g.n_appended))) for g in sql]
+        for g, table in zip(sql[1:], visible[1:]):
+            res = cmp.compare(visible[0], table, replace(sql[0].spec, order_matters=False, sort_keys=None))
+            if not res.match:
+                flagged += 1
+                out(f"warning: {g.at}: gives another answer than gold {sql[0].index} ({_why(res)}); several golds "
+                    "must be alternatives, not mistakes: check it is meant")
+        files = [gold for gold in case.golds if not gold.is_sql]
+        if not sql or not files:
+            continue
+        tables = []
+        for gold in files:
+            try:
+                tables.append((gold, read_result_file(gold.path, gold.types)))
+            except ResultFileError as exc:  # read at collection; changed since?
+                v.problems.append(f"{case.source}: {case.id} gold {gold.index}: {exc}")
+        holds = [gold for gold, table in tables
+                 if any(cmp.compare(table, answer, replace(g.spec, order_matters=False, sort_keys=None)).match
+                        for g, answer in zip(sql, visible))]
+        if tables and not holds:
+            disagreeing += 1
+            v.problems.append(f"{case.source}: {case.id}: none of its result files ({', '.join(g.source for g, _ in tables)}) "
+                              "holds the answer of its gold SQL: the files and the SQL disagree; fix the file or the SQL")
+    if several:
+        out(f"several golds: {len(several)} cases; {flagged} SQL gold(s) flagged as giving another answer than the "
+            f"first; {disagreeing} case(s) whose result files disagree with their SQL")
 
 
 def _why(res: Any) -> str:
@@ -669,7 +731,7 @@ def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version:
     from ..core import kind_of
     answers, fresh = {}, {}
     for g in golds:
-        if g.table is None:
+        if g.table is None or not g.first:  # the frozen answer is the case's first SQL gold's
             continue
         table = g.table
         if g.n_appended:

@@ -81,6 +81,14 @@ class AblationRow:
     held_out_graded: int = 0
     ingredients: list[str] | None = None  # the semantic layer's ingredients it gives the model, when recorded
     step: int | None = None  # its ablation_step; a sort key, not a column
+    #: leniency: passes that matched a gold other than the case's first, passes that needed a
+    #: column policy (superset, condition_cols), passes that needed either
+    alternative_gold_passes: int = 0
+    column_policy_passes: int = 0
+    lenient_passes: int = 0
+    #: case id -> which gold it was graded against (``CaseRecord.gold_label``), for cases with
+    #: several golds, a result-file gold or a column policy
+    gold_matches: dict[str, str] = field(default_factory=dict)
 
     @property
     def graded(self) -> int:
@@ -257,8 +265,14 @@ def ablation_rows(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[Abl
                 row.main_graded += not held
                 row.held_out_passed += held and status == "passed"
                 row.main_passed += not held and status == "passed"
+            label = rec.gold_label
+            if label is not None:
+                row.gold_matches[rec.case_id] = label
             if status == "passed":
                 row.passed += 1
+                row.alternative_gold_passes += rec.alternative_gold
+                row.column_policy_passes += rec.column_policy
+                row.lenient_passes += rec.alternative_gold or rec.column_policy
             elif status == "failed":
                 row.failed += 1
                 cls = rec.error_class or "other"
@@ -378,6 +392,7 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
         lines += ["", f"![accuracy against mean LLM calls]({plot})"]
     elif plot_note:
         lines += ["", f"_{plot_note}_"]
+    lines += _golds_section(rows)
     lines += _held_out_section(rows)
     for section in sections:  # a product's parts (the Vantage course's checkpoints)
         lines += section.markdown(rows)
@@ -389,6 +404,28 @@ def render_markdown(rows: list[AblationRow], *, sources: Sequence[str] = (), plo
                   "|---|" + "---:|" * (len(ERROR_CLASSES) + 3)]
         lines += deltas
     return "\n".join(lines) + "\n"
+
+
+def _golds_section(rows: list[AblationRow]) -> list[str]:
+    """How much the leniency contributed: per configuration, the passes that needed an
+    alternative gold or a column policy, and per case which gold it was graded against."""
+    if not any(r.gold_matches for r in rows):
+        return []
+    lines = ["", "## Several golds and column policies", "",
+             "Passes that matched a gold other than the case's first, or needed a column policy "
+             "(`columns = \"superset\"`, `condition_cols`); *strict* passes needed neither.", "",
+             "| config | passed | via an alternative gold | via a column policy | strict passes | strict exec acc (%) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        strict = r.passed - r.lenient_passes
+        lines.append(f"| {r.config} | {r.passed} | {r.alternative_gold_passes} | {r.column_policy_passes} | {strict} | "
+                     f"{_pct(strict / r.graded if r.graded else None)} |")
+    cases = sorted({c for r in rows for c in r.gold_matches})
+    lines += ["", "Which gold each case was graded against:", "",
+              "| case | " + " | ".join(r.config for r in rows) + " |", "|---|" + "---|" * len(rows)]
+    for case in cases:
+        lines.append(f"| {case} | " + " | ".join(r.gold_matches.get(case, "–") for r in rows) + " |")
+    return lines
 
 
 def _held_out_section(rows: list[AblationRow]) -> list[str]:

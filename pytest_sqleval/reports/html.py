@@ -195,6 +195,7 @@ def _page_data(records: list[CaseRecord], page_dir: Path | None = None) -> dict[
         meta = rec.backend_metadata
         runs.append({
             "c": cases[key], "backend": rec.backend, "status": rec.status, "tie_only": bool(rec.tie_only),
+            "gold": rec.gold_label,
             "error_class": rec.error_class, "failure_kind": rec.failure_kind,
             "explanation": _clip(rec.explanation), "confidence": rec.confidence,
             "sql": _clip(rec.generated_sql, 20_000), "nodeid": rec.nodeid,
@@ -290,5 +291,21 @@ def _static_html(records: list[CaseRecord], summary: dict[str, Any] | None) -> s
     parts = [head, "<h2>Per backend</h2>", _table(["backend", *labels], _summary_rows(summary.get("backends") or {})),
              "<h2>Per suite and backend</h2>",
              _table(["suite · backend", *labels], _summary_rows({k: rates(v) for k, v in sorted(by_suite.items())})),
-             "<h2>Error classes</h2>", _histogram(summary), _ablation(records)]
+             "<h2>Error classes</h2>", _histogram(summary), _golds(records), _ablation(records)]
     return "".join(parts)
+
+
+def _golds(records: list[CaseRecord]) -> str:
+    """Which gold each case matched, and how many passes needed an alternative gold or a
+    column policy (the leniency's share of the pass rate)."""
+    from .ablation import ablation_rows
+    rows = ablation_rows(records)
+    if not any(r.gold_matches for r in rows):
+        return ""
+    body = [[html.escape(r.config), str(r.passed), str(r.alternative_gold_passes), str(r.column_policy_passes),
+             str(r.passed - r.lenient_passes)] for r in rows]
+    table = _table(["backend", "passed", "via an alternative gold", "via a column policy", "strict passes"], body)
+    cases = sorted({c for r in rows for c in r.gold_matches})
+    per_case = _table(["case", *(html.escape(r.config) for r in rows)],
+                      [[html.escape(c), *(html.escape(r.gold_matches.get(c, "–")) for r in rows)] for c in cases])
+    return f"<h2>Several golds and column policies</h2>{table}<p>Which gold each case was graded against:</p>{per_case}"

@@ -68,6 +68,23 @@ def _official_rewrite_lines(rec: CaseRecord) -> list[str]:
             f"its verdict on the rewritten query: {verdict}"]
 
 
+def _golds_lines(golds: Any) -> list[str]:
+    """A case of several golds: the gold the comparison below is against (the nearest), and
+    how the prediction differs from each gold tried."""
+    if not isinstance(golds, Mapping) or not golds.get("golds"):
+        return []
+    out = [f"  golds: compared with the nearest, gold {golds.get('compared')}"
+           + ("" if golds.get("structural", True) else " (a result file: no SQL, no structural layers)")]
+    for g in golds["golds"]:
+        source = g.get("source") or ""
+        source = source if len(source) <= 80 else source[:77] + "..."
+        why = "matches" if g.get("match") else f"differs: {g.get('reason')}"
+        if not g.get("match") and g.get("gold_rows") is not None:
+            why += f" (rows {g.get('pred_rows')} vs gold {g.get('gold_rows')}, columns {len(g.get('gold_columns') or [])} in gold)"
+        out.append(f"    gold {g['index']} [{g.get('kind', 'sql')}] {source}: {why}")
+    return out
+
+
 def render_failure(record: CaseRecord | Mapping[str, Any]) -> str:
     """Short enough for a terminal; the results file has everything."""
     rec = CaseRecord.of(record)
@@ -81,6 +98,7 @@ def render_failure(record: CaseRecord | Mapping[str, Any]) -> str:
            "  predicted SQL:", _sql(rec.generated_sql),
            "  gold SQL:", _sql(rec.gold_sql)]
     layers = rec.layers
+    out += _golds_lines(layers.get("golds"))
     parse = layers.get("parse") or {}
     if parse and not parse.get("ok"):
         err = parse.get("error") or {}

@@ -25,6 +25,8 @@ ENTRY_POINT_GROUP = "pytest_sqleval.backends"
 
 
 async def _gold(case: BenchmarkCase) -> GenerationResult:
+    if not case.gold_sql:  # a case whose golds are result files only: no SQL to give
+        raise NoPrediction(f"case {case.id!r} has result-file golds only: the gold backend has no SQL to give")
     return GenerationResult(case.gold_sql, {"backend": "gold"})
 
 

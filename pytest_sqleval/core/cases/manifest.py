@@ -14,12 +14,13 @@ from ..errors import BadInputError
 from ..numeric import POSITIVE_INT, SECONDS, SEED, THREADS, TOLERANCE, VARIANT_COUNT, Number, NumberError
 from ..textio import read_text
 from .layouts import get_layout, layout_names
-from .model import COLUMN_ORDERS, COMPARE_SETTINGS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
+from .model import COLUMN_ORDERS, COLUMN_RULES, COMPARE_SETTINGS, DEFAULT_DEPRECATED, MANIFEST_NAME, ComparePolicy, SuiteManifest, VariantPolicy
 from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables",
                "replacements"}
-_COMPARE_KEYS = set(COMPARE_SETTINGS)
+_COMPARE_KEYS = set(COMPARE_SETTINGS) - {"condition_cols"}  # one case's gold columns: per case only
+_GOLD_RESULT_KEYS = {"types"}  # [gold_results] types = {column = "SQL type"}: result-file golds' declared types
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
 _CONSTRAINT_KEYS = {"cases", "min_tagged", "max_layer_leakage"}  # values are checked by `validate`
 _VARIANT_KEYS = {"count", "seed", "frozen_columns"}
@@ -31,7 +32,7 @@ _NUMBERS: dict[str, dict[str, Number]] = {
     "variants": {"count": VARIANT_COUNT, "seed": SEED},
 }
 _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS,
-             "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS}
+             "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS, "gold_results": _GOLD_RESULT_KEYS}
 
 
 def manifest_key_line(text: str, key: str) -> int | None:
@@ -74,7 +75,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
-                                line=manifest_key_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants] or [splits]")
+                                line=manifest_key_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants], [splits] or [gold_results]")
         if not isinstance(value, dict):
             raise BadInputError(path, f"'{section}' must be a table", line=manifest_key_line(text, section),
                                 fix=f"write it as a [{section}] section")
@@ -133,6 +134,14 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, f"unknown column order {compare.column_order!r}", line=manifest_key_line(text, "column_order"),
                             field="compare.column_order",
                             fix='write column_order = "position" (columns by position) or "any" (any bijection)')
+    if compare.columns not in COLUMN_RULES:
+        raise BadInputError(path, f"unknown column rule {compare.columns!r}", line=manifest_key_line(text, "columns"),
+                            field="compare.columns",
+                            fix='write columns = "exact" (the gold\'s columns, no more) or "superset" (extra columns allowed)')
+    gold_types = data.get("gold_results", {}).get("types", {})
+    if not isinstance(gold_types, dict) or not all(isinstance(v, str) and v.strip() for v in gold_types.values()):
+        raise BadInputError(path, "must map column names to SQL types", line=manifest_key_line(text, "types"),
+                            field="gold_results.types", fix='write types = { order_date = "DATE", total = "DECIMAL(10,2)" }')
     if "column_order" not in data.get("compare", {}):  # the benchmark's own convention (Spider: any)
         compare = compare.merged(column_order=kind.column_order)
     limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
@@ -162,7 +171,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
                          layout=layout, tables=tables, constraints=dict(data.get("constraints", {})),
-                         variants=variants, held_out=held_out,
+                         variants=variants, held_out=held_out, gold_types=tuple(gold_types.items()),
                          replacements=_replacements(path, text, suite.get("replacements", {})))
 
 

@@ -14,6 +14,9 @@ MANIFEST_NAME = "sqleval.toml"
 DEFAULT_DEPRECATED = ("*_old", "*_v1", "*_bak")
 EXPECTED_SHAPES = ("scalar", "table", "empty")
 COLUMN_ORDERS = ("position", "any")  # ComparePolicy.column_order
+COLUMN_RULES = ("exact", "superset")  # ComparePolicy.columns
+GOLD_KINDS = ("sql", "result")  # Gold.kind
+RESULT_SUFFIXES = (".csv", ".parquet", ".jsonl")  # a result-file gold's formats, by extension
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,26 @@ class ComparePolicy:
     #: resolved against a gold (``for_gold``): the gold output positions of its ORDER BY keys,
     #: ties on which compare as bags; None = all columns. Not a ``[compare]`` key.
     sort_keys: tuple[int, ...] | None = None
+    #: "exact": the prediction returns the gold's columns, no more, no fewer (our default);
+    #: "superset": it may return extra columns, the gold's are found among them by values
+    #: (Spider 2.0's and defog's convention)
+    columns: str = "exact"
+    #: 0-based gold column positions that must be found among the prediction's columns
+    #: (by values, names a tie-breaker); the other gold columns are not compared. None: all.
+    #: Per case only (Spider 2.0's ``condition_cols``); implies the superset column rule.
+    condition_cols: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.sort_keys is not None and not isinstance(self.sort_keys, tuple):
             object.__setattr__(self, "sort_keys", tuple(self.sort_keys))
+        if self.condition_cols is not None and not isinstance(self.condition_cols, tuple):
+            object.__setattr__(self, "condition_cols", tuple(self.condition_cols))
+
+    @property
+    def by_values(self) -> bool:
+        """Columns are matched by values (a bipartite assignment, ``compare.match_columns``),
+        not by position: ``columns = "superset"`` or a ``condition_cols`` list."""
+        return self.columns == "superset" or self.condition_cols is not None
 
     @property
     def ordered(self) -> bool:
@@ -84,6 +103,10 @@ class ComparePolicy:
             wire["column_order"] = self.column_order
         if self.allow_empty:
             wire["allow_empty"] = True
+        if self.columns != "exact":
+            wire["columns"] = self.columns
+        if self.condition_cols is not None:
+            wire["condition_cols"] = list(self.condition_cols)
         return wire
 
     @classmethod
@@ -91,12 +114,44 @@ class ComparePolicy:
         """The policy ``to_wire`` wrote."""
         return cls(order_matters=wire["ordered"], sort_keys=wire.get("sort_keys"),
                    float_rel_tol=wire["float_rel_tol"], float_abs_tol=wire["float_abs_tol"],
-                   column_order=wire.get("column_order", "position"), allow_empty=bool(wire.get("allow_empty", False)))
+                   column_order=wire.get("column_order", "position"), allow_empty=bool(wire.get("allow_empty", False)),
+                   columns=wire.get("columns", "exact"), condition_cols=wire.get("condition_cols"))
 
 
 #: what a suite's ``[compare]`` and the library API's keywords may set (``sort_keys`` is
-#: resolved per gold, never set)
+#: resolved per gold, never set); ``condition_cols`` names one case's gold columns, so a
+#: manifest's ``[compare]`` refuses it (``manifest.py``)
 COMPARE_SETTINGS = tuple(f.name for f in fields(ComparePolicy) if f.name != "sort_keys")
+
+
+@dataclass(frozen=True)
+class Gold:
+    """One acceptable answer of a case: a gold SQL (``kind = "sql"``, ``source`` its text)
+    or a result file (``kind = "result"``, ``source`` its path as the case wrote it,
+    relative to the suite's folder; ``path`` resolved when the suite is read).
+
+    Why a tuple of these beside ``BenchmarkCase.gold_sql``: every caller that knows one
+    gold SQL keeps reading ``gold_sql`` (the first SQL gold); what needs all of them (the
+    grader's alternatives, ``validate``, the record) walks ``BenchmarkCase.golds``, where
+    ``index`` is the gold's place in the case (SQL golds first, in the order written, then
+    the result files) and is what a record names. A result file has no SQL: no structural
+    layer, no variants, no peers' verdicts; ``types`` are its declared column types
+    (``(column name or position, SQL type)``; the rest inferred), the case's over the suite's."""
+
+    index: int
+    kind: str
+    source: str
+    path: Path | None = field(default=None, compare=False)
+    types: tuple[tuple[str | int, str], ...] = ()
+
+    @property
+    def is_sql(self) -> bool:
+        return self.kind == "sql"
+
+    def describe(self) -> dict[str, Any]:
+        """The gold as a record names it: index, kind, source (an SQL cut to one line's worth)."""
+        source = self.source if self.kind == "result" or len(self.source) <= 200 else self.source[:200] + "…"
+        return {"index": self.index, "kind": self.kind, "source": source}
 
 
 @dataclass(frozen=True)
@@ -120,6 +175,25 @@ class BenchmarkCase:
     #: (``read_layout_cases``); None for a case read without a suite (the grader then uses
     #: its suite policy's ``for_case``). Not part of the case's identity or its dict.
     policy: ComparePolicy | None = field(default=None, compare=False, repr=False)
+    #: every acceptable answer (``Gold``): SQL golds first, then result files. Left empty, it
+    #: is the one SQL gold ``gold_sql``; given, ``gold_sql`` is its first SQL gold ("" when
+    #: the case has only result files). A prediction passes if it matches any of them.
+    golds: tuple[Gold, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.golds and self.gold_sql:
+            object.__setattr__(self, "golds", (Gold(0, "sql", self.gold_sql),))
+        elif self.golds and not isinstance(self.golds, tuple):
+            object.__setattr__(self, "golds", tuple(self.golds))
+
+    @property
+    def sql_golds(self) -> tuple[Gold, ...]:
+        return tuple(g for g in self.golds if g.is_sql)
+
+    @property
+    def several_golds(self) -> bool:
+        """More than the one SQL gold every case had before several golds."""
+        return len(self.golds) > 1 or any(not g.is_sql for g in self.golds)
 
     @property
     def case_id(self) -> str:  # seed-000 spelling
@@ -128,13 +202,17 @@ class BenchmarkCase:
     @property
     def content_hash(self) -> str:
         """Identity of what a backend sees; keys the generation cache."""
-        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "policy")}
+        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "policy", "golds")}
+        if self.several_golds:  # a case of one SQL gold keeps the hash it had before several golds
+            payload["golds"] = [[g.kind, g.source] for g in self.golds]
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite", "policy")}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite", "policy", "golds")}
         d["tags"] = list(self.tags)
+        if self.several_golds:
+            d["golds"] = [g.describe() for g in self.golds]
         return d
 
 
@@ -171,6 +249,9 @@ class SuiteManifest:
     #: ``[splits] held_out``: the split whose cases (``"split": NAME`` in their record) are
     #: held out from development; cases without a split are the main set. None: no held-out split.
     held_out: str | None = None
+    #: ``[gold_results] types``: declared column types (name -> SQL type) of every result-file
+    #: gold of the suite; a case's own ``gold_types`` win
+    gold_types: tuple[tuple[str, str], ...] = ()
 
     @property
     def root(self) -> Path:

@@ -14,7 +14,7 @@ from ..errors import BadInputError
 from ..numeric import TOLERANCE, NumberError
 from ..textio import read_text
 from .layouts import Layout, LayoutError, Records, get_layout, layout_names
-from .model import COLUMN_ORDERS, EXPECTED_SHAPES, BenchmarkCase, SuiteManifest
+from .model import COLUMN_ORDERS, COLUMN_RULES, EXPECTED_SHAPES, RESULT_SUFFIXES, BenchmarkCase, Gold, SuiteManifest
 
 ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")  # ids become pytest node ids
 
@@ -35,21 +35,34 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
     obj = dict(obj)
     if "id" not in obj and "qid" in obj:
         obj["id"] = obj.pop("qid")
-    for key in ("id", "question", "gold_sql"):
+    if obj.get("gold_sql") is None and obj.get("gold_results") is not None:
+        obj.pop("gold_sql", None)  # a case of result files only
+        required: tuple[str, ...] = ("id", "question")
+    else:
+        required = ("id", "question", "gold_sql")
+    for key in required:
         val = obj.get(key)
         if val is None:
             hint = did_you_mean(key, [k for k in obj if isinstance(k, str)])
             raise BadInputError(where, f"missing required field{hint}", line=line, field=key,
-                                fix=f'add "{key}": "..." to this line')
+                                fix=f'add "{key}": "..." to this line' + (
+                                    ' (or "gold_results": ["<file>.csv"], a result file relative to the suite)'
+                                    if key == "gold_sql" else ""))
         if isinstance(val, (int,)) and key == "id" and not isinstance(val, bool):
             val = obj[key] = str(val)
+        if key == "gold_sql" and isinstance(val, list):
+            continue  # several gold SQLs: checked by _golds
         if not isinstance(val, str) or not val.strip():
             raise BadInputError(where, f"must be a non-empty string, got {val!r}", line=line, field=key,
-                                fix=f'write "{key}" as a JSON string')
+                                fix=f'write "{key}" as a JSON string' + (
+                                    ', or a list of them (several acceptable golds)' if key == "gold_sql" else ""))
     if not ID_RE.match(obj["id"]):
         raise BadInputError(where, f"id {obj['id']!r} has characters outside [A-Za-z0-9_.-]", line=line,
                             field="id", fix="use ids such as q06 or sales-17; they become pytest node ids")
-    kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": obj.pop("gold_sql")}
+    golds = _golds(obj.pop("gold_sql", None), obj.pop("gold_results", None), obj.pop("gold_types", None), where, line)
+    first_sql = next((g.source for g in golds if g.is_sql), "")
+    kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": first_sql,
+                              "golds": golds}
     for key in _CASE_STR_FIELDS:
         val = obj.pop(key, None)
         if val is not None and not isinstance(val, str):
@@ -87,7 +100,51 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
 
 #: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
 #: ``allow_empty``, which a case declares with ``"expected_shape": "empty"``).
-CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol", "column_order")
+CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol", "column_order", "columns", "condition_cols")
+
+
+def _golds(sql: Any, results: Any, types: Any, where: Path, line: int) -> tuple[Gold, ...]:
+    """A case's golds: ``gold_sql`` (a string, or a non-empty list of strings), then
+    ``gold_results`` (paths of result files relative to the suite's folder: .csv, .parquet,
+    .jsonl), with ``gold_types`` (the result files' declared column types: an object of
+    column name -> SQL type, or a list by position, null = inferred). The files themselves
+    are read when the suite is (``gold_files.check_result_golds``)."""
+    sqls: list[str] = []
+    if sql is not None:
+        listed = sql if isinstance(sql, list) else [sql]
+        if not listed or not all(isinstance(s, str) and s.strip() for s in listed):
+            raise BadInputError(where, f"must be a non-empty string or a non-empty list of them, got "
+                                f"{json.dumps(sql)[:80]}", line=line, field="gold_sql",
+                                fix='write "gold_sql": "SELECT ..." or "gold_sql": ["SELECT ...", "SELECT ..."]')
+        sqls = listed
+    files: list[str] = []
+    if results is not None:
+        listed = results if isinstance(results, list) else [results]
+        if not listed or not all(isinstance(f, str) and f.strip() for f in listed):
+            raise BadInputError(where, f"must be a list of file paths, got {json.dumps(results)[:80]}", line=line,
+                                field="gold_results", fix='write "gold_results": ["gold/q01_a.csv", "gold/q01_b.csv"]')
+        for f in listed:
+            if not f.lower().endswith(RESULT_SUFFIXES):
+                raise BadInputError(where, f"result file {f!r} is not one of {', '.join(RESULT_SUFFIXES)}", line=line,
+                                    field="gold_results", fix="give the gold's result as CSV, Parquet or JSON lines")
+        files = listed
+    declared: tuple[tuple[str | int, str], ...] = ()
+    if types is not None:
+        fix = 'write "gold_types": {"order_date": "DATE", "total": "DECIMAL(10,2)"} (or a list by position)'
+        if isinstance(types, dict) and all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                           for k, v in types.items()):
+            declared = tuple(types.items())
+        elif isinstance(types, list) and all(v is None or (isinstance(v, str) and v.strip()) for v in types):
+            declared = tuple((i, v) for i, v in enumerate(types) if v is not None)
+        else:
+            raise BadInputError(where, f"must map column names to SQL types, got {json.dumps(types)[:80]}", line=line,
+                                field="gold_types", fix=fix)
+        if not files:
+            raise BadInputError(where, "declares column types but the case has no result file", line=line,
+                                field="gold_types", fix='drop "gold_types", or add "gold_results": [...]')
+    out = [Gold(i, "sql", s) for i, s in enumerate(sqls)]
+    out += [Gold(len(sqls) + i, "result", f, path=where.parent / f, types=declared) for i, f in enumerate(files)]
+    return tuple(out)
 
 
 def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
@@ -111,6 +168,21 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                                     field=f"compare.{key}",
                                     fix="write true, false, or leave it out to follow the gold's ORDER BY")
             out[key] = val
+            continue
+        if key == "columns":
+            if val not in COLUMN_RULES:
+                raise BadInputError(where, f"expected \"exact\" or \"superset\", got {json.dumps(val)}", line=line,
+                                    field=f"compare.{key}",
+                                    fix='write "columns": "superset" (extra predicted columns allowed) or "exact"')
+            out[key] = val
+            continue
+        if key == "condition_cols":
+            if not (isinstance(val, list) and val and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                                         for i in val) and len(set(val)) == len(val)):
+                raise BadInputError(where, f"expected a non-empty list of distinct 0-based gold column positions, "
+                                    f"got {json.dumps(val)}", line=line, field=f"compare.{key}",
+                                    fix='write "condition_cols": [0, 2] (the gold columns that must be found)')
+            out[key] = tuple(val)
             continue
         if key == "column_order":
             if val not in COLUMN_ORDERS:
@@ -165,6 +237,7 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
     not declare is bad input (a typo would silently move it to the main set)."""
     cases = [dataclasses.replace(case, policy=manifest.compare.for_case(case))  # the case's one contract
              for case in read_cases(path or manifest.questions, manifest.name, manifest.layout)]
+    cases = [check_result_golds(case, manifest) for case in cases]
     for case in cases:
         split = case.metadata.get(SPLIT_KEY)
         if split is not None and split != manifest.held_out:
@@ -176,6 +249,39 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
                                 fix=f'add [splits] held_out = "{split}" to {manifest.path.name}, or drop the "split" '
                                     "key (cases without one are the main set)")
     return cases
+
+
+def check_result_golds(case: BenchmarkCase, manifest: SuiteManifest) -> BenchmarkCase:
+    """The case with its result-file golds resolved against the suite's folder and their
+    declared types (the case's, then the suite's ``[gold_results] types``), each file read
+    once now: a file that is missing, ragged or cannot be typed, or that lacks a column the
+    case's ``condition_cols`` names, is one collection error naming the case and the file."""
+    if all(g.is_sql for g in case.golds):
+        return case
+    from .result_files import ResultFileError, read_result_file
+    where, _, line = case.source.rpartition(":")
+    lineno = int(line) if line.isdigit() else None
+    golds = []
+    for gold in case.golds:
+        if not gold.is_sql:
+            named = {k for k, _ in gold.types}
+            types = gold.types + tuple((k, v) for k, v in manifest.gold_types if k not in named)
+            gold = dataclasses.replace(gold, path=manifest.root / gold.source, types=types)
+            assert gold.path is not None
+            try:
+                table = read_result_file(gold.path, types)
+            except ResultFileError as exc:
+                raise BadInputError(where, f"case {case.id!r}: {exc}", line=lineno, field="gold_results",
+                                    fix=exc.fix) from None
+            wanted = case.policy.condition_cols if case.policy is not None else None
+            lacking = [i for i in wanted or () if i >= table.num_columns]
+            if lacking:
+                raise BadInputError(where, f"case {case.id!r}: condition_cols names gold column(s) {lacking} but "
+                                    f"result file {gold.path} has {table.num_columns} column(s)", line=lineno,
+                                    field="compare.condition_cols",
+                                    fix=f"name 0-based positions below {table.num_columns}")
+        golds.append(gold)
+    return dataclasses.replace(case, golds=tuple(golds))
 
 
 def split_of(case: BenchmarkCase) -> str:

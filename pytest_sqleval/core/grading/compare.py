@@ -28,7 +28,7 @@ import decimal
 import itertools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -101,6 +101,11 @@ class CompareResult:
     column_order: str = "position"  # the contract's column rule this verdict was made under
     column_permutation: list[int] | None = None  # "any": gold position -> predicted column that matched
     other_column_order: dict[str, Any] | None = None  # the other column rule's verdict, when it differs
+    columns: str = "exact"  # the column rule: "exact", or "superset" (columns matched by values)
+    #: by values (``columns = "superset"`` or ``condition_cols``): per gold column compared
+    #: (``condition_cols``, else all), the predicted column it was matched with (None: none found)
+    column_mapping: list[int | None] | None = None
+    condition_cols: list[int] | None = None  # the gold columns compared, when the case names them
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -276,8 +281,61 @@ class Comparator:
     def compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
         when it differs: by position, whether a bijection of the columns would have matched;
-        under ``any``, that the match needed one (``column_permutation``)."""
+        under ``any``, that the match needed one (``column_permutation``). Columns matched by
+        values (``spec.by_values``): ``by_values``. A gold read from a file with inferred
+        types first reads the prediction's text columns as those types (``coerce_to_file_gold``)."""
+        pred = coerce_to_file_gold(gold, pred, self._cast)
+        if spec.by_values:
+            return self.by_values(gold, pred, spec, lambda g, p, sp: small_match(g, p, sp) or self._compare(g, p, sp))
         return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
+
+    def by_values(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
+                  compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult]) -> CompareResult:
+        """Columns matched by values (``columns = "superset"``, ``condition_cols``): each gold
+        column compared (the ``condition_cols``, else all) is given a distinct predicted
+        column by a bipartite assignment over column signatures (``match_columns``), and the
+        chosen mapping is then checked by ``compare`` by position, so the verdict is the
+        ordinary contract's on those columns. Polynomial: no permutation is ever tried. When
+        that check fails and some gold column had several candidates, the candidates are
+        narrowed by the joint values of the columns already settled and assigned once more."""
+        gid_at = gold.num_columns - 1 if gold.num_columns and gold.column_names[-1] == GID_COLUMN else None
+        width = gid_at if gid_at is not None else gold.num_columns
+        wanted = list(spec.condition_cols) if spec.condition_cols is not None else list(range(width))
+        wanted = [i for i in wanted if i < width]  # a named column the gold lacks: refused at collection / gold time
+        plain = gold.select(wanted)
+        keys = None if spec.sort_keys is None else tuple(wanted.index(k) for k in spec.sort_keys if k in wanted)
+        positional = replace(spec, columns="exact", condition_cols=None, column_order="position",
+                             sort_keys=keys or None if spec.sort_keys is not None else None)
+        side = gold.select(wanted + ([gid_at] if gid_at is not None else []))
+        names = {n.casefold(): j for j, n in reversed(list(enumerate(pred.column_names)))}
+        guess = [names.get(n.casefold()) for n in plain.column_names]  # the gold's names, checked first: what
+        if None not in guess and len(set(guess)) == len(guess):        # most predictions return, at one comparison
+            res = compare(side, pred.select(guess), positional)
+            if res.match:
+                return _by_values_result(res, spec, guess, pred)
+        mapping, candidates = match_columns(plain, pred, spec, self._cast, positions=wanted)
+        found = [j for j in mapping if j is not None]
+        if len(found) < len(wanted):
+            # the rest by name, else position: checked exactly like any mapping (a top-k through a
+            # tie group may hold other values than the gold's own k rows); else the evidence of a mismatch
+            filled = _fill_by_name(plain, pred, mapping)
+            res = compare(side, pred.select(filled) if filled is not None else pred, positional)
+            if filled is not None and res.match:
+                mapping = list(filled)
+            else:
+                res.match = False
+                res.reason = "arity_mismatch" if filled is None or res.reason == "equal" else res.reason
+                res.column_matches = [j is not None for j in mapping]
+                res.gold_columns_found_at = {i: j for i, j in enumerate(mapping) if j is not None}
+        else:
+            res = compare(side, pred.select(found), positional)
+            if not res.match and any(len(c) > 1 for c in candidates):
+                again = refine_columns(plain, pred, mapping, candidates, positional, self._compare)
+                if again is not None and again != mapping:
+                    retry = compare(side, pred.select(again), positional)
+                    if retry.match:
+                        res, mapping = retry, list(again)
+        return _by_values_result(res, spec, mapping, pred)
 
     def _each_column_order(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
                            compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult],
@@ -413,6 +471,11 @@ class Comparator:
                                 "all_tied": candidates is not None and before == 0 and group.num_rows == candidates}
         if unordered:
             info["unordered"] = True
+        if spec.by_values:  # the gold's columns found among the prediction's, the tie group cut alike
+            width = gold.num_columns - (1 if gold.column_names[-1] == GID_COLUMN else 0)
+            wanted = [i for i in (spec.condition_cols or range(width)) if i < width]
+            part = group.select(wanted)
+            return self.by_values(gold, pred, spec, lambda g, p, sp: self._topk(g, part, before, p, sp, info))
         return self._each_column_order(gold, pred, spec, lambda g, p, sp: self._topk(g, group, before, p, sp, info),
                                        prune=False)
 
@@ -468,6 +531,262 @@ class Comparator:
                     found[i] = j
                     break
         return found
+
+
+# -- columns by values --------------------------------------------------------------------------
+def _signature(col: pa.ChunkedArray, kind: str, rows: int) -> tuple[str, int, Any, Any]:
+    """What a column's values are as a multiset, cheap to compare: its class (``null`` for a
+    column of NULLs only; ``number`` for every number kind), its NULL count, its sorted
+    non-NULL values (Python values: ints and Decimals compare exactly, strings, dates and
+    timestamps by value) and, for a number column holding a float, those values as doubles
+    (compared within tolerance)."""
+    nulls = col.null_count
+    if kind == "null" or nulls == rows:
+        return ("null", rows, None, None)
+    values = [v for v in python_values(col) if v is not None]
+    try:
+        ordered = tuple(sorted(values))
+    except TypeError:  # values Python cannot order (nested, mixed): by their text
+        ordered = tuple(sorted(repr(v) for v in values))
+    if kind in NUMBERS:  # a float column's values as doubles, for a comparison within tolerance
+        floats = (np.sort(np.array([float(v) for v in values], dtype=np.float64)) if kind == "float"
+                  and len(values) > SMALL_ROWS else () if kind == "float" else None)
+        return ("number", nulls, ordered, floats)
+    return (kind, nulls, ordered, None)
+
+
+def _same_values(g: tuple[str, int, Any, Any], p: tuple[str, int, Any, Any], spec: ComparePolicy) -> bool:
+    if g[0] != p[0] or g[1] != p[1]:
+        return False
+    if g[0] == "null" or g[2] == p[2]:  # Python's equality is the contract's within one class (1 == 1.0)
+        return True
+    if (g[3] is None and p[3] is None) or len(g[2]) != len(p[2]):  # both exact, or not as many values
+        return False
+    # in one dimension a pairing within tolerance exists iff the sorted values pair in order
+    rel, tol = spec.float_rel_tol, spec.float_abs_tol
+    if len(g[2]) <= SMALL_ROWS:
+        return all(a == b or (a != a and b != b) or abs(a - b) <= tol + rel * max(abs(a), abs(b))
+                   for a, b in zip(sorted(map(float, g[2])), sorted(map(float, p[2]))))
+    a = g[3] if g[3] is not None else np.array([float(v) for v in g[2]], dtype=np.float64)
+    b = p[3] if p[3] is not None else np.array([float(v) for v in p[2]], dtype=np.float64)
+    return bool(np.all((a == b) | np.isclose(a, b, rtol=rel, atol=tol) | (np.isnan(a) & np.isnan(b))))
+
+
+def match_columns(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, cast: Any = None,
+                  positions: list[int] | None = None) -> tuple[list[int | None], list[list[int]]]:
+    """For each gold column, a distinct predicted column holding the same values as a
+    multiset (within tolerance where a float is involved): a maximum bipartite matching
+    (augmenting paths, O(columns^3) at worst) over the candidate pairs each column's
+    signature allows (``_signature``: class, NULL count, sorted values). Names break ties:
+    a gold column tries the predicted column of its own name first (case-insensitive), then
+    the one at its position (``positions``: each column's place in the whole gold, when
+    ``gold`` holds some of its columns), then the rest in order. Returns the mapping (None:
+    no partner) and each gold column's candidates."""
+    rows = gold.num_rows
+    if pred.num_rows != rows:
+        return [None] * gold.num_columns, [[] for _ in range(gold.num_columns)]
+    gsig = [_signature(c, kind_of(f.type), rows) for c, f in zip(gold.columns, gold.schema)]
+    psig = [_signature(c, kind_of(f.type), rows) for c, f in zip(pred.columns, pred.schema)]
+    pnames = [n.casefold() for n in pred.column_names]
+    candidates: list[list[int]] = []
+    for i, (name, sig) in enumerate(zip(gold.column_names, gsig)):
+        same = [j for j, other in enumerate(psig) if _same_values(sig, other, spec)]
+        at = positions[i] if positions is not None else i
+        same.sort(key=lambda j: (pnames[j] != name.casefold(), j != at, j))
+        candidates.append(same)
+    return _assign(candidates, pred.num_columns), candidates
+
+
+def _assign(candidates: list[list[int]], n_pred: int) -> list[int | None]:
+    """A maximum matching of gold columns to predicted ones (Kuhn's augmenting paths), each
+    gold column trying its candidates in their order of preference."""
+    owner: list[int | None] = [None] * n_pred
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in candidates[i]:
+            if seen[j]:
+                continue
+            seen[j] = True
+            current = owner[j]
+            if current is None or augment(current, seen):
+                owner[j] = i
+                return True
+        return False
+    for start in range(len(candidates)):
+        augment(start, [False] * n_pred)
+    mapping: list[int | None] = [None] * len(candidates)
+    for j, gold_col in enumerate(owner):
+        if gold_col is not None:
+            mapping[gold_col] = j
+    return mapping
+
+
+def _codes_of(col: pa.ChunkedArray) -> np.ndarray:
+    """Each row's value as its rank among the column's distinct values (NULL: 0, values from
+    1): two columns holding the same multiset give each value the same code, so rows can be
+    compared across the two results without comparing the values again."""
+    values = python_values(col)
+    present = [v for v in values if v is not None]
+    try:
+        distinct = sorted(set(present))
+    except TypeError:
+        distinct = sorted(set(map(repr, present)))
+        values = [None if v is None else repr(v) for v in values]
+    rank = {v: k + 1 for k, v in enumerate(distinct)}
+    return np.array([0 if v is None else rank[v] for v in values], dtype=np.uint64)
+
+
+MAX_NARROWINGS = 512  # settling steps refine_columns may take for one comparison
+
+
+def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], candidates: list[list[int]],
+                   spec: ComparePolicy, compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult]
+                   ) -> list[int | None] | None:
+    """When the mapping the signatures chose fails the exact check because some gold columns
+    had several candidates (columns holding the same multiset of values): keep a candidate
+    only if, beside the settled columns (the anchors), it holds the gold's rows as a
+    multiset, as far as the value codes (``_codes_of``) tell; settle what that leaves with
+    one candidate, and repeat. Without an anchor, each candidate of the most constrained
+    column is tried as one. Each check sorts one column of row codes: O(columns^3 x rows) at
+    worst, never a permutation. A code collision can only keep a wrong candidate, never
+    drop the right one, and ``compare`` checks the mapping found. None: nothing better."""
+    bag = replace(spec, order_matters=False, sort_keys=None)
+    gcodes = [_codes_of(c) for c in gold.columns]
+    wanted = sorted({j for c in candidates for j in c})
+    pmatrix = np.zeros((pred.num_columns, gold.num_rows), dtype=np.uint64)  # one row of codes per column
+    for j in wanted:
+        pmatrix[j] = _codes_of(pred.column(j))
+
+    def row_keys(codes: list[np.ndarray]) -> np.ndarray:
+        h = np.full(gold.num_rows, _SEED, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for c in codes:
+                h = (h ^ c) * _K1
+                h ^= h >> np.uint64(31)
+        return h
+
+    def narrow(anchors: dict[int, int]) -> list[list[int]] | None:
+        options = [list(c) for c in candidates]
+        while True:
+            used = set(anchors.values())  # a settled predicted column is no other gold column's partner
+            options = [[anchors[i]] if i in anchors else [j for j in c if j not in used] for i, c in enumerate(options)]
+            if not all(options):
+                return None
+            ga, pa_ = row_keys([gcodes[i] for i in anchors]), row_keys([pmatrix[j] for j in anchors.values()])
+            with np.errstate(over="ignore"):
+                for i, c in enumerate(options):
+                    if i in anchors or len(c) <= 1:
+                        continue
+                    want = np.sort((ga ^ gcodes[i]) * _K2)
+                    got = np.sort((pa_ ^ pmatrix[c]) * _K2, axis=1)  # every candidate at once
+                    options[i] = [j for j, same in zip(c, (got == want).all(axis=1)) if same]
+                    if not options[i]:
+                        return None  # a gold column left without a partner: not this way
+            fresh = {i: c[0] for i, c in enumerate(options) if len(c) == 1 and i not in anchors}
+            if not fresh:
+                return options
+            anchors = {**anchors, **fresh}
+
+    def checked(options: list[list[int]]) -> list[int | None] | None:
+        again = _assign(options, pred.num_columns)
+        if any(j is None for j in again) or again == mapping:
+            return None
+        return again if compare(gold, pred.select([j for j in again if j is not None]), bag).match else None
+
+    informative = [len(np.unique(c)) > 1 for c in gcodes]  # a constant column pairs alike with any look-alike
+    budget = [MAX_NARROWINGS]
+
+    def open_columns(options: list[list[int]]) -> list[int]:
+        return [i for i, c in enumerate(options) if len(c) > 1 and informative[i]]
+
+    def complete(options: list[list[int]] | None) -> list[int | None] | None:
+        """Settle the open columns one at a time, each with its first option that leaves
+        every column a partner (greedy: no backtracking below the first level)."""
+        while options is not None and open_columns(options) and budget[0] > 0:
+            pivot = min(open_columns(options), key=lambda i: len(options[i]))  # type: ignore[index]
+            anchors = {i: c[0] for i, c in enumerate(options) if len(c) == 1}
+            for j in options[pivot]:
+                budget[0] -= 1
+                trial = narrow({**anchors, pivot: j})
+                if trial is not None:
+                    options = trial
+                    break
+            else:
+                return None
+        return checked(options) if options is not None else None
+
+    settled = {i: c[0] for i, c in enumerate(candidates) if len(c) == 1}
+    options = narrow(settled)
+    if options is None or not open_columns(options):
+        return checked(options) if options is not None else None
+    # the first open column's options are each tried in turn (one level of backtracking), the
+    # rest settled greedily: at most columns^2 narrowings, never a permutation
+    pivot = min(open_columns(options), key=lambda i: len(options[i]))
+    for j in options[pivot]:
+        found = complete(narrow({**settled, pivot: j}))
+        if found is not None:
+            return found
+    return None
+
+
+def _by_values_result(res: CompareResult, spec: ComparePolicy, mapping: list[int | None] | list[int],
+                      pred: pa.Table) -> CompareResult:
+    res.columns = spec.columns
+    res.column_mapping = list(mapping)
+    res.condition_cols = list(spec.condition_cols) if spec.condition_cols is not None else None
+    res.pred_columns = list(pred.column_names)
+    return res
+
+
+def _fill_by_name(gold: pa.Table, pred: pa.Table, mapping: list[int | None]) -> list[int] | None:
+    """A full mapping for the evidence of a mismatch: the columns found by values, the others
+    by name, else by position among the predicted columns left; None if too few are left."""
+    used = {j for j in mapping if j is not None}
+    free = [j for j in range(pred.num_columns) if j not in used]
+    names = [n.casefold() for n in pred.column_names]
+    out: list[int] = []
+    for i, j in enumerate(mapping):
+        if j is None:
+            if not free:
+                return None
+            by_name = [k for k in free if names[k] == gold.column_names[i].casefold()]
+            j = by_name[0] if by_name else (i if i in free else free[0])
+            free.remove(j)
+        out.append(j)
+    return out
+
+
+def coerce_to_file_gold(gold: pa.Table, pred: pa.Table, cast: Any) -> pa.Table:
+    """A prediction read against a gold from a result file whose types were inferred
+    (``cases.result_files``): a predicted text column is read as the inferred type of a
+    gold column when every value converts (a CSV cannot tell a DATE from its text, nor
+    SQLite a date from a string), the column paired by position first, else the first
+    inferred kind it converts to. Anything else is left as it is."""
+    from ..cases.result_files import inferred_columns
+    inferred = inferred_columns(gold)
+    if not inferred:
+        return pred
+    gold_kinds = {i: kind_of(gold.schema.field(i).type) for i in inferred}
+    wanted = {i: gold.schema.field(i).type for i in inferred if gold_kinds[i] not in ("string", "null")}
+    if not wanted:
+        return pred
+    columns = list(pred.columns)
+    changed = False
+    for j, field_ in enumerate(pred.schema):
+        if kind_of(field_.type) != "string":
+            continue
+        if j < gold.num_columns and j not in wanted and kind_of(gold.schema.field(j).type) == "string":
+            continue  # paired with a text column of the gold: text it stays
+        order = ([j] if j in wanted else []) + [i for i in wanted if i != j]
+        for i in order:
+            try:
+                converted = pc.cast(pred.column(j), wanted[i])
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                continue
+            if converted.null_count == pred.column(j).null_count:
+                columns[j], changed = converted, True
+                break
+    return pa.table(columns, names=pred.column_names) if changed else pred
 
 
 # -- the canonical stack -----------------------------------------------------------------------

@@ -310,24 +310,53 @@ class GradingHandler:
             self._no_result(outcome.error, result, req, out)
             return result
         gold = self._gold_table(req["gold_key"])
-        ties = self._gold_ties(req["gold_key"])
         spec = request_policy(req)
-        result["compare"] = (self.cmp.compare(gold, outcome.table, spec) if ties is None else self.cmp.compare_topk(
-            gold, ties[1], ties[0]["before"], outcome.table, spec, candidates=ties[0].get("candidates"),
-            unordered=bool(ties[0].get("unordered")))).to_dict()
-        stored = self._stored_meta(req["gold_key"]) or {}
-        if stored.get("ambiguous"):  # a LIMIT below the gold's top level cuts through ties: a mismatch is not graded
-            result["compare"]["gold_ambiguous"] = stored["ambiguous"]
-        elif stored.get("alternatives"):
-            result["compare"] = self._other_choice(req["gold_key"], stored["alternatives"], outcome.table, spec,
-                                                   result["compare"])
+        result["compare"] = self._against(req["gold_key"], gold, outcome.table, spec)
         result["pred_preview"] = _preview(outcome.table)
-        result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
-        if req.get("variants") and result["compare"]["match"]:  # a match: graded on the variants too
+        if req.get("alternatives"):  # several golds: the first that matches, else the nearest
+            self._other_golds(req, outcome.table, result)
+        first = result.get("gold_index", req.get("gold_index", 0)) == req.get("gold_index", 0)
+        if req.get("gold_kind", "sql") == "sql" and first:  # the peers' rules read one gold SQL
+            result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        if req.get("variants") and result["compare"]["match"] and first:  # a match: graded on the variants too
             partial(out, {**result, "variants": {"error": "a query on a database variant did not finish in time; "
                                                           "the engine process was killed"}})
             result["variants"] = self.variants({**req["variants"], "sql": req["sql"]}, out)
         return result
+
+    def _against(self, key: str, gold: Any, pred: Any, spec: ComparePolicy) -> dict[str, Any]:
+        """The prediction's result against one stored gold answer: tie-aware where its LIMIT
+        cuts a tie group, against its other valid answers where a LIMIT below its top level does."""
+        ties = self._gold_ties(key)
+        compare = (self.cmp.compare(gold, pred, spec) if ties is None else self.cmp.compare_topk(
+            gold, ties[1], ties[0]["before"], pred, spec, candidates=ties[0].get("candidates"),
+            unordered=bool(ties[0].get("unordered")))).to_dict()
+        stored = self._stored_meta(key) or {}
+        if stored.get("ambiguous"):  # a LIMIT below the gold's top level cuts through ties: a mismatch is not graded
+            compare["gold_ambiguous"] = stored["ambiguous"]
+        elif stored.get("alternatives"):
+            compare = self._other_choice(key, stored["alternatives"], pred, spec, compare)
+        return compare
+
+    def _other_golds(self, req: dict[str, Any], pred: Any, result: dict[str, Any]) -> None:
+        """A case of several golds: the prediction against each of the others in turn until
+        one matches (each gold's answer stored once; one comparison per gold). ``golds`` says
+        how it compared with each gold tried; ``gold_index`` is the gold whose comparison
+        ``compare`` now holds: the one it matched, else the nearest (``nearness``)."""
+        first = req.get("gold_index", 0)
+        tried = [(first, result["compare"])]
+        for alt in req["alternatives"]:
+            if tried[-1][1]["match"]:
+                break
+            try:
+                gold = self._gold_table(alt["gold_key"])
+            except OSError:  # not stored (it failed): no evidence from it
+                continue
+            tried.append((alt["index"], self._against(alt["gold_key"], gold, pred, request_policy(alt))))
+        index, chosen = max(tried, key=lambda t: nearness(t[1]))
+        result["golds"] = [{"index": i, **gold_summary(c)} for i, c in tried]
+        result["gold_index"] = index
+        result["compare"] = chosen
 
     def _no_result(self, error: Any, result: dict[str, Any], req: dict[str, Any], out: Any) -> None:
         """A candidate that gave no result. Stopped at a cap with more rows read than the gold
@@ -649,6 +678,25 @@ def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
     if len(rows) == 2 and rows[0] == rows[1]:
         return f"a LIMIT {k} inside a subquery cuts through rows tied on its ORDER BY keys"
     return None
+
+
+_REASON_RANK = {"equal": 5, "order_only": 4, "values": 3, "row_count": 2, "type_mismatch": 1, "arity_mismatch": 0}
+
+
+def nearness(compare: dict[str, Any]) -> tuple[Any, ...]:
+    """How near a prediction came to one gold (greater: nearer): a match, then how far its
+    comparison got (order only, values, row count, types, columns), then its rows' F1, its
+    cells' overlap and the difference in row count. Ties go to the earlier gold (max keeps
+    the first)."""
+    return (bool(compare.get("match")), _REASON_RANK.get(compare.get("reason", ""), -1),
+            compare.get("row_f1") or 0.0, compare.get("cell_overlap") or 0.0,
+            -abs(compare.get("cardinality_delta") or 0))
+
+
+def gold_summary(compare: dict[str, Any]) -> dict[str, Any]:
+    """One gold's comparison in a few fields, for the record's list of golds tried."""
+    return {k: compare.get(k) for k in ("match", "reason", "gold_rows", "pred_rows", "row_f1", "gold_columns",
+                                        "column_mapping")}
 
 
 def _degenerate(table: Any) -> bool:

@@ -30,6 +30,18 @@ class GoldAnswer:
     ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
     ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
     analysis: "GoldAnalysis | None" = field(default=None, repr=False, compare=False)  # the structure layer's gold side
+    #: which of its case's golds this is (``cases.Gold``): its index, kind ("sql" | "result")
+    #: and source (the SQL, or the result file's path); a result file has no SQL, tree or analysis
+    index: int = 0
+    kind: str = "sql"
+    source: str = ""
+    #: the case's other golds (the first answer carries them): a prediction that does not
+    #: match this one is compared with each of them in turn (``engine_side._other_golds``)
+    alternatives: "list[GoldAnswer]" = field(default_factory=list, repr=False, compare=False)
+
+    def by_index(self, index: int) -> "GoldAnswer":
+        """This gold or the alternative of that index."""
+        return next((g for g in [self, *self.alternatives] if g.index == index), self)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows": self.rows, "columns": self.columns, "types": self.types,
@@ -38,4 +50,5 @@ class GoldAnswer:
                 "elapsed_ms": self.elapsed_ms, "preview": self.preview,
                 "ties": {k: v for k, v in self.ties.items()
                          if k in ("limit", "before", "group_rows", "candidates", "unordered")}
-                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {})}
+                if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {}),
+                **({"kind": self.kind} if self.kind != "sql" else {})}

@@ -138,6 +138,71 @@ class SuiteGrader:
                                 "answer is intended, set \"expected_shape\": \"empty\" on the case")
         return answer
 
+    def case_gold(self, case: BenchmarkCase) -> GoldAnswer:
+        """Every gold of a case, each computed (or read from the gold store) once: the first
+        as the answer the layers read, the others as its ``alternatives``. A case of one SQL
+        gold gets exactly ``gold(case.gold_sql, case)``. Any gold that cannot be trusted is the
+        case's ``GoldError`` (several golds must all be sound; ``validate`` says which)."""
+        golds = case.golds if self.host is not None else case.sql_golds  # a file gold needs a database
+        if not golds:
+            raise GoldError("the case's golds are result files, and a result needs a database to run the prediction")
+        answers = []
+        for g in golds:
+            try:
+                answer = self.gold(g.source, case) if g.is_sql else self.result_gold(g, case)
+            except GoldError as exc:
+                if len(golds) == 1:
+                    raise
+                raise GoldError(f"gold {g.index} ({g.kind}{'' if g.is_sql else ' ' + g.source}): {exc}") from None
+            answers.append(replace(answer, index=g.index, kind=g.kind, source=g.source))
+        answers[0].alternatives = answers[1:]
+        return answers[0]
+
+    def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
+        """A result-file gold (``cases.Gold`` of kind "result") as a gold answer: the file read
+        typed (``cases.result_files``) and stored in the gold store under a key of its bytes,
+        its declared types and the case's policy, so the engine process compares with it as
+        with any gold. No SQL: no tree, tables or analysis; rows in order only when the case
+        says ``order_matters``."""
+        from types import SimpleNamespace
+
+        from ..cases.result_files import ResultFileError, read_result_file
+        from .compare import preview_rows
+        from .engine_side import _store
+        policy = case_policy(self.policy, case).for_gold(SimpleNamespace(ordered=False, sort_keys=None))
+        path = Path(gold.path)
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise GoldError(f"result file {path} cannot be read ({exc})") from None
+        key = hashlib.sha256(json.dumps(["result", digest, [list(t) for t in gold.types], policy.to_wire()],
+                                        sort_keys=True, default=str).encode()).hexdigest()[:40]
+        meta = self._cached_gold(key)
+        if meta is None:
+            try:
+                table = read_result_file(path, gold.types)
+            except ResultFileError as exc:
+                raise GoldError(f"{exc}; fix: {exc.fix}") from None
+            meta = {"rows": table.num_rows, "columns": table.column_names, "types": [str(t) for t in table.schema.types],
+                    "elapsed_ms": 0.0, "problem": None, "preview": preview_rows(table, 5), "kind": "result"}
+            _store(self.gold_dir, key, table, meta)
+            meta = {**meta, "cached": False}
+        self._check_condition_cols(policy, meta["columns"])
+        empty = meta["rows"] == 0 and not policy.allow_empty
+        if empty:
+            raise GoldError("the result file has no rows; an empty gold cannot tell a right answer from a wrong one. "
+                            "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
+        return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
+                          cached=bool(meta.get("cached")), policy=policy, tables=[], joins={},
+                          preview=meta.get("preview", []), kind="result", source=gold.source)
+
+    @staticmethod
+    def _check_condition_cols(policy: ComparePolicy, columns: list[str]) -> None:
+        lacking = [i for i in policy.condition_cols or () if i >= len(columns)]
+        if lacking:
+            raise GoldError(f"condition_cols names gold column(s) {lacking}, but the gold has {len(columns)} "
+                            f"column(s) ({', '.join(columns)}); fix: name 0-based positions below {len(columns)}")
+
     def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None, *,
                     ask_ahead: bool = False) -> GoldAnswer | None:
         """The gold answer if it is stored already, else None: never waits, never raises.
@@ -188,6 +253,7 @@ class SuiteGrader:
         if meta.get("problem"):
             raise GoldError(f"gold query is {meta['problem']}" if meta["problem"].startswith("nondet")
                             else f"gold query is ambiguous: {meta['problem']}")
+        self._check_condition_cols(policy, meta["columns"])
         empty = meta["rows"] == 0 and not policy.allow_empty
         if empty and self.variant_set is None:
             raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
@@ -292,6 +358,7 @@ class SuiteGrader:
         for layer in self.layers:
             if not layer.ahead:
                 run_layer(layer, c)
+        gold, gold_sql = self._against_compared_gold(c, gold, gold_sql)
         evidence = Evidence(sql=sql, layers=c.layers, stale=c.stale, executed="execution" in c.layers,
                             joins_gold=gold.joins, tree=c.tree, executed_sql=c.executed_sql,
                             gold_sql=gold_sql, question=question, engine=self.engine)
@@ -308,6 +375,29 @@ class SuiteGrader:
         verdict = decide(evidence, assessment, classified, judgement=judgement, mode=judge_mode, classifier=classifier)
         c.budget.pause()
         return replace(verdict, duration_ms=round((time.perf_counter() - start) * 1000, 3))
+
+    def _against_compared_gold(self, c: Candidate, gold: GoldAnswer, gold_sql: str | None
+                               ) -> tuple[GoldAnswer, str | None]:
+        """A case of several golds is diagnosed and classified against the gold its record
+        shows (the one matched, else the nearest): the structure and stale layers run again
+        against that gold when it is another SQL gold; a result-file gold has no SQL, so no
+        structural evidence. Returns that gold and its SQL."""
+        golds = c.layers.get("golds")
+        if golds is None or golds.compared == gold.index:
+            if gold.kind != "sql":
+                c.layers.pop("structure", None)
+                return gold, None
+            return gold, gold_sql
+        compared = gold.by_index(golds.compared)
+        if compared.kind != "sql":
+            c.layers.pop("structure", None)
+            return compared, None
+        c.gold = compared
+        for layer in self.layers:
+            if layer.name in ("structure", "stale"):
+                c.stale = [] if layer.name == "stale" else c.stale
+                run_layer(layer, c)
+        return compared, compared.source
 
     def _diagnose(self, evidence: Evidence, classified: Classification, budget: Budget) -> dict[str, Any]:
         """The pipeline's diagnose step: why a failure failed, for its failure text (under the

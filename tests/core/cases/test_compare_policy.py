@@ -129,6 +129,8 @@ FIELD_VALUES = {
     "allow_empty": st.booleans(),
     "column_order": st.sampled_from(["position", "any"]),
     "sort_keys": st.one_of(st.none(), st.lists(st.integers(-8, 64), max_size=6).map(tuple)),
+    "columns": st.sampled_from(["exact", "superset"]),
+    "condition_cols": st.one_of(st.none(), st.lists(st.integers(0, 64), min_size=1, max_size=6, unique=True).map(tuple)),
 }
 
 

@@ -74,6 +74,9 @@ class CompareEvidence(RecordView):
     column_order: str = "position"
     column_permutation: list[int] | None = None
     other_column_order: dict[str, Any] | None = None
+    columns: str = "exact"
+    column_mapping: list[int | None] | None = None
+    condition_cols: list[int] | None = None
     gold_ambiguous: str | None = None
     sidebyside: dict[str, Any] | None = None
 
@@ -88,7 +91,42 @@ class CompareEvidence(RecordView):
         return cls(**record)
 
 
+def golds_evidence(c: Candidate, answer: dict[str, Any], compare: dict[str, Any]) -> GoldsEvidence:
+    """The engine's answer on a case's several golds, each gold named by kind and source."""
+    index = answer.get("gold_index", c.gold.index)
+    tried = answer.get("golds") or [{"index": c.gold.index, "match": compare.get("match"),
+                                     "reason": compare.get("reason")}]
+    named = []
+    for entry in tried:
+        gold = c.gold.by_index(entry["index"])
+        source = gold.source if gold.kind == "result" or len(gold.source) <= 200 else gold.source[:200] + "…"
+        named.append({**entry, "kind": gold.kind, "source": source})
+    return GoldsEvidence(matched=index if compare.get("match") else None, compared=index, golds=named,
+                         structural=c.gold.by_index(index).kind == "sql")
+
+
 _COMPARE_FIELDS = tuple(f for f in CompareEvidence.__dataclass_fields__ if f not in ("gold_ambiguous", "sidebyside"))
+
+
+@dataclass(frozen=True, slots=True)
+class GoldsEvidence(RecordView):
+    """A case of several golds (or a result-file gold): which gold the prediction matched
+    (``matched``: its index, None when none did), which gold's comparison ``compare`` holds
+    (``compared``: the matched one, else the nearest), and how it compared with each gold
+    tried, each named by index, kind and source. ``structural``: the compared gold has SQL
+    (a result file has no structural layers, no variants and no peers' verdicts)."""
+
+    matched: int | None
+    compared: int
+    golds: list[dict[str, Any]] = field(default_factory=list)
+    structural: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matched": self.matched, "compared": self.compared, "golds": self.golds,
+                "structural": self.structural}
+
+    def gold(self, index: int | None) -> dict[str, Any] | None:
+        return next((g for g in self.golds if g["index"] == index), None)
 
 
 class ExecutionLayer:
@@ -112,6 +150,8 @@ class ExecutionLayer:
                 execution["over_cap"] = answer["over_cap"]
             if answer.get("sidebyside") is not None:  # no result of ours: the peers' verdicts stand alone
                 c.layers["official"] = OfficialEvidence(sidebyside=answer["sidebyside"])
+            if compare is not None and (c.gold.alternatives or c.gold.kind != "sql"):
+                c.layers["golds"] = golds_evidence(c, answer, compare)
         except HostTimeout as exc:
             execution = timeout_record(str(exc), round((time.perf_counter() - c.sent_at) * 1000, 3), exc.over_limit)
         except HostCrashed as exc:  # the engine failed on this query, or died: not a timeout

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
 
 from .base import Candidate
 
@@ -24,8 +25,13 @@ class SendLayer:
             c.layers["parse"] = replace(c.layers["parse"], layer_error="recursion: not transpiled, executed as written")
         c.sent_at = time.perf_counter()
         gold = c.gold
-        payload = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.policy.to_wire(), "gold_sql": gold.sql}
-        chosen = grader.variant_set.known(gold.key, gold.sql) if grader.variant_set is not None else None
+        payload: dict[str, Any] = {"sql": c.executed_sql, "gold_key": gold.key, "spec": gold.policy.to_wire(),
+                                   "gold_sql": gold.sql}
+        if gold.alternatives or gold.kind != "sql":  # several golds: the engine compares with each until one matches
+            payload.update(gold_index=gold.index, gold_kind=gold.kind, alternatives=[
+                {"gold_key": alt.key, "spec": alt.policy.to_wire(), "index": alt.index} for alt in gold.alternatives])
+        chosen = (grader.variant_set.known(gold.key, gold.sql)
+                  if grader.variant_set is not None and gold.sql is not None else None)
         if chosen is not None and not c.same_sql_as_gold:
             # The engine runs a match on the variants in the same request, while this
             # process goes on with the case: the wait for them overlaps pytest's work.

@@ -78,6 +78,9 @@ class VariantsLayer:
         grader, compare = c.grader, c.layers.get("compare")
         if grader.variant_set is None or c.ticket is None or not (isinstance(compare, CompareEvidence) and compare.match):
             return
+        golds = c.layers.get("golds")
+        if c.gold.sql is None or (golds is not None and golds.compared != c.gold.index):
+            return  # matched a result file, or another gold than the first: its variants are the first gold's
         c.budget.pause()  # executions, under the engine's limits
         answer: dict[str, Any]
         try:
