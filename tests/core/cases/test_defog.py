@@ -202,7 +202,6 @@ def test_a_csv_questions_file_is_collected_and_other_csvs_beside_it_are_not(pyte
     assert "predictions.csv" not in out  # the manifest names the questions file; a results CSV is not a suite
 
 
-@pytest.mark.xfail(reason="needs the golds branch", strict=False)
 def test_defog_suite_grades_end_to_end(pytester: pytest.Pytester) -> None:
     shutil.copytree(FIXTURE, pytester.path / "defog")
     result = pytester.runpytest("defog", "--sqleval-backend=predictions:defog/predictions.csv", "-p", "no:cacheprovider")

@@ -153,7 +153,6 @@ def test_a_folder_of_result_csvs_or_of_nothing_is_refused(tmp_path: Path) -> Non
         read_predictions(tmp_path)
 
 
-@pytest.mark.xfail(reason="needs the golds branch", strict=False)
 def test_spider2_lite_suite_grades_end_to_end(pytester: pytest.Pytester) -> None:
     shutil.copytree(FIXTURE, pytester.path / "spider2-lite")
     result = pytester.runpytest("spider2-lite", "--sqleval-backend=predictions:spider2-lite/submission",
