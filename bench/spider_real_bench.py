@@ -88,6 +88,11 @@ def prepare(spider: Path, pred: Path, out: Path) -> tuple[Path, Path, Path, int,
     tables = [t for t in json.loads((spider / "tables.json").read_text()) if t["db_id"] in present]
     (suite / "tables.json").write_text(json.dumps(tables))
     (suite / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\ntables = "tables.json"\n')
+    isolated = fresh(out / "spider_dev_process")  # the same questions, every query in the engine process
+    for name in ("database", "dev.json", "tables.json"):
+        (isolated / name).symlink_to(suite / name)
+    (isolated / "sqleval.toml").write_text((suite / "sqleval.toml").read_text().replace("spider_dev", "spider_dev_process")
+                                           + '[limits]\nisolation = "process"\n')
     gold = out / "dev_gold.sql"
     gold.write_text("".join(f"{' '.join(c['query'].split())}\t{c['db_id']}\n" for c, _ in kept))
     pred_file = out / "pred.sql"
@@ -147,6 +152,13 @@ def _statuses(records: list[dict[str, Any]], indices: list[int]) -> dict[str, in
     return out
 
 
+def sqlglot_build() -> str:
+    """sqlglot's version, and whether its mypyc-compiled build (sqlglotc, the ``fast`` extra) is loaded."""
+    import sqlglot
+    import sqlglot.expressions.core as core
+    return f"{sqlglot.__version__} ({'compiled' if not core.__file__.endswith('.py') else 'pure Python'})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spider", type=Path, required=True, help="Spider folder: dev.json, tables.json, database/")
@@ -154,13 +166,15 @@ def main() -> None:
     ap.add_argument("--official", type=Path, required=True, help="a checkout of taoyds/test-suite-sql-eval")
     ap.add_argument("--official-python", default=sys.executable, help="a Python with nltk, sqlparse and tqdm")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--isolation-ab", action="store_true",
+                    help="also run ours with every query in the engine process ([limits] isolation = \"process\")")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "spider_real.json")
     args = ap.parse_args()
     report = Report()
     fresh(WORK)
     suite, gold, pred, n, missing = prepare(args.spider.resolve(), args.pred.resolve(), WORK)
     left_out = f"; left out (database file absent): {', '.join(missing)}" if missing else ""
-    print(f"== real Spider dev: {n} questions{left_out} ({load()})", flush=True)
+    print(f"== real Spider dev: {n} questions{left_out}; sqlglot {sqlglot_build()} ({load()})", flush=True)
     nltk_data = WORK / "nltk_data"
     subprocess.run([args.official_python, "-c", PUNKT, str(nltk_data)], check=True)
     official_cmd = [args.official_python, str(args.official.resolve() / "evaluation.py"), "--gold", str(gold),
@@ -171,7 +185,11 @@ def main() -> None:
     common = [str(suite), f"--sqleval-backend=predictions:{pred}", f"--sqleval-cache-dir={cache}",
               f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no", "-rN",
               "--no-header"]
-    kinds = {"official": [], "serial, cold": [], "serial, warm (gold cached)": [], "-n 2, cold": []}
+    kinds: dict[str, list[float]] = {"official": [], "serial, cold": [], "serial, warm (gold cached)": [],
+                                     "-n 2, cold": [], "serial, cold, isolation = process": [],
+                                     "serial, warm, isolation = process": []}
+    process_common = [str(WORK / "spider_dev_process"), *common[1:]]
+    process_common[2] = f"--sqleval-cache-dir={WORK / 'cache-process'}"
     cpu: dict[str, list[float]] = {k: [] for k in kinds}
     loads, accuracy, records = [], 0.0, []
     for _ in range(args.repeat):
@@ -180,11 +198,16 @@ def main() -> None:
         accuracy = official_accuracy(proc)
         kinds["official"].append(wall)
         cpu["official"].append(used)
-        for name, extra, cold in (("serial, cold", [], True), ("serial, warm (gold cached)", [], False),
-                                  ("-n 2, cold", ["-n", "2"], True)):
+        for name, args_of, cold in (("serial, cold", common, True), ("serial, warm (gold cached)", common, False),
+                                    ("-n 2, cold", [*common, "-n", "2"], True),
+                                    ("serial, cold, isolation = process", process_common, True),
+                                    ("serial, warm, isolation = process", process_common, False)):
+            if not args.isolation_ab and "isolation" in name:
+                continue
             if cold:
                 fresh(cache)
-            wall, used, proc = timed(pytest_cmd(*common, *extra), WORK)
+                fresh(WORK / "cache-process")
+            wall, used, proc = timed(pytest_cmd(*args_of), WORK)
             check(proc)
             kinds[name].append(wall)
             cpu[name].append(used)
@@ -196,7 +219,7 @@ def main() -> None:
                note=f"execution accuracy {accuracy:.3f}; CPU {base_cpu:.2f} s; {at_load}")
     targets = {"serial, cold": 1.3, "serial, warm (gold cached)": 1.0}
     for name, samples in kinds.items():
-        if name == "official":
+        if name == "official" or not samples:
             continue
         value, used = median(samples), median(cpu[name])
         target = targets.get(name)
@@ -214,7 +237,7 @@ def main() -> None:
                     f"{agree['spider_differ'][:20]}); the official scores {agree['official_right']} right")
     report.add("spider-real", "agreement: our strict verdict (passed) = the official's", agree["strict_same"], "",
                note=f"of {n}; the {agree['strict_differ']} that differ are ours {agree['strict_statuses']}")
-    report.extra.update({"questions": n, "left_out_databases": missing, "loads": loads, "cpu_s": cpu,
+    report.extra.update({"sqlglot": sqlglot_build(), "questions": n, "left_out_databases": missing, "loads": loads, "cpu_s": cpu,
                          "agreement": agree})
     report.save(args.out)
 

@@ -28,6 +28,10 @@ class Limits:
     max_bytes: int = 2 * 1024**3
     memory_limit: str = "2GB"
     threads: int = 1
+    #: where queries run: ``auto`` runs an engine that enforces every limit itself (SQLite:
+    #: progress handler, interrupt, hard heap limit, authorizer) in the grading process, the
+    #: others in the engine process; ``process``: every engine in the engine process
+    isolation: str = "auto"
 
 
 @dataclass
