@@ -303,8 +303,8 @@ class InProcessEngine:
             from .shared import display_location
             ticket.error = HostOpError(f"cannot open {display_location(pickle.loads(key).get('database'))}: {exc}")
             return
-        try:
-            ticket.value = server.serve(op, payload, None)
+        try:  # the answer as the pipe would give it: a copy, never the handler's own (cached) objects
+            ticket.value = pickle.loads(pickle.dumps(server.serve(op, payload, None), protocol=pickle.HIGHEST_PROTOCOL))
         except Exception as exc:
             ticket.error = HostOpError(f"{type(exc).__name__}: {exc}")
 
