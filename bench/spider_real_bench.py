@@ -100,10 +100,19 @@ def prepare(spider: Path, pred: Path, out: Path) -> tuple[Path, Path, Path, int,
     return suite, gold, pred_file, len(kept), missing
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """Wall and CPU seconds (user + system of the process and its children) of one command."""
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None,
+          code: Path | None = None) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall and CPU seconds (user + system of the process and its children) of one command;
+    with ``code``, the plugin imported from that checkout instead of this one."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall, proc = run(cmd, cwd=cwd, env=env)
+    if code is None:
+        wall, proc = run(cmd, cwd=cwd, env=env)
+    else:
+        full_env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE")}
+        full_env["PYTHONPATH"] = str(code)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=str(cwd), env=full_env, capture_output=True, text=True, timeout=900)
+        wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc
 
@@ -166,6 +175,8 @@ def main() -> None:
     ap.add_argument("--official", type=Path, required=True, help="a checkout of taoyds/test-suite-sql-eval")
     ap.add_argument("--official-python", default=sys.executable, help="a Python with nltk, sqlparse and tqdm")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline-code", type=Path, default=None, metavar="DIR",
+                    help="also run ours from this checkout (an earlier commit), serial cold and warm, in turn")
     ap.add_argument("--isolation-ab", action="store_true",
                     help="also run ours with every query in the engine process ([limits] isolation = \"process\")")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "spider_real.json")
@@ -187,7 +198,8 @@ def main() -> None:
               "--no-header"]
     kinds: dict[str, list[float]] = {"official": [], "serial, cold": [], "serial, warm (gold cached)": [],
                                      "-n 2, cold": [], "serial, cold, isolation = process": [],
-                                     "serial, warm, isolation = process": []}
+                                     "serial, warm, isolation = process": [],
+                                     "baseline code: serial, cold": [], "baseline code: serial, warm": []}
     process_common = [str(WORK / "spider_dev_process"), *common[1:]]
     process_common[2] = f"--sqleval-cache-dir={WORK / 'cache-process'}"
     cpu: dict[str, list[float]] = {k: [] for k in kinds}
@@ -198,19 +210,23 @@ def main() -> None:
         accuracy = official_accuracy(proc)
         kinds["official"].append(wall)
         cpu["official"].append(used)
+        print(f"  official: {wall:.2f} s wall, {used:.2f} s CPU ({load()})", flush=True)
         for name, args_of, cold in (("serial, cold", common, True), ("serial, warm (gold cached)", common, False),
                                     ("-n 2, cold", [*common, "-n", "2"], True),
                                     ("serial, cold, isolation = process", process_common, True),
-                                    ("serial, warm, isolation = process", process_common, False)):
-            if not args.isolation_ab and "isolation" in name:
+                                    ("serial, warm, isolation = process", process_common, False),
+                                    ("baseline code: serial, cold", common, True),
+                                    ("baseline code: serial, warm", common, False)):
+            if (not args.isolation_ab and "isolation" in name) or (args.baseline_code is None and "baseline" in name):
                 continue
             if cold:
                 fresh(cache)
                 fresh(WORK / "cache-process")
-            wall, used, proc = timed(pytest_cmd(*args_of), WORK)
+            wall, used, proc = timed(pytest_cmd(*args_of), WORK, code=args.baseline_code if "baseline" in name else None)
             check(proc)
             kinds[name].append(wall)
             cpu[name].append(used)
+            print(f"  {name}: {wall:.2f} s wall, {used:.2f} s CPU ({load()})", flush=True)
             if name.startswith("serial, warm"):
                 records = read_records(results)
     at_load = f"1-min load at each turn: {', '.join(f'{x:.1f}' for x in loads)}"
