@@ -88,11 +88,11 @@ def prepare(spider: Path, pred: Path, out: Path) -> tuple[Path, Path, Path, int,
     tables = [t for t in json.loads((spider / "tables.json").read_text()) if t["db_id"] in present]
     (suite / "tables.json").write_text(json.dumps(tables))
     (suite / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\ntables = "tables.json"\n')
-    isolated = fresh(out / "spider_dev_process")  # the same questions, every query in the engine process
+    isolated = fresh(out / "spider_dev_in_process")  # the same questions, SQLite in the grading process
     for name in ("database", "dev.json", "tables.json"):
         (isolated / name).symlink_to(suite / name)
-    (isolated / "sqleval.toml").write_text((suite / "sqleval.toml").read_text().replace("spider_dev", "spider_dev_process")
-                                           + '[limits]\nisolation = "process"\n')
+    (isolated / "sqleval.toml").write_text((suite / "sqleval.toml").read_text().replace("spider_dev", "spider_dev_in_process")
+                                           + '[limits]\nisolation = "auto"\n')
     gold = out / "dev_gold.sql"
     gold.write_text("".join(f"{' '.join(c['query'].split())}\t{c['db_id']}\n" for c, _ in kept))
     pred_file = out / "pred.sql"
@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--baseline-code", type=Path, default=None, metavar="DIR",
                     help="also run ours from this checkout (an earlier commit), serial cold and warm, in turn")
     ap.add_argument("--isolation-ab", action="store_true",
-                    help="also run ours with every query in the engine process ([limits] isolation = \"process\")")
+                    help="also run ours with SQLite in the grading process ([limits] isolation = \"auto\")")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "spider_real.json")
     args = ap.parse_args()
     report = Report()
@@ -197,11 +197,11 @@ def main() -> None:
               f"--sqleval-results={results}", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--tb=no", "-rN",
               "--no-header"]
     kinds: dict[str, list[float]] = {"official": [], "serial, cold": [], "serial, warm (gold cached)": [],
-                                     "-n 2, cold": [], "serial, cold, isolation = process": [],
-                                     "serial, warm, isolation = process": [],
+                                     "-n 2, cold": [], "serial, cold, isolation = auto": [],
+                                     "serial, warm, isolation = auto": [],
                                      "baseline code: serial, cold": [], "baseline code: serial, warm": []}
-    process_common = [str(WORK / "spider_dev_process"), *common[1:]]
-    process_common[2] = f"--sqleval-cache-dir={WORK / 'cache-process'}"
+    in_process_common = [str(WORK / "spider_dev_in_process"), *common[1:]]
+    in_process_common[2] = f"--sqleval-cache-dir={WORK / 'cache-in-process'}"
     cpu: dict[str, list[float]] = {k: [] for k in kinds}
     loads, accuracy, records = [], 0.0, []
     for _ in range(args.repeat):
@@ -213,15 +213,15 @@ def main() -> None:
         print(f"  official: {wall:.2f} s wall, {used:.2f} s CPU ({load()})", flush=True)
         for name, args_of, cold in (("serial, cold", common, True), ("serial, warm (gold cached)", common, False),
                                     ("-n 2, cold", [*common, "-n", "2"], True),
-                                    ("serial, cold, isolation = process", process_common, True),
-                                    ("serial, warm, isolation = process", process_common, False),
+                                    ("serial, cold, isolation = auto", in_process_common, True),
+                                    ("serial, warm, isolation = auto", in_process_common, False),
                                     ("baseline code: serial, cold", common, True),
                                     ("baseline code: serial, warm", common, False)):
             if (not args.isolation_ab and "isolation" in name) or (args.baseline_code is None and "baseline" in name):
                 continue
             if cold:
                 fresh(cache)
-                fresh(WORK / "cache-process")
+                fresh(WORK / "cache-in-process")
             wall, used, proc = timed(pytest_cmd(*args_of), WORK, code=args.baseline_code if "baseline" in name else None)
             check(proc)
             kinds[name].append(wall)

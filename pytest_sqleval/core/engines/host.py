@@ -253,7 +253,7 @@ class EngineProcess:
                 proc.wait()
 
 
-ISOLATIONS = ("auto", "process")
+ISOLATIONS = ("process", "auto")
 #: engines that enforce every limit inside the grading process: SQLite stops a query at its
 #: CPU limit (progress handler, the watchdog's interrupt), caps memory (``hard_heap_limit``),
 #: rows and bytes, and refuses writes, ATTACH, pragmas and extensions (its authorizer).

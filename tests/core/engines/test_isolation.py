@@ -1,7 +1,8 @@
-"""Where queries run (``[limits] isolation``): SQLite in the grading process by default,
-with every sandbox guarantee; ``process`` puts it in the engine process; DuckDB always
-runs there. The hostile corpus is refused either way, a runaway query stops at its limit
-in the grading process, and a bad value is a clear manifest error."""
+"""Where queries run (``[limits] isolation``): every engine in the engine process by
+default; ``auto`` serves SQLite in the grading process, with every sandbox guarantee;
+DuckDB always runs in the engine process. The hostile corpus is refused in the grading
+process too, a runaway query stops at its limit there, and a bad value is a clear
+manifest error."""
 from __future__ import annotations
 
 import os
@@ -33,6 +34,13 @@ def test_sqlite_is_served_where_isolation_says(tmp_path: Path, isolation: str, s
         assert children == (isolation == "process")
 
 
+def test_the_default_is_the_engine_process(tmp_path: Path) -> None:
+    db = build_sqlite(tmp_path / "singers.sqlite")
+    assert Limits().isolation == "process"
+    with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache") as grader:
+        assert isinstance(grader._grader.host.process, EngineProcess)
+
+
 def test_duckdb_always_runs_in_the_engine_process(tmp_path: Path) -> None:
     import duckdb
     db = tmp_path / "singers.duckdb"
@@ -48,7 +56,7 @@ def test_duckdb_always_runs_in_the_engine_process(tmp_path: Path) -> None:
 def test_in_process_sqlite_refuses_the_hostile_corpus_and_leaves_the_database_as_it_was(tmp_path: Path) -> None:
     db = build_sqlite(tmp_path / "singers.sqlite")
     before = db.read_bytes()
-    with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache") as grader:
+    with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache", limits=Limits(isolation="auto")) as grader:
         assert isinstance(grader._grader.host.process, InProcessEngine)
         escaped = {}
         for param in HOSTILE:
@@ -63,7 +71,9 @@ def test_in_process_sqlite_refuses_the_hostile_corpus_and_leaves_the_database_as
 
 def test_a_runaway_query_stops_at_its_limit_in_the_grading_process(tmp_path: Path) -> None:
     db = build_sqlite(tmp_path / "singers.sqlite")
-    with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache", limits=Limits(timeout_s=0.3)) as grader:
+    with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache",
+                limits=Limits(timeout_s=0.3, isolation="auto")) as grader:
+        assert isinstance(grader._grader.host.process, InProcessEngine)
         verdict = grader.compare(RUNAWAY, GOLD)
         assert not verdict.passed
         assert verdict.layers["execution"]["error"]["category"] in ("timeout", "unfinished")
@@ -80,4 +90,4 @@ def test_an_unknown_isolation_is_a_manifest_error_naming_the_line(tmp_path: Path
     with pytest.raises(BadInputError) as err:
         load_manifest(manifest)
     message = str(err.value)
-    assert "sqleval.toml:8" in message and "limits.isolation" in message and "auto, process" in message
+    assert "sqleval.toml:8" in message and "limits.isolation" in message and "process, auto" in message
