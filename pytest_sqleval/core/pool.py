@@ -42,8 +42,17 @@ class GraderPool:
         # a suite's own generator's variants (the pytest_sqleval_native_variants hook in a pytest run)
         self.native_variants: Callable[[SuiteManifest, Path], list[Path]] = lambda manifest, folder: []
         self._engines: Any = None  # the engine process every database of this run shares (started on first use)
+        self._in_process: Any = None  # the databases served in this process (engines.host.runs_in_process)
 
-    def _engine_process(self) -> Any:
+    def _engine_process(self, manifest: SuiteManifest | None = None) -> Any:
+        """Where ``manifest``'s database runs: in this process when its engine enforces every
+        limit itself (SQLite), else in the engine process every such database shares."""
+        from .engines.host import InProcessEngine, runs_in_process
+        if manifest is not None and manifest.database is not None and runs_in_process(manifest.database,
+                                                                                        manifest.limits):
+            if self._in_process is None:
+                self._in_process = InProcessEngine()
+            return self._in_process
         if self._engines is None:
             from .engines.host import EngineProcess
             self._engines = EngineProcess()
@@ -88,7 +97,7 @@ class GraderPool:
                                  policy=manifest.compare, deprecated=manifest.deprecated_tables,
                                  cache_dir=self.cache_dir,
                                  started=self._started.pop(manifest.path, None) or SuiteGrader.start_engine(
-                                     manifest.database, manifest.limits, self.cache_dir, self._engine_process()),
+                                     manifest.database, manifest.limits, self.cache_dir, self._engine_process(manifest)),
                                  layers=self.layers_for(manifest))
             try:
                 grader.variant_set = self.variant_set(manifest, grader.content_hash)
@@ -186,7 +195,8 @@ class GraderPool:
         overlaps pytest's own instead of delaying the first case. Without
         ``open_databases`` (which suites come first is not known yet) only the process."""
         if not open_databases:
-            if any(m.database is not None for m in manifests):
+            from .engines.host import runs_in_process
+            if any(m.database is not None and not runs_in_process(m.database, m.limits) for m in manifests):
                 self._engine_process().prestart()
             return
         order = list({m.path: m for m in manifests if m.database is not None}.values())
@@ -204,7 +214,7 @@ class GraderPool:
                 or not (is_url(database) or Path(database).exists())):  # a build comes first
             return
         self._started[manifest.path] = SuiteGrader.start_engine(database, manifest.limits, self.cache_dir,
-                                                                self._engine_process())
+                                                                self._engine_process(manifest))
 
     def _start_next(self, opened: SuiteManifest) -> None:
         """Ask the engine to open the database graded after ``opened`` now: it does so while
@@ -225,3 +235,6 @@ class GraderPool:
         if self._engines is not None:
             self._engines.close()
             self._engines = None
+        if self._in_process is not None:
+            self._in_process.close()
+            self._in_process = None

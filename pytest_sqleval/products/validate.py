@@ -413,9 +413,9 @@ def _determinism(golds: list[_Gold], manifest: Any, threads: tuple[int, ...], du
 
     def sandbox(t: int | None) -> Callable[[], Any]:
         def open_() -> Any:
-            kw = {"threads": t} if t else {}
             return open_sandbox(manifest.database, Limits(timeout_s=limits.timeout_s, max_rows=limits.max_rows,
-                                                          max_bytes=limits.max_bytes, memory_limit=limits.memory_limit, **kw))
+                                                          max_bytes=limits.max_bytes, memory_limit=limits.memory_limit,
+                                                          threads=t or Limits.threads))
         return open_
 
     # One variant open at a time: DuckDB refuses two connections to one file with different settings.

@@ -140,6 +140,7 @@ def read_records(path: Path) -> Iterator[tuple[int, Any]]:
         return
     decoder = json.JSONDecoder()
     pos = text.index("[") + 1
+    line, counted = 1, 0  # lines are counted on from the last entry: once over the file, not once per entry
     while True:
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
@@ -148,7 +149,8 @@ def read_records(path: Path) -> Iterator[tuple[int, Any]]:
                                 fix="end the file with ']'")
         if text[pos] == "]":
             return
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
         try:
             obj, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..engines import is_url
 from ..engines.base import Limits
+from ..engines.host import ISOLATIONS
 from ..errors import BadInputError
 from ..numeric import POSITIVE_INT, SECONDS, SEED, THREADS, TOLERANCE, VARIANT_COUNT, Number, NumberError
 from ..textio import read_text
@@ -145,6 +146,9 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     if "column_order" not in data.get("compare", {}):  # the benchmark's own convention (Spider: any)
         compare = compare.merged(column_order=kind.column_order)
     limits = _typed_section(path, text, data.get("limits", {}), Limits, "limits")
+    if limits.isolation not in ISOLATIONS:
+        raise BadInputError(path, f"unknown isolation {limits.isolation!r}", line=manifest_key_line(text, "isolation"),
+                            field="limits.isolation", fix=f"use one of {', '.join(ISOLATIONS)}")
     variants = _variant_section(path, text, data.get("variants", {}))
     held_out = data.get("splits", {}).get("held_out")
     if held_out is not None and (not isinstance(held_out, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", held_out)

@@ -28,6 +28,12 @@ class Limits:
     max_bytes: int = 2 * 1024**3
     memory_limit: str = "2GB"
     threads: int = 1
+    #: where queries run: ``process`` (the default), every engine in the engine process;
+    #: ``auto`` runs an engine that enforces every limit itself (SQLite: progress handler,
+    #: interrupt, hard heap limit, authorizer) in the grading process, the others there.
+    #: The engine process is the default because it is faster in wall time: it overlaps its
+    #: work with pytest's on a second core (BENCHMARKS.md section 11)
+    isolation: str = "process"
 
 
 @dataclass

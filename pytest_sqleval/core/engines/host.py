@@ -73,6 +73,8 @@ class HostOpError(HostCrashed):
 
 # -- framing ---------------------------------------------------------------------------
 def _write(fh: Any, obj: Any) -> None:
+    if fh is None:  # served in the grading process (InProcessEngine): nobody to tell
+        return
     blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     fh.write(_HDR.pack(len(blob)) + blob)
     fh.flush()
@@ -251,6 +253,87 @@ class EngineProcess:
                 proc.wait()
 
 
+ISOLATIONS = ("process", "auto")
+#: engines that enforce every limit inside the grading process: SQLite stops a query at its
+#: CPU limit (progress handler, the watchdog's interrupt), caps memory (``hard_heap_limit``),
+#: rows and bytes, and refuses writes, ATTACH, pragmas and extensions (its authorizer).
+#: DuckDB cannot interrupt every query (a single huge scalar runs to the end), nor can a
+#: plugin engine be assumed to: they run in the engine process, which can be killed.
+IN_PROCESS_ENGINES = ("sqlite",)
+
+
+def runs_in_process(database: str | Path, limits: Limits) -> bool:
+    """Whether ``database``'s queries run in the grading process (``InProcessEngine``)."""
+    from . import engine_name
+    return limits.isolation == "auto" and engine_name(database) in IN_PROCESS_ENGINES
+
+
+class InProcessEngine:
+    """The engine host's requests served in the grading process, in order, with the same
+    sandbox and handler as the engine process: no process to start, no pipe per query.
+    Used for the engines of ``IN_PROCESS_ENGINES`` (every guarantee of their sandbox holds
+    in any process); a request that fails gives the same errors as a child's."""
+
+    def __init__(self) -> None:
+        self.pending: deque[Ticket] = deque()
+        self.restarts = 0  # nothing is ever killed here
+        self._servers: dict[bytes, _Server] = {}  # a database's key -> its open sandbox, in order of use
+
+    def alive(self) -> bool:
+        return True
+
+    def prestart(self) -> None:
+        pass
+
+    def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
+        ticket.sent = True  # served when its answer is asked for (``read_next``)
+        self.pending.append(ticket)
+
+    def drain(self) -> None:
+        while self.pending:
+            self.read_next()
+
+    def read_next(self) -> None:
+        ticket = self.pending.popleft()
+        key, op, payload = pickle.loads(ticket.blob)
+        ticket.done = True
+        try:
+            server = self._server(key)
+        except Exception as exc:
+            from .shared import display_location
+            ticket.error = HostOpError(f"cannot open {display_location(pickle.loads(key).get('database'))}: {exc}")
+            return
+        try:  # the answer as the pipe would give it: a copy, never the handler's own (cached) objects
+            ticket.value = pickle.loads(pickle.dumps(server.serve(op, payload, None), protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception as exc:
+            ticket.error = HostOpError(f"{type(exc).__name__}: {exc}")
+
+    def _server(self, key: bytes) -> "_Server":
+        server = self._servers.pop(key, None)
+        if server is None:
+            server = _Server(**pickle.loads(key))
+            while len(self._servers) >= MAX_OPEN_IN_CHILD:
+                self._servers.pop(next(iter(self._servers))).close()
+        self._servers[key] = server
+        return server
+
+    def kill(self) -> None:
+        pass
+
+    def tell(self, blob: bytes) -> None:
+        key, op, _ = pickle.loads(blob)
+        if op == "forget":
+            server = self._servers.pop(key, None)
+            if server is not None:
+                server.close()
+
+    def close(self) -> None:
+        self.pending.clear()
+        for server in self._servers.values():
+            server.close()
+        self._servers.clear()
+
+
 def spawn_child() -> subprocess.Popen[bytes]:
     """A new engine child, told the grading process's plugin engines; it serves any database."""
     env = dict(os.environ)
@@ -268,7 +351,7 @@ class EngineHost:
 
     def __init__(self, database: str | Path, limits: Limits, cache_dir: str | Path, *,
                  handler: str | None = None, handler_args: tuple[Any, ...] = (),
-                 process: EngineProcess | None = None) -> None:
+                 process: "EngineProcess | InProcessEngine | None" = None) -> None:
         """``handler`` (``"module:Class"``) serves the requests the host does not know
         itself; the child makes it as ``Class(sandbox, limits, *handler_args)``, so the
         arguments must pickle. ``cache_dir`` keeps the host's own cache (content hashes).
@@ -279,7 +362,8 @@ class EngineHost:
         self.handler = handler
         self.handler_args = tuple(handler_args)
         self.shared = process is not None
-        self.process = process if process is not None else EngineProcess()
+        self.process: EngineProcess | InProcessEngine = process if process is not None else (
+            InProcessEngine() if runs_in_process(database, limits) else EngineProcess())
         # names this database in every request: the child opens it on first sight (again after a restart)
         self._key = pickle.dumps({"database": self.database, "limits": asdict(limits), "cache_dir": self.cache_dir,
                                   "handler": handler, "handler_args": self.handler_args},

@@ -137,6 +137,7 @@ class Watchdog:
         self._armed: dict[int, list[Any]] = {}
         self._tokens = itertools.count(1)
         self._thread: threading.Thread | None = None
+        self._wakes_at = float("inf")  # when the thread next looks at its deadlines by itself
         self.fired = 0  # interrupts called, for tests and diagnostics
 
     def arm(self, after_s: float, interrupt: Callable[[], object], cpu: CpuDeadline | None = None) -> int:
@@ -152,7 +153,8 @@ class Watchdog:
             now = time.monotonic()
             look = now + _cpu_left(cpu) / cpu.rate if cpu is not None else float("inf")
             self._armed[token] = [now + after_s, interrupt, cpu, look]
-            self._cond.notify()
+            if min(now + after_s, look) < self._wakes_at:  # else the thread looks in time by itself: waking it
+                self._cond.notify()  # for every query cost a thread switch per query (ms each on a loaded machine)
             return token
 
     def disarm(self, token: int) -> bool:
@@ -174,7 +176,9 @@ class Watchdog:
                 # no local of this frame holds an interrupt while it waits: a bound method
                 # would keep its cursor, and so its DuckDB connection, alive to the
                 # interpreter's exit (DuckDB 2.0.0 then prints "nanobind: leaked")
+                self._wakes_at = wake if wake is not None else float("inf")
                 self._cond.wait(max(0.0, wake - now) if wake is not None else None)
+                self._wakes_at = float("-inf")  # awake: it looks at every deadline before it waits again
 
     def _due(self, now: float) -> list[int]:
         """The tokens whose wall deadline has passed or whose CPU clock has reached its

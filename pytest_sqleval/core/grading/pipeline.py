@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, EngineProcess, HostCrashed, HostTimeout, describe_timeout
+from ..engines.host import EngineHost, EngineProcess, HostCrashed, HostTimeout, InProcessEngine, describe_timeout
 from ..errors import GoldError
 from .budget import Budget
 from .diagnostics import diagnose
@@ -95,7 +95,7 @@ class SuiteGrader:
 
     @staticmethod
     def start_engine(database: str | Path, limits: Limits, cache_dir: Path,
-                     process: EngineProcess | None = None) -> tuple[EngineHost, Any]:
+                     process: EngineProcess | InProcessEngine | None = None) -> tuple[EngineHost, Any]:
         """The database's engine host and its ``describe`` request, sent without waiting: a
         grader made later with ``started=`` reads the answer (``pool.GraderPool.start_engines``).
         In ``process`` (shared by the databases of a run) or in a process of its own."""

@@ -309,3 +309,24 @@ def test_spider_reruns_without_distinct_whatever_the_prediction_cost() -> None:
     sbs = side_by_side(t, t, {"match": True}, gold_sql="SELECT count(DISTINCT a) FROM t",
                        pred_sql="SELECT count(DISTINCT a) FROM t", dialect="duckdb", run=run, gold_variant=lambda sql: t)
     assert sbs["spider"] is True and sbs["bird"] is True and runs == ["SELECT count( a) FROM t"]
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4])
+def test_json_array_entries_carry_the_line_they_start_on(tmp_path, indent):
+    """Every entry of a Spider/BIRD JSON array names the line it starts on (errors cite
+    it), however the array is laid out; counted once over the file, not once per entry."""
+    from pytest_sqleval.core.cases.layouts import read_records
+    entries = [{"db_id": "d", "question": f"q{i}\nwith a newline" * (i % 3), "query": "SELECT 1"} for i in range(40)]
+    path = tmp_path / "dev.json"
+    text = json.dumps(entries, indent=indent)
+    path.write_text(text)
+    decoder, starts, pos = json.JSONDecoder(), [], text.index("[") + 1
+    while True:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        if text[pos] == "]":
+            break
+        starts.append(text.count("\n", 0, pos) + 1)
+        _, pos = decoder.raw_decode(text, pos)
+    assert [line for line, _ in read_records(path)] == starts
+    assert [obj for _, obj in read_records(path)] == entries
