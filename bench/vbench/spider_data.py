@@ -5,7 +5,7 @@ Two seeds of the same generator give two instances of the same schemas: the pinn
 (the suite's database, which the grader sees) and a ground-truth one (which it never
 sees). The golds are drawn once, from the pinned instance's values, and run on both.
 
-    python bench/vbench/spider_data.py --seed 1 --out /work/vbench-data/spider-s1 [--golds-seed 7]
+    python bench/vbench/spider_data.py --seed 1 --out /work/vbench-data/spider-s1 [--golds-seed 7] [--copies 3]
     python bench/vbench/spider_data.py --seed 2 --out /work/vbench-data/spider-s2 --schema-only
 
 The first writes the Spider layout (``dev.json``, ``tables.json``, ``database/<db>/<db>.sqlite``,
@@ -269,24 +269,27 @@ def golds(db: str, con: sqlite3.Connection, rng: random.Random) -> list[str]:
     ]
 
 
-def build(out: Path, seed: int, *, golds_seed: int | None = None, schema_only: bool = False) -> Path:
-    """The databases of every schema under ``out/database``, from ``seed``; unless
+def build(out: Path, seed: int, *, golds_seed: int | None = None, schema_only: bool = False, copies: int = 3) -> Path:
+    """``copies`` databases of every schema under ``out/database`` (``<schema>_<n>``, each
+    its own data and golds), from ``seed``; unless
     ``schema_only``, the Spider layout's files and golds drawn with ``golds_seed``."""
     shutil.rmtree(out, ignore_errors=True)
     dev, tables = [], []
-    for i, (db, (ddl, fill)) in enumerate(sorted(SCHEMAS.items())):
-        path = out / "database" / db / f"{db}.sqlite"
-        path.parent.mkdir(parents=True)
-        con = sqlite3.connect(path)
-        con.executescript(ddl)
-        fill(con, random.Random(f"{seed}:{db}"))
-        con.commit()
-        if not schema_only:
-            tables.append({"db_id": db, "table_names_original": [r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]})
-            for g in golds(db, con, random.Random(f"{seed if golds_seed is None else golds_seed}:{db}:golds")):
-                dev.append({"db_id": db, "question": f"({db}) {g[:60]}", "query": g})
-        con.close()
+    for schema, (ddl, fill) in sorted(SCHEMAS.items()):
+        for copy in range(1, copies + 1):
+            db = f"{schema}_{copy}"
+            path = out / "database" / db / f"{db}.sqlite"
+            path.parent.mkdir(parents=True)
+            con = sqlite3.connect(path)
+            con.executescript(ddl)
+            fill(con, random.Random(f"{seed}:{db}"))
+            con.commit()
+            if not schema_only:
+                tables.append({"db_id": db, "table_names_original": [r[0] for r in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]})
+                for g in golds(schema, con, random.Random(f"{seed if golds_seed is None else golds_seed}:{db}:golds")):
+                    dev.append({"db_id": db, "question": f"({db}) {g[:60]}", "query": g})
+            con.close()
     if not schema_only:
         (out / "dev.json").write_text(json.dumps(dev, indent=1) + "\n")
         (out / "tables.json").write_text(json.dumps(tables, indent=1) + "\n")
@@ -299,8 +302,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--golds-seed", type=int, default=None)
     ap.add_argument("--schema-only", action="store_true", help="databases only (a ground-truth instance)")
+    ap.add_argument("--copies", type=int, default=3, help="databases per schema (default 3)")
     args = ap.parse_args(argv)
-    print(build(args.out, args.seed, golds_seed=args.golds_seed, schema_only=args.schema_only))
+    print(build(args.out, args.seed, golds_seed=args.golds_seed, schema_only=args.schema_only, copies=args.copies))
 
 
 if __name__ == "__main__":
