@@ -32,6 +32,7 @@ from typing import Any
 from vbench.mutate import Change, controls, mutants, sample
 
 ROOT = Path(__file__).resolve().parents[2]
+PINNED_TIMEOUT_S, TRUTH_TIMEOUT_S = 1.0, 10.0
 RESULT_MISMATCH = ("cardinality_mismatch", "value_mismatch", "projection_mismatch", "order_only")
 
 
@@ -57,15 +58,19 @@ class _Graders:
     def __init__(self, family: str, work: Path) -> None:
         from pytest_sqleval.core.api import Grader
         from pytest_sqleval.core.engines.base import Limits
-        self._make = lambda path, cache: Grader(
-            path, dialect="sqlite" if family == "spider" else "duckdb", cache_dir=cache, limits=Limits(timeout_s=5),
-            **({"column_order": "any"} if family == "spider" else {}))
+        # a mutant the pinned instance cannot answer in PINNED_TIMEOUT_S (a join predicate
+        # dropped: a cross product) is no coincidence; ground truth is bigger and runs few
+        self._make = lambda path, cache, timeout: Grader(
+            path, dialect="sqlite" if family == "spider" else "duckdb", cache_dir=cache,
+            limits=Limits(timeout_s=timeout), **({"column_order": "any"} if family == "spider" else {}))
         self.family, self.work, self.open = family, work, {}
+        self.pinned: Path | None = None
 
     def verdict(self, root: Path, db: str | None, sql: str, gold: str) -> Any:
         key = (str(root), db)
         if key not in self.open:
-            self.open[key] = self._make(_db_file(self.family, root, db), self.work / f"g{len(self.open)}")
+            timeout = PINNED_TIMEOUT_S if root == self.pinned else TRUTH_TIMEOUT_S
+            self.open[key] = self._make(_db_file(self.family, root, db), self.work / f"g{len(self.open)}", timeout)
         return self.open[key].compare(sql, gold)
 
     def close(self) -> None:
@@ -80,6 +85,7 @@ def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, s
     shutil.rmtree(out, ignore_errors=True)
     (out / "suite").mkdir(parents=True)
     graders = _Graders(family, out / ".label-cache")
+    graders.pinned = pinned
     labelled: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
     started = time.perf_counter()
