@@ -117,49 +117,94 @@ def _bag(rows: list[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
 
 
 def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, seed: int, per_gold: int,
-          out: Path) -> dict[str, Any]:
+          out: Path, *, shard: tuple[int, int] = (0, 1), stop_after: float | None = None,
+          controls_per_gold: int | None = None, write_only: bool = False) -> dict[str, Any]:
+    """Label the golds of ``shard`` (i of n: every n-th gold from the i-th), appending each
+    gold's labels to ``labels.partial.jsonl`` as it is done (shards may share ``out``), and
+    stop starting golds after ``stop_after`` seconds; ``write_only`` writes the suite from
+    the partial labels of every shard."""
     from pytest_sqleval.core.errors import GoldError
     dialect = "sqlite" if family == "spider" else "duckdb"
-    shutil.rmtree(out, ignore_errors=True)
-    (out / "suite").mkdir(parents=True)
-    graders = _Graders(family, out / ".label-cache")
+    partial = out / "labels.partial.jsonl"
+    all_golds = _golds(family, pinned, queries)
+    if write_only:
+        return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
+    if shard[1] == 1:
+        shutil.rmtree(out, ignore_errors=True)  # shards share a fresh --out: the caller empties it
+    out.mkdir(parents=True, exist_ok=True)
+    graders = _Graders(family, out / f".label-cache-{shard[0]}")
     graders.pinned = pinned
     labelled: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
     started = time.perf_counter()
     try:
-        for g in _golds(family, pinned, queries):
+        for g in all_golds[shard[0]::shard[1]]:
+            if stop_after is not None and time.perf_counter() - started > stop_after:
+                break
             rng = random.Random(f"{seed}:{g['gid']}")
             try:
                 drawn = sample(mutants(g["gold"], dialect), per_gold, rng)
                 rewrites = controls(g["gold"], dialect)
+                if controls_per_gold is not None:
+                    rewrites = sample(rewrites, controls_per_gold, rng)
                 if graders.verdict(pinned, g["db"], g["gold"], g["gold"]).status != "passed":
                     skipped["gold not graded on the pinned instance"] += 1
+                    _append(partial, {"gid": g["gid"], "skipped": "gold not graded on the pinned instance"})
                     continue
             except GoldError:
                 skipped["gold error on the pinned instance"] += 1
+                _append(partial, {"gid": g["gid"], "skipped": "gold error on the pinned instance"})
                 continue
             except Exception as exc:  # sqlglot cannot read it: say so, go on
                 skipped[f"gold unreadable ({type(exc).__name__})"] += 1
+                _append(partial, {"gid": g["gid"], "skipped": f"gold unreadable ({type(exc).__name__})"})
                 continue
+            mine = []
             for role, changes in (("mutant", drawn), ("control", rewrites)):
                 for c in changes:
                     label = _label(graders, pinned, truths, g, c, role)
                     if label is not None:
-                        labelled.append({**label, "gid": g["gid"], "db": g["db"], "gold": g["gold"],
-                                         "question": g["question"], "kind": c.kind, "detail": c.detail, "sql": c.sql})
+                        mine.append({**label, "gid": g["gid"], "db": g["db"], "gold": g["gold"],
+                                     "question": g["question"], "kind": c.kind, "detail": c.detail, "sql": c.sql})
+            labelled += mine
+            _append(partial, {"gid": g["gid"], "labels": mine})
             print(f"  {g['gid']}: {sum(x['gid'] == g['gid'] and x['role'] == 'coincidence' for x in labelled)} "
                   f"coincidences, {sum(x['gid'] == g['gid'] and x['role'] == 'control' for x in labelled)} controls "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
     finally:
         graders.close()
-        shutil.rmtree(out / ".label-cache", ignore_errors=True)
+        shutil.rmtree(out / f".label-cache-{shard[0]}", ignore_errors=True)
+    print(f"  shard {shard[0]}/{shard[1]} done in {time.perf_counter() - started:.0f} s", flush=True)
+    if shard[1] > 1:
+        return {"shard": shard, "labelled": len(labelled), "skipped_golds": dict(skipped)}
+    return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
+
+
+def _append(path: Path, obj: dict[str, Any]) -> None:
+    with open(path, "a") as fh:  # one short write per gold: shards append to one file
+        fh.write(json.dumps(obj) + "\n")
+
+
+def _finish(family: str, pinned: Path, truths: list[Path], queries: Path | None, seed: int, per_gold: int,
+            out: Path, all_golds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The suite, labels and ``set.json`` from the partial labels, in gold order."""
+    done = {}
+    for line in (out / "labels.partial.jsonl").read_text().splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            done[obj["gid"]] = obj
+    order = [g["gid"] for g in all_golds]
+    labelled = [x for gid in order if gid in done for x in done[gid].get("labels", [])]
+    skipped = Counter(done[gid]["skipped"] for gid in order if gid in done and "skipped" in done[gid])
+    shutil.rmtree(out / "suite", ignore_errors=True)
+    (out / "suite").mkdir(parents=True)
     _write_suite(family, pinned, out, labelled)
     meta = {"family": family, "seed": seed, "per_gold": per_gold, "pinned": str(pinned),
             "truths": [str(t) for t in truths], "queries": str(queries) if queries else None,
+            "golds": len(all_golds), "golds_labelled": len(done), "golds_not_reached": [g for g in order if g not in done],
             "coincidences": sum(x["role"] == "coincidence" for x in labelled),
             "controls": sum(x["role"] == "control" for x in labelled), "skipped_golds": dict(skipped),
-            "bench_commit": _commit(), "build_s": round(time.perf_counter() - started, 1)}
+            "bench_commit": _commit()}
     (out / "set.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
@@ -325,6 +370,11 @@ def main(argv: list[str]) -> None:
     b.add_argument("--seed", type=int, required=True, help="which mutants are drawn: a fresh seed, a fresh set")
     b.add_argument("--per-gold", type=int, default=40, help="mutants drawn per gold (default 40)")
     b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--shard", default="0/1", help="i/n: label every n-th gold from the i-th (run shards in "
+                   "parallel on one --out, then once more with --write-only)")
+    b.add_argument("--stop-after", type=float, help="start no gold after this many seconds (set.json lists the rest)")
+    b.add_argument("--controls-per-gold", type=int, help="at most this many rewrites per gold (default: one per kind)")
+    b.add_argument("--write-only", action="store_true", help="write the suite from the shards' partial labels")
     m = sub.add_parser("measure", help="grade a built set with the plugin, with and without variants")
     m.add_argument("--set", type=Path, required=True)
     m.add_argument("--variants", type=int, default=8)
@@ -334,8 +384,10 @@ def main(argv: list[str]) -> None:
     if args.cmd == "build":
         if args.family != "spider" and args.queries is None:
             ap.error("--queries is required for tpch and tpcds")
+        i, n = (int(x) for x in args.shard.split("/"))
         meta = build(args.family, args.pinned.resolve(), [t.resolve() for t in args.truth], args.queries,
-                     args.seed, args.per_gold, args.out.resolve())
+                     args.seed, args.per_gold, args.out.resolve(), shard=(i, n), stop_after=args.stop_after,
+                     controls_per_gold=args.controls_per_gold, write_only=args.write_only)
         print(json.dumps(meta, indent=1))
     else:
         measure(args.set.resolve(), args.variants, args.show_missed, args.work)
