@@ -294,7 +294,8 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) if path.exists() else 0
 
 
-def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None) -> dict[str, Any]:
+def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
+            catch_only: bool = False) -> dict[str, Any]:
     meta = json.loads((set_dir / "set.json").read_text())
     labels = [json.loads(line) for line in (set_dir / "labels.jsonl").read_text().splitlines() if line.strip()]
     suite = set_dir / "suite"
@@ -303,17 +304,21 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None) 
     shutil.rmtree(work, ignore_errors=True)
     cache = work / "cache"
     cost: dict[str, float] = {}
-    cost["cold_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)  # gold answers cached
-    cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
-    cost["warm_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)
-    cost["warm_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
-    cost["warm_ratio"] = cost["warm_with_s"] / cost["warm_without_s"]
+    if catch_only:  # one run, variants built on an empty cache: the catch rate, first run and size
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+    else:
+        cost["cold_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)  # gold answers cached
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["warm_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)
+        cost["warm_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["warm_ratio"] = cost["warm_with_s"] / cost["warm_without_s"]
     pinned = Path(meta["pinned"])
     pinned_bytes = _size(pinned / "database") if meta["family"] == "spider" else pinned.stat().st_size
     variant_bytes = _size(cache / "variants")
     cost.update(variants_mib=variant_bytes / 2**20, pinned_mib=pinned_bytes / 2**20,
                 size_ratio=variant_bytes / max(1, pinned_bytes))
-    plain, graded = _records(work / "r0"), _records(work / f"r{variants}")
+    graded = _records(work / f"r{variants}")
+    plain = graded if catch_only else _records(work / "r0")
     out: dict[str, Any] = {"family": meta["family"], "set_seed": meta["seed"], "variants": variants,
                            "generator_commit": _commit("pytest_sqleval"),
                            "bench_commit": _commit(), "dirty": _dirty(), "load": os.getloadavg(), "cost": cost}
@@ -341,8 +346,9 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None) 
     print(f"  false fails: {len(false_fails)}/{len(ctrl)} controls {out['false_fail_ids'][:10]}")
     if not_passing_plain:
         print(f"  note: {len(not_passing_plain)} labelled case(s) do not pass without variants in the pytest run")
-    print(f"  cost: first run with variants {cost['first_with_s']:.1f} s; warm rerun {cost['warm_with_s']:.1f} s vs "
-          f"{cost['warm_without_s']:.1f} s without ({cost['warm_ratio']:.2f}x); variants on disk "
+    warm = ("warm rerun not measured (--catch-only)" if catch_only else
+            f"warm rerun {cost['warm_with_s']:.1f} s vs {cost['warm_without_s']:.1f} s without ({cost['warm_ratio']:.2f}x)")
+    print(f"  cost: first run with variants {cost['first_with_s']:.1f} s; {warm}; variants on disk "
           f"{cost['variants_mib']:.1f} MiB vs pinned {cost['pinned_mib']:.1f} MiB ({cost['size_ratio']:.2f}x)")
     if show_missed:
         by: dict[str, list[dict[str, Any]]] = {}
@@ -380,6 +386,8 @@ def main(argv: list[str]) -> None:
     m.add_argument("--variants", type=int, default=8)
     m.add_argument("--show-missed", action="store_true", help="list the coincidences missed, by kind")
     m.add_argument("--work", type=Path, help="scratch folder for the cache and results (default under /tmp)")
+    m.add_argument("--catch-only", action="store_true",
+                   help="one run with variants on an empty cache: catch rate, first run and size, no warm rerun")
     args = ap.parse_args(argv)
     if args.cmd == "build":
         if args.family != "spider" and args.queries is None:
@@ -390,4 +398,4 @@ def main(argv: list[str]) -> None:
                      controls_per_gold=args.controls_per_gold, write_only=args.write_only)
         print(json.dumps(meta, indent=1))
     else:
-        measure(args.set.resolve(), args.variants, args.show_missed, args.work)
+        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only)
