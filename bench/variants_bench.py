@@ -1,6 +1,16 @@
-"""Database variants on TPC-H (sf 0.01, the acceptance data): how many wrong queries that
-coincide with the gold on the pinned database the variants catch, whether every
-equivalent rewrite still passes, and what grading with variants costs.
+"""Database variants: how many wrong queries that coincide with the gold on the pinned
+database the variants catch, whether every equivalent rewrite still passes, and what
+grading with variants costs.
+
+Held-out coincidence sets on three schema families (TPC-H, TPC-DS, Spider-style SQLite),
+with ground truth from instances the grader never sees (``bench/vbench``; see
+BENCHMARKS.md section 9 for the commands)::
+
+    python bench/variants_bench.py build --family tpcds --pinned P.duckdb --truth T.duckdb \
+        --queries P.queries.json --seed 1000 --out /work/vbench-data/sets/tpcds-1000
+    python bench/variants_bench.py measure --set /work/vbench-data/sets/tpcds-1000 [--variants 8] [--show-missed]
+
+The historical TPC-H check (no subcommand) scores the grader's own held-out mutants::
 
     .venv/bin/python bench/variants_bench.py [--variants 8] [--seeds 0,1,2] [--show-missed]
 
@@ -28,14 +38,23 @@ from sqlglot import exp  # noqa: E402
 from sqlglot.optimizer.simplify import simplify  # noqa: E402
 
 from pytest_sqleval.core.api import Grader  # noqa: E402
-from pytest_sqleval.core.variants.boundaries import neighbours  # noqa: E402
-from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD  # noqa: E402
-from pytest_sqleval.core.variants.mutants import mutants  # noqa: E402
 
 HELD_OUT = 120  # mutants per query drawn for the coincident set, after the distillation's own
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in ("build", "measure"):
+        sys.path.insert(0, str(ROOT / "bench"))
+        from vbench.coincidence import main as held_out_main
+        held_out_main(sys.argv[1:])
+        return
+    legacy_main()
+
+
+def legacy_main() -> None:
+    """The TPC-H check of earlier rounds, on the grader's own held-out mutants."""
+    from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD
+    from pytest_sqleval.core.variants.mutants import mutants
     ap = argparse.ArgumentParser()
     ap.add_argument("--variants", type=int, default=8)
     ap.add_argument("--show-missed", action="store_true", help="list the coincidences the variants miss")
@@ -109,6 +128,7 @@ def _only_outside_domain(gold: str, mutant: str, con: "duckdb.DuckDBPyConnection
     new comparison agree on every value of the column's domain on the pinned database:
     each value it holds and, for numbers and dates, each folded bound and the values one
     unit either side of it within the column's [min, max]."""
+    from pytest_sqleval.core.variants.boundaries import neighbours
     g, m = sqlglot.parse_one(gold, read="duckdb"), sqlglot.parse_one(mutant, read="duckdb")
     twins = list(zip(g.walk(), m.walk()))
     moved = [a for a, b in twins if isinstance(a, exp.Literal) and a != b]

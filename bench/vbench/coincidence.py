@@ -1,0 +1,401 @@
+"""Held-out coincidence sets, and the plugin's score on them.
+
+``build``: for each gold of a family, single-point mutants (``vbench.mutate``, written
+apart from the grader's own) and equivalent rewrites, labelled by the grader *without*
+variants on the pinned instance and on ground-truth instances it never sees:
+
+- a *coincidence* passes on the pinned instance (same rows under the suite's compare
+  policy) and fails with a result mismatch on some ground-truth instance;
+- a *control* is a rewrite that passes on the pinned instance and on every ground-truth one.
+
+It writes a suite (the pinned database linked in, one case per mutant or control, the gold
+as its gold), the predictions file and ``labels.jsonl``; nothing is downloaded.
+
+``measure``: runs pytest with the plugin on that suite, with and without
+``--sqleval-variants=N``, and reads ``results.jsonl``: coincidences caught (graded
+``coincidental_pass``), controls that fail (false fails), first-run and warm-rerun wall
+time, and the variants' size on disk against the pinned database's."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from vbench.mutate import Change, controls, mutants, sample
+
+ROOT = Path(__file__).resolve().parents[2]
+PINNED_TIMEOUT_S, TRUTH_TIMEOUT_S = 1.0, 10.0
+RESULT_MISMATCH = ("cardinality_mismatch", "value_mismatch", "projection_mismatch", "order_only")
+
+
+# -- build ---------------------------------------------------------------------------------
+def _golds(family: str, pinned: Path, queries: Path | None) -> list[dict[str, Any]]:
+    """(id, db, gold) of each gold: TPC queries from the queries JSON, Spider-style from dev.json."""
+    if family == "spider":
+        dev = json.loads((pinned / "dev.json").read_text())
+        return [{"gid": f"{d['db_id']}-{i:03d}", "db": d["db_id"], "gold": d["query"], "question": d["question"]}
+                for i, d in enumerate(dev)]
+    assert queries is not None
+    return [{"gid": f"q{q['query_nr']:02d}", "db": None, "gold": q["query"], "question": f"{family} query {q['query_nr']}"}
+            for q in json.loads(queries.read_text())["queries"]]
+
+
+def _db_file(family: str, root: Path, db: str | None) -> Path:
+    return root / "database" / db / f"{db}.sqlite" if family == "spider" else root
+
+
+class _Graders:
+    """One grader without variants per (instance, database), opened on first use."""
+
+    def __init__(self, family: str, work: Path) -> None:
+        from pytest_sqleval.core.api import Grader
+        from pytest_sqleval.core.engines.base import Limits
+        # a mutant the pinned instance cannot answer in PINNED_TIMEOUT_S (a join predicate
+        # dropped: a cross product) is no coincidence; ground truth is bigger and runs few
+        self._make = lambda path, cache, timeout: Grader(
+            path, dialect="sqlite" if family == "spider" else "duckdb", cache_dir=cache,
+            limits=Limits(timeout_s=timeout), **({"column_order": "any"} if family == "spider" else {}))
+        self.family, self.work, self.open = family, work, {}
+        self.pinned: Path | None = None
+        self.direct: dict[str, Any] = {}
+        self.gold_bags: dict[str, Any] = {}
+
+    def verdict(self, root: Path, db: str | None, sql: str, gold: str) -> Any:
+        key = (str(root), db)
+        if key not in self.open:
+            timeout = PINNED_TIMEOUT_S if root == self.pinned else TRUTH_TIMEOUT_S
+            self.open[key] = self._make(_db_file(self.family, root, db), self.work / f"g{len(self.open)}", timeout)
+        return self.open[key].compare(sql, gold)
+
+    def close(self) -> None:
+        for g in self.open.values():
+            g.close()
+        for c in self.direct.values():
+            c.close()
+
+    def maybe_same(self, root: Path, sql: str, gold: str) -> bool:
+        """A quick in-process screen on a DuckDB instance: False only when the two answers
+        surely differ (another row count, or another bag of rows with numbers rounded to 6
+        significant digits, far coarser than the grader's tolerance), so the grader is only
+        asked about the few that may coincide. A mutant that errors or runs past
+        PINNED_TIMEOUT_S wall time is no coincidence either."""
+        import threading
+
+        import duckdb
+        if str(root) not in self.direct:
+            self.direct[str(root)] = duckdb.connect(str(root), read_only=True)
+        con = self.direct[str(root)]
+        timer = threading.Timer(PINNED_TIMEOUT_S * 3, con.interrupt)
+        timer.start()
+        try:
+            want = self.gold_bags.get(gold)
+            if want is None:
+                want = self.gold_bags[gold] = _bag(con.execute(gold).fetchall())
+            got = _bag(con.execute(sql).fetchall())
+        except duckdb.Error:
+            return False
+        finally:
+            timer.cancel()
+        return got == want
+
+
+def _bag(rows: list[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
+    def norm(v: Any) -> Any:
+        if isinstance(v, (float, Decimal)):
+            return float(f"{float(v):.6g}")
+        return v
+    return Counter(tuple(norm(v) for v in row) for row in rows)
+
+
+def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, seed: int, per_gold: int,
+          out: Path, *, shard: tuple[int, int] = (0, 1), stop_after: float | None = None,
+          controls_per_gold: int | None = None, write_only: bool = False) -> dict[str, Any]:
+    """Label the golds of ``shard`` (i of n: every n-th gold from the i-th), appending each
+    gold's labels to ``labels.partial.jsonl`` as it is done (shards may share ``out``), and
+    stop starting golds after ``stop_after`` seconds; ``write_only`` writes the suite from
+    the partial labels of every shard."""
+    from pytest_sqleval.core.errors import GoldError
+    dialect = "sqlite" if family == "spider" else "duckdb"
+    partial = out / "labels.partial.jsonl"
+    all_golds = _golds(family, pinned, queries)
+    if write_only:
+        return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
+    if shard[1] == 1:
+        shutil.rmtree(out, ignore_errors=True)  # shards share a fresh --out: the caller empties it
+    out.mkdir(parents=True, exist_ok=True)
+    graders = _Graders(family, out / f".label-cache-{shard[0]}")
+    graders.pinned = pinned
+    labelled: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()
+    started = time.perf_counter()
+    try:
+        for g in all_golds[shard[0]::shard[1]]:
+            if stop_after is not None and time.perf_counter() - started > stop_after:
+                break
+            rng = random.Random(f"{seed}:{g['gid']}")
+            try:
+                drawn = sample(mutants(g["gold"], dialect), per_gold, rng)
+                rewrites = controls(g["gold"], dialect)
+                if controls_per_gold is not None:
+                    rewrites = sample(rewrites, controls_per_gold, rng)
+                if graders.verdict(pinned, g["db"], g["gold"], g["gold"]).status != "passed":
+                    skipped["gold not graded on the pinned instance"] += 1
+                    _append(partial, {"gid": g["gid"], "skipped": "gold not graded on the pinned instance"})
+                    continue
+            except GoldError:
+                skipped["gold error on the pinned instance"] += 1
+                _append(partial, {"gid": g["gid"], "skipped": "gold error on the pinned instance"})
+                continue
+            except Exception as exc:  # sqlglot cannot read it: say so, go on
+                skipped[f"gold unreadable ({type(exc).__name__})"] += 1
+                _append(partial, {"gid": g["gid"], "skipped": f"gold unreadable ({type(exc).__name__})"})
+                continue
+            mine = []
+            for role, changes in (("mutant", drawn), ("control", rewrites)):
+                for c in changes:
+                    label = _label(graders, pinned, truths, g, c, role)
+                    if label is not None:
+                        mine.append({**label, "gid": g["gid"], "db": g["db"], "gold": g["gold"],
+                                     "question": g["question"], "kind": c.kind, "detail": c.detail, "sql": c.sql})
+            labelled += mine
+            _append(partial, {"gid": g["gid"], "labels": mine})
+            print(f"  {g['gid']}: {sum(x['gid'] == g['gid'] and x['role'] == 'coincidence' for x in labelled)} "
+                  f"coincidences, {sum(x['gid'] == g['gid'] and x['role'] == 'control' for x in labelled)} controls "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+    finally:
+        graders.close()
+        shutil.rmtree(out / f".label-cache-{shard[0]}", ignore_errors=True)
+    print(f"  shard {shard[0]}/{shard[1]} done in {time.perf_counter() - started:.0f} s", flush=True)
+    if shard[1] > 1:
+        return {"shard": shard, "labelled": len(labelled), "skipped_golds": dict(skipped)}
+    return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
+
+
+def _append(path: Path, obj: dict[str, Any]) -> None:
+    with open(path, "a") as fh:  # one short write per gold: shards append to one file
+        fh.write(json.dumps(obj) + "\n")
+
+
+def _finish(family: str, pinned: Path, truths: list[Path], queries: Path | None, seed: int, per_gold: int,
+            out: Path, all_golds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The suite, labels and ``set.json`` from the partial labels, in gold order."""
+    done = {}
+    for line in (out / "labels.partial.jsonl").read_text().splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            done[obj["gid"]] = obj
+    order = [g["gid"] for g in all_golds]
+    labelled = [x for gid in order if gid in done for x in done[gid].get("labels", [])]
+    skipped = Counter(done[gid]["skipped"] for gid in order if gid in done and "skipped" in done[gid])
+    shutil.rmtree(out / "suite", ignore_errors=True)
+    (out / "suite").mkdir(parents=True)
+    _write_suite(family, pinned, out, labelled)
+    meta = {"family": family, "seed": seed, "per_gold": per_gold, "pinned": str(pinned),
+            "truths": [str(t) for t in truths], "queries": str(queries) if queries else None,
+            "golds": len(all_golds), "golds_labelled": len(done), "golds_not_reached": [g for g in order if g not in done],
+            "coincidences": sum(x["role"] == "coincidence" for x in labelled),
+            "controls": sum(x["role"] == "control" for x in labelled), "skipped_golds": dict(skipped),
+            "bench_commit": _commit()}
+    (out / "set.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+def _label(graders: _Graders, pinned: Path, truths: list[Path], g: dict[str, Any], c: Change,
+           role: str) -> dict[str, Any] | None:
+    from pytest_sqleval.core.errors import GoldError
+    try:
+        if graders.family != "spider" and not graders.maybe_same(pinned, c.sql, g["gold"]):
+            return None
+        if graders.verdict(pinned, g["db"], c.sql, g["gold"]).status != "passed":
+            return None
+        on_truth = [graders.verdict(t, g["db"], c.sql, g["gold"]) for t in truths]
+    except GoldError:
+        return None
+    if role == "control":
+        return {"role": "control"} if all(v.status == "passed" for v in on_truth) else None
+    differs = [str(t) for t, v in zip(truths, on_truth) if v.status == "failed" and v.failure_kind in RESULT_MISMATCH]
+    return {"role": "coincidence", "differs_on": differs} if differs else None
+
+
+def _write_suite(family: str, pinned: Path, out: Path, labelled: list[dict[str, Any]]) -> None:
+    suite = out / "suite"
+    labels = []
+    if family == "spider":
+        (suite / "database").symlink_to((pinned / "database").resolve())
+        shutil.copy(pinned / "tables.json", suite / "tables.json")
+        dev = [{"db_id": x["db"], "question": f"{x['question']} [{i}]", "query": x["gold"]} for i, x in enumerate(labelled)]
+        (suite / "dev.json").write_text(json.dumps(dev, indent=1) + "\n")
+        (suite / "sqleval.toml").write_text('[suite]\nname = "vbench_spider"\nlayout = "spider"\ntables = "tables.json"\n')
+        (out / "predictions.sql").write_text("".join(x["sql"] + "\n" for x in labelled))
+        ids = [str(i) for i in range(len(labelled))]
+    else:
+        (suite / pinned.name).symlink_to(pinned.resolve())
+        ids = [f"{x['gid']}-{i:05d}" for i, x in enumerate(labelled)]
+        with open(suite / "questions.jsonl", "w") as fh:
+            for cid, x in zip(ids, labelled):
+                fh.write(json.dumps({"id": cid, "question": x["question"], "gold_sql": x["gold"]}) + "\n")
+        (suite / "sqleval.toml").write_text(f'[suite]\nname = "vbench_{family}"\nquestions = "questions.jsonl"\n'
+                                            f'database = "{pinned.name}"\ndialect = "duckdb"\n')
+        with open(out / "predictions.jsonl", "w") as fh:
+            for cid, x in zip(ids, labelled):
+                fh.write(json.dumps({"id": cid, "sql": x["sql"]}) + "\n")
+    for cid, x in zip(ids, labelled):
+        labels.append({"id": cid, **{k: v for k, v in x.items() if k not in ("gold", "question")}})
+    (out / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+
+
+def _commit(*paths: str) -> str:
+    """The checkout's HEAD, or the last commit that touched ``paths`` (the generator: the package)."""
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h", "HEAD", "--", *paths],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _dirty() -> bool:
+    """Whether the package differs from its commit (then the generator is not the commit named)."""
+    proc = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "pytest_sqleval"],
+                          capture_output=True, text=True)
+    return bool(proc.stdout.strip())
+
+
+# -- measure -------------------------------------------------------------------------------
+def _pytest(suite: Path, predictions: Path, cache: Path, results: Path, variants: int) -> float:
+    cmd = [sys.executable, "-m", "pytest", str(suite), f"--sqleval-backend=predictions:{predictions}",
+           f"--sqleval-cache-dir={cache}", f"--sqleval-results={results}", f"--sqleval-variants={variants}",
+           "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_AUTO_NUM_WORKERS")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=str(suite.parent), env=env, capture_output=True, text=True, timeout=7200)
+    wall = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(proc.stdout[-4000:] + "\n" + proc.stderr[-4000:] + "\n")
+        raise SystemExit(f"pytest exited {proc.returncode}: {' '.join(cmd)}")
+    return wall
+
+
+def _records(results: Path) -> dict[str, dict[str, Any]]:
+    return {r["case_id"]: r for r in (json.loads(line) for line in (results / "results.jsonl").read_text().splitlines()
+                                       if line.strip())}
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) if path.exists() else 0
+
+
+def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
+            catch_only: bool = False) -> dict[str, Any]:
+    meta = json.loads((set_dir / "set.json").read_text())
+    labels = [json.loads(line) for line in (set_dir / "labels.jsonl").read_text().splitlines() if line.strip()]
+    suite = set_dir / "suite"
+    predictions = set_dir / ("predictions.sql" if meta["family"] == "spider" else "predictions.jsonl")
+    work = work or Path(f"/tmp/vbench-measure-{meta['family']}-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    cache = work / "cache"
+    cost: dict[str, float] = {}
+    if catch_only:  # one run, variants built on an empty cache: the catch rate, first run and size
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+    else:
+        cost["cold_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)  # gold answers cached
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["warm_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)
+        cost["warm_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["warm_ratio"] = cost["warm_with_s"] / cost["warm_without_s"]
+    pinned = Path(meta["pinned"])
+    pinned_bytes = _size(pinned / "database") if meta["family"] == "spider" else pinned.stat().st_size
+    variant_bytes = _size(cache / "variants")
+    cost.update(variants_mib=variant_bytes / 2**20, pinned_mib=pinned_bytes / 2**20,
+                size_ratio=variant_bytes / max(1, pinned_bytes))
+    graded = _records(work / f"r{variants}")
+    plain = graded if catch_only else _records(work / "r0")
+    out: dict[str, Any] = {"family": meta["family"], "set_seed": meta["seed"], "variants": variants,
+                           "generator_commit": _commit("pytest_sqleval"),
+                           "bench_commit": _commit(), "dirty": _dirty(), "load": os.getloadavg(), "cost": cost}
+    coinc = [x for x in labels if x["role"] == "coincidence"]
+    ctrl = [x for x in labels if x["role"] == "control"]
+    caught = [x for x in coinc if graded[x["id"]].get("failure_kind") == "coincidental_pass"]
+    false_fails = [x for x in ctrl if graded[x["id"]]["status"] != "passed"]
+    not_passing_plain = [x for x in labels if plain[x["id"]]["status"] != "passed"]
+    by_kind: dict[str, list[int]] = {}
+    for x in coinc:
+        k = by_kind.setdefault(x["kind"], [0, 0])
+        k[0] += x in caught
+        k[1] += 1
+    out.update(coincidences=len(coinc), caught=len(caught), controls=len(ctrl), false_fails=len(false_fails),
+               by_kind=by_kind, not_passing_without_variants=len(not_passing_plain),
+               false_fail_ids=[f"{x['id']} {x['kind']}" for x in false_fails])
+    missed = [x for x in coinc if x not in caught]
+    out["missed"] = [{"id": x["id"], "gid": x["gid"], "kind": x["kind"], "detail": x["detail"],
+                      "status": graded[x["id"]]["status"], "failure_kind": graded[x["id"]].get("failure_kind")}
+                     for x in missed]
+    print(f"[{meta['family']}] set seed {meta['seed']} (built by bench {meta['bench_commit']}), generator "
+          f"{out['generator_commit']}, --sqleval-variants={variants}, load {out['load'][0]:.1f}")
+    print(f"  coincidences caught: {len(caught)}/{len(coinc)} = {len(caught) / max(1, len(coinc)):.1%}  ("
+          + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())) + ")")
+    print(f"  false fails: {len(false_fails)}/{len(ctrl)} controls {out['false_fail_ids'][:10]}")
+    if not_passing_plain:
+        print(f"  note: {len(not_passing_plain)} labelled case(s) do not pass without variants in the pytest run")
+    warm = ("warm rerun not measured (--catch-only)" if catch_only else
+            f"warm rerun {cost['warm_with_s']:.1f} s vs {cost['warm_without_s']:.1f} s without ({cost['warm_ratio']:.2f}x)")
+    print(f"  cost: first run with variants {cost['first_with_s']:.1f} s; {warm}; variants on disk "
+          f"{cost['variants_mib']:.1f} MiB vs pinned {cost['pinned_mib']:.1f} MiB ({cost['size_ratio']:.2f}x)")
+    if show_missed:
+        by: dict[str, list[dict[str, Any]]] = {}
+        for m in out["missed"]:
+            by.setdefault(m["kind"], []).append(m)
+        for kind, ms in sorted(by.items()):
+            print(f"  missed {kind} ({len(ms)}):")
+            for m in ms:
+                print(f"    {m['gid']} {m['detail'][:100]}  [{m['status']}/{m['failure_kind']}]")
+    (set_dir / f"result-{out['generator_commit']}-v{variants}.json").write_text(json.dumps(out, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="variants_bench.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="build a held-out coincidence set from a family's two instances")
+    b.add_argument("--family", choices=("tpch", "tpcds", "spider"), required=True)
+    b.add_argument("--pinned", type=Path, required=True,
+                   help="the pinned instance: a DuckDB file (tpch/tpcds) or a Spider-layout folder (spider)")
+    b.add_argument("--truth", type=Path, action="append", required=True,
+                   help="a ground-truth instance (repeatable), the same schema, never shown to the grader")
+    b.add_argument("--queries", type=Path, help="the golds of tpch/tpcds (<db>.queries.json)")
+    b.add_argument("--seed", type=int, required=True, help="which mutants are drawn: a fresh seed, a fresh set")
+    b.add_argument("--per-gold", type=int, default=40, help="mutants drawn per gold (default 40)")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--shard", default="0/1", help="i/n: label every n-th gold from the i-th (run shards in "
+                   "parallel on one --out, then once more with --write-only)")
+    b.add_argument("--stop-after", type=float, help="start no gold after this many seconds (set.json lists the rest)")
+    b.add_argument("--controls-per-gold", type=int, help="at most this many rewrites per gold (default: one per kind)")
+    b.add_argument("--write-only", action="store_true", help="write the suite from the shards' partial labels")
+    m = sub.add_parser("measure", help="grade a built set with the plugin, with and without variants")
+    m.add_argument("--set", type=Path, required=True)
+    m.add_argument("--variants", type=int, default=8)
+    m.add_argument("--show-missed", action="store_true", help="list the coincidences missed, by kind")
+    m.add_argument("--work", type=Path, help="scratch folder for the cache and results (default under /tmp)")
+    m.add_argument("--catch-only", action="store_true",
+                   help="one run with variants on an empty cache: catch rate, first run and size, no warm rerun")
+    args = ap.parse_args(argv)
+    if args.cmd == "build":
+        if args.family != "spider" and args.queries is None:
+            ap.error("--queries is required for tpch and tpcds")
+        i, n = (int(x) for x in args.shard.split("/"))
+        meta = build(args.family, args.pinned.resolve(), [t.resolve() for t in args.truth], args.queries,
+                     args.seed, args.per_gold, args.out.resolve(), shard=(i, n), stop_after=args.stop_after,
+                     controls_per_gold=args.controls_per_gold, write_only=args.write_only)
+        print(json.dumps(meta, indent=1))
+    else:
+        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only)
