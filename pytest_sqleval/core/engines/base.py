@@ -32,7 +32,7 @@ class Limits:
     #: ``auto`` runs an engine that enforces every limit itself (SQLite: progress handler,
     #: interrupt, hard heap limit, authorizer) in the grading process, the others there.
     #: The engine process is the default because it is faster in wall time: it overlaps its
-    #: work with pytest's on a second core (BENCHMARKS.md section 11)
+    #: work with pytest's on a second core (BENCHMARKS.md section 12)
     isolation: str = "process"
 
 
