@@ -19,6 +19,7 @@ import email.utils
 import os
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -84,8 +85,15 @@ _calls_in_flight: dict[asyncio.AbstractEventLoop, int] = {}  # per event loop
 
 
 def _litellm() -> ModuleType:
+    """litellm as ``sys.modules`` holds it now, imported if it is not there.
+
+    A module object kept from an earlier import is not reused once ``sys.modules`` no longer
+    holds it (pytester's in-process runs, and other sandboxes, roll ``sys.modules`` back after
+    a run that imported litellm): its function-level imports would load fresh copies of
+    yarl/aiohttp/openai whose types the old copies reject, and every call would fail as
+    ``OpenAIException - Connection error`` (yarl: "Constructor parameter should be str")."""
     global _litellm_module
-    if _litellm_module is None:
+    if _litellm_module is None or sys.modules.get("litellm") is not _litellm_module:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
         try:
             import litellm

@@ -20,24 +20,27 @@ class TokenCounter:
 
     def __init__(self, model: str) -> None:
         self.model = model
-        self._litellm = None
+        self.has_litellm = False
         self.name = "approx:chars/4"
         try:
             from ...core import load_litellm
-            self._litellm = load_litellm()
+            litellm = load_litellm()
         except Exception:  # litellm missing: the character approximation
             return
-        self.known = _litellm_knows(self._litellm, model)
+        self.has_litellm = True
+        self.known = _litellm_knows(litellm, model)
         self.name = f"litellm:{model}" if self.known else "approx:cl100k_base"
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        if self._litellm is not None:
+        if self.has_litellm:
             try:
+                from ...core import load_litellm
+                litellm = load_litellm()  # not kept: sys.modules may have been rolled back since (pytester)
                 if self.known:
-                    return int(self._litellm.token_counter(model=self.model, text=text))
-                return int(self._litellm.token_counter(model="gpt-3.5-turbo", text=text))  # cl100k_base
+                    return int(litellm.token_counter(model=self.model, text=text))
+                return int(litellm.token_counter(model="gpt-3.5-turbo", text=text))  # cl100k_base
             except Exception:  # a tokenizer that fails to load (e.g. needs a download): approximate
                 pass
         return math.ceil(len(text) / 4)
