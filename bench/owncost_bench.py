@@ -57,9 +57,12 @@ def empty_tests(n: int) -> Path:
     return folder / "test_empty.py"
 
 
-def pytest_run(args: list[str], *, peak: bool = False) -> tuple[float, str, float | None]:
+def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None) -> tuple[float, str, float | None]:
+    """One pytest process; ``code``: a folder holding another ``pytest_sqleval`` (an older
+    commit's, for a before/after in the same run) imported instead of this checkout's."""
     cmd = [PYTHON, "-c", _SELF_PEAK, *args] if peak else pytest_cmd(*args)
-    wall, proc = run(cmd, cwd=ROOT)
+    wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
+                     root_first=code is None)
     check(proc)
     mib = int(proc.stderr.strip().splitlines()[-1]) / 1024 if peak else None
     return wall, proc.stdout, mib
@@ -79,7 +82,7 @@ def reported_seconds(stdout: str) -> float:
     return float(found[-1])
 
 
-def run_bench(report: Report, n: int, repeat: int, big: int) -> None:
+def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None = None) -> None:
     print(f"== own cost per case: {n} Vantage cases, gold cached ({load()})", flush=True)
     cache, results = WORK / "cache", WORK / "results"
     suite, preds, database, sqls = setup(n, 1)
@@ -89,10 +92,15 @@ def run_bench(report: Report, n: int, repeat: int, big: int) -> None:
     runs: list[float] = []
     alone: list[float] = []
     bare: list[float] = []
-    for _ in range(repeat):  # alternated, so a slow stretch of the machine hits all three
+    olds: list[float] = []
+    if before is not None:
+        pytest_run(suite_args(suite, preds, cache, results), code=before)
+    for _ in range(repeat):  # alternated, so a slow stretch of the machine hits all three (four)
         runs.append(pytest_run(suite_args(suite, preds, cache, results))[0])
         alone.append(duckdb_alone(database, sqls))
         bare.append(pytest_run([str(empty), *COMMON])[0])
+        if before is not None:
+            olds.append(pytest_run(suite_args(suite, preds, cache, results), code=before)[0])
     recs = read_records(results)
     gold_runs = sum(1 for r in recs if r.get("gold") and not r["gold"].get("cached"))
     if len(recs) != n or gold_runs:
@@ -105,6 +113,13 @@ def run_bench(report: Report, n: int, repeat: int, big: int) -> None:
     report.add(SECTION, f"{n} empty parametrized tests: pytest", e, "s", samples=bare)
     report.add(SECTION, "own cost per case", own_ms, "ms", target="<= 0.5 ms", met=own_ms <= 0.5,
                note=f"({t:.2f} - {d:.2f} - {e:.2f}) s / {n}; run / DuckDB alone {t / d:.2f}x")
+    if olds:
+        o = median(olds)
+        old_ms = 1000 * (o - d - e) / n
+        report.add(SECTION, f"{n} cases: the same run on the code before ({before})", o, "s", samples=olds,
+                   note=f"own cost per case before: {old_ms:.2f} ms; after / before (own cost) "
+                        f"{own_ms / old_ms if old_ms > 0 else float('nan'):.2f}")
+        report.extra["owncost_before"] = {"code": str(before), "run_s": olds}
     per_case = [1000 * (a - b - c) / n for a, b, c in zip(runs, alone, bare)]
     report.extra["owncost"] = {"cases": n, "run_s": runs, "duckdb_alone_s": alone, "empty_pytest_s": bare,
                                "own_ms_per_case_each": per_case}
@@ -150,9 +165,12 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--big", type=int, default=10_000, help="cases for the collection and memory figures (0: skip)")
+    ap.add_argument("--before", type=Path, default=None, metavar="DIR",
+                    help="a folder holding an older pytest_sqleval (git archive COMMIT pytest_sqleval | tar -x -C DIR): "
+                         "its run is alternated with the others, a before/after in the same run")
     args = ap.parse_args()
     report = Report()
-    run_bench(report, args.cases, args.repeat, args.big)
+    run_bench(report, args.cases, args.repeat, args.big, args.before)
     report.save(Path(__file__).resolve().parent / "results" / "owncost.json")
 
 
