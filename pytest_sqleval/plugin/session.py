@@ -202,6 +202,8 @@ class SqlevalSession:
                            sections=sections)
             self.ablation_written = True
         sink.remember_error_classes(records)
+        from .autoworkers import remember
+        remember(self.config, sink.cases_and_seconds())  # what the next -n auto decides from
 
 
 REPORT_SECTIONS_GROUP = "pytest_sqleval.report_sections"
