@@ -127,28 +127,38 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
         big_collection(report, big, repeat)
 
 
-def big_collection(report: Report, n: int, repeat: int) -> None:
+def big_collection(report: Report, n: int, repeat: int, peak_runs: int = 1, collection: bool = True) -> None:
     print(f"== {n} cases: collection and controller peak RSS ({load()})", flush=True)
     cache, results = WORK / "cache", WORK / "results-big"
     suite, preds, _, _ = setup(n, 1)
     empty = empty_tests(n)
     collect = [*suite_args(suite, preds, cache, results), "--collect-only"]
-    pytest_run(collect)
+    if collection:
+        pytest_run(collect)
     walls, reported, ewalls, ereported = [], [], [], []
-    for _ in range(repeat):
+    for _ in range(repeat if collection else 0):
         wall, out, _ = pytest_run(collect)
         walls.append(wall)
         reported.append(reported_seconds(out))
         wall, out, _ = pytest_run([str(empty), *COMMON, "--collect-only"])
         ewalls.append(wall)
         ereported.append(reported_seconds(out))
+    if not collection:
+        return peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
     c = median(reported)
     report.add(SECTION, f"{n} cases: collection (pytest's 'collected in')", c, "s", samples=reported,
                baseline=median(ereported), baseline_name=f"{n} empty parametrized tests", target="<= 1.0 s",
                met=c <= 1.0, note=f"whole --collect-only process {median(walls):.2f} s (empty tests {median(ewalls):.2f} s)")
-    pytest_run(suite_args(suite, preds, cache, results))  # gold for these ids is the same, already cached
+    if peak_runs:
+        peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
+
+
+def peak_run(report: Report, n: int, suite: Path, preds: Path, cache: Path, results: Path, empty: Path,
+             runs: int) -> None:
+    """The controller's own peak RSS over a whole run of ``n`` cases (gold answers cached:
+    the suite's gold SQL is the 1000-case suite's, already cached)."""
     peaks, pwalls = [], []
-    for _ in range(max(1, repeat // 2)):
+    for _ in range(runs):
         wall, _, mib = pytest_run(suite_args(suite, preds, cache, results), peak=True)
         assert mib is not None
         peaks.append(mib)
@@ -168,9 +178,17 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None, metavar="DIR",
                     help="a folder holding an older pytest_sqleval (git archive COMMIT pytest_sqleval | tar -x -C DIR): "
                          "its run is alternated with the others, a before/after in the same run")
+    ap.add_argument("--peak-runs", type=int, default=1, help="whole --big runs for the peak RSS (0: skip)")
+    ap.add_argument("--only-peak", action="store_true", help="only the --big peak RSS runs")
     args = ap.parse_args()
     report = Report()
-    run_bench(report, args.cases, args.repeat, args.big, args.before)
+    if args.only_peak:
+        big_collection(report, args.big, args.repeat, args.peak_runs, collection=False)
+        report.save(Path(__file__).resolve().parent / "results" / "owncost-peak.json")
+        return
+    run_bench(report, args.cases, args.repeat, 0, args.before)
+    if args.big:
+        big_collection(report, args.big, args.repeat, args.peak_runs)
     report.save(Path(__file__).resolve().parent / "results" / "owncost.json")
 
 
