@@ -37,6 +37,7 @@ from throughput_bench import duckdb_alone, setup  # noqa: E402
 SECTION = "own cost"
 WORK = Path("/tmp/sqleval-bench/owncost")
 throughput_bench.WORK = WORK  # its suites are written here, apart from a throughput run's
+TIMEOUT_S = 900.0  # one pytest process at most (--timeout)
 COMMON = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "--tb=no", "-rN"]
 
 # pytest as ``python -m pytest``, printing on its last stderr line the process's own peak
@@ -62,7 +63,7 @@ def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None)
     commit's, for a before/after in the same run) imported instead of this checkout's."""
     cmd = [PYTHON, "-c", _SELF_PEAK, *args] if peak else pytest_cmd(*args)
     wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
-                     root_first=code is None)
+                     root_first=code is None, timeout=TIMEOUT_S)
     check(proc)
     mib = int(proc.stderr.strip().splitlines()[-1]) / 1024 if peak else None
     return wall, proc.stdout, mib
@@ -180,7 +181,10 @@ def main() -> None:
                          "its run is alternated with the others, a before/after in the same run")
     ap.add_argument("--peak-runs", type=int, default=1, help="whole --big runs for the peak RSS (0: skip)")
     ap.add_argument("--only-peak", action="store_true", help="only the --big peak RSS runs")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds one pytest process may take")
     args = ap.parse_args()
+    global TIMEOUT_S
+    TIMEOUT_S = args.timeout
     report = Report()
     if args.only_peak:
         big_collection(report, args.big, args.repeat, args.peak_runs, collection=False)
