@@ -112,6 +112,7 @@ class ResultsSink:
         summary_text = json.dumps(summary, indent=2, default=str) + "\n"
         with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
             publish_file(self.results_dir / "results.jsonl", write_results)
+            journal = None  # its bytes (6 KB a case) are not held while the page is rendered
             publish_file(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
             from .html import REPORT_NAME, write_report
             write_report(records, summary, self.results_dir / REPORT_NAME)
