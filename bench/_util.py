@@ -213,7 +213,8 @@ def pytest_cmd(*args: str) -> list[str]:
     return [PYTHON, "-m", "pytest", *args]
 
 
-def run(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> tuple[float, subprocess.CompletedProcess[str]]:
+def run(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900,
+        root_first: bool = True) -> tuple[float, subprocess.CompletedProcess[str]]:
     full_env = dict(os.environ)
     full_env.pop("PYTEST_ADDOPTS", None)
     full_env.pop("PYTEST_XDIST_AUTO_NUM_WORKERS", None)
@@ -221,7 +222,9 @@ def run(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout
     if env:
         full_env.update(env)
     # the checkout this bench lives in, not whichever copy of the plugin is installed
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), full_env.get("PYTHONPATH")) if p)
+    # (``root_first=False``: the ``PYTHONPATH`` given in ``env`` comes first)
+    first = (str(ROOT), full_env.get("PYTHONPATH")) if root_first else (full_env.get("PYTHONPATH"), str(ROOT))
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in first if p)
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(cwd), env=full_env, capture_output=True, text=True, timeout=timeout)
     return time.perf_counter() - t, proc

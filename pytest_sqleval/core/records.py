@@ -36,11 +36,36 @@ def bounded(value: Any, limit: int = EVIDENCE_CHARS) -> Any:
     record's own wall, for evidence a layer or an engine message copied in whole."""
     if isinstance(value, str):
         return value if len(value) <= limit else f"{value[:limit]}… ({len(value):,} characters, truncated)"
+    if isinstance(value, (dict, list, tuple)) and not _has_text_over(value, limit):
+        return value  # nothing to cut: kept as it is (the record is frozen; nothing edits it)
     if isinstance(value, dict):
         return {k: bounded(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [bounded(v, limit) for v in value]
     return value
+
+
+def _has_text_over(value: Any, limit: int) -> bool:
+    """Whether a text in ``value`` is longer than ``limit``: a walk that builds nothing (a
+    third of the time of rebuilding), for the usual evidence that has nothing to cut. A
+    subclass of a container, or a structure too large (or circular) to walk here, says yes,
+    so that ``bounded`` walks it itself."""
+    stack = [value]
+    steps = 0
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        steps += 1
+        if kind is str:
+            if len(item) > limit:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, (str, dict, list, tuple)) or steps > 1_000_000:
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Hooks(state), "sqleval-session")
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` on suites too small to gain from workers: 0, run serially (``autoworkers``)."""
+    from .autoworkers import auto_workers
+    return auto_workers(config)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if file_path.name == "sqleval.toml":
         return _unreachable_manifest_error(file_path, parent)
@@ -147,6 +154,14 @@ class _Hooks:
             return None
         from .scheduling import DatabaseScheduling, names_a_suite
         return DatabaseScheduling(config, log) if names_a_suite(config.args, config.rootpath) else None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from .autoworkers import DECISION_KEY
+        decision = session.config.stash.get(DECISION_KEY, None)  # -n auto ran serially: one line says why
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if decision and reporter is not None:
+            reporter.write_line(decision)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:

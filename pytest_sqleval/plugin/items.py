@@ -147,9 +147,14 @@ class CaseItem(pytest.Item):
         from ..core.records import build_record, with_fields
         record = build_record(case=self.case, backend=self.backend, nodeid=self.nodeid, suite=self._suite_info(),
                               status=status, generation=self._generation, gold=self._gold, **kw)
-        self.record = with_fields(record, self.config.hook.pytest_sqleval_record_fields(record=record.to_json_dict()))
-        self.user_properties.append(("sqleval", self.record.to_json_dict()))
-        return self.record
+        data = record.to_json_dict()
+        added = self.config.hook.pytest_sqleval_record_fields(record=dict(data))  # a plugin's edits stay its own
+        if any(added):
+            record = with_fields(record, added)
+            data = record.to_json_dict()
+        self.record = record
+        self.user_properties.append(("sqleval", data))
+        return record
 
     def setup(self) -> None:
         state = self._state

@@ -78,7 +78,7 @@ def _run_id(value: str | None) -> str | None:
 
 
 def _judge_settings(config: pytest.Config) -> tuple[str, str | None]:
-    from ..core.grading.verdict import JUDGE_MODES
+    from ..core.grading.modes import JUDGE_MODES  # not the verdict module: it imports sqlglot
     mode = config.getoption("sqleval_judge") or config.getini("sqleval_judge") or "off"
     if mode not in JUDGE_MODES:
         raise UsageError(f"--sqleval-judge must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")

@@ -228,6 +228,8 @@ class SqlevalSession:
                            sections=sections)
             self.ablation_written = True
         sink.remember_error_classes(records)
+        from .autoworkers import remember
+        remember(self.config, sink.cases_and_seconds())  # what the next -n auto decides from
         return facts
 
     def _finish_shard(self, session: pytest.Session, facts: RunFacts) -> None:

@@ -45,3 +45,13 @@ def test_pytest_asyncio_is_a_test_dependency_only() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert not [d for d in project["dependencies"] if d.replace("_", "-").startswith("pytest-asyncio")]
     assert [d for d in project["optional-dependencies"]["test"] if d.startswith("pytest-asyncio")]
+
+
+def test_a_run_without_a_benchmark_does_not_import_the_grader(pytester: pytest.Pytester) -> None:
+    """Every pytest run in an environment with the plugin installed configures it: reading
+    its options must not import the grader and sqlglot (0.1-0.3 s on every start)."""
+    pytester.makepyfile(test_plain="import sys\n\n\ndef test_plain():\n"
+                                   "    assert 'sqlglot' not in sys.modules\n"
+                                   "    assert 'pytest_sqleval.core.grading.verdict' not in sys.modules\n")
+    result = pytester.runpytest_subprocess(*LEAN, "-p", "no:asyncio", timeout=120)
+    result.assert_outcomes(passed=1)

@@ -68,8 +68,10 @@ class ComparePolicy:
         return self.order_matters is True
 
     def merged(self, **overrides: Any) -> "ComparePolicy":
-        """This policy with each override that is not None."""
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+        """This policy with each override that is not None (itself when there is none:
+        most cases of a suite override nothing)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, **given) if given else self
 
     def for_case(self, case: "BenchmarkCase | None") -> "ComparePolicy":
         """This (suite) policy with one case's overrides: its ``order_matters``, its
@@ -79,10 +81,13 @@ class ComparePolicy:
         ``case.policy``, never the case's ``"compare"`` object."""
         if case is None:
             return self
-        compare = case.metadata.get("compare")
+        return self.for_case_fields(case.metadata.get("compare"), case.order_matters, case.expected_shape)
+
+    def for_case_fields(self, compare: Any, order_matters: bool | None, expected_shape: str | None) -> "ComparePolicy":
+        """``for_case`` from the case's fields, for the reader that builds the case with it."""
         overrides = compare if isinstance(compare, dict) else {}
-        return self.merged(**{**overrides, "order_matters": case.order_matters,
-                              "allow_empty": True if case.expected_shape == "empty" else None})
+        return self.merged(**{**overrides, "order_matters": order_matters,
+                              "allow_empty": True if expected_shape == "empty" else None})
 
     def for_gold(self, order: Any) -> "ComparePolicy":
         """This policy resolved against a gold's ordering (``grading.parse.OrderInfo``):

@@ -14,7 +14,8 @@ from ..errors import BadInputError
 from ..numeric import TOLERANCE, NumberError
 from ..textio import read_text
 from .layouts import Layout, LayoutError, Records, get_layout, layout_names
-from .model import COLUMN_ORDERS, COLUMN_RULES, EXPECTED_SHAPES, RESULT_SUFFIXES, BenchmarkCase, Gold, SuiteManifest
+from .model import (COLUMN_ORDERS, COLUMN_RULES, EXPECTED_SHAPES, RESULT_SUFFIXES, BenchmarkCase, ComparePolicy, Gold,
+                    SuiteManifest)
 
 ID_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")  # ids become pytest node ids
 
@@ -27,8 +28,9 @@ def did_you_mean(word: str, options: set[str] | list[str]) -> str:
 _CASE_STR_FIELDS = ("difficulty", "expected_shape", "complexity", "category", "schema")
 
 
-def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCase:
-    """Validate one decoded JSONL object."""
+def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: ComparePolicy | None = None) -> BenchmarkCase:
+    """Validate one decoded JSONL object; with the suite's ``policy``, the case carries its
+    own (``ComparePolicy.for_case``), made here rather than by copying the case later."""
     if not isinstance(obj, dict):
         raise BadInputError(where, f"expected a JSON object, got {type(obj).__name__}", line=line,
                             fix='write one object per line: {"id": "q01", "question": "...", "gold_sql": "..."}')
@@ -95,6 +97,8 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "") -> BenchmarkCa
         if overrides:
             obj["compare"] = overrides  # read once, by ComparePolicy.for_case (BenchmarkCase.policy)
     kwargs["order_matters"] = om
+    if policy is not None:
+        kwargs["policy"] = policy.for_case_fields(obj.get("compare"), om, kwargs["expected_shape"])
     return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
 
 
@@ -199,13 +203,14 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
     return out
 
 
-def validate_records(records: Records, path: Path, suite: str = "") -> list[BenchmarkCase]:
+def validate_records(records: Records, path: Path, suite: str = "",
+                     policy: ComparePolicy | None = None) -> list[BenchmarkCase]:
     """The one reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
     id is an error naming both lines."""
     cases: list[BenchmarkCase] = []
     seen: dict[str, int] = {}
     for lineno, obj in records:
-        case = parse_case(obj, path, lineno, suite)
+        case = parse_case(obj, path, lineno, suite, policy)
         if case.id in seen:
             raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
                                 field="id", fix="give every case a unique id")
@@ -225,18 +230,19 @@ def _layout(name: str) -> Layout:
 SPLIT_KEY = "split"  # a case's split: absent = the main set; else the manifest's [splits] held_out
 
 
-def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval") -> list[BenchmarkCase]:
-    """All cases of a questions file in ``layout`` (our JSONL by default), in file order."""
+def read_cases(path: str | Path, suite: str = "", layout: str = "sqleval",
+               policy: ComparePolicy | None = None) -> list[BenchmarkCase]:
+    """All cases of a questions file in ``layout`` (our JSONL by default), in file order;
+    with the suite's ``policy``, each carrying its own (``read_layout_cases``)."""
     path = Path(path)
-    return validate_records(_layout(layout).records(path), path, suite)
+    return validate_records(_layout(layout).records(path), path, suite, policy)
 
 
 def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list[BenchmarkCase]:
     """Every case of a suite in the manifest's layout, in file order, each carrying its
     comparison contract (``BenchmarkCase.policy``); a case naming a split the manifest does
     not declare is bad input (a typo would silently move it to the main set)."""
-    cases = [dataclasses.replace(case, policy=manifest.compare.for_case(case))  # the case's one contract
-             for case in read_cases(path or manifest.questions, manifest.name, manifest.layout)]
+    cases = read_cases(path or manifest.questions, manifest.name, manifest.layout, manifest.compare)  # each its contract
     cases = [check_result_golds(case, manifest) for case in cases]
     for case in cases:
         split = case.metadata.get(SPLIT_KEY)

@@ -23,9 +23,9 @@ from ..engines.base import REFUSED, ExecError  # REFUSED: the exception of a que
 from .error_classes import BUILTIN_ERROR_CLASSES, declared
 from .layers import (CompareEvidence, ExecutionEvidence, GroundingEvidence, ParseEvidence, SafetyEvidence,
                      StructureEvidence, VariantMismatch, VariantsEvidence, record_form, typed)
+from .modes import JUDGE_MODES as JUDGE_MODES  # defined apart: light enough for pytest's start to import
 
 ERROR_CLASSES = tuple(c.name for c in BUILTIN_ERROR_CLASSES)  # the built-in ones; a plugin declares more
-JUDGE_MODES = ("off", "advisory", "decide")
 ACCEPTED = ("equivalent", "partially_equivalent")
 
 

@@ -1,0 +1,200 @@
+"""The plugin's own cost per case: what a pytest-sqleval run costs beyond the queries it
+runs and beyond pytest itself, on many small cases with gold answers cached.
+
+    python bench/owncost_bench.py [--cases 1000] [--repeat 5] [--big 10000]
+
+Three measurements, alternated in the same run, medians over ``--repeat``:
+
+- **the run**: ``pytest SUITE --sqleval-backend=predictions:FILE``, a whole process from
+  interpreter start to exit (results, summary and report.html written), on ``--cases``
+  Vantage cases (the throughput bench's suite: gold SQL for three variants in four, the
+  naive near-miss for the fourth; gold answers cached by a warm-up run);
+- **DuckDB alone**: one in-process connection on the same warehouse, read-only, one
+  thread (the harness's), running every predicted query and fetching it as Arrow;
+- **empty pytest**: the same pytest command, the same installed plugins, on a test file
+  of ``--cases`` empty parametrized tests.
+
+own cost per case = (run - DuckDB alone - empty pytest) / cases.
+
+Then, on ``--big`` cases: collection (``--collect-only``; pytest's own "collected in"
+time and the process's wall, next to empty parametrized tests' collection), and a whole
+run's controller peak RSS (the pytest process's own high-water mark, not its engine's).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _util import PYTHON, ROOT, Report, check, fresh, load, median, pytest_cmd, read_records, run  # noqa: E402
+import throughput_bench  # noqa: E402
+from throughput_bench import duckdb_alone, setup  # noqa: E402
+
+SECTION = "own cost"
+WORK = Path("/tmp/sqleval-bench/owncost")
+throughput_bench.WORK = WORK  # its suites are written here, apart from a throughput run's
+TIMEOUT_S = 900.0  # one pytest process at most (--timeout)
+COMMON = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "--tb=no", "-rN"]
+
+# pytest as ``python -m pytest``, printing on its last stderr line the process's own peak
+# RSS in KiB (its engine processes are children and not counted)
+_SELF_PEAK = ("import atexit, resource, runpy, sys; "
+              "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); "
+              "sys.argv = ['pytest', *sys.argv[1:]]; runpy.run_module('pytest', run_name='__main__', alter_sys=True)")
+
+
+def empty_tests(n: int) -> Path:
+    folder = WORK / f"empty-{n}"
+    fresh(folder)
+    (folder / "test_empty.py").write_text(
+        "import pytest\n\n\n"
+        f"@pytest.mark.parametrize('i', range({n}))\n"
+        "def test_case(i):\n"
+        "    pass\n")
+    return folder / "test_empty.py"
+
+
+def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None) -> tuple[float, str, float | None]:
+    """One pytest process; ``code``: a folder holding another ``pytest_sqleval`` (an older
+    commit's, for a before/after in the same run) imported instead of this checkout's."""
+    cmd = [PYTHON, "-c", _SELF_PEAK, *args] if peak else pytest_cmd(*args)
+    wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
+                     root_first=code is None, timeout=TIMEOUT_S)
+    check(proc)
+    mib = int(proc.stderr.strip().splitlines()[-1]) / 1024 if peak else None
+    return wall, proc.stdout, mib
+
+
+def suite_args(suite: Path, preds: Path, cache: Path, results: Path) -> list[str]:
+    fresh(results)
+    return [str(suite), f"--sqleval-backend=predictions:{preds}", f"--sqleval-cache-dir={cache}",
+            f"--sqleval-results={results}", *COMMON]
+
+
+def reported_seconds(stdout: str) -> float:
+    """pytest's own "N tests collected in X s" (or "... in X s" of a run)."""
+    found = re.findall(r" in ([0-9.]+)s", stdout)
+    if not found:
+        raise RuntimeError(f"no duration in pytest's output: {stdout[-500:]}")
+    return float(found[-1])
+
+
+def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None = None) -> None:
+    print(f"== own cost per case: {n} Vantage cases, gold cached ({load()})", flush=True)
+    cache, results = WORK / "cache", WORK / "results"
+    suite, preds, database, sqls = setup(n, 1)
+    empty = empty_tests(n)
+    pytest_run(suite_args(suite, preds, cache, results))  # warm-up: gold answers computed and cached
+    pytest_run([str(empty), *COMMON])
+    runs: list[float] = []
+    alone: list[float] = []
+    bare: list[float] = []
+    olds: list[float] = []
+    if before is not None:
+        pytest_run(suite_args(suite, preds, cache, results), code=before)
+    for _ in range(repeat):  # alternated, so a slow stretch of the machine hits all three (four)
+        runs.append(pytest_run(suite_args(suite, preds, cache, results))[0])
+        alone.append(duckdb_alone(database, sqls))
+        bare.append(pytest_run([str(empty), *COMMON])[0])
+        if before is not None:
+            olds.append(pytest_run(suite_args(suite, preds, cache, results), code=before)[0])
+    recs = read_records(results)
+    gold_runs = sum(1 for r in recs if r.get("gold") and not r["gold"].get("cached"))
+    if len(recs) != n or gold_runs:
+        raise RuntimeError(f"expected {n} records with cached gold, got {len(recs)} ({gold_runs} gold queries run)")
+    t, d, e = median(runs), median(alone), median(bare)
+    own_ms = 1000 * (t - d - e) / n
+    report.add(SECTION, f"{n} cases: pytest-sqleval run", t, "s", samples=runs,
+               note=f"passed {sum(r['status'] == 'passed' for r in recs)}, failed {sum(r['status'] == 'failed' for r in recs)}")
+    report.add(SECTION, f"{n} queries: DuckDB alone in-process", d, "s", samples=alone)
+    report.add(SECTION, f"{n} empty parametrized tests: pytest", e, "s", samples=bare)
+    report.add(SECTION, "own cost per case", own_ms, "ms", target="<= 0.5 ms", met=own_ms <= 0.5,
+               note=f"({t:.2f} - {d:.2f} - {e:.2f}) s / {n}; run / DuckDB alone {t / d:.2f}x")
+    if olds:
+        o = median(olds)
+        old_ms = 1000 * (o - d - e) / n
+        report.add(SECTION, f"{n} cases: the same run on the code before ({before})", o, "s", samples=olds,
+                   note=f"own cost per case before: {old_ms:.2f} ms; after / before (own cost) "
+                        f"{own_ms / old_ms if old_ms > 0 else float('nan'):.2f}")
+        report.extra["owncost_before"] = {"code": str(before), "run_s": olds}
+    per_case = [1000 * (a - b - c) / n for a, b, c in zip(runs, alone, bare)]
+    report.extra["owncost"] = {"cases": n, "run_s": runs, "duckdb_alone_s": alone, "empty_pytest_s": bare,
+                               "own_ms_per_case_each": per_case}
+    if big:
+        big_collection(report, big, repeat)
+
+
+def big_collection(report: Report, n: int, repeat: int, peak_runs: int = 1, collection: bool = True) -> None:
+    print(f"== {n} cases: collection and controller peak RSS ({load()})", flush=True)
+    cache, results = WORK / "cache", WORK / "results-big"
+    suite, preds, _, _ = setup(n, 1)
+    empty = empty_tests(n)
+    collect = [*suite_args(suite, preds, cache, results), "--collect-only"]
+    if collection:
+        pytest_run(collect)
+    walls, reported, ewalls, ereported = [], [], [], []
+    for _ in range(repeat if collection else 0):
+        wall, out, _ = pytest_run(collect)
+        walls.append(wall)
+        reported.append(reported_seconds(out))
+        wall, out, _ = pytest_run([str(empty), *COMMON, "--collect-only"])
+        ewalls.append(wall)
+        ereported.append(reported_seconds(out))
+    if not collection:
+        return peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
+    c = median(reported)
+    report.add(SECTION, f"{n} cases: collection (pytest's 'collected in')", c, "s", samples=reported,
+               baseline=median(ereported), baseline_name=f"{n} empty parametrized tests", target="<= 1.0 s",
+               met=c <= 1.0, note=f"whole --collect-only process {median(walls):.2f} s (empty tests {median(ewalls):.2f} s)")
+    if peak_runs:
+        peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
+
+
+def peak_run(report: Report, n: int, suite: Path, preds: Path, cache: Path, results: Path, empty: Path,
+             runs: int) -> None:
+    """The controller's own peak RSS over a whole run of ``n`` cases (gold answers cached:
+    the suite's gold SQL is the 1000-case suite's, already cached)."""
+    peaks, pwalls = [], []
+    for _ in range(runs):
+        wall, _, mib = pytest_run(suite_args(suite, preds, cache, results), peak=True)
+        assert mib is not None
+        peaks.append(mib)
+        pwalls.append(wall)
+    _, _, empty_mib = pytest_run([str(empty), *COMMON], peak=True)
+    p = median(peaks)
+    report.add(SECTION, f"{n} cases: controller peak RSS", p, "MiB", samples=peaks, baseline=empty_mib,
+               baseline_name=f"{n} empty parametrized tests", target="<= 400 MB", met=p * 2**20 <= 400e6,
+               note=f"run wall {median(pwalls):.1f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--big", type=int, default=10_000, help="cases for the collection and memory figures (0: skip)")
+    ap.add_argument("--before", type=Path, default=None, metavar="DIR",
+                    help="a folder holding an older pytest_sqleval (git archive COMMIT pytest_sqleval | tar -x -C DIR): "
+                         "its run is alternated with the others, a before/after in the same run")
+    ap.add_argument("--peak-runs", type=int, default=1, help="whole --big runs for the peak RSS (0: skip)")
+    ap.add_argument("--only-peak", action="store_true", help="only the --big peak RSS runs")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds one pytest process may take")
+    args = ap.parse_args()
+    global TIMEOUT_S
+    TIMEOUT_S = args.timeout
+    report = Report()
+    if args.only_peak:
+        big_collection(report, args.big, args.repeat, args.peak_runs, collection=False)
+        report.save(Path(__file__).resolve().parent / "results" / "owncost-peak.json")
+        return
+    run_bench(report, args.cases, args.repeat, 0, args.before)
+    if args.big:
+        big_collection(report, args.big, args.repeat, args.peak_runs)
+    report.save(Path(__file__).resolve().parent / "results" / "owncost.json")
+
+
+if __name__ == "__main__":
+    main()
