@@ -245,7 +245,7 @@ def choose(location: Any) -> EngineLike:
             return engine
     scheme = _scheme(location)
     raise ValueError(f"unsupported database URL scheme {scheme!r}: use postgresql://, "
-                     "spark:// (see spark_sandbox.spark_location), or a path to a DuckDB or SQLite file")
+                     "or a path to a DuckDB or SQLite file")
 
 
 def _display(location: Any) -> str:
