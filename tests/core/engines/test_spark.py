@@ -383,3 +383,16 @@ def test_same_null_ordering_once_transpiled(sandbox: Any, source: Path) -> None:
     duck, spark = _both(sandbox, source, "SELECT net_worth FROM singer ORDER BY net_worth")
     assert spark.error is None and spark.table.column(0).to_pylist() == duck.column(0).to_pylist()
     assert duck.column(0).to_pylist()[-1] is None
+
+
+def test_the_engine_option_takes_only_known_engines(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--sqleval-engine=oracle")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--sqleval-engine*invalid choice*'oracle'*"])
+
+
+def test_the_engine_option_lasts_one_run(pytester: pytest.Pytester) -> None:
+    from pytest_sqleval.core.cases.manifest import _ENGINE_OVERRIDE
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.runpytest("--sqleval-engine=spark", "--co")
+    assert _ENGINE_OVERRIDE["engine"] is None  # the next run in this process reads the manifests again
