@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the two lock files from pyproject.toml:
-#   requirements/test.lock    exact pins of everything the core, `test` and `fast` extras pull in,
+#   requirements/test.lock    exact pins of everything the core, `test`, `fast` and `spark` extras pull in,
 #                             and of the build backend, for every platform and Python >= 3.11.
 #                             Development, CI and `tox -e py3,py3-xdist` install from it.
 #   requirements/oldest.lock  the same with every direct dependency at the lower end of its
@@ -39,7 +39,7 @@ compile() {  # compile <extra requirements, one per line> <uv options...>
     --no-emit-index-url --no-emit-find-links --custom-compile-command "requirements/lock.sh" \
     "${index_args[@]}" "$@"
 }
-compile "$build_requires" --extra fast --universal --output-file requirements/test.lock "$@"
+compile "$build_requires" --extra fast --extra spark --universal --output-file requirements/test.lock "$@"
 compile "" --resolution lowest-direct --universal --python-version 3.11 --output-file requirements/oldest.lock "$@"
 
 echo "wrote requirements/test.lock and requirements/oldest.lock. Check: python3 -m venv /tmp/v &&" \

@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-variants", type=numeric.VARIANT_COUNT, default=None, metavar="N",
                     help="grade each case also on up to N generated variants of its database, so a result that "
                          "matches by coincidence fails (default: the suite's [variants] count, else 0)")
+    group.addoption("--sqleval-engine", default=None, choices=("spark",),
+                    help="grade every suite's DuckDB file (or Parquet folder) on this engine instead: spark "
+                         "(a local Spark, settings in each manifest's [spark]; needs pytest-sqleval[spark] and Java)")
     group.addoption("--sqleval-min-pass-rate", type=numeric.PASS_RATE, default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
@@ -66,6 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from . import builtin_hooks
+    from ..core.cases.manifest import set_engine_override
+    set_engine_override(config.getoption("sqleval_engine", None))  # every manifest read from here on
     from ..core.errors import SqlevalError
     from .items import SESSION_KEY
     from .session import SqlevalSession
@@ -274,4 +279,6 @@ class _Hooks:
             terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        from ..core.cases.manifest import set_engine_override
+        set_engine_override(None)  # a run in the same process (pytester) starts from the manifests again
         self.state.close()

@@ -19,7 +19,8 @@ from .model import COLUMN_ORDERS, COLUMN_RULES, COMPARE_SETTINGS, DEFAULT_DEPREC
 from .read import did_you_mean
 
 _SUITE_KEYS = {"name", "questions", "database", "dialect", "build", "deprecated_tables", "schema", "layout", "tables",
-               "replacements"}
+               "replacements", "engine"}
+_SPARK_KEYS = {"master", "driver_memory", "cache_dir", "conf"}
 _COMPARE_KEYS = set(COMPARE_SETTINGS) - {"condition_cols"}  # one case's gold columns: per case only
 _GOLD_RESULT_KEYS = {"types"}  # [gold_results] types = {column = "SQL type"}: result-file golds' declared types
 _LIMIT_KEYS = {f.name for f in fields(Limits)}
@@ -33,7 +34,20 @@ _NUMBERS: dict[str, dict[str, Number]] = {
     "variants": {"count": VARIANT_COUNT, "seed": SEED},
 }
 _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KEYS, "constraints": _CONSTRAINT_KEYS,
-             "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS, "gold_results": _GOLD_RESULT_KEYS}
+             "variants": _VARIANT_KEYS, "splits": _SPLIT_KEYS, "gold_results": _GOLD_RESULT_KEYS,
+             "spark": _SPARK_KEYS}
+#: ``[suite] engine`` values that take the suite's database file to another engine
+ENGINES_FOR_FILES = ("spark",)
+#: the run's engine for every suite (``--sqleval-engine``), over each manifest's ``[suite] engine``
+_ENGINE_OVERRIDE: dict[str, str | None] = {"engine": None}
+
+
+def set_engine_override(engine: str | None) -> None:
+    """Grade every suite read from now on on ``engine`` (``--sqleval-engine``); None: each
+    manifest's own ``[suite] engine`` (default: the engine its database location selects)."""
+    if engine is not None and engine not in ENGINES_FOR_FILES:
+        raise ValueError(f"unknown engine {engine!r}: choose {', '.join(ENGINES_FOR_FILES)}")
+    _ENGINE_OVERRIDE["engine"] = engine
 
 
 def manifest_key_line(text: str, key: str) -> int | None:
@@ -76,7 +90,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInputError(path, f"unknown section [{section}]{did_you_mean(section, set(_SECTIONS))}",
-                                line=manifest_key_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants], [splits] or [gold_results]")
+                                line=manifest_key_line(text, section), fix="use [suite], [compare], [limits], [constraints], [variants], [splits], [gold_results] or [spark]")
         if not isinstance(value, dict):
             raise BadInputError(path, f"'{section}' must be a table", line=manifest_key_line(text, section),
                                 fix=f"write it as a [{section}] section")
@@ -171,12 +185,35 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, f"build script {build} does not exist", line=manifest_key_line(text, "build"),
                             field="suite.build",
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
+    database = _engine_location(path, text, suite, data.get("spark", {}), database)
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
                          layout=layout, tables=tables, constraints=dict(data.get("constraints", {})),
                          variants=variants, held_out=held_out, gold_types=tuple(gold_types.items()),
                          replacements=_replacements(path, text, suite.get("replacements", {})))
+
+
+def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[str, Any],
+                     database: Path | str | None) -> Path | str | None:
+    """The database location on the suite's engine: ``[suite] engine = "spark"`` (or
+    ``--sqleval-engine=spark``) grades the suite's DuckDB file or Parquet folder on a local
+    Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
+    engine = suite.get("engine")
+    if engine is not None and (not isinstance(engine, str) or engine.lower() not in ENGINES_FOR_FILES):
+        raise BadInputError(path, f"unknown engine {engine!r}", line=manifest_key_line(text, "engine"),
+                            field="suite.engine", fix=f'write engine = "spark", or leave it out (the database '
+                                                      "location selects the engine)")
+    engine = _ENGINE_OVERRIDE["engine"] or (engine.lower() if isinstance(engine, str) else None)
+    from ..engines.spark_sandbox import settings_from_table, spark_location
+    try:
+        settings = settings_from_table(spark)
+    except ValueError as exc:
+        raise BadInputError(path, str(exc), line=manifest_key_line(text, "spark"), field="spark",
+                            fix="see [spark] in docs/reference/manifest.md") from None
+    if engine != "spark" or database is None or (isinstance(database, str) and is_url(database)):
+        return database
+    return spark_location(database, settings)
 
 
 SEMANTIC_LAYER = "semantic_layer.yaml"

@@ -13,7 +13,9 @@ A location goes to the first engine that claims it, in this order:
    entry points of group ``pytest_sqleval.engines`` (by name), loaded at the first lookup,
    never at import. A plugin comes first so it can take over a kind of location: claim
    narrowly (a URL scheme, a file suffix);
-2. PostgreSQL: ``postgresql://`` and ``postgres://`` URLs;
+2. PostgreSQL: ``postgresql://`` and ``postgres://`` URLs; Spark: ``spark://`` locations
+   (``spark_sandbox.spark_location``: a DuckDB file or Parquet folder mirrored into a local
+   Spark) and ``sc://`` (a Spark Connect server);
 3. SQLite: a path ending in ``.sqlite``, ``.sqlite3``, ``.db`` or ``.db3``, or any file
    (but ``.duckdb``/``.ddb``) that starts with the SQLite header;
 4. DuckDB: any other path. A URL nobody claims is an error.
@@ -94,6 +96,12 @@ def _claims_sqlite(location: Any) -> bool:
     return False
 
 
+def _claims_spark(location: Any) -> bool:
+    from .spark_sandbox import SPARK_SCHEMES
+    scheme = _scheme(location)
+    return scheme is not None and scheme in SPARK_SCHEMES
+
+
 def _claims_duckdb(location: Any) -> bool:
     return _scheme(location) is None
 
@@ -108,6 +116,11 @@ def _open_sqlite(location: Any, limits: Any) -> Sandbox:
     return SQLiteSandbox(location, limits)
 
 
+def _open_spark(location: Any, limits: Any) -> Sandbox:
+    from .spark_sandbox import SparkSandbox
+    return SparkSandbox(str(location), limits)
+
+
 def _open_duckdb(location: Any, limits: Any) -> Sandbox:
     from .duckdb_sandbox import DuckDBSandbox
     return DuckDBSandbox(location, limits)
@@ -115,6 +128,7 @@ def _open_duckdb(location: Any, limits: Any) -> Sandbox:
 
 BUILTINS: tuple[Engine, ...] = (
     Engine("postgres", "postgres", _claims_postgres, _open_postgres),
+    Engine("spark", "spark", _claims_spark, _open_spark),
     Engine("sqlite", "sqlite", _claims_sqlite, _open_sqlite),
     Engine("duckdb", "duckdb", _claims_duckdb, _open_duckdb),  # the default: any path
 )
