@@ -233,7 +233,10 @@ class BoundaryRows:
 
 class Domain:
     """Whether a value lies in a column's domain on the pinned database: between its
-    minimum and maximum, or (text) one of its values. Answers are remembered."""
+    minimum and maximum, or (text) one of its values; for a date or timestamp, at or after
+    its minimum (a later row is one the data will hold, and a gold that bounds time from
+    above past the last pinned row is told from one without the bound only by it).
+    Answers are remembered."""
 
     def __init__(self, database: Path, engine: str, tables: dict[str, Any]) -> None:
         self.con = _connect(database, engine, read_only=True)
@@ -248,6 +251,8 @@ class Domain:
             q_table, q_col = qualified(table, self.engine), quote(column)
             if _is_text(ctype):
                 sql, params = f"SELECT EXISTS (SELECT 1 FROM {q_table} WHERE {q_col} = ?)", [value]
+            elif _is_temporal(ctype):  # time moves on: a later value is one the data will hold
+                sql, params = f"SELECT min({q_col}) <= CAST(? AS {ctype}) FROM {q_table}", [value]
             else:
                 cast = f"CAST(? AS {ctype})" if ctype else "?"
                 sql, params = f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}) FROM {q_table}", [value, value]
@@ -259,6 +264,10 @@ class Domain:
 
     def close(self) -> None:
         self.con.close()
+
+
+def _is_temporal(ctype: str) -> bool:
+    return ctype.upper().startswith(("DATE", "TIMESTAMP"))
 
 
 def _is_text(ctype: str) -> bool:
