@@ -231,9 +231,14 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
     if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ) and isinstance(cond.this, exp.Column) \
             and not cond.expression.find(exp.Column):
         col = cond.this
-    asc = lambda c: [exp.Ordered(this=c.copy())]  # noqa: E731 - two short orderings
-    desc = lambda c: [exp.Ordered(this=c.copy(), desc=True)]  # noqa: E731
-    fails = (exp.not_(cond.copy()), [], "fails only")
+
+    def asc(c: Any) -> list[Any]:
+        return [exp.Ordered(this=c.copy())]
+
+    def desc(c: Any) -> list[Any]:
+        return [exp.Ordered(this=c.copy(), desc=True)]
+
+    fails: tuple[Any, list[Any], str] = (exp.not_(cond.copy()), [], "fails only")
     if col is None or not isinstance(col, exp.Column):
         return [fails]
     if isinstance(cond, exp.Between):
