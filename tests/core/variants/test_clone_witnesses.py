@@ -120,3 +120,11 @@ def test_the_witnesses_of_a_star_join_follow_its_foreign_keys(star: Path) -> Non
     assert any("fails only `d.d_year = 2000`" in w.what for w in moved)
     grouped = [w for w in found if w.grouped]
     assert [w.what.split("exactly ")[1].split(" ")[0] for w in grouped] == ["51", "50", "49"]
+
+
+def test_the_witness_sentences_survive_the_record() -> None:
+    from pytest_sqleval.core.grading.layers.variants import VariantMismatch
+    mismatch = VariantMismatch(3, "subset+boundary", witnesses=("a sales row moved to date_dim.d_year = 1999",))
+    assert mismatch.to_dict()["witnesses"] == ["a sales row moved to date_dim.d_year = 1999"]
+    assert VariantMismatch.from_record(mismatch.to_dict()) == mismatch
+    assert "witnesses" not in VariantMismatch(3, "subset").to_dict()
