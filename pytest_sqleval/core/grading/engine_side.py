@@ -92,6 +92,32 @@ def request_policy(req: dict[str, Any]) -> ComparePolicy:
     return ComparePolicy.from_wire(req["spec"])
 
 
+def variant_policy(spec: ComparePolicy, pinned_gold: Any) -> ComparePolicy:
+    """The policy a variant is compared under: the case's, with the absolute slack its
+    relative tolerance gave on the pinned database. A variant holds fewer rows, so a sum
+    is smaller there and the same absolute error is a larger relative one: a prediction
+    within tolerance on the pinned data (``round(sum(x))`` for ``sum(x)``) must not become
+    a coincidence only because the variant is small. The slack is ``float_rel_tol`` times
+    the smallest, over the gold's float columns, of the largest magnitude the column has on
+    the pinned database: no column gets more slack than the pinned comparison gave it."""
+    import numpy as np
+
+    from .compare import kind_of
+    if pinned_gold is None or not spec.float_rel_tol:
+        return spec
+    scales = []
+    for field, column in zip(pinned_gold.schema, pinned_gold.columns):
+        if kind_of(field.type) != "float":
+            continue
+        values = np.abs(column.to_numpy(zero_copy_only=False).astype("float64"))
+        values = values[np.isfinite(values)]
+        if values.size:
+            scales.append(float(values.max()))
+    if not scales or min(scales) == 0:
+        return spec
+    return replace(spec, float_abs_tol=max(spec.float_abs_tol, spec.float_rel_tol * min(scales)))
+
+
 class GradingHandler:
     """Serves the ``gold`` and ``grade`` requests on the engine process's sandbox."""
 
@@ -432,7 +458,11 @@ class GradingHandler:
         against the gold's answer on that variant (run once, stored beside the gold store).
         Stops at the first variant where it differs: one is evidence enough to fail it."""
         from .execute import execution_record
-        spec = request_policy(req["gold"])
+        try:
+            pinned = self._gold_table(req["gold"]["key"])
+        except OSError:  # no stored answer: the case's own tolerance
+            pinned = None
+        spec = variant_policy(request_policy(req["gold"]), pinned)
         results = []
         for variant in req["variants"]:
             gold = self._variant_gold(variant, req["gold"], out)
@@ -466,9 +496,10 @@ class GradingHandler:
         (a dropped join condition's cross product) is left out everywhere (None), and one
         the pinned database tells apart is not run on the variants (None: the choice only
         counts what the database cannot tell)."""
-        spec = request_policy(req["gold"])
         budget = req.get("mutant_timeout_s")
         pinned = self._gold_table(req["gold"]["key"])
+        spec = request_policy(req["gold"])
+        on_variants = variant_policy(spec, pinned)
         places = [(self.db, pinned)] + [
             (self._variant_db(v["path"]), self._variant_gold(v, req["gold"], out).get("table")) for v in req["variants"]]
         killed: list[list[bool | None]] = [[] for _ in places]  # per place (pinned first), per mutant: told apart?
@@ -485,7 +516,8 @@ class GradingHandler:
                     killed[i].append(None)
                     settled = i == 0  # slow on the database: no evidence worth its cost on the variants
                     continue
-                told_apart = outcome.table is None or not self.cmp.compare(gold, outcome.table, spec).match
+                told_apart = outcome.table is None or not self.cmp.compare(
+                    gold, outcome.table, spec if i == 0 else on_variants).match
                 killed[i].append(told_apart)
                 settled = i == 0 and told_apart
         return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places]}

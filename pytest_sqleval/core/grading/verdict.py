@@ -454,6 +454,8 @@ def refusal_text(error: ExecError, engine: str | None) -> str:
 
 def _coincidence(mismatch: VariantMismatch, joins_pred: dict[str, Any], joins_gold: dict[str, Any]) -> Classification:
     where = f"variant {mismatch.variant} ({mismatch.kind})"
+    if mismatch.witnesses:
+        where += " (which holds rows the database lacks: " + "; ".join(mismatch.witnesses[:3]) + ")"
     err = mismatch.execution.error if mismatch.execution is not None else None
     if mismatch.compare is None:
         what = f"{err.category}: {err.message.splitlines()[0]}" if err else "no result"

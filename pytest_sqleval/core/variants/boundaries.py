@@ -41,9 +41,10 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 9  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 10  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
+CLONE_SPREAD = 1  # each clone witness goes into every CLONE_SPREAD-th variant
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -143,8 +144,11 @@ class BoundaryRows:
         self.groups: list[Any] = []
         self.ties: list[Any] = []
         self.domain: Domain | None = None
+        self.clones: list[Any] = []
+        self.witnessed: dict[str, list[str]] = {}  # gold digest -> sentences of its clone witnesses, last write
 
-    def _prepare(self, tables: dict[str, Any]) -> None:
+    def _prepare(self, tables: dict[str, Any], dependencies: list[Any]) -> None:
+        from .clones import clone_witnesses
         from .constraints import engine_of
         from .tiebreak import tie_breaks
         from .witnesses import witness_groups
@@ -154,7 +158,8 @@ class BoundaryRows:
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
         self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.ties = tie_breaks(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
-        if self.hints or self.groups or self.ties:
+        self.clones = clone_witnesses(self.gold_sqls, self.dialect, tables, dependencies)
+        if self.hints or self.groups or self.ties or self.clones:
             self.domain = Domain(self.database, engine_of(self.database), tables)
         self._ready = True
 
@@ -169,10 +174,12 @@ class BoundaryRows:
         variant's data (``l_shipdate < l_commitdate``), which random boundary values, written
         over a large share of a small variant's rows, would leave few of; and no random row
         is a witness row, so none overwrites one. Returns what was changed."""
+        from .clones import CloneWriter
         from .constraints import qualified
         from .tiebreak import TieWriter
-        self._prepare(tables)
-        if not self.hints and not self.groups and not self.ties:
+        self._prepare(tables, list(dependencies))
+        self.witnessed = {}
+        if not self.hints and not self.groups and not self.ties and not self.clones:
             return None
         changed: dict[str, int] = {}
         con = _connect(target, engine)
@@ -181,6 +188,13 @@ class BoundaryRows:
             used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
             for group in self.groups:
                 writer.witnesses(group, tag, used)
+            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql: _bounded(con, sql))
+            for i, clone in enumerate(self.clones):
+                if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone):
+                    changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
+            for table, rowids in cloner.rows.items():
+                used.setdefault(table, set()).update(rowids)
+            self.witnessed = cloner.sentences
             for (table, column), literals in sorted(self.hints.items()):
                 t = tables.get(table)
                 if t is None or column not in t.free:
@@ -219,7 +233,10 @@ class BoundaryRows:
 
 class Domain:
     """Whether a value lies in a column's domain on the pinned database: between its
-    minimum and maximum, or (text) one of its values. Answers are remembered."""
+    minimum and maximum, or (text) one of its values; for a date or timestamp, at or after
+    its minimum (a later row is one the data will hold, and a gold that bounds time from
+    above past the last pinned row is told from one without the bound only by it).
+    Answers are remembered."""
 
     def __init__(self, database: Path, engine: str, tables: dict[str, Any]) -> None:
         self.con = _connect(database, engine, read_only=True)
@@ -234,6 +251,8 @@ class Domain:
             q_table, q_col = qualified(table, self.engine), quote(column)
             if _is_text(ctype):
                 sql, params = f"SELECT EXISTS (SELECT 1 FROM {q_table} WHERE {q_col} = ?)", [value]
+            elif _is_temporal(ctype):  # time moves on: a later value is one the data will hold
+                sql, params = f"SELECT min({q_col}) <= CAST(? AS {ctype}) FROM {q_table}", [value]
             else:
                 cast = f"CAST(? AS {ctype})" if ctype else "?"
                 sql, params = f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}) FROM {q_table}", [value, value]
@@ -245,6 +264,10 @@ class Domain:
 
     def close(self) -> None:
         self.con.close()
+
+
+def _is_temporal(ctype: str) -> bool:
+    return ctype.upper().startswith(("DATE", "TIMESTAMP"))
 
 
 def _is_text(ctype: str) -> bool:

@@ -195,6 +195,8 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                              job.constraints.dependencies, index) if rows else None
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
+            if rows is not None and rows.witnessed:
+                params["witnesses"] = rows.witnessed  # gold digest -> what its clone witnesses are
         digest = content_hash(tmp)
         os.replace(tmp, path)
     finally:

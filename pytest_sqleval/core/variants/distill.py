@@ -133,6 +133,14 @@ class VariantSet:
                 "choices": {k: {**asdict(c), "variants": [d["index"] for d in c.variants]}
                             for k, c in sorted(self._by_sql.items())}}
 
+    def witnesses(self, index: int, gold_sql: str) -> list[str]:
+        """What variant ``index`` holds for this gold that the pinned database lacks (its
+        clone witnesses, as sentences; ``clones.py``), for the record of a caught prediction."""
+        from .clones import gold_digest
+        variant = next((v for v in self.pool if v.index == index), None)
+        written = variant.params.get("witnesses", {}) if variant is not None else {}
+        return list(written.get(gold_digest(gold_sql), [])) if isinstance(written, dict) else []
+
     def for_gold(self, gold_key: str, gold_request: dict[str, Any], gold_sql: str, dialect: str,
                  host: Any, gold_ms: float = 0.0) -> CaseVariants:
         """The variants of one gold (frozen, or distilled on first use, then read back)."""

@@ -23,10 +23,15 @@ class VariantMismatch(RecordView):
     compare: CompareEvidence | None = None
     gold_preview: Any = None
     pred_preview: Any = None
+    #: the rows the generator wrote into this variant for the gold (``variants/clones.py``), as
+    #: sentences: "a sales row joined through date_dim, moved to date_dim.d_year = 2001 (...)"
+    witnesses: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"variant": self.variant, "kind": self.kind, "gold_rows": self.gold_rows,
                                "gold_problem": self.gold_problem}
+        if self.witnesses:
+            out["witnesses"] = list(self.witnesses)
         if self.execution is not None:
             out["execution"] = self.execution.to_dict()
         if self.match is not None:
@@ -39,7 +44,8 @@ class VariantMismatch(RecordView):
     def from_record(cls, record: dict[str, Any]) -> "VariantMismatch":
         execution, compare = record.get("execution"), record.get("compare")
         return cls(**{**record, "execution": ExecutionEvidence.from_record(execution) if execution else None,
-                      "compare": CompareEvidence.from_record(compare) if compare else None})
+                      "compare": CompareEvidence.from_record(compare) if compare else None,
+                      "witnesses": tuple(record.get("witnesses") or ())})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,8 @@ class VariantsLayer:
         results = answer["results"]
         graded = [r for r in results if r.get("match") is not None]
         mismatch = next((r for r in results if r.get("match") is False), None)
+        if mismatch is not None:
+            mismatch = {**mismatch, "witnesses": grader.variant_set.witnesses(mismatch["variant"], c.gold.sql)}
         c.layers["variants"] = VariantsEvidence(
             len(chosen.variants), len(graded), VariantMismatch.from_record(mismatch) if mismatch is not None else None,
             chosen.evidence(), c.same_sql_as_gold)

@@ -1,0 +1,418 @@
+"""Clone witnesses: new rows through a gold's join path, each changing one thing at an edge.
+
+Subsetting, duplicating and shuffling rows that exist cannot make a row the pinned data
+lacks: a group of exactly ten rows for ``HAVING count(*) >= 10`` when no group has ten, or
+a fact row joined to a dimension row that fails the one filter every joined fact row
+passes (a dropped ``d_year = 2000`` on a star join). Writing new values into a dimension
+row breaks facts correct queries rely on (a date's year is a fact about the date); so here
+a *fact* row is cloned instead, and its foreign key moved to another existing dimension
+row. References, keys and NOT NULL all hold: the clone references rows that exist, its key
+columns get fresh values (a key is no fact a query relies on), and every other value is a
+value the row already had.
+
+From a gold's AST (sqlglot), per SELECT whose tables are joined by inner equalities:
+
+- the *join path*: every equality ``child.fk = parent.key`` that a dependency of the
+  database (declared or observed) backs is an edge; the *fact* is a table of the path
+  no other member references (the sink), cloned only when it has a key column outside
+  every dependency (a line number, a ticket number) to give a fresh value;
+- a *copy*: a clone of a fact row that reaches the output (passes every conjunct): one
+  more row in its group, which tells ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from
+  ``AVG``, a bag from a set;
+- per edge ``fact.fk -> parent`` and per filter conjunct on a table reached through it
+  (a dimension attribute): a clone moved to a parent whose path *fails only that
+  conjunct* (every other conjunct, the cross-branch ones included, still holds), the
+  nearest failing value first for a comparison (``d_year = 1999`` for ``d_year >= 2000``)
+  and the nearest passing one (the edge row a moved literal excludes);
+- per ``HAVING count(...) op b``: a group pushed by clones of its rows to exactly ``b - 1``,
+  ``b`` and ``b + 1`` rows, the nearest group below each first.
+
+Each witness is one query on the variant (bounded by the watchdog) and a few inserts;
+each comes with a sentence the record shows when a variant catches a prediction."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
+MAX_CLONE_WITNESSES = 24  # per SELECT of a gold
+MAX_SENTENCES = 6  # per gold and variant, in the record
+_NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
+
+
+@dataclass(frozen=True)
+class CloneWitness:
+    """One witness: ``rows_sql`` picks the fact row to clone (``w0``), the values its moved
+    foreign-key columns take (``r0``, ``r1``, ...), what the sentence shows (``v0``, ...)
+    and, for a HAVING bound, how many clones (``need``)."""
+
+    gold: str  # digest of the gold's SQL
+    table: str  # the fact table, as the catalog names it
+    rows_sql: str
+    moved: tuple[str, ...]  # fact columns set from r0, r1, ...
+    shown: tuple[str, ...]  # what v0, v1, ... are, e.g. "date_dim.d_year"
+    what: str  # the sentence, with {shown} and {need} filled in when written
+    grouped: bool = False  # a HAVING witness: the query gives ``need``
+
+
+def gold_digest(sql: str) -> str:
+    """The digest a gold's witnesses are recorded under (the one distillation keys it by)."""
+    return hashlib.sha256(sql.encode()).hexdigest()[:16]
+
+
+def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
+                    dependencies: Iterable[Any]) -> list[CloneWitness]:
+    """The clone witnesses of every gold. ``tables``: ``constraints.TableConstraints`` by
+    name; ``dependencies``: the inclusion dependencies the variants keep."""
+    from sqlglot import exp, parse_one
+
+    from .witnesses import Catalog
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
+    out: list[CloneWitness] = []
+    for sql in gold_sqls:
+        try:
+            tree = parse_one(sql, read=dialect)
+        except Exception:  # a gold that does not parse has no witnesses; the grader reports it
+            continue
+        digest = gold_digest(sql)
+        for select in tree.find_all(exp.Select):
+            try:
+                found = _select_witnesses(select, names, tables, deps, dialect, digest)
+            except Exception:  # an odd tree: no clone witness for this SELECT
+                continue
+            out += [w for w in found if w not in out]
+    return out
+
+
+def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
+                      digest: str) -> list[CloneWitness]:
+    from sqlglot import exp
+
+    from .witnesses import _resolve, _sources, _split
+    sources = _sources(select, names)
+    joins = select.args.get("joins") or []
+    if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
+                          for j in joins):
+        return []
+    if len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
+        return []  # a derived table in FROM: its rows are not a table's
+    conjuncts: list[Any] = []
+    where = select.args.get("where")
+    if where is not None:
+        conjuncts += _split(where.this, exp.And)
+    for j in joins:
+        if j.args.get("on") is not None:
+            conjuncts += _split(j.args["on"], exp.And)
+
+    def own_columns(node: Any) -> list[Any]:
+        return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
+
+    def aliases_of(node: Any) -> set[str] | None:
+        out = set()
+        for col in own_columns(node):
+            key = _resolve(col, sources, names.lower)
+            if key is None:
+                return None  # an outer query's column, or an ambiguous one
+            out.add(key[0])
+        return out
+
+    alias_sets = [aliases_of(c) for c in conjuncts]
+    if any(a is None for a in alias_sets):
+        return []
+    table_of = {a: names.originals[t] for a, t in sources.items()}
+    edges: list[tuple[str, str, str, str, int]] = []  # child alias, child col, parent alias, parent col, conjunct
+    for i, c in enumerate(conjuncts):
+        if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column):
+            left, right = _resolve(c.this, sources, names.lower), _resolve(c.expression, sources, names.lower)
+            if left is None or right is None or left[0] == right[0]:
+                continue
+            for (ca, cc), (pa, pc) in ((left, right), (right, left)):
+                if any(d.child == table_of[ca] and d.child_columns == (cc,) and d.parent == table_of[pa]
+                       and d.parent_columns == (pc,) for d in deps):
+                    edges.append((ca, cc, pa, pc, i))
+                    break
+    parents = {e[2] for e in edges}
+    sinks = sorted((a for a in sources if a not in parents),
+                   key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
+    if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
+        return []
+    fact = sinks[0]
+    if fresh_columns(tables[table_of[fact]], deps_columns(deps, table_of[fact])) is None:
+        return []
+    out: list[CloneWitness] = []
+    base_from = select.copy()
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", "where"):
+        base_from.set(arg, None)
+    for j in base_from.args.get("joins") or []:
+        j.set("on", None)
+        j.set("kind", "CROSS")
+    path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
+    through = f" joined through {path}" if path else ""
+    fact_name = table_of[fact].rsplit(".", 1)[-1]
+
+    def query(extra_tables: list[tuple[str, str]], filters: list[Any], columns: list[tuple[Any, str]],
+              order: list[Any], limit: bool = True) -> str:
+        q = base_from.copy()
+        for table, alias in extra_tables:
+            q = q.join(exp.Table(this=exp.to_identifier(table.rsplit(".", 1)[-1]),
+                                 db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None,
+                                 alias=exp.TableAlias(this=exp.to_identifier(alias))), join_type="cross")
+        q.set("expressions", [exp.alias_(exp.column("rowid", table=fact), "w0")]
+              + [exp.alias_(e, name) for e, name in columns])
+        if filters:
+            q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
+        if limit:
+            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=exp.column("w0"))]))
+            q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+        return str(q.sql(dialect=dialect))
+
+    # a copy of a row that reaches the output
+    out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
+                            f"a copy of a {fact_name} row that reaches the output{through}"))
+    # per edge from the fact, per filter on the tables reached through it: a moved clone
+    for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
+        subtree = _reached(pa, edges)
+        copy = {a: f"{a}__w" for a in subtree}
+
+        def renamed(node: Any) -> Any:
+            def swap(n: Any) -> Any:
+                if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
+                    key = _resolve(n, sources, names.lower)
+                    if key is not None and key[0] in copy:
+                        return exp.column(key[1], table=copy[key[0]])
+                return n
+            return node.copy().transform(swap)
+
+        touching = [i for i, a in enumerate(alias_sets) if a and a & subtree and i != edge_i]
+        targets = [i for i in touching if len(alias_sets[i] or ()) == 1 and not conjuncts[i].find(exp.Select)
+                   and not (isinstance(conjuncts[i], exp.EQ) and isinstance(conjuncts[i].expression, exp.Column))]
+        extra = [(table_of[a], copy[a]) for a in sorted(subtree)]
+        for i in targets:
+            target = conjuncts[i]
+            (alias,) = alias_sets[i] or {""}
+            shown_cols = [c for c in dict.fromkeys(c.name for c in own_columns(target))][:2]
+            shown = tuple(f"{table_of[alias].rsplit('.', 1)[-1]}.{c}" for c in shown_cols)
+            cols = [(exp.column(pc, table=copy[pa]), "r0")] + [
+                (exp.column(c, table=copy[alias]), f"v{k}") for k, c in enumerate(shown_cols)]
+            kept = [renamed(conjuncts[k]) for k in touching if k != i]
+            rendered = " ".join(target.sql(dialect=dialect).split())
+            for cond, order, how in _edges_of(renamed(target), target, dialect):
+                filters = conjuncts + kept + [cond]
+                out.append(CloneWitness(
+                    digest, table_of[fact], query(extra, filters, cols, order), (cc,), shown,
+                    f"a {fact_name} row{through}, moved to {{shown}} ({how} `{rendered}`)"))
+                if len(out) >= MAX_CLONE_WITNESSES:
+                    return out
+    out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
+                             table_of[fact], query)
+    return out[:MAX_CLONE_WITNESSES]
+
+
+def _reached(start: str, edges: list[tuple[str, str, str, str, int]]) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        a = todo.pop()
+        for child, _, parent, _, _ in edges:
+            if child == a and parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    return seen
+
+
+def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[Any], str]]:
+    """(condition, ORDER BY, how) of each moved witness of a filter conjunct: failing it
+    (the nearest failing value first for a comparison with a constant) and, for a range,
+    passing it at its edge."""
+    from sqlglot import exp
+    col = cond.this if isinstance(cond, (exp.Between, exp.In, exp.Like, exp.ILike)) else None
+    if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ) and isinstance(cond.this, exp.Column) \
+            and not cond.expression.find(exp.Column):
+        col = cond.this
+
+    def asc(c: Any) -> list[Any]:
+        return [exp.Ordered(this=c.copy())]
+
+    def desc(c: Any) -> list[Any]:
+        return [exp.Ordered(this=c.copy(), desc=True)]
+
+    fails: tuple[Any, list[Any], str] = (exp.not_(cond.copy()), [], "fails only")
+    if col is None or not isinstance(col, exp.Column):
+        return [fails]
+    if isinstance(cond, exp.Between):
+        low, high = cond.args["low"], cond.args["high"]
+        return [(exp.LT(this=col.copy(), expression=low.copy()), desc(col), "just below, fails only"),
+                (exp.GT(this=col.copy(), expression=high.copy()), asc(col), "just above, fails only"),
+                (cond.copy(), asc(col), "at the low edge of"), (cond.copy(), desc(col), "at the high edge of")]
+    bound = cond.args.get("expression")
+    if isinstance(cond, (exp.LT, exp.LTE)):
+        return [(exp.not_(cond.copy()), asc(col), "just past, fails only"), (cond.copy(), desc(col), "at the edge of")]
+    if isinstance(cond, (exp.GT, exp.GTE)):
+        return [(exp.not_(cond.copy()), desc(col), "just past, fails only"), (cond.copy(), asc(col), "at the edge of")]
+    if isinstance(cond, exp.EQ) and bound is not None and not (isinstance(bound, exp.Literal) and bound.is_string):
+        return [(exp.GT(this=col.copy(), expression=bound.copy()), asc(col), "the next value up, fails only"),
+                (exp.LT(this=col.copy(), expression=bound.copy()), desc(col), "the next value down, fails only")]
+    return [fails]
+
+
+def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str, base_from: Any,
+                      dialect: str, digest: str, table: str, query: Callable[..., str]) -> list[CloneWitness]:
+    """Per ``HAVING count(*) op b`` (or ``count(column)``), a group pushed to ``b + 1``, ``b``
+    and ``b - 1`` rows (in that order, so a later push never takes an earlier one's group)."""
+    from sqlglot import exp
+
+    from .witnesses import _split
+    having, group = select.args.get("having"), select.args.get("group")
+    if having is None or group is None:
+        return []
+    keys = []
+    aliases = {e.alias: e.unalias() for e in select.expressions if e.alias}
+    for g in group.expressions:
+        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit():
+            keys.append(select.expressions[int(g.this) - 1].unalias())
+        elif isinstance(g, exp.Column) and not g.table and g.name in aliases:
+            keys.append(aliases[g.name])
+        else:
+            keys.append(g)
+    out = []
+    ops = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}
+    for cond in _split(having.this, exp.And):
+        if type(cond) not in ops:
+            continue
+        agg, bound = cond.this, cond.expression
+        if isinstance(agg, exp.Literal):
+            agg, bound = bound, agg
+        if not isinstance(agg, exp.Count) or agg.find(exp.Distinct) or not isinstance(bound, exp.Literal) \
+                or bound.is_string or not bound.this.isdigit():
+            continue
+        b = int(bound.this)
+        arg = agg.this
+        counted = [] if isinstance(arg, exp.Star) or arg is None else [exp.not_(exp.Is(this=arg.copy(),
+                                                                                          expression=exp.Null()))]
+        for target in [t for t in (b + 1, b, b - 1) if t >= 1]:
+            window = exp.Window(this=agg.copy(), partition_by=[k.copy() for k in keys])
+            inner = query([], conjuncts + counted, [(window, "n")] + [(k.copy(), f"v{i}") for i, k in
+                                                                      enumerate(keys[:2])], [], limit=False)
+            shown_sql = ", ".join(f"v{i}" for i in range(min(2, len(keys)))) or "NULL AS v0"
+            rows_sql = (f"SELECT w0, {target} - n AS need, {shown_sql} FROM ({inner}) AS grouped "
+                        f"WHERE n < {target} AND n >= {target - MAX_GROUP_CLONES} ORDER BY {target} - n, w0 LIMIT 1")
+            rendered = " ".join(cond.sql(dialect=dialect).split())
+            shown = tuple(" ".join(k.sql(dialect=dialect).split())[:40] for k in keys[:2])
+            out.append(CloneWitness(digest, table, rows_sql, (), shown,
+                                    f"{{need}} copies of a {fact_name} row{through} bring the group {{shown}} "
+                                    f"to exactly {target} rows (the gold's HAVING `{rendered}`)", grouped=True))
+    return out
+
+
+def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
+    out: set[str] = set()
+    for d in deps:
+        if d.child == table:
+            out |= set(d.child_columns)
+        if d.parent == table:
+            out |= set(d.parent_columns)
+    return out
+
+
+def fresh_columns(t: Any, linked: set[str]) -> list[str] | None:
+    """One column per key of ``t`` to give a fresh value in a clone (a number or text in no
+    dependency), or None when some key has none: the table is then not cloned."""
+    keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
+    chosen: list[str] = []
+    for key in keys:
+        if set(key) & set(chosen):
+            continue
+        options = [c for c in key if c not in linked and _freshable(t.columns.get(c, ""))]
+        if not options:
+            return None
+        chosen.append(sorted(options, key=lambda c: "INT" not in t.columns[c].upper())[0])
+    if not chosen and not t.duplicate_rows:
+        return None  # a copy would be the table's first duplicate row: a fact a query may rely on
+    return chosen
+
+
+def _freshable(ctype: str) -> bool:
+    upper = ctype.upper()
+    return any(w in upper for w in _NUMERIC) or any(w in upper for w in ("CHAR", "TEXT", "STRING")) or upper == ""
+
+
+class CloneWriter:
+    """Writes clone witnesses into one variant: picks the row, inserts the clones, and
+    remembers their row ids (no later boundary write may change them) and the sentences."""
+
+    def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
+                 bounded: Callable[[str], list[tuple[Any, ...]]]) -> None:
+        self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
+        self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
+        self.all_deps = list(dependencies)
+        self.sentences: dict[str, list[str]] = {}
+        self.rows: dict[str, set[int]] = {}
+
+    def write(self, w: CloneWitness) -> bool:
+        try:
+            found = self.bounded(w.rows_sql)
+        except Exception:  # too slow, or a form this engine refuses: no witness here
+            return False
+        if not found:
+            return False
+        row = found[0]
+        if w.grouped:
+            need, shown_values = int(row[1]), row[2:]
+            moved: dict[str, Any] = {}
+        else:
+            need, moved, shown_values = 1, dict(zip(w.moved, row[1:1 + len(w.moved)])), row[1 + len(w.moved):]
+        if need < 1 or need > MAX_GROUP_CLONES:
+            return False
+        for _ in range(need):
+            if not self.clone(w.table, int(row[0]), moved):
+                return False
+        shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
+        sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(need))
+        kept = self.sentences.setdefault(w.gold, [])
+        if len(kept) < MAX_SENTENCES:
+            kept.append(sentence)
+        return True
+
+    def clone(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
+        """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values."""
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        fresh = fresh_columns(t, deps_columns(self.all_deps, table))
+        if fresh is None:
+            return False
+        rel = qualified(table, self.engine)
+        values: dict[str, Any] = dict(moved)
+        try:
+            for col in fresh:
+                ctype = t.columns[col].upper()
+                if any(w in ctype for w in _NUMERIC) or (self.engine == "sqlite" and ctype in ("", "INTEGER")):
+                    top = self.con.execute(f"SELECT max({quote(col)}) FROM {rel}").fetchone()[0]
+                    values[col] = (top or 0) + 1
+                else:
+                    count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+                    own = self.con.execute(f"SELECT {quote(col)} FROM {rel} WHERE rowid = ?", [rowid]).fetchone()
+                    values[col] = f"{own[0] if own else ''}#{count}"
+            cols = list(t.columns)
+            exprs = [(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?")
+                     if c in values else quote(c) for c in cols]
+            params = [values[c] for c in cols if c in values]
+            self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(c) for c in cols)}) SELECT {', '.join(exprs)} "
+                             f"FROM {rel} WHERE rowid = {int(rowid)}", params)
+            anchor = fresh[0] if fresh else None
+            if anchor is not None:
+                cast = f"CAST(? AS {t.columns[anchor]})" if self.engine == "duckdb" and t.columns[anchor] else "?"
+                new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {quote(anchor)} = {cast}",
+                                       [values[anchor]]).fetchall()
+                self.rows.setdefault(table, set()).update(r[0] for r in new)
+        except Exception:  # a constraint the engine checks refused it: no witness
+            return False
+        return True
+
+
+def _show(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+__all__ = ["CloneWitness", "CloneWriter", "clone_witnesses", "gold_digest"]
