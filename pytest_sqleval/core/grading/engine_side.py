@@ -6,6 +6,7 @@ stored gold there, and so are the peers' verdicts; only the evidence crosses the
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import replace
@@ -318,6 +319,9 @@ class GradingHandler:
         first = result.get("gold_index", req.get("gold_index", 0)) == req.get("gold_index", 0)
         if req.get("gold_kind", "sql") == "sql" and first:  # the peers' rules read one gold SQL
             result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        if req.get("spider2"):  # Spider 2.0's rule reads every gold CSV of the case, whichever gold we matched
+            result["compare"]["sidebyside"] = {**(result["compare"].get("sidebyside") or {}),
+                                               **spider2_verdict(req["spider2"], outcome.table)}
         if req.get("variants") and result["compare"]["match"] and first:  # a match: graded on the variants too
             partial(out, {**result, "variants": {"error": "a query on a database variant did not finish in time; "
                                                           "the engine process was killed"}})
@@ -728,3 +732,29 @@ def _tie_run(keys: list[Any], last: Any, limit: int) -> tuple[int, int] | None:
 
 
 HANDLER = f"{GradingHandler.__module__}:{GradingHandler.__qualname__}"  # for EngineHost(handler=...)
+
+
+@functools.lru_cache(maxsize=256)
+def _csv_text(path: str, mtime_ns: int) -> str:
+    """A gold CSV's text, read once per version of the file in this engine process."""
+    return Path(path).read_text(encoding="utf-8")
+
+
+def spider2_verdict(standard: dict[str, Any], pred: Any) -> dict[str, Any]:
+    """Spider 2.0's official verdict on a prediction's result (``peers.spider2_tables``): it
+    passes if any gold CSV of the case matches, under that CSV's condition_cols and the
+    case's ignore_order (``pipeline.spider2_standard``); ``spider2_gold`` is the case's
+    index of the gold CSV it matched. Evidence only: an unreadable CSV or a result over the
+    peers' row cap leaves it undecided (None), with the reason."""
+    from .peers import MAX_ROWS, spider2_tables
+    if pred.num_rows > MAX_ROWS:
+        return {"spider2": None, "spider2_note": f"Spider 2.0: a result over {MAX_ROWS} rows is not compared"}
+    try:
+        texts = [_csv_text(g["path"], Path(g["path"]).stat().st_mtime_ns) for g in standard["golds"]]
+    except (OSError, UnicodeDecodeError) as exc:
+        return {"spider2": None, "spider2_note": f"Spider 2.0: a gold CSV cannot be read ({exc})"}
+    try:
+        at = spider2_tables(texts, pred, standard.get("condition_cols"), bool(standard.get("ignore_order")))
+    except Exception as exc:  # pragma: no cover - defensive: evidence never fails grading
+        return {"spider2": None, "spider2_note": f"Spider 2.0 comparison failed: {type(exc).__name__}: {exc}"}
+    return {"spider2": at is not None, "spider2_gold": None if at is None else standard["golds"][at]["index"]}

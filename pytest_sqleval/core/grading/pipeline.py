@@ -43,6 +43,21 @@ def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePol
     return case.policy if case is not None and case.policy is not None else policy.for_case(case)
 
 
+def spider2_standard(case: BenchmarkCase) -> dict[str, Any] | None:
+    """Spider 2.0's official standard for a case whose layout carries it (spider2-lite:
+    ``metadata["spider2_condition_cols"]``, one list per gold CSV, and ``spider2_ignore_order``),
+    as the engine process reads it: the gold CSVs (path, the case's gold index) with their
+    condition_cols; None for any other case, or one without gold CSVs (Spider 2.0 compares
+    with CSVs alone)."""
+    cols, ignore = case.metadata.get("spider2_condition_cols"), case.metadata.get("spider2_ignore_order")
+    csvs = [g for g in case.golds if not g.is_sql and g.path is not None]
+    if not isinstance(cols, list) or ignore is None or not csvs:
+        return None
+    return {"golds": [{"path": str(g.path), "index": g.index} for g in csvs],
+            "condition_cols": [list(c) for c in cols] if len(cols) == len(csvs) else None,
+            "ignore_order": bool(ignore)}
+
+
 def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> ComparePolicy:
     """The policy one case's results are compared under: its ``case_policy`` resolved against
     its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
@@ -156,6 +171,7 @@ class SuiteGrader:
                 raise GoldError(f"gold {g.index} ({g.kind}{'' if g.is_sql else ' ' + g.source}): {exc}") from None
             answers.append(replace(answer, index=g.index, kind=g.kind, source=g.source))
         answers[0].alternatives = answers[1:]
+        answers[0].spider2 = spider2_standard(case) if self.host is not None else None
         return answers[0]
 
     def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
