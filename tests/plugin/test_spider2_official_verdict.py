@@ -26,12 +26,12 @@ EXPECTED: dict[str, dict[str, tuple[str | None, bool, bool, int | None]]] = {
         "local004": (None, False, True, 1),  # differ: NULL written as 0, which Spider 2.0 counts as 0
     },
     "wrong": {
-        # agree: a canceled order counted, both fail
-        "local001": (f"SELECT c.city, ROUND(SUM(o.amount), 2) {JOIN} GROUP BY c.city", False, False, None),
-        # differ: the names alone are the _b CSV's condition_cols [0] (that gold is `local002_b.csv`, index 1,
-        # as local002 has no gold SQL); our contract needs each gold's every column
+        # differ: each column sorted on its own (ignore_order), so Spider 2.0 pairs 30.0 with Porto's row
+        "local001": ("SELECT 'Lisbon', 30.0 UNION ALL SELECT 'Porto', 42.75", False, True, 1),
+        # agree: the names alone are the _b CSV's own condition_cols [0] (local002 has no gold SQL, so _b is
+        # gold 1), and our strict verdict reads each CSV's own list too
         "local002": (f"SELECT c.name {JOIN} WHERE o.status = 'delivered' GROUP BY c.name HAVING COUNT(*) > 1",
-                     False, True, 1),
+                     True, True, 1),
         # agree: it does not run (a hallucinated column), both fail
         "local003": ("SELECT s.name, AVG(sc.scor) FROM students s JOIN scores sc USING (student_id) GROUP BY s.name",
                      False, False, None),
@@ -70,14 +70,15 @@ def test_spider2_official_verdict_beside_ours_in_record_terminal_and_report(
            for backend, cases in EXPECTED.items()}
     assert got == {backend: {case: (ours, official, gold) for case, (_, ours, official, gold) in cases.items()}
                    for backend, cases in EXPECTED.items()}
+    assert recs[("wrong", "local002")]["matched_gold"]["source"].endswith("local002_b.csv")
     # the terminal's "official rules" lines
     result.stdout.fnmatch_lines([
         "backend submission:*",
         "*official rules on all 4 cases: ours 75.0%*",
         "*Spider 2.0 comparison: 100.0% (4 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)*",
         "backend wrong:*",
-        "*official rules on all 4 cases: ours 0.0%*",
-        "*Spider 2.0 comparison: 25.0% (1 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)*",
+        "*official rules on all 4 cases: ours 25.0%*",
+        "*Spider 2.0 comparison: 50.0% (2 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)*",
     ])
     # report.html, beside BIRD's and Spider's
     data = json.loads(re.search(r"const D = (\{.*?\});\n", page, re.S).group(1))  # type: ignore[union-attr]

@@ -186,6 +186,8 @@ class SuiteGrader:
         from .compare import preview_rows
         from .engine_side import _store
         policy = case_policy(self.policy, case).for_gold(SimpleNamespace(ordered=False, sort_keys=None))
+        if gold.condition_cols is not None:  # the file's own (Spider 2.0: one list per CSV); () every column of it
+            policy = replace(policy, condition_cols=gold.condition_cols or None, columns="superset")
         path = Path(gold.path)
         try:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
