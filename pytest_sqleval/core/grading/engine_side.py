@@ -317,8 +317,9 @@ class GradingHandler:
         if req.get("alternatives"):  # several golds: the first that matches, else the nearest
             self._other_golds(req, outcome.table, result)
         first = result.get("gold_index", req.get("gold_index", 0)) == req.get("gold_index", 0)
-        if req.get("gold_kind", "sql") == "sql" and first:  # the peers' rules read one gold SQL
-            result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        sbs = self._peers_any_gold(gold, outcome.table, result, req, out)
+        if sbs is not None:
+            result["compare"]["sidebyside"] = sbs
         if req.get("spider2"):  # Spider 2.0's rule reads every gold CSV of the case, whichever gold we matched
             result["compare"]["sidebyside"] = {**(result["compare"].get("sidebyside") or {}),
                                                **spider2_verdict(req["spider2"], outcome.table)}
@@ -527,6 +528,34 @@ class GradingHandler:
             return {**meta, "table": table}
         _store(folder, key, table, meta)  # kept with its problem, so it is not run again
         return {**meta, "table": None}
+
+    def _peers_any_gold(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
+                        out: Any) -> dict[str, Any] | None:
+        """BIRD's and Spider's verdicts on a case's SQL golds (the peers' rules read a gold
+        query; a result file has none): each rule passes if it passes against any of them,
+        tried in the case's order until both pass; ``bird_gold`` / ``spider_gold`` name the
+        gold that passed it when it is not the first. None: the case has no SQL gold."""
+        golds = [(req.get("gold_index", 0), gold, req)] if req.get("gold_kind", "sql") == "sql" else []
+        golds += [(alt["index"], None, {**req, "gold_key": alt["gold_key"], "gold_sql": alt.get("gold_sql")})
+                  for alt in req.get("alternatives") or () if alt.get("kind", "sql") == "sql"]
+        combined: dict[str, Any] | None = None
+        for index, table, sub in golds:
+            if combined is not None and combined.get("bird") and combined.get("spider"):
+                break
+            if table is None:
+                try:
+                    table = self._gold_table(sub["gold_key"])
+                except OSError:  # not stored (it failed): no verdict from it
+                    continue
+            sbs = self._side_by_side(table, pred, result, sub, out)
+            if combined is None:
+                combined = sbs
+                continue
+            for rule in ("bird", "spider"):
+                if not combined.get(rule) and sbs.get(rule):
+                    keys = [k for k in sbs if k.startswith(rule + "_")]
+                    combined = {**combined, **{k: sbs[k] for k in keys}, rule: True, f"{rule}_gold": index}
+        return combined
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
                       out: Any, pred_over_cap: int | None = None, ours: bool | None = None) -> dict[str, Any]:
