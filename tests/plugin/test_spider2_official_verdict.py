@@ -75,10 +75,12 @@ def test_spider2_official_verdict_beside_ours_in_record_terminal_and_report(
     result.stdout.fnmatch_lines([
         "backend submission:*",
         "*official rules on all 4 cases: ours 75.0%*",
-        "*Spider 2.0 comparison: 100.0% (4 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)*",
+        "*Spider 2.0 comparison: 100.0% (4 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)"
+        ": nulls 1",  # local004: NULL written as 0
         "backend wrong:*",
         "*official rules on all 4 cases: ours 25.0%*",
-        "*Spider 2.0 comparison: 50.0% (2 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)*",
+        "*Spider 2.0 comparison: 50.0% (2 passed); differs from ours on 1 (1 pass where we fail, 0 fail where we pass)"
+        ": other 1",  # local001: each column sorted on its own
     ])
     # report.html, beside BIRD's and Spider's
     data = json.loads(re.search(r"const D = (\{.*?\});\n", page, re.S).group(1))  # type: ignore[union-attr]

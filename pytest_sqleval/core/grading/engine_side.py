@@ -322,7 +322,7 @@ class GradingHandler:
             result["compare"]["sidebyside"] = sbs
         if req.get("spider2"):  # Spider 2.0's rule reads every gold CSV of the case, whichever gold we matched
             result["compare"]["sidebyside"] = {**(result["compare"].get("sidebyside") or {}),
-                                               **spider2_verdict(req["spider2"], outcome.table)}
+                                               **spider2_verdict(req["spider2"], outcome.table, result["compare"])}
         if req.get("variants") and result["compare"]["match"] and first:  # a match: graded on the variants too
             partial(out, {**result, "variants": {"error": "a query on a database variant did not finish in time; "
                                                           "the engine process was killed"}})
@@ -769,21 +769,27 @@ def _csv_text(path: str, mtime_ns: int) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def spider2_verdict(standard: dict[str, Any], pred: Any) -> dict[str, Any]:
+def spider2_verdict(standard: dict[str, Any], pred: Any, compare: dict[str, Any] | None = None) -> dict[str, Any]:
     """Spider 2.0's official verdict on a prediction's result (``peers.spider2_tables``): it
     passes if any gold CSV of the case matches, under that CSV's condition_cols and the
     case's ignore_order (``pipeline.spider2_standard``); ``spider2_gold`` is the case's
-    index of the gold CSV it matched. Evidence only: an unreadable CSV or a result over the
+    index of the gold CSV it matched; ``spider2_reason`` why it differs from our ``compare``
+    (``peers.spider2_reason``). Evidence only: an unreadable CSV or a result over the
     peers' row cap leaves it undecided (None), with the reason."""
-    from .peers import MAX_ROWS, spider2_tables
+    from .peers import MAX_ROWS, spider2_reason, spider2_tables
     if pred.num_rows > MAX_ROWS:
         return {"spider2": None, "spider2_note": f"Spider 2.0: a result over {MAX_ROWS} rows is not compared"}
     try:
         texts = [_csv_text(g["path"], Path(g["path"]).stat().st_mtime_ns) for g in standard["golds"]]
     except (OSError, UnicodeDecodeError) as exc:
         return {"spider2": None, "spider2_note": f"Spider 2.0: a gold CSV cannot be read ({exc})"}
+    cols, ignore = standard.get("condition_cols"), bool(standard.get("ignore_order"))
     try:
-        at = spider2_tables(texts, pred, standard.get("condition_cols"), bool(standard.get("ignore_order")))
+        at = spider2_tables(texts, pred, cols, ignore)
+        official = at is not None
+        reason = (None if compare is None or official == bool(compare.get("match"))
+                  else spider2_reason(official, texts, pred, cols, ignore, compare))
     except Exception as exc:  # pragma: no cover - defensive: evidence never fails grading
         return {"spider2": None, "spider2_note": f"Spider 2.0 comparison failed: {type(exc).__name__}: {exc}"}
-    return {"spider2": at is not None, "spider2_gold": None if at is None else standard["golds"][at]["index"]}
+    return {"spider2": official, "spider2_gold": None if at is None else standard["golds"][at]["index"],
+            "spider2_reason": reason}
