@@ -94,3 +94,16 @@ def test_a_suite_of_another_layout_has_no_spider2_verdict(pytester: pytest.Pytes
     result = pytester.runpytest("suite", "--sqleval-backend=gold", "-p", "no:cacheprovider")
     assert all("spider2" not in verdicts(r) for r in read_results(pytester.path))
     assert "Spider 2.0 comparison" not in result.stdout.str()
+
+
+def test_a_case_we_do_not_grade_still_gets_spider2s_verdict_from_its_csvs(pytester: pytest.Pytester) -> None:
+    """Our gold query returns nothing (an empty gold: we give no verdict); Spider 2.0 compares
+    with the gold CSV alone, so its verdict stands."""
+    suite = pytester.path / "spider2-lite"
+    shutil.copytree(FIXTURE, suite)
+    (suite / "evaluation_suite/gold/sql/local001.sql").write_text("SELECT city FROM customers WHERE 1 = 0\n")
+    pytester.runpytest("spider2-lite", "--sqleval-backend=predictions:spider2-lite/submission", "-k", "local001",
+                       "-p", "no:cacheprovider", "-W", "ignore::UserWarning")
+    (rec,) = read_results(pytester.path)
+    assert rec["status"] == "error" and rec["sidebyside"]["ungraded"] == "empty_gold"
+    assert rec["sidebyside"]["spider2"] is True and rec["sidebyside"]["spider2_gold"] == 1

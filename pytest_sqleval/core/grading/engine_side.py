@@ -386,7 +386,16 @@ class GradingHandler:
         """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
         trusted (it returns nothing, or differs between runs): the prediction and, unless
         its answer is stored, the gold (``gold_sql``, as written, run once as the official
-        evaluators do) under the case's limits, then the rules on the two results."""
+        evaluators do) under the case's limits, then the rules on the two results; and
+        Spider 2.0's (``spider2``: its gold CSVs, which our gold query's problem does not touch)."""
+        pred: list[Any] = []
+        result = self._official(req, out, pred)
+        if req.get("spider2"):
+            verdict = spider2_verdict(req["spider2"], pred[0]) if pred else {"spider2": False}  # no result: wrong
+            result["sidebyside"] = {**(result.get("sidebyside") or {"bird": False, "spider": False}), **verdict}
+        return result
+
+    def _official(self, req: dict[str, Any], out: Any, pred: list[Any]) -> dict[str, Any]:
         from .execute import execution_record
         from .peers import current_year, join_spaced_operators, official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
@@ -396,6 +405,8 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result["execution"] = execution_record(outcome)
+        if outcome.table is not None:
+            pred.append(outcome.table)
         cap = getattr(outcome.error, "rows_over", None)
         if outcome.table is None and cap is None and not official_rewrites(req["sql"]):
             return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)

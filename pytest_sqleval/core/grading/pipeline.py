@@ -319,6 +319,9 @@ class SuiteGrader:
             gold = {"gold_key": request["key"], "gold_sql": request["sql"]}
         except GoldError:
             gold = {"gold_key": None, "gold_sql": gold_sql}
+        standard = spider2_standard(case) if case is not None else None
+        if standard is not None:  # Spider 2.0's verdict reads the gold CSVs, whatever our gold query's problem
+            gold["spider2"] = standard
         stored = self._cached_gold(gold["gold_key"]) if gold["gold_key"] else None
         why = "empty_gold" if stored is not None and stored.get("rows") == 0 else "gold_problem"
         parsed = parse_sql(sql, self.dialect)
@@ -327,7 +330,7 @@ class SuiteGrader:
             from .peers import official_prediction, official_rewrites
             parsed = parse_sql(official_prediction(sql), self.dialect) if official_rewrites(sql) else parsed
             if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
-                return {"bird": False, "spider": False, "ungraded": why,
+                return {"bird": False, "spider": False, "ungraded": why, **({"spider2": False} if standard else {}),
                         "note": "the prediction does not parse or is refused: both rules score it wrong"}
             sql = rewritten = official_prediction(sql)
         try:
@@ -337,9 +340,10 @@ class SuiteGrader:
         out = answer.get("sidebyside")
         if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
             error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
-            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
-        if rewritten is not None:  # BIRD runs the prediction as written, which cannot run
-            out = {**out, "bird": False, "bird_reason": None}
+            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})",
+                   **({"spider2": False} if standard else {})}
+        if rewritten is not None:  # BIRD and Spider 2.0 run the prediction as written, which cannot run
+            out = {**out, "bird": False, "bird_reason": None, **({"spider2": False} if standard else {})}
         return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else why}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:
