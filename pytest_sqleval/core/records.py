@@ -338,13 +338,25 @@ def peer_verdicts(record: "CaseRecord | Mapping[str, Any]") -> Mapping[str, Any]
     if sbs is not None:
         return sbs
     if r.failure_kind == "no_prediction":
-        return {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"}
+        return _wrong(r, {"bird": False, "spider": False, "note": "no prediction for this case: both score it wrong"})
     if r.status in GRADED and r.database:
-        return {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
-                                                        "timeout, a parse error or a refusal): both score it wrong"}
+        return _wrong(r, {"bird": False, "spider": False, "note": "the prediction ran to no result (a runtime error, a "
+                                                                  "timeout, a parse error or a refusal): both score it wrong"})
     if r.status == "error" and r.failure_kind == "backend_error":
-        return {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"}
+        return _wrong(r, {"bird": False, "spider": False, "note": "no prediction (the backend failed): both score it wrong"})
     return None
+
+
+def is_spider2_case(record: CaseRecord) -> bool:
+    """A case graded with Spider 2.0's official verdict beside ours (its layout carries the
+    standard: spider2-lite's ``spider2_ignore_order``; ``grading.pipeline.spider2_standard``)."""
+    return record.case_metadata.get("spider2_ignore_order") is not None
+
+
+def _wrong(record: CaseRecord, verdicts: dict[str, Any]) -> dict[str, Any]:
+    """The peers' verdicts on a prediction without a result: Spider 2.0's too, on its cases
+    (its evaluator scores a query that fails or gives nothing as wrong)."""
+    return {**verdicts, "spider2": False} if is_spider2_case(record) else verdicts
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
@@ -372,6 +384,8 @@ def build_record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any],
         sidebyside = record.layer("official").get("sidebyside")
         if sidebyside is None:  # the record has none yet: the rules' verdicts on a prediction without a result
             sidebyside = peer_verdicts(record)
+        elif "spider2" not in sidebyside and record.status in GRADED and is_spider2_case(record):
+            sidebyside = _wrong(record, dict(sidebyside))  # no result of its own (a rewrite, a cap): Spider 2.0 fails it
     return replace(record, sidebyside=sidebyside, explanation=bounded(record.explanation), case_error=bounded(record.case_error),
                    rationale=bounded(record.rationale), judge=bounded(record.judge),
                    warnings=tuple(bounded(list(record.warnings))), execution=bounded(record.execution),

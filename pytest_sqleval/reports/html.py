@@ -200,7 +200,7 @@ def _page_data(records: list[CaseRecord], page_dir: Path | None = None) -> dict[
             "explanation": _clip(rec.explanation), "confidence": rec.confidence,
             "sql": _clip(rec.generated_sql, 20_000), "nodeid": rec.nodeid,
             "reproduce": reproduce_command(rec), "rationale": _clip(rec.rationale), "equivalence": rec.equivalence,
-            "decided_by": rec.decided_by, "sidebyside": cmp.get("sidebyside"),
+            "decided_by": rec.decided_by, "sidebyside": cmp.get("sidebyside") if rec.compare is not None else rec.sidebyside,
             "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
             "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
             "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),

@@ -1,5 +1,7 @@
 """Side-by-side verdicts in the run's summary: per backend, BIRD's and Spider's verdicts
-(``grading.peers``) on every case, their scores beside ours, and where and why they differ.
+(``grading.peers``) on every case, their scores beside ours, and where and why they differ;
+Spider 2.0's too on a suite whose cases carry its standard (the spider2-lite layout), which
+passes a prediction if any gold CSV matches it under that CSV's condition_cols.
 
 Every case carries both verdicts: a graded case in ``compare.sidebyside``, a case we do
 not grade (its gold cannot be trusted) in the record's ``sidebyside``, and a prediction
@@ -30,7 +32,8 @@ from ..core.records import GRADED, CaseRecord, as_records, peer_verdicts
 __all__ = ["GRADED", "REASONS", "RULES", "peer_verdicts", "sidebyside_lines", "summarize_sidebyside"]
 
 
-RULES = ("bird", "spider")
+RULES = ("bird", "spider")  # on every case; Spider 2.0's ("spider2") where a case carries its standard
+LABELS = {"bird": "BIRD set comparison", "spider": "Spider test-suite comparison", "spider2": "Spider 2.0 comparison"}
 REASONS = ("duplicates", "distinct_stripping", "distinct_in_count", "value_placeholder", "spaced_operator",
            "current_year", "order", "column_order", "ties", "float_noise", "nulls", "types", "deprecated_table", "other")
 
@@ -50,7 +53,8 @@ def summarize_sidebyside(records: Iterable[CaseRecord | Mapping[str, Any]]) -> d
                            "executed": sum(1 for r in graded if r.execution), "ours_passed": ours_passed,
                            "ours_accuracy": round(ours_passed / len(graded), 6) if graded else None,
                            "ours_accuracy_all": round(ours_passed / len(records), 6) if records else None}
-    for rule in RULES:
+    rules = RULES + (("spider2",) if any(v.get("spider2") is not None for _, v in decided) else ())
+    for rule in rules:
         passed = 0
         lenient = stricter = 0
         reasons: Counter[str] = Counter()
@@ -106,7 +110,9 @@ def sidebyside_lines(name: str, backend: dict[str, Any]) -> list[str]:
     lines = [f"    official rules on all {entry['cases']} cases: ours {pct(entry['ours_accuracy_all'])} "
              f"({entry['ours_passed']} passed; {pct(entry['ours_accuracy'])} of the {entry['graded']} we grade, "
              f"{entry['ungraded']} we do not)"]
-    for rule, label in (("bird", "BIRD set comparison"), ("spider", "Spider test-suite comparison")):
+    for rule, label in LABELS.items():
+        if rule not in entry:
+            continue
         e = entry[rule]
         why = ", ".join(f"{k} {v}" for k, v in e["reasons"].items())
         ung = e["ungraded_by_us"]

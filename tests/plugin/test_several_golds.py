@@ -58,6 +58,13 @@ def test_several_golds_a_csv_gold_and_column_policies_in_one_run(
     assert records["csv_gold"]["compare"]["column_mapping"] == [2, 1]
     assert records["csv_gold"]["layers"]["golds"]["structural"] is False
     assert "structure" not in records["csv_gold"]["layers"]  # a result file has no SQL to diff
+    # the peers' verdicts read every SQL gold: each rule passes if any gold passes it, and names it
+    peers = {c: {k: v for k, v in records[c]["compare"]["sidebyside"].items() if k in ("bird", "spider", "bird_gold",
+                                                                                      "spider_gold")}
+             for c in ("two_sqls", "sql_and_csv")}
+    assert peers == {"two_sqls": {"bird": True, "spider": True, "bird_gold": 1, "spider_gold": 1},
+                     "sql_and_csv": {"bird": False, "spider": False}}  # the CSV gold has no SQL for the peers
+    assert "sidebyside" not in records["csv_gold"]["compare"]  # no SQL gold: no peer verdict
     assert records["sql_and_csv"]["matched_gold"]["index"] == 1
     golds = records["sql_and_csv"]["layers"]["golds"]["golds"]
     assert [(g["index"], g["match"]) for g in golds] == [(0, False), (1, True)]

@@ -141,13 +141,17 @@ class Gold:
     ``index`` is the gold's place in the case (SQL golds first, in the order written, then
     the result files) and is what a record names. A result file has no SQL: no structural
     layer, no variants, no peers' verdicts; ``types`` are its declared column types
-    (``(column name or position, SQL type)``; the rest inferred), the case's over the suite's."""
+    (``(column name or position, SQL type)``; the rest inferred), the case's over the suite's.
+    ``condition_cols``: this result file's own (Spider 2.0 names one list per gold CSV),
+    over the case's; ``()`` means every column of this file (found among the prediction's),
+    None the case's policy."""
 
     index: int
     kind: str
     source: str
     path: Path | None = field(default=None, compare=False)
     types: tuple[tuple[str | int, str], ...] = ()
+    condition_cols: tuple[int, ...] | None = None
 
     @property
     def is_sql(self) -> bool:

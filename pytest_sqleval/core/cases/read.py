@@ -122,11 +122,31 @@ def _golds(sql: Any, results: Any, types: Any, where: Path, line: int) -> tuple[
                                 fix='write "gold_sql": "SELECT ..." or "gold_sql": ["SELECT ...", "SELECT ..."]')
         sqls = listed
     files: list[str] = []
+    own_cols: list[tuple[int, ...] | None] = []
     if results is not None:
         listed = results if isinstance(results, list) else [results]
-        if not listed or not all(isinstance(f, str) and f.strip() for f in listed):
-            raise BadInputError(where, f"must be a list of file paths, got {json.dumps(results)[:80]}", line=line,
-                                field="gold_results", fix='write "gold_results": ["gold/q01_a.csv", "gold/q01_b.csv"]')
+        fix = ('write "gold_results": ["gold/q01_a.csv", "gold/q01_b.csv"], or an entry as '
+               '{"path": "gold/q01_b.csv", "condition_cols": [0]} (that file\'s own condition_cols)')
+        if not listed:
+            raise BadInputError(where, "must be a non-empty list of file paths", line=line, field="gold_results", fix=fix)
+        paths = []
+        for entry in listed:
+            if isinstance(entry, dict):
+                path, cols = entry.get("path"), entry.get("condition_cols")
+                if (set(entry) - {"path", "condition_cols"} or not isinstance(cols, list)
+                        or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in cols)):
+                    raise BadInputError(where, f"a result file entry must be {{\"path\": ..., \"condition_cols\": "
+                                        f"[0-based positions]}}, got {json.dumps(entry)[:80]}", line=line,
+                                        field="gold_results", fix=fix)
+                own_cols.append(tuple(cols))
+            else:
+                path = entry
+                own_cols.append(None)
+            if not isinstance(path, str) or not path.strip():
+                raise BadInputError(where, f"must be a list of file paths, got {json.dumps(results)[:80]}", line=line,
+                                    field="gold_results", fix=fix)
+            paths.append(path)
+        listed = paths
         for f in listed:
             if not f.lower().endswith(RESULT_SUFFIXES):
                 raise BadInputError(where, f"result file {f!r} is not one of {', '.join(RESULT_SUFFIXES)}", line=line,
@@ -147,7 +167,8 @@ def _golds(sql: Any, results: Any, types: Any, where: Path, line: int) -> tuple[
             raise BadInputError(where, "declares column types but the case has no result file", line=line,
                                 field="gold_types", fix='drop "gold_types", or add "gold_results": [...]')
     out = [Gold(i, "sql", s) for i, s in enumerate(sqls)]
-    out += [Gold(len(sqls) + i, "result", f, path=where.parent / f, types=declared) for i, f in enumerate(files)]
+    out += [Gold(len(sqls) + i, "result", f, path=where.parent / f, types=declared, condition_cols=own_cols[i])
+            for i, f in enumerate(files)]
     return tuple(out)
 
 
@@ -260,8 +281,9 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
 def check_result_golds(case: BenchmarkCase, manifest: SuiteManifest) -> BenchmarkCase:
     """The case with its result-file golds resolved against the suite's folder and their
     declared types (the case's, then the suite's ``[gold_results] types``), each file read
-    once now: a file that is missing, ragged or cannot be typed, or that lacks a column the
-    case's ``condition_cols`` names, is one collection error naming the case and the file."""
+    once now: a file that is missing, ragged or cannot be typed, or that lacks a column its
+    ``condition_cols`` (its own, else the case's) names, is one collection error naming the
+    case and the file."""
     if all(g.is_sql for g in case.golds):
         return case
     from .result_files import ResultFileError, read_result_file
@@ -279,7 +301,8 @@ def check_result_golds(case: BenchmarkCase, manifest: SuiteManifest) -> Benchmar
             except ResultFileError as exc:
                 raise BadInputError(where, f"case {case.id!r}: {exc}", line=lineno, field="gold_results",
                                     fix=exc.fix) from None
-            wanted = case.policy.condition_cols if case.policy is not None else None
+            wanted = gold.condition_cols if gold.condition_cols is not None else (
+                case.policy.condition_cols if case.policy is not None else None)
             lacking = [i for i in wanted or () if i >= table.num_columns]
             if lacking:
                 raise BadInputError(where, f"case {case.id!r}: condition_cols names gold column(s) {lacking} but "

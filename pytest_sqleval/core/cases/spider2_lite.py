@@ -15,10 +15,11 @@ extra columns (``columns = "superset"``), only the ``condition_cols`` of the gol
 found among them (all of them when the list is empty), ``ignore_order`` drops row order,
 and numbers agree within 0.01 (its ``math.isclose(abs_tol=1e-2)``). A question whose
 alternatives name different ``condition_cols`` (``[[1], [0], [0]]``: one list per CSV)
-keeps them in ``metadata["spider2_condition_cols"]`` for the official verdict
-(``peers.spider2_equal``) and is graded by us on every column of each gold: one list per
-case is all our contract carries, and requiring every column is the reading that never
-accepts a column set Spider 2.0 would reject.
+gives each gold CSV its own (``gold_results`` entries ``{"path", "condition_cols"}``, an
+empty list: every column of that CSV), so our strict verdict reads them as the official
+rule does; its gold SQL, which Spider 2.0 never compares with, needs every column. The
+lists are kept in ``metadata["spider2_condition_cols"]`` too, for the official verdict
+recorded beside ours (``peers.spider2_tables``, ``engine_side.spider2_verdict``).
 
 The BigQuery and Snowflake questions (``bq*``, ``ga*``, ``sf_*``) are skipped, not refused:
 the released file holds all 547 questions and only the local ones can run on a file we
@@ -144,8 +145,11 @@ def _spider2_records(path: Path) -> Records:
             raw["external_knowledge_path"] = (DOCUMENTS_DIR / knowledge).as_posix()  # for a backend's prompt
         if sql_file.is_file():
             raw["gold_sql"] = read_text(sql_file)
-        if csvs:
-            raw["gold_results"] = [p.relative_to(root).as_posix() for p in csvs]
+        if csvs:  # alternatives with different condition_cols: each CSV carries its own
+            same = all(c == per_gold[0] for c in per_gold)
+            raw["gold_results"] = [p.relative_to(root).as_posix() if same else
+                                   {"path": p.relative_to(root).as_posix(), "condition_cols": cols}
+                                   for p, cols in zip(csvs, per_gold)]
         yield line, raw
     if skipped:
         warnings.warn(Spider2SkippedWarning(

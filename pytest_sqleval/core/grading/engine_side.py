@@ -6,6 +6,7 @@ stored gold there, and so are the peers' verdicts; only the evidence crosses the
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import replace
@@ -342,8 +343,12 @@ class GradingHandler:
         if req.get("alternatives"):  # several golds: the first that matches, else the nearest
             self._other_golds(req, outcome.table, result)
         first = result.get("gold_index", req.get("gold_index", 0)) == req.get("gold_index", 0)
-        if req.get("gold_kind", "sql") == "sql" and first:  # the peers' rules read one gold SQL
-            result["compare"]["sidebyside"] = self._side_by_side(gold, outcome.table, result, req, out)
+        sbs = self._peers_any_gold(gold, outcome.table, result, req, out)
+        if sbs is not None:
+            result["compare"]["sidebyside"] = sbs
+        if req.get("spider2"):  # Spider 2.0's rule reads every gold CSV of the case, whichever gold we matched
+            result["compare"]["sidebyside"] = {**(result["compare"].get("sidebyside") or {}),
+                                               **spider2_verdict(req["spider2"], outcome.table, result["compare"])}
         if req.get("variants") and result["compare"]["match"] and first:  # a match: graded on the variants too
             partial(out, {**result, "variants": {"error": "a query on a database variant did not finish in time; "
                                                           "the engine process was killed"}})
@@ -407,7 +412,16 @@ class GradingHandler:
         """BIRD's and Spider's verdicts on a case we do not grade, because its gold cannot be
         trusted (it returns nothing, or differs between runs): the prediction and, unless
         its answer is stored, the gold (``gold_sql``, as written, run once as the official
-        evaluators do) under the case's limits, then the rules on the two results."""
+        evaluators do) under the case's limits, then the rules on the two results; and
+        Spider 2.0's (``spider2``: its gold CSVs, which our gold query's problem does not touch)."""
+        pred: list[Any] = []
+        result = self._official(req, out, pred)
+        if req.get("spider2"):
+            verdict = spider2_verdict(req["spider2"], pred[0]) if pred else {"spider2": False}  # no result: wrong
+            result["sidebyside"] = {**(result.get("sidebyside") or {"bird": False, "spider": False}), **verdict}
+        return result
+
+    def _official(self, req: dict[str, Any], out: Any, pred: list[Any]) -> dict[str, Any]:
         from .execute import execution_record
         from .peers import current_year, join_spaced_operators, official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
@@ -417,6 +431,8 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result["execution"] = execution_record(outcome)
+        if outcome.table is not None:
+            pred.append(outcome.table)
         cap = getattr(outcome.error, "rows_over", None)
         if outcome.table is None and cap is None and not official_rewrites(req["sql"]):
             return result  # an error or a timeout: both rules score it wrong (reports.sidebyside)
@@ -555,6 +571,34 @@ class GradingHandler:
             return {**meta, "table": table}
         _store(folder, key, table, meta)  # kept with its problem, so it is not run again
         return {**meta, "table": None}
+
+    def _peers_any_gold(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
+                        out: Any) -> dict[str, Any] | None:
+        """BIRD's and Spider's verdicts on a case's SQL golds (the peers' rules read a gold
+        query; a result file has none): each rule passes if it passes against any of them,
+        tried in the case's order until both pass; ``bird_gold`` / ``spider_gold`` name the
+        gold that passed it when it is not the first. None: the case has no SQL gold."""
+        golds = [(req.get("gold_index", 0), gold, req)] if req.get("gold_kind", "sql") == "sql" else []
+        golds += [(alt["index"], None, {**req, "gold_key": alt["gold_key"], "gold_sql": alt.get("gold_sql")})
+                  for alt in req.get("alternatives") or () if alt.get("kind", "sql") == "sql"]
+        combined: dict[str, Any] | None = None
+        for index, table, sub in golds:
+            if combined is not None and combined.get("bird") and combined.get("spider"):
+                break
+            if table is None:
+                try:
+                    table = self._gold_table(sub["gold_key"])
+                except OSError:  # not stored (it failed): no verdict from it
+                    continue
+            sbs = self._side_by_side(table, pred, result, sub, out)
+            if combined is None:
+                combined = sbs
+                continue
+            for rule in ("bird", "spider"):
+                if not combined.get(rule) and sbs.get(rule):
+                    keys = [k for k in sbs if k.startswith(rule + "_")]
+                    combined = {**combined, **{k: sbs[k] for k in keys}, rule: True, f"{rule}_gold": index}
+        return combined
 
     def _side_by_side(self, gold: Any, pred: Any, result: dict[str, Any], req: dict[str, Any],
                       out: Any, pred_over_cap: int | None = None, ours: bool | None = None) -> dict[str, Any]:
@@ -760,3 +804,35 @@ def _tie_run(keys: list[Any], last: Any, limit: int) -> tuple[int, int] | None:
 
 
 HANDLER = f"{GradingHandler.__module__}:{GradingHandler.__qualname__}"  # for EngineHost(handler=...)
+
+
+@functools.lru_cache(maxsize=256)
+def _csv_text(path: str, mtime_ns: int) -> str:
+    """A gold CSV's text, read once per version of the file in this engine process."""
+    return Path(path).read_text(encoding="utf-8")
+
+
+def spider2_verdict(standard: dict[str, Any], pred: Any, compare: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Spider 2.0's official verdict on a prediction's result (``peers.spider2_tables``): it
+    passes if any gold CSV of the case matches, under that CSV's condition_cols and the
+    case's ignore_order (``pipeline.spider2_standard``); ``spider2_gold`` is the case's
+    index of the gold CSV it matched; ``spider2_reason`` why it differs from our ``compare``
+    (``peers.spider2_reason``). Evidence only: an unreadable CSV or a result over the
+    peers' row cap leaves it undecided (None), with the reason."""
+    from .peers import MAX_ROWS, spider2_reason, spider2_tables
+    if pred.num_rows > MAX_ROWS:
+        return {"spider2": None, "spider2_note": f"Spider 2.0: a result over {MAX_ROWS} rows is not compared"}
+    try:
+        texts = [_csv_text(g["path"], Path(g["path"]).stat().st_mtime_ns) for g in standard["golds"]]
+    except (OSError, UnicodeDecodeError) as exc:
+        return {"spider2": None, "spider2_note": f"Spider 2.0: a gold CSV cannot be read ({exc})"}
+    cols, ignore = standard.get("condition_cols"), bool(standard.get("ignore_order"))
+    try:
+        at = spider2_tables(texts, pred, cols, ignore)
+        official = at is not None
+        reason = (None if compare is None or official == bool(compare.get("match"))
+                  else spider2_reason(official, texts, pred, cols, ignore, compare))
+    except Exception as exc:  # pragma: no cover - defensive: evidence never fails grading
+        return {"spider2": None, "spider2_note": f"Spider 2.0 comparison failed: {type(exc).__name__}: {exc}"}
+    return {"spider2": official, "spider2_gold": None if at is None else standard["golds"][at]["index"],
+            "spider2_reason": reason}

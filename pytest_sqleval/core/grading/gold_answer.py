@@ -38,6 +38,10 @@ class GoldAnswer:
     #: the case's other golds (the first answer carries them): a prediction that does not
     #: match this one is compared with each of them in turn (``engine_side._other_golds``)
     alternatives: "list[GoldAnswer]" = field(default_factory=list, repr=False, compare=False)
+    #: Spider 2.0's official standard for the case (a spider2-lite case's; ``spider2_standard``):
+    #: its gold CSVs' paths with their case indices, per-gold condition_cols and ignore_order,
+    #: for the official verdict the engine process records beside ours (``peers.spider2_tables``)
+    spider2: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def by_index(self, index: int) -> "GoldAnswer":
         """This gold or the alternative of that index."""

@@ -342,6 +342,46 @@ def spider2_tables(golds: list[Any], pred_table: Any, condition_cols: list[list[
     return spider2_match(frames, spider2_frame(python_rows(pred_table), pred_table.num_columns), condition_cols,
                          ignore_order)
 
+class _Null:
+    """A missing value kept apart from 0 (and equal only to itself), to ask whether Spider
+    2.0's NULL-as-0 decided a verdict."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+_NULL = _Null()
+
+
+def _nulls_kept(frame: Spider2Frame) -> Spider2Frame:
+    return [[_NULL if v is None or (isinstance(v, float) and v != v) else v for v in col] for col in frame]
+
+
+def spider2_reason(official: bool, golds: list[Any], pred_table: Any, condition_cols: list[list[int]] | None,
+                   ignore_order: bool, compare: dict[str, Any]) -> str:
+    """Why Spider 2.0's verdict (``official``) differs from our comparison (``compare``) on
+    this prediction (the reasons ``reports.sidebyside`` counts): ``types`` (text read back
+    from CSV as a number), ``nulls`` (NULL counted as 0), ``float_noise`` (its 0.01 absolute
+    tolerance, or ours), ``ties`` (we accepted another valid top-k), ``other`` (among them:
+    each column sorted on its own under ``ignore_order``, two gold columns matched by one)."""
+    frames = [spider2_csv_frame(g) if isinstance(g, str) else spider2_frame(python_rows(g), g.num_columns)
+              for g in golds]
+    pred = spider2_frame(python_rows(pred_table), pred_table.num_columns)
+    if official:  # it accepted what we reject
+        if compare.get("reason") == "type_mismatch":
+            return "types"
+        if spider2_match([_nulls_kept(f) for f in frames], _nulls_kept(pred), condition_cols, ignore_order) is None:
+            return "nulls"
+        if spider2_match(frames, pred, condition_cols, ignore_order, tol=0.0) is None:
+            return "float_noise"
+        return "other"
+    if (compare.get("tie_group") or {}).get("chosen"):
+        return "ties"
+    if compare.get("within_tolerance"):
+        return "float_noise"
+    return "other"
+
+
 # -- one case ----------------------------------------------------------------------------
 def _has_nan(rows: list[tuple[Any, ...]]) -> bool:
     return any(isinstance(v, float) and v != v for row in rows for v in row)

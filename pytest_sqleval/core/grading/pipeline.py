@@ -43,6 +43,21 @@ def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePol
     return case.policy if case is not None and case.policy is not None else policy.for_case(case)
 
 
+def spider2_standard(case: BenchmarkCase) -> dict[str, Any] | None:
+    """Spider 2.0's official standard for a case whose layout carries it (spider2-lite:
+    ``metadata["spider2_condition_cols"]``, one list per gold CSV, and ``spider2_ignore_order``),
+    as the engine process reads it: the gold CSVs (path, the case's gold index) with their
+    condition_cols; None for any other case, or one without gold CSVs (Spider 2.0 compares
+    with CSVs alone)."""
+    cols, ignore = case.metadata.get("spider2_condition_cols"), case.metadata.get("spider2_ignore_order")
+    csvs = [g for g in case.golds if not g.is_sql and g.path is not None]
+    if not isinstance(cols, list) or ignore is None or not csvs:
+        return None
+    return {"golds": [{"path": str(g.path), "index": g.index} for g in csvs],
+            "condition_cols": [list(c) for c in cols] if len(cols) == len(csvs) else None,
+            "ignore_order": bool(ignore)}
+
+
 def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> ComparePolicy:
     """The policy one case's results are compared under: its ``case_policy`` resolved against
     its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
@@ -156,6 +171,7 @@ class SuiteGrader:
                 raise GoldError(f"gold {g.index} ({g.kind}{'' if g.is_sql else ' ' + g.source}): {exc}") from None
             answers.append(replace(answer, index=g.index, kind=g.kind, source=g.source))
         answers[0].alternatives = answers[1:]
+        answers[0].spider2 = spider2_standard(case) if self.host is not None else None
         return answers[0]
 
     def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
@@ -170,6 +186,8 @@ class SuiteGrader:
         from .compare import preview_rows
         from .engine_side import _store
         policy = case_policy(self.policy, case).for_gold(SimpleNamespace(ordered=False, sort_keys=None))
+        if gold.condition_cols is not None:  # the file's own (Spider 2.0: one list per CSV); () every column of it
+            policy = replace(policy, condition_cols=gold.condition_cols or None, columns="superset")
         path = Path(gold.path)
         try:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -301,6 +319,9 @@ class SuiteGrader:
             gold = {"gold_key": request["key"], "gold_sql": request["sql"]}
         except GoldError:
             gold = {"gold_key": None, "gold_sql": gold_sql}
+        standard = spider2_standard(case) if case is not None else None
+        if standard is not None:  # Spider 2.0's verdict reads the gold CSVs, whatever our gold query's problem
+            gold["spider2"] = standard
         stored = self._cached_gold(gold["gold_key"]) if gold["gold_key"] else None
         why = "empty_gold" if stored is not None and stored.get("rows") == 0 else "gold_problem"
         parsed = parse_sql(sql, self.dialect)
@@ -309,7 +330,7 @@ class SuiteGrader:
             from .peers import official_prediction, official_rewrites
             parsed = parse_sql(official_prediction(sql), self.dialect) if official_rewrites(sql) else parsed
             if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
-                return {"bird": False, "spider": False, "ungraded": why,
+                return {"bird": False, "spider": False, "ungraded": why, **({"spider2": False} if standard else {}),
                         "note": "the prediction does not parse or is refused: both rules score it wrong"}
             sql = rewritten = official_prediction(sql)
         try:
@@ -319,9 +340,10 @@ class SuiteGrader:
         out = answer.get("sidebyside")
         if out is None:  # the prediction failed or overran the case's limits: both rules score it wrong
             error = ((answer.get("execution") or {}).get("error") or {}).get("category", "unknown")
-            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})"}
-        if rewritten is not None:  # BIRD runs the prediction as written, which cannot run
-            out = {**out, "bird": False, "bird_reason": None}
+            out = {"bird": False, "spider": False, "note": f"the prediction did not run to a result ({error})",
+                   **({"spider2": False} if standard else {})}
+        if rewritten is not None:  # BIRD and Spider 2.0 run the prediction as written, which cannot run
+            out = {**out, "bird": False, "bird_reason": None, **({"spider2": False} if standard else {})}
         return {**out, "ungraded": "empty_gold" if answer.get("gold_rows") == 0 else why}
 
     def submit(self, sql: str, gold: GoldAnswer) -> None:

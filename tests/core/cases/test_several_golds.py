@@ -109,6 +109,31 @@ def test_condition_cols_beyond_a_result_files_columns_is_a_collection_error(tmp_
         _read(root)
 
 
+def test_a_result_file_may_carry_its_own_condition_cols(tmp_path: Path) -> None:
+    """Spider 2.0 names one condition_cols list per gold CSV: each file's own, over the case's."""
+    root = _suite(tmp_path, [{"id": "q1", "question": "?", "compare": {"condition_cols": [1]},
+                              "gold_results": [{"path": "a.csv", "condition_cols": [0, 1]}, "b.csv",
+                                               {"path": "c.csv", "condition_cols": []}]}],
+                  files={"a.csv": "a,b\n1,2\n", "b.csv": "x,y\n3,4\n", "c.csv": "z\n5\n"})
+    (case,) = _read(root)
+    assert [(g.source, g.condition_cols) for g in case.golds] == [("a.csv", (0, 1)), ("b.csv", None), ("c.csv", ())]
+
+
+@pytest.mark.parametrize(("entry", "files", "says", "field"), [
+    ({"path": "g.csv", "condition_cols": [0, 2]}, {"g.csv": "a,b\n1,2\n"},
+     r"case 'q1': condition_cols names gold column\(s\) \[2\].*g.csv has 2", "compare.condition_cols"),
+    ({"path": "g.csv", "condition_cols": [-1]}, {"g.csv": "a\n1\n"}, r"condition_cols.*0-based", "gold_results"),
+    ({"path": "g.csv", "cols": [0]}, {"g.csv": "a\n1\n"}, r"a result file entry must be", "gold_results"),
+    ({"condition_cols": [0]}, {}, r"must be a list of file paths", "gold_results"),
+])
+def test_a_bad_result_file_entry_is_a_collection_error(tmp_path: Path, entry: dict[str, Any],
+                                                       files: dict[str, str | bytes], says: str, field: str) -> None:
+    root = _suite(tmp_path, [{"id": "q1", "question": "?", "gold_results": [entry]}], files=files)
+    with pytest.raises(BadInputError, match=says) as err:
+        _read(root)
+    assert err.value.field == field and err.value.line == 1
+
+
 def test_the_column_policy_reaches_the_case_policy_and_the_wire(tmp_path: Path) -> None:
     root = _suite(tmp_path, [{"id": "q1", "question": "?", "gold_sql": "SELECT 1",
                               "compare": {"condition_cols": [1, 0]}},

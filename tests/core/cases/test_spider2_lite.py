@@ -60,9 +60,9 @@ def test_alternative_csvs_are_golds_and_their_own_condition_cols_stay_with_them(
         got = records(FIXTURE / "spider2-lite.jsonl")
     _, two = got["local002"]
     assert "gold_sql" not in two  # only result files: Spider 2.0 ships no query for this question
-    assert two["gold_results"] == ["evaluation_suite/gold/exec_result/local002_a.csv",
-                                   "evaluation_suite/gold/exec_result/local002_b.csv"]
-    # [[0, 1], [0]]: one list per CSV, which one compare object cannot say: kept for the official verdict
+    # [[0, 1], [0]]: one list per CSV, each CSV's own (and kept for the official verdict)
+    assert two["gold_results"] == [{"path": "evaluation_suite/gold/exec_result/local002_a.csv", "condition_cols": [0, 1]},
+                                   {"path": "evaluation_suite/gold/exec_result/local002_b.csv", "condition_cols": [0]}]
     assert two["spider2_condition_cols"] == [[0, 1], [0]]
     assert "condition_cols" not in two["compare"] and two["compare"]["columns"] == "superset"
     _, three = got["local003"]

@@ -18,7 +18,7 @@ from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from pytest_sqleval.core.grading.peers import (spider2_csv_frame, spider2_equal, spider2_frame, spider2_match,
-                                         spider2_tables)
+                                         spider2_reason, spider2_tables)
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "spider2_lite"
 DBS = FIXTURE / "resource" / "databases" / "spider2-localdb"
@@ -102,7 +102,8 @@ def test_official_and_strict_verdicts_case_by_case(standards: dict[str, dict[str
                                                    official: int | None, ours: bool) -> None:
     std = standards[case]
     pred_table = run(std["db"], pred)
-    golds = [g if g.startswith("grade,") else (FIXTURE / g).read_text() for g in std["gold_results"]]
+    paths = [g["path"] if isinstance(g, dict) else g for g in std["gold_results"]]  # a CSV's own condition_cols
+    golds = [g if g.startswith("grade,") else (FIXTURE / g).read_text() for g in paths]
     assert spider2_tables(golds, pred_table, std["spider2_condition_cols"], std["spider2_ignore_order"]) == official
     spec = CompareSpec(ordered=keys is not None, sort_keys=keys)
     assert Comparator(threads=1).compare(run(std["db"], strict_gold), pred_table, spec).match is ours
@@ -167,3 +168,18 @@ def test_a_result_matches_itself_in_any_row_and_column_order_when_order_is_ignor
     rnd.shuffle(shuffled)
     assert spider2_equal(spider2_frame(rows), spider2_frame(shuffled), None, True)
     assert spider2_equal(spider2_frame(rows), spider2_frame([r[::-1] for r in rows]), None, False)
+
+
+@pytest.mark.parametrize(("official", "gold", "pred", "compare", "reason"), [
+    (True, "a,b\n1,\n", [(1, 0)], {"reason": "values"}, "nulls"),  # NULL counted as 0
+    (True, "a\n10.5\n", [("10.5",)], {"reason": "type_mismatch"}, "types"),  # text read back as a number
+    (True, "a\n1.004\n", [(1.0,)], {"reason": "values"}, "float_noise"),  # within its 0.01 absolute
+    (True, "a,b\nx,1\ny,2\n", [("x", 2), ("y", 1)], {"reason": "values"}, "other"),  # columns sorted alone
+    (False, "a\n1\n2\n", [(2,), (3,)], {"tie_group": {"chosen": [1]}}, "ties"),
+    (False, "a\n1000000\n", [(1000000.5,)], {"within_tolerance": True}, "float_noise"),  # our 1e-6 relative
+])
+def test_why_spider2_differs_from_ours(official: bool, gold: str, pred: list[tuple[Any, ...]],
+                                       compare: dict[str, Any], reason: str) -> None:
+    table = pa.table({f"c{i}": [row[i] for row in pred] for i in range(len(pred[0]))})
+    assert (spider2_tables([gold], table, None, True) is not None) is official
+    assert spider2_reason(official, [gold], table, None, True, compare) == reason

@@ -29,7 +29,10 @@ class SendLayer:
                                    "gold_sql": gold.sql}
         if gold.alternatives or gold.kind != "sql":  # several golds: the engine compares with each until one matches
             payload.update(gold_index=gold.index, gold_kind=gold.kind, alternatives=[
-                {"gold_key": alt.key, "spec": alt.policy.to_wire(), "index": alt.index} for alt in gold.alternatives])
+                {"gold_key": alt.key, "spec": alt.policy.to_wire(), "index": alt.index, "kind": alt.kind,
+                 "gold_sql": alt.sql} for alt in gold.alternatives])
+        if gold.spider2 is not None:  # Spider 2.0's official verdict, beside ours (engine_side._spider2)
+            payload["spider2"] = gold.spider2
         chosen = (grader.variant_set.known(gold.key, gold.sql)
                   if grader.variant_set is not None and gold.sql is not None else None)
         if chosen is not None and not c.same_sql_as_gold:
