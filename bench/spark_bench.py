@@ -44,7 +44,7 @@ def main() -> None:
     from pytest_sqleval.core.engines import spark_sandbox
     from pytest_sqleval.core.engines.base import Limits
     from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
-    from pytest_sqleval.core.engines.host import process_cpu_s
+    from pytest_sqleval.core.engines.watchdog import process_cpu_s
     from pytest_sqleval.core.engines.spark_sandbox import SparkSandbox, SparkSettings, spark_location
 
     parser = argparse.ArgumentParser()

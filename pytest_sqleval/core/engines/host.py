@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Limits
-from .watchdog import CPU_CLOCKS, starved_bound, tenfold, unfinished_message
+from .watchdog import CPU_CLOCKS, process_cpu_s, starved_bound, tenfold, unfinished_message
 
 GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
 CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
@@ -55,16 +55,6 @@ class HostTimeout(HostCrashed):
                  wall_s: float | None = None) -> None:
         super().__init__(message)
         self.over_limit, self.cpu_s, self.wall_s = over_limit, cpu_s, wall_s
-
-
-def process_cpu_s(pid: int) -> float | None:
-    """A process's CPU time (user + system) from ``/proc``; None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class HostOpError(HostCrashed):

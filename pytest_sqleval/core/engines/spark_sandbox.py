@@ -548,8 +548,7 @@ class _Stopper:
     time (Spark Connect, no ``/proc``) the limit is wall time."""
 
     def __init__(self, spark: Any, tag: str, limit_s: float, jvm_pid: int | None, cores: int) -> None:
-        from .host import process_cpu_s
-        from .watchdog import wall_bound
+        from .watchdog import process_cpu_s, wall_bound
         self.spark, self.tag, self.limit_s = spark, tag, limit_s
         self.pid, self.cores = jvm_pid, max(1, cores)
         self._cpu = process_cpu_s

@@ -34,6 +34,16 @@ WALL_EXTRA_MIN_S = 30.0  # ... and at least this much longer than the limit (a s
 WALL_EXTRA_MAX_S = 300.0  # ... but at most this much longer
 
 
+
+def process_cpu_s(pid: int) -> float | None:
+    """A process's CPU time (user + system) from ``/proc``; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
 def tenfold(limit_s: float) -> float:
     """10x ``limit_s``, at most ``limit_s`` + 300 s: the limit of a second attempt where
     only wall time can be measured (PostgreSQL); every runaway query costs it."""
