@@ -41,7 +41,7 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 10  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 11  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 1  # each clone witness goes into every CLONE_SPREAD-th variant
@@ -188,9 +188,9 @@ class BoundaryRows:
             used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
             for group in self.groups:
                 writer.witnesses(group, tag, used)
-            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql: _bounded(con, sql))
+            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params))
             for i, clone in enumerate(self.clones):
-                if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone):
+                if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
             for table, rowids in cloner.rows.items():
                 used.setdefault(table, set()).update(rowids)

@@ -165,7 +165,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         if filters:
             q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
         if limit:
-            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=exp.column("w0"))]))
+            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=_turned(exp.column("w0")))]))
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
@@ -209,6 +209,18 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
                              table_of[fact], query)
     return out[:MAX_CLONE_WITNESSES]
+
+
+def _turned(rowid: Any) -> Any:
+    """The last sort key of a witness's row: the row id scrambled by the variant's turn (the
+    one parameter of ``rows_sql``), so each variant copies another of the rows that qualify.
+    Always the first row id would promote, in every variant, the member a gold's
+    ``ORDER BY ... LIMIT`` returns first: the tie writer then finds no tie to break, and a
+    query returning "the first row" passes on every variant."""
+    from sqlglot import exp
+    scrambled = exp.Add(this=exp.Mul(this=rowid, expression=exp.Literal.number(2654435761)),
+                        expression=exp.Placeholder())
+    return exp.Mod(this=exp.Paren(this=scrambled), expression=exp.Literal.number(4294967291))
 
 
 def _reached(start: str, edges: list[tuple[str, str, str, str, int]]) -> set[str]:
@@ -297,7 +309,8 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
                                                                       enumerate(keys[:2])], [], limit=False)
             shown_sql = ", ".join(f"v{i}" for i in range(min(2, len(keys)))) or "NULL AS v0"
             rows_sql = (f"SELECT w0, {target} - n AS need, {shown_sql} FROM ({inner}) AS grouped "
-                        f"WHERE n < {target} AND n >= {target - MAX_GROUP_CLONES} ORDER BY {target} - n, w0 LIMIT 1")
+                        f"WHERE n < {target} AND n >= {target - MAX_GROUP_CLONES} ORDER BY {target} - n, "
+                        f"{_turned(exp.column('w0')).sql(dialect=dialect)} LIMIT 1")
             rendered = " ".join(cond.sql(dialect=dialect).split())
             shown = tuple(" ".join(k.sql(dialect=dialect).split())[:40] for k in keys[:2])
             out.append(CloneWitness(digest, table, rows_sql, (), shown,
@@ -343,16 +356,18 @@ class CloneWriter:
     remembers their row ids (no later boundary write may change them) and the sentences."""
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
-                 bounded: Callable[[str], list[tuple[Any, ...]]]) -> None:
+                 bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]]) -> None:
         self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
         self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
         self.rows: dict[str, set[int]] = {}
 
-    def write(self, w: CloneWitness) -> bool:
+    def write(self, w: CloneWitness, turn: int = 0) -> bool:
+        """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
+        scrambles which of the qualifying rows that is."""
         try:
-            found = self.bounded(w.rows_sql)
+            found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here
             return False
         if not found:
@@ -409,6 +424,12 @@ class CloneWriter:
         except Exception:  # a constraint the engine checks refused it: no witness
             return False
         return True
+
+
+def _salt_of(turn: int) -> int:
+    """Spread over the modulus: adding it rotates the scrambled ids, so which row comes first
+    changes with the turn (a small one would leave row id 0 first in every variant)."""
+    return (turn * 2246822519 + 1013904223) % 4294967291
 
 
 def _show(value: Any) -> str:
