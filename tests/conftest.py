@@ -11,6 +11,7 @@ from __future__ import annotations
 from tests.llm_server import llm_server  # noqa: F401
 from tests.sqleval_helpers import recording_backend, shop_suite, vantage_01, write_predictions  # noqa: F401
 
-#: benchmark folders in their projects' own formats (tests/fixtures/spider2_lite, .../defog):
-#: data the tests read and copy, not suites of this repository's own run
+#: benchmark folders in their projects' own formats (tests/fixtures/suites/spider2_lite, .../defog):
+#: data the tests read and copy, not suites of this repository's own run (three levels down, so
+#: ``pytest tests -n 2`` is not taken for a run that names a suite: ``scheduling.names_a_suite``)
 collect_ignore = ["fixtures"]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.sqleval_helpers import read_results
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "spider2_lite"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "spider2_lite"
 JOIN = "FROM orders AS o JOIN customers AS c ON c.customer_id = o.customer_id"
 
 #: backend -> case -> (its prediction (None: the fixture's submission file), ours, Spider 2.0's,

@@ -17,7 +17,7 @@ from pytest_sqleval.core.cases.defog import MAX_EXPANSIONS, AlternativesError, e
 from pytest_sqleval.core.errors import BadInputError
 from tests.sqleval_helpers import read_results
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "defog"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "suites" / "defog"
 IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 #: string-literal contents holding everything the expander must leave alone
 LITERAL = st.text(alphabet="{},;ab -x", max_size=12).map(lambda s: "'" + s + "'")

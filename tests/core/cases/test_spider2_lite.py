@@ -17,7 +17,7 @@ from pytest_sqleval.core.cases.spider2_lite import Spider2SkippedWarning, per_go
 from pytest_sqleval.core.errors import BadInputError, UsageError
 from tests.sqleval_helpers import read_results
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "spider2_lite"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "suites" / "spider2_lite"
 
 
 def records(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:

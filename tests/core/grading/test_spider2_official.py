@@ -20,7 +20,7 @@ from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from pytest_sqleval.core.grading.peers import (spider2_csv_frame, spider2_equal, spider2_frame, spider2_match,
                                          spider2_reason, spider2_tables)
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "spider2_lite"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "suites" / "spider2_lite"
 DBS = FIXTURE / "resource" / "databases" / "spider2-localdb"
 DELIVERED = ("FROM orders AS o JOIN customers AS c ON c.customer_id = o.customer_id WHERE o.status = 'delivered' "
              "GROUP BY c.city")
