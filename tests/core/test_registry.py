@@ -182,7 +182,7 @@ def test_only_a_named_backend_is_loaded(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_engines_ask_added_ones_first_and_layouts_keep_registration_order() -> None:
-    assert engines.ENGINES.names()[-3:] == ["postgres", "sqlite", "duckdb"]
+    assert engines.ENGINES.names()[-4:] == ["postgres", "spark", "sqlite", "duckdb"]
     assert layouts.LAYOUTS.names()[:4] == ["sqleval", "spider", "bird", "sql-create-context"]
     assert layer_registry.LAYERS.names()[:3] == ["parse", "safety", "send"]
     assert error_classes.ERROR_CLASS_REGISTRY.names()[:5] == list(
