@@ -172,6 +172,13 @@ def _golds(sql: Any, results: Any, types: Any, where: Path, line: int) -> tuple[
     return tuple(out)
 
 
+#: a case's ``"compare"`` keys that name one of a few rules: the rules, and the fix for a typo
+_COLUMN_CHOICES = {
+    "columns": (COLUMN_RULES, 'write "columns": "superset" (extra predicted columns allowed) or "exact"'),
+    "column_order": (COLUMN_ORDERS, 'write "column_order": "any" (any bijection of columns) or "position"'),
+}
+
+
 def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
     """A case's ``"compare"`` object, checked key by key: known keys only (with a "did you
     mean"), booleans and non-negative numbers of the right type; the numbers as floats."""
@@ -194,11 +201,11 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                                     fix="write true, false, or leave it out to follow the gold's ORDER BY")
             out[key] = val
             continue
-        if key == "columns":
-            if val not in COLUMN_RULES:
-                raise BadInputError(where, f"expected \"exact\" or \"superset\", got {json.dumps(val)}", line=line,
-                                    field=f"compare.{key}",
-                                    fix='write "columns": "superset" (extra predicted columns allowed) or "exact"')
+        if key in _COLUMN_CHOICES:
+            allowed, fix = _COLUMN_CHOICES[key]
+            if val not in allowed:
+                raise BadInputError(where, f"expected {' or '.join(json.dumps(a) for a in allowed)}, got {json.dumps(val)}",
+                                    line=line, field=f"compare.{key}", fix=fix)
             out[key] = val
             continue
         if key == "condition_cols":
@@ -208,13 +215,6 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                                     f"got {json.dumps(val)}", line=line, field=f"compare.{key}",
                                     fix='write "condition_cols": [0, 2] (the gold columns that must be found)')
             out[key] = tuple(val)
-            continue
-        if key == "column_order":
-            if val not in COLUMN_ORDERS:
-                raise BadInputError(where, f"expected \"position\" or \"any\", got {json.dumps(val)}", line=line,
-                                    field=f"compare.{key}",
-                                    fix='write "column_order": "any" (any bijection of columns) or "position"')
-            out[key] = val
             continue
         try:
             out[key] = TOLERANCE.check(val)  # the suite's [compare] tolerances' own parser
