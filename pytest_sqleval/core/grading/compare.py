@@ -710,7 +710,8 @@ def refine_columns(gold: pa.Table, pred: pa.Table, mapping: list[int | None], ca
         """Settle the open columns one at a time, each with its first option that leaves
         every column a partner (greedy: no backtracking below the first level)."""
         while options is not None and open_columns(options) and budget[0] > 0:
-            pivot = min(open_columns(options), key=lambda i: len(options[i]))  # type: ignore[index]
+            current = options  # a name the key function can close over, never None
+            pivot = min(open_columns(current), key=lambda i: len(current[i]))
             anchors = {i: c[0] for i, c in enumerate(options) if len(c) == 1}
             for j in options[pivot]:
                 budget[0] -= 1
