@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .base import Limits
+from .shared import write_cache_file
 from .watchdog import CPU_CLOCKS, process_cpu_s, starved_bound, tenfold, unfinished_message
 
 GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the process is killed
@@ -508,13 +509,7 @@ class _Server:
         except OSError:
             pass
         digest = self.db.content_hash()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
-            tmp.write_text(digest)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        write_cache_file(path, digest)
         return digest
 
 

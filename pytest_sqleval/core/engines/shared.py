@@ -3,7 +3,9 @@ is read (file suffixes, URL schemes, the SQLite header; a URL's password masked)
 sizes, and counting statements. It imports no engine, so every engine may import it."""
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 DUCKDB_SUFFIXES = (".duckdb", ".ddb")
@@ -62,3 +64,15 @@ def statement_count(sql: str, dialect: str) -> int:
         else:
             pending = True
     return count + pending
+
+
+def write_cache_file(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically (a temporary file, then a rename), so a reader never
+    sees half a cache entry; a cache that cannot be written is only slower, never an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass

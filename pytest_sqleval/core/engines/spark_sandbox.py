@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from .shared import write_cache_file
 from .base import REFUSED, ExecError, ExecOutcome, Limits, elapsed_ms as _ms, refusal, resource_error, result_byte_cap, too_large
 
 __all__ = ["LOCKED_CONF", "SPARK_SCHEMES", "SparkSandbox", "SparkSettings", "classify_error", "gate",
@@ -364,18 +365,8 @@ def source_hash(source: Path, cache_dir: Path) -> str:
         digest_text = db.content_hash()
     finally:
         db.close()
-    _write_atomic(kept, digest_text)
+    write_cache_file(kept, digest_text)
     return digest_text
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def mirror(source: Path, content_hash: str, cache_dir: Path) -> list[MirroredTable]:
@@ -391,7 +382,7 @@ def mirror(source: Path, content_hash: str, cache_dir: Path) -> list[MirroredTab
         tables = _parquet_tables(source)
     else:
         tables = _copy_duckdb(source, root / f".build-{os.getpid()}-{uuid.uuid4().hex[:8]}", root)
-    _write_atomic(index, json.dumps([asdict(t) for t in tables]))
+    write_cache_file(index, json.dumps([asdict(t) for t in tables]))
     return tables
 
 
