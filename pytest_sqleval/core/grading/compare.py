@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import datetime as _dt
 import decimal
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -293,7 +294,8 @@ class Comparator:
         types first reads the prediction's text columns as those types (``coerce_to_file_gold``)."""
         pred = coerce_to_file_gold(gold, pred, self._cast)
         if spec.by_values:
-            return self.by_values(gold, pred, spec, lambda g, p, sp: small_match(g, p, sp) or self._compare(g, p, sp))
+            return small_by_values(gold, pred, spec) or self.by_values(
+                gold, pred, spec, lambda g, p, sp: small_match(g, p, sp) or self._compare(g, p, sp))
         return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
 
     def by_values(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
@@ -820,11 +822,9 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
         gold, n = gold.drop_columns([GID_COLUMN]), n - 1
     if not n or pred.num_columns != n:
         return None
-    gold_types, pred_types = gold.schema.types, pred.schema.types
-    for t in itertools.chain(gold_types, pred_types):
-        if not any(test(t) for test in _SMALL_TYPES):
-            return None
-    gk, pk = [kind_of(t) for t in gold_types], [kind_of(t) for t in pred_types]
+    gk, pk = _small_kinds(gold.schema.types), _small_kinds(pred.schema.types)
+    if gk is None or pk is None:
+        return None
     if any(a != b and not (a in NUMBERS and b in NUMBERS) and "null" not in (a, b)
            for a, b in zip(gk, pk)):
         return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
@@ -841,6 +841,105 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
                          row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
                          column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
                          schema_match=True, column_order=spec.column_order)
+
+
+@functools.lru_cache(maxsize=512)
+def _small_kind(t: pa.DataType) -> str | None:
+    """``kind_of(t)`` for the types the small paths read as Python values, else None."""
+    return kind_of(t) if any(test(t) for test in _SMALL_TYPES) else None
+
+
+def _small_kinds(types: list[pa.DataType]) -> list[str] | None:
+    """Each type's ``_small_kind``; None if one has none."""
+    kinds = [_small_kind(t) for t in types]
+    return None if None in kinds else [k for k in kinds if k is not None]
+
+
+def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
+    """``Comparator.by_values``'s match of two small results (``columns = "superset"`` or
+    ``condition_cols``), shown in plain Python, without the general path's Arrow set-up:
+    each column read as Python values at most once, the gold's names tried first, else each
+    compared gold column given a predicted column by the same bipartite assignment
+    (``_assign``) over the same preferences (name, then position, then order) among the
+    columns holding exactly its values as a multiset, and the chosen mapping checked on
+    whole rows. None whenever that does not show a match (a value within tolerance but not
+    equal, a NaN, a type not in ``_SMALL_TYPES``, tie groups, more than ``SMALL_ROWS``
+    rows): ``by_values`` then decides, so a verdict never depends on the path."""
+    rows = gold.num_rows
+    if rows > SMALL_ROWS or pred.num_rows != rows:
+        return None
+    gold_schema, pred_schema = gold.schema, pred.schema  # names and types read once (each read costs)
+    gold_names = gold_schema.names
+    width = len(gold_names)
+    if not width or gold_names[-1] == GID_COLUMN:  # tie groups: the general path reads them
+        return None
+    wanted = list(spec.condition_cols) if spec.condition_cols is not None else list(range(width))
+    if not wanted or any(i >= width for i in wanted):
+        return None
+    gtypes, ptypes = gold_schema.types, pred_schema.types
+    gk = _small_kinds([gtypes[i] for i in wanted])
+    pk = [_small_kind(t) for t in ptypes]
+    if gk is None:
+        return None
+    pred_names = pred_schema.names
+    gnames = [gold_names[i] for i in wanted]
+    pfold = [n.casefold() for n in pred_names]
+    pcache: dict[int, list[Any]] = {}
+    try:
+        gvals = [gold.column(i).to_pylist() for i in wanted]
+
+        def pvals(j: int) -> list[Any]:
+            got = pcache.get(j)
+            if got is None:
+                got = pcache[j] = pred.column(j).to_pylist()
+            return got
+
+        def holds(mapping: list[int]) -> bool:
+            for a, j in zip(gk, mapping):
+                b = pk[j]  # Python's == is the contract's between these kinds
+                if b is None or not (a == b or (a in NUMBERS and b in NUMBERS) or "null" in (a, b)):
+                    return False
+            g = list(zip(*gvals))
+            p = list(zip(*(pvals(j) for j in mapping)))
+            return g == p or (not spec.ordered and collections.Counter(g) == collections.Counter(p))
+
+        first_of = {n: j for j, n in reversed(list(enumerate(pfold)))}
+        guess = [first_of.get(n.casefold()) for n in gnames]
+        if None not in guess and len(set(guess)) == len(guess) and holds(guess):  # type: ignore[arg-type]
+            mapping: list[int] = guess  # type: ignore[assignment]
+        else:
+            def signature(values: list[Any], kind: str) -> tuple[Any, ...] | None:
+                present = [v for v in values if v is not None]
+                if not present:
+                    return ("null", len(values))
+                try:
+                    return ("number" if kind in NUMBERS else kind, len(values) - len(present), tuple(sorted(present)))
+                except TypeError:
+                    return None
+            psig = [signature(pvals(j), k) if k is not None else None for j, k in enumerate(pk)]
+            candidates: list[list[int]] = []
+            for i, (name, values, kind) in enumerate(zip(gnames, gvals, gk)):
+                sig = signature(values, kind)
+                if sig is None:
+                    return None
+                same = [j for j, other in enumerate(psig) if other is not None and other == sig]
+                folded, at = name.casefold(), wanted[i]
+                same.sort(key=lambda j: (pfold[j] != folded, j != at, j))
+                candidates.append(same)
+            assigned = _assign(candidates, len(pk))
+            if None in assigned or not holds(assigned):  # type: ignore[arg-type]
+                return None
+            mapping = assigned  # type: ignore[assignment]
+    except (OverflowError, ValueError, pa.ArrowInvalid):  # a value Python cannot hold: the general path
+        return None
+    n = len(wanted)
+    res = CompareResult(match=True, reason="equal", gold_rows=rows, pred_rows=rows, gold_columns=gnames,
+                        pred_columns=list(pred_names), gold_kinds=gk, pred_kinds=[str(pk[j]) for j in mapping],
+                        ordered=spec.ordered, row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
+                        column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
+                        schema_match=True, columns=spec.columns, column_mapping=list(mapping),
+                        condition_cols=list(spec.condition_cols) if spec.condition_cols is not None else None)
+    return res
 
 
 class _Col:
