@@ -864,9 +864,10 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
     columns holding exactly its values as a multiset, and the chosen mapping checked on
     whole rows. None whenever that does not show a match (a value within tolerance but not
     equal, a NaN, a type not in ``_SMALL_TYPES``, tie groups, more than ``SMALL_ROWS``
-    rows): ``by_values`` then decides, so a verdict never depends on the path."""
+    rows, no rows, a predicted column of another type when the names do not settle it):
+    ``by_values`` then decides, so a verdict never depends on the path."""
     rows = gold.num_rows
-    if rows > SMALL_ROWS or pred.num_rows != rows:
+    if not 0 < rows <= SMALL_ROWS or pred.num_rows != rows:  # no rows: every column looks alike, the general path
         return None
     gold_schema, pred_schema = gold.schema, pred.schema  # names and types read once (each read costs)
     gold_names = gold_schema.names
@@ -907,6 +908,8 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
         guess = [first_of.get(n.casefold()) for n in gnames]
         if None not in guess and len(set(guess)) == len(guess) and holds(guess):  # type: ignore[arg-type]
             mapping: list[int] = guess  # type: ignore[assignment]
+        elif None in pk:  # a column of another type may hold the same values: the general path weighs it
+            return None
         else:
             def signature(values: list[Any], kind: str) -> tuple[Any, ...] | None:
                 present = [v for v in values if v is not None]
@@ -916,13 +919,13 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
                     return ("number" if kind in NUMBERS else kind, len(values) - len(present), tuple(sorted(present)))
                 except TypeError:
                     return None
-            psig = [signature(pvals(j), k) if k is not None else None for j, k in enumerate(pk)]
+            psig = [signature(pvals(j), k) for j, k in enumerate(pk) if k is not None]
             candidates: list[list[int]] = []
             for i, (name, values, kind) in enumerate(zip(gnames, gvals, gk)):
                 sig = signature(values, kind)
                 if sig is None:
                     return None
-                same = [j for j, other in enumerate(psig) if other is not None and other == sig]
+                same = [j for j, other in enumerate(psig) if other == sig]
                 folded, at = name.casefold(), wanted[i]
                 same.sort(key=lambda j: (pfold[j] != folded, j != at, j))
                 candidates.append(same)
