@@ -225,8 +225,7 @@ class CaseItem(pytest.Item):
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.sql is None or grader.host is None:
             return
-        gold = self._gold or (None if self.case.several_golds else  # several golds: sent once all are known
-                              grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True))
+        gold = self._gold or grader.stored_case_gold(self.case, ask_ahead=True)  # else every gold asked for now
         if gold is not None:
             grader.submit(generation.sql, gold)
 

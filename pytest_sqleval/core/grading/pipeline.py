@@ -34,6 +34,7 @@ from .verdict import Classification, Evidence, Verdict, assess, classification, 
 __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy", "layer_budget"]
 
 DEFAULT_DIALECT = "duckdb"
+GOLDS_AHEAD = 32  # gold requests sent ahead and not yet read: room for the next case's every gold
 
 
 def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePolicy:
@@ -169,10 +170,39 @@ class SuiteGrader:
                 if len(golds) == 1:
                     raise
                 raise GoldError(f"gold {g.index} ({g.kind}{'' if g.is_sql else ' ' + g.source}): {exc}") from None
-            answers.append(replace(answer, index=g.index, kind=g.kind, source=g.source))
-        answers[0].alternatives = answers[1:]
-        answers[0].spider2 = spider2_standard(case) if self.host is not None else None
-        return answers[0]
+            answers.append(answer)
+        return self._with_alternatives(case, golds, answers)
+
+    def _with_alternatives(self, case: BenchmarkCase, golds: Any, answers: list[GoldAnswer]) -> GoldAnswer:
+        """A case's gold answers as one: the first, named by index, kind and source, carrying
+        the others as its ``alternatives`` and the case's Spider 2.0 standard."""
+        named = [replace(a, index=g.index, kind=g.kind, source=g.source) for g, a in zip(golds, answers)]
+        named[0].alternatives = named[1:]
+        named[0].spider2 = spider2_standard(case) if self.host is not None else None
+        return named[0]
+
+    def stored_case_gold(self, case: BenchmarkCase, *, ask_ahead: bool = False) -> GoldAnswer | None:
+        """``case_gold`` if every gold of the case is stored already, else None: never waits
+        on the engine, never raises. With ``ask_ahead`` each SQL gold not stored yet is sent
+        to the engine now (``stored_gold``), every one of them, so on a first run a case of
+        several golds has them all executed while the case before it is graded; its setup
+        (``case_gold``) then reads each answer once, and a rerun executes none."""
+        if self.host is None:
+            return None
+        if len(case.golds) == 1 and case.golds[0].is_sql:
+            return self.stored_gold(case.golds[0].source, case, ask_ahead=ask_ahead)
+        answers: list[GoldAnswer | None] = []
+        for g in case.golds:
+            if g.is_sql:
+                answers.append(self.stored_gold(g.source, case, ask_ahead=ask_ahead))
+            else:
+                try:  # a result file is read here, never by the engine: stored on first use
+                    answers.append(self.result_gold(g, case))
+                except GoldError:
+                    answers.append(None)
+        if any(a is None or a.empty for a in answers):  # an empty gold's variants are chosen at setup
+            return None
+        return self._with_alternatives(case, case.golds, [a for a in answers if a is not None])
 
     def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
         """A result-file gold (``cases.Gold`` of kind "result") as a gold answer: the file read
@@ -237,7 +267,7 @@ class SuiteGrader:
             return None
         key = request["key"]
         if ask_ahead and key not in self._golds_ahead:
-            while len(self._golds_ahead) >= 4:  # never asked for (a setup error, -x): forget the oldest
+            while len(self._golds_ahead) >= GOLDS_AHEAD:  # never asked for (a setup error, -x): forget the oldest
                 self._golds_ahead.pop(next(iter(self._golds_ahead)))
             self._golds_ahead[key] = self.host.submit("gold", request, ahead=True)
         return None
