@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cases import COMPARE_SETTINGS, DEFAULT_DEPRECATED, ComparePolicy, Limits
+from .cases import COMPARE_SETTINGS, DEFAULT_DEPRECATED, ComparePolicy, Gold, Limits
+from .cases.model import RESULT_SUFFIXES
 from .engines import is_url
 from .grading.pipeline import SuiteGrader
 from .grading.verdict import Verdict
@@ -71,12 +72,30 @@ class Grader:
         assert content_hash is not None  # the grader of a database has started its engine
         return content_hash
 
-    def compare(self, predicted_sql: str, gold_sql: str, question: str | None = None) -> Verdict:
-        """Grade ``predicted_sql``; raises ``GoldError`` when the gold itself cannot be trusted.
-        ``question`` is what the judge reads, when there is one."""
-        return self._grader.grade(predicted_sql, self._grader.gold(gold_sql),
+    def compare(self, predicted_sql: str, gold_sql: str | Sequence[str], question: str | None = None, *,
+                gold_results: Sequence[str | Path] = ()) -> Verdict:
+        """Grade ``predicted_sql``; raises ``GoldError`` when a gold itself cannot be trusted.
+        ``question`` is what the judge reads, when there is one.
+
+        Several golds: ``gold_sql`` a list of queries and/or ``gold_results`` result files
+        (CSV, Parquet or JSON lines, column types inferred): the prediction passes if it
+        matches any of them, as a case of several golds does in a pytest run;
+        ``verdict.matched_gold`` names the gold it matched (index, kind, source: the SQL
+        golds first, in order, then the files), ``verdict.layers["golds"]`` how it compared
+        with each gold tried, and a failure is diagnosed against the nearest gold."""
+        golds = library_golds(gold_sql, gold_results)
+        if len(golds) == 1 and golds[0].is_sql:  # one gold query: exactly as before several golds
+            sql = golds[0].source
+            return self._grader.grade(predicted_sql, self._grader.gold(sql),
+                                      judge=self._judge.call if self._judge is not None else None,
+                                      judge_mode=self._judge_mode, question=question, gold_sql=sql)
+        from .cases import BenchmarkCase
+        first = next((g.source for g in golds if g.is_sql), "")
+        case = BenchmarkCase(id="compare", question=question or "", gold_sql=first, golds=tuple(golds),
+                             source="compare()")
+        return self._grader.grade(predicted_sql, self._grader.case_gold(case),
                                   judge=self._judge.call if self._judge is not None else None,
-                                  judge_mode=self._judge_mode, question=question, gold_sql=gold_sql)
+                                  judge_mode=self._judge_mode, question=question, gold_sql=first or None)
 
     def close(self) -> None:
         self._grader.close()
@@ -88,6 +107,23 @@ class Grader:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def library_golds(gold_sql: str | Sequence[str] | None, gold_results: Sequence[str | Path]) -> list[Gold]:
+    """A library caller's golds as a case holds them (``cases.Gold``): the SQL golds first,
+    in order, then the result files, indexed in that order."""
+    sqls = [gold_sql] if isinstance(gold_sql, str) else list(gold_sql or ())
+    files = [gold_results] if isinstance(gold_results, (str, Path)) else list(gold_results)
+    bad = [q for q in sqls if not isinstance(q, str) or not q.strip()]
+    if bad or not (sqls or files):
+        raise ValueError("gold_sql must be a query or a list of queries (or give gold_results=[...] result files), "
+                         f"got {gold_sql!r}")
+    golds = [Gold(i, "sql", q) for i, q in enumerate(sqls)]
+    for path in files:
+        if not str(path).lower().endswith(RESULT_SUFFIXES):
+            raise ValueError(f"gold result file {str(path)!r} is not one of {', '.join(RESULT_SUFFIXES)}")
+        golds.append(Gold(len(golds), "result", str(path), path=Path(path)))
+    return golds
 
 
 def library_policy(contract: dict[str, Any]) -> ComparePolicy:
@@ -133,14 +169,16 @@ def deprecated_patterns(deprecated_tables: Iterable[str] | str | None) -> tuple[
     return patterns
 
 
-def compare(predicted_sql: str, gold_sql: str, database: str | Path, question: str | None = None,
-            **contract: Any) -> Verdict:
-    """Compare a predicted query with a gold query on ``database`` under the comparison
+def compare(predicted_sql: str, gold_sql: str | Sequence[str], database: str | Path, question: str | None = None,
+            *, gold_results: Sequence[str | Path] = (), **contract: Any) -> Verdict:
+    """Compare a predicted query with a gold query (or several: a list, and/or
+    ``gold_results`` files; see ``Grader.compare``) on ``database`` under the comparison
     contract (keywords: ``order_matters``, ``float_rel_tol``, ``float_abs_tol``,
-    ``allow_empty``, ``dialect``, ``deprecated_tables``: left out, the patterns of the suite
+    ``allow_empty``, ``columns`` ("exact" or "superset"), ``condition_cols``, ``dialect``,
+    ``deprecated_tables``: left out, the patterns of the suite
     whose ``sqleval.toml`` names the database, else the defaults ``*_old``, ``*_v1``, ``*_bak``;
     ``[]`` means none; ``judge``, ``judge_model``, ``judge_api_base``: the LLM judge, see
     ``Grader``). Returns the verdict with every layer's evidence; ``verdict.passed`` and
-    ``verdict.error_class`` are the headline."""
+    ``verdict.error_class`` are the headline, ``verdict.matched_gold`` the gold it matched."""
     with Grader(database, **contract) as grader:
-        return grader.compare(predicted_sql, gold_sql, question=question)
+        return grader.compare(predicted_sql, gold_sql, question=question, gold_results=gold_results)

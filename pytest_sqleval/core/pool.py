@@ -135,7 +135,8 @@ class GraderPool:
             by_db = self._golds[manifest.questions] = {}
             split_by = _layout(manifest).split_by
             for case in read_layout_cases(manifest):
-                by_db.setdefault(case.metadata.get(split_by) if split_by else None, []).append(case.gold_sql)
+                by_db.setdefault(case.metadata.get(split_by) if split_by else None, []).extend(
+                    g.source for g in case.sql_golds)  # every SQL gold: each may be the one a prediction matches
         db_id = manifest.path.name.partition("#")[2]  # one database of a Spider/BIRD suite: its own golds
         golds = by_db.get(db_id, []) if db_id else [g for gs in by_db.values() for g in gs]
         try:

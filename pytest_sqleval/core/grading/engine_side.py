@@ -576,11 +576,15 @@ class GradingHandler:
                         out: Any) -> dict[str, Any] | None:
         """BIRD's and Spider's verdicts on a case's SQL golds (the peers' rules read a gold
         query; a result file has none): each rule passes if it passes against any of them,
-        tried in the case's order until both pass; ``bird_gold`` / ``spider_gold`` name the
-        gold that passed it when it is not the first. None: the case has no SQL gold."""
+        tried from the gold ours compared with (the one it matched, else the nearest:
+        ``compared_gold``, the record's ``matched_gold`` on a pass), then in the case's order,
+        until both pass; ``bird_gold`` / ``spider_gold`` name the gold that passed a rule
+        when it is another one. None: the case has no SQL gold."""
         golds = [(req.get("gold_index", 0), gold, req)] if req.get("gold_kind", "sql") == "sql" else []
         golds += [(alt["index"], None, {**req, "gold_key": alt["gold_key"], "gold_sql": alt.get("gold_sql")})
                   for alt in req.get("alternatives") or () if alt.get("kind", "sql") == "sql"]
+        compared = result.get("gold_index", req.get("gold_index", 0))  # the gold ours matched, else the nearest
+        golds.sort(key=lambda g: g[0] != compared)  # read first: its reasons are the ones a failure shows
         combined: dict[str, Any] | None = None
         for index, table, sub in golds:
             if combined is not None and combined.get("bird") and combined.get("spider"):
@@ -592,7 +596,7 @@ class GradingHandler:
                     continue
             sbs = self._side_by_side(table, pred, result, sub, out)
             if combined is None:
-                combined = sbs
+                combined = {**sbs, "compared_gold": index} if req.get("alternatives") else sbs
                 continue
             for rule in ("bird", "spider"):
                 if not combined.get(rule) and sbs.get(rule):

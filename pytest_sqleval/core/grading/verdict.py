@@ -163,6 +163,20 @@ class Verdict:
     def blocked_reason(self) -> str | None:
         return blocked_reason(self.evidence or self.layers)
 
+    @property
+    def matched_gold(self) -> dict[str, Any] | None:
+        """The gold a pass matched (index, kind, source), as the record's ``matched_gold``:
+        of several golds the one ``layers["golds"]`` names; of one gold query, gold 0
+        (its source is the caller's). None for anything but a pass."""
+        if not self.passed:
+            return None
+        golds = self.layers.get("golds")
+        if isinstance(golds, dict) and golds.get("matched") is not None:
+            entry = next((g for g in golds.get("golds", []) if g.get("index") == golds["matched"]), None)
+            if entry is not None:
+                return {"index": entry["index"], "kind": entry.get("kind", "sql"), "source": entry.get("source")}
+        return {"index": 0, "kind": "sql", "source": None}
+
     def to_dict(self) -> dict[str, Any]:
         return {"pass": self.passed, "status": self.status, "error_class": self.error_class,
                 "failure_kind": self.failure_kind, "explanation": self.explanation, "confidence": self.confidence,

@@ -156,3 +156,43 @@ def test_variants_on_an_engine_that_cannot_make_them_is_one_clear_error(pytester
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*database variants are not supported on this engine (postgres*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_match_with_the_second_gold_is_checked_on_that_golds_variants_and_by_the_peers_against_it(
+        pytester: pytest.Pytester) -> None:
+    """The variants and the peers' verdicts read the gold the prediction matched (the
+    record's ``matched_gold``), not the case's first gold."""
+    cases = [{"id": "two", "question": "How many orders of 100 or more?", "gold_sql": [
+        "SELECT count(*) FROM orders WHERE amount >= 150",  # another answer: the prediction does not match it
+        "SELECT count(*) FROM orders WHERE amount >= 100"]},
+        {"id": "near", "question": "Orders of customer 3 and their amounts", "gold_sql": [
+            "SELECT count(*) FROM orders", "SELECT id, amount FROM orders WHERE customer_id = 3"]}]
+    predictions = {"two": "SELECT count(*) FROM orders WHERE amount > 100",  # equal only while no order is 100
+                   "near": "SELECT id, amount FROM orders WHERE customer_id = 3 AND amount > 60"}
+    suite = write_suite(pytester.path, cases, predictions, 4)
+    result = pytester.runpytest(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    records = {r["case_id"]: r for r in read_results(pytester.path)}
+    two = records["two"]
+    assert two["layers"]["golds"]["compared"] == 1 and two["compare"]["match"]  # it matched gold 1 on the database
+    assert two["failure_kind"] == "coincidental_pass"  # and gold 1's variants tell it apart
+    assert two["layers"]["variants"]["graded"] >= 1
+    sbs = two["compare"]["sidebyside"]
+    assert sbs["compared_gold"] == 1 and sbs["bird"] and "bird_gold" not in sbs  # read against gold 1 first
+    near = records["near"]  # a failure: the peers read the nearest gold first, as the diagnosis does
+    assert near["layers"]["golds"]["compared"] == 1 and near["compare"]["sidebyside"]["compared_gold"] == 1
+    assert near["compare"]["sidebyside"]["bird"] is False
+
+
+def test_a_match_with_a_result_file_gold_says_it_has_no_variants(pytester: pytest.Pytester) -> None:
+    cases = [{"id": "file", "question": "How many orders of 100 or more?",
+              "gold_sql": ["SELECT count(*) FROM orders WHERE amount >= 150"], "gold_results": ["big.csv"]}]
+    suite = write_suite(pytester.path, cases, {"file": "SELECT count(*) FROM orders WHERE amount > 100"}, 4)
+    con = duckdb.connect(str(suite / "shop.duckdb"), read_only=True)
+    (suite / "big.csv").write_text(f"n\n{con.execute('SELECT count(*) FROM orders WHERE amount >= 100').fetchall()[0][0]}\n")
+    con.close()
+    result = pytester.runpytest(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    (record,) = read_results(pytester.path)
+    assert record["matched_gold"]["index"] == 1 and record["matched_gold"]["kind"] == "result"
+    assert "a result file has no query to run on a database variant" in record["layers"]["variants"]["skipped"]

@@ -59,10 +59,15 @@ class VariantsEvidence(RecordView):
     evidence: Any = None
     same_sql_as_gold: bool = False
     error: str | None = None
+    #: why no variant was run although the candidate matched: the gold it matched is a
+    #: result file, which has no query to run on a variant (the pinned verdict stands)
+    skipped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
             return {"error": self.error}
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
         return {"chosen": self.chosen, "graded": self.graded,
                 "mismatch": self.mismatch.to_dict() if self.mismatch is not None else None,
                 "evidence": self.evidence, **({"same_sql_as_gold": True} if self.same_sql_as_gold else {})}
@@ -76,7 +81,9 @@ class VariantsEvidence(RecordView):
 class VariantsLayer:
     """A candidate that matched on the pinned database, run on its case's variants of the
     database (``variants/``): where a variant's gold answer differs from the candidate's,
-    the match on the pinned database was a coincidence. Only when the suite has variants."""
+    the match on the pinned database was a coincidence. Only when the suite has variants.
+    A case of several golds: the variants of the gold it matched (the record's
+    ``matched_gold``); a result-file gold has none, and the evidence says so."""
 
     name, ahead = "variants", False
 
@@ -85,20 +92,26 @@ class VariantsLayer:
         if grader.variant_set is None or c.ticket is None or not (isinstance(compare, CompareEvidence) and compare.match):
             return
         golds = c.layers.get("golds")
-        if c.gold.sql is None or (golds is not None and golds.compared != c.gold.index):
-            return  # matched a result file, or another gold than the first: its variants are the first gold's
+        gold = c.gold.by_index(golds.compared) if golds is not None else c.gold  # the gold it matched
+        if gold.sql is None:
+            c.layers["variants"] = VariantsEvidence(skipped=(
+                f"it matched gold {gold.index}, a result file ({gold.source}): a result file has no query to run "
+                "on a database variant, so the match on the pinned database stands"))
+            return
+        same_sql = c.executed_sql is not None and c.executed_sql == gold.request.get("sql")
+        sent = gold is c.gold  # the engine ran the first gold's variants with the execution, if it had them
         c.budget.pause()  # executions, under the engine's limits
         answer: dict[str, Any]
         try:
-            chosen = grader.variant_set.for_gold(c.gold.key, c.gold.request, c.gold.sql, grader.engine_dialect,
-                                                 grader.host, c.gold.elapsed_ms)
-            if c.same_sql_as_gold:
+            chosen = grader.variant_set.for_gold(gold.key, gold.request, gold.sql, grader.engine_dialect,
+                                                 grader.host, gold.elapsed_ms)
+            if same_sql:
                 # The gold's own query: every chosen variant holds a trustworthy gold answer
                 # (distillation chooses no other), which is what this same query returns there.
                 answer = {"results": [{"variant": v["index"], "match": True} for v in chosen.variants]}
             else:
-                answer = c.variants_answer or grader.host.call(
-                    "variants", {"sql": c.executed_sql, "gold": c.gold.request, "variants": chosen.variants})
+                answer = (c.variants_answer if sent else None) or grader.host.call(
+                    "variants", {"sql": c.executed_sql, "gold": gold.request, "variants": chosen.variants})
         except (HostCrashed, HostTimeout) as exc:
             answer = {"error": str(exc)}
         finally:
@@ -110,7 +123,7 @@ class VariantsLayer:
         graded = [r for r in results if r.get("match") is not None]
         mismatch = next((r for r in results if r.get("match") is False), None)
         if mismatch is not None:
-            mismatch = {**mismatch, "witnesses": grader.variant_set.witnesses(mismatch["variant"], c.gold.sql)}
+            mismatch = {**mismatch, "witnesses": grader.variant_set.witnesses(mismatch["variant"], gold.sql)}
         c.layers["variants"] = VariantsEvidence(
             len(chosen.variants), len(graded), VariantMismatch.from_record(mismatch) if mismatch is not None else None,
-            chosen.evidence(), c.same_sql_as_gold)
+            chosen.evidence(), same_sql)
