@@ -58,12 +58,12 @@ def test_several_golds_a_csv_gold_and_column_policies_in_one_run(
     assert records["csv_gold"]["compare"]["column_mapping"] == [2, 1]
     assert records["csv_gold"]["layers"]["golds"]["structural"] is False
     assert "structure" not in records["csv_gold"]["layers"]  # a result file has no SQL to diff
-    # the peers' verdicts read every SQL gold: each rule passes if any gold passes it, and names it
+    # the peers' verdicts read the gold ours compared with first (the one matched), then the others
     peers = {c: {k: v for k, v in records[c]["compare"]["sidebyside"].items() if k in ("bird", "spider", "bird_gold",
-                                                                                      "spider_gold")}
+                                                                                      "spider_gold", "compared_gold")}
              for c in ("two_sqls", "sql_and_csv")}
-    assert peers == {"two_sqls": {"bird": True, "spider": True, "bird_gold": 1, "spider_gold": 1},
-                     "sql_and_csv": {"bird": False, "spider": False}}  # the CSV gold has no SQL for the peers
+    assert peers == {"two_sqls": {"bird": True, "spider": True, "compared_gold": 1},
+                     "sql_and_csv": {"bird": False, "spider": False, "compared_gold": 0}}  # it matched the CSV: no SQL
     assert "sidebyside" not in records["csv_gold"]["compare"]  # no SQL gold: no peer verdict
     assert records["sql_and_csv"]["matched_gold"]["index"] == 1
     golds = records["sql_and_csv"]["layers"]["golds"]["golds"]
@@ -87,14 +87,30 @@ def test_a_failure_names_the_nearest_gold_and_how_it_differs_from_each(
     assert record["matched_gold"] is None and record["layers"]["golds"]["compared"] == 0
 
 
-def test_a_ragged_result_file_is_one_collection_error_naming_case_and_file(
-        pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> None:
-    root = _suite(make_suite)
-    (root / "gold" / "regions_b.csv").write_text("id,region\n1,SOUTH\n2\n")
+@pytest.mark.parametrize(("text", "edit", "says"), [
+    ("id,region\n1,SOUTH\n2\n", {}, "field 'gold_results': case 'sql_and_csv': result file*regions_b.csv "
+                                        "line 3 has 1 fields, the header has 2*"),
+    (None, {}, "field 'gold_results': case 'sql_and_csv': result file*regions_b.csv does not exist*"),
+    ("id,region\n1,SOUTH\nx,EAST\n", {"gold_types": {"id": "INTEGER"}},
+     "field 'gold_results': case 'sql_and_csv': result file*regions_b.csv*cannot be typed as INTEGER*"),
+    ("id,region\n1,SOUTH\n", {"compare": {"condition_cols": [0, 2]}},
+     "field 'compare.condition_cols': case 'sql_and_csv': condition_cols names gold column(s) [[]2[]] but result "
+     "file*regions_b.csv has 2 column(s)*"),
+])
+def test_a_bad_result_file_is_one_collection_error_naming_case_and_file(
+        pytester: pytest.Pytester, make_suite: Callable[..., Path], text: str | None, edit: dict[str, Any],
+        says: str) -> None:
+    """Missing, ragged, untypable, or lacking a column its condition_cols names: the run
+    stops at collection with one error naming the line, the case and the file."""
+    cases = [dict(c, **edit) if c["id"] == "sql_and_csv" else c for c in CASES]
+    root = make_suite(cases)
+    (root / "gold").mkdir()
+    (root / "gold" / "csv_gold.csv").write_text("id,signup\n1,2024-01-08\n2,2024-01-15\n")
+    if text is not None:
+        (root / "gold" / "regions_b.csv").write_text(text)
     result = pytester.runpytest("--sqleval-backend=gold", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*questions.jsonl:3: field 'gold_results': case 'sql_and_csv': result file*"
-                                 "regions_b.csv line 3 has 1 fields, the header has 2*"])
+    result.stdout.fnmatch_lines([f"*questions.jsonl:3: {says}"])
     assert "Traceback" not in result.stdout.str()
 
 
