@@ -243,8 +243,8 @@ def test_a_name_sqlglot_cannot_see_is_found_on_the_second_try(sandbox: Any) -> N
 CASES = [
     ("shop", "SELECT count(*) FROM customer", "SELECT count(id) FROM customer"),
     ("shop", "SELECT name FROM customer WHERE score > 2", "SELECT name FROM customer WHERE score >= 2"),
-    ("shop", "SELECT name, joined FROM customer WHERE joined < '2010'", "SELECT joined, name FROM customer "
-                                                                         "WHERE joined < '2010' AND joined IS NOT NULL"),
+    ("shop", "SELECT name, joined FROM customer WHERE joined < '2010-01-01'",
+     "SELECT joined, name FROM customer WHERE joined < '2010-01-01' AND joined IS NOT NULL"),
     ("pets", "SELECT count(*) FROM pets WHERE pettype = 'dog'", "SELECT count(*) FROM pets WHERE weight > 9"),
     ("pets", "SELECT max(age) FROM pets", "SELECT max(years) FROM pets"),
     ("pets", "SELECT avg(weight) FROM pets", "SELECT sum(weight) / count(*) FROM pets"),
