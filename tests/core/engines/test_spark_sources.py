@@ -283,3 +283,20 @@ def test_a_spider_suite_is_graded_on_spark_as_on_sqlite(pytester: pytest.Pyteste
         assert engines == {"spark" if engine else "sqlite"}, (engines, result.stdout.str()[-3000:])
     assert verdicts[False] == VERDICTS
     assert verdicts[True] == VERDICTS
+
+
+# -- SQLite's double-quoted strings, transpiled: no JVM ------------------------------------------
+@pytest.mark.parametrize("sqlite, spark", [
+    ('SELECT airline FROM airlines WHERE abbreviation = "UAL"', "SELECT airline FROM airlines WHERE abbreviation = 'UAL'"),
+    ('SELECT name FROM teacher WHERE "little lever" != hometown', "SELECT name FROM teacher WHERE 'little lever' <> hometown"),
+    ('SELECT a FROM t WHERE b IN ("p", "q") AND c LIKE "%a%"', "SELECT a FROM t WHERE b IN ('p', 'q') AND c LIKE '%a%'"),
+    ('SELECT a FROM t WHERE "name" = \'x\'', "SELECT a FROM t WHERE `name` = 'x'"),  # a quoted column stays one
+    ('SELECT a FROM t AS T1 JOIN u AS T2 ON T1."x" = T2."y"', "SELECT a FROM t AS T1 JOIN u AS T2 ON T1.`x` = T2.`y`"),
+])
+def test_sqlites_double_quoted_strings_reach_spark_as_strings(sqlite: str, spark: str) -> None:
+    """Spider's golds write strings in double quotes, which SQLite reads as strings when no
+    column has the name; Spark would look for a column `UAL` (a gold error on 20 % of Spider dev)."""
+    import sqlglot
+
+    from pytest_sqleval.core.grading.parse import engine_sql
+    assert engine_sql(sqlglot.parse_one(sqlite, read="sqlite"), sqlite, "sqlite", "spark") == spark
