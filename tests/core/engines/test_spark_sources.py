@@ -261,7 +261,8 @@ def _spider_suite(root: Path) -> Path:
     (folder / "dev.json").write_text(json.dumps(dev, indent=1))
     (folder / "tables.json").write_text(json.dumps([{"db_id": "shop"}, {"db_id": "pets"}]))
     (folder / "sqleval.toml").write_text('[suite]\nname = "spider_dev"\nlayout = "spider"\ntables = "tables.json"\n'
-                                         '[spark]\nmaster = "local[1]"\n')
+                                         '[spark]\nmaster = "local[1]"\n'
+                                         '[limits]\ntimeout_s = 60\n')  # opening a database: 10 x the limit (a JVM on a loaded machine)
     (root / "pred.sql").write_text("\n".join(p for _, _, p in CASES) + "\n")
     return folder
 
