@@ -301,3 +301,15 @@ def test_sqlites_double_quoted_strings_reach_spark_as_strings(sqlite: str, spark
 
     from pytest_sqleval.core.grading.parse import engine_sql
     assert engine_sql(sqlglot.parse_one(sqlite, read="sqlite"), sqlite, "sqlite", "spark") == spark
+
+
+def test_a_sqlite_golds_order_checks_reach_spark_with_its_strings() -> None:
+    """The SQL of a gold's ORDER BY ... LIMIT checks (the probe with LIMIT n+1, the whole tie
+    group) is the engine's too: Spider dev's world_1 gold 713 failed on Spark without it."""
+    from pytest_sqleval.core.grading.gold_analysis import analyse
+    gold = ('SELECT T2.Language FROM country AS T1 JOIN countrylanguage AS T2 ON T1.Code = T2.CountryCode '
+            'WHERE T1.Name = "Aruba" ORDER BY Percentage DESC LIMIT 1')
+    info = analyse(gold, "sqlite", "spark").order
+    assert info.probe_sql is not None and info.full_sql is not None
+    for sql in (info.probe_sql, info.full_sql, info.augmented_sql or ""):
+        assert "`Aruba`" not in sql and ("'Aruba'" in sql or not sql)
