@@ -1,9 +1,10 @@
 """A Spark SQL session that model-generated SQL cannot escape.
 
-Grading on Spark means grading a suite's DuckDB file (or folder of Parquet files) on a
-local Spark (``local[N]``): its tables are mirrored once into Parquet, one Spark database
-per schema, ``CREATE TABLE ... USING parquet`` over the files, kept under the source's
-content hash so a rerun loads nothing and only registers the tables again.
+Grading on Spark means grading a suite's DuckDB or SQLite file (or folder of Parquet files)
+on a local Spark (``local[N]``): its tables are mirrored once into Parquet, one Spark
+database per schema, ``CREATE TABLE ... (<columns>) USING parquet`` over the files, kept
+under the source's content hash so a rerun loads nothing; a table is registered, its
+columns given from the mirror's index, when a query first names it.
 
 Out of the box Spark SQL reads any file by path, calls Java (``reflect``), substitutes
 ``${env:...}`` and runs commands (SET, ADD JAR, CACHE, CREATE TEMP VIEW, INSERT OVERWRITE
@@ -103,8 +104,8 @@ def locked_keys(conf: dict[str, Any]) -> list[str]:
 
 
 def spark_location(source: str | Path, settings: SparkSettings = SparkSettings()) -> str:
-    """The database location that grades ``source`` (a DuckDB file or a folder of Parquet
-    files) on Spark: ``spark:///<absolute path>?<settings>``. The settings ride in the
+    """The database location that grades ``source`` (a DuckDB or SQLite file or a folder of
+    Parquet files) on Spark: ``spark:///<absolute path>?<settings>``. The settings ride in the
     location because the location is what reaches the engine process."""
     query = {k: v for k, v in (("master", settings.master), ("driver_memory", settings.driver_memory),
                                ("cache_dir", settings.cache_dir)) if v}
