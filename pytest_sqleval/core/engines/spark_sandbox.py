@@ -576,6 +576,7 @@ class SparkSandbox:
         self._hash = source_hash(source, self.cache_dir)
         self.tables = mirror(source, self._hash, self.cache_dir)
         self.spark = session(self.settings)
+        self._registered: set[tuple[str, str]] = set()  # (schema, table), lower-case: in the catalog now
         self._activate()
 
     def _activate(self) -> None:
@@ -593,7 +594,7 @@ class SparkSandbox:
         for db in sorted({t.schema for t in self.tables} | {"main"}):
             spark.sql(f"CREATE DATABASE IF NOT EXISTS {_spark_ident(db)}")
         spark.catalog.setCurrentDatabase("main")
-        self._registered: set[tuple[str, str]] = set()
+        self._registered = set()
         _ACTIVE["owner"] = self
 
     def _register(self, wanted: list[MirroredTable]) -> None:
