@@ -199,8 +199,8 @@ def load_manifest(path: str | Path, engine: str | None = None) -> SuiteManifest:
 def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[str, Any],
                      database: Path | str | None, override: str | None) -> Path | str | None:
     """The database location on the suite's engine: ``[suite] engine = "spark"`` (or
-    ``--sqleval-engine=spark``) grades the suite's DuckDB file or Parquet folder on a local
-    Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
+    ``--sqleval-engine=spark``, given as ``override``) grades the suite's DuckDB or SQLite file
+    or Parquet folder on a local Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
     engine = suite.get("engine")
     if engine is not None and (not isinstance(engine, str) or engine.lower() not in ENGINES_FOR_FILES):
         raise BadInputError(path, f"unknown engine {engine!r}", line=manifest_key_line(text, "engine"),
