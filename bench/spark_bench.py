@@ -10,6 +10,15 @@
 - peak JVM memory (``VmHWM``).
 
     python bench/spark_bench.py [--warehouse PATH]
+    python bench/spark_bench.py --load-ab BASELINE_CHECKOUT [--warehouse PATH] [--rounds N]
+
+``--load-ab`` measures only loading the warehouse, A/B: this checkout's code and another's
+(say ``git archive main | tar -x -C /tmp/base``), each in fresh processes (a rerun is a new
+process: its catalog is empty), alternating: cold (an empty mirror cache) then cached (the
+same cache again). Each figure is wall and CPU (the process's user+sys plus the JVM's, read
+from ``/proc``), apart from the session's start; ``first_query`` is the first gold query
+after the load (where tables registered on first use pay), ``register_all`` the eager
+registration of every table with its indexed columns (this checkout only).
 
 Needs pyspark (pip install -e '.[spark]') and Java. Prints one JSON object."""
 from __future__ import annotations
@@ -24,7 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("SPARK_BENCH_CODE", str(ROOT)))
 
 
 def jvm_status(pid: int, key: str) -> int | None:
@@ -35,6 +44,64 @@ def jvm_status(pid: int, key: str) -> int | None:
     except OSError:
         return None
     return None
+
+
+def _cpu(pid: int | None) -> float:
+    import resource
+
+    from pytest_sqleval.core.engines.watchdog import process_cpu_s
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    jvm = process_cpu_s(pid) if pid is not None else None
+    return own.ru_utime + own.ru_stime + (jvm or 0.0)
+
+
+def load_child(warehouse: Path, cache: Path) -> None:
+    """One fresh process: start the session, then open the warehouse (the load), then run
+    one gold query; prints the figures as JSON. Runs whichever checkout is first on sys.path."""
+    from pytest_sqleval.core.engines import spark_sandbox
+    from pytest_sqleval.core.engines.base import Limits
+    limits = Limits(timeout_s=60.0)
+    settings = spark_sandbox.SparkSettings(master="local[2]", cache_dir=str(cache))
+    out: dict[str, object] = {"code": spark_sandbox.__file__}
+    t = time.perf_counter()
+    spark_sandbox.session(settings.resolved(limits))
+    out["session_s"] = round(time.perf_counter() - t, 2)
+    pid = spark_sandbox._JVM_PID["pid"]
+    c, t = _cpu(pid), time.perf_counter()
+    sb = spark_sandbox.SparkSandbox(spark_sandbox.spark_location(warehouse, settings), limits)
+    out["load_s"], out["load_cpu_s"] = round(time.perf_counter() - t, 2), round(_cpu(pid) - c, 2)
+    out["tables"] = len(sb.tables)
+    gold = "SELECT count(*) FROM sales.customers WHERE NOT is_test AND deleted_at IS NULL"  # Vantage q01
+    c, t = _cpu(pid), time.perf_counter()
+    res = sb.run(gold)
+    out["first_query_s"], out["first_query_cpu_s"] = round(time.perf_counter() - t, 2), round(_cpu(pid) - c, 2)
+    out["first_query_error"] = res.error.category if res.error else None
+    if hasattr(sb, "register_all"):
+        c, t = _cpu(pid), time.perf_counter()
+        sb.register_all()
+        out["register_all_s"], out["register_all_cpu_s"] = round(time.perf_counter() - t, 2), round(_cpu(pid) - c, 2)
+    print(json.dumps(out))
+
+
+def load_ab(warehouse: Path, baseline: Path, rounds: int) -> None:
+    """This checkout against ``baseline``, alternating, each round cold then cached."""
+    import subprocess
+    work = Path(tempfile.mkdtemp(prefix="spark-load-ab-"))
+    rows = []
+    for r in range(rounds):
+        for name, code in (("baseline", baseline.resolve()), ("this", ROOT)):
+            cache = work / f"{name}-{r}"
+            for phase in ("cold", "cached"):
+                load = os.getloadavg()[0]
+                proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--load-child", str(cache),
+                                       "--warehouse", str(warehouse)], capture_output=True, text=True, timeout=1800,
+                                      env={**os.environ, "PYTHONPATH": str(code), "SPARK_BENCH_CODE": str(code)})
+                try:
+                    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    figures = {"failed": proc.stderr[-2000:]}
+                rows.append({"round": r, "code": name, "phase": phase, "load1": round(load, 2), **figures})
+                print(json.dumps(rows[-1]), flush=True)
 
 
 def main() -> None:
@@ -50,7 +117,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--warehouse", default=str(ROOT / "cases" / "vantage" / "vrg_snapshot_2025-11-30.duckdb"))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--load-ab", type=Path, default=None, metavar="BASELINE_CHECKOUT")
+    parser.add_argument("--load-child", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
+    if args.load_child is not None:
+        return load_child(Path(args.warehouse), args.load_child)
+    if args.load_ab is not None:
+        return load_ab(Path(args.warehouse), args.load_ab, args.rounds)
     work = Path(tempfile.mkdtemp(prefix="spark-bench-"))
     out: dict[str, object] = {"load": os.getloadavg(), "cores": os.cpu_count()}
 

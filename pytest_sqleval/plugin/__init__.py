@@ -69,8 +69,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from . import builtin_hooks
-    from ..core.cases.manifest import set_engine_override
-    set_engine_override(config.getoption("sqleval_engine", None))  # every manifest read from here on
     from ..core.errors import SqlevalError
     from .items import SESSION_KEY
     from .session import SqlevalSession
@@ -98,9 +96,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
         return None
     from ..core.cases import find_manifest_for
     from ..core.errors import SqlevalError
-    from .items import SuiteFile
-    try:
-        manifest = find_manifest_for(file_path)
+    from .items import SESSION_KEY, SuiteFile
+    state = parent.config.stash.get(SESSION_KEY, None)
+    try:  # the run's --sqleval-engine, from its own configuration (never a module global)
+        manifest = find_manifest_for(file_path, state.run.engine if state is not None else None)
     except SqlevalError as exc:
         return _BrokenSuite.from_parent(parent, path=file_path, error=exc)
     if manifest is None:
@@ -279,6 +278,4 @@ class _Hooks:
             terminalreporter.write_line(line, red="FAILED" in line, green="PASSED" in line)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        from ..core.cases.manifest import set_engine_override
-        set_engine_override(None)  # a run in the same process (pytester) starts from the manifests again
         self.state.close()

@@ -37,6 +37,7 @@ class RunConfig:
     shard: Shard | None = None  # --sqleval-shard: this machine's part of the run
     explicit_run_id: str | None = None  # --sqleval-run-id
     shard_durations: dict[str, int] = field(default_factory=dict)  # node id -> ms, balancing the shards
+    engine: str | None = None  # --sqleval-engine: every suite's database graded on this engine (manifest.check_engine)
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> "RunConfig":
@@ -64,7 +65,8 @@ class RunConfig:
             ablation_dir=_resolve(root, opt("sqleval_ablation_dir") or config.getini("sqleval_ablation_dir") or "report"),
             min_pass_rate=min_pass_rate(config), variants=opt("sqleval_variants"), judge_mode=judge_mode, judge_model=judge_model,
             xdist_workers=_xdist_workers(config), shard=opt("sqleval_shard"), explicit_run_id=explicit_run_id,
-            shard_durations=read_durations(_resolve(root, durations)) if durations and opt("sqleval_shard") else {})
+            shard_durations=read_durations(_resolve(root, durations)) if durations and opt("sqleval_shard") else {},
+            engine=opt("sqleval_engine", None))
 
 
 def _run_id(value: str | None) -> str | None:

@@ -38,16 +38,16 @@ _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KE
              "spark": _SPARK_KEYS}
 #: ``[suite] engine`` values that take the suite's database file to another engine
 ENGINES_FOR_FILES = ("spark",)
-#: the run's engine for every suite (``--sqleval-engine``), over each manifest's ``[suite] engine``
-_ENGINE_OVERRIDE: dict[str, str | None] = {"engine": None}
 
 
-def set_engine_override(engine: str | None) -> None:
-    """Grade every suite read from now on on ``engine`` (``--sqleval-engine``); None: each
-    manifest's own ``[suite] engine`` (default: the engine its database location selects)."""
+def check_engine(engine: str | None) -> str | None:
+    """The run's engine for every suite (``--sqleval-engine``), checked: it overrides each
+    manifest's ``[suite] engine``; None leaves each manifest's own (default: the engine its
+    database location selects). It is passed to ``load_manifest`` by the run that chose it,
+    never kept in this module, so two runs in one process cannot see each other's."""
     if engine is not None and engine not in ENGINES_FOR_FILES:
         raise ValueError(f"unknown engine {engine!r}: choose {', '.join(ENGINES_FOR_FILES)}")
-    _ENGINE_OVERRIDE["engine"] = engine
+    return engine
 
 
 def manifest_key_line(text: str, key: str) -> int | None:
@@ -75,9 +75,11 @@ def _known_dialect(name: str) -> bool:
     return True
 
 
-def load_manifest(path: str | Path) -> SuiteManifest:
-    """Read and validate ``sqleval.toml``; every mistake names file, line and fix."""
+def load_manifest(path: str | Path, engine: str | None = None) -> SuiteManifest:
+    """Read and validate ``sqleval.toml``; every mistake names file, line and fix.
+    ``engine`` (the run's ``--sqleval-engine``, see ``check_engine``) overrides ``[suite] engine``."""
     path = Path(path)
+    engine = check_engine(engine)
     text = read_text(path)
     try:
         data = tomllib.loads(text)
@@ -185,7 +187,7 @@ def load_manifest(path: str | Path) -> SuiteManifest:
         raise BadInputError(path, f"build script {build} does not exist", line=manifest_key_line(text, "build"),
                             field="suite.build",
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
-    database = _engine_location(path, text, suite, data.get("spark", {}), database)
+    database = _engine_location(path, text, suite, data.get("spark", {}), database, engine)
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
@@ -195,16 +197,16 @@ def load_manifest(path: str | Path) -> SuiteManifest:
 
 
 def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[str, Any],
-                     database: Path | str | None) -> Path | str | None:
+                     database: Path | str | None, override: str | None) -> Path | str | None:
     """The database location on the suite's engine: ``[suite] engine = "spark"`` (or
-    ``--sqleval-engine=spark``) grades the suite's DuckDB file or Parquet folder on a local
-    Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
+    ``--sqleval-engine=spark``, given as ``override``) grades the suite's DuckDB or SQLite file
+    or Parquet folder on a local Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
     engine = suite.get("engine")
     if engine is not None and (not isinstance(engine, str) or engine.lower() not in ENGINES_FOR_FILES):
         raise BadInputError(path, f"unknown engine {engine!r}", line=manifest_key_line(text, "engine"),
                             field="suite.engine", fix=f'write engine = "spark", or leave it out (the database '
                                                       "location selects the engine)")
-    engine = _ENGINE_OVERRIDE["engine"] or (engine.lower() if isinstance(engine, str) else None)
+    engine = override or (engine.lower() if isinstance(engine, str) else None)
     from ..engines.spark_sandbox import settings_from_table, spark_location
     try:
         settings = settings_from_table(spark)
@@ -282,8 +284,9 @@ def _typed_section(path: Path, text: str, values: dict[str, Any], cls: type, sec
     return cls(**values)
 
 
-def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
-    """The manifest that owns ``jsonl``, if any: only owned files are benchmark suites."""
+def find_manifest_for(jsonl: Path, engine: str | None = None) -> SuiteManifest | None:
+    """The manifest that owns ``jsonl``, if any: only owned files are benchmark suites.
+    ``engine``: the run's engine for every suite (``load_manifest``)."""
     manifest = jsonl.parent / MANIFEST_NAME
     if not manifest.is_file():
         return None
@@ -293,11 +296,11 @@ def find_manifest_for(jsonl: Path) -> SuiteManifest | None:
         if named is None:  # a benchmark layout's default questions file (Spider/BIRD: dev.json)
             layout = get_layout(str(raw["suite"].get("layout", "sqleval")).lower())
             if layout is None:
-                return load_manifest(manifest)  # reports the unknown layout
+                return load_manifest(manifest, engine)  # reports the unknown layout
             named = layout.questions
     except (tomllib.TOMLDecodeError, AttributeError, KeyError):
         named = None  # a broken manifest: load it to report the error properly
-        return load_manifest(manifest)
+        return load_manifest(manifest, engine)
     if not isinstance(named, str) or (jsonl.parent / named).resolve() != jsonl.resolve():
         return None
-    return load_manifest(manifest)
+    return load_manifest(manifest, engine)

@@ -362,8 +362,13 @@ def _described_databases(tables: Path) -> set[str]:
 def database_manifest(manifest: SuiteManifest, db_id: str) -> SuiteManifest:
     """The manifest of one database within a suite split by database."""
     db = manifest.database
-    if isinstance(db, str):
-        target: Path | str | None = db.replace("{db_id}", db_id)
+    if isinstance(db, str) and db.lower().startswith("spark:"):  # the suite's folder on Spark: this database's file
+        from ..engines.spark_sandbox import parse_location, spark_location
+        folder, settings = parse_location(db)
+        target: Path | str | None = (spark_location(folder / _layout(manifest.layout).database_file.format(db_id),
+                                                    settings) if folder.is_dir() else db)
+    elif isinstance(db, str):
+        target = db.replace("{db_id}", db_id)
     elif db is not None and db.is_dir():
         target = db / _layout(manifest.layout).database_file.format(db_id)
     else:

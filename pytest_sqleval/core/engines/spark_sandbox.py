@@ -1,9 +1,10 @@
 """A Spark SQL session that model-generated SQL cannot escape.
 
-Grading on Spark means grading a suite's DuckDB file (or folder of Parquet files) on a
-local Spark (``local[N]``): its tables are mirrored once into Parquet, one Spark database
-per schema, ``CREATE TABLE ... USING parquet`` over the files, kept under the source's
-content hash so a rerun loads nothing and only registers the tables again.
+Grading on Spark means grading a suite's DuckDB or SQLite file (or folder of Parquet files)
+on a local Spark (``local[N]``): its tables are mirrored once into Parquet, one Spark
+database per schema, ``CREATE TABLE ... (<columns>) USING parquet`` over the files, kept
+under the source's content hash so a rerun loads nothing; a table is registered, its
+columns given from the mirror's index, when a query first names it.
 
 Out of the box Spark SQL reads any file by path, calls Java (``reflect``), substitutes
 ``${env:...}`` and runs commands (SET, ADD JAR, CACHE, CREATE TEMP VIEW, INSERT OVERWRITE
@@ -25,6 +26,7 @@ byte cap applies.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -102,8 +104,8 @@ def locked_keys(conf: dict[str, Any]) -> list[str]:
 
 
 def spark_location(source: str | Path, settings: SparkSettings = SparkSettings()) -> str:
-    """The database location that grades ``source`` (a DuckDB file or a folder of Parquet
-    files) on Spark: ``spark:///<absolute path>?<settings>``. The settings ride in the
+    """The database location that grades ``source`` (a DuckDB or SQLite file or a folder of
+    Parquet files) on Spark: ``spark:///<absolute path>?<settings>``. The settings ride in the
     location because the location is what reaches the engine process."""
     query = {k: v for k, v in (("master", settings.master), ("driver_memory", settings.driver_memory),
                                ("cache_dir", settings.cache_dir)) if v}
@@ -337,10 +339,28 @@ class MirroredTable:
     schema: str
     table: str
     folder: str
+    #: its columns as Spark reads them (name, Spark type), read once from the Parquet footer
+    #: when the mirror is made: registered with them, Spark infers nothing; () lets Spark infer
+    columns: tuple[tuple[str, str], ...] = ()
+
+
+def spark_columns(folder: str | Path) -> tuple[tuple[str, str], ...]:
+    """A mirrored table's columns as Spark types, from its Parquet footer (pyarrow; no JVM),
+    or () where a type has no exact Spark reading here (then Spark infers it)."""
+    try:
+        import pyarrow.parquet as pq
+        from pyspark.sql.pandas.types import from_arrow_type
+        path = Path(folder)
+        first = path if path.is_file() else min(path.glob("*.parquet"))
+        return tuple((f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True).simpleString())
+                     for f in pq.read_schema(first))
+    except Exception:  # an unsigned integer, a type pyspark cannot read from Arrow, no file
+        return ()
 
 
 def source_hash(source: Path, cache_dir: Path) -> str:
-    """The source's content hash: DuckDB's (``DuckDBSandbox.content_hash``, kept per version
+    """The source's content hash: DuckDB's or SQLite's (``DuckDBSandbox.content_hash``,
+    ``SQLiteSandbox.content_hash``: the hash the file has on its own engine, kept per version
     of the file: identity, size, modification time), or, for a folder of Parquet files,
     the SHA-256 of their names and bytes."""
     if source.is_dir():
@@ -360,7 +380,9 @@ def source_hash(source: Path, cache_dir: Path) -> str:
     except OSError:
         pass
     from .duckdb_sandbox import DuckDBSandbox
-    db = DuckDBSandbox(source, Limits(timeout_s=600.0))
+    from .sqlite_sandbox import SQLiteSandbox
+    db: DuckDBSandbox | SQLiteSandbox = (SQLiteSandbox(source, Limits(timeout_s=600.0)) if is_sqlite_file(source)
+                                         else DuckDBSandbox(source, Limits(timeout_s=600.0)))
     try:
         digest_text = db.content_hash()
     finally:
@@ -369,19 +391,26 @@ def source_hash(source: Path, cache_dir: Path) -> str:
     return digest_text
 
 
+MIRROR_INDEX = "tables.v2.json"  # v2: each table's Spark columns (v1 had none: such a mirror is made again)
+
+
 def mirror(source: Path, content_hash: str, cache_dir: Path) -> list[MirroredTable]:
     """The source's tables as Parquet folders under ``cache_dir/<content hash>``, written
     once: a later call reads the index the first one left and writes nothing."""
     root = cache_dir / content_hash
-    index = root / "tables.json"
+    index = root / MIRROR_INDEX
     try:
-        return [MirroredTable(**t) for t in json.loads(index.read_text())]
-    except (OSError, ValueError, TypeError):
+        return [MirroredTable(t["schema"], t["table"], t["folder"], tuple((c, ty) for c, ty in t["columns"]))
+                for t in json.loads(index.read_text())]
+    except (OSError, ValueError, TypeError, KeyError):
         pass
     if source.is_dir():
         tables = _parquet_tables(source)
+    elif is_sqlite_file(source):
+        tables = _copy_sqlite(source, root / f".build-{os.getpid()}-{uuid.uuid4().hex[:8]}", root)
     else:
         tables = _copy_duckdb(source, root / f".build-{os.getpid()}-{uuid.uuid4().hex[:8]}", root)
+    tables = [dataclasses.replace(t, columns=spark_columns(t.folder)) for t in tables]
     write_cache_file(index, json.dumps([asdict(t) for t in tables]))
     return tables
 
@@ -428,6 +457,104 @@ def _copy_duckdb(source: Path, build: Path, root: Path) -> list[MirroredTable]:
     return tables
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is a SQLite database (its 16-byte header), not a DuckDB file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def sqlite_affinity(declared: str) -> str:
+    """A column's affinity from its declared type, by SQLite's own rules in their order
+    ("Datatypes In SQLite", 3.1): INT -> INTEGER; CHAR, CLOB, TEXT -> TEXT; BLOB or no
+    type -> BLOB; REAL, FLOA, DOUB -> REAL; anything else (``number``, ``DATE``,
+    ``BOOLEAN``, ``DECIMAL(10,2)``) -> NUMERIC."""
+    d = declared.upper()
+    if "INT" in d:
+        return "INTEGER"
+    if any(k in d for k in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in d or not d.strip():
+        return "BLOB"
+    if any(k in d for k in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
+def sqlite_column_type(declared: str, classes: set[str]) -> str:
+    """The Spark type a SQLite column is mirrored as (SQLite types values, not columns): by
+    the storage classes its values hold, ``integer`` -> bigint, ``integer`` and ``real`` ->
+    double, ``text`` -> string, ``blob`` -> binary; any other mix (text in an INTEGER
+    column, Spider's ``''`` for a missing number) -> string, each value as SQLite's own
+    ``CAST(v AS TEXT)``. A column with no value but NULL takes its declared affinity
+    (INTEGER -> bigint, REAL and NUMERIC -> double, else string). Dates stay text: SQLite
+    has no date type and compares them as text."""
+    classes = classes - {"null"}
+    if not classes:
+        return {"INTEGER": "bigint", "REAL": "double", "NUMERIC": "double"}.get(sqlite_affinity(declared), "string")
+    if classes == {"integer"}:
+        return "bigint"
+    if classes <= {"integer", "real"}:
+        return "double"
+    if classes == {"blob"}:
+        return "binary"
+    return "string"
+
+
+_SQLITE_BATCH = 50_000  # rows a mirror reads from SQLite and writes to Parquet at a time
+
+
+def _copy_sqlite(source: Path, build: Path, root: Path) -> list[MirroredTable]:
+    """A SQLite file's tables and views as Parquet, one folder each, typed by
+    ``sqlite_column_type`` (read-only, through Python's sqlite3 and pyarrow)."""
+    import sqlite3
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    arrow = {"bigint": pa.int64(), "double": pa.float64(), "string": pa.string(), "binary": pa.binary()}
+    conn = sqlite3.connect(source.resolve().as_uri() + "?mode=ro", uri=True)
+    conn.text_factory = lambda raw: raw.decode("utf-8", errors="replace")  # Spider/BIRD hold some invalid UTF-8
+    try:
+        rels = conn.execute("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE "
+                            "'sqlite\\_%' ESCAPE '\\' ORDER BY name").fetchall()
+        tables = []
+        for i, (name,) in enumerate(rels):
+            cols = [(c, t or "") for _, c, t, *_ in conn.execute(f"PRAGMA table_info({_ident(name)})").fetchall()]
+            if not cols:
+                continue
+            seen = conn.execute("SELECT " + ", ".join(f"group_concat(DISTINCT typeof({_ident(c)}))" for c, _ in cols)
+                                + f" FROM {_ident(name)}").fetchone()
+            types = [sqlite_column_type(t, set((k or "").split(",")) - {""}) for (_, t), k in zip(cols, seen)]
+            select = ", ".join(f"CAST({_ident(c)} AS TEXT)" if ty == "string" else
+                               f"CAST({_ident(c)} AS REAL)" if ty == "double" else _ident(c)
+                               for (c, _), ty in zip(cols, types))
+            schema = pa.schema([pa.field(c, arrow[ty]) for (c, _), ty in zip(cols, types)])
+            target = build / f"t{i:05d}"
+            target.mkdir(parents=True, exist_ok=True)
+            cursor = conn.execute(f"SELECT {select} FROM {_ident(name)}")
+            with pq.ParquetWriter(str(target / "part-0.parquet"), schema) as writer:
+                while True:  # an empty table still gets its file (and its schema)
+                    rows = cursor.fetchmany(_SQLITE_BATCH)
+                    columns = list(zip(*rows)) if rows else [()] * len(cols)
+                    writer.write_table(pa.table([pa.array(list(v), type=f.type) for v, f in zip(columns, schema)],
+                                                schema=schema))
+                    if len(rows) < _SQLITE_BATCH:
+                        break
+            tables.append(MirroredTable("main", name, str(root / f"t{i:05d}")))
+    finally:
+        conn.close()
+    root.mkdir(parents=True, exist_ok=True)
+    for child in build.iterdir():  # into place, then the index says the mirror is whole
+        os.replace(child, root / child.name)
+    build.rmdir()
+    return tables
+
+
 # -- the sandbox ---------------------------------------------------------------------------
 class SparkSandbox:
     """A suite's tables on a local Spark, read-only and bounded; ``run`` executes one query."""
@@ -449,12 +576,15 @@ class SparkSandbox:
         self._hash = source_hash(source, self.cache_dir)
         self.tables = mirror(source, self._hash, self.cache_dir)
         self.spark = session(self.settings)
+        self._registered: set[tuple[str, str]] = set()  # (schema, table), lower-case: in the catalog now
         self._activate()
 
     def _activate(self) -> None:
-        """Put this sandbox's tables in the session's catalog (the session is the process's;
-        another sandbox may have put its own there): drop the databases, register the
-        Parquet folders again. Metadata only: no row is read."""
+        """Make the session's catalog this sandbox's (the session is the process's; another
+        sandbox may have put its own there): drop the databases, create this one's. No
+        table is registered here: ``_register`` registers a table when a query first names
+        it, with its columns from the mirror's index, so Spark reads no file to infer them
+        and a session pays only for the tables its queries read. Metadata only."""
         if _ACTIVE["owner"] is self:
             return
         spark = self.spark
@@ -463,11 +593,46 @@ class SparkSandbox:
                 spark.sql(f"DROP DATABASE IF EXISTS {_spark_ident(db.name)} CASCADE")
         for db in sorted({t.schema for t in self.tables} | {"main"}):
             spark.sql(f"CREATE DATABASE IF NOT EXISTS {_spark_ident(db)}")
-        for t in self.tables:
-            where = t.folder.replace("\\", "\\\\").replace("'", "\\'")
-            spark.sql(f"CREATE TABLE {_spark_ident(t.schema)}.{_spark_ident(t.table)} USING parquet LOCATION '{where}'")
         spark.catalog.setCurrentDatabase("main")
+        self._registered = set()
         _ACTIVE["owner"] = self
+
+    def _register(self, wanted: list[MirroredTable]) -> None:
+        """Register the mirrored tables in ``wanted`` not yet in the catalog: ``CREATE TABLE
+        ... (<columns>) USING parquet LOCATION``, the columns given (no inference)."""
+        self._activate()
+        for t in wanted:
+            key = (t.schema.lower(), t.table.lower())
+            if key in self._registered:
+                continue
+            where = t.folder.replace("\\", "\\\\").replace("'", "\\'")
+            cols = f" ({', '.join(f'{_spark_ident(c)} {ty}' for c, ty in t.columns)})" if t.columns else ""
+            self.spark.sql(f"CREATE TABLE {_spark_ident(t.schema)}.{_spark_ident(t.table)}{cols} USING parquet "
+                           f"LOCATION '{where}'")
+            self._registered.add(key)
+
+    def register_all(self) -> None:
+        """Every mirrored table in the catalog (what a query whose tables ``_named`` cannot
+        see needs; the benchmark's eager figure)."""
+        self._register(self.tables)
+
+    def _named(self, sql: str) -> list[MirroredTable]:
+        """The mirrored tables a query names (``schema.table``, or ``table`` in ``main``),
+        by sqlglot; a name it does not know is left to Spark to report."""
+        import sqlglot
+        from sqlglot import exp
+        by_name: dict[tuple[str, str], MirroredTable] = {(t.schema.lower(), t.table.lower()): t for t in self.tables}
+        out = []
+        try:
+            trees = sqlglot.parse(sql, read="spark")
+        except Exception:
+            return []
+        for tree in trees:
+            for node in tree.find_all(exp.Table) if tree is not None else ():
+                t = by_name.get(((node.db or "main").lower(), node.name.lower()))
+                if t is not None:
+                    out.append(t)
+        return out
 
     def close(self) -> None:
         if _ACTIVE["owner"] is self:
@@ -475,11 +640,13 @@ class SparkSandbox:
 
     # -- introspection -------------------------------------------------------------------
     def catalog(self) -> dict[str, dict[str, dict[str, str]]]:
-        self._activate()
         out: dict[str, dict[str, dict[str, str]]] = {}
-        for t in self.tables:
-            schema = self.spark.table(f"{_spark_ident(t.schema)}.{_spark_ident(t.table)}").schema
-            out.setdefault(t.schema, {})[t.table] = {f.name: f.dataType.simpleString() for f in schema.fields}
+        for t in self.tables:  # from the mirror's index: no table needs registering to be described
+            if not t.columns:
+                self._register([t])
+            schema = dict(t.columns) or {f.name: f.dataType.simpleString() for f in self.spark.table(
+                f"{_spark_ident(t.schema)}.{_spark_ident(t.table)}").schema.fields}
+            out.setdefault(t.schema, {})[t.table] = schema
         return out
 
     def content_hash(self) -> str:
@@ -489,6 +656,21 @@ class SparkSandbox:
 
     # -- execution -----------------------------------------------------------------------
     def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
+        """Run one query, bounded in time (wall), rows and bytes, once the tables it names are
+        registered. A table Spark does not find while some mirrored table is unregistered
+        (a name sqlglot did not see) registers them all, and the query runs once more."""
+        start = time.perf_counter()
+        if gate(sql) is None:
+            self._register(self._named(sql))
+        outcome = self._run_once(sql, max_rows=max_rows, timeout_s=timeout_s)
+        if (outcome.error is not None and outcome.error.category == "missing_table"
+                and len(self._registered) < len(self.tables)):
+            self.register_all()
+            limit_s = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+            outcome = self._run_once(sql, max_rows=max_rows, timeout_s=max(0.1, limit_s - (time.perf_counter() - start)))
+        return outcome
+
+    def _run_once(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
         """Run one query, bounded in time (wall), rows and bytes."""
         max_rows = self.limits.max_rows if max_rows is None else max_rows
         limit_s = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import GoldError
 from . import classify as classify_layer
 from .guard import failure_evidence
-from .parse import OrderInfo, engine_sql, order_info, parse_sql
+from .parse import OrderInfo, engine_sql, order_info, parse_sql, sqlite_quoted_strings
 from .safety import check_safety
 from .structure import GoldSide, gold_side
 
@@ -78,7 +78,8 @@ def analyse(gold_sql: str, dialect: str, engine_dialect: str, refuse_unsafe: boo
         raise GoldError(f"gold SQL does not parse: {err.get('message')} (line {err.get('line')}, col {err.get('col')})")
     tree = parsed.expression
     try:
-        analysis = GoldAnalysis(order_info(tree, engine_dialect),
+        ordered = sqlite_quoted_strings(tree) if dialect == "sqlite" and engine_dialect != "sqlite" else tree
+        analysis = GoldAnalysis(order_info(ordered, engine_dialect),  # its SQL too is the engine's
                                 engine_sql(tree, gold_sql, dialect, engine_dialect),
                                 classify_layer.table_names(tree), classify_layer.join_structure(tree), tree=tree)
     except RecursionError:  # a case error, counted as such: the gold cannot be analysed

@@ -88,12 +88,7 @@ def test_engine_spark_in_a_manifest_grades_its_file_on_spark(tmp_path: Path, sou
 
 def test_the_engine_override_takes_every_suite_to_spark(tmp_path: Path, source: Path) -> None:
     from pytest_sqleval.core.cases import load_manifest
-    from pytest_sqleval.core.cases.manifest import set_engine_override
-    set_engine_override("spark")
-    try:
-        manifest = load_manifest(_suite(tmp_path, source, ""))
-    finally:
-        set_engine_override(None)
+    manifest = load_manifest(_suite(tmp_path, source, ""), engine="spark")
     assert engine_name(manifest.database) == "spark"
     assert engine_name(load_manifest(tmp_path / "sqleval.toml").database) == "duckdb"
 
@@ -389,10 +384,3 @@ def test_the_engine_option_takes_only_known_engines(pytester: pytest.Pytester) -
     result = pytester.runpytest("--sqleval-engine=oracle")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--sqleval-engine*invalid choice*'oracle'*"])
-
-
-def test_the_engine_option_lasts_one_run(pytester: pytest.Pytester) -> None:
-    from pytest_sqleval.core.cases.manifest import _ENGINE_OVERRIDE
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    pytester.runpytest("--sqleval-engine=spark", "--co")
-    assert _ENGINE_OVERRIDE["engine"] is None  # the next run in this process reads the manifests again
