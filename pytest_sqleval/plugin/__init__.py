@@ -43,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-engine", default=None, choices=("spark",),
                     help="grade every suite's DuckDB file (or Parquet folder) on this engine instead: spark "
                          "(a local Spark, settings in each manifest's [spark]; needs pytest-sqleval[spark] and Java)")
+    group.addoption("--sqleval-spark-remote", default=None, type=_spark_remote, metavar="sc://HOST:PORT",
+                    help="grade every suite against the tables of this Spark Connect server "
+                         "(sc://host:port/;token=...): nothing is loaded; needs pytest-sqleval[spark]")
     group.addoption("--sqleval-min-pass-rate", type=numeric.PASS_RATE, default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
@@ -67,10 +70,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("sqleval_shard_durations", "default for --sqleval-shard-durations", default=None)
 
 
+def _spark_remote(value: str) -> str:
+    """``--sqleval-spark-remote``: an ``sc://`` location, else a usage error saying how to write one."""
+    import argparse
+    if not value.lower().startswith("sc://"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Spark Connect location: write sc://host:port/;token=...")
+    return value
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from . import builtin_hooks
     from ..core.cases.manifest import set_engine_override
     set_engine_override(config.getoption("sqleval_engine", None))  # every manifest read from here on
+    from ..core.cases.manifest import set_spark_remote
+    set_spark_remote(config.getoption("sqleval_spark_remote", None))
     from ..core.errors import SqlevalError
     from .items import SESSION_KEY
     from .session import SqlevalSession
@@ -281,4 +294,6 @@ class _Hooks:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         from ..core.cases.manifest import set_engine_override
         set_engine_override(None)  # a run in the same process (pytester) starts from the manifests again
+        from ..core.cases.manifest import set_spark_remote
+        set_spark_remote(None)
         self.state.close()

@@ -40,6 +40,8 @@ _SECTIONS = {"suite": _SUITE_KEYS, "compare": _COMPARE_KEYS, "limits": _LIMIT_KE
 ENGINES_FOR_FILES = ("spark",)
 #: the run's engine for every suite (``--sqleval-engine``), over each manifest's ``[suite] engine``
 _ENGINE_OVERRIDE: dict[str, str | None] = {"engine": None}
+#: the Spark Connect server every suite is graded on (``--sqleval-spark-remote``), over each manifest's database
+_SPARK_REMOTE: dict[str, str | None] = {"url": None}
 
 
 def set_engine_override(engine: str | None) -> None:
@@ -48,6 +50,15 @@ def set_engine_override(engine: str | None) -> None:
     if engine is not None and engine not in ENGINES_FOR_FILES:
         raise ValueError(f"unknown engine {engine!r}: choose {', '.join(ENGINES_FOR_FILES)}")
     _ENGINE_OVERRIDE["engine"] = engine
+
+
+def set_spark_remote(url: str | None) -> None:
+    """Grade every suite read from now on against the catalog of the Spark Connect server
+    at ``url`` (``sc://host:port/;token=...``, ``--sqleval-spark-remote``); None: each
+    manifest's own database."""
+    if url is not None and not url.lower().startswith("sc://"):
+        raise ValueError(f"not a Spark Connect location: {url!r}. Fix: write sc://host:port/;token=...")
+    _SPARK_REMOTE["url"] = url
 
 
 def manifest_key_line(text: str, key: str) -> int | None:
@@ -211,6 +222,8 @@ def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[s
     except ValueError as exc:
         raise BadInputError(path, str(exc), line=manifest_key_line(text, "spark"), field="spark",
                             fix="see [spark] in docs/reference/manifest.md") from None
+    if _SPARK_REMOTE["url"] is not None and database is not None:
+        return _SPARK_REMOTE["url"]  # the server's tables, whatever the manifest names: nothing is loaded
     if engine != "spark" or database is None or (isinstance(database, str) and is_url(database)):
         return database
     return spark_location(database, settings)
