@@ -228,28 +228,29 @@ def test_the_content_hash_is_read_from_the_tables(server: Any, sandbox: Any, adm
     """Names, schemas and rows: the hash moves when a row or a table changes, and comes
     back when the change is undone; a second session reads the same hash."""
     from pytest_sqleval.core.engines.spark_connect import ConnectSandbox
+    other = ConnectSandbox(server.url, Limits())
 
     def fresh() -> str:
-        sb = ConnectSandbox(server.url, Limits())
-        try:
-            return str(sb.content_hash())
-        finally:
-            sb.close()
+        other._tables = other._hash = None  # read the server's tables again
+        return str(other.content_hash())
 
-    base = sandbox.content_hash()
-    assert len(base) == 64 and fresh() == base
-    admin.sql("CREATE DATABASE scratch")
     try:
-        admin.sql("CREATE TABLE scratch.t (a INT, b STRING) USING parquet")
-        with_table = fresh()
-        assert with_table != base
-        admin.sql("INSERT INTO scratch.t VALUES (1, NULL)")
-        one_row = fresh()
-        admin.sql("INSERT OVERWRITE scratch.t VALUES (NULL, '1')")  # same count, NULL moved
-        assert len({with_table, one_row, fresh()}) == 3
+        base = sandbox.content_hash()
+        assert len(base) == 64 and fresh() == base
+        admin.sql("CREATE DATABASE scratch")
+        try:
+            admin.sql("CREATE TABLE scratch.t (a INT, b STRING) USING parquet")
+            with_table = fresh()
+            assert with_table != base
+            admin.sql("INSERT INTO scratch.t VALUES (1, NULL)")
+            one_row = fresh()
+            admin.sql("INSERT OVERWRITE scratch.t VALUES (NULL, '1')")  # same count, NULL moved
+            assert len({with_table, one_row, fresh()}) == 3
+        finally:
+            admin.sql("DROP DATABASE scratch CASCADE")
+        assert fresh() == base
     finally:
-        admin.sql("DROP DATABASE scratch CASCADE")
-    assert fresh() == base
+        other.close()
 
 
 # -- a graded suite, end to end ---------------------------------------------------------------
