@@ -160,6 +160,10 @@ class ConnectSandbox:
             spark.conf.set(key, value)
         return spark
 
+    def reconnect(self) -> None:
+        """A new session (the server was restarted: the old session is gone with it)."""
+        self.spark = self._open()
+
     def _conf(self, key: str) -> str | None:
         try:
             value = self.spark.conf.get(key)
@@ -277,7 +281,7 @@ class ConnectSandbox:
         meta: dict[str, Any] = {"interrupts": stopper.interrupts}
         if self.server is not None and (stopper.lingering or not _cpu_settles(self.server.pid, BACKSTOP_S)):
             self.server.restart()  # the backstop: its tasks go with it
-            self.spark = self._open()
+            self.reconnect()
             meta["server_restarted"] = True
             note = (f"; the server still computed it {BACKSTOP_S:g} s later, so the server was restarted "
                     "(the backstop)")

@@ -227,7 +227,7 @@ def test_a_query_past_its_limit_leaves_the_server_free(sandbox: Any, server: Any
 
 
 @pytest.mark.spark
-def test_on_a_remote_server_a_timeout_is_marked(server: Any) -> None:
+def test_on_a_remote_server_a_timeout_is_marked(server: Any, sandbox: Any) -> None:
     """Without the server's process (a remote server) there is no backstop: the case says so."""
     from pytest_sqleval.core.engines.spark_connect import ConnectSandbox
     remote = ConnectSandbox(server.url, Limits())
@@ -238,6 +238,7 @@ def test_on_a_remote_server_a_timeout_is_marked(server: Any) -> None:
     finally:
         remote.close()
     server.restart()  # what it left computing goes
+    sandbox.reconnect()  # the module's sandbox: its session went with the server
 
 
 @pytest.mark.spark
