@@ -207,10 +207,16 @@ class ConnectSandbox:
         Murmur3, the hash bucketing relies on, over every column and whether it is NULL),
         computed by Spark as one aggregate per table, ``HASH_BATCH`` tables per query. It
         costs one full scan of every table per sandbox opened; it is computed once per
-        sandbox."""
+        sandbox, after refreshing each table's file listing (a session keeps the listing it
+        read first, so a table changed since would be hashed, and queried, as it was)."""
         if self._hash is None:
             digest = hashlib.sha256(b"spark-connect\n")
             tables = self.tables()
+            for db, t, _ in tables:  # the files as they are now, not as a session listed them before
+                try:
+                    self.spark.catalog.refreshTable(f"{_spark_ident(db)}.{_spark_ident(t)}")
+                except Exception:
+                    pass  # a view of a table that is gone: its hash query says so
             schemas = {(db, t): self._schema(db, t) for db, t, _ in tables}
             lanes: dict[int, tuple[Any, ...]] = {}
             for start in range(0, len(tables), HASH_BATCH):
