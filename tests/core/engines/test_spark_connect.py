@@ -223,7 +223,7 @@ def test_a_query_past_its_limit_leaves_the_server_free(sandbox: Any, server: Any
     assert _cpu_settles(server.pid, 1.0)  # free now, not later
     assert sandbox.spark.interruptAll() == []  # nothing of it is left on the server
     again = sandbox.run("SELECT count(*) FROM singer")
-    assert again.error is None and again.table.column(0).to_pylist() == [5]
+    assert again.error is None and again.table.column(0).to_pylist() == [5], (out.meta, again.error)
 
 
 @pytest.mark.spark
