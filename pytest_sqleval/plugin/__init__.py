@@ -43,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqleval-engine", default=None, choices=("spark",),
                     help="grade every suite's DuckDB file (or Parquet folder) on this engine instead: spark "
                          "(a local Spark, settings in each manifest's [spark]; needs pytest-sqleval[spark] and Java)")
+    group.addoption("--sqleval-spark-remote", default=None, type=_spark_remote, metavar="sc://HOST:PORT",
+                    help="grade every suite against the tables of this Spark Connect server "
+                         "(sc://host:port/;token=...): nothing is loaded; needs pytest-sqleval[spark]")
     group.addoption("--sqleval-min-pass-rate", type=numeric.PASS_RATE, default=None, metavar="X",
                     help="gate: exit 0 only if every backend's pass rate (errors count as not passed) is >= X")
     group.addoption("--sqleval-judge", default=None, choices=("off", "advisory", "decide"),
@@ -65,6 +68,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("sqleval_judge", "default for --sqleval-judge", default=None)
     parser.addini("sqleval_judge_model", "default for --sqleval-judge-model", default=None)
     parser.addini("sqleval_shard_durations", "default for --sqleval-shard-durations", default=None)
+
+
+def _spark_remote(value: str) -> str:
+    """``--sqleval-spark-remote``: an ``sc://`` location, else a usage error saying how to write one."""
+    import argparse
+    if not value.lower().startswith("sc://"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Spark Connect location: write sc://host:port/;token=...")
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -99,7 +110,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     from .items import SESSION_KEY, SuiteFile
     state = parent.config.stash.get(SESSION_KEY, None)
     try:  # the run's --sqleval-engine, from its own configuration (never a module global)
-        manifest = find_manifest_for(file_path, state.run.engine if state is not None else None)
+        manifest = (find_manifest_for(file_path, state.run.engine, state.run.spark_remote) if state is not None
+                    else find_manifest_for(file_path))
     except SqlevalError as exc:
         return _BrokenSuite.from_parent(parent, path=file_path, error=exc)
     if manifest is None:

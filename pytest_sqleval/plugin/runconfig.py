@@ -38,6 +38,7 @@ class RunConfig:
     explicit_run_id: str | None = None  # --sqleval-run-id
     shard_durations: dict[str, int] = field(default_factory=dict)  # node id -> ms, balancing the shards
     engine: str | None = None  # --sqleval-engine: every suite's database graded on this engine (manifest.check_engine)
+    spark_remote: str | None = None  # --sqleval-spark-remote: every suite graded on this Connect server's catalog
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> "RunConfig":
@@ -66,7 +67,7 @@ class RunConfig:
             min_pass_rate=min_pass_rate(config), variants=opt("sqleval_variants"), judge_mode=judge_mode, judge_model=judge_model,
             xdist_workers=_xdist_workers(config), shard=opt("sqleval_shard"), explicit_run_id=explicit_run_id,
             shard_durations=read_durations(_resolve(root, durations)) if durations and opt("sqleval_shard") else {},
-            engine=opt("sqleval_engine", None))
+            engine=opt("sqleval_engine", None), spark_remote=opt("sqleval_spark_remote", None))
 
 
 def _run_id(value: str | None) -> str | None:

@@ -50,6 +50,15 @@ def check_engine(engine: str | None) -> str | None:
     return engine
 
 
+def check_spark_remote(url: str | None) -> str | None:
+    """The Spark Connect server every suite is graded on (``sc://host:port/;token=...``,
+    ``--sqleval-spark-remote``), checked: its catalog replaces each manifest's database. Like
+    the engine, it is passed to ``load_manifest`` by the run, never kept in this module."""
+    if url is not None and not url.lower().startswith("sc://"):
+        raise ValueError(f"not a Spark Connect location: {url!r}. Fix: write sc://host:port/;token=...")
+    return url
+
+
 def manifest_key_line(text: str, key: str) -> int | None:
     """The line of a manifest's text that sets ``key`` or opens the table ``[key]`` (for an
     error that names it), or None."""
@@ -75,11 +84,13 @@ def _known_dialect(name: str) -> bool:
     return True
 
 
-def load_manifest(path: str | Path, engine: str | None = None) -> SuiteManifest:
+def load_manifest(path: str | Path, engine: str | None = None, spark_remote: str | None = None) -> SuiteManifest:
     """Read and validate ``sqleval.toml``; every mistake names file, line and fix.
-    ``engine`` (the run's ``--sqleval-engine``, see ``check_engine``) overrides ``[suite] engine``."""
+    ``engine`` (the run's ``--sqleval-engine``, see ``check_engine``) overrides ``[suite] engine``;
+    ``spark_remote`` (``--sqleval-spark-remote``, see ``check_spark_remote``) its database."""
     path = Path(path)
     engine = check_engine(engine)
+    spark_remote = check_spark_remote(spark_remote)
     text = read_text(path)
     try:
         data = tomllib.loads(text)
@@ -187,7 +198,7 @@ def load_manifest(path: str | Path, engine: str | None = None) -> SuiteManifest:
         raise BadInputError(path, f"build script {build} does not exist", line=manifest_key_line(text, "build"),
                             field="suite.build",
                             fix='point it at a SQL file that creates the database, or name a builder as "package.module:function"')
-    database = _engine_location(path, text, suite, data.get("spark", {}), database, engine)
+    database = _engine_location(path, text, suite, data.get("spark", {}), database, engine, spark_remote)
     return SuiteManifest(path=path, name=str(suite.get("name") or root.name), questions=questions,
                          database=database, dialect=dialect, build=build, schema_ddl=schema_ddl,
                          deprecated_tables=DEFAULT_DEPRECATED + tuple(dep), compare=compare, limits=limits,
@@ -197,7 +208,8 @@ def load_manifest(path: str | Path, engine: str | None = None) -> SuiteManifest:
 
 
 def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[str, Any],
-                     database: Path | str | None, override: str | None) -> Path | str | None:
+                     database: Path | str | None, override: str | None,
+                     spark_remote: str | None = None) -> Path | str | None:
     """The database location on the suite's engine: ``[suite] engine = "spark"`` (or
     ``--sqleval-engine=spark``, given as ``override``) grades the suite's DuckDB or SQLite file
     or Parquet folder on a local Spark (``engines.spark_sandbox``), with the settings of ``[spark]``."""
@@ -213,6 +225,8 @@ def _engine_location(path: Path, text: str, suite: dict[str, Any], spark: dict[s
     except ValueError as exc:
         raise BadInputError(path, str(exc), line=manifest_key_line(text, "spark"), field="spark",
                             fix="see [spark] in docs/reference/manifest.md") from None
+    if spark_remote is not None and database is not None:
+        return spark_remote  # the server's tables, whatever the manifest names: nothing is loaded
     if engine != "spark" or database is None or (isinstance(database, str) and is_url(database)):
         return database
     return spark_location(database, settings)
@@ -284,9 +298,10 @@ def _typed_section(path: Path, text: str, values: dict[str, Any], cls: type, sec
     return cls(**values)
 
 
-def find_manifest_for(jsonl: Path, engine: str | None = None) -> SuiteManifest | None:
+def find_manifest_for(jsonl: Path, engine: str | None = None,
+                      spark_remote: str | None = None) -> SuiteManifest | None:
     """The manifest that owns ``jsonl``, if any: only owned files are benchmark suites.
-    ``engine``: the run's engine for every suite (``load_manifest``)."""
+    ``engine``, ``spark_remote``: the run's choices for every suite (``load_manifest``)."""
     manifest = jsonl.parent / MANIFEST_NAME
     if not manifest.is_file():
         return None
@@ -296,11 +311,11 @@ def find_manifest_for(jsonl: Path, engine: str | None = None) -> SuiteManifest |
         if named is None:  # a benchmark layout's default questions file (Spider/BIRD: dev.json)
             layout = get_layout(str(raw["suite"].get("layout", "sqleval")).lower())
             if layout is None:
-                return load_manifest(manifest, engine)  # reports the unknown layout
+                return load_manifest(manifest, engine, spark_remote)  # reports the unknown layout
             named = layout.questions
     except (tomllib.TOMLDecodeError, AttributeError, KeyError):
         named = None  # a broken manifest: load it to report the error properly
-        return load_manifest(manifest, engine)
+        return load_manifest(manifest, engine, spark_remote)
     if not isinstance(named, str) or (jsonl.parent / named).resolve() != jsonl.resolve():
         return None
-    return load_manifest(manifest, engine)
+    return load_manifest(manifest, engine, spark_remote)

@@ -15,7 +15,7 @@ A location goes to the first engine that claims it, in this order:
    narrowly (a URL scheme, a file suffix);
 2. PostgreSQL: ``postgresql://`` and ``postgres://`` URLs; Spark: ``spark://`` locations
    (``spark_sandbox.spark_location``: a DuckDB file or Parquet folder mirrored into a local
-   Spark) and ``sc://`` (a Spark Connect server);
+   Spark) and ``sc://`` (a Spark Connect server's catalog, ``spark_connect.ConnectSandbox``);
 3. SQLite: a path ending in ``.sqlite``, ``.sqlite3``, ``.db`` or ``.db3``, or any file
    (but ``.duckdb``/``.ddb``) that starts with the SQLite header;
 4. DuckDB: any other path. A URL nobody claims is an error.
@@ -117,6 +117,9 @@ def _open_sqlite(location: Any, limits: Any) -> Sandbox:
 
 
 def _open_spark(location: Any, limits: Any) -> Sandbox:
+    if _scheme(location) == "sc":  # an existing catalog over Spark Connect
+        from .spark_connect import ConnectSandbox
+        return ConnectSandbox(str(location), limits)
     from .spark_sandbox import SparkSandbox
     return SparkSandbox(str(location), limits)
 

@@ -22,10 +22,12 @@ def is_url(database: Any) -> bool:
 
 
 def display_location(database: Any) -> str:
-    """A database location for messages and records: a URL's password is masked."""
+    """A database location for messages and records: a URL's password is masked, and a
+    Spark Connect location's ``;token=`` (``sc://host:port/;token=...``)."""
     text = str(database)
     if not is_url(text):
         return text
+    text = re.sub(r"(;token=)[^;]*", r"\1***", text, flags=re.I)
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(text)
     if parts.password is None:
