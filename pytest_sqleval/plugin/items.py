@@ -210,7 +210,8 @@ class CaseItem(pytest.Item):
         verdict = self._grader().grade(self._generation.sql, self._gold,
                                        classifier=lambda evidence: hook.pytest_sqleval_classify(evidence=evidence),
                                        judge=state.judge.call if mode != "off" else None, judge_mode=mode,
-                                       question=self.case.question, gold_sql=self.case.gold_sql)
+                                       question=self.case.question,
+                                       gold_sql=self._gold.source if getattr(self._gold, "engine", None) else self.case.gold_sql)
         return self._finish(verdict.status, verdict=verdict, case_error=verdict.case_error,
                             case_error_kind=verdict.case_error_kind or ("judge_error" if verdict.case_error else None))
 
@@ -225,8 +226,10 @@ class CaseItem(pytest.Item):
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.sql is None or grader.host is None:
             return
-        gold = self._gold or (None if self.case.several_golds else  # several golds: sent once all are known
-                              grader.stored_gold(self.case.gold_sql, self.case, ask_ahead=True))
+        golds = self.case.golds_for(grader.engine)  # its engine's own golds (gold_sql_spark) when it has them
+        gold = self._gold or (None if len(golds) != 1 or not golds[0].is_sql else  # several: sent once all are known
+                              grader.stored_gold(golds[0].source, self.case, ask_ahead=True,
+                                                 dialect=grader.engine_dialect if golds[0].engine else None))
         if gold is not None:
             grader.submit(generation.sql, gold)
 
