@@ -482,7 +482,7 @@ def _gold_text(case: Any, gold: Any) -> str | None:
     that replaced the default, else the case's first SQL gold."""
     if gold is not None and getattr(gold, "engine", None) and getattr(gold, "kind", "sql") == "sql":
         return str(gold.source)
-    return case.gold_sql
+    return str(case.gold_sql) if case.gold_sql is not None else None
 
 
 def _matched_gold(case: Any, layers: Mapping[str, Any], gold: Any = None) -> dict[str, Any] | None:
