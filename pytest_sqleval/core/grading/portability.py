@@ -51,6 +51,26 @@ def _time_type(tree: Any) -> bool:
     return any(d.this == exp.DataType.Type.TIME for d in tree.find_all(exp.DataType))
 
 
+def _quantified(tree: Any) -> bool:
+    from sqlglot import exp
+    return any(isinstance(n.this, (exp.Subquery, exp.Query)) for n in tree.find_all(exp.All, exp.Any))
+
+
+def _qualify_rewrite(tree: Any) -> bool:
+    """A QUALIFY sqlglot rewrites wrongly for Spark: into a subquery whose outer filter still
+    names a table alias (a missing column there), and below which ORDER BY ... LIMIT runs."""
+    from sqlglot import exp
+    for select in tree.find_all(exp.Select):
+        qualify = select.args.get("qualify")
+        if qualify is None:
+            continue
+        if select.args.get("limit") is not None:
+            return True
+        if any(c.table and c.find_ancestor(exp.Window) is None for c in qualify.find_all(exp.Column)):
+            return True
+    return False
+
+
 #: (construct, test on the tree as read in the suite's dialect, what the target engine does),
 #: per target dialect: what sqlglot passes through, or rewrites to another meaning
 KNOWN: dict[str, tuple[tuple[str, Callable[[Any], bool], str], ...]] = {
@@ -60,6 +80,12 @@ KNOWN: dict[str, tuple[tuple[str, Callable[[Any], bool], str], ...]] = {
          "out (a max() of the match key per row, then an equi-join)"),
         ("POSITIONAL JOIN", _join_method("POSITIONAL"),
          "sqlglot passes it through and Spark has no POSITIONAL JOIN (the sandbox refuses it as not Spark SQL)"),
+        ("ALL / ANY (subquery)", _quantified,
+         "sqlglot passes it through and Spark has no quantified comparison with a subquery (a syntax error); "
+         "compare with the subquery's max() or min()"),
+        ("QUALIFY", _qualify_rewrite,
+         "sqlglot rewrites QUALIFY into a subquery whose outer filter still names a table alias (a missing column on "
+         "Spark) and runs ORDER BY ... LIMIT before the filter; write the window in a subquery yourself"),
         ("TIME type", _time_type,
          "Spark has no time-of-day type: sqlglot writes TIME as TIMESTAMP, which Spark reads as today's date at "
          "that time"),

@@ -91,6 +91,10 @@ def test_a_bad_per_engine_gold_is_one_clear_error(tmp_path: Path, value: str, sa
     ("SELECT CAST(opened AS TIME) FROM orders", "TIME type"),
     ("SELECT id FROM orders WHERE opened > TIME '10:00:00'", "TIME type"),
     ("PIVOT fx ON cur USING sum(rate)", "refused"),
+    ("SELECT id FROM orders WHERE amount >= ALL (SELECT amount FROM orders)", "ALL / ANY (subquery)"),
+    ("SELECT o.id FROM orders o JOIN fx ON fx.cur = o.cur QUALIFY fx.rate = max(fx.rate) OVER (PARTITION BY o.id)",
+     "QUALIFY"),
+    ("SELECT id FROM orders QUALIFY row_number() OVER (ORDER BY id) <= 2 ORDER BY id LIMIT 1", "QUALIFY"),
 ])
 def test_what_does_not_transpile_to_spark_is_named(sql: str, construct: str) -> None:
     from pytest_sqleval.core import portability
