@@ -310,3 +310,43 @@ def test_difference_a_time_column_compares_as_text(sandbox: Any, spark_suite: Pa
     duck, spark = _both(sandbox, spark_suite / "fx.duckdb", "SELECT opened FROM orders WHERE opened > '10:00:00' ORDER BY id")
     assert duck.column(0).to_pylist() == [dt.time(10, 30), dt.time(23, 59)]
     assert spark.table.column(0).to_pylist() == ["10:30:00", "23:59:00"]
+
+
+@pytest.mark.spark
+def test_difference_decimal_arithmetic_keeps_a_scale_of_its_own(sandbox: Any, spark_suite: Path) -> None:
+    """avg() and sum()/count() of a decimal: doubles on DuckDB (equal within the tolerance),
+    decimals at two scales on Spark (exact numbers, so compared exactly they differ)."""
+    import decimal
+    import pyarrow as pa
+    sql = "SELECT avg(amount) AS a, sum(amount) / count(*) AS b FROM orders WHERE id < 4"
+    duck, spark = _both(sandbox, spark_suite / "fx.duckdb", sql)
+    assert all(pa.types.is_floating(t) for t in duck.schema.types)
+    assert abs(duck.column(0)[0].as_py() - duck.column(1)[0].as_py()) < 1e-9
+    a, b = spark.table.column(0)[0].as_py(), spark.table.column(1)[0].as_py()
+    assert isinstance(a, decimal.Decimal) and isinstance(b, decimal.Decimal)
+    assert spark.table.schema.types[0] != spark.table.schema.types[1]  # scale 6 against a wider one
+    assert a != b and round(a, 6) == round(b, 6)  # 56.666667 against 56.666666666...
+
+
+@pytest.mark.spark
+def test_difference_a_quantified_subquery_comparison_is_a_syntax_error(sandbox: Any, spark_suite: Path) -> None:
+    duck, spark = _both(sandbox, spark_suite / "fx.duckdb",
+                        "SELECT id FROM orders WHERE amount >= ALL (SELECT amount FROM orders)")
+    assert duck.column(0).to_pylist() == [1]
+    assert spark.error is not None and spark.error.category == "syntax_error"
+
+
+@pytest.mark.spark
+def test_difference_qualify_naming_an_alias_is_rewritten_wrongly(sandbox: Any, spark_suite: Path) -> None:
+    duck, spark = _both(sandbox, spark_suite / "fx.duckdb", "SELECT o.id FROM orders o JOIN fx ON fx.cur = o.cur "
+                        "QUALIFY fx.day = max(fx.day) OVER (PARTITION BY o.id) ORDER BY o.id")
+    assert duck.column(0).to_pylist() == [1, 2, 3]
+    assert spark.error is not None and spark.error.category == "missing_column"
+
+
+@pytest.mark.spark
+def test_difference_epoch_of_an_interval_is_a_type_mismatch(sandbox: Any, spark_suite: Path) -> None:
+    duck, spark = _both(sandbox, spark_suite / "fx.duckdb",
+                        "SELECT epoch(TIMESTAMP '2024-01-02' - TIMESTAMP '2024-01-01') AS s")
+    assert duck.column(0).to_pylist() == [86400.0]
+    assert spark.error is not None and spark.error.category == "type_mismatch"
