@@ -23,7 +23,8 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"error: --threads {args.threads!r}: expected a comma list of positive whole numbers, e.g. 1,2,4",
               file=sys.stderr)
         return 2
-    return validate_suite(args.suite, layer=args.layer, freeze=not args.no_freeze, threads=threads)
+    return validate_suite(args.suite, layer=args.layer, freeze=not args.no_freeze, threads=threads,
+                          engines=tuple(args.engine))
 
 
 def _build_warehouse(rest: list[str]) -> int:
@@ -144,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layer", default=None, help="semantic layer to check (default: semantic_layer.yaml next to the manifest)")
     p.add_argument("--threads", default=None, help="thread counts to rerun every gold under (default: 1,2,4; the first is the baseline)")
     p.add_argument("--no-freeze", action="store_true", help="check only; do not write gold_answers.json")
+    p.add_argument("--engine", action="append", default=[], metavar="NAME",
+                   help="also report, per case, what does not transpile to this engine's dialect (e.g. spark) and "
+                        "whether a gold of its own (gold_sql_spark) covers it; repeatable")
     p.set_defaults(func=_validate)
     sub.add_parser("report", help="rebuild report/ablation.md and its plot from results.jsonl or json reports",
                    add_help=False)

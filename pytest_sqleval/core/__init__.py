@@ -100,6 +100,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "parse_sql": ("grading.parse", "parse_sql"),
     "order_info": ("grading.parse", "order_info"),
     "check_safety": ("grading.safety", "check_safety"),
+    "portability": ("grading.portability", "portability"),
+    "dialect_of_engine": ("grading.portability", "dialect_of_engine"),
     "table_names": ("grading.classify", "table_names"),
     "deprecated_refs": ("grading.classify", "deprecated_refs"),
     "nested_cut": ("grading.engine_side", "nested_cut"),
@@ -127,10 +129,10 @@ __all__ = [
     "WATCHDOG", "api_key_for", "case_contract", "case_policy", "check_safety",
     "classify_duckdb_error", "client_limits", "clip_trace_text", "collect_cases", "compare",
     "complete", "credential_gated", "deprecated_refs", "display_location", "engine_display",
-    "engine_name", "ensure_database", "error_classes", "find_manifest_for", "is_mock", "is_url",
+    "dialect_of_engine", "engine_name", "ensure_database", "error_classes", "find_manifest_for", "is_mock", "is_url",
     "iter_jsonl", "jsonable", "kind_of", "load_litellm", "load_manifest", "manifest_key_line",
     "mock_label", "model_string", "nested_cut", "open_sandbox", "order_info", "parse_sql",
-    "peer_verdicts", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_result_file", "read_text",
+    "peer_verdicts", "portability", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_result_file", "read_text",
     "register_backend", "register_engine", "register_error_class", "register_layer",
     "register_layout", "render_trace", "runs_dir", "split_of", "table_names", "write_trace_report",
 ]
@@ -194,6 +196,8 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .grading.parse import parse_sql as parse_sql
     from .grading.pipeline import case_contract as case_contract
     from .grading.pipeline import case_policy as case_policy
+    from .grading.portability import dialect_of_engine as dialect_of_engine
+    from .grading.portability import portability as portability
     from .grading.safety import check_safety as check_safety
     from .grading.verdict import ERROR_CLASSES as ERROR_CLASSES
     from .grading.verdict import engine_display as engine_display

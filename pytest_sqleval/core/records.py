@@ -422,7 +422,7 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         suite=suite.get("name"),
         nodeid=nodeid,
         question=case.question,
-        gold_sql=case.gold_sql,
+        gold_sql=_gold_text(case, gold),
         generated_sql=generation.sql if generation is not None else None,
         backend=backend.label,
         backend_spec=backend.spec,
@@ -473,17 +473,28 @@ def _record(*, case: Any, backend: Any, nodeid: str, suite: dict[str, Any], stat
         engine_version=suite.get("engine_version"),
         grading_ms=verdict.duration_ms if verdict is not None else None,
         run_metadata=suite.get("run_metadata", {}),
-        matched_gold=_matched_gold(case, layers) if status == "passed" else None,
+        matched_gold=_matched_gold(case, layers, gold) if status == "passed" else None,
     )
 
 
-def _matched_gold(case: Any, layers: Mapping[str, Any]) -> dict[str, Any] | None:
+def _gold_text(case: Any, gold: Any) -> str | None:
+    """The gold SQL the case was graded with: its engine's own (``gold_sql_spark``) when
+    that replaced the default, else the case's first SQL gold."""
+    if gold is not None and getattr(gold, "engine", None) and getattr(gold, "kind", "sql") == "sql":
+        return str(gold.source)
+    return str(case.gold_sql) if case.gold_sql is not None else None
+
+
+def _matched_gold(case: Any, layers: Mapping[str, Any], gold: Any = None) -> dict[str, Any] | None:
     """The gold a pass matched, named by index, kind and source (``layers.golds``), else the
-    case's one gold."""
+    case's one gold (its engine's own, ``engine`` named, when that replaced the default)."""
+    engine = getattr(gold, "engine", None)
     golds = layers.get("golds")
     if isinstance(golds, Mapping) and golds.get("matched") is not None:
         entry = next((g for g in golds.get("golds", []) if g.get("index") == golds["matched"]), None)
         if entry is not None:
-            return {"index": entry["index"], "kind": entry.get("kind", "sql"), "source": entry.get("source")}
-    first = next(iter(getattr(case, "golds", ()) or ()), None)
+            return {"index": entry["index"], "kind": entry.get("kind", "sql"), "source": entry.get("source"),
+                    **({"engine": engine} if engine else {})}
+    first = next(iter(case.golds_for(engine) if engine and hasattr(case, "golds_for")
+                      else getattr(case, "golds", ()) or ()), None)
     return first.describe() if first is not None else None

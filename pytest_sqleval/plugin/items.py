@@ -210,7 +210,8 @@ class CaseItem(pytest.Item):
         verdict = self._grader().grade(self._generation.sql, self._gold,
                                        classifier=lambda evidence: hook.pytest_sqleval_classify(evidence=evidence),
                                        judge=state.judge.call if mode != "off" else None, judge_mode=mode,
-                                       question=self.case.question, gold_sql=self.case.gold_sql)
+                                       question=self.case.question,
+                                       gold_sql=self._gold.source if getattr(self._gold, "engine", None) else self.case.gold_sql)
         return self._finish(verdict.status, verdict=verdict, case_error=verdict.case_error,
                             case_error_kind=verdict.case_error_kind or ("judge_error" if verdict.case_error else None))
 

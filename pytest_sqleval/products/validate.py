@@ -80,6 +80,7 @@ class _Gold:
     table: Any = None  # the baseline Arrow answer
     index: int = 0  # which of the case's golds (cases.Gold.index); only the first SQL gold's answer is frozen
     first: bool = True  # the case's first SQL gold
+    source: str = ""  # its SQL as written (the engine's own gold, gold_sql_spark, when it replaced the default)
 
     @property
     def at(self) -> str:
@@ -92,7 +93,7 @@ class _Gold:
 
     @property
     def gold_sql(self) -> str:
-        return str(next(g.source for g in self.case.golds if g.index == self.index))
+        return self.source or str(next(g.source for g in self.case.golds if g.index == self.index))
 
 
 @dataclass
@@ -110,12 +111,15 @@ class Validation:
 
 def validate_suite(target: str | Path, *, layer: str | Path | None = None, freeze: bool = True,
                    threads: tuple[int, ...] = DEFAULT_THREADS, out: Out = print,
-                   err: Out = lambda s: print(s, file=sys.stderr)) -> int:
-    """Check a suite, print what was checked, one line per problem; freeze the gold answers when clean."""
+                   err: Out = lambda s: print(s, file=sys.stderr), engines: tuple[str, ...] = ()) -> int:
+    """Check a suite, print what was checked, one line per problem; freeze the gold answers when clean.
+    ``engines``: engines (``spark``) whose dialect every gold is also checked to transpile to
+    (besides the suite's own engine and those its cases have per-engine golds for)."""
     start = time.perf_counter()
     v = Validation()
     try:
-        _run(Path(target), v, layer=Path(layer) if layer else None, freeze=freeze, threads=threads, out=out)
+        _run(Path(target), v, layer=Path(layer) if layer else None, freeze=freeze, threads=threads, out=out,
+             engines=engines)
     except BadInputError as exc:
         v.bad_input.append(one_line(exc))
     except (SqlevalError, FileNotFoundError) as exc:
@@ -134,7 +138,8 @@ def validate_suite(target: str | Path, *, layer: str | Path | None = None, freez
 
 
 # -- the run ---------------------------------------------------------------------------------
-def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out) -> None:
+def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out,
+         engines: tuple[str, ...] = ()) -> None:
     from ..core import MANIFEST_NAME, engine_name, ensure_database, is_url, load_manifest, read_layout_cases
 
     manifest_path = target / MANIFEST_NAME if target.is_dir() else target
@@ -176,7 +181,7 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
             catalog = base.catalog()
             out(f"database: {sum(len(t) for t in catalog.values())} tables, content hash {content_hash}; "
                 f"engine {engine} {engine_version}")
-            golds = _prepare(cases, manifest, base.dialect, catalog, v)
+            golds = _prepare(cases, manifest, base.dialect, catalog, v, engine)
             _baseline(golds, base, manifest, v)
         finally:
             base.close()
@@ -184,17 +189,22 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
         _determinism(golds, manifest, threads, duck, v, out)
         _check_several_golds(cases, golds, v, out)
 
+    own = engine_name(manifest.database) if manifest.database is not None else None
+    _check_dialects(cases, manifest, catalog, own, engines, v, out)
+
     layer_path = layer or manifest.root / "semantic_layer.yaml"
     if layer is not None or layer_path.is_file():
         _check_layer(layer_path, cases, catalog, manifest, constraints, v, out)
     else:
         out(f"semantic layer: none ({layer_path.name} not found next to the manifest)")
 
-    answers_path = manifest.root / GOLD_ANSWERS
+    answers_path = manifest.root / answers_name(engine)
     if golds and content_hash:
         frozen, fresh = _answers(golds, content_hash, engine, engine_version, manifest.name)
         _check_frozen(answers_path, frozen, fresh, v, out, {g.case.id: g for g in golds if g.first})
-        if freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
+        if frozen.pop("foreign", False):
+            pass  # a file of another engine's answers (frozen before per-engine files) is left as it is
+        elif freeze and not v.problems and not v.bad_input and _already_frozen(answers_path, frozen):
             out(f"{answers_path.name}: already holds these answers; left as it is")
         elif freeze and not v.problems and not v.bad_input:
             text = _render_answers(frozen)
@@ -203,6 +213,65 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
                 f"{answers_path} ({len(text.encode()) / 1024:.1f} KiB)")
     if golds and manifest.variants.count and not v.problems and not v.bad_input:
         _freeze_variants(manifest, cases, v, out, freeze=freeze)
+
+
+def answers_name(engine: str | None) -> str:
+    """The file a suite's gold answers on ``engine`` are frozen into: ``gold_answers.json``,
+    or for Spark ``gold_answers.spark.json``. Gold answers are frozen per engine: Spark
+    answers some golds otherwise than DuckDB (avg of a decimal, date + interval), and its
+    content hash is its source's, so one file would mix two engines' answers."""
+    return GOLD_ANSWERS if engine in (None, "duckdb", "sqlite", "postgres") else f"gold_answers.{engine}.json"
+
+
+# -- dialects: what does not transpile to an engine ------------------------------------------
+def _check_dialects(cases: list[Any], manifest: Any, catalog: dict[str, Any] | None, own: str | None,
+                    asked: tuple[str, ...], v: Validation, out: Out) -> None:
+    """For each engine whose dialect is not the suite's (the suite's own engine, those asked
+    with ``--engine``, those its cases have golds of their own for): each case whose gold
+    does not transpile to it, with the reason (``core.portability``), and whether a gold of
+    its own for that engine (``gold_sql_spark``) covers it; each such gold parses in the
+    engine's dialect and passes the engine's gate. Uncovered cases are problems only on the
+    suite's own engine (elsewhere they are what a run there would fail on)."""
+    from ..core import dialect_of_engine, portability
+    wanted = [own] if own else []
+    wanted += [e for e in asked if e not in wanted]
+    wanted += [e for e in sorted({e for c in cases for e in c.gold_engines}) if e not in wanted]
+    time_columns = frozenset(col.lower() for tables in (catalog or {}).values() for cols in tables.values()
+                             for col, typ in cols.items() if str(typ).upper().startswith("TIME")
+                             and not str(typ).upper().startswith("TIMESTAMP"))
+    for engine in wanted:
+        try:
+            dialect = dialect_of_engine(engine)
+        except ValueError as exc:
+            v.bad_input.append(f"--engine {engine}: {exc}")
+            continue
+        if dialect == manifest.dialect:
+            continue
+        failing = covered = 0
+        for case in cases:
+            own_golds = [g for g in case.engine_golds if g.engine == engine]
+            for g in own_golds:
+                bad = [i for i in portability(g.source, dialect, dialect) if i.construct in ("parse", "refused")]
+                if bad:
+                    v.problems.append(f"{case.source}: {case.id}: its gold_sql_{engine} is not a query {engine} runs: "
+                                      f"{bad[0]}")
+            issues = [(g, i) for g in case.sql_golds for i in portability(g.source, manifest.dialect, dialect,
+                                                                        time_columns=time_columns)]
+            if not issues:
+                continue
+            failing += 1
+            covered += bool(own_golds)
+            for g, issue in issues:
+                which = "" if not case.several_golds else f" gold {g.index}"
+                cover = (f"covered by its gold_sql_{engine}" if own_golds else
+                         f"not covered (add \"gold_sql_{engine}\": \"...\" to the case, in {engine}'s SQL)")
+                line = f"{engine}: {case.source}: {case.id}{which}: does not transpile: {issue}; {cover}"
+                if engine == own and not own_golds:
+                    v.problems.append(line)
+                else:
+                    out(line)
+        out(f"{engine}: {failing} of {len(cases)} cases have a gold that does not transpile from {manifest.dialect}; "
+            f"{covered} covered by a gold_sql_{engine}, {failing - covered} not")
 
 
 # -- database variants ------------------------------------------------------------------------
@@ -306,7 +375,8 @@ def _check_constraints(cases: list[Any], constraints: dict[str, Any], v: Validat
 
 
 # -- gold SQL, statically -----------------------------------------------------------------------
-def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict[str, Any], v: Validation) -> list[_Gold]:
+def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict[str, Any], v: Validation,
+             engine: str | None = None) -> list[_Gold]:
     from sqlglot import exp
 
     from ..core import case_contract, case_policy, check_safety, deprecated_refs, order_info, parse_sql, table_names
@@ -314,9 +384,13 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
     known = {f"{s}.{t}".lower() for s, tables in catalog.items() for t in tables}
     bare = {t.lower() for tables in catalog.values() for t in tables}
     golds = []
-    for case, gold in ((c, g) for c in cases for g in c.sql_golds):  # every SQL gold of every case
+    # every SQL gold of every case: the engine's own (gold_sql_spark, in its dialect) where the case has them
+    for case, gold in ((c, g) for c in cases for g in c.golds_for(engine) if g.is_sql):
         at = f"{case.source}: {case.id}" + ("" if not case.several_golds else f" gold {gold.index}")
-        parsed = parse_sql(gold.source, manifest.dialect)
+        if gold.engine:
+            at += f" (gold_sql_{gold.engine})"
+        dialect = engine_dialect if gold.engine else manifest.dialect
+        parsed = parse_sql(gold.source, dialect)
         if not parsed.ok or parsed.expression is None:
             e = parsed.error or {}
             v.problems.append(f"{at}: gold SQL does not parse: {e.get('message')} (line {e.get('line')}, col {e.get('col')})")
@@ -335,7 +409,7 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
             if m and len(tables) < int(m.group(1)):
                 v.problems.append(f"{at}: tagged {tag!r} but its gold reads {len(tables)} table"
                                   f"{'s' if len(tables) != 1 else ''} ({', '.join(tables) or 'none'})")
-        volatile = sorted({n.sql(manifest.dialect) for n in tree.walk()
+        volatile = sorted({n.sql(dialect) for n in tree.walk()
                            if type(n).__name__ in _VOLATILE_CLASSES
                            or (isinstance(n, exp.Anonymous) and n.name.lower() in _VOLATILE_NAMES)})
         if volatile:
@@ -348,14 +422,14 @@ def _prepare(cases: list[Any], manifest: Any, engine_dialect: str, catalog: dict
         spec = case_contract(manifest.compare, case, order)
         policy = case_policy(manifest.compare, case)
         ordered = spec.ordered
-        sql = tree.sql(dialect=engine_dialect) if manifest.dialect != engine_dialect else gold.source
+        sql = tree.sql(dialect=engine_dialect) if dialect != engine_dialect else gold.source
         if ordered and order.augmented_sql:
             sql = order.augmented_sql
         golds.append(_Gold(case, sql, policy, spec, n_appended=order.n_appended if ordered and order.augmented_sql else 0,
                            limit=order.limit, probe_sql=order.probe_sql if ordered else None,
                            key_positions=order.key_positions if ordered else None,
                            nested_limits=order.nested_limits, tables=tables, index=gold.index,
-                           first=gold is case.sql_golds[0]))
+                           first=gold is next(g for g in case.golds_for(engine) if g.is_sql), source=gold.source))
     return golds
 
 
@@ -740,7 +814,7 @@ def _answers(golds: list[_Gold], content_hash: str, engine: str | None, version:
         values = _column_values(table)
         rows = [[_encode(x, k) for x, k in zip(r, kinds)] for r in values]
         entry: dict[str, Any] = {
-            "gold_sql_sha256": hashlib.sha256(g.case.gold_sql.encode()).hexdigest()[:16],
+            "gold_sql_sha256": hashlib.sha256(g.gold_sql.encode()).hexdigest()[:16],
             "columns": table.column_names, "types": [str(f.type) for f in table.schema], "kinds": kinds,
             "ordered": g.spec.ordered, "rows": table.num_rows,
         }
@@ -887,6 +961,10 @@ def _check_frozen(path: Path, frozen: dict[str, Any], fresh: dict[str, _Fresh], 
         fmt = _file_format(old, path)
     except BadInputError as exc:
         v.bad_input.append(one_line(exc))
+        return
+    if old.get("engine") not in (None, frozen["engine"]):  # another engine's answers are never this one's
+        out(f"{path.name}: frozen on engine {old.get('engine')}, not {frozen['engine']}; not compared, not rewritten")
+        frozen["foreign"] = True
         return
     if old.get("content_hash") != frozen["content_hash"]:
         out(f"{path.name}: frozen for content hash {str(old.get('content_hash'))[:16]}... "

@@ -144,7 +144,13 @@ class Gold:
     (``(column name or position, SQL type)``; the rest inferred), the case's over the suite's.
     ``condition_cols``: this result file's own (Spider 2.0 names one list per gold CSV),
     over the case's; ``()`` means every column of this file (found among the prediction's),
-    None the case's policy."""
+    None the case's policy.
+
+    ``engine``: None for a gold every engine grades with (written in the suite's dialect);
+    an engine's name (``"spark"``) for a per-engine gold (``"gold_sql_spark"``), written in
+    that engine's own dialect and graded with only there, in place of the default golds
+    (``BenchmarkCase.golds_for``): for a construct that does not transpile (DuckDB's
+    ``ASOF JOIN``) or an answer the engines give differently."""
 
     index: int
     kind: str
@@ -152,6 +158,7 @@ class Gold:
     path: Path | None = field(default=None, compare=False)
     types: tuple[tuple[str | int, str], ...] = ()
     condition_cols: tuple[int, ...] | None = None
+    engine: str | None = None
 
     @property
     def is_sql(self) -> bool:
@@ -160,7 +167,7 @@ class Gold:
     def describe(self) -> dict[str, Any]:
         """The gold as a record names it: index, kind, source (an SQL cut to one line's worth)."""
         source = self.source if self.kind == "result" or len(self.source) <= 200 else self.source[:200] + "…"
-        return {"index": self.index, "kind": self.kind, "source": source}
+        return {"index": self.index, "kind": self.kind, "source": source, **({"engine": self.engine} if self.engine else {})}
 
 
 @dataclass(frozen=True)
@@ -188,12 +195,28 @@ class BenchmarkCase:
     #: is the one SQL gold ``gold_sql``; given, ``gold_sql`` is its first SQL gold ("" when
     #: the case has only result files). A prediction passes if it matches any of them.
     golds: tuple[Gold, ...] = field(default=(), repr=False)
+    #: per-engine golds (``Gold.engine`` set; ``"gold_sql_spark"`` in a case's record): when
+    #: that engine grades, they replace ``golds`` (``golds_for``); every other engine ignores them
+    engine_golds: tuple[Gold, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not self.golds and self.gold_sql:
             object.__setattr__(self, "golds", (Gold(0, "sql", self.gold_sql),))
         elif self.golds and not isinstance(self.golds, tuple):
             object.__setattr__(self, "golds", tuple(self.golds))
+        if self.engine_golds and not isinstance(self.engine_golds, tuple):
+            object.__setattr__(self, "engine_golds", tuple(self.engine_golds))
+
+    def golds_for(self, engine: str | None) -> tuple[Gold, ...]:
+        """The golds an engine grades this case with: its own (``gold_sql_<engine>``) when the
+        case has any, else the default ``golds``. The one place the choice is made."""
+        own = tuple(g for g in self.engine_golds if g.engine == engine) if engine else ()
+        return own or self.golds
+
+    @property
+    def gold_engines(self) -> tuple[str, ...]:
+        """The engines this case has a gold of its own for."""
+        return tuple(sorted({g.engine for g in self.engine_golds if g.engine}))
 
     @property
     def sql_golds(self) -> tuple[Gold, ...]:
@@ -211,17 +234,23 @@ class BenchmarkCase:
     @property
     def content_hash(self) -> str:
         """Identity of what a backend sees; keys the generation cache."""
-        payload = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "policy", "golds")}
+        payload = {f.name: getattr(self, f.name) for f in fields(self)
+                   if f.name not in ("source", "policy", "golds", "engine_golds")}
         if self.several_golds:  # a case of one SQL gold keeps the hash it had before several golds
             payload["golds"] = [[g.kind, g.source] for g in self.golds]
+        if self.engine_golds:  # likewise a case without per-engine golds
+            payload["engine_golds"] = [[g.engine, g.source] for g in self.engine_golds]
         blob = json.dumps(payload, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "suite", "policy", "golds")}
+        d = {f.name: getattr(self, f.name) for f in fields(self)
+             if f.name not in ("source", "suite", "policy", "golds", "engine_golds")}
         d["tags"] = list(self.tags)
         if self.several_golds:
             d["golds"] = [g.describe() for g in self.golds]
+        if self.engine_golds:
+            d["engine_golds"] = [g.describe() for g in self.engine_golds]
         return d
 
 

@@ -64,7 +64,7 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: Compar
     golds = _golds(obj.pop("gold_sql", None), obj.pop("gold_results", None), obj.pop("gold_types", None), where, line)
     first_sql = next((g.source for g in golds if g.is_sql), "")
     kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": first_sql,
-                              "golds": golds}
+                              "golds": golds, "engine_golds": _engine_golds(obj, where, line)}
     for key in _CASE_STR_FIELDS:
         val = obj.pop(key, None)
         if val is not None and not isinstance(val, str):
@@ -169,6 +169,34 @@ def _golds(sql: Any, results: Any, types: Any, where: Path, line: int) -> tuple[
     out = [Gold(i, "sql", s) for i, s in enumerate(sqls)]
     out += [Gold(len(sqls) + i, "result", f, path=where.parent / f, types=declared, condition_cols=own_cols[i])
             for i, f in enumerate(files)]
+    return tuple(out)
+
+
+ENGINE_GOLD_PREFIX = "gold_sql_"  # "gold_sql_spark": the case's gold on that engine, in its dialect
+
+
+def _engine_golds(obj: dict[str, Any], where: Path, line: int) -> tuple[Gold, ...]:
+    """A case's per-engine golds, popped from its record: ``"gold_sql_<engine>"`` (a string,
+    or a non-empty list of them), each written in that engine's dialect. The engine must be
+    one the registry knows (a typo would otherwise be a gold no run ever uses)."""
+    keys = [k for k in obj if isinstance(k, str) and k.startswith(ENGINE_GOLD_PREFIX)]
+    if not keys:
+        return ()
+    from ..engines.registry import engines
+    known = {e.name for e in engines()}
+    out: list[Gold] = []
+    for key in sorted(keys):
+        engine = key[len(ENGINE_GOLD_PREFIX):]
+        if engine not in known:
+            raise BadInputError(where, f"no engine named {engine!r}{did_you_mean(engine, known)}", line=line, field=key,
+                                fix=f"name a gold for one engine as {', '.join(ENGINE_GOLD_PREFIX + n for n in sorted(known))}")
+        value = obj.pop(key)
+        listed = value if isinstance(value, list) else [value]
+        if not listed or not all(isinstance(v, str) and v.strip() for v in listed):
+            raise BadInputError(where, f"must be a non-empty string or a non-empty list of them, got "
+                                f"{json.dumps(value)[:80]}", line=line, field=key,
+                                fix=f'write "{key}": "SELECT ..." in {engine}\'s own SQL dialect')
+        out += [Gold(i, "sql", v, engine=engine) for i, v in enumerate(listed)]
     return tuple(out)
 
 

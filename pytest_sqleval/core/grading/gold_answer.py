@@ -35,6 +35,9 @@ class GoldAnswer:
     index: int = 0
     kind: str = "sql"
     source: str = ""
+    #: the engine this gold is its own of (``cases.Gold.engine``: ``gold_sql_spark``), which
+    #: replaced the case's default golds; None for a default gold
+    engine: str | None = None
     #: the case's other golds (the first answer carries them): a prediction that does not
     #: match this one is compared with each of them in turn (``engine_side._other_golds``)
     alternatives: "list[GoldAnswer]" = field(default_factory=list, repr=False, compare=False)
@@ -55,4 +58,5 @@ class GoldAnswer:
                 "ties": {k: v for k, v in self.ties.items()
                          if k in ("limit", "before", "group_rows", "candidates", "unordered")}
                 if self.ties else None, **({"ambiguous": self.ambiguous} if self.ambiguous else {}),
-                **({"kind": self.kind} if self.kind != "sql" else {})}
+                **({"kind": self.kind} if self.kind != "sql" else {}),
+                **({"engine": self.engine, "source": self.source} if self.engine else {})}

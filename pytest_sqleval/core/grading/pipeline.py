@@ -129,12 +129,14 @@ class SuiteGrader:
     def policy_for(self, case: BenchmarkCase | None) -> ComparePolicy:
         return case_policy(self.policy, case)
 
-    def gold(self, gold_sql: str, case: BenchmarkCase | None = None) -> GoldAnswer:
-        """The gold answer, computed once per (content hash, gold SQL, engine version).
-        Without a database, only its parse: the tables and joins it reads, its tree."""
+    def gold(self, gold_sql: str, case: BenchmarkCase | None = None, *, dialect: str | None = None) -> GoldAnswer:
+        """The gold answer, computed once per (content hash, gold SQL, engine, engine version):
+        an engine's answer is never another's. Without a database, only its parse: the tables
+        and joins it reads, its tree. ``dialect``: the gold's own (a per-engine gold's is the
+        engine's), default the suite's."""
         if self.host is None:
-            return self._parsed_gold(gold_sql)
-        static, request, policy = self._gold_request(gold_sql, case)
+            return self._parsed_gold(gold_sql, dialect)
+        static, request, policy = self._gold_request(gold_sql, case, dialect)
         ticket = self._golds_ahead.pop(request["key"], None)  # asked ahead: its answer says if it ran now
         meta = None if ticket is not None else self._cached_gold(request["key"])
         if meta is None:
@@ -158,14 +160,18 @@ class SuiteGrader:
         """Every gold of a case, each computed (or read from the gold store) once: the first
         as the answer the layers read, the others as its ``alternatives``. A case of one SQL
         gold gets exactly ``gold(case.gold_sql, case)``. Any gold that cannot be trusted is the
-        case's ``GoldError`` (several golds must all be sound; ``validate`` says which)."""
-        golds = case.golds if self.host is not None else case.sql_golds  # a file gold needs a database
+        case's ``GoldError`` (several golds must all be sound; ``validate`` says which). A case
+        with golds of its own for this grader's engine (``gold_sql_spark``) is graded with
+        those instead (``BenchmarkCase.golds_for``), read in the engine's dialect."""
+        golds = case.golds_for(self.engine)
+        golds = golds if self.host is not None else tuple(g for g in golds if g.is_sql)  # a file gold needs a database
         if not golds:
             raise GoldError("the case's golds are result files, and a result needs a database to run the prediction")
         answers = []
         for g in golds:
             try:
-                answer = self.gold(g.source, case) if g.is_sql else self.result_gold(g, case)
+                answer = (self.gold(g.source, case, dialect=self.engine_dialect if g.engine else None) if g.is_sql
+                          else self.result_gold(g, case))
             except GoldError as exc:
                 if len(golds) == 1:
                     raise
@@ -176,7 +182,7 @@ class SuiteGrader:
     def _with_alternatives(self, case: BenchmarkCase, golds: Any, answers: list[GoldAnswer]) -> GoldAnswer:
         """A case's gold answers as one: the first, named by index, kind and source, carrying
         the others as its ``alternatives`` and the case's Spider 2.0 standard."""
-        named = [replace(a, index=g.index, kind=g.kind, source=g.source) for g, a in zip(golds, answers)]
+        named = [replace(a, index=g.index, kind=g.kind, source=g.source, engine=g.engine) for g, a in zip(golds, answers)]
         named[0].alternatives = named[1:]
         named[0].spider2 = spider2_standard(case) if self.host is not None else None
         return named[0]
@@ -189,12 +195,15 @@ class SuiteGrader:
         (``case_gold``) then reads each answer once, and a rerun executes none."""
         if self.host is None:
             return None
-        if len(case.golds) == 1 and case.golds[0].is_sql:
-            return self.stored_gold(case.golds[0].source, case, ask_ahead=ask_ahead)
+        golds = case.golds_for(self.engine)  # its engine's own golds (gold_sql_spark) when it has them
+        if len(golds) == 1 and golds[0].is_sql:
+            return self.stored_gold(golds[0].source, case, ask_ahead=ask_ahead,
+                                    dialect=self.engine_dialect if golds[0].engine else None)
         answers: list[GoldAnswer | None] = []
-        for g in case.golds:
+        for g in golds:
             if g.is_sql:
-                answers.append(self.stored_gold(g.source, case, ask_ahead=ask_ahead))
+                answers.append(self.stored_gold(g.source, case, ask_ahead=ask_ahead,
+                                                dialect=self.engine_dialect if g.engine else None))
             else:
                 try:  # a result file is read here, never by the engine: stored on first use
                     answers.append(self.result_gold(g, case))
@@ -202,7 +211,7 @@ class SuiteGrader:
                     answers.append(None)
         if any(a is None or a.empty for a in answers):  # an empty gold's variants are chosen at setup
             return None
-        return self._with_alternatives(case, case.golds, [a for a in answers if a is not None])
+        return self._with_alternatives(case, golds, [a for a in answers if a is not None])
 
     def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
         """A result-file gold (``cases.Gold`` of kind "result") as a gold answer: the file read
@@ -252,14 +261,14 @@ class SuiteGrader:
                             f"column(s) ({', '.join(columns)}); fix: name 0-based positions below {len(columns)}")
 
     def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None, *,
-                    ask_ahead: bool = False) -> GoldAnswer | None:
+                    ask_ahead: bool = False, dialect: str | None = None) -> GoldAnswer | None:
         """The gold answer if it is stored already, else None: never waits, never raises.
         With ``ask_ahead`` a gold not stored yet is sent to the engine now, so on a first
         run it executes while this process grades the case before; ``gold`` reads it."""
         if self.host is None:
             return None
         try:
-            static, request, policy = self._gold_request(gold_sql, case)
+            static, request, policy = self._gold_request(gold_sql, case, dialect)
             meta = self._cached_gold(request["key"])
             if meta is not None:
                 return self._gold_answer(static, request, policy, meta)
@@ -272,8 +281,9 @@ class SuiteGrader:
             self._golds_ahead[key] = self.host.submit("gold", request, ahead=True)
         return None
 
-    def _gold_request(self, gold_sql: str, case: BenchmarkCase | None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
-        static = self.analyses.get(gold_sql)  # cases sharing a gold SQL share its analysis
+    def _gold_request(self, gold_sql: str, case: BenchmarkCase | None,
+                      dialect: str | None = None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
+        static = self.analyses.get(gold_sql, dialect)  # cases sharing a gold SQL share its analysis
         order, sql = static.order, static.engine_sql
         policy = case_contract(self.policy, case, order)
         ordered = policy.ordered
@@ -330,8 +340,8 @@ class SuiteGrader:
             self._stored[key] = meta
         return meta
 
-    def _parsed_gold(self, gold_sql: str) -> GoldAnswer:
-        static = self.analyses.get(gold_sql)
+    def _parsed_gold(self, gold_sql: str, dialect: str | None = None) -> GoldAnswer:
+        static = self.analyses.get(gold_sql, dialect)
         return GoldAnswer(key="", rows=0, columns=[], types=[], cached=True,
                           policy=ComparePolicy(order_matters=False),
                           tables=list(static.tables), joins=static.joins, tree=static.tree, analysis=static)
