@@ -107,7 +107,7 @@ class SuiteGrader:
         self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
         self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see stored_gold)
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
-        self._requests: dict[str, tuple[Any, Any]] = {}  # gold SQL -> (case, _gold_request's answer), the last few
+        self._requests: dict[str, tuple[BenchmarkCase | None, tuple[GoldAnalysis, dict[str, Any], ComparePolicy]]] = {}  # gold SQL -> (case, _gold_request's answer), the last few
 
     @staticmethod
     def start_engine(database: str | Path, limits: Limits, cache_dir: Path,

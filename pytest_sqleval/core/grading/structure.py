@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from sqlglot import exp
@@ -56,7 +57,7 @@ def _generator(dialect: str) -> Generator:
     return gen
 
 
-Undo = list[Callable[[], None]]
+Undo = list[Callable[[], object]]  # steps that put a rewritten tree back, run last first
 
 
 def _order_equalities(tree: exp.Expr, gen: Generator, budget: Budget | None = None, undo: Undo | None = None) -> None:
@@ -69,10 +70,10 @@ def _order_equalities(tree: exp.Expr, gen: Generator, budget: Budget | None = No
         if gen.generate(right, copy=False) < gen.generate(left, copy=False):
             _swap(eq)
             if undo is not None:
-                undo.append(lambda eq=eq: _swap(eq))
+                undo.append(partial(_swap, eq))
 
 
-def _swap(eq: exp.Expr) -> None:
+def _swap(eq: exp.EQ) -> None:
     left, right = eq.left, eq.right
     eq.set("this", right)
     eq.set("expression", left)
@@ -171,12 +172,12 @@ def _strip_values(tree: exp.Expr, budget: Budget | None = None, undo: Undo | Non
         else:
             placeholder = lit.replace(exp.Placeholder())
             if undo is not None:
-                undo.append(lambda p=placeholder, lit=lit: p.replace(lit))
+                undo.append(partial(placeholder.replace, lit))
     for parent, key, ids in in_lists.values():
         before = parent.args[key]
         parent.set(key, [exp.Placeholder() if id(e) in ids else e for e in before])
         if undo is not None:
-            undo.append(lambda parent=parent, key=key, before=before: parent.set(key, before))
+            undo.append(partial(parent.set, key, before))
 
 
 def _extract(sel: exp.Select | None, tree: exp.Expr, gen: Generator, set_ops: list[str],
