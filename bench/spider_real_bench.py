@@ -1,6 +1,6 @@
 """Real Spider dev, side by side with Spider's official evaluator, in one run.
 
-    python bench/spider_real_bench.py --spider DIR --pred FILE --official DIR --official-python PY [--repeat 3]
+    python bench/spider_real_bench.py --spider DIR --pred FILE --official DIR --official-python PY [--repeat 3] [--no-xdist]
 
 ``--spider``: a Spider release folder (``dev.json``, ``tables.json``, ``database/<db>/<db>.sqlite``);
 ``--pred``: one predicted SQL per line in ``dev.json`` order (e.g. DAIL-SQL's
@@ -179,6 +179,7 @@ def main() -> None:
                     help="also run ours from this checkout (an earlier commit), serial cold and warm, in turn")
     ap.add_argument("--isolation-ab", action="store_true",
                     help="also run ours with SQLite in the grading process ([limits] isolation = \"auto\")")
+    ap.add_argument("--no-xdist", action="store_true", help="leave out the -n 2 run (the serial targets only)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "spider_real.json")
     args = ap.parse_args()
     report = Report()
@@ -217,7 +218,8 @@ def main() -> None:
                                     ("serial, warm, isolation = auto", in_process_common, False),
                                     ("baseline code: serial, cold", common, True),
                                     ("baseline code: serial, warm", common, False)):
-            if (not args.isolation_ab and "isolation" in name) or (args.baseline_code is None and "baseline" in name):
+            if (not args.isolation_ab and "isolation" in name) or (args.baseline_code is None and "baseline" in name) \
+                    or (args.no_xdist and "-n 2" in name):
                 continue
             if cold:
                 fresh(cache)

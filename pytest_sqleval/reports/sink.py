@@ -6,7 +6,9 @@ error-class cache.
 It reads records only. In an xdist run only the controller keeps one; workers attach
 their records to the reports they send (``user_properties``, as the record's JSON object),
 so serial and ``-n 2`` runs write the same files. That object becomes a ``CaseRecord``
-here, on arrival (``CaseRecord.from_json_dict``), and JSON again only in the files."""
+here, on arrival (``CaseRecord.from_json_dict``), and JSON again only in the files; in a
+serial run the item that made it offers the typed record with it (``offer``), which is
+taken instead of reading the same object back."""
 from __future__ import annotations
 
 import json
@@ -41,6 +43,13 @@ class ResultsSink:
         self._journal_lines: dict[str, tuple[int, int]] = {}
         self._journal_size = 0
         self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
+        # nodeid -> (record, its JSON object): offered by the item that graded it in this process
+        self._offered: dict[str, tuple[CaseRecord, Any]] = {}
+
+    def offer(self, nodeid: str, record: CaseRecord, data: Any) -> None:
+        """The typed record of a case graded in this process (serial), beside the JSON object
+        its report carries: taken as it is on arrival, instead of read back from ``data``."""
+        self._offered[nodeid] = (record, data)
 
     def on_report(self, report: Any) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, tuple) and len(p) == 2)
@@ -57,7 +66,9 @@ class ResultsSink:
             self.other_failures += 1
         if data is None or report.nodeid in self.records:
             return
-        record = self.records[report.nodeid] = CaseRecord.from_json_dict(data, source=report.nodeid)
+        offered = self._offered.pop(report.nodeid, None)
+        record = self.records[report.nodeid] = (offered[0] if offered is not None and offered[1] is data
+                                                else CaseRecord.from_json_dict(data, source=report.nodeid))
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"

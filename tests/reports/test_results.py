@@ -145,3 +145,36 @@ def test_json_report_carries_records_and_the_gated_exit_code(pytester: pytest.Py
         assert record["case_id"] == cid
         assert record["error_class"] == NAIVE_CLASSES[cid]
         assert entry["outcome"] == ("passed" if NAIVE_CLASSES[cid] is None else "failed")
+
+
+def test_the_sink_takes_the_typed_record_its_item_offers_not_a_copy_read_back(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serial: the item that graded a case offers its record with the JSON object its report
+    carries; the sink keeps that record, where it read every one back from JSON (issue 35).
+    A report whose object is another (a worker's, a plugin's edit) is read from its JSON."""
+    from types import SimpleNamespace
+
+    from pytest_sqleval.core.records import CaseRecord
+    from pytest_sqleval.reports.sink import ResultsSink
+    reads = []
+    real = CaseRecord.from_json_dict.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(CaseRecord, "from_json_dict",
+                        classmethod(lambda cls, data, **kw: reads.append(data) or real(cls, data, **kw)))
+    sink = ResultsSink(tmp_path / "results", "run1")
+    try:
+        def report(nodeid: str, data: dict[str, Any]) -> Any:
+            return SimpleNamespace(nodeid=nodeid, failed=False, duration=0.1,
+                                   user_properties=[("sqleval_case", nodeid), ("sqleval", data)])
+        mine = CaseRecord(backend="gold", status="passed", case_id="q1", nodeid="s/q.jsonl::q1")
+        data = mine.to_json_dict()
+        sink.offer(mine.nodeid, mine, data)
+        sink.on_report(report(mine.nodeid, data))
+        assert sink.records[mine.nodeid] is mine and reads == []
+        other = CaseRecord(backend="gold", status="failed", case_id="q2", nodeid="s/q.jsonl::q2")
+        sink.offer(other.nodeid, other, other.to_json_dict())
+        sink.on_report(report(other.nodeid, dict(other.to_json_dict(), extra_field=1)))
+        assert len(reads) == 1 and sink.records[other.nodeid].extra == {"extra_field": 1}
+        lines = (tmp_path / "results").glob(".results.run1.*.partial.jsonl")
+        assert [json.loads(x)["case_id"] for x in next(lines).read_text().splitlines()] == ["q1", "q2"]
+    finally:
+        sink.close_journal(remove=True)

@@ -108,6 +108,7 @@ class SuiteGrader:
         self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
         self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see stored_gold)
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
+        self._requests: dict[tuple[str, str | None], tuple[BenchmarkCase | None, tuple[GoldAnalysis, dict[str, Any], ComparePolicy]]] = {}  # (gold SQL, dialect) -> (case, _gold_request's answer), the last few
 
     @staticmethod
     def start_engine(database: str | Path, limits: Limits, cache_dir: Path,
@@ -283,6 +284,20 @@ class SuiteGrader:
 
     def _gold_request(self, gold_sql: str, case: BenchmarkCase | None,
                       dialect: str | None = None) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
+        """The gold's analysis, its request to the engine (keyed by a hash of everything the
+        answer depends on) and its policy. A case asks twice (ahead, then at its setup): the
+        last few are kept, keyed by the gold SQL and its dialect and the case object itself."""
+        memo = self._requests.get((gold_sql, dialect))
+        if memo is not None and memo[0] is case:
+            return memo[1]
+        made = self._make_gold_request(gold_sql, case, dialect)
+        if len(self._requests) >= GOLDS_AHEAD:  # as many as may be asked ahead (several golds a case)
+            self._requests.pop(next(iter(self._requests)))
+        self._requests[(gold_sql, dialect)] = (case, made)
+        return made
+
+    def _make_gold_request(self, gold_sql: str, case: BenchmarkCase | None, dialect: str | None = None,
+                           ) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
         static = self.analyses.get(gold_sql, dialect)  # cases sharing a gold SQL share its analysis
         order, sql = static.order, static.engine_sql
         policy = case_contract(self.policy, case, order)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -56,30 +57,26 @@ def _generator(dialect: str) -> Generator:
     return gen
 
 
-def _order_equalities(tree: exp.Expr, gen: Generator, budget: Budget | None = None) -> None:
+Undo = list[Callable[[], object]]  # steps that put a rewritten tree back, run last first
+
+
+def _order_equalities(tree: exp.Expr, gen: Generator, budget: Budget | None = None, undo: Undo | None = None) -> None:
     """Put each equality's sides in a canonical order, innermost first: ``a = b`` and
-    ``b = a`` are the same condition."""
+    ``b = a`` are the same condition. Each swap is noted in ``undo`` (a swap undoes itself)."""
     for eq in reversed(list(tree.find_all(exp.EQ))):
         if budget is not None:
             budget.tick()
         left, right = eq.left, eq.right
         if gen.generate(right, copy=False) < gen.generate(left, copy=False):
-            eq.set("this", right)
-            eq.set("expression", left)
+            _swap(eq)
+            if undo is not None:
+                undo.append(partial(_swap, eq))
 
 
-def _canonical_copy(tree: exp.Expr, gen: Generator, budget: Budget | None = None) -> exp.Expr:
-    """A copy of ``tree`` with its equalities in canonical order. The tree is rewritten,
-    not the generator extended: sqlglot's compiled build (``sqlglot[c]``) allows no
-    subclass of its generators."""
-    tree = tree.copy()
-    _order_equalities(tree, gen, budget)
-    return tree
-
-
-def _normalized_text(tree: exp.Expr, dialect: str, budget: Budget | None = None) -> str:
-    gen = _generator(dialect)
-    return gen.generate(_canonical_copy(tree, gen, budget), copy=False)
+def _swap(eq: exp.EQ) -> None:
+    left, right = eq.left, eq.right
+    eq.set("this", right)
+    eq.set("expression", left)
 
 
 def _text(gen: Generator, node: exp.Expr | None) -> str:
@@ -129,30 +126,40 @@ def _main_select(tree: exp.Expr) -> exp.Select | None:
 
 def clauses_of(tree: exp.Expr, dialect: str, strip_values: bool = False) -> dict[str, list[str]]:
     """Each clause as a sorted list of normalized items (a multiset)."""
-    valued, stripped = _clauses(tree, dialect)
+    valued, stripped, _ = _clauses(tree, dialect, text_if=lambda _: False)
     return stripped if strip_values else valued
 
 
-def _clauses(tree: exp.Expr, dialect: str,
-             budget: Budget | None = None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """The clauses of ``tree``, with and without values: one copy, searched once, written
-    with values, then again with every literal replaced by a placeholder."""
+def _clauses(tree: exp.Expr, dialect: str, budget: Budget | None = None,
+             text_if: Callable[[dict[str, list[str]]], bool] | None = None,
+             ) -> tuple[dict[str, list[str]], dict[str, list[str]], str | None]:
+    """The clauses of ``tree``, with and without values, and its normalized text where
+    ``text_if`` (given the valued clauses) asks for it. The tree is rewritten in place
+    (equalities ordered, then every literal replaced by a placeholder), searched, written,
+    and put back as it was, whatever happens: a copy of the tree cost more than all the rest
+    (a prediction's tree is shared by the layers, which run one after another)."""
     gen = _generator(dialect)
-    tree = _canonical_copy(tree, gen, budget)
-    sel = _main_select(tree)
-    set_ops = sorted(type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
-                     for s in tree.find_all(exp.SetOperation))
-    windows = list(sel.find_all(exp.Window)) if sel is not None else []
-    valued = _extract(sel, tree, gen, set_ops, windows, budget)
-    _strip_values(tree, budget)
-    _order_equalities(tree, gen, budget)
-    return valued, _extract(sel, tree, gen, set_ops, windows, budget)
+    undo: Undo = []
+    try:
+        _order_equalities(tree, gen, budget, undo)
+        sel = _main_select(tree)
+        set_ops = sorted(type(s).__name__.upper() + (" ALL" if not s.args.get("distinct", True) else "")
+                         for s in tree.find_all(exp.SetOperation))
+        windows = list(sel.find_all(exp.Window)) if sel is not None else []
+        valued = _extract(sel, tree, gen, set_ops, windows, budget)
+        text = gen.generate(tree, copy=False) if text_if is None or text_if(valued) else None
+        _strip_values(tree, budget, undo)
+        _order_equalities(tree, gen, budget, undo)
+        return valued, _extract(sel, tree, gen, set_ops, windows, budget), text
+    finally:
+        for step in reversed(undo):
+            step()
 
 
-def _strip_values(tree: exp.Expr, budget: Budget | None = None) -> None:
-    """Every literal replaced by a placeholder. Literals in a list (``IN (...)``, ``VALUES``)
-    are replaced by rebuilding the list once: replacing them one by one re-indexes the
-    list each time, quadratic in its length (20,000 values: 27 s)."""
+def _strip_values(tree: exp.Expr, budget: Budget | None = None, undo: Undo | None = None) -> None:
+    """Every literal replaced by a placeholder, each replacement noted in ``undo``. Literals
+    in a list (``IN (...)``, ``VALUES``) are replaced by rebuilding the list once: replacing
+    them one by one re-indexes the list each time, quadratic in its length (20,000 values: 27 s)."""
     in_lists: dict[tuple[int, str], tuple[exp.Expr, str, set[int]]] = {}
     for lit in list(tree.find_all(exp.Literal)):
         if budget is not None:
@@ -163,9 +170,14 @@ def _strip_values(tree: exp.Expr, budget: Budget | None = None) -> None:
         if isinstance(parent.args.get(key), list):
             in_lists.setdefault((id(parent), key), (parent, key, set()))[2].add(id(lit))
         else:
-            lit.replace(exp.Placeholder())
+            placeholder = lit.replace(exp.Placeholder())
+            if undo is not None:
+                undo.append(partial(placeholder.replace, lit))
     for parent, key, ids in in_lists.values():
-        parent.set(key, [exp.Placeholder() if id(e) in ids else e for e in parent.args[key]])
+        before = parent.args[key]
+        parent.set(key, [exp.Placeholder() if id(e) in ids else e for e in before])
+        if undo is not None:
+            undo.append(partial(parent.set, key, before))
 
 
 def _extract(sel: exp.Select | None, tree: exp.Expr, gen: Generator, set_ops: list[str],
@@ -206,6 +218,12 @@ def _extract(sel: exp.Select | None, tree: exp.Expr, gen: Generator, set_ops: li
     return out
 
 
+
+
+def _same_clauses(gold: dict[str, list[str]], pred: dict[str, list[str]]) -> bool:
+    """Whether every clause matches (``compare_structure``'s ``exact_match``): ORDER BY as
+    a sequence, the others as multisets."""
+    return all(gold[k] == pred[k] if k == "order_by" else Counter(gold[k]) == Counter(pred[k]) for k in CLAUSE_WEIGHTS)
 
 
 def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
@@ -250,7 +268,9 @@ class GoldSide:
 
 
 def gold_side(gold: exp.Expr, dialect: str, sql: str | None = None) -> GoldSide:
-    return GoldSide(*_clauses(gold, dialect), _normalized_text(gold, dialect), sql)
+    valued, stripped, text = _clauses(gold, dialect)
+    assert text is not None  # asked for (no ``text_if``)
+    return GoldSide(valued, stripped, text, sql)
 
 
 def compare_structure(pred: exp.Expr, gold: exp.Expr | GoldSide, dialect: str,
@@ -261,10 +281,11 @@ def compare_structure(pred: exp.Expr, gold: exp.Expr | GoldSide, dialect: str,
     gold's side without analysing the prediction."""
     side = gold if isinstance(gold, GoldSide) else gold_side(gold, dialect)
     gc, gv = side.valued, side.stripped
+    text: str | None = None
     if pred_sql is not None and pred_sql == side.sql:
         pc, pv = gc, gv
-    else:
-        pc, pv = _clauses(pred, dialect, budget)
+    else:  # the normalized text only where it can matter: an exact match
+        pc, pv, text = _clauses(pred, dialect, budget, text_if=lambda valued: _same_clauses(gc, valued))
     clauses: dict[str, dict[str, Any]] = {}
     distance = 0.0
     for name, weight in CLAUSE_WEIGHTS.items():
@@ -280,5 +301,5 @@ def compare_structure(pred: exp.Expr, gold: exp.Expr | GoldSide, dialect: str,
     exact = all(c["match"] for c in clauses.values())
     no_values = all((pv[k] == gv[k]) if k == "order_by" else sorted(pv[k]) == sorted(gv[k]) for k in CLAUSE_WEIGHTS)
     # Equal normalized text means equal clauses, so only an exact match needs the text.
-    normalized = exact and (pc is gc or _normalized_text(pred, dialect, budget) == side.normalized)
+    normalized = exact and (pc is gc or text == side.normalized)
     return StructureResult(normalized, exact, no_values, round(distance, 4), clauses)

@@ -141,3 +141,27 @@ def test_the_stored_gold_side_gives_the_structural_evidence_of_the_gold_tree(pre
     direct = compare_structure(tree, gold_tree, "sqlite").to_dict()
     assert compare_structure(tree, stored, "sqlite", pred_sql=pred).to_dict() == direct
     assert compare_structure(tree, stored, "sqlite").to_dict() == direct
+
+
+def test_a_case_asking_ahead_then_at_its_setup_builds_its_gold_request_once(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request (its policy, its key: a hash of JSON) is the same both times a case asks
+    for its gold; it was built twice (issue 35). Another case with the same gold SQL gets
+    its own, from its own policy."""
+    from pytest_sqleval.core.cases import BenchmarkCase
+    db = pets_db(tmp_path / "pets.sqlite")
+    g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
+    gets = []
+    real = g.analyses.get
+    monkeypatch.setattr(g.analyses, "get", lambda sql: gets.append(sql) or real(sql))
+    sql = "SELECT name FROM owner ORDER BY name"
+    try:
+        case = BenchmarkCase(id="q1", question="owners", gold_sql=sql)
+        assert g.stored_gold(sql, case, ask_ahead=True) is None  # not stored yet: sent ahead
+        first = g.gold(sql, case)
+        assert len(gets) == 1 and first.policy.ordered
+        other = BenchmarkCase(id="q2", question="owners, any order", gold_sql=sql, order_matters=False)
+        second = g.gold(sql, other)
+        assert len(gets) == 2 and not second.policy.ordered and second.key != first.key
+    finally:
+        g.close()

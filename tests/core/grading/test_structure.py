@@ -89,3 +89,54 @@ def test_diagnostics_flag_ambiguity_and_map_columns() -> None:
                                   "predicted_kind": "integer", "match": False}
     assert d["scores"]["aggregate"] >= 0.5 and d["scores"]["filter"] >= 0.5
     assert d["ambiguous"] and d["confidence"] < 0.8
+
+
+# The diff rewrites the trees in place (equalities ordered, literals replaced) and puts them
+# back: the prediction's tree is shared by the layers and the gold's by its analysis.
+_REWRITTEN = ("SELECT a.x, 3 FROM t AS a JOIN u AS b ON b.id = a.id "
+              "WHERE 'k' = a.name AND a.y IN (1, 2, 3) AND 5 < a.z ORDER BY 1 LIMIT 10")
+
+
+def _shape(tree: sqlglot.exp.Expr) -> list[tuple[str, int, str | None, int | None, int]]:
+    """Every node with its parent, key and index: what an in-place rewrite could leave changed."""
+    return [(type(n).__name__, id(n), n.arg_key, n.index, id(n.parent)) for n in tree.walk()]
+
+
+def test_the_diff_leaves_both_trees_as_they_were() -> None:
+    pred = sqlglot.parse_one(_REWRITTEN, read="sqlite")
+    gold = sqlglot.parse_one(_REWRITTEN.replace("'k' = a.name", "a.name = 'j'"), read="sqlite")
+    before = (pred.sql(), _shape(pred), gold.sql(), _shape(gold))
+    from pytest_sqleval.core.grading.structure import gold_side
+    result = compare_structure(pred, gold_side(gold, "sqlite"), "sqlite")
+    assert result.no_values_exact_match and not result.exact_match  # the literals were stripped and ordered
+    assert (pred.sql(), _shape(pred), gold.sql(), _shape(gold)) == before
+
+
+def test_a_diff_stopped_by_the_budget_leaves_the_tree_as_it_was() -> None:
+    from pytest_sqleval.core.grading.budget import Budget, OverBudget
+    pred = sqlglot.parse_one(_REWRITTEN, read="sqlite")
+    gold = sqlglot.parse_one("SELECT 1", read="sqlite")
+    before = (pred.sql(), _shape(pred))
+    ticks = 0
+
+    class Spent(Budget):
+        def tick(self) -> None:  # runs out in the middle of the literals' replacement
+            nonlocal ticks
+            ticks += 1
+            if ticks > 12:
+                raise OverBudget("spent")
+    with pytest.raises(OverBudget):
+        compare_structure(pred, gold, "sqlite", Spent(60))
+    assert ticks > 12 and (pred.sql(), _shape(pred)) == before
+
+
+def test_the_diff_copies_no_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the prediction's tree cost more than the rest of the diff (issue 35)."""
+    pred = sqlglot.parse_one(_REWRITTEN, read="sqlite")
+    gold = sqlglot.parse_one(_REWRITTEN, read="sqlite")
+    copies = []
+    owner = next(c for c in type(pred).__mro__ if "copy" in c.__dict__)  # sqlglot's Expression
+    real = owner.copy
+    monkeypatch.setattr(owner, "copy", lambda self: copies.append(self) or real(self))
+    assert compare_structure(pred, gold, "sqlite").normalized_match
+    assert copies == []
