@@ -18,7 +18,7 @@ import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Mapping
+from typing import IO, Any, Iterable, Mapping, NamedTuple
 
 from ..core import TRACE_KEY, TRACE_REPORT_KEY
 from ..core import render_trace as render_markdown
@@ -43,7 +43,7 @@ def write_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: dic
     page = PageBuilder(path.parent)
     for rec in records:
         page.add(rec)
-    page.publish(path, _static_html(records, summary), reread=records.__getitem__)
+    page.publish(path, _static_html(records, summary))
     return path
 
 
@@ -56,7 +56,7 @@ def render_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: di
     for rec in records:
         page.add(rec)
     out = io.StringIO()
-    page.write(out, _static_html(records, summary), reread=records.__getitem__)
+    page.write(out, _static_html(records, summary))
     return out.getvalue()
 
 
@@ -65,17 +65,17 @@ class PageBuilder:
     kept as its JSON text (a few KB, not the record's evidence as objects), each case's row
     likewise, and what the budget (``_bound``) needs. ``write`` then streams the page, in
     the order given, equal byte for byte to the page built from every record at once; the
-    entries the budget cuts are rebuilt from their records (``reread``), read back one at a time."""
+    entries the budget cuts are made from their text (``_RunText.cut``)."""
 
     def __init__(self, page_dir: Path | None) -> None:
         self.page_dir = page_dir
         # per record, in the order added: case key, run JSON (without "c"), its evidence's
         # cost, passed, the case's row JSON (without its gold preview), the gold preview's JSON
-        self._entries: list[tuple[str, str, int, bool, str, str | None]] = []
+        self._entries: list[tuple[str, _RunText, int, bool, str, str | None]] = []
         self._texts: dict[str, str] = {}  # one copy of a row or preview text many records share
 
     def add(self, rec: CaseRecord) -> int:
-        """Add a record's entry; returns its index (``write``'s ``order`` and ``reread`` use it)."""
+        """Add a record's entry; returns its index (``write``'s ``order`` uses it)."""
         run = _run(rec, self.page_dir)
         cost = len(json.dumps([run["layers"], run["preview"], run["trace"]], default=str))
         gold = _dict(rec.gold)
@@ -86,12 +86,11 @@ class PageBuilder:
         preview = _preview(gold.get("preview"), gold.get("rows"))
         row_text = self._texts.setdefault(t := _json(row), t)
         preview_text = None if preview is None else self._texts.setdefault(t := _json(preview), t)
-        self._entries.append((f"{rec.suite}\x1f{rec.case_id}", _json(run), cost, rec.status == "passed",
+        self._entries.append((f"{rec.suite}\x1f{rec.case_id}", _RunText.of(run), cost, rec.status == "passed",
                               row_text, preview_text))
         return len(self._entries) - 1
 
-    def write(self, fh: IO[str], static_html: str, reread: Callable[[int], CaseRecord],
-              order: Iterable[int] | None = None) -> None:
+    def write(self, fh: IO[str], static_html: str, order: Iterable[int] | None = None) -> None:
         """The page to ``fh``: the records' entries in ``order`` (indexes from ``add``;
         default: as added), the run's tables (``static_html``) above them."""
         order = list(range(len(self._entries)) if order is None else order)
@@ -118,9 +117,8 @@ class PageBuilder:
         fh.write(",".join(f'{row[:-1]},"gold_preview":{preview or "null"}}}' for row, preview in rows))
         fh.write('],"runs":[')
         for n, i in enumerate(order):
-            key, run_text = entries[i][0], entries[i][1]
-            if i in cut:
-                run_text = _json(_run(reread(i), self.page_dir, cut=True))
+            key, run = entries[i][0], entries[i][1]
+            run_text = run.cut() if i in cut else run.text
             fh.write(f'{"," if n else ""}{{"c":{cases[key]},{run_text[1:]}')
         limits = {"preview_rows": PREVIEW_ROWS, "text_chars": TEXT_CHARS, "detail_left_out": len(cut)}
         fh.write(f'],"limits":{_json(limits)}}}')
@@ -138,13 +136,51 @@ class PageBuilder:
                 cut.add(i)
         return cut
 
-    def publish(self, path: Path, static_html: str, reread: Callable[[int], CaseRecord],
-                order: Iterable[int] | None = None) -> None:
+    def publish(self, path: Path, static_html: str, order: Iterable[int] | None = None) -> None:
         """``write`` into ``path``, replaced whole."""
         def write(tmp: Path) -> None:
             with open(tmp, "w", encoding="utf-8") as fh:
-                self.write(fh, static_html, reread, order)
+                self.write(fh, static_html, order)
         publish_file(path, write)
+
+
+class _RunText(NamedTuple):
+    """A run's entry as JSON text, with where its preview, its layers and its trace are:
+    enough to make the entry the budget cuts (``_run(..., cut=True)``) from the text alone,
+    its keys in the same order."""
+    text: str
+    preview_at: int
+    preview_end: int
+    layers_at: int
+    trace_at: int
+
+    @classmethod
+    def of(cls, run: dict[str, Any]) -> "_RunText":
+        keys = list(run)
+        p, m = keys.index("preview"), keys.index("layers")
+        assert keys[m:] == ["layers", "trace"]
+        head = _json({k: run[k] for k in keys[:p]})[:-1] + ',"preview":'
+        preview = _json(run["preview"])
+        middle = "," + _json({k: run[k] for k in keys[p + 1:m]})[1:-1]
+        layers = f',"layers":{_json(run["layers"])},"trace":'
+        a = len(head)
+        b = a + len(preview)
+        c = b + len(middle)
+        return cls(f"{head}{preview}{middle}{layers}{_json(run['trace'])}}}", a, b, c, c + len(layers))
+
+    def cut(self) -> str:
+        """The entry past the page's budget: no layers, no trace text, the first
+        ``PREVIEW_ROWS_OVER_BUDGET`` rows of its preview (as ``_run(..., cut=True)`` makes it)."""
+        text = self.text
+        preview = json.loads(text[self.preview_at:self.preview_end])
+        if preview is not None:
+            rows = preview["rows"][:PREVIEW_ROWS_OVER_BUDGET]
+            preview = {"rows": rows, "total": preview["total"], "shown": len(rows)}
+        trace = json.loads(text[self.trace_at:-1])
+        if trace:
+            trace["markdown"] = None  # the link to its report file stays
+        return (f'{text[:self.preview_at]}{_json(preview)}{text[self.preview_end:self.layers_at]}'
+                f',"layers":null,"trace":{_json(trace)}}}')
 
 
 def _json(value: Any) -> str:

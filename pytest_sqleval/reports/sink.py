@@ -139,17 +139,12 @@ class ResultsSink:
                     out.write(line_of(rec.nodeid))
 
         order = [self._page_index[rec.nodeid] for rec in records]
-        nodeid_of = {i: rec.nodeid for i, rec in zip(order, records)}
-
-        def reread(index: int) -> CaseRecord:  # a record the page's budget cuts, read back whole
-            return CaseRecord.from_json_dict(json.loads(line_of(nodeid_of[index])), source=str(self._journal))
-
         summary_text = json.dumps(summary, indent=2, default=str) + "\n"
         from .html import REPORT_NAME, _static_html
         with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
             publish_file(self.results_dir / "results.jsonl", write_results)
             publish_file(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
-            self._page.publish(self.results_dir / REPORT_NAME, _static_html(records, summary), reread, order)
+            self._page.publish(self.results_dir / REPORT_NAME, _static_html(records, summary), order)
         self.close_journal(remove=True)
 
     def remember_error_classes(self, records: list[CaseRecord]) -> None:
