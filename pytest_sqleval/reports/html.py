@@ -102,19 +102,19 @@ class PageBuilder:
         else:
             tail = tail.replace(_STATIC_MARK, static_html, 1)
         cases: dict[str, int] = {}
-        rows: list[list[str | None]] = []  # each case once: its row, then its gold preview
+        rows: list[tuple[str, list[str | None]]] = []  # each case once: its row, and its gold preview
         for i in order:
             key, _, _, _, row_text, preview_text = entries[i]
             at = cases.get(key)
             if at is None:
                 cases[key] = len(rows)
-                rows.append([row_text, preview_text])
-            elif rows[at][1] is None:
-                rows[at][1] = preview_text
+                rows.append((row_text, [preview_text]))
+            elif rows[at][1][0] is None:
+                rows[at][1][0] = preview_text
         cut = self._cut(order)
         fh.write(head)
         fh.write('{"cases":[')
-        fh.write(",".join(f'{row[:-1]},"gold_preview":{preview or "null"}}}' for row, preview in rows))
+        fh.write(",".join(f'{row[:-1]},"gold_preview":{preview[0] or "null"}}}' for row, preview in rows))
         fh.write('],"runs":[')
         for n, i in enumerate(order):
             key, run = entries[i][0], entries[i][1]

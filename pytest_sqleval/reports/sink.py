@@ -131,7 +131,8 @@ class ResultsSink:
             offset, size = lines[nodeid]
             assert fh is not None
             fh.seek(offset)
-            return fh.read(size)
+            line: bytes = fh.read(size)
+            return line
 
         def write_results(tmp: Path) -> None:
             with open(tmp, "wb") as out:
