@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,10 +42,14 @@ TIMEOUT_S = 900.0  # one pytest process at most (--timeout)
 COMMON = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "--tb=no", "-rN"]
 
 # pytest as ``python -m pytest``, printing on its last stderr line the process's own peak
-# RSS in KiB (its engine processes are children and not counted)
+# RSS in KiB (its engine processes are children and not counted), then its CPU seconds
+# (user + system) and its children's (the engine process)
 _SELF_PEAK = ("import atexit, resource, runpy, sys; "
-              "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); "
+              "u = lambda w: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(w)); "
+              "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+              "u(resource.RUSAGE_SELF), u(resource.RUSAGE_CHILDREN), file=sys.stderr)); "
               "sys.argv = ['pytest', *sys.argv[1:]]; runpy.run_module('pytest', run_name='__main__', alter_sys=True)")
+CPU: dict[str, list[float]] = {}  # figure -> CPU seconds (process and children) of each sample
 
 
 def empty_tests(n: int) -> Path:
@@ -58,15 +63,20 @@ def empty_tests(n: int) -> Path:
     return folder / "test_empty.py"
 
 
-def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None) -> tuple[float, str, float | None]:
+def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None,
+               label: str | None = None) -> tuple[float, str, float | None]:
     """One pytest process; ``code``: a folder holding another ``pytest_sqleval`` (an older
-    commit's, for a before/after in the same run) imported instead of this checkout's."""
-    cmd = [PYTHON, "-c", _SELF_PEAK, *args] if peak else pytest_cmd(*args)
+    commit's, for a before/after in the same run) imported instead of this checkout's.
+    Returns its wall, its output and its own peak RSS in MiB; its CPU seconds (its own and
+    its children's) go to ``CPU[label]``."""
+    cmd = [PYTHON, "-c", _SELF_PEAK, *args]
     wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
                      root_first=code is None, timeout=TIMEOUT_S)
     check(proc)
-    mib = int(proc.stderr.strip().splitlines()[-1]) / 1024 if peak else None
-    return wall, proc.stdout, mib
+    kib, own, children = proc.stderr.strip().splitlines()[-1].split()
+    if label:
+        CPU.setdefault(label, []).append(float(own) + float(children))
+    return wall, proc.stdout, (int(kib) / 1024 if peak else None)
 
 
 def suite_args(suite: Path, preds: Path, cache: Path, results: Path) -> list[str]:
@@ -97,17 +107,30 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
     if before is not None:
         pytest_run(suite_args(suite, preds, cache, results), code=before)
     for _ in range(repeat):  # alternated, so a slow stretch of the machine hits all three (four)
-        runs.append(pytest_run(suite_args(suite, preds, cache, results))[0])
+        runs.append(pytest_run(suite_args(suite, preds, cache, results), label="run")[0])
+        cpu0 = time.process_time()
         alone.append(duckdb_alone(database, sqls))
-        bare.append(pytest_run([str(empty), *COMMON])[0])
+        CPU.setdefault("duckdb", []).append(time.process_time() - cpu0)
+        bare.append(pytest_run([str(empty), *COMMON], label="empty")[0])
         if before is not None:
-            olds.append(pytest_run(suite_args(suite, preds, cache, results), code=before)[0])
+            olds.append(pytest_run(suite_args(suite, preds, cache, results), code=before, label="before")[0])
     recs = read_records(results)
     gold_runs = sum(1 for r in recs if r.get("gold") and not r["gold"].get("cached"))
     if len(recs) != n or gold_runs:
         raise RuntimeError(f"expected {n} records with cached gold, got {len(recs)} ({gold_runs} gold queries run)")
     t, d, e = median(runs), median(alone), median(bare)
     own_ms = 1000 * (t - d - e) / n
+    ct, cd, ce = median(CPU["run"]), median(CPU["duckdb"]), median(CPU["empty"])
+    own_cpu_ms = 1000 * (ct - cd - ce) / n
+    report.add(SECTION, f"{n} cases: CPU seconds (pytest and its engine process)", ct, "s", samples=CPU["run"])
+    report.add(SECTION, f"{n} queries: DuckDB alone, CPU seconds", cd, "s", samples=CPU["duckdb"])
+    report.add(SECTION, f"{n} empty parametrized tests: CPU seconds", ce, "s", samples=CPU["empty"])
+    report.add(SECTION, "own cost per case, CPU", own_cpu_ms, "ms", target="<= 0.5 ms", met=own_cpu_ms <= 0.5,
+               note=f"({ct:.2f} - {cd:.2f} - {ce:.2f}) s / {n}")
+    if before is not None:
+        cb = median(CPU["before"])
+        report.add(SECTION, f"{n} cases: CPU seconds, the code before ({before})", cb, "s", samples=CPU["before"],
+                   note=f"own cost per case, CPU, before: {1000 * (cb - cd - ce) / n:.2f} ms")
     report.add(SECTION, f"{n} cases: pytest-sqleval run", t, "s", samples=runs,
                note=f"passed {sum(r['status'] == 'passed' for r in recs)}, failed {sum(r['status'] == 'failed' for r in recs)}")
     report.add(SECTION, f"{n} queries: DuckDB alone in-process", d, "s", samples=alone)
@@ -128,7 +151,8 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
         big_collection(report, big, repeat)
 
 
-def big_collection(report: Report, n: int, repeat: int, peak_runs: int = 1, collection: bool = True) -> None:
+def big_collection(report: Report, n: int, repeat: int, peak_runs: int = 1, collection: bool = True,
+                   before: Path | None = None) -> None:
     print(f"== {n} cases: collection and controller peak RSS ({load()})", flush=True)
     cache, results = WORK / "cache", WORK / "results-big"
     suite, preds, _, _ = setup(n, 1)
@@ -145,30 +169,60 @@ def big_collection(report: Report, n: int, repeat: int, peak_runs: int = 1, coll
         ewalls.append(wall)
         ereported.append(reported_seconds(out))
     if not collection:
-        return peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
+        return peak_run(report, n, suite, preds, cache, results, empty, peak_runs, before)
     c = median(reported)
     report.add(SECTION, f"{n} cases: collection (pytest's 'collected in')", c, "s", samples=reported,
                baseline=median(ereported), baseline_name=f"{n} empty parametrized tests", target="<= 1.0 s",
                met=c <= 1.0, note=f"whole --collect-only process {median(walls):.2f} s (empty tests {median(ewalls):.2f} s)")
     if peak_runs:
-        peak_run(report, n, suite, preds, cache, results, empty, peak_runs)
+        peak_run(report, n, suite, preds, cache, results, empty, peak_runs, before)
 
 
 def peak_run(report: Report, n: int, suite: Path, preds: Path, cache: Path, results: Path, empty: Path,
-             runs: int) -> None:
+             runs: int, before: Path | None = None) -> None:
     """The controller's own peak RSS over a whole run of ``n`` cases (gold answers cached:
-    the suite's gold SQL is the 1000-case suite's, already cached)."""
-    peaks, pwalls = [], []
+    the suite's gold SQL is the 1000-case suite's, already cached). With ``before``, the
+    same run on the older code at the same time (peak RSS does not depend on the machine's
+    load; wall and CPU do), then both runs' outputs compared, timings aside."""
+    from concurrent.futures import ThreadPoolExecutor
+    peaks, pwalls, old_peaks = [], [], []
+    other = results.with_name(results.name + "-before")
     for _ in range(runs):
-        wall, _, mib = pytest_run(suite_args(suite, preds, cache, results), peak=True)
-        assert mib is not None
-        peaks.append(mib)
-        pwalls.append(wall)
+        with ThreadPoolExecutor(2) as pool:
+            mine = pool.submit(pytest_run, [*suite_args(suite, preds, cache, results), "--sqleval-run-id=peak"],
+                               peak=True, label="peak")
+            old = (pool.submit(pytest_run, [*suite_args(suite, preds, cache, other), "--sqleval-run-id=peak"],
+                               peak=True, code=before, label="peak-before") if before is not None else None)
+            wall, _, mib = mine.result()
+            assert mib is not None
+            peaks.append(mib)
+            pwalls.append(wall)
+            if old is not None:
+                old_peaks.append(old.result()[2])
     _, _, empty_mib = pytest_run([str(empty), *COMMON], peak=True)
     p = median(peaks)
     report.add(SECTION, f"{n} cases: controller peak RSS", p, "MiB", samples=peaks, baseline=empty_mib,
                baseline_name=f"{n} empty parametrized tests", target="<= 400 MB", met=p * 2**20 <= 400e6,
-               note=f"run wall {median(pwalls):.1f} s")
+               note=f"run wall {median(pwalls):.1f} s, CPU {median(CPU['peak']):.1f} s")
+    if before is not None:
+        report.add(SECTION, f"{n} cases: controller peak RSS, the code before ({before})", median(old_peaks), "MiB",
+                   samples=old_peaks, note=f"CPU {median(CPU['peak-before']):.1f} s; outputs equal timings aside: "
+                                           f"{same_outputs(results, other)}")
+
+
+_TIMING = re.compile(r'("(?:elapsed_ms|grading_ms|duration_ms)":\s*)(-?[0-9.eE+-]+|null)')
+
+
+def same_outputs(a: Path, b: Path) -> bool:
+    """results.jsonl, summary.json and report.html of two runs equal byte for byte once
+    their timing fields are blanked (both runs carry the same --sqleval-run-id)."""
+    same = True
+    for name in ("results.jsonl", "summary.json", "report.html"):
+        x, y = (_TIMING.sub(r"\g<1>0", (d / name).read_text(encoding="utf-8")) for d in (a, b))
+        if x != y:
+            print(f"  {name} differs between {a} and {b}", flush=True)
+            same = False
+    return same
 
 
 def main() -> None:
@@ -187,12 +241,12 @@ def main() -> None:
     TIMEOUT_S = args.timeout
     report = Report()
     if args.only_peak:
-        big_collection(report, args.big, args.repeat, args.peak_runs, collection=False)
+        big_collection(report, args.big, args.repeat, args.peak_runs, collection=False, before=args.before)
         report.save(Path(__file__).resolve().parent / "results" / "owncost-peak.json")
         return
     run_bench(report, args.cases, args.repeat, 0, args.before)
     if args.big:
-        big_collection(report, args.big, args.repeat, args.peak_runs)
+        big_collection(report, args.big, args.repeat, args.peak_runs, before=args.before)
     report.save(Path(__file__).resolve().parent / "results" / "owncost.json")
 
 

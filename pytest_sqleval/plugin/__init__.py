@@ -216,9 +216,13 @@ class _Hooks:
                 raise pytest.UsageError(str(exc)) from None
             self.state.start_engines(session.items)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
         item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)
+        yield
+        release = getattr(item, "release", None)  # its reports are logged: the record is the sink's now
+        if release is not None:
+            release()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self) -> None:

@@ -159,6 +159,13 @@ class CaseItem(pytest.Item):
             state.sink.offer(self.nodeid, record, data)
         return record
 
+    def release(self) -> None:
+        """After the case's reports: its record, generation and gold answer let go. Items
+        live to the end of the run; 10,000 of them holding their evidence was most of a
+        controller's memory (the sink keeps its own lean copy, ``reports.sink``)."""
+        self.record = self._generation = self._gold = None
+        self.user_properties[:] = [p for p in self.user_properties if not (isinstance(p, tuple) and p[0] == "sqleval")]
+
     def setup(self) -> None:
         state = self._state
         state.prefetch(self.session.items)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import os
 import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Mapping, NamedTuple
 
 from ..core import TRACE_KEY, TRACE_REPORT_KEY
 from ..core import render_trace as render_markdown
@@ -38,8 +39,11 @@ _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 def write_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: dict[str, Any] | None,
                  path: Path) -> Path:
     """Write the page to ``path`` (replaced whole) and return it."""
-    page = render_report(records, summary, page_dir=path.parent)
-    publish_file(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    records = as_records(records)
+    page = PageBuilder(path.parent)
+    for rec in records:
+        page.add(rec)
+    page.publish(path, _static_html(records, summary))
     return path
 
 
@@ -48,12 +52,141 @@ def render_report(records: Iterable[CaseRecord | Mapping[str, Any]], summary: di
     """The page; ``page_dir`` (where it will be written) makes its links to trace reports relative.
     ``records`` as ``CaseRecord``s or as the JSON objects of results.jsonl."""
     records = as_records(records)
-    template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
-    data = _page_data(records, page_dir)
-    # no "<" in the script's data: neither "</script>" nor "<!--" in a question can end it early
-    blob = json.dumps(data, default=str, separators=(",", ":")).replace("<", "\\u003c")
-    page = template.replace(_DATA_MARK, blob, 1)  # the data's mark is the template's only one; the static's comes first
-    return page.replace(_STATIC_MARK, _static_html(records, summary), 1)
+    page = PageBuilder(page_dir)
+    for rec in records:
+        page.add(rec)
+    out = io.StringIO()
+    page.write(out, _static_html(records, summary))
+    return out.getvalue()
+
+
+class PageBuilder:
+    """The page's data built record by record, as a run's records arrive: each run's entry
+    kept as its JSON text (a few KB, not the record's evidence as objects), each case's row
+    likewise, and what the budget (``_bound``) needs. ``write`` then streams the page, in
+    the order given, equal byte for byte to the page built from every record at once; the
+    entries the budget cuts are made from their text (``_RunText.cut``)."""
+
+    def __init__(self, page_dir: Path | None) -> None:
+        self.page_dir = page_dir
+        # per record, in the order added: case key, run JSON (without "c"), its evidence's
+        # cost, passed, the case's row JSON (without its gold preview), the gold preview's JSON
+        self._entries: list[tuple[str, _RunText, int, bool, str, str | None]] = []
+        self._texts: dict[str, str] = {}  # one copy of a row or preview text many records share
+
+    def add(self, rec: CaseRecord) -> int:
+        """Add a record's entry; returns its index (``write``'s ``order`` uses it)."""
+        run = _run(rec, self.page_dir)
+        cost = len(json.dumps([run["layers"], run["preview"], run["trace"]], default=str))
+        gold = _dict(rec.gold)
+        row = {"id": rec.case_id, "suite": rec.suite, "question": _clip(rec.question),
+               "gold_sql": _clip(rec.gold_sql, 20_000), "tags": list(rec.tags),
+               "difficulty": rec.difficulty, "category": rec.category,
+               "complexity": rec.complexity, "gold_columns": gold.get("columns")}
+        preview = _preview(gold.get("preview"), gold.get("rows"))
+        row_text = self._texts.setdefault(t := _json(row), t)
+        preview_text = None if preview is None else self._texts.setdefault(t := _json(preview), t)
+        self._entries.append((f"{rec.suite}\x1f{rec.case_id}", _RunText.of(run), cost, rec.status == "passed",
+                              row_text, preview_text))
+        return len(self._entries) - 1
+
+    def write(self, fh: IO[str], static_html: str, order: Iterable[int] | None = None) -> None:
+        """The page to ``fh``: the records' entries in ``order`` (indexes from ``add``;
+        default: as added), the run's tables (``static_html``) above them."""
+        order = list(range(len(self._entries)) if order is None else order)
+        entries = self._entries
+        template = resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8")
+        head, tail = template.split(_DATA_MARK, 1)  # the data's mark is the template's only one
+        if _STATIC_MARK in head:  # the static's comes first
+            head = head.replace(_STATIC_MARK, static_html, 1)
+        else:
+            tail = tail.replace(_STATIC_MARK, static_html, 1)
+        cases: dict[str, int] = {}
+        rows: list[tuple[str, list[str | None]]] = []  # each case once: its row, and its gold preview
+        for i in order:
+            key, _, _, _, row_text, preview_text = entries[i]
+            at = cases.get(key)
+            if at is None:
+                cases[key] = len(rows)
+                rows.append((row_text, [preview_text]))
+            elif rows[at][1][0] is None:
+                rows[at][1][0] = preview_text
+        cut = self._cut(order)
+        fh.write(head)
+        fh.write('{"cases":[')
+        fh.write(",".join(f'{row[:-1]},"gold_preview":{preview[0] or "null"}}}' for row, preview in rows))
+        fh.write('],"runs":[')
+        for n, i in enumerate(order):
+            key, run = entries[i][0], entries[i][1]
+            run_text = run.cut() if i in cut else run.text
+            fh.write(f'{"," if n else ""}{{"c":{cases[key]},{run_text[1:]}')
+        limits = {"preview_rows": PREVIEW_ROWS, "text_chars": TEXT_CHARS, "detail_left_out": len(cut)}
+        fh.write(f'],"limits":{_json(limits)}}}')
+        fh.write(tail)
+
+    def _cut(self, order: list[int]) -> set[int]:
+        """The entries past ``DETAIL_BUDGET`` bytes of evidence, failures served first: they
+        lose their layers and most of their preview."""
+        budget, cut = DETAIL_BUDGET, set()
+        for i in sorted(order, key=lambda i: self._entries[i][3]):  # stable: failures first, then in order
+            cost = self._entries[i][2]
+            if cost <= budget:
+                budget -= cost
+            else:
+                cut.add(i)
+        return cut
+
+    def publish(self, path: Path, static_html: str, order: Iterable[int] | None = None) -> None:
+        """``write`` into ``path``, replaced whole."""
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                self.write(fh, static_html, order)
+        publish_file(path, write)
+
+
+class _RunText(NamedTuple):
+    """A run's entry as JSON text, with where its preview, its layers and its trace are:
+    enough to make the entry the budget cuts (``_run(..., cut=True)``) from the text alone,
+    its keys in the same order."""
+    text: str
+    preview_at: int
+    preview_end: int
+    layers_at: int
+    trace_at: int
+
+    @classmethod
+    def of(cls, run: dict[str, Any]) -> "_RunText":
+        keys = list(run)
+        p, m = keys.index("preview"), keys.index("layers")
+        assert keys[m:] == ["layers", "trace"]
+        head = _json({k: run[k] for k in keys[:p]})[:-1] + ',"preview":'
+        preview = _json(run["preview"])
+        middle = "," + _json({k: run[k] for k in keys[p + 1:m]})[1:-1]
+        layers = f',"layers":{_json(run["layers"])},"trace":'
+        a = len(head)
+        b = a + len(preview)
+        c = b + len(middle)
+        return cls(f"{head}{preview}{middle}{layers}{_json(run['trace'])}}}", a, b, c, c + len(layers))
+
+    def cut(self) -> str:
+        """The entry past the page's budget: no layers, no trace text, the first
+        ``PREVIEW_ROWS_OVER_BUDGET`` rows of its preview (as ``_run(..., cut=True)`` makes it)."""
+        text = self.text
+        preview = json.loads(text[self.preview_at:self.preview_end])
+        if preview is not None:
+            rows = preview["rows"][:PREVIEW_ROWS_OVER_BUDGET]
+            preview = {"rows": rows, "total": preview["total"], "shown": len(rows)}
+        trace = json.loads(text[self.trace_at:-1])
+        if trace:
+            trace["markdown"] = None  # the link to its report file stays
+        return (f'{text[:self.preview_at]}{_json(preview)}{text[self.preview_end:self.layers_at]}'
+                f',"layers":null,"trace":{_json(trace)}}}')
+
+
+def _json(value: Any) -> str:
+    """As the page's script reads it: compact, and no "<" (neither "</script>" nor "<!--"
+    in a question can end the script early)."""
+    return json.dumps(value, default=str, separators=(",", ":")).replace("<", "\\u003c")
 
 
 # -- the data the page's script reads -------------------------------------------------------
@@ -117,25 +250,6 @@ def _layers(rec: CaseRecord) -> dict[str, Any]:
     return layers
 
 
-def _bound(runs: list[dict[str, Any]], records: list[CaseRecord]) -> int:
-    """Keep the page under ``DETAIL_BUDGET`` bytes of evidence, failures served first: a case
-    past it loses its layers and most of its preview. Returns how many were cut."""
-    budget, cut = DETAIL_BUDGET, 0
-    for i in sorted(range(len(runs)), key=lambda i: runs[i]["status"] == "passed"):
-        r = runs[i]
-        cost = len(json.dumps([r["layers"], r["preview"], r["trace"]], default=str))
-        if cost <= budget:
-            budget -= cost
-            continue
-        cut += 1
-        ex = _dict(records[i].execution)
-        r["layers"] = None
-        if r["trace"]:
-            r["trace"]["markdown"] = None  # the link to its report file stays
-        r["preview"] = _preview(ex.get("preview"), ex.get("rows"), PREVIEW_ROWS_OVER_BUDGET)
-    return cut
-
-
 def reproduce_command(record: CaseRecord | Mapping[str, Any]) -> str:
     """The command that runs this one case with this backend (and its model): the item is
     addressed by its case id (its name has no ``[backend]`` part when one backend runs)."""
@@ -168,49 +282,34 @@ def _trace(rec: CaseRecord, page_dir: Path | None) -> dict[str, Any] | None:
     return {"markdown": _clip(text, TRACE_CHARS), "report": report, "link": link}
 
 
-def _page_data(records: list[CaseRecord], page_dir: Path | None = None) -> dict[str, Any]:
-    """What the page's script reads: each case once (question, gold SQL and result, labels)
-    and each case record's verdict beside it, bounded (``_bound``)."""
-    cases: dict[str, int] = {}
-    case_rows: list[dict[str, Any]] = []
-    runs: list[dict[str, Any]] = []
-    for i, rec in enumerate(records):
-        key = f"{rec.suite}\x1f{rec.case_id}"
-        if key not in cases:
-            cases[key] = len(case_rows)
-            gold = _dict(rec.gold)
-            case_rows.append({"id": rec.case_id, "suite": rec.suite, "question": _clip(rec.question),
-                              "gold_sql": _clip(rec.gold_sql, 20_000), "tags": list(rec.tags),
-                              "difficulty": rec.difficulty, "category": rec.category,
-                              "complexity": rec.complexity,
-                              "gold_columns": gold.get("columns"),
-                              "gold_preview": _preview(gold.get("preview"), gold.get("rows"))})
-        c = case_rows[cases[key]]
-        gold = _dict(rec.gold)
-        if c["gold_preview"] is None and gold:
-            c["gold_preview"] = _preview(gold.get("preview"), gold.get("rows"))
-        ex = _dict(rec.execution)
-        cmp = _dict(rec.compare)
-        gold_rows = gold.get("preview")
-        meta = rec.backend_metadata
-        runs.append({
-            "c": cases[key], "backend": rec.backend, "status": rec.status, "tie_only": bool(rec.tie_only),
-            "gold": rec.gold_label,
-            "error_class": rec.error_class, "failure_kind": rec.failure_kind,
-            "explanation": _clip(rec.explanation), "confidence": rec.confidence,
-            "sql": _clip(rec.generated_sql, 20_000), "nodeid": rec.nodeid,
-            "reproduce": reproduce_command(rec), "rationale": _clip(rec.rationale), "equivalence": rec.equivalence,
-            "decided_by": rec.decided_by, "sidebyside": cmp.get("sidebyside") if rec.compare is not None else rec.sidebyside,
-            "columns": ex.get("columns"), "preview": _preview(ex.get("preview"), ex.get("rows")),
-            "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
-            "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
-            "compare_reason": cmp.get("reason"), "advice": rec.layer("diagnostics").get("advice"),
-            "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
-            "layers": _layers(rec), "trace": _trace(rec, page_dir),
-        })
-    detail_left_out = _bound(runs, records)
-    return {"cases": case_rows, "runs": runs,
-            "limits": {"preview_rows": PREVIEW_ROWS, "text_chars": TEXT_CHARS, "detail_left_out": detail_left_out}}
+def _run(rec: CaseRecord, page_dir: Path | None, cut: bool = False) -> dict[str, Any]:
+    """A record's verdict as the page's script reads it (its case's index ``c`` apart).
+    ``cut``: past the page's budget, without its layers' evidence and with
+    ``PREVIEW_ROWS_OVER_BUDGET`` rows of its result."""
+    gold = _dict(rec.gold)
+    ex = _dict(rec.execution)
+    cmp = _dict(rec.compare)
+    gold_rows = gold.get("preview")
+    meta = rec.backend_metadata
+    trace = _trace(rec, page_dir)
+    if cut and trace:
+        trace["markdown"] = None  # the link to its report file stays
+    return {
+        "backend": rec.backend, "status": rec.status, "tie_only": bool(rec.tie_only),
+        "gold": rec.gold_label,
+        "error_class": rec.error_class, "failure_kind": rec.failure_kind,
+        "explanation": _clip(rec.explanation), "confidence": rec.confidence,
+        "sql": _clip(rec.generated_sql, 20_000), "nodeid": rec.nodeid,
+        "reproduce": reproduce_command(rec), "rationale": _clip(rec.rationale), "equivalence": rec.equivalence,
+        "decided_by": rec.decided_by, "sidebyside": cmp.get("sidebyside") if rec.compare is not None else rec.sidebyside,
+        "columns": ex.get("columns"),
+        "preview": _preview(ex.get("preview"), ex.get("rows"), PREVIEW_ROWS_OVER_BUDGET if cut else PREVIEW_ROWS),
+        "pred_marks": _marks(ex.get("preview"), gold_rows, cmp.get("extra_rows")),
+        "gold_marks": _marks(gold_rows, ex.get("preview"), cmp.get("missing_rows")),
+        "compare_reason": cmp.get("reason"), "advice": rec.layer("diagnostics").get("advice"),
+        "model": meta.get("model"), "not_a_model": meta.get("not_a_model"),
+        "layers": None if cut else _layers(rec), "trace": trace,
+    }
 
 
 # -- the parts drawn once, in Python -----------------------------------------------------------

@@ -3,6 +3,12 @@ then the run's outputs, written once at the end: results.jsonl, summary.json, th
 ablation table when agent configurations ran, the HTML report (``reports.html``) and the
 error-class cache.
 
+A run of 10,000 cases must not hold 10,000 records' evidence (some 25 KB of objects a
+case): once a record's line is in the journal the sink keeps only its lean form
+(``lean_record``: what the summary, the gate and the ablation table read) and its
+entry of the page (``html.PageBuilder``, JSON text); results.jsonl copies the journal's
+lines and the page reads back the few records its budget cuts.
+
 It reads records only. In an xdist run only the controller keeps one; workers attach
 their records to the reports they send (``user_properties``, as the record's JSON object),
 so serial and ``-n 2`` runs write the same files. That object becomes a ``CaseRecord``
@@ -19,6 +25,7 @@ from typing import Any, Iterator
 
 from .files import publish_file, suite_nodeid
 
+from ..core import TRACE_KEY
 from ..core.records import CaseRecord
 
 RECORD_KEY = "sqleval"
@@ -31,7 +38,7 @@ class ResultsSink:
         self.results_dir = results_dir
         self.run_id = run_id
         self.cache = cache  # pytest's cache (None with -p no:cacheprovider)
-        self.records: dict[str, CaseRecord] = {}
+        self.records: dict[str, CaseRecord] = {}  # node id -> the record's lean form (``lean_record``)
         self.case_nodeids: set[str] = set()
         self.other_failures = 0
         self.seconds_by_file: dict[str, float] = {}  # questions file's node id -> its cases' summed durations
@@ -42,6 +49,8 @@ class ResultsSink:
         # order, instead of writing every record to JSON a second time
         self._journal_lines: dict[str, tuple[int, int]] = {}
         self._journal_size = 0
+        self._page: Any = None  # the report page's entries (html.PageBuilder), built as records come
+        self._page_index: dict[str, int] = {}
         self.previous_classes: dict[str, str] = cache.get(ERROR_CLASS_CACHE, {}) if cache is not None else {}
         # nodeid -> (record, its JSON object): offered by the item that graded it in this process
         self._offered: dict[str, tuple[CaseRecord, Any]] = {}
@@ -65,19 +74,29 @@ class ResultsSink:
         elif report.failed:
             self.other_failures += 1
         if data is None or report.nodeid in self.records:
+            if data is not None:  # a later report of the same case (its teardown's) carries the same record
+                _drop_record(report)
             return
         offered = self._offered.pop(report.nodeid, None)
-        record = self.records[report.nodeid] = (offered[0] if offered is not None and offered[1] is data
-                                                else CaseRecord.from_json_dict(data, source=report.nodeid))
+        record = (offered[0] if offered is not None and offered[1] is data
+                  else CaseRecord.from_json_dict(data, source=report.nodeid))
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
-            self._results_fh = open(self._journal, "wb")
+            self._results_fh = open(self._journal, "w+b")  # read back at the end (results.jsonl, the page)
         line = _record_line(record)
         self._journal_lines[report.nodeid] = (self._journal_size, len(line))
         self._journal_size += len(line)
         self._results_fh.write(line)
         self._results_fh.flush()  # a killed run keeps every finished case in its journal
+        if self._page is None:
+            from .html import PageBuilder
+            self._page = PageBuilder(self.results_dir)
+        self._page_index[report.nodeid] = self._page.add(record)
+        self.records[report.nodeid] = lean_record(record)
+        # pytest keeps every report to the end of the run (the terminal's statistics): the
+        # one that carried the record keeps the case's id, not its evidence
+        _drop_record(report)
 
     def close_journal(self, remove: bool) -> None:
         if self._results_fh is not None:
@@ -106,40 +125,39 @@ class ResultsSink:
 
     def publish(self, records: list[CaseRecord], summary: dict[str, Any]) -> None:
         """results.jsonl (sorted, so serial and xdist runs give identical files), summary.json
-        and the page built from both, report.html."""
+        and the page built from both, report.html. ``records``: this sink's (lean) records."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
-        journal = self._journal_bytes(records)
-        self.close_journal(remove=True)
+        fh = self._results_fh
+        if (fh is None and records) or any(self.records.get(rec.nodeid) is not rec for rec in records):
+            raise ValueError("publish takes the sink's own records, whose lines its journal holds")
+        if fh is not None:
+            fh.flush()
+        if self._page is None:  # every case lost: the page says so
+            from .html import PageBuilder
+            self._page = PageBuilder(self.results_dir)
+        lines = self._journal_lines
+
+        def line_of(nodeid: str) -> bytes:
+            # the open journal is read even if something removed its file meanwhile
+            offset, size = lines[nodeid]
+            assert fh is not None
+            fh.seek(offset)
+            line: bytes = fh.read(size)
+            return line
 
         def write_results(tmp: Path) -> None:
-            with open(tmp, "wb") as fh:
+            with open(tmp, "wb") as out:
                 for rec in records:
-                    where = self._journal_lines.get(rec.nodeid) if journal is not None else None
-                    if where is not None and journal is not None:
-                        fh.write(journal[where[0]:where[0] + where[1]])
-                    else:
-                        fh.write(_record_line(rec))
+                    out.write(line_of(rec.nodeid))
 
+        order = [self._page_index[rec.nodeid] for rec in records]
         summary_text = json.dumps(summary, indent=2, default=str) + "\n"
+        from .html import REPORT_NAME, _static_html
         with _folder_lock(self.results_dir):  # runs sharing the folder: the last to finish writes both files
             publish_file(self.results_dir / "results.jsonl", write_results)
-            journal = None  # its bytes (6 KB a case) are not held while the page is rendered
             publish_file(self.results_dir / "summary.json", lambda tmp: tmp.write_text(summary_text, encoding="utf-8"))
-            from .html import REPORT_NAME, write_report
-            write_report(records, summary, self.results_dir / REPORT_NAME)
-
-    def _journal_bytes(self, records: list[CaseRecord]) -> bytes | None:
-        """The journal as written, when it holds the line of every record to publish (the
-        records are this sink's own): each line is then the record's line in results.jsonl."""
-        if self._results_fh is None or self._journal is None or any(
-                self.records.get(rec.nodeid) is not rec or rec.nodeid not in self._journal_lines for rec in records):
-            return None
-        self._results_fh.flush()
-        try:
-            data = self._journal.read_bytes()
-        except OSError:
-            return None
-        return data if len(data) == self._journal_size else None
+            self._page.publish(self.results_dir / REPORT_NAME, _static_html(records, summary), order)
+        self.close_journal(remove=True)
 
     def remember_error_classes(self, records: list[CaseRecord]) -> None:
         """Merged per case: cases not run keep what they had; only the controller writes."""
@@ -156,6 +174,43 @@ class ResultsSink:
 
     def previous_error_class(self, suite: str, case_id: str, backend_label: str) -> str | None:
         return self.previous_classes.get(case_cache_key(suite, case_id, backend_label))
+
+
+def _drop_record(report: Any) -> None:
+    report.user_properties[:] = [p for p in report.user_properties
+                                 if not (isinstance(p, tuple) and len(p) == 2 and p[0] == RECORD_KEY)]
+
+
+#: the comparison's keys the summary and the ablation table read (``sidebyside``,
+#: ``CaseRecord.column_policy`` and ``gold_label``); the rest is the page's and results.jsonl's
+_LEAN_COMPARE = ("match", "sidebyside", "column_mapping", "gold_kinds", "pred_columns")
+
+
+def lean_record(record: CaseRecord) -> CaseRecord:
+    """What the end of a run reads of a record once its line is in the journal: everything
+    but the evidence (layers, result previews, the comparison's rows, the trace), of which
+    it keeps the keys the summary (``summary.rates``, ``sidebyside``), the gate, the
+    ablation table and the page's tables read. Never written anywhere: results.jsonl and
+    the page read the journal's lines."""
+    from dataclasses import replace
+    layers: dict[str, Any] = {}
+    chosen = record.layer("variants").get("chosen")
+    if chosen is not None:
+        layers["variants"] = {"chosen": chosen}
+    golds = record.layer("golds")
+    if golds:
+        layers["golds"] = {"compared": golds.get("compared")}
+    execution = record.execution
+    if execution:  # only its presence is read ("executed" cases)
+        execution = {k: v for k, v in execution.items() if k != "preview"} or {"preview": []}
+    compare = record.compare
+    if compare is not None:
+        compare = {k: compare[k] for k in _LEAN_COMPARE if k in compare}
+    meta = record.backend_metadata
+    if TRACE_KEY in meta:
+        meta = {k: v for k, v in meta.items() if k != TRACE_KEY}
+    return replace(record, layers=layers, execution=execution, compare=compare, gold=None, judge=None,
+                   backend_metadata=meta)
 
 
 def _record_line(record: CaseRecord) -> bytes:
