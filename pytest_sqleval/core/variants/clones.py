@@ -188,6 +188,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                  every, dialect, digest, query, lambda c: _resolve(c, sources, names.lower))
     out += _edge_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, tables, dialect,
                                  digest, query, lambda c: _resolve(c, sources, names.lower))
+    out += _order_witnesses(select, conjuncts, fact, fact_name, through, table_of, tables, dialect, digest, query,
+                            lambda c: _resolve(c, sources, names.lower))
     out = out[:MAX_CLONE_WITNESSES]
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
@@ -285,6 +287,46 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
                     (column,), (f"{pname}.{column}",),
                     f"a new {pname} row with {{shown}} ({how} `{rendered}`) joined by a new {fact_name} row{through}",
                     parent=link))
+    return out
+
+
+def _order_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str,
+                     table_of: dict[str, str], tables: dict[str, Any], dialect: str, digest: str,
+                     query: Callable[..., str], resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """Ties and second rows for an ungrouped ``ORDER BY``: a copy of the row the gold's order
+    puts first, and of the one it puts last (a tie on every sort key; where a fresh key is a
+    later sort key, the copy orders after its source); and per later sort key that is a free
+    fact column, such copies with that key at the column's least and greatest value on the
+    variant (a tie on the keys before it, ordering before and after), so a reversed or
+    dropped later key shows where the pinned data has no tie."""
+    from sqlglot import exp
+    order = select.args.get("order")
+    if order is None or select.args.get("group") is not None or select.args.get("distinct") is not None \
+            or any(e.find(exp.AggFunc) for e in select.expressions):
+        return []
+    keys = list(order.expressions)
+    if any(k.this.find(exp.AggFunc) or not all(resolve(c) for c in k.this.find_all(exp.Column)) for k in keys):
+        return []  # an output alias or an aggregate: not a row's own value
+    table = table_of[fact]
+    rel = exp.Table(this=exp.to_identifier(table.rsplit(".", 1)[-1]),
+                    db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None).sql(dialect=dialect)
+    free = set(tables[table].free)
+    out: list[CloneWitness] = []
+    for end, ordered in (("first", [k.copy() for k in keys]),
+                         ("last", [exp.Ordered(this=k.this.copy(), desc=not k.args.get("desc")) for k in keys])):
+        out.append(CloneWitness(digest, table, query([], conjuncts, [], ordered), (), (),
+                                f"a copy of the {fact_name} row the gold orders {end}{through} (a tie on its sort keys)"))
+        for k in keys[1:]:
+            key = resolve(k.this) if isinstance(k.this, exp.Column) else None
+            if key is None or key[0] != fact or key[1] not in free:
+                continue
+            q_col = exp.to_identifier(key[1]).sql(dialect=dialect)
+            for edge in ("min", "max"):
+                value: Any = exp.maybe_parse(f"(SELECT {edge}({q_col}) FROM {rel})", dialect=dialect)
+                out.append(CloneWitness(
+                    digest, table, query([], conjuncts, [(value, "r0"), (value.copy(), "v0")], ordered), (key[1],),
+                    (key[1],), f"a copy of the {fact_name} row the gold orders {end}{through} with {{shown}} "
+                               f"(a tie on the sort keys before it)"))
     return out
 
 

@@ -183,3 +183,4 @@ def test_a_date_bound_moved_by_a_day_on_text_dates_is_caught(tmp_path: Path) -> 
         right = graded.compare(TRIPS.replace("day < '2020-03-02'", "NOT day >= '2020-03-02'"), TRIPS)
     assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
     assert right.passed, right.explanation
+
