@@ -189,7 +189,7 @@ class BoundaryRows:
             for group in self.groups:
                 writer.witnesses(group, tag, used)
             cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
-                                 writer.allowed)
+                                 writer.allowed, self.domain.values if self.domain is not None else None)
             for i, clone in enumerate(self.clones):
                 if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
@@ -269,6 +269,18 @@ class Domain:
             except Exception:  # a value the column's type refuses
                 self._known[item] = False
         return self._known[item]
+
+    def values(self, table: str, column: str) -> list[Any]:
+        """Up to 64 distinct values of a pinned column, in a fixed order (a fresh group key's
+        candidates: a value the column holds keeps its domain)."""
+        from .constraints import qualified, quote
+        q_col = quote(column)
+        try:
+            return [r[0] for r in self.con.execute(
+                f"SELECT DISTINCT {q_col} FROM {qualified(table, self.engine)} WHERE {q_col} IS NOT NULL "
+                f"ORDER BY 1 LIMIT 64").fetchall()]
+        except Exception:  # a type the engine cannot order: no candidates
+            return []
 
     def close(self) -> None:
         self.con.close()

@@ -63,6 +63,7 @@ class CloneWitness:
     # a HAVING sum/avg witness: ``rows_sql`` gives ``need`` clones with ``moved[0]`` = r0,
     # then one more with r1 (the rest of the gap to the bound)
     filled: bool = False
+    regroup: str | None = None  # a fact column given a pinned value the variant's column lacks: a new group
 
 
 def gold_digest(sql: str) -> str:
@@ -190,6 +191,15 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                  digest, query, lambda c: _resolve(c, sources, names.lower))
     out += _order_witnesses(select, conjuncts, fact, fact_name, through, table_of, tables, dialect, digest, query,
                             lambda c: _resolve(c, sources, names.lower))
+    group = select.args.get("group")
+    filtered = {c.name.lower() for cond in conjuncts for c in cond.find_all(exp.Column)}
+    for g in (group.expressions if group is not None else []):
+        key = _resolve(g, sources, names.lower) if isinstance(g, exp.Column) else None
+        if key is not None and key[0] == fact and key[1] in tables[table_of[fact]].free \
+                and key[1].lower() not in filtered:
+            out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (key[1],),
+                                    f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
+                                    f"pinned column this variant lacks)", regroup=key[1]))
     out = out[:MAX_CLONE_WITNESSES]
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
@@ -579,9 +589,11 @@ class CloneWriter:
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
                  bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
-                 allowed: Callable[[str, str, str], bool] | None = None) -> None:
+                 allowed: Callable[[str, str, str], bool] | None = None,
+                 pinned_values: Callable[[str, str], list[Any]] | None = None) -> None:
         self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
         self.allowed = allowed  # (table, column, literal text): in the pinned column's domain
+        self.pinned_values = pinned_values  # (table, column): some values the pinned column holds
         self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
@@ -617,6 +629,11 @@ class CloneWriter:
             need, moved, shown_values = 1, dict(zip(w.moved, row[1:1 + len(w.moved)])), row[1 + len(w.moved):]
         if need < 1 or need > MAX_GROUP_CLONES:
             return False
+        if w.regroup is not None:
+            value = self._absent(w.table, w.regroup)
+            if value is None:
+                return False
+            moved[w.regroup], shown_values = value, (value,)
         for column, text in w.fixed:
             if self.allowed is None or not self.allowed(w.table, column, text):
                 return False  # a value outside the pinned column's domain is never written
@@ -636,6 +653,18 @@ class CloneWriter:
         if len(kept) < MAX_SENTENCES:
             kept.append(sentence)
         return True
+
+    def _absent(self, table: str, column: str) -> Any:
+        """A value the pinned column holds and this variant's does not (None if none is found)."""
+        from .constraints import qualified, quote
+        if self.pinned_values is None:
+            return None
+        rel = qualified(table, self.engine)
+        for value in self.pinned_values(table, column):
+            if value is not None and not self.con.execute(
+                    f"SELECT 1 FROM {rel} WHERE {quote(column)} = ? LIMIT 1", [value]).fetchall():
+                return value
+        return None
 
     def clone(self, table: str, rowid: int, moved: dict[str, Any]) -> dict[str, Any] | None:
         """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values; the

@@ -184,3 +184,33 @@ def test_a_date_bound_moved_by_a_day_on_text_dates_is_caught(tmp_path: Path) -> 
     assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
     assert right.passed, right.explanation
 
+
+
+def test_a_group_key_takes_a_pinned_value_the_variant_lacks(tmp_path: Path) -> None:
+    """``GROUP BY model HAVING count(*) >= 2`` to ``>= 1``: where every model the variant holds
+    has many rows, a copy given a model the pinned data holds and the variant lacks is a
+    group of exactly one."""
+    import shutil
+
+    from pytest_sqleval.core.variants.boundaries import Domain
+    from pytest_sqleval.core.variants.clones import CloneWriter
+    pinned, variant = tmp_path / "pinned.duckdb", tmp_path / "variant.duckdb"
+    con = duckdb.connect(str(pinned))
+    con.execute("CREATE TABLE aircraft (id INTEGER PRIMARY KEY, model VARCHAR NOT NULL, seats INTEGER NOT NULL)")
+    con.execute("INSERT INTO aircraft SELECT i, chr(CAST(65 + i % 5 AS INTEGER)), 100 + i FROM range(50) t(i)")
+    con.close()
+    shutil.copy(pinned, variant)
+    con = duckdb.connect(str(variant))
+    con.execute("DELETE FROM aircraft WHERE model = 'E'")
+    gold = "SELECT model, avg(seats) FROM aircraft GROUP BY model HAVING count(*) >= 2"
+    c = observe_constraints(pinned)
+    (regroup,) = [w for w in clone_witnesses([gold], "duckdb", c.tables, c.dependencies) if w.regroup]
+    domain = Domain(pinned, "duckdb", c.tables)
+    writer = CloneWriter(con, "duckdb", c.tables, c.dependencies, lambda sql, params: con.execute(sql, params).fetchall(),
+                         pinned_values=domain.values)
+    assert writer.write(regroup, 0)
+    domain.close()
+    assert con.execute("SELECT model, count(*) FROM aircraft WHERE model = 'E' GROUP BY 1").fetchall() == [("E", 1)]
+    assert con.execute("SELECT count(*) - count(DISTINCT id) FROM aircraft").fetchone()[0] == 0
+    assert "model = 'E'" in writer.sentences[regroup.gold][0]
+    con.close()
