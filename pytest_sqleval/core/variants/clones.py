@@ -551,29 +551,30 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
 
 def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
     """The columns of ``table`` a new row may not give a fresh value: those on the child side
-    of a dependency (a reference must point at a row that exists; a *total* dependency, every
-    key used by some child row, is one whose child side is the referenced key). A key only
-    referenced may be fresh: a new dimension row that no fact references yet breaks nothing."""
+    of a reference (it must point at a row that exists). A key only referenced may be fresh:
+    a new dimension row breaks no reference. Where every key is used by some child row (a
+    *total* dependency: every order has lines), ``CloneWriter.clone`` also copies one child
+    row of the source onto the new key, so that still holds."""
     out: set[str] = set()
     for d in deps:
-        if d.child == table:
+        if d.child == table and d.origin != "total":
             out |= set(d.child_columns)
     return out
 
 
-def fresh_columns(t: Any, linked: set[str]) -> list[str] | None:
+def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[str] | None:
     """One column per key of ``t`` to give a fresh value in a clone (a number or text in no
     dependency), or None when some key has none: the table is then not cloned."""
     keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
     chosen: list[str] = []
     for key in keys:
-        if set(key) & set(chosen):
+        if set(key) & (set(chosen) | set(given)):  # ``given``: columns the caller gives a new value already
             continue
         options = [c for c in key if c not in linked and _freshable(t.columns.get(c, ""))]
         if not options:
             return None
         chosen.append(sorted(options, key=lambda c: "INT" not in t.columns[c].upper())[0])
-    if not chosen and not t.duplicate_rows:
+    if not chosen and not given and not t.duplicate_rows:
         return None  # a copy would be the table's first duplicate row: a fact a query may rely on
     return chosen
 
@@ -666,16 +667,35 @@ class CloneWriter:
                 return value
         return None
 
-    def clone(self, table: str, rowid: int, moved: dict[str, Any]) -> dict[str, Any] | None:
+    def clone(self, table: str, rowid: int, moved: dict[str, Any], depth: int = 0,
+              given: frozenset[str] = frozenset()) -> dict[str, Any] | None:
         """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values; the
-        values written (the fresh keys among them), or None when nothing was written."""
+        values written (the fresh keys among them), or None when nothing was written. A fresh
+        key every value of which some child row uses (a total dependency) gets a copy of one
+        of the source's child rows, moved onto it (at most two levels down)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        fresh = fresh_columns(t, deps_columns(self.all_deps, table))
+        fresh = fresh_columns(t, deps_columns(self.all_deps, table), set(given))
         if fresh is None:
             return None
         rel = qualified(table, self.engine)
         values: dict[str, Any] = dict(moved)
+        totals = [d for d in self.all_deps if d.origin == "total" and d.child == table
+                  and len(d.child_columns) == 1 and d.child_columns[0] in fresh]
+        if totals and depth >= 2:
+            return None
+        children: list[tuple[str, str, int]] = []  # (child table, its column, the child row to copy)
+        try:
+            for d in totals:
+                (col,), (child_col,) = d.child_columns, d.parent_columns
+                old = self.con.execute(f"SELECT {quote(col)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
+                found = self.con.execute(f"SELECT rowid FROM {qualified(d.parent, self.engine)} WHERE "
+                                         f"{quote(child_col)} = ? LIMIT 1", [old[0] if old else None]).fetchone()
+                if found is None:
+                    return None
+                children.append((d.parent, child_col, int(found[0])))
+        except Exception:  # a form this engine refuses: no witness
+            return None
         try:
             for col in fresh:
                 ctype = t.columns[col].upper()
@@ -692,7 +712,7 @@ class CloneWriter:
             params = [values[c] for c in cols if c in values]
             self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(c) for c in cols)}) SELECT {', '.join(exprs)} "
                              f"FROM {rel} WHERE rowid = {int(rowid)}", params)
-            anchor = fresh[0] if fresh else None
+            anchor = fresh[0] if fresh else next(iter(given), None)
             if anchor is not None:
                 cast = f"CAST(? AS {t.columns[anchor]})" if self.engine == "duckdb" and t.columns[anchor] else "?"
                 new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {quote(anchor)} = {cast}",
@@ -700,7 +720,18 @@ class CloneWriter:
                 self.rows.setdefault(table, set()).update(r[0] for r in new)
         except Exception:  # a constraint the engine checks refused it: no witness
             return None
+        for d, (child, child_col, child_row) in zip(totals, children):
+            if self.clone(child, child_row, {child_col: values[d.child_columns[0]]}, depth + 1,
+                          frozenset({child_col})) is None:
+                self._undo(table, fresh[0], values[fresh[0]])  # the total dependency would break
+                return None
         return values
+
+    def _undo(self, table: str, anchor: str, value: Any) -> None:
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        cast = f"CAST(? AS {t.columns[anchor]})" if self.engine == "duckdb" and t.columns[anchor] else "?"
+        self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE {quote(anchor)} = {cast}", [value])
 
 
 def _salt_of(turn: int) -> int:

@@ -141,22 +141,31 @@ def test_new_rows_keep_every_key_and_reference(shops: tuple[Path, int]) -> None:
     assert new_stores > 0
 
 
-def test_a_key_every_row_of_a_child_uses_gets_no_fresh_value(tmp_path: Path) -> None:
-    """Every store has sales here (a total dependency): a new store with no sale would break
-    it, so no new store is written and the sale clones reference existing ones."""
+def test_a_new_key_every_row_of_a_child_uses_gets_a_child_row_too(tmp_path: Path) -> None:
+    """Every store has sales here (a total dependency, which a correct query may rely on): a
+    new store comes with a copy of one of its source's sales, so every store still has one."""
     path = tmp_path / "total.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE store (s_code VARCHAR PRIMARY KEY, s_state VARCHAR NOT NULL)")
     con.execute("CREATE TABLE sales (ticket INTEGER PRIMARY KEY, store_code VARCHAR NOT NULL REFERENCES store(s_code), "
                 "qty INTEGER NOT NULL)")
-    con.execute("INSERT INTO store VALUES ('S1', 'TN'), ('S2', 'TX')")
-    con.execute("INSERT INTO sales SELECT t, 'S' || (1 + t % 2), t % 5 FROM range(1, 41) s(t)")
+    con.execute("INSERT INTO store VALUES ('S1', 'TN'), ('S2', 'TX'), ('S3', 'CA')")
+    con.execute("INSERT INTO sales SELECT t, 'S' || (1 + t % 3), t % 5 FROM range(1, 301) s(t)")
     con.close()
-    c = observe_constraints(path)
     gold = ("SELECT s.s_code, count(*) FROM sales f JOIN store s ON f.store_code = s.s_code "
             "GROUP BY s.s_code HAVING count(*) >= 2")
-    found = clone_witnesses([gold], "duckdb", c.tables, c.dependencies)
-    assert found and not [w for w in found if w.parent is not None]
+    c = observe_constraints(path)
+    assert any(d.origin == "total" and d.child == "main.store" for d in c.dependencies)
+    assert [w for w in clone_witnesses([gold], "duckdb", c.tables, c.dependencies) if w.parent is not None]
+    with Grader(path, cache_dir=tmp_path / "cache", variants=2, variant_golds=[gold]):
+        pass
+    new_stores = 0
+    for variant in sorted((tmp_path / "cache").rglob("rows-*/variant-*.duckdb")):
+        con = duckdb.connect(str(variant), read_only=True)
+        assert con.execute("SELECT count(*) FROM store WHERE s_code NOT IN (SELECT store_code FROM sales)").fetchone()[0] == 0
+        new_stores += con.execute("SELECT count(*) FROM store WHERE s_code NOT IN ('S1', 'S2', 'S3')").fetchone()[0]
+        con.close()
+    assert new_stores > 0
 
 
 def make_trips(path: Path) -> None:
