@@ -27,6 +27,14 @@ From a gold's AST (sqlglot), per SELECT whose tables are joined by inner equalit
 - per ``HAVING count(...) op b``: a group pushed by clones of its rows to exactly ``b - 1``,
   ``b`` and ``b + 1`` rows, the nearest group below each first.
 
+New rows, not only copies (``BOUNDARY_VERSION`` 12): a key that is only referenced may take
+a fresh value (a key every value of which a child uses also gets a copy of one of the
+source's child rows), so a clone may be a *new dimension row* referenced by a new fact row
+(a new group; per filter on the dimension, a copy failing only it); a group's ``sum`` or
+``avg`` is brought to a HAVING bound; a fact column compared with a literal gets the
+literal and its neighbours in a new row; a group key gets a pinned value the variant
+lacks (a group of one); an ungrouped ORDER BY gets ties on its first and last rows.
+
 Each witness is one query on the variant (bounded by the watchdog) and a few inserts;
 each comes with a sentence the record shows when a variant catches a prediction."""
 from __future__ import annotations
