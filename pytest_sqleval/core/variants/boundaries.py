@@ -44,7 +44,7 @@ MAX_SHARE = 0.25  # ... and at most this share of them changed per column
 BOUNDARY_VERSION = 12  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
-CLONE_SPREAD = 1  # each clone witness goes into every CLONE_SPREAD-th variant
+CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -191,7 +191,7 @@ class BoundaryRows:
             cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
                                  writer.allowed, self.domain.values if self.domain is not None else None)
             for i, clone in enumerate(self.clones):
-                if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone, index):
+                if (i + index) % (CLONE_SPREAD * clone.spread) == 0 and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
             for table, rowids in cloner.rows.items():
                 used.setdefault(table, set()).update(rowids)

@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_SENTENCES = 6  # per gold and variant, in the record
+NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
 
@@ -72,6 +73,7 @@ class CloneWitness:
     # then one more with r1 (the rest of the gap to the bound)
     filled: bool = False
     regroup: str | None = None  # a fact column given a pinned value the variant's column lacks: a new group
+    spread: int = 1  # written into every spread-th variant (new-row kinds: NEW_ROW_SPREAD, within the disk budget)
 
 
 def gold_digest(sql: str) -> str:
@@ -193,6 +195,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
                              table_of[fact], query, resolve=lambda c: _resolve(c, sources, names.lower),
                              free=set(tables[table_of[fact]].free))
+    first_new = len(out)
     out += _new_parent_witnesses(conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
                                  every, dialect, digest, query, lambda c: _resolve(c, sources, names.lower))
     out += _edge_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, tables, dialect,
@@ -208,6 +211,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (key[1],),
                                     f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
                                     f"pinned column this variant lacks)", regroup=key[1]))
+    out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
     out = out[:MAX_CLONE_WITNESSES]
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
@@ -553,7 +557,7 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
                         f"ORDER BY {turned} LIMIT 1")
             what = (f"a {fact_name} row{through} with {{shown}} brings its group's average to exactly {target} "
                     f"(the gold's HAVING `{rendered}`)")
-        out.append(CloneWitness(digest, table, rows_sql, (column,), shown, what, filled=True))
+        out.append(CloneWitness(digest, table, rows_sql, (column,), shown, what, filled=True, spread=NEW_ROW_SPREAD))
     return out
 
 
