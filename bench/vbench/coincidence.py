@@ -34,6 +34,7 @@ from vbench.mutate import Change, controls, mutants, sample
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED_TIMEOUT_S, TRUTH_TIMEOUT_S = 1.0, 10.0
+SCREEN_CPU_S, SCREEN_WALL_S = 3 * PINNED_TIMEOUT_S, 120.0  # the in-process screen's bounds (CPU, then wall)
 RESULT_MISMATCH = ("cardinality_mismatch", "value_mismatch", "projection_mismatch", "order_only")
 
 
@@ -56,7 +57,7 @@ def _db_file(family: str, root: Path, db: str | None) -> Path:
 class _Graders:
     """One grader without variants per (instance, database), opened on first use."""
 
-    def __init__(self, family: str, work: Path) -> None:
+    def __init__(self, family: str, work: Path, hashes: Path | None = None) -> None:
         from pytest_sqleval.core.api import Grader
         from pytest_sqleval.core.engines.base import Limits
         # a mutant the pinned instance cannot answer in PINNED_TIMEOUT_S (a join predicate
@@ -64,17 +65,34 @@ class _Graders:
         self._make = lambda path, cache, timeout: Grader(
             path, dialect="sqlite" if family == "spider" else "duckdb", cache_dir=cache,
             limits=Limits(timeout_s=timeout), **({"column_order": "any"} if family == "spider" else {}))
-        self.family, self.work, self.open = family, work, {}
+        self.family, self.work, self.open, self.hashes = family, work, {}, hashes
         self.pinned: Path | None = None
         self.direct: dict[str, Any] = {}
         self.gold_bags: dict[str, Any] = {}
+        self.spent: Counter[str] = Counter()  # seconds by phase (screen, pinned, truth, open): the build prints them
 
     def verdict(self, root: Path, db: str | None, sql: str, gold: str) -> Any:
         key = (str(root), db)
+        t = time.perf_counter()
         if key not in self.open:
             timeout = PINNED_TIMEOUT_S if root == self.pinned else TRUTH_TIMEOUT_S
-            self.open[key] = self._make(_db_file(self.family, root, db), self.work / f"g{len(self.open)}", timeout)
-        return self.open[key].compare(sql, gold)
+            cache = self.work / f"g{len(self.open)}"
+            if self.hashes is not None:  # (content hashes under hashes/content-hash)
+                # the content hash reads every row (minutes for a TPC-DS SF 0.1 file under load);
+                # it is keyed by the file's identity, size and mtime, so every build and shard
+                # on the same files can share it
+                self.hashes.mkdir(parents=True, exist_ok=True)
+                cache.mkdir(parents=True, exist_ok=True)
+                if not (cache / "content-hash").exists():
+                    (self.hashes / "content-hash").mkdir(parents=True, exist_ok=True)
+                    (cache / "content-hash").symlink_to((self.hashes / "content-hash").resolve())
+            self.open[key] = self._make(_db_file(self.family, root, db), cache, timeout)
+            self.spent["open"] += time.perf_counter() - t
+            t = time.perf_counter()
+        try:
+            return self.open[key].compare(sql, gold)
+        finally:
+            self.spent["pinned" if root == self.pinned else "truth"] += time.perf_counter() - t
 
     def close(self) -> None:
         for g in self.open.values():
@@ -87,25 +105,53 @@ class _Graders:
         surely differ (another row count, or another bag of rows with numbers rounded to 6
         significant digits, far coarser than the grader's tolerance), so the grader is only
         asked about the few that may coincide. A mutant that errors or runs past
-        PINNED_TIMEOUT_S wall time is no coincidence either."""
-        import threading
-
+        SCREEN_CPU_S of CPU time (three times the grader's own bound on the pinned instance)
+        is no coincidence either. The bound is CPU time, not wall time, so a loaded machine
+        labels as a quiet one does; a gold the screen cannot answer screens nothing (the
+        grader decides)."""
         import duckdb
         if str(root) not in self.direct:
             self.direct[str(root)] = duckdb.connect(str(root), read_only=True)
         con = self.direct[str(root)]
-        timer = threading.Timer(PINNED_TIMEOUT_S * 3, con.interrupt)
-        timer.start()
+        t = time.perf_counter()
         try:
-            want = self.gold_bags.get(gold)
+            if gold not in self.gold_bags:
+                try:
+                    self.gold_bags[gold] = _bag(_bounded(con, gold))
+                except duckdb.Error:
+                    self.gold_bags[gold] = None
+            want = self.gold_bags[gold]
             if want is None:
-                want = self.gold_bags[gold] = _bag(con.execute(gold).fetchall())
-            got = _bag(con.execute(sql).fetchall())
-        except duckdb.Error:
-            return False
+                return True
+            try:
+                got = _bag(_bounded(con, sql))
+            except duckdb.Error:
+                return False
         finally:
-            timer.cancel()
+            self.spent["screen"] += time.perf_counter() - t
         return got == want
+
+
+def _bounded(con: Any, sql: str, cpu_s: float | None = None, wall_s: float = SCREEN_WALL_S) -> list[tuple[Any, ...]]:
+    """``sql``'s rows on ``con``, interrupted once the process has spent ``cpu_s`` of CPU time
+    on it (the grading process waits meanwhile: its CPU is the query's) or ``wall_s`` passed."""
+    import threading
+    cpu_s = SCREEN_CPU_S if cpu_s is None else cpu_s
+    done = threading.Event()
+
+    def watch() -> None:
+        c0, t0 = time.process_time(), time.monotonic()
+        while not done.wait(0.05):
+            if time.process_time() - c0 > cpu_s or time.monotonic() - t0 > wall_s:
+                con.interrupt()
+                return
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _bag(rows: list[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
@@ -116,9 +162,28 @@ def _bag(rows: list[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
     return Counter(tuple(norm(v) for v in row) for row in rows)
 
 
+def select_golds(golds: list[dict[str, Any]], spec: str | None) -> list[dict[str, Any]]:
+    """The golds named by ``spec`` (comma-separated ids or ``first-last`` ranges of ids, in
+    the family's order, e.g. ``q01-q30,q45``), all when ``spec`` is None. A gold's mutants
+    are drawn from ``seed:gid`` alone, so a subset labels each gold as the full set would."""
+    if spec is None:
+        return golds
+    order = [g["gid"] for g in golds]
+    want: set[str] = set()
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        ends = [(part, part)] if part in order else [
+            (part[:i], part[i + 1:]) for i, ch in enumerate(part) if ch == "-" and part[:i] in order and part[i + 1:] in order]
+        if not ends:
+            raise SystemExit(f"--golds: {part!r} names no gold of this family (ids look like {order[0]!r})")
+        first, last = ends[0]
+        want.update(order[order.index(first):order.index(last) + 1])
+    return [g for g in golds if g["gid"] in want]
+
+
 def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, seed: int, per_gold: int,
           out: Path, *, shard: tuple[int, int] = (0, 1), stop_after: float | None = None,
-          controls_per_gold: int | None = None, write_only: bool = False) -> dict[str, Any]:
+          controls_per_gold: int | None = None, write_only: bool = False,
+          golds: str | None = None, hashes: Path | None = None) -> dict[str, Any]:
     """Label the golds of ``shard`` (i of n: every n-th gold from the i-th), appending each
     gold's labels to ``labels.partial.jsonl`` as it is done (shards may share ``out``), and
     stop starting golds after ``stop_after`` seconds; ``write_only`` writes the suite from
@@ -126,13 +191,13 @@ def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, s
     from pytest_sqleval.core.errors import GoldError
     dialect = "sqlite" if family == "spider" else "duckdb"
     partial = out / "labels.partial.jsonl"
-    all_golds = _golds(family, pinned, queries)
+    all_golds = select_golds(_golds(family, pinned, queries), golds)
     if write_only:
         return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
     if shard[1] == 1:
         shutil.rmtree(out, ignore_errors=True)  # shards share a fresh --out: the caller empties it
     out.mkdir(parents=True, exist_ok=True)
-    graders = _Graders(family, out / f".label-cache-{shard[0]}")
+    graders = _Graders(family, out / f".label-cache-{shard[0]}", hashes)
     graders.pinned = pinned
     labelled: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
@@ -143,8 +208,8 @@ def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, s
                 break
             rng = random.Random(f"{seed}:{g['gid']}")
             try:
-                drawn = sample(mutants(g["gold"], dialect), per_gold, rng)
-                rewrites = controls(g["gold"], dialect)
+                every, rewrites = _changes(g["gold"], dialect, hashes)
+                drawn = sample(every, per_gold, rng)
                 if controls_per_gold is not None:
                     rewrites = sample(rewrites, controls_per_gold, rng)
                 if graders.verdict(pinned, g["db"], g["gold"], g["gold"]).status != "passed":
@@ -170,7 +235,8 @@ def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, s
             _append(partial, {"gid": g["gid"], "labels": mine})
             print(f"  {g['gid']}: {sum(x['gid'] == g['gid'] and x['role'] == 'coincidence' for x in labelled)} "
                   f"coincidences, {sum(x['gid'] == g['gid'] and x['role'] == 'control' for x in labelled)} controls "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+                  f"({time.perf_counter() - started:.0f} s; so far "
+                  + ", ".join(f"{k} {v:.0f} s" for k, v in sorted(graders.spent.items())) + ")", flush=True)
     finally:
         graders.close()
         shutil.rmtree(out / f".label-cache-{shard[0]}", ignore_errors=True)
@@ -178,6 +244,32 @@ def build(family: str, pinned: Path, truths: list[Path], queries: Path | None, s
     if shard[1] > 1:
         return {"shard": shard, "labelled": len(labelled), "skipped_golds": dict(skipped)}
     return _finish(family, pinned, truths, queries, seed, per_gold, out, all_golds)
+
+
+def _changes(gold: str, dialect: str, cache: Path | None) -> tuple[list[Change], list[Change]]:
+    """Every mutant and rewrite of ``gold`` (``vbench.mutate``), kept in ``cache`` under a key
+    of the gold, the dialect, mutate.py's source and sqlglot's version: a TPC-DS gold has
+    hundreds of mutants, each copied, rendered and parsed again (seconds of CPU a gold),
+    and they do not depend on the seed, so every later build reads them back."""
+    import hashlib
+
+    import sqlglot
+    if cache is None:
+        return mutants(gold, dialect), controls(gold, dialect)
+    source = (Path(__file__).with_name("mutate.py")).read_bytes()
+    key = hashlib.sha256(b"\0".join([source, sqlglot.__version__.encode(), dialect.encode(), gold.encode()])).hexdigest()
+    path = cache / "changes" / f"{key[:40]}.json"
+    try:
+        obj = json.loads(path.read_text())
+        return [Change(**c) for c in obj["mutants"]], [Change(**c) for c in obj["controls"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    every, rewrites = mutants(gold, dialect), controls(gold, dialect)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"mutants": [c.__dict__ for c in every], "controls": [c.__dict__ for c in rewrites]}))
+    os.replace(tmp, path)  # shards may write the same key: each write is whole
+    return every, rewrites
 
 
 def _append(path: Path, obj: dict[str, Any]) -> None:
@@ -201,7 +293,8 @@ def _finish(family: str, pinned: Path, truths: list[Path], queries: Path | None,
     _write_suite(family, pinned, out, labelled)
     meta = {"family": family, "seed": seed, "per_gold": per_gold, "pinned": str(pinned),
             "truths": [str(t) for t in truths], "queries": str(queries) if queries else None,
-            "golds": len(all_golds), "golds_labelled": len(done), "golds_not_reached": [g for g in order if g not in done],
+            "golds": len(all_golds), "gold_ids": order, "golds_labelled": len(done),
+            "golds_not_reached": [g for g in order if g not in done],
             "coincidences": sum(x["role"] == "coincidence" for x in labelled),
             "controls": sum(x["role"] == "control" for x in labelled), "skipped_golds": dict(skipped),
             "bench_commit": _commit()}
@@ -381,6 +474,10 @@ def main(argv: list[str]) -> None:
     b.add_argument("--stop-after", type=float, help="start no gold after this many seconds (set.json lists the rest)")
     b.add_argument("--controls-per-gold", type=int, help="at most this many rewrites per gold (default: one per kind)")
     b.add_argument("--write-only", action="store_true", help="write the suite from the shards' partial labels")
+    b.add_argument("--build-cache", type=Path, help="where the instances' content hashes and each gold's mutants "
+                   "are kept between builds and shards (default: .vbench-cache beside the pinned instance)")
+    b.add_argument("--golds", help="label only these golds: ids or first-last ranges, comma-separated "
+                   "(e.g. q01-q30); pass the same to --write-only")
     m = sub.add_parser("measure", help="grade a built set with the plugin, with and without variants")
     m.add_argument("--set", type=Path, required=True)
     m.add_argument("--variants", type=int, default=8)
@@ -395,7 +492,8 @@ def main(argv: list[str]) -> None:
         i, n = (int(x) for x in args.shard.split("/"))
         meta = build(args.family, args.pinned.resolve(), [t.resolve() for t in args.truth], args.queries,
                      args.seed, args.per_gold, args.out.resolve(), shard=(i, n), stop_after=args.stop_after,
-                     controls_per_gold=args.controls_per_gold, write_only=args.write_only)
+                     controls_per_gold=args.controls_per_gold, write_only=args.write_only,
+                     golds=args.golds, hashes=(args.build_cache or args.pinned.resolve().parent / ".vbench-cache"))
         print(json.dumps(meta, indent=1))
     else:
         measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only)
