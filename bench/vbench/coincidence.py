@@ -77,11 +77,15 @@ class _Graders:
         if key not in self.open:
             timeout = PINNED_TIMEOUT_S if root == self.pinned else TRUTH_TIMEOUT_S
             cache = self.work / f"g{len(self.open)}"
-            if self.hashes is not None:  # (content hashes under hashes/content-hash)
+            if self.hashes is not None:
                 # the content hash reads every row (minutes for a TPC-DS SF 0.1 file under load);
                 # it is keyed by the file's identity, size and mtime, so every build and shard
-                # on the same files can share it
-                self.hashes.mkdir(parents=True, exist_ok=True)
+                # on the same files shares it (hashes/content-hash); gold answers are keyed by
+                # content hash, gold and engine version and only sound ones are stored, so the
+                # grader of an instance keeps its cache there too (a gold runs once per instance)
+                import hashlib
+                name = hashlib.sha256(json.dumps([str(root.resolve()), db, timeout]).encode()).hexdigest()[:16]
+                cache = self.hashes / "graders" / f"{root.name}-{db or ''}-{name}"
                 cache.mkdir(parents=True, exist_ok=True)
                 if not (cache / "content-hash").exists():
                     (self.hashes / "content-hash").mkdir(parents=True, exist_ok=True)
@@ -346,32 +350,53 @@ def _write_suite(family: str, pinned: Path, out: Path, labelled: list[dict[str, 
     (out / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
 
 
-def _commit(*paths: str) -> str:
+def _commit(*paths: str, root: Path = ROOT) -> str:
     """The checkout's HEAD, or the last commit that touched ``paths`` (the generator: the package)."""
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h", "HEAD", "--", *paths],
+        return subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h", "HEAD", "--", *paths],
                               capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
-def _dirty() -> bool:
+def _dirty(root: Path = ROOT) -> bool:
     """Whether the package differs from its commit (then the generator is not the commit named)."""
-    proc = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "pytest_sqleval"],
+    proc = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "pytest_sqleval"],
                           capture_output=True, text=True)
     return bool(proc.stdout.strip())
 
 
 # -- measure -------------------------------------------------------------------------------
-def _pytest(suite: Path, predictions: Path, cache: Path, results: Path, variants: int) -> float:
+def _env(package: Path) -> dict[str, str]:
+    """The environment of a measured run: ``package``'s pytest_sqleval first on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_AUTO_NUM_WORKERS")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(package), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _measured_package(package: Path, cwd: Path) -> Path:
+    """Where the measured runs (started in ``cwd``) import pytest_sqleval from; refuses a path
+    that is not ``package``'s."""
+    got = subprocess.run([sys.executable, "-c", "import pytest_sqleval; print(pytest_sqleval.__file__)"],
+                         env=_env(package), cwd=str(cwd), capture_output=True, text=True, timeout=120).stdout.strip()
+    if not got or not Path(got).resolve().is_relative_to(package.resolve()):
+        raise SystemExit(f"--package {package}: the measured run would import pytest_sqleval from {got or 'nowhere'}")
+    return Path(got).parent
+
+
+def _pytest(suite: Path, predictions: Path, cache: Path, results: Path, variants: int,
+            package: Path = ROOT, cpu: dict[str, float] | None = None) -> float:
     cmd = [sys.executable, "-m", "pytest", str(suite), f"--sqleval-backend=predictions:{predictions}",
            f"--sqleval-cache-dir={cache}", f"--sqleval-results={results}", f"--sqleval-variants={variants}",
            "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header"]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_AUTO_NUM_WORKERS")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=str(suite.parent), env=env, capture_output=True, text=True, timeout=7200)
+    proc = subprocess.run(cmd, cwd=str(suite.parent), env=_env(package), capture_output=True, text=True, timeout=7200)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:  # user+sys of pytest and its engine children, beside the wall time
+        cpu[results.name] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1):
         sys.stderr.write(proc.stdout[-4000:] + "\n" + proc.stderr[-4000:] + "\n")
         raise SystemExit(f"pytest exited {proc.returncode}: {' '.join(cmd)}")
@@ -388,7 +413,12 @@ def _size(path: Path) -> int:
 
 
 def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
-            catch_only: bool = False) -> dict[str, Any]:
+            catch_only: bool = False, package: Path = ROOT) -> dict[str, Any]:
+    """``package``: the checkout whose pytest_sqleval is measured (a worktree of the generator
+    commit); the bench code is this one's either way."""
+    _measured_package(package, set_dir)
+    load_before = os.getloadavg()
+    cpu: dict[str, float] = {}
     meta = json.loads((set_dir / "set.json").read_text())
     labels = [json.loads(line) for line in (set_dir / "labels.jsonl").read_text().splitlines() if line.strip()]
     suite = set_dir / "suite"
@@ -398,12 +428,12 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     cache = work / "cache"
     cost: dict[str, float] = {}
     if catch_only:  # one run, variants built on an empty cache: the catch rate, first run and size
-        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants, package, cpu)
     else:
-        cost["cold_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)  # gold answers cached
-        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
-        cost["warm_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0)
-        cost["warm_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants)
+        cost["cold_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0, package)  # gold answers cached
+        cost["first_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants, package, cpu)
+        cost["warm_without_s"] = _pytest(suite, predictions, cache, work / "r0", 0, package)
+        cost["warm_with_s"] = _pytest(suite, predictions, cache, work / f"r{variants}", variants, package)
         cost["warm_ratio"] = cost["warm_with_s"] / cost["warm_without_s"]
     pinned = Path(meta["pinned"])
     pinned_bytes = _size(pinned / "database") if meta["family"] == "spider" else pinned.stat().st_size
@@ -413,8 +443,11 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     graded = _records(work / f"r{variants}")
     plain = graded if catch_only else _records(work / "r0")
     out: dict[str, Any] = {"family": meta["family"], "set_seed": meta["seed"], "variants": variants,
-                           "generator_commit": _commit("pytest_sqleval"),
-                           "bench_commit": _commit(), "dirty": _dirty(), "load": os.getloadavg(), "cost": cost}
+                           "generator_commit": _commit("pytest_sqleval", root=package), "package": str(package),
+                           "bench_commit": _commit(), "dirty": _dirty(package), "load": os.getloadavg(),
+                           "load_before": load_before, "cost": cost}
+    if f"r{variants}" in cpu:
+        cost["first_with_cpu_s"] = cpu[f"r{variants}"]
     coinc = [x for x in labels if x["role"] == "coincidence"]
     ctrl = [x for x in labels if x["role"] == "control"]
     caught = [x for x in coinc if graded[x["id"]].get("failure_kind") == "coincidental_pass"]
@@ -433,7 +466,8 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
                       "status": graded[x["id"]]["status"], "failure_kind": graded[x["id"]].get("failure_kind")}
                      for x in missed]
     print(f"[{meta['family']}] set seed {meta['seed']} (built by bench {meta['bench_commit']}), generator "
-          f"{out['generator_commit']}, --sqleval-variants={variants}, load {out['load'][0]:.1f}")
+          f"{out['generator_commit']}{' (modified)' if out['dirty'] else ''} from {package}, --sqleval-variants="
+          f"{variants}, load {load_before[0]:.1f} before, {out['load'][0]:.1f} after")
     print(f"  coincidences caught: {len(caught)}/{len(coinc)} = {len(caught) / max(1, len(coinc)):.1%}  ("
           + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())) + ")")
     print(f"  false fails: {len(false_fails)}/{len(ctrl)} controls {out['false_fail_ids'][:10]}")
@@ -441,7 +475,8 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
         print(f"  note: {len(not_passing_plain)} labelled case(s) do not pass without variants in the pytest run")
     warm = ("warm rerun not measured (--catch-only)" if catch_only else
             f"warm rerun {cost['warm_with_s']:.1f} s vs {cost['warm_without_s']:.1f} s without ({cost['warm_ratio']:.2f}x)")
-    print(f"  cost: first run with variants {cost['first_with_s']:.1f} s; {warm}; variants on disk "
+    print(f"  cost: first run with variants {cost['first_with_s']:.1f} s wall, "
+          f"{cost.get('first_with_cpu_s', float('nan')):.1f} s CPU (user+sys); {warm}; variants on disk "
           f"{cost['variants_mib']:.1f} MiB vs pinned {cost['pinned_mib']:.1f} MiB ({cost['size_ratio']:.2f}x)")
     if show_missed:
         by: dict[str, list[dict[str, Any]]] = {}
@@ -483,6 +518,9 @@ def main(argv: list[str]) -> None:
     m.add_argument("--variants", type=int, default=8)
     m.add_argument("--show-missed", action="store_true", help="list the coincidences missed, by kind")
     m.add_argument("--work", type=Path, help="scratch folder for the cache and results (default under /tmp)")
+    m.add_argument("--package", type=Path, default=ROOT,
+                   help="the checkout whose pytest_sqleval is measured, e.g. a worktree of the generator commit "
+                        "(default: this one)")
     m.add_argument("--catch-only", action="store_true",
                    help="one run with variants on an empty cache: catch rate, first run and size, no warm rerun")
     args = ap.parse_args(argv)
@@ -496,4 +534,4 @@ def main(argv: list[str]) -> None:
                      golds=args.golds, hashes=(args.build_cache or args.pinned.resolve().parent / ".vbench-cache"))
         print(json.dumps(meta, indent=1))
     else:
-        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only)
+        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only, args.package.resolve())
