@@ -413,7 +413,7 @@ def _size(path: Path) -> int:
 
 
 def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
-            catch_only: bool = False, package: Path = ROOT) -> dict[str, Any]:
+            catch_only: bool = False, package: Path = ROOT, seen_sets: list[Path] | None = None) -> dict[str, Any]:
     """``package``: the checkout whose pytest_sqleval is measured (a worktree of the generator
     commit); the bench code is this one's either way."""
     _measured_package(package, set_dir)
@@ -461,6 +461,17 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     out.update(coincidences=len(coinc), caught=len(caught), controls=len(ctrl), false_fails=len(false_fails),
                by_kind=by_kind, not_passing_without_variants=len(not_passing_plain),
                false_fail_ids=[f"{x['id']} {x['kind']}" for x in false_fails])
+    if seen_sets:  # the coincidences the generator's author never saw in a tuning set (same gold, same SQL)
+        seen = {(x["gid"], x["sql"]) for d in seen_sets for x in
+                (json.loads(line) for line in (d / "labels.jsonl").read_text().splitlines() if line.strip())}
+        fresh = [x for x in coinc if (x["gid"], x["sql"]) not in seen]
+        fresh_caught = [x for x in fresh if x in caught]
+        tuned = {g for g, _ in seen} | {g for d in seen_sets
+                                        for g in json.loads((d / "set.json").read_text()).get("gold_ids", [])}
+        fresh_golds = [x for x in fresh if x["gid"] not in tuned]
+        out["unseen"] = {"tuning_sets": [str(d) for d in seen_sets], "coincidences": len(fresh),
+                         "caught": len(fresh_caught), "on_golds_never_tuned": len(fresh_golds),
+                         "caught_on_golds_never_tuned": sum(x in caught for x in fresh_golds)}
     missed = [x for x in coinc if x not in caught]
     out["missed"] = [{"id": x["id"], "gid": x["gid"], "kind": x["kind"], "detail": x["detail"],
                       "status": graded[x["id"]]["status"], "failure_kind": graded[x["id"]].get("failure_kind")}
@@ -471,6 +482,10 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     print(f"  coincidences caught: {len(caught)}/{len(coinc)} = {len(caught) / max(1, len(coinc)):.1%}  ("
           + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())) + ")")
     print(f"  false fails: {len(false_fails)}/{len(ctrl)} controls {out['false_fail_ids'][:10]}")
+    if "unseen" in out:
+        u = out["unseen"]
+        print(f"  never in the tuning set(s): caught {u['caught']}/{u['coincidences']}; on golds never tuned on: "
+              f"{u['caught_on_golds_never_tuned']}/{u['on_golds_never_tuned']}")
     if not_passing_plain:
         print(f"  note: {len(not_passing_plain)} labelled case(s) do not pass without variants in the pytest run")
     warm = ("warm rerun not measured (--catch-only)" if catch_only else
@@ -521,6 +536,9 @@ def main(argv: list[str]) -> None:
     m.add_argument("--package", type=Path, default=ROOT,
                    help="the checkout whose pytest_sqleval is measured, e.g. a worktree of the generator commit "
                         "(default: this one)")
+    m.add_argument("--tuning-set", type=Path, action="append", default=[],
+                   help="a set the generator was tuned on (repeatable): also report the catch rate over the "
+                        "coincidences not in it, and over golds it never had")
     m.add_argument("--catch-only", action="store_true",
                    help="one run with variants on an empty cache: catch rate, first run and size, no warm rerun")
     args = ap.parse_args(argv)
@@ -534,4 +552,5 @@ def main(argv: list[str]) -> None:
                      golds=args.golds, hashes=(args.build_cache or args.pinned.resolve().parent / ".vbench-cache"))
         print(json.dumps(meta, indent=1))
     else:
-        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only, args.package.resolve())
+        measure(args.set.resolve(), args.variants, args.show_missed, args.work, args.catch_only, args.package.resolve(),
+                [t.resolve() for t in args.tuning_set])
