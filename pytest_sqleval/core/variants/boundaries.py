@@ -41,10 +41,10 @@ from typing import Any, Iterable
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 11  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 12  # bump when what a boundary variant holds changes: cached ones are then rebuilt
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
-CLONE_SPREAD = 1  # each clone witness goes into every CLONE_SPREAD-th variant
+CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -188,9 +188,10 @@ class BoundaryRows:
             used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
             for group in self.groups:
                 writer.witnesses(group, tag, used)
-            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params))
+            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
+                                 writer.allowed, self.domain.values if self.domain is not None else None)
             for i, clone in enumerate(self.clones):
-                if (i + index) % CLONE_SPREAD == 0 and cloner.write(clone, index):
+                if (i + index) % (CLONE_SPREAD * clone.spread) == 0 and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
             for table, rowids in cloner.rows.items():
                 used.setdefault(table, set()).update(rowids)
@@ -235,7 +236,9 @@ class Domain:
     """Whether a value lies in a column's domain on the pinned database: between its
     minimum and maximum, or (text) one of its values; for a date or timestamp, at or after
     its minimum (a later row is one the data will hold, and a gold that bounds time from
-    above past the last pinned row is told from one without the bound only by it).
+    above past the last pinned row is told from one without the bound only by it); a text
+    column whose values are all ISO days (``'2001-03-04'``, as SQLite keeps dates) takes
+    any ISO day from its minimum on, as a date column does.
     Answers are remembered."""
 
     def __init__(self, database: Path, engine: str, tables: dict[str, Any]) -> None:
@@ -249,7 +252,12 @@ class Domain:
             table, column, value = item
             ctype = self.tables[table].columns.get(column, "")
             q_table, q_col = qualified(table, self.engine), quote(column)
-            if _is_text(ctype):
+            if _is_text(ctype) and _ISO_DAY.fullmatch(value):  # a date kept as text: at or after the first
+                sql, params = (f"SELECT min({q_col}) <= ? AND min({q_col}) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-*' "
+                               f"AND max({q_col}) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-*' "
+                               f"AND length(min({q_col})) = length(?) AND length(max({q_col})) = length(?) "
+                               f"FROM {q_table}", [value, value, value])
+            elif _is_text(ctype):
                 sql, params = f"SELECT EXISTS (SELECT 1 FROM {q_table} WHERE {q_col} = ?)", [value]
             elif _is_temporal(ctype):  # time moves on: a later value is one the data will hold
                 sql, params = f"SELECT min({q_col}) <= CAST(? AS {ctype}) FROM {q_table}", [value]
@@ -262,8 +270,23 @@ class Domain:
                 self._known[item] = False
         return self._known[item]
 
+    def values(self, table: str, column: str) -> list[Any]:
+        """Up to 64 distinct values of a pinned column, in a fixed order (a fresh group key's
+        candidates: a value the column holds keeps its domain)."""
+        from .constraints import qualified, quote
+        q_col = quote(column)
+        try:
+            return [r[0] for r in self.con.execute(
+                f"SELECT DISTINCT {q_col} FROM {qualified(table, self.engine)} WHERE {q_col} IS NOT NULL "
+                f"ORDER BY 1 LIMIT 64").fetchall()]
+        except Exception:  # a type the engine cannot order: no candidates
+            return []
+
     def close(self) -> None:
         self.con.close()
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _is_temporal(ctype: str) -> bool:

@@ -27,18 +27,27 @@ From a gold's AST (sqlglot), per SELECT whose tables are joined by inner equalit
 - per ``HAVING count(...) op b``: a group pushed by clones of its rows to exactly ``b - 1``,
   ``b`` and ``b + 1`` rows, the nearest group below each first.
 
+New rows, not only copies (``BOUNDARY_VERSION`` 12): a key that is only referenced may take
+a fresh value (a key every value of which a child uses also gets a copy of one of the
+source's child rows), so a clone may be a *new dimension row* referenced by a new fact row
+(a new group; per filter on the dimension, a copy failing only it); a group's ``sum`` or
+``avg`` is brought to a HAVING bound; a fact column compared with a literal gets the
+literal and its neighbours in a new row; a group key gets a pinned value the variant
+lacks (a group of one); an ungrouped ORDER BY gets ties on its first and last rows.
+
 Each witness is one query on the variant (bounded by the watchdog) and a few inserts;
 each comes with a sentence the record shows when a variant catches a prediction."""
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
-MAX_CLONE_WITNESSES = 24  # per SELECT of a gold
+MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_SENTENCES = 6  # per gold and variant, in the record
+NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
 
@@ -55,6 +64,16 @@ class CloneWitness:
     shown: tuple[str, ...]  # what v0, v1, ... are, e.g. "date_dim.d_year"
     what: str  # the sentence, with {shown} and {need} filled in when written
     grouped: bool = False  # a HAVING witness: the query gives ``need``
+    # a *new parent row*: (parent table, its key column, the fact column referencing it);
+    # ``rows_sql`` then gives ``p0`` (the parent row cloned) after ``w0``, and ``moved``
+    # names the new parent's columns set from r0, r1, ...; the fact clone references it
+    parent: tuple[str, str, str] | None = None
+    fixed: tuple[tuple[str, str], ...] = ()  # (fact column, literal text) set on the clone, if in its domain
+    # a HAVING sum/avg witness: ``rows_sql`` gives ``need`` clones with ``moved[0]`` = r0,
+    # then one more with r1 (the rest of the gap to the bound)
+    filled: bool = False
+    regroup: str | None = None  # a fact column given a pinned value the variant's column lacks: a new group
+    spread: int = 1  # written into every spread-th variant (new-row kinds: NEW_ROW_SPREAD, within the disk budget)
 
 
 def gold_digest(sql: str) -> str:
@@ -70,7 +89,8 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
 
     from .witnesses import Catalog
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
-    deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
+    every = list(dependencies)
+    deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
     out: list[CloneWitness] = []
     for sql in gold_sqls:
         try:
@@ -80,7 +100,7 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
         digest = gold_digest(sql)
         for select in tree.find_all(exp.Select):
             try:
-                found = _select_witnesses(select, names, tables, deps, dialect, digest)
+                found = _select_witnesses(select, names, tables, deps, dialect, digest, every)
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
@@ -88,7 +108,7 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
-                      digest: str) -> list[CloneWitness]:
+                      digest: str, every: list[Any]) -> list[CloneWitness]:
     from sqlglot import exp
 
     from .witnesses import _resolve, _sources, _split
@@ -140,7 +160,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
         return []
     fact = sinks[0]
-    if fresh_columns(tables[table_of[fact]], deps_columns(deps, table_of[fact])) is None:
+    if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
         return []
     out: list[CloneWitness] = []
     base_from = select.copy()
@@ -172,6 +192,27 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a copy of a row that reaches the output
     out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
                             f"a copy of a {fact_name} row that reaches the output{through}"))
+    out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
+                             table_of[fact], query, resolve=lambda c: _resolve(c, sources, names.lower),
+                             free=set(tables[table_of[fact]].free))
+    first_new = len(out)
+    out += _new_parent_witnesses(conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
+                                 every, dialect, digest, query, lambda c: _resolve(c, sources, names.lower))
+    out += _edge_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, tables, dialect,
+                                 digest, query, lambda c: _resolve(c, sources, names.lower))
+    out += _order_witnesses(select, conjuncts, fact, fact_name, through, table_of, tables, dialect, digest, query,
+                            lambda c: _resolve(c, sources, names.lower))
+    group = select.args.get("group")
+    filtered = {c.name.lower() for cond in conjuncts for c in cond.find_all(exp.Column)}
+    for g in (group.expressions if group is not None else []):
+        key = _resolve(g, sources, names.lower) if isinstance(g, exp.Column) else None
+        if key is not None and key[0] == fact and key[1] in tables[table_of[fact]].free \
+                and key[1].lower() not in filtered:
+            out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (key[1],),
+                                    f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
+                                    f"pinned column this variant lacks)", regroup=key[1]))
+    out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
+    out = out[:MAX_CLONE_WITNESSES]
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
@@ -206,9 +247,150 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     f"a {fact_name} row{through}, moved to {{shown}} ({how} `{rendered}`)"))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
-    out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
-                             table_of[fact], query)
     return out[:MAX_CLONE_WITNESSES]
+
+
+def _settable(t: Any, column: str, every: list[Any]) -> bool:
+    """Whether a *new* row of ``t`` may take another held value in ``column``: a column in
+    no key and no dependency (the key gets a fresh value, a reference must hold)."""
+    return column not in t.key_columns and not any(
+        (d.child == t.name and column in d.child_columns) or (d.parent == t.name and column in d.parent_columns)
+        for d in every)
+
+
+def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: list[tuple[str, str, str, str, int]],
+                          fact: str, fact_name: str, through: str, table_of: dict[str, str], tables: dict[str, Any],
+                          every: list[Any], dialect: str, digest: str, query: Callable[..., str],
+                          resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """New dimension rows, each referenced by a new fact row. Per edge ``fact.fk -> parent``
+    whose key a new row may give a fresh value: a copy of the parent a row reaching the output
+    joins (a new group where the gold groups by a unique attribute of it, one more output row
+    for ORDER BY and LIMIT), and per filter on that parent alone, a copy that fails only it,
+    its value taken from another parent row (the nearest failing value first) or that sits
+    on its edge: a dropped filter every existing parent of the path passes then shows."""
+    from sqlglot import exp
+    out: list[CloneWitness] = []
+    for ca, cc, pa, pc, _ in [e for e in edges if e[0] == fact]:
+        parent = tables[table_of[pa]]
+        fresh = fresh_columns(parent, deps_columns(every, parent.name))
+        if not fresh or pc not in fresh:
+            continue
+        pname = parent.name.rsplit(".", 1)[-1]
+        link = (parent.name, pc, cc)
+        out.append(CloneWitness(
+            digest, table_of[fact], query([], conjuncts, [(exp.column("rowid", table=pa), "p0")], []), (), (),
+            f"a new {pname} row (a copy with a fresh {pc}) joined by a new {fact_name} row{through}: "
+            f"a group or an output row the pinned data lacks", parent=link))
+        other = f"{pa}__n"
+        for i, cond in enumerate(conjuncts):
+            if alias_sets[i] != {pa} or cond.find(exp.Select):
+                continue
+            cols = {c.name for c in cond.find_all(exp.Column)}
+            resolved = [resolve(c) for c in cond.find_all(exp.Column)]
+            if len(cols) != 1 or any(r is None for r in resolved):
+                continue
+            column = resolved[0][1]  # type: ignore[index]  # checked just above
+            if not _settable(parent, column, every):
+                continue
+
+            def renamed(node: Any) -> Any:
+                def swap(n: Any) -> Any:
+                    if isinstance(n, exp.Column) and resolve(n) is not None:
+                        return exp.column(n.name, table=other)
+                    return n
+                return node.copy().transform(swap)
+
+            rendered = " ".join(cond.sql(dialect=dialect).split())
+            for moved_cond, order, how in _edges_of(renamed(cond), cond, dialect):
+                cols_out = [(exp.column("rowid", table=pa), "p0"), (exp.column(column, table=other), "r0"),
+                            (exp.column(column, table=other), "v0")]
+                out.append(CloneWitness(
+                    digest, table_of[fact], query([(parent.name, other)], conjuncts + [moved_cond], cols_out, order),
+                    (column,), (f"{pname}.{column}",),
+                    f"a new {pname} row with {{shown}} ({how} `{rendered}`) joined by a new {fact_name} row{through}",
+                    parent=link))
+    return out
+
+
+def _order_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str,
+                     table_of: dict[str, str], tables: dict[str, Any], dialect: str, digest: str,
+                     query: Callable[..., str], resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """Ties and second rows for an ungrouped ``ORDER BY``: a copy of the row the gold's order
+    puts first, and of the one it puts last (a tie on every sort key; where a fresh key is a
+    later sort key, the copy orders after its source); and per later sort key that is a free
+    fact column, such copies with that key at the column's least and greatest value on the
+    variant (a tie on the keys before it, ordering before and after), so a reversed or
+    dropped later key shows where the pinned data has no tie."""
+    from sqlglot import exp
+    order = select.args.get("order")
+    if order is None or select.args.get("group") is not None or select.args.get("distinct") is not None \
+            or any(e.find(exp.AggFunc) for e in select.expressions):
+        return []
+    keys = list(order.expressions)
+    if any(k.this.find(exp.AggFunc) or not all(resolve(c) for c in k.this.find_all(exp.Column)) for k in keys):
+        return []  # an output alias or an aggregate: not a row's own value
+    table = table_of[fact]
+    rel = exp.Table(this=exp.to_identifier(table.rsplit(".", 1)[-1]),
+                    db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None).sql(dialect=dialect)
+    free = set(tables[table].free)
+    out: list[CloneWitness] = []
+    for end, ordered in (("first", [k.copy() for k in keys]),
+                         ("last", [exp.Ordered(this=k.this.copy(), desc=not k.args.get("desc")) for k in keys])):
+        out.append(CloneWitness(digest, table, query([], conjuncts, [], ordered), (), (),
+                                f"a copy of the {fact_name} row the gold orders {end}{through} (a tie on its sort keys)"))
+        for k in keys[1:]:
+            key = resolve(k.this) if isinstance(k.this, exp.Column) else None
+            if key is None or key[0] != fact or key[1] not in free:
+                continue
+            q_col = exp.to_identifier(key[1]).sql(dialect=dialect)
+            for edge in ("min", "max"):
+                value: Any = exp.maybe_parse(f"(SELECT {edge}({q_col}) FROM {rel})", dialect=dialect)
+                out.append(CloneWitness(
+                    digest, table, query([], conjuncts, [(value, "r0"), (value.copy(), "v0")], ordered), (key[1],),
+                    (key[1],), f"a copy of the {fact_name} row the gold orders {end}{through} with {{shown}} "
+                               f"(a tie on the sort keys before it)"))
+    return out
+
+
+def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str, fact_name: str, through: str,
+                          table_of: dict[str, str], tables: dict[str, Any], dialect: str, digest: str,
+                          query: Callable[..., str],
+                          resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """Values at a literal's edge: per comparison of a free fact column with a literal, a
+    clone of a row that passes every other conjunct, with the column set to the literal and
+    the values just beside it (a day either side of a date bound), each written only when
+    it lies in the pinned column's domain. A bound moved by one day where no pinned row sits
+    on it shows on the clone."""
+    from sqlglot import exp
+
+    from .boundaries import neighbours
+    out: list[CloneWitness] = []
+    free = set(tables[table_of[fact]].free)
+    for i, cond in enumerate(conjuncts):
+        if alias_sets[i] != {fact} or cond.find(exp.Select):
+            continue
+        if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ, exp.NEQ):
+            column, literals = cond.this, [cond.expression]
+        elif isinstance(cond, exp.Between):
+            column, literals = cond.this, [cond.args.get("low"), cond.args.get("high")]
+        else:
+            continue
+        key = resolve(column) if isinstance(column, exp.Column) else None
+        if key is None or key[1] not in free:
+            continue
+        texts = []
+        for lit in literals:
+            lit = lit.find(exp.Literal) if isinstance(lit, exp.Cast) else lit
+            if isinstance(lit, exp.Literal):
+                texts += [v for v in neighbours(lit.this) if v not in texts]
+        others = [c for k, c in enumerate(conjuncts) if k != i]
+        rows_sql = query([], others, [], [])
+        rendered = " ".join(cond.sql(dialect=dialect).split())
+        for text in texts:
+            out.append(CloneWitness(digest, table_of[fact], rows_sql, (), (),
+                                    f"a {fact_name} row{through} with {key[1]} = {text} (at the edge of `{rendered}`)",
+                                    fixed=((key[1], text),)))
+    return out
 
 
 def _turned(rowid: Any) -> Any:
@@ -270,9 +452,14 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
 
 
 def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str, base_from: Any,
-                      dialect: str, digest: str, table: str, query: Callable[..., str]) -> list[CloneWitness]:
+                      dialect: str, digest: str, table: str, query: Callable[..., str], *,
+                      resolve: Callable[[Any], tuple[str, str] | None] | None = None,
+                      free: set[str] | None = None) -> list[CloneWitness]:
     """Per ``HAVING count(*) op b`` (or ``count(column)``), a group pushed to ``b + 1``, ``b``
-    and ``b - 1`` rows (in that order, so a later push never takes an earlier one's group)."""
+    and ``b - 1`` rows (in that order, so a later push never takes an earlier one's group).
+    Per ``HAVING sum(x) op b`` or ``avg(x) op b`` over a free fact column: one clone of a
+    group's row whose ``x`` brings the group to exactly ``b`` and to the values beside it,
+    written only when that ``x`` lies between the column's least and greatest value."""
     from sqlglot import exp
 
     from .witnesses import _split
@@ -296,6 +483,10 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
         agg, bound = cond.this, cond.expression
         if isinstance(agg, exp.Literal):
             agg, bound = bound, agg
+        if isinstance(agg, (exp.Sum, exp.Avg)) and resolve is not None and free is not None:
+            out += _sum_witnesses(agg, bound, cond, keys, conjuncts, fact, fact_name, through, dialect, digest,
+                                  table, query, resolve, free)
+            continue
         if not isinstance(agg, exp.Count) or agg.find(exp.Distinct) or not isinstance(bound, exp.Literal) \
                 or bound.is_string or not bound.this.isdigit():
             continue
@@ -319,29 +510,83 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
     return out
 
 
-def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
-    out: set[str] = set()
-    for d in deps:
-        if d.child == table:
-            out |= set(d.child_columns)
-        if d.parent == table:
-            out |= set(d.parent_columns)
+def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: list[Any], fact: str, fact_name: str,
+                   through: str, dialect: str, digest: str, table: str, query: Callable[..., str],
+                   resolve: Callable[[Any], tuple[str, str] | None], free: set[str]) -> list[CloneWitness]:
+    from sqlglot import exp
+
+    from .boundaries import neighbours
+    arg = agg.this
+    key = resolve(arg) if isinstance(arg, exp.Column) else None
+    if key is None or key[0] != fact or key[1] not in free or agg.find(exp.Distinct) \
+            or not isinstance(bound, exp.Literal) or bound.is_string:
+        return []
+    if any(key[1] in {c.name for c in c_.find_all(exp.Column)} for c_ in conjuncts):
+        return []  # a filtered column: the clone's new value might leave the filter
+    column = key[1]
+    rel = exp.Table(this=exp.to_identifier(table.rsplit(".", 1)[-1]),
+                    db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None).sql(dialect=dialect)
+    q_col = exp.to_identifier(column).sql(dialect=dialect)
+    window_sum = exp.Window(this=exp.Sum(this=arg.copy()), partition_by=[k.copy() for k in keys])
+    window_n = exp.Window(this=exp.Count(this=arg.copy()), partition_by=[k.copy() for k in keys])
+    inner = query([], conjuncts, [(window_sum, "s"), (window_n, "n")]
+                  + [(k.copy(), f"v{i + 1}") for i, k in enumerate(keys[:2])], [], limit=False)
+    shown_keys = ", ".join(f"v{i + 1}" for i in range(min(2, len(keys))))
+    shown = (column,) + tuple(" ".join(k.sql(dialect=dialect).split())[:40] for k in keys[:2])
+    rendered = " ".join(cond.sql(dialect=dialect).split())
+    out = []
+    low, high = f"(SELECT min({q_col}) FROM {rel})", f"(SELECT max({q_col}) FROM {rel})"
+    keys_out = f", {shown_keys}" if shown_keys else ""
+    turned = _turned(exp.column("w0")).sql(dialect=dialect)
+    for target in neighbours(bound.this):
+        if isinstance(agg, exp.Sum):
+            # the gap to the target: ``need`` clones at the column's greatest value, one with the rest
+            steps = (f"CAST(gap * 1.0 / top - 0.000001 AS INTEGER)" if dialect == "sqlite"
+                     else "CAST(floor(gap / top - 0.000001) AS BIGINT)")
+            rows_sql = (f"SELECT w0, need, top AS r0, gap - need * top AS r1, gap - need * top AS v0{keys_out} "
+                        f"FROM (SELECT *, {steps} AS need FROM (SELECT w0, {target} - s AS gap, {high} AS top, "
+                        f"{low} AS bottom{keys_out} FROM ({inner}) AS grouped WHERE s IS NOT NULL) AS gaps "
+                        f"WHERE gap > 0 AND top > 0) AS steps WHERE need >= 0 AND need < {MAX_GROUP_CLONES} "
+                        f"AND gap - need * top BETWEEN bottom AND top ORDER BY need, {turned} LIMIT 1")
+            what = (f"{{need}} copies of a {fact_name} row{through} at its greatest {column} and one with {{shown}} "
+                    f"bring its group's sum to exactly {target} (the gold's HAVING `{rendered}`)")
+        else:
+            value = f"({target} * (n + 1) - s)"
+            rows_sql = (f"SELECT w0, 0 AS need, {value} AS r0, {value} AS r1, {value} AS v0{keys_out} "
+                        f"FROM ({inner}) AS grouped WHERE s IS NOT NULL AND {value} BETWEEN {low} AND {high} "
+                        f"ORDER BY {turned} LIMIT 1")
+            what = (f"a {fact_name} row{through} with {{shown}} brings its group's average to exactly {target} "
+                    f"(the gold's HAVING `{rendered}`)")
+        out.append(CloneWitness(digest, table, rows_sql, (column,), shown, what, filled=True, spread=NEW_ROW_SPREAD))
     return out
 
 
-def fresh_columns(t: Any, linked: set[str]) -> list[str] | None:
+def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
+    """The columns of ``table`` a new row may not give a fresh value: those on the child side
+    of a reference (it must point at a row that exists). A key only referenced may be fresh:
+    a new dimension row breaks no reference. Where every key is used by some child row (a
+    *total* dependency: every order has lines), ``CloneWriter.clone`` also copies one child
+    row of the source onto the new key, so that still holds."""
+    out: set[str] = set()
+    for d in deps:
+        if d.child == table and d.origin != "total":
+            out |= set(d.child_columns)
+    return out
+
+
+def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[str] | None:
     """One column per key of ``t`` to give a fresh value in a clone (a number or text in no
     dependency), or None when some key has none: the table is then not cloned."""
     keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
     chosen: list[str] = []
     for key in keys:
-        if set(key) & set(chosen):
+        if set(key) & (set(chosen) | set(given)):  # ``given``: columns the caller gives a new value already
             continue
         options = [c for c in key if c not in linked and _freshable(t.columns.get(c, ""))]
         if not options:
             return None
         chosen.append(sorted(options, key=lambda c: "INT" not in t.columns[c].upper())[0])
-    if not chosen and not t.duplicate_rows:
+    if not chosen and not given and not t.duplicate_rows:
         return None  # a copy would be the table's first duplicate row: a fact a query may rely on
     return chosen
 
@@ -356,8 +601,12 @@ class CloneWriter:
     remembers their row ids (no later boundary write may change them) and the sentences."""
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
-                 bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]]) -> None:
+                 bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
+                 allowed: Callable[[str, str, str], bool] | None = None,
+                 pinned_values: Callable[[str, str], list[Any]] | None = None) -> None:
         self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
+        self.allowed = allowed  # (table, column, literal text): in the pinned column's domain
+        self.pinned_values = pinned_values  # (table, column): some values the pinned column holds
         self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
@@ -373,32 +622,92 @@ class CloneWriter:
         if not found:
             return False
         row = found[0]
-        if w.grouped:
-            need, shown_values = int(row[1]), row[2:]
-            moved: dict[str, Any] = {}
+        parent_moved: dict[str, Any] = {}
+        moved: dict[str, Any]
+        if w.filled:
+            need = int(row[1])
+            if need < 0 or need >= MAX_GROUP_CLONES:
+                return False
+            for _ in range(need):
+                if self.clone(w.table, int(row[0]), {w.moved[0]: row[2]}) is None:
+                    return False
+            need, moved, shown_values = 1, {w.moved[0]: row[3]}, row[4:]
+        elif w.grouped:
+            need, shown_values, moved = int(row[1]), row[2:], {}
+        elif w.parent is not None:
+            need, moved = 1, {}
+            parent_moved = dict(zip(w.moved, row[2:2 + len(w.moved)]))
+            shown_values = row[2 + len(w.moved):]
         else:
             need, moved, shown_values = 1, dict(zip(w.moved, row[1:1 + len(w.moved)])), row[1 + len(w.moved):]
         if need < 1 or need > MAX_GROUP_CLONES:
             return False
+        if w.regroup is not None:
+            value = self._absent(w.table, w.regroup)
+            if value is None:
+                return False
+            moved[w.regroup], shown_values = value, (value,)
+        for column, text in w.fixed:
+            if self.allowed is None or not self.allowed(w.table, column, text):
+                return False  # a value outside the pinned column's domain is never written
+            moved[column] = text
+        if w.parent is not None:
+            table, key, column = w.parent
+            made = self.clone(table, int(row[1]), parent_moved)
+            if made is None or key not in made:
+                return False
+            moved[column] = made[key]
         for _ in range(need):
-            if not self.clone(w.table, int(row[0]), moved):
+            if self.clone(w.table, int(row[0]), moved) is None:
                 return False
         shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
-        sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(need))
+        sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(row[1] if w.filled else need))
         kept = self.sentences.setdefault(w.gold, [])
         if len(kept) < MAX_SENTENCES:
             kept.append(sentence)
         return True
 
-    def clone(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
-        """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values."""
+    def _absent(self, table: str, column: str) -> Any:
+        """A value the pinned column holds and this variant's does not (None if none is found)."""
+        from .constraints import qualified, quote
+        if self.pinned_values is None:
+            return None
+        rel = qualified(table, self.engine)
+        for value in self.pinned_values(table, column):
+            if value is not None and not self.con.execute(
+                    f"SELECT 1 FROM {rel} WHERE {quote(column)} = ? LIMIT 1", [value]).fetchall():
+                return value
+        return None
+
+    def clone(self, table: str, rowid: int, moved: dict[str, Any], depth: int = 0,
+              given: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+        """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values; the
+        values written (the fresh keys among them), or None when nothing was written. A fresh
+        key every value of which some child row uses (a total dependency) gets a copy of one
+        of the source's child rows, moved onto it (at most two levels down)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        fresh = fresh_columns(t, deps_columns(self.all_deps, table))
+        fresh = fresh_columns(t, deps_columns(self.all_deps, table), set(given))
         if fresh is None:
-            return False
+            return None
         rel = qualified(table, self.engine)
         values: dict[str, Any] = dict(moved)
+        totals = [d for d in self.all_deps if d.origin == "total" and d.child == table
+                  and len(d.child_columns) == 1 and d.child_columns[0] in fresh]
+        if totals and depth >= 2:
+            return None
+        children: list[tuple[str, str, int]] = []  # (child table, its column, the child row to copy)
+        try:
+            for d in totals:
+                (col,), (child_col,) = d.child_columns, d.parent_columns
+                old = self.con.execute(f"SELECT {quote(col)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
+                found = self.con.execute(f"SELECT rowid FROM {qualified(d.parent, self.engine)} WHERE "
+                                         f"{quote(child_col)} = ? LIMIT 1", [old[0] if old else None]).fetchone()
+                if found is None:
+                    return None
+                children.append((d.parent, child_col, int(found[0])))
+        except Exception:  # a form this engine refuses: no witness
+            return None
         try:
             for col in fresh:
                 ctype = t.columns[col].upper()
@@ -415,15 +724,26 @@ class CloneWriter:
             params = [values[c] for c in cols if c in values]
             self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(c) for c in cols)}) SELECT {', '.join(exprs)} "
                              f"FROM {rel} WHERE rowid = {int(rowid)}", params)
-            anchor = fresh[0] if fresh else None
+            anchor = fresh[0] if fresh else next(iter(given), None)
             if anchor is not None:
                 cast = f"CAST(? AS {t.columns[anchor]})" if self.engine == "duckdb" and t.columns[anchor] else "?"
                 new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {quote(anchor)} = {cast}",
                                        [values[anchor]]).fetchall()
                 self.rows.setdefault(table, set()).update(r[0] for r in new)
         except Exception:  # a constraint the engine checks refused it: no witness
-            return False
-        return True
+            return None
+        for d, (child, child_col, child_row) in zip(totals, children):
+            if self.clone(child, child_row, {child_col: values[d.child_columns[0]]}, depth + 1,
+                          frozenset({child_col})) is None:
+                self._undo(table, fresh[0], values[fresh[0]])  # the total dependency would break
+                return None
+        return values
+
+    def _undo(self, table: str, anchor: str, value: Any) -> None:
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        cast = f"CAST(? AS {t.columns[anchor]})" if self.engine == "duckdb" and t.columns[anchor] else "?"
+        self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE {quote(anchor)} = {cast}", [value])
 
 
 def _salt_of(turn: int) -> int:
