@@ -153,7 +153,7 @@ def test_a_case_asking_ahead_then_at_its_setup_builds_its_gold_request_once(tmp_
     g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
     gets = []
     real = g.analyses.get
-    monkeypatch.setattr(g.analyses, "get", lambda sql: gets.append(sql) or real(sql))
+    monkeypatch.setattr(g.analyses, "get", lambda sql, dialect=None: gets.append(sql) or real(sql, dialect))
     sql = "SELECT name FROM owner ORDER BY name"
     try:
         case = BenchmarkCase(id="q1", question="owners", gold_sql=sql)
