@@ -9,7 +9,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, Callable
@@ -73,10 +72,8 @@ def test_ten_thousand_cases_stay_a_page_a_browser_opens() -> None:
         rec["execution"]["preview"] = big
         rec["execution"]["rows"] = 123_456
         records.append(rec)
-    start = time.perf_counter()
-    page = render_report(records, None)
-    took = time.perf_counter() - start
-    assert len(page.encode()) < 40_000_000 and took < 20, (len(page), took)
+    page = render_report(records, None)  # its speed is bench/owncost_bench.py's, not a wall-clock assert here
+    assert len(page.encode()) < 40_000_000, len(page)
     data = page_data(page)
     first = data["runs"][1]["preview"]  # a failure: served first
     assert first["shown"] == PREVIEW_ROWS and first["total"] == 123_456  # the page says "showing 20 of 123,456"

@@ -280,12 +280,10 @@ def test_golds_are_deterministic_by_construction(cases) -> None:
         assert not any(_tables(c.gold_sql) & {f"{t.schema}.{t.name}" for t in TABLES if warehouse.spec.deprecated(t)}), c.id
 
 
-def test_golds_run_fast_and_nonempty_on_the_small_build(con, cases) -> None:
-    import time
-    for c in cases:
-        start = time.perf_counter()
+def test_golds_are_nonempty_on_the_small_build(con, cases) -> None:
+    for c in cases:  # their speed is bench/'s (variants_cost_bench, throughput), not a wall-clock assert
         rows = con.execute(c.gold_sql).fetchall()
-        assert rows and (time.perf_counter() - start) < 1.0, c.id
+        assert rows, c.id
         assert len(rows) == 1 or c.expected_shape == "table", c.id
 
 
