@@ -486,7 +486,7 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
         u = out["unseen"]
         print(f"  never in the tuning set(s): caught {u['caught']}/{u['coincidences']}; on golds never tuned on: "
               f"{u['caught_on_golds_never_tuned']}/{u['on_golds_never_tuned']}")
-    if not_passing_plain:
+    if not_passing_plain and not catch_only:  # (with --catch-only there is no run without variants)
         print(f"  note: {len(not_passing_plain)} labelled case(s) do not pass without variants in the pytest run")
     warm = ("warm rerun not measured (--catch-only)" if catch_only else
             f"warm rerun {cost['warm_with_s']:.1f} s vs {cost['warm_without_s']:.1f} s without ({cost['warm_ratio']:.2f}x)")
