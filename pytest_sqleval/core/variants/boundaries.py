@@ -38,6 +38,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Iterable
 
+from .witnesses import neighbours
+
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
@@ -108,22 +110,6 @@ def _hints(tree: Any, catalog: Any) -> dict[tuple[str, str], list[str]]:
             if right is not None:
                 add(left, right)
     return out
-
-
-def neighbours(text: str) -> list[str]:
-    """A literal and the values just either side of it, as SQL literal texts."""
-    try:
-        day = dt.date.fromisoformat(text)
-        return [str(day), str(day - dt.timedelta(days=1)), str(day + dt.timedelta(days=1))]
-    except ValueError:
-        pass
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return [text]
-    exponent = value.as_tuple().exponent
-    unit = Decimal(1).scaleb(exponent) if isinstance(exponent, int) and exponent < 0 else Decimal(1)
-    return [str(value), str(value - unit), str(value + unit)]
 
 
 class BoundaryRows:

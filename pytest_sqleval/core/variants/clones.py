@@ -363,7 +363,7 @@ def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str
     on it shows on the clone."""
     from sqlglot import exp
 
-    from .boundaries import neighbours
+    from .witnesses import neighbours
     out: list[CloneWitness] = []
     free = set(tables[table_of[fact]].free)
     for i, cond in enumerate(conjuncts):
@@ -515,7 +515,7 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
                    resolve: Callable[[Any], tuple[str, str] | None], free: set[str]) -> list[CloneWitness]:
     from sqlglot import exp
 
-    from .boundaries import neighbours
+    from .witnesses import neighbours
     arg = agg.this
     key = resolve(arg) if isinstance(arg, exp.Column) else None
     if key is None or key[0] != fact or key[1] not in free or agg.find(exp.Distinct) \

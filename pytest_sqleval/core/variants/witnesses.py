@@ -319,3 +319,19 @@ def _text(value: Any) -> Any:
         return value  # measured on the variant when written
     return value.isoformat() if isinstance(value, dt.date) else format(value, "f") if isinstance(value, Decimal) \
         else str(value)
+
+
+def neighbours(text: str) -> list[str]:
+    """A literal and the values just either side of it, as SQL literal texts."""
+    try:
+        day = dt.date.fromisoformat(text)
+        return [str(day), str(day - dt.timedelta(days=1)), str(day + dt.timedelta(days=1))]
+    except ValueError:
+        pass
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return [text]
+    exponent = value.as_tuple().exponent
+    unit = Decimal(1).scaleb(exponent) if isinstance(exponent, int) and exponent < 0 else Decimal(1)
+    return [str(value), str(value - unit), str(value + unit)]
