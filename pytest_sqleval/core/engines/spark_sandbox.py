@@ -450,10 +450,7 @@ def _copy_duckdb(source: Path, build: Path, root: Path) -> list[MirroredTable]:
             tables.append(MirroredTable(schema, name, str(root / f"t{i:05d}")))
     finally:
         conn.close()
-    root.mkdir(parents=True, exist_ok=True)
-    for child in build.iterdir():  # into place, then the index says the mirror is whole
-        os.replace(child, root / child.name)
-    build.rmdir()
+    _into_place(build, root)
     return tables
 
 
@@ -548,10 +545,7 @@ def _copy_sqlite(source: Path, build: Path, root: Path) -> list[MirroredTable]:
             tables.append(MirroredTable("main", name, str(root / f"t{i:05d}")))
     finally:
         conn.close()
-    root.mkdir(parents=True, exist_ok=True)
-    for child in build.iterdir():  # into place, then the index says the mirror is whole
-        os.replace(child, root / child.name)
-    build.rmdir()
+    _into_place(build, root)
     return tables
 
 
@@ -797,3 +791,12 @@ def settings_from_table(values: dict[str, Any]) -> SparkSettings:
             raise ValueError(f"[spark] {key} must be a string")
     return SparkSettings(values.get("master", ""), values.get("driver_memory", ""), values.get("cache_dir", ""),
                          {str(k): str(v) for k, v in conf.items()})
+
+
+def _into_place(build: Path, root: Path) -> None:
+    """A mirror's files moved from its build folder into place; the index, written after,
+    says the mirror is whole."""
+    root.mkdir(parents=True, exist_ok=True)
+    for child in build.iterdir():
+        os.replace(child, root / child.name)
+    build.rmdir()
