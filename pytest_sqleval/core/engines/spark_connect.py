@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .base import ExecError, ExecOutcome, Limits, elapsed_ms as _ms, resource_error, result_byte_cap, too_large
-from .spark_sandbox import (_LOG4J, CANCEL_EVERY_S, EXTRA_HINT, LOCKED_CONF, _spark_ident, classify_error, gate,
+from .spark_sandbox import (_LOG4J, query_bounds, CANCEL_EVERY_S, EXTRA_HINT, LOCKED_CONF, _spark_ident, classify_error, gate,
                             wrapped)
 
 __all__ = ["BACKSTOP_S", "SESSION_CONF", "ConnectSandbox", "LocalConnectServer", "connect_endpoint"]
@@ -240,8 +240,7 @@ class ConnectSandbox:
     # -- execution -----------------------------------------------------------------------
     def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
         """Run one query, bounded in time (wall), rows and bytes."""
-        max_rows = self.limits.max_rows if max_rows is None else max_rows
-        limit_s = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+        max_rows, limit_s = query_bounds(self.limits, max_rows, timeout_s)
         start = time.perf_counter()
         refused = gate(sql)
         if refused is not None:

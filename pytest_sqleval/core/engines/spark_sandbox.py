@@ -660,14 +660,13 @@ class SparkSandbox:
         if (outcome.error is not None and outcome.error.category == "missing_table"
                 and len(self._registered) < len(self.tables)):
             self.register_all()
-            limit_s = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+            limit_s = query_bounds(self.limits, max_rows, timeout_s)[1]
             outcome = self._run_once(sql, max_rows=max_rows, timeout_s=max(0.1, limit_s - (time.perf_counter() - start)))
         return outcome
 
     def _run_once(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
         """Run one query, bounded in time (wall), rows and bytes."""
-        max_rows = self.limits.max_rows if max_rows is None else max_rows
-        limit_s = self.limits.timeout_s if timeout_s is None else min(timeout_s, self.limits.timeout_s)
+        max_rows, limit_s = query_bounds(self.limits, max_rows, timeout_s)
         start = time.perf_counter()
         refused = gate(sql)
         if refused is not None:
@@ -800,3 +799,9 @@ def _into_place(build: Path, root: Path) -> None:
     for child in build.iterdir():
         os.replace(child, root / child.name)
     build.rmdir()
+
+
+def query_bounds(limits: Any, max_rows: int | None, timeout_s: float | None) -> tuple[int, float]:
+    """A query's row cap and time limit: the caller's, never past the sandbox's own limits."""
+    return (limits.max_rows if max_rows is None else max_rows,
+            limits.timeout_s if timeout_s is None else min(timeout_s, limits.timeout_s))
