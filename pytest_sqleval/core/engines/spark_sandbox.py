@@ -273,6 +273,9 @@ _SQLSTATES = {"42703": "missing_column", "42P01": "missing_table", "3F000": "mis
 _SQLSTATE_CLASSES = {"22": "type_mismatch", "42": "unknown_error", "53": "resource_exceeded", "54": "resource_exceeded",
                      "57": "timeout"}
 _ROUTINE = re.compile(r"routine `?([^`\s]+)`?", re.I)
+#: the first error condition in a JVM stack's "Caused by" chain, and its SQLSTATE
+_CAUSE = re.compile(r"Caused by: [\w.$]+: (\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\][^\n]*)")
+_SQLSTATE = re.compile(r"SQLSTATE: (\w{5})")
 _DETAIL = re.compile(r"\n\s*(?:== SQL|JVM stacktrace|at org\.|\tat )")
 
 
@@ -281,14 +284,19 @@ def classify_error(exc: BaseException) -> ExecError:
     line of its message (no JVM stack)."""
     condition = _call(exc, "getCondition") or _call(exc, "getErrorClass") or ""
     state = _call(exc, "getSqlState") or ""
-    msg = _one_message(str(exc))
+    msg = outer = _one_message(str(exc))
+    cause = None if condition else _CAUSE.search(str(exc))
+    if cause is not None:  # a Java error pyspark did not convert (``Exception thrown in awaitResult``)
+        condition, msg = cause.group(2), _one_message(cause.group(1))
+        found = _SQLSTATE.search(cause.group(1))
+        state = state or (found.group(1) if found else "")
     category = _CONDITIONS.get(condition) or _CONDITIONS.get(condition.split(".")[0])
     if condition == "DATATYPE_MISMATCH.METHOD_NOT_ALLOWED":
         category = "permission_error"
     if category is None:
-        if re.search(r"cancel+ed|interrupted", msg, re.I):
+        if re.search(r"cancel+ed|interrupted", outer + msg, re.I):
             category = "timeout"
-        elif re.search(r"OutOfMemory|Java heap space|GC overhead", msg, re.I):
+        elif re.search(r"OutOfMemory|Java heap space|GC overhead", outer + msg, re.I):
             category = "resource_exceeded"
         else:
             category = _SQLSTATES.get(state) or _SQLSTATE_CLASSES.get(state[:2], "unknown_error")

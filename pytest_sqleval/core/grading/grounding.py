@@ -57,9 +57,12 @@ def _where(node: exp.Expr) -> dict[str, Any]:
     return {"line": meta.get("line"), "col": col}
 
 
-def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = None) -> GroundingResult:
+def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = None,
+           dialect: str = "") -> GroundingResult:
     """Every table and column of ``tree`` looked up in the catalog; raises ``OverBudget``
-    when ``budget`` runs out first (the caller records the layer as skipped)."""
+    when ``budget`` runs out first (the caller records the layer as skipped). In SQLite
+    (``dialect``) a double-quoted name that names no column is a string, as SQLite reads
+    it (``WHERE name = "Sky Radio"``), so it is not reported."""
     if tree is None:
         return GroundingResult(None, note="not parsed")
     tree = _pivots_as_selects(_rebalanced(tree, budget))
@@ -88,12 +91,15 @@ def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = N
                     bad_tables.append({"name": ".".join(p for p in (source.db, source.name) if p), **_where(source)})
                 else:
                     used.add(".".join(key))
+        inner = _inner_columns(scope)
         for col in scope.columns:
             if budget is not None:
                 budget.tick()
-            if isinstance(col.this, exp.Star) or id(col) in in_lambda:
+            if isinstance(col.this, exp.Star) or id(col) in in_lambda or id(col) in inner:
                 continue
             verdict = _column_known(col, scope, lookups)
+            if verdict is False and dialect == "sqlite" and not col.table and col.this.args.get("quoted"):
+                continue  # SQLite's double-quoted string
             if verdict is False:
                 name = ".".join(p for p in (col.table, col.name) if p)
                 bad_cols.append({"name": name, **_where(col)})
@@ -207,6 +213,16 @@ def _balanced(head: exp.Expr, operands: list[exp.Expr]) -> exp.Expr:
     mid = len(operands) // 2  # recursion depth: log2 of the chain's length
     extra = {"distinct": head.args.get("distinct")} if isinstance(head, exp.SetOperation) else {}
     return type(head)(this=_balanced(head, operands[:mid]), expression=_balanced(head, operands[mid:]), **extra)
+
+
+def _inner_columns(scope: Scope) -> set[int]:
+    """The columns sqlglot lists in ``scope`` that are written inside a nested scope (a
+    subquery's unqualified ``LName`` might be an outer reference, so sqlglot lists it in the
+    outer scope too). Each is checked in its own scope, which looks outwards itself;
+    checked here as well, it would be looked up in the outer tables only and reported
+    missing although the subquery's own table has it."""
+    nested = [*scope.subquery_scopes, *scope.udtf_scopes, *scope.derived_table_scopes]
+    return {id(col) for child in nested for col in child.external_columns}
 
 
 class _ScopeLookups:

@@ -53,6 +53,8 @@ def locs(items: list[dict]) -> list[tuple[str, int, int]]:
     pytest.param("SELECT name FROM customers c WHERE EXISTS "
                  "(SELECT 1 FROM orders o WHERE o.customer_id = c.idx)",
                  [], [("c.idx", 1, 91)], id="correlated-missing-column"),
+    pytest.param("SELECT id FROM orders WHERE customer_id = (SELECT id FROM customers WHERE nam = 'Smith')",
+                 [], [("nam", 1, 75)], id="scalar-subquery-missing-column-reported-once"),
 ])
 def test_hallucinations_reported_with_line_and_col(sql: str, tables: list, columns: list) -> None:
     res = grounded(sql)
@@ -86,6 +88,15 @@ def test_hallucinations_reported_with_line_and_col(sql: str, tables: list, colum
     pytest.param("SELECT name FROM customers c WHERE EXISTS "
                  "(SELECT 1 FROM orders o WHERE o.customer_id = c.id)", ["main.customers", "main.orders"],
                  id="correlated-outer-reference"),
+    pytest.param("SELECT id FROM orders WHERE customer_id = (SELECT id FROM customers WHERE name = 'Smith')",
+                 ["main.customers", "main.orders"], id="scalar-subquery-own-column-unqualified"),
+    pytest.param("SELECT id FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE region = 'EU')",
+                 ["main.customers", "main.orders"], id="in-subquery-own-column-unqualified"),
+    pytest.param("SELECT id FROM orders o WHERE EXISTS (SELECT 1 FROM customers WHERE region = 'EU' "
+                 "AND id = o.customer_id)", ["main.customers", "main.orders"],
+                 id="exists-subquery-own-and-outer-columns"),
+    pytest.param("SELECT name FROM customers WHERE EXISTS (SELECT 1 FROM orders WHERE amount > 1 AND region = 'EU')",
+                 ["main.customers", "main.orders"], id="subquery-unqualified-outer-column"),
     pytest.param("SELECT amount * 2 AS dbl FROM orders WHERE dbl > 3", ["main.orders"],
                  id="select-alias-reused-in-where"),
     pytest.param("SELECT region, count(*) AS n FROM customers GROUP BY region HAVING n > 1", ["main.customers"],
@@ -149,3 +160,16 @@ def test_catalog_from_ddl_feeds_grounding() -> None:
 def test_catalog_from_ddl_names_the_bad_statement() -> None:
     with pytest.raises(ValueError, match=r"DDL does not parse at line 2"):
         catalog_from_ddl("CREATE TABLE a (x INT);\nCREATE TABLE b (y INT", "duckdb")
+
+
+def test_a_double_quoted_name_that_names_no_column_is_a_string_in_sqlite() -> None:
+    """SQLite reads ``"Sky Radio"`` as a string when no column has that name; grounding on
+    SQLite must not call it a hallucinated column (a wrong error class for a prediction that
+    fails on its values). In other dialects, and for a quoted name a table qualifies, it is
+    still reported."""
+    sql = 'SELECT name FROM customers WHERE region = "Sky Radio"'
+    parsed = parse_sql(sql, "sqlite")
+    assert ground(parsed.expression, INDEX, dialect="sqlite").ok is True
+    assert locs(ground(parsed.expression, INDEX).hallucinated_columns) == [("Sky Radio", 1, 43)]
+    qualified = parse_sql('SELECT name FROM customers c WHERE c."regoin" = 1', "sqlite")
+    assert locs(ground(qualified.expression, INDEX, dialect="sqlite").hallucinated_columns) == [("c.regoin", 1, 38)]

@@ -45,6 +45,6 @@ class GroundingLayer:
         tree, index, budget = c.tree, c.grader.index, c.budget
 
         def check() -> GroundingEvidence:
-            r = ground(tree, index, budget)
+            r = ground(tree, index, budget, c.grader.dialect)
             return GroundingEvidence(r.ok, r.hallucinated_tables, r.hallucinated_columns, r.tables, r.note)
         c.layers["grounding"] = guarded(check, fallback=GroundingEvidence(None))
