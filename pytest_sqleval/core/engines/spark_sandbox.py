@@ -140,6 +140,7 @@ def _require_pyspark() -> Any:
 _SESSION: Any = None
 _SESSION_LOCK = threading.Lock()
 _ACTIVE: dict[str, Any] = {"owner": None}  # which sandbox's tables the catalog holds now
+_CREATED: set[str] = set()  # lower-case names of the databases the sandboxes made in this session
 _JVM_PID: dict[str, int | None] = {"pid": None}  # the local session's JVM, whose CPU time a query's limit reads
 
 
@@ -583,21 +584,26 @@ class SparkSandbox:
 
     def _activate(self) -> None:
         """Make the session's catalog this sandbox's (the session is the process's; another
-        sandbox may have put its own there): drop the databases, create this one's. No
-        table is registered here: ``_register`` registers a table when a query first names
-        it, with its columns from the mirror's index, so Spark reads no file to infer them
-        and a session pays only for the tables its queries read. Metadata only."""
+        sandbox may have put its own there): drop the databases, create ``main``. No table
+        is registered here, and no other database created: ``_register`` does both when a
+        query first names a table, with its columns from the mirror's index, so Spark reads
+        no file to infer them, and opening a cached mirror costs next to nothing (a session
+        pays only for the tables its queries read). Metadata only."""
         if _ACTIVE["owner"] is self:
             return
         spark = self.spark
-        for db in spark.catalog.listDatabases():
-            if db.name != "default":
-                spark.sql(f"DROP DATABASE IF EXISTS {_spark_ident(db.name)} CASCADE")
-        for db in sorted({t.schema for t in self.tables} | {"main"}):
-            spark.sql(f"CREATE DATABASE IF NOT EXISTS {_spark_ident(db)}")
+        for db in sorted(_CREATED):  # not listDatabases: a fresh JVM's first catalog call costs half a second
+            spark.sql(f"DROP DATABASE IF EXISTS {_spark_ident(db)} CASCADE")
+        _CREATED.clear()
+        self._create_database("main")
         spark.catalog.setCurrentDatabase("main")
         self._registered = set()
         _ACTIVE["owner"] = self
+
+    def _create_database(self, name: str) -> None:
+        if name.lower() not in _CREATED:
+            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {_spark_ident(name)}")
+            _CREATED.add(name.lower())
 
     def _register(self, wanted: list[MirroredTable]) -> None:
         """Register the mirrored tables in ``wanted`` not yet in the catalog: ``CREATE TABLE
@@ -607,6 +613,7 @@ class SparkSandbox:
             key = (t.schema.lower(), t.table.lower())
             if key in self._registered:
                 continue
+            self._create_database(t.schema)
             where = t.folder.replace("\\", "\\\\").replace("'", "\\'")
             cols = f" ({', '.join(f'{_spark_ident(c)} {ty}' for c, ty in t.columns)})" if t.columns else ""
             self.spark.sql(f"CREATE TABLE {_spark_ident(t.schema)}.{_spark_ident(t.table)}{cols} USING parquet "
