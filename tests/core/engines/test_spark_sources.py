@@ -207,6 +207,40 @@ def test_difference_sqlite_compares_a_numeric_column_with_a_number_looking_liter
     assert _run(sandbox, sql) == [("2009-01-05",), ("2010-02-01",)]
 
 
+#: each row of docs/explanation/spark.md's "SQLite and Spark" table that a Spider run met:
+#: the query, SQLite's answer, and Spark's answer or its error (category, condition)
+SQLITE_DIFFERENCES = [
+    pytest.param("SELECT name FROM customer WHERE name LIKE '%a%' ORDER BY 1", [("Ann",)], [], id="like-case"),
+    pytest.param("SELECT 7 / 2", [(3,)], [(3.5,)], id="integer-division"),
+    pytest.param("SELECT c.name, count(*) FROM customer c JOIN purchase p ON p.customer_id = c.id "
+                 "GROUP BY p.customer_id ORDER BY 2, 1", [("Bo", 1), ("Cy", 1), ("Ann", 2)],
+                 ("invalid_aggregation", "MISSING_AGGREGATION"), id="bare-column"),
+    pytest.param("SELECT avg(age) FROM customer", [(28.125,)], ("type_mismatch", "CAST_INVALID_INPUT"),
+                 id="arithmetic-over-text"),
+    pytest.param("SELECT name FROM customer WHERE id = (SELECT customer_id FROM purchase WHERE amount > 2)",
+                 [("Ann",)], ("unknown_error", "SCALAR_SUBQUERY_TOO_MANY_ROWS"), id="scalar-subquery-of-two-rows"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sql, on_sqlite, on_spark", SQLITE_DIFFERENCES)
+def test_difference_sqlite_and_spark(sandbox: Any, shop: Path, sql: str, on_sqlite: list[tuple[Any, ...]],
+                                     on_spark: Any) -> None:
+    """Spider's golds and predictions meet these; each is an engine difference, not the
+    grader's: SQLite answers, Spark answers otherwise or refuses with one clear error."""
+    con = sqlite3.connect(shop)
+    try:
+        assert con.execute(sql).fetchall() == on_sqlite
+    finally:
+        con.close()
+    if isinstance(on_spark, list):
+        assert _run(sandbox, sql) == on_spark
+        return
+    error = sandbox.run(sql).error
+    assert error is not None and (error.category, error.exception.split(".")[0]) == on_spark
+    assert error.message.startswith(f"[{error.exception}]") and "\tat " not in error.message
+
+
 @pytest.mark.spark
 def test_the_indexed_columns_are_what_spark_infers(sandbox: Any) -> None:
     """Registered with the index's columns, Spark infers nothing: they must be what it would."""
