@@ -800,7 +800,7 @@ class CloneWriter:
             return False
         need = w.limit + 1 - have
         if need < 1 or need > MAX_LIMIT_ROWS:
-            return False
+            return False  # LIMIT n - 1, n and n + 1 differ here already, or too many rows to add
         for table, rowid in zip(w.path, row[2:]):
             self.rows.setdefault(table, set()).add(int(rowid))
         for k in range(need):
