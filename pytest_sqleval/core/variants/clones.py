@@ -387,8 +387,9 @@ def _limit_witnesses(select: Any, top: bool, conjuncts: list[Any], edges: list[t
             continue
         renamed: tuple[str, ...] = ()
         if not set(on_parent) & set(fresh):
-            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and _settable(parent, c, every)
-                     and (_freshable(parent.columns.get(c, "")))]
+            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and _freshable(parent.columns.get(c, ""))
+                     and c not in parent.key_columns and not any(
+                         d.parent == parent.name and c in d.parent_columns for d in every)]
             if not named:
                 continue
             renamed = (named[0],)
@@ -811,6 +812,14 @@ class CloneWriter:
                 count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
                 renamed = {}
                 for name in w.renamed:
+                    refs = [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (name,)
+                            and d.origin != "total"]
+                    if refs:  # a reference (TPC-DS's encoded ids are in each other's): a value every parent holds
+                        value = self._shared(table, name, refs)
+                        if value is None:
+                            return k > 0 and self._said(w, k, have)
+                        renamed[name] = value
+                        continue
                     if any(t in self.tables[table].columns[name].upper() for t in _NUMERIC):
                         top = self.con.execute(f"SELECT max({quote(name)}) FROM {rel}").fetchone()[0]
                         renamed[name] = (top or 0) + 1
@@ -824,6 +833,20 @@ class CloneWriter:
             if self.clone(w.table, int(row[0]), moved) is None:
                 return k > 0 and self._said(w, k, have)
         return self._said(w, need, have)
+
+    def _shared(self, table: str, column: str, refs: list[Any]) -> Any:
+        """A value of ``table.column`` that every referenced parent column holds and no row of
+        the table has yet on this variant (a new group that keeps each reference), or None."""
+        from .constraints import qualified, quote
+        first, *rest = refs
+        where = " AND ".join(f"v IN (SELECT {quote(d.parent_columns[0])} FROM {qualified(d.parent, self.engine)})"
+                             for d in rest)
+        rows = self.bounded(
+            f"SELECT v FROM (SELECT DISTINCT {quote(first.parent_columns[0])} AS v FROM "
+            f"{qualified(first.parent, self.engine)}) AS p WHERE v IS NOT NULL "
+            f"AND v NOT IN (SELECT {quote(column)} FROM {qualified(table, self.engine)} WHERE {quote(column)} IS NOT NULL)"
+            + (f" AND {where}" if where else "") + " ORDER BY v LIMIT 1", [])
+        return rows[0][0] if rows else None
 
     def _said(self, w: CloneWitness, added: int, have: int) -> bool:
         kept = self.sentences.setdefault(w.gold, [])

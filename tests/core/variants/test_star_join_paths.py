@@ -42,7 +42,7 @@ def make_star(path: Path) -> None:
     items = [(i, f"AAAAAAAA{(i + 1) // 2:04d}", "Books" if i <= 12 else ("Music", "Home", "Sports")[i % 3], i % 17)
              for i in range(1, 61)]
     in_2000 = [sk for sk, _, year, _ in dates if year == 2000]
-    sales = [(in_2000[(t * 37) % len(in_2000)], 1 + (t * 7) % 60, 1 + t // 3, 1 + t % 9, f"{1 + (t % 11) * 1.5:.2f}")
+    sales = [(in_2000[(t * 37) % 100], 1 + (t * 7) % 60, 1 + t // 3, 1 + t % 9, f"{1 + (t % 11) * 1.5:.2f}")
              for t in range(300)]
     if path.suffix == ".duckdb":
         con: duckdb.DuckDBPyConnection | sqlite3.Connection = duckdb.connect(str(path))
