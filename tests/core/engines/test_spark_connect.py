@@ -284,22 +284,9 @@ def test_row_and_byte_caps_stop_inside_spark_over_connect(server: Any, sandbox: 
 
 
 RUNAWAY = "SELECT count(*) FROM range(100000000000) WHERE xxhash64(id) = 0"
-
-
-@pytest.mark.spark
-def test_on_a_remote_server_a_timeout_is_marked(server: Any, sandbox: Any) -> None:
-    """Without the server's process (a remote server) there is no backstop: the case says so."""
-    from pytest_sqleval.core.engines.spark_connect import BACKSTOP_S, ConnectSandbox, _cpu_settles
-    remote = ConnectSandbox(server.url, Limits())
-    try:
-        out = remote.run(RUNAWAY, timeout_s=1.0)
-        assert out.error is not None and out.error.category == "timeout" and out.meta["server_may_still_run"]
-        assert "remote server" in out.error.message
-    finally:
-        remote.close()
-    if not _cpu_settles(server.pid, BACKSTOP_S):  # the interrupt was lost and its tasks compute on: they go
-        server.restart()
-        sandbox.reconnect()
+# In this order: the plain timeout first, on a warm server (an interrupt then lands on a running
+# job; on a server just restarted it lands while the query is planned, is lost, and the backstop
+# restarts the server again), the remote one next, and the backstop, which restarts, last.
 
 
 @pytest.mark.spark
@@ -315,6 +302,22 @@ def test_a_query_past_its_limit_leaves_the_server_free(sandbox: Any, server: Any
     assert sandbox.spark.interruptAll() == []  # nothing of it is left on the server
     again = sandbox.run("SELECT count(*) FROM singer")
     assert again.error is None and again.table.column(0).to_pylist() == [5], (out.meta, again.error)
+
+
+@pytest.mark.spark
+def test_on_a_remote_server_a_timeout_is_marked(server: Any, sandbox: Any) -> None:
+    """Without the server's process (a remote server) there is no backstop: the case says so."""
+    from pytest_sqleval.core.engines.spark_connect import BACKSTOP_S, ConnectSandbox, _cpu_settles
+    remote = ConnectSandbox(server.url, Limits())
+    try:
+        out = remote.run(RUNAWAY, timeout_s=1.0)
+        assert out.error is not None and out.error.category == "timeout" and out.meta["server_may_still_run"]
+        assert "remote server" in out.error.message
+    finally:
+        remote.close()
+    if not _cpu_settles(server.pid, BACKSTOP_S):  # the interrupt was lost and its tasks compute on: they go
+        server.restart()  # (rare on a warm server; the next test's backstop would restart it anyway)
+        sandbox.reconnect()
 
 
 @pytest.mark.spark
