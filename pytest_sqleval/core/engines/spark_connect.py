@@ -42,6 +42,7 @@ import threading
 import time
 import uuid
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -93,6 +94,43 @@ def _quiet_loggers() -> None:
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")  # the client's retries, given up: the error says it
 
 
+#: every Connect session this process opened and has not closed, with its location. A client
+#: left open calls its server again when the interpreter exits (pyspark's ``atexit`` clean-up,
+#: with retries and their back-off), and on a server that is gone by then it prints
+#: ``[RETRIES_EXCEEDED]`` after the run, where no warning filter applies any more (pytest
+#: restores its filters after each test). So every session is closed by whoever ends it.
+_OPEN: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_OPEN_LOCK = threading.Lock()  # sessions open in a thread of their own (``connect_session``)
+
+
+def close_client(spark: Any, *, release: bool = False) -> None:
+    """Close a Connect session's channel here, so that nothing of it calls its server again
+    (not at exit either). ``release``: first interrupt what it runs and release it on the
+    server, without retries (a server that is gone answers at once, not after back-offs)."""
+    with _OPEN_LOCK:
+        _OPEN.pop(spark, None)
+    try:
+        if release:
+            spark.client.set_retry_policies([])
+            spark.interruptAll()
+            spark.stop()  # releases the session, then closes the channel
+    except Exception:
+        pass
+    try:
+        spark.client.close()
+    except Exception:
+        pass
+
+
+def close_sessions(location: str) -> int:
+    """Close every session this process still holds on ``location`` (its server is going)."""
+    with _OPEN_LOCK:
+        doomed = [s for s, where in list(_OPEN.items()) if where == location]
+    for spark in doomed:
+        close_client(spark)
+    return len(doomed)
+
+
 def connect_session(location: str, wait_s: float = CONNECT_TIMEOUT_S) -> Any:
     """A new Connect session on ``location`` that has answered a first query, within
     ``wait_s``; a ``ConnectionError`` with one clear line otherwise (an unreachable port,
@@ -110,21 +148,32 @@ def connect_session(location: str, wait_s: float = CONNECT_TIMEOUT_S) -> Any:
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
     box: dict[str, Any] = {}
+    lock = threading.Lock()
 
     def attempt() -> None:
+        spark = None
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                spark = SparkSession.builder.remote(location).create()
-                spark.client.set_retry_policies([DefaultPolicy(max_retries=4, max_backoff=2000)])
-                spark.sql("SELECT 1").toArrow()
-            box["spark"] = spark
+            spark = SparkSession.builder.remote(location).create()
+            spark.client.set_retry_policies([DefaultPolicy(max_retries=4, max_backoff=2000)])
+            spark.sql("SELECT 1").toArrow()
         except Exception as exc:  # a wrong token, a server that is not Connect
+            if spark is not None:
+                close_client(spark)
             box["error"] = exc
+            return
+        with lock:
+            if box.get("abandoned"):  # it answered after the caller gave up: nobody will close it
+                close_client(spark)
+            else:
+                with _OPEN_LOCK:
+                    _OPEN[spark] = location
+                box["spark"] = spark
 
     thread = threading.Thread(target=attempt, name="sqleval-connect-open", daemon=True)
     thread.start()
     thread.join(wait_s)
+    with lock:
+        box["abandoned"] = "spark" not in box
     if "spark" in box:
         return box["spark"]
     if "error" in box:
@@ -161,7 +210,9 @@ class ConnectSandbox:
         return spark
 
     def reconnect(self) -> None:
-        """A new session (the server was restarted: the old session is gone with it)."""
+        """A new session (the server was restarted: the old session is gone with it, and its
+        client is closed here, so it never calls the dead server again)."""
+        close_client(self.spark)
         self.spark = self._open()
 
     def _conf(self, key: str) -> str | None:
@@ -173,11 +224,7 @@ class ConnectSandbox:
 
     def close(self) -> None:
         """Interrupt whatever this session still runs and release it on the server."""
-        try:
-            self.spark.interruptAll()
-            self.spark.stop()
-        except Exception:
-            pass
+        close_client(self.spark, release=True)
 
     # -- introspection -------------------------------------------------------------------
     def tables(self) -> list[tuple[str, str, str]]:
@@ -302,20 +349,63 @@ class ConnectSandbox:
 
 
 def _cpu_settles(pid: int | None, within_s: float) -> bool:
-    """Whether the process's CPU time grows by less than 5 % of a core over 0.2 s within
-    ``within_s`` (the idle server's own threads stay below that)."""
-    from .watchdog import process_cpu_s
+    """Whether the server stops computing within ``within_s``: the CPU time of its threads
+    (the JVM's own service threads aside) grows by less than 5 % of a core over a look
+    (0.2 s, or longer when the machine is loaded: the growth is measured against the wall
+    time the look really took).
+
+    The JVM's service threads do not count: its JIT compiler warming up after a start or
+    a new query, its garbage collector, are busy for seconds while no query runs, and
+    counting them made a freed server look busy (a needless restart, and a test that
+    failed now and then on a loaded machine). Everything Spark runs counts: the tasks,
+    and the planning of a query whose operation was dropped. Where the JVM's thread names
+    cannot be read, the whole process counts."""
     if pid is None:
         return True
-    prev = process_cpu_s(pid)
-    end = time.monotonic() + within_s
-    while time.monotonic() < end:
+    prev, t_prev = _work_cpu_s(pid), time.monotonic()
+    end = t_prev + within_s
+    while True:
         time.sleep(0.2)
-        now = process_cpu_s(pid)
-        if now is None or (prev is not None and now - prev < 0.01):
+        now, t_now = _work_cpu_s(pid), time.monotonic()
+        if now is None or (prev is not None and 0 <= now - prev < 0.05 * (t_now - t_prev)):  # < 0: a thread ended
             return True
-        prev = now
-    return False
+        if t_now >= end:
+            return False
+        prev, t_prev = now, t_now
+
+
+#: HotSpot's own threads, by the names Linux shows (15 characters): JIT compilers, garbage
+#: collectors, the VM's housekeeping. Busy after a start or a query without any query running.
+_JVM_SERVICE_THREADS = ("C1 CompilerThre", "C2 CompilerThre", "GC Thread", "G1 ", "VM Thread", "VM Periodic",
+                        "Service Thread", "Monitor Deflati", "Common-Cleaner", "Sweeper thread", "Signal Dispatch",
+                        "Reference Handl", "Finalizer", "Notification Th", "Attach Listener")
+_JAVA_NAMED = "Finalizer"  # a Java thread every JVM has: that it shows means Java threads' names are visible
+
+
+def _work_cpu_s(pid: int) -> float | None:
+    """User+sys seconds of the process's threads but the JVM's service threads (all of them
+    where Java thread names do not show), from ``/proc``; None once the process is gone."""
+    from .watchdog import process_cpu_s
+    tasks = Path(f"/proc/{pid}/task")
+    total, named = 0.0, False
+    try:
+        tids = os.listdir(tasks)
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            name = (tasks / tid / "comm").read_text().strip()
+            named = named or name.startswith(_JAVA_NAMED)
+            if not name.startswith(_JVM_SERVICE_THREADS):
+                raw = (tasks / tid / "stat").read_text()
+                fields = raw[raw.rindex(")") + 2:].split()
+                total += (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended between the listing and the read
+    return total if named else process_cpu_s(pid)
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class _Interrupter:
@@ -455,12 +545,13 @@ class LocalConnectServer:
             for statement in self.init_sql:
                 spark.sql(statement)
         finally:
-            spark.stop()
+            close_client(spark, release=True)
         self.started_s = time.monotonic() - t0
         return self
 
     def stop(self, timeout_s: float = 20.0) -> None:
         """SIGTERM to its process group, SIGKILL if it is not gone within ``timeout_s``."""
+        close_sessions(self.url)  # their clients would call the server at exit, after it is gone
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return

@@ -210,33 +210,39 @@ _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE"})  # a qu
 def gate(sql: str) -> ExecError | None:
     """The refusal of anything but exactly one query, before Spark sees it; None for a query.
     Fails closed: SQL that sqlglot cannot parse as Spark is refused as not a query."""
+    return gated(sql)[0]
+
+
+def gated(sql: str) -> tuple[ExecError | None, Any]:
+    """``gate``'s answer and, for a query, sqlglot's tree of it (the sandbox reads the
+    tables it names from the same parse)."""
     import sqlglot
     from sqlglot import exp
     from .shared import statement_count
     n = statement_count(sql, "spark")
     if n != 1:
         return refusal("multiple_statements", f"exactly one SELECT statement allowed, got "
-                                              f"{n if n >= 0 else 'untokenizable SQL'}")
+                                              f"{n if n >= 0 else 'untokenizable SQL'}"), None
     first = next((t for t in sqlglot.tokenize(sql, read="spark") if t.token_type.name not in ("L_PAREN",)), None)
     if first is None or first.text.upper() not in _QUERY_STARTS:
         word = first.text.upper() if first is not None else "nothing"
-        return refusal("not_a_query", f"only a SELECT / WITH / VALUES query is allowed, got {word}")
+        return refusal("not_a_query", f"only a SELECT / WITH / VALUES query is allowed, got {word}"), None
     try:
         trees = [t for t in sqlglot.parse(sql, read="spark") if t is not None]
     except Exception as exc:  # sqlglot's ParseError and TokenError alike: refused, as a syntax error
         return ExecError("syntax_error", f"refused: does not parse as Spark SQL: {str(exc).splitlines()[0][:300]}",
-                         REFUSED, subject="not_a_query")
+                         REFUSED, subject="not_a_query"), None
     if len(trees) != 1:
-        return refusal("multiple_statements", f"exactly one SELECT statement allowed, got {len(trees)}")
+        return refusal("multiple_statements", f"exactly one SELECT statement allowed, got {len(trees)}"), None
     tree = trees[0]
     if not isinstance(tree, (exp.Query, exp.Values)) or tree.find(exp.Command, exp.Set, exp.Create, exp.Insert, exp.Drop) is not None:
         kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this).upper()
-        return refusal("not_a_query", f"only a SELECT / WITH / VALUES query is allowed, got {kind}")
+        return refusal("not_a_query", f"only a SELECT / WITH / VALUES query is allowed, got {kind}"), None
     for fn in tree.find_all(exp.Anonymous, exp.Func):
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in _DENIED_FUNCTIONS:
-            return refusal("file_or_system_access", f"function {name}() is not allowed")
-    return None
+            return refusal("file_or_system_access", f"function {name}() is not allowed"), None
+    return None, tree
 
 
 def wrapped(sql: str) -> str:
@@ -625,22 +631,16 @@ class SparkSandbox:
         see needs; the benchmark's eager figure)."""
         self._register(self.tables)
 
-    def _named(self, sql: str) -> list[MirroredTable]:
-        """The mirrored tables a query names (``schema.table``, or ``table`` in ``main``),
-        by sqlglot; a name it does not know is left to Spark to report."""
-        import sqlglot
+    def _named(self, tree: Any) -> list[MirroredTable]:
+        """The mirrored tables a query's tree names (``schema.table``, or ``table`` in
+        ``main``); a name it does not know is left to Spark to report."""
         from sqlglot import exp
         by_name: dict[tuple[str, str], MirroredTable] = {(t.schema.lower(), t.table.lower()): t for t in self.tables}
         out = []
-        try:
-            trees = sqlglot.parse(sql, read="spark")
-        except Exception:
-            return []
-        for tree in trees:
-            for node in tree.find_all(exp.Table) if tree is not None else ():
-                t = by_name.get(((node.db or "main").lower(), node.name.lower()))
-                if t is not None:
-                    out.append(t)
+        for node in tree.find_all(exp.Table):
+            t = by_name.get(((node.db or "main").lower(), node.name.lower()))
+            if t is not None:
+                out.append(t)
         return out
 
     def close(self) -> None:
@@ -669,8 +669,10 @@ class SparkSandbox:
         registered. A table Spark does not find while some mirrored table is unregistered
         (a name sqlglot did not see) registers them all, and the query runs once more."""
         start = time.perf_counter()
-        if gate(sql) is None:
-            self._register(self._named(sql))
+        refused, tree = gated(sql)  # one parse: the gate's, and the tables it names
+        if refused is not None:
+            return ExecOutcome(None, refused, _ms(start))
+        self._register(self._named(tree))
         outcome = self._run_once(sql, max_rows=max_rows, timeout_s=timeout_s)
         if (outcome.error is not None and outcome.error.category == "missing_table"
                 and len(self._registered) < len(self.tables)):
@@ -680,12 +682,9 @@ class SparkSandbox:
         return outcome
 
     def _run_once(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:
-        """Run one query, bounded in time (wall), rows and bytes."""
+        """Run one query the gate let through, bounded in time (wall), rows and bytes."""
         max_rows, limit_s = query_bounds(self.limits, max_rows, timeout_s)
         start = time.perf_counter()
-        refused = gate(sql)
-        if refused is not None:
-            return ExecOutcome(None, refused, _ms(start))
         self._activate()
         tag = f"sqleval-{uuid.uuid4().hex}"
         stopper = _Stopper(self.spark, tag, limit_s, _JVM_PID["pid"], _cores(self.settings.master))

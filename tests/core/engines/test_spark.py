@@ -1,11 +1,10 @@
 """The Spark engine on a real local Spark: choosing it, the mirror and its cache, the
 sandbox (every escape the issue lists, with Spark's own parser as the second wall behind
 the gate), timeouts that stop work, row and byte caps, Spark's errors in the project's
-taxonomy. One Spark session for the module (a JVM takes seconds to start); the tests that
-need none run without Java."""
+taxonomy. One Spark session for the test session (a JVM takes seconds to start; the
+database and its mirror are ``conftest.py``'s); the tests that need none run without Java."""
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,37 +17,19 @@ from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.spark_sandbox import (SparkSettings, gate, parse_location, settings_from_table,
                                                        spark_location, wrapped)
 from pytest_sqleval.core.errors import BadInputError, UsageError
-from tests.engine_databases import build_duckdb
+from tests.core.engines.conftest import spark_missing
 
-
-def _spark_missing() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'pytest-sqleval[spark]')"
-    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        return "no Java on the PATH and no JAVA_HOME: Spark needs Java 17 or 21"
-    return None
+_spark_missing = spark_missing  # the name the other Spark test modules import
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import duckdb
-    path = build_duckdb(tmp_path_factory.mktemp("spark-src") / "singers.duckdb")
-    con = duckdb.connect(str(path))
-    con.execute("CREATE SCHEMA sales")
-    con.execute("CREATE TABLE sales.orders AS SELECT range AS id, range % 7 AS k FROM range(5000)")
-    con.execute("CREATE TABLE typed (d DECIMAL(10,2), day DATE, ts TIMESTAMP, tstz TIMESTAMPTZ, f DOUBLE, "
-                "t TIME, tags VARCHAR[], s STRUCT(a INTEGER, b VARCHAR))")
-    con.execute("INSERT INTO typed VALUES (1.50, '2024-02-29', '2024-01-01 10:00:00', '2024-01-01 10:00:00+00', "
-                "'NaN', '10:30:00', ['x', 'y'], {'a': 1, 'b': 'z'}), (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)")
-    con.close()
-    return path
+def source(spark_source: Path) -> Path:
+    return spark_source
 
 
 @pytest.fixture(scope="module")
-def location(source: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    return spark_location(source, SparkSettings(cache_dir=str(tmp_path_factory.mktemp("spark-cache"))))
+def location(source: Path, spark_cache: Path) -> str:
+    return spark_location(source, SparkSettings(cache_dir=str(spark_cache)))
 
 
 @pytest.fixture(scope="module")

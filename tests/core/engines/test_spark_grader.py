@@ -1,6 +1,7 @@
 """The Spark engine behind the whole grader, in its engine process: a DuckDB suite graded on
 Spark reaches the same verdicts, the hostile corpus of grader_tests/test_hostile.py is
-refused, and the content hash does not move. One engine process (one JVM) for the module."""
+refused, and the content hash does not move. One engine process (one JVM) for the module,
+over the session's singer database and its mirror (``conftest.py``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,6 @@ from grader_tests.test_hostile import HOSTILE, refused
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.spark_sandbox import SparkSettings, spark_location
 from tests.core.engines.test_spark import _spark_missing
-from tests.engine_databases import build_duckdb
 
 pytestmark = pytest.mark.spark
 
@@ -21,16 +21,23 @@ NORMAL = "SELECT s.country AS c, count(s.singer_id) AS n FROM singer s GROUP BY 
 
 
 @pytest.fixture(scope="module")
-def grader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def grader(spark_source: Path, spark_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The session's singer database on Spark (its mirror is the session's: built once)."""
     missing = _spark_missing()
     if missing:
         pytest.skip(missing)
     from pytest_sqleval.core.api import Grader
-    root = tmp_path_factory.mktemp("spark-grader")
-    source = build_duckdb(root / "singers.duckdb")
-    location = spark_location(source, SparkSettings(master="local[1]", driver_memory="1g",
-                                                    cache_dir=str(root / "mirror")))
-    with Grader(location, cache_dir=root / "cache", limits=Limits(timeout_s=20.0)) as g:
+    location = spark_location(spark_source, SparkSettings(master="local[1]", driver_memory="1g",
+                                                          cache_dir=str(spark_cache)))
+    with Grader(location, cache_dir=tmp_path_factory.mktemp("spark-grader"), limits=Limits(timeout_s=20.0)) as g:
+        yield g
+
+
+@pytest.fixture(scope="module")
+def duck(spark_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The same database on DuckDB: one engine process for the module."""
+    from pytest_sqleval.core.api import Grader
+    with Grader(spark_source, cache_dir=tmp_path_factory.mktemp("duck-grader")) as g:
         yield g
 
 
@@ -44,11 +51,9 @@ def test_the_grader_runs_on_spark(grader: Any) -> None:
     ("SELECT country, count(DISTINCT age) FROM singer GROUP BY country", False),
     ("SELECT country FROM singer GROUP BY country", False),
 ])
-def test_verdicts_on_spark_match_duckdbs(grader: Any, tmp_path: Path, predicted: str, passes: bool) -> None:
-    from pytest_sqleval.core.api import Grader
+def test_verdicts_on_spark_match_duckdbs(grader: Any, duck: Any, predicted: str, passes: bool) -> None:
     assert grader.compare(predicted, GOLD).passed is passes
-    with Grader(build_duckdb(tmp_path / "duck.duckdb"), cache_dir=tmp_path / "cache") as duck:
-        assert duck.compare(predicted, GOLD).passed is passes
+    assert duck.compare(predicted, GOLD).passed is passes
 
 
 def test_a_missing_column_is_a_hallucinated_column_on_spark(grader: Any) -> None:
