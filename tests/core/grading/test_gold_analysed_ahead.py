@@ -108,3 +108,24 @@ def test_a_gold_that_cannot_be_analysed_ahead_is_the_same_case_error(tmp_path: P
         finally:
             g.close()
     assert messages[0] == messages[1] and "does not parse" in messages[0]
+
+
+def test_a_gold_asked_two_cases_ahead_is_answered_when_the_case_before_asks(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What lets a first run send each prediction ahead, as a rerun does: the gold asked two
+    cases ahead (``ask_gold_ahead``) is answered when the case before asks for it ahead
+    (``stored_case_gold``), not only at its own setup."""
+    db = pets_db(tmp_path / "pets.sqlite")
+    g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
+    try:
+        cases = [BenchmarkCase(id=f"q{i}", question="?", gold_sql=sql) for i, sql in enumerate(GOLDS[:2])]
+        g.ask_gold_ahead(cases[1])
+        g.ask_gold_ahead(cases[1])  # asked once, however often
+        seen = local_analyses(monkeypatch)
+        ahead = g.stored_case_gold(cases[1], ask_ahead=True)
+        assert ahead is not None and not ahead.cached and seen == []
+        own = g.case_gold(cases[1])
+        assert own.key == ahead.key and own.rows == ahead.rows and g.gold_executions == 1
+        assert g.grade("SELECT name FROM owner ORDER BY name", own).passed
+    finally:
+        g.close()
