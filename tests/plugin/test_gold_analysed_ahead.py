@@ -44,6 +44,8 @@ if os.environ.get("NOT_AHEAD"):  # every gold analysed here, as before the work 
 
 def _run(pytester: pytest.Pytester, name: str, not_ahead: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     log = pytester.path / f"{name}.log"
+    if log.exists():
+        log.unlink()
     pytester._monkeypatch.setenv("LOG", str(log))
     pytester._monkeypatch.setenv("NOT_AHEAD", "1" if not_ahead else "")
     result = pytester.runpytest_subprocess("suite", "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider",
