@@ -23,6 +23,7 @@ run's controller peak RSS (the pytest process's own high-water mark, not its eng
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -36,7 +37,7 @@ import throughput_bench  # noqa: E402
 from throughput_bench import duckdb_alone, setup  # noqa: E402
 
 SECTION = "own cost"
-WORK = Path("/tmp/sqleval-bench/owncost")
+WORK = Path(os.environ.get("SQLEVAL_BENCH_WORK", "/tmp/sqleval-bench")) / "owncost"  # apart from other benches'
 throughput_bench.WORK = WORK  # its suites are written here, apart from a throughput run's
 TIMEOUT_S = 900.0  # one pytest process at most (--timeout)
 COMMON = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "--tb=no", "-rN"]

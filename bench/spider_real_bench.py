@@ -100,6 +100,42 @@ def prepare(spider: Path, pred: Path, out: Path) -> tuple[Path, Path, Path, int,
     return suite, gold, pred_file, len(kept), missing
 
 
+#: pytest as ``python -c``, printing on its last stderr line its own CPU seconds (user + system)
+#: and its children's (the engine process): the split of a run's CPU between the two processes
+SPLIT = ("import atexit, resource, runpy, sys; "
+         "u = lambda w: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(w)); "
+         "atexit.register(lambda: print('cpu-split', u(resource.RUSAGE_SELF), u(resource.RUSAGE_CHILDREN), "
+         "file=sys.stderr)); "
+         "sys.argv = ['pytest', *sys.argv[1:]]; runpy.run_module('pytest', run_name='__main__', alter_sys=True)")
+
+
+def split_cmd(*args: str) -> list[str]:
+    """``pytest_cmd`` through ``SPLIT``."""
+    return [pytest_cmd()[0], "-c", SPLIT, *args]
+
+
+def cpu_split(proc: subprocess.CompletedProcess[str]) -> tuple[float, float] | None:
+    """(the grading process's CPU seconds, its children's: the engine process) from ``SPLIT``'s line."""
+    for line in reversed(proc.stderr.splitlines()):
+        if line.startswith("cpu-split "):
+            own, children = line.split()[1:3]
+            return float(own), float(children)
+    return None
+
+
+def verdict_fields(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per case what must not move when work moves between processes: the status, the error
+    class, our record of Spider's and BIRD's verdicts, and the exact-match evidence."""
+    out = {}
+    for r in records:
+        side = r.get("sidebyside") or (r.get("compare") or {}).get("sidebyside") or {}
+        structure = (r.get("layers") or {}).get("structure") or {}
+        out[r["case_id"]] = (r["status"], r.get("error_class"), side.get("spider"), side.get("bird"),
+                             r.get("exact_match"), r.get("no_values_exact_match"), r.get("normalized_match"),
+                             structure.get("distance"))
+    return out
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None,
           code: Path | None = None) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Wall and CPU seconds (user + system of the process and its children) of one command;
@@ -204,6 +240,8 @@ def main() -> None:
     in_process_common = [str(WORK / "spider_dev_in_process"), *common[1:]]
     in_process_common[2] = f"--sqleval-cache-dir={WORK / 'cache-in-process'}"
     cpu: dict[str, list[float]] = {k: [] for k in kinds}
+    split: dict[str, list[tuple[float, float] | None]] = {k: [] for k in kinds}  # (grading, engine) CPU
+    fields: dict[str, dict[str, Any]] = {}  # run kind -> its last run's verdict fields per case
     loads, accuracy, records = [], 0.0, []
     for _ in range(args.repeat):
         loads.append(os.getloadavg()[0])
@@ -224,11 +262,15 @@ def main() -> None:
             if cold:
                 fresh(cache)
                 fresh(WORK / "cache-in-process")
-            wall, used, proc = timed(pytest_cmd(*args_of), WORK, code=args.baseline_code if "baseline" in name else None)
+            wall, used, proc = timed(split_cmd(*args_of), WORK, code=args.baseline_code if "baseline" in name else None)
             check(proc)
             kinds[name].append(wall)
             cpu[name].append(used)
-            print(f"  {name}: {wall:.2f} s wall, {used:.2f} s CPU ({load()})", flush=True)
+            split[name].append(cpu_split(proc))
+            fields[name] = verdict_fields(read_records(results))
+            parts = split[name][-1]
+            shown = f" (grading process {parts[0]:.2f} s, engine process {parts[1]:.2f} s)" if parts else ""
+            print(f"  {name}: {wall:.2f} s wall, {used:.2f} s CPU{shown} ({load()})", flush=True)
             if name.startswith("serial, warm"):
                 records = read_records(results)
     at_load = f"1-min load at each turn: {', '.join(f'{x:.1f}' for x in loads)}"
@@ -241,11 +283,23 @@ def main() -> None:
             continue
         value, used = median(samples), median(cpu[name])
         target = targets.get(name)
+        parts = [p for p in split[name] if p is not None]
+        where = (f"; grading process {median([p[0] for p in parts]):.2f} s, engine process "
+                 f"{median([p[1] for p in parts]):.2f} s (medians)" if parts else "")
         report.add("spider-real", f"{n} questions: ours {name}", value, "s", baseline=base,
                    baseline_name="official", samples=samples,
                    target=f"<= {target}x the official" if target else None,
                    met=value <= target * base if target else None,
-                   note=f"CPU {used:.2f} s = {used / base_cpu:.2f}x the official's CPU")
+                   note=f"CPU {used:.2f} s = {used / base_cpu:.2f}x the official's CPU{where}")
+    same: dict[str, Any] = {}
+    for a, b in (("serial, cold", "serial, warm (gold cached)"), ("serial, cold", "baseline code: serial, cold"),
+                 ("serial, warm (gold cached)", "baseline code: serial, warm")):
+        if a in fields and b in fields:
+            differ = sorted(k for k in fields[a] if fields[a][k] != fields[b].get(k))
+            same[f"{a} = {b}"] = {"same": len(fields[a]) - len(differ), "of": len(fields[a]), "differ": differ[:20]}
+            report.add("spider-real", f"verdicts: {a} = {b}", len(fields[a]) - len(differ), "",
+                       note=f"of {len(fields[a])} cases: status, error class, Spider's and BIRD's verdicts, "
+                            f"exact match (differ: {differ[:20]})")
     verdicts = json.loads(subprocess.run([args.official_python, "-c", VERDICTS, str(args.official.resolve()), str(gold),
                                           str(pred), str(suite / "database")], env={**os.environ, **official_env},
                                          capture_output=True, text=True, check=True).stdout)
@@ -256,7 +310,7 @@ def main() -> None:
     report.add("spider-real", "agreement: our strict verdict (passed) = the official's", agree["strict_same"], "",
                note=f"of {n}; the {agree['strict_differ']} that differ are ours {agree['strict_statuses']}")
     report.extra.update({"sqlglot": sqlglot_build(), "questions": n, "left_out_databases": missing, "loads": loads, "cpu_s": cpu,
-                         "agreement": agree})
+                         "cpu_split_s": split, "same_verdicts": same, "agreement": agree})
     report.save(args.out)
 
 

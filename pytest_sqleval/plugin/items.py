@@ -240,11 +240,26 @@ class CaseItem(pytest.Item):
         if gold is not None:
             grader.submit(generation.sql, gold)
 
+    def _ask_gold_ahead(self) -> None:
+        """Send this case's golds not analysed yet to the engine, two cases ahead: it analyses
+        and runs them beside pytest, so the case before this one can send this one's
+        execution ahead on a first run too (``SuiteGrader.ask_gold_ahead``)."""
+        if self.record is not None or self.manifest.database is None:
+            return
+        state = self._state
+        grader = state.pool.open_grader(self.manifest)
+        generation = self._generation or state.generation.ready(self.backend, self.case)
+        if grader is not None and (generation is None or generation.sql is not None):  # else no gold is needed
+            grader.ask_gold_ahead(self.case)
+
     def runtest(self) -> None:
         self._send_ahead()
         nxt = getattr(self, "sqleval_next", None)
         if isinstance(nxt, CaseItem):  # its execution overlaps this case's remaining work and pytest's
             nxt._send_ahead()
+        after = getattr(self, "sqleval_after", None)
+        if isinstance(after, CaseItem):  # two ahead: its gold analysed and run now, so the next case sends it
+            after._ask_gold_ahead()
         record = self._grade()
         if record.status != "passed":
             raise CaseFailed(record)

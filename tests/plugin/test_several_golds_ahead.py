@@ -17,11 +17,14 @@ from pytest_sqleval.core.engines.host import EngineHost
 real = EngineHost.submit
 
 def logged(self, op, payload, **kw):
-    if op in ("gold", "grade"):
+    shown = payload  # a gold not analysed yet is analysed and run in the engine process: logged as a gold
+    if op == "analysed_gold":
+        shown = {"key": "analysed:" + payload["gold_sql"], "sql": payload["gold_sql"]}
+    if op in ("gold", "grade", "analysed_gold"):
         with open(os.environ["SUBMIT_LOG"], "a") as fh:
-            fh.write(json.dumps({"op": op, "ahead": kw.get("ahead", False), "key": payload.get("key"),
-                                 "sql": payload.get("sql"),
-                                 "alternatives": len(payload.get("alternatives") or ())}) + "\\n")
+            fh.write(json.dumps({"op": "gold" if op == "analysed_gold" else op, "ahead": kw.get("ahead", False),
+                                 "key": shown.get("key"), "sql": shown.get("sql"),
+                                 "alternatives": len(shown.get("alternatives") or ())}) + "\\n")
     return real(self, op, payload, **kw)
 
 EngineHost.submit = logged

@@ -133,6 +133,7 @@ class GradingHandler:
         self._gold_sql: dict[str, str] = {}  # gold key -> gold SQL, for the peers' rules
         self._ties: dict[str, tuple[dict[str, Any], Any] | None] = {}  # gold key -> its LIMIT's whole tie group
         self._metas: dict[str, dict[str, Any] | None] = {}  # gold key -> its stored description
+        self._analyses: dict[tuple[str, str], Any] = {}  # (folder, engine dialect) -> gold_analysis.GoldAnalyses
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
@@ -151,6 +152,29 @@ class GradingHandler:
         # so the process holds no copy of its gold answers, only pages the kernel can drop.
         del table, answer
         return {"cached": False, **meta}
+
+    def analysed_gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
+        """A gold the grader has not analysed yet, sent ahead of its case: analysed here
+        (``gold_analysis``: parse, ordering, its side of the structural diff) and stored
+        where the grader reads analyses, its request built as the grader builds it
+        (``gold_analysis.gold_request``, under the case's policy resolved against the gold)
+        and answered as ``gold``. So a first run's gold parses cost the engine process,
+        which runs beside pytest, not the grading process. Returns the analysis, the key
+        and the gold's description; ``analysis_error`` for a gold that cannot be analysed
+        (the grader then analyses it itself, for its own error)."""
+        from ..errors import GoldError
+        from .gold_analysis import GoldAnalyses, gold_request
+        analyses = self._analyses.get((req["folder"], req["engine_dialect"]))
+        if analyses is None:
+            analyses = self._analyses[(req["folder"], req["engine_dialect"])] = GoldAnalyses(
+                Path(req["folder"]), req["dialect"], req["engine_dialect"], memory=16)
+        try:
+            static = analyses.get(req["gold_sql"], req["dialect"])
+        except GoldError as exc:
+            return {"analysis_error": str(exc)}
+        policy = ComparePolicy.from_wire(req["case_spec"]).for_gold(static.order)
+        request = gold_request(static, policy, req["identity"])
+        return {"analysis": static.to_json(), "key": request["key"], "meta": self.gold(request, out)}
 
     def _run_gold(self, db: Any, req: dict[str, Any], out: Any, resolve_ties: bool = False) -> dict[str, Any]:
         """Run a gold request on ``db``: ``{"error": record}``, or ``{"table", "meta"}`` where

@@ -105,21 +105,41 @@ class GoldAnalyses:
     def get(self, gold_sql: str, dialect: str | None = None) -> GoldAnalysis:
         """The analysis of a gold written in ``dialect`` (default: the suite's; a per-engine
         gold is written in the engine's own)."""
+        known = self.known(gold_sql, dialect)
+        if known is not None:
+            return known
         dialect = dialect or self.dialect
-        memo = gold_sql if dialect == self.dialect else f"{dialect}\0{gold_sql}"
-        hit = self._known.get(memo)
+        analysis = analyse(gold_sql, dialect, self.engine_dialect, self.refuse_unsafe)
+        self._write(self._key(gold_sql, dialect), gold_sql, analysis)
+        self.adopt(gold_sql, dialect, analysis)
+        return analysis
+
+    def known(self, gold_sql: str, dialect: str | None = None) -> GoldAnalysis | None:
+        """The analysis if it is made already (in memory, or stored), else None: never parses.
+        The grader asks this before sending a gold ahead, so an unknown gold is analysed in
+        the engine process beside its execution (``engine_side.GradingHandler.analysed_gold``)."""
+        dialect = dialect or self.dialect
+        hit = self._known.get(self._memo(gold_sql, dialect))
         if hit is not None:
             return hit
-        key = hashlib.sha256(json.dumps([gold_sql, dialect, self.engine_dialect, analysis_version()]).encode()
-                             ).hexdigest()[:40]
-        analysis = self._read(key, gold_sql)
-        if analysis is None:
-            analysis = analyse(gold_sql, dialect, self.engine_dialect, self.refuse_unsafe)
-            self._write(key, gold_sql, analysis)
-        if len(self._known) >= self.memory:
+        stored = self._read(self._key(gold_sql, dialect), gold_sql)
+        if stored is not None:
+            self.adopt(gold_sql, dialect, stored)
+        return stored
+
+    def adopt(self, gold_sql: str, dialect: str | None, analysis: GoldAnalysis) -> None:
+        """Keep an analysis made elsewhere (the engine process stored it already)."""
+        memo = self._memo(gold_sql, dialect or self.dialect)
+        if memo not in self._known and len(self._known) >= self.memory:
             self._known.popitem(last=False)
         self._known[memo] = analysis
-        return analysis
+
+    def _memo(self, gold_sql: str, dialect: str) -> str:
+        return gold_sql if dialect == self.dialect else f"{dialect}\0{gold_sql}"
+
+    def _key(self, gold_sql: str, dialect: str) -> str:
+        return hashlib.sha256(json.dumps([gold_sql, dialect, self.engine_dialect, analysis_version()]).encode()
+                              ).hexdigest()[:40]
 
     def _read(self, key: str, gold_sql: str) -> GoldAnalysis | None:
         if self.folder is None:
@@ -142,3 +162,27 @@ class GoldAnalyses:
             os.replace(tmp, self.folder / f"{key}.json")
         except (OSError, TypeError, ValueError):
             pass  # not stored: analysed again next run
+
+
+def gold_request(static: GoldAnalysis, policy: Any, identity: list[Any]) -> dict[str, Any]:
+    """The engine's request for a gold answer: what it runs (from the gold's analysis), the
+    case's ``policy`` resolved against the gold (``pipeline.case_contract``), and ``key``, a
+    hash of the request and the database's ``identity`` (content hash, engine, its version,
+    the row cap): everything the answer depends on. The grader and the engine process
+    (which analyses a gold sent ahead, ``engine_side.GradingHandler.analysed_gold``) build
+    it here alike, so both name the same stored answer."""
+    order = static.order
+    ordered = policy.ordered
+    augmented = order.augmented_sql if ordered else None
+    request: dict[str, Any] = {"sql": static.engine_sql, "exec_sql": augmented, "spec": policy.to_wire(),
+                               "limit": order.limit, "key_positions": order.key_positions if ordered else None,
+                               "n_appended": order.n_appended if augmented else 0,
+                               "probe_sql": order.probe_sql if ordered else None}
+    if ordered and order.full_sql:  # a LIMIT that cuts a tie group is graded tie-aware (compare.compare_topk)
+        request["full_sql"] = order.full_sql
+    if order.unordered_limit and not ordered:  # any k rows of the whole result are valid
+        request.update(unordered_limit=True, probe_sql=order.probe_sql, full_sql=order.full_sql)
+    if order.nested_limits:  # a LIMIT below the top level: does it cut through ties on this database?
+        request["nested_limits"] = order.nested_limits
+    request["key"] = hashlib.sha256(json.dumps([*identity, request], sort_keys=True).encode()).hexdigest()[:40]
+    return request

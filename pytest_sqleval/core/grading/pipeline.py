@@ -15,14 +15,15 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
-from ..engines.host import EngineHost, EngineProcess, HostCrashed, HostTimeout, InProcessEngine, describe_timeout
+from ..engines.host import (EngineHost, EngineProcess, HostCrashed, HostOpError, HostTimeout, InProcessEngine,
+                            describe_timeout)
 from ..errors import GoldError
 from .budget import Budget
 from .diagnostics import diagnose
 from .engine_side import HANDLER, read_stored_gold
 from .grounding import CatalogIndex
 from .gold_analysis import FOLDER as ANALYSIS_FOLDER
-from .gold_analysis import GoldAnalyses, GoldAnalysis
+from .gold_analysis import GoldAnalyses, GoldAnalysis, gold_request
 from .gold_answer import GoldAnswer
 from .guard import guarded
 from .layer_registry import grading_layers
@@ -107,6 +108,9 @@ class SuiteGrader:
                                      self.dialect, self.engine_dialect, refuse_unsafe=self.host is not None)
         self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
         self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see stored_gold)
+        self._analysed_ahead: dict[tuple[str, str | None], Any] = {}  # (gold SQL, dialect) -> ticket (_ask_analysed)
+        self._answered: dict[str, dict[str, Any]] = {}  # gold key -> the engine's answer to it, asked ahead
+        self._analysed_failures: dict[tuple[str, str | None], str] = {}  # asked ahead, did not finish: why
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
         self._requests: dict[tuple[str, str | None], tuple[BenchmarkCase | None, tuple[GoldAnalysis, dict[str, Any], ComparePolicy]]] = {}  # (gold SQL, dialect) -> (case, _gold_request's answer), the last few
 
@@ -137,9 +141,18 @@ class SuiteGrader:
         engine's), default the suite's."""
         if self.host is None:
             return self._parsed_gold(gold_sql, dialect)
+        self._adopt_analysed(gold_sql, dialect)  # analysed and run in the engine process, if asked ahead
+        failed = self._analysed_failures.pop((gold_sql, dialect), None)
+        if failed is not None:
+            raise GoldError(f"gold query did not finish: {failed}")
         static, request, policy = self._gold_request(gold_sql, case, dialect)
         ticket = self._golds_ahead.pop(request["key"], None)  # asked ahead: its answer says if it ran now
-        meta = None if ticket is not None else self._cached_gold(request["key"])
+        meta = self._answered.pop(request["key"], None)  # the engine built this very request: its answer
+        if meta is not None:
+            if not meta.get("cached"):
+                self.gold_executions += 1
+        elif ticket is None:
+            meta = self._cached_gold(request["key"])
         if meta is None:
             try:
                 meta = self.host.result(ticket) if ticket is not None else self.host.call("gold", request)
@@ -214,6 +227,19 @@ class SuiteGrader:
             return None
         return self._with_alternatives(case, golds, [a for a in answers if a is not None])
 
+    def ask_gold_ahead(self, case: BenchmarkCase) -> None:
+        """Send each SQL gold of a case that is not analysed yet to the engine process, to be
+        analysed, run and stored there (``_ask_analysed``), two cases ahead of its turn: when
+        the case before it asks ahead (``stored_case_gold``), its answer is in, so its
+        prediction is sent ahead on a first run too. Never waits, never raises."""
+        if self.host is None:
+            return
+        for g in case.golds_for(self.engine):
+            dialect = self.engine_dialect if g.engine else None
+            if g.is_sql and (g.source, dialect) not in self._analysed_ahead and \
+                    self.analyses.known(g.source, dialect) is None:
+                self._ask_analysed(g.source, case, dialect)
+
     def result_gold(self, gold: Any, case: BenchmarkCase | None = None) -> GoldAnswer:
         """A result-file gold (``cases.Gold`` of kind "result") as a gold answer: the file read
         typed (``cases.result_files``) and stored in the gold store under a key of its bytes,
@@ -263,14 +289,24 @@ class SuiteGrader:
 
     def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None, *,
                     ask_ahead: bool = False, dialect: str | None = None) -> GoldAnswer | None:
-        """The gold answer if it is stored already, else None: never waits, never raises.
-        With ``ask_ahead`` a gold not stored yet is sent to the engine now, so on a first
-        run it executes while this process grades the case before; ``gold`` reads it."""
+        """The gold answer if it is stored already, else None: never raises, and waits only
+        for the answer to a gold an earlier case asked ahead (``ask_gold_ahead``), which the
+        engine answers before anything sent since. With ``ask_ahead`` a gold not stored yet
+        is sent to the engine now (with its analysis, when it is not analysed yet), so on a
+        first run it executes while this process grades the case before; ``gold`` reads it."""
         if self.host is None:
+            return None
+        ticket = self._analysed_ahead.get((gold_sql, dialect))
+        if ticket is not None and ticket.sent:  # sent ahead by an earlier case, before this one's own work
+            self._adopt_analysed(gold_sql, dialect)
+        if (gold_sql, dialect) in self._analysed_failures:
+            return None
+        if ask_ahead and self.analyses.known(gold_sql, dialect) is None:  # analysed beside its execution
+            self._ask_analysed(gold_sql, case, dialect)
             return None
         try:
             static, request, policy = self._gold_request(gold_sql, case, dialect)
-            meta = self._cached_gold(request["key"])
+            meta = self._answered.get(request["key"]) or self._cached_gold(request["key"])
             if meta is not None:
                 return self._gold_answer(static, request, policy, meta)
         except GoldError:
@@ -299,24 +335,53 @@ class SuiteGrader:
     def _make_gold_request(self, gold_sql: str, case: BenchmarkCase | None, dialect: str | None = None,
                            ) -> tuple[GoldAnalysis, dict[str, Any], ComparePolicy]:
         static = self.analyses.get(gold_sql, dialect)  # cases sharing a gold SQL share its analysis
-        order, sql = static.order, static.engine_sql
-        policy = case_contract(self.policy, case, order)
-        ordered = policy.ordered
-        augmented = order.augmented_sql if ordered else None
-        request: dict[str, Any] = {"sql": sql, "exec_sql": augmented, "spec": policy.to_wire(), "limit": order.limit,
-                   "key_positions": order.key_positions if ordered else None,
-                   "n_appended": order.n_appended if augmented else 0,
-                   "probe_sql": order.probe_sql if ordered else None}
-        if ordered and order.full_sql:  # a LIMIT that cuts a tie group is graded tie-aware (compare.compare_topk)
-            request["full_sql"] = order.full_sql
-        if order.unordered_limit and not ordered:  # any k rows of the whole result are valid
-            request.update(unordered_limit=True, probe_sql=order.probe_sql, full_sql=order.full_sql)
-        if order.nested_limits:  # a LIMIT below the top level: does it cut through ties on this database?
-            request["nested_limits"] = order.nested_limits
-        request["key"] = hashlib.sha256(json.dumps([self.content_hash, self.engine, self.engine_version,
-                                                    self.limits.max_rows, request], sort_keys=True).encode()
-                                        ).hexdigest()[:40]
-        return static, request, policy
+        policy = case_contract(self.policy, case, static.order)
+        return static, gold_request(static, policy, self._identity()), policy
+
+    def _identity(self) -> list[Any]:
+        """What a gold answer depends on besides its request: the database and its engine."""
+        return [self.content_hash, self.engine, self.engine_version, self.limits.max_rows]
+
+    def _ask_analysed(self, gold_sql: str, case: BenchmarkCase | None, dialect: str | None) -> None:
+        """Send a gold not analysed yet to the engine process, which analyses it (parse, its
+        ordering, its side of the structural diff), stores the analysis, builds the same
+        request as ``_make_gold_request`` and runs it: on a first run the grading process
+        then parses no gold, it reads the analysis with the answer (``_adopt_analysed``)."""
+        assert self.host is not None
+        memo = (gold_sql, dialect)
+        if memo in self._analysed_ahead:
+            return
+        while len(self._analysed_ahead) >= GOLDS_AHEAD:  # never asked for (a setup error, -x): forget the oldest
+            self._analysed_ahead.pop(next(iter(self._analysed_ahead)))
+        self._analysed_ahead[memo] = self.host.submit("analysed_gold", {
+            "gold_sql": gold_sql, "dialect": dialect or self.dialect, "engine_dialect": self.engine_dialect,
+            "folder": str(self.gold_dir.parent / ANALYSIS_FOLDER), "case_spec": case_policy(self.policy, case).to_wire(),
+            "identity": self._identity()}, ahead=True)
+
+    def _adopt_analysed(self, gold_sql: str, dialect: str | None) -> None:
+        """Read the answer to a gold sent ahead by ``_ask_analysed``, if there is one: its
+        analysis kept (``GoldAnalyses.adopt``) and its gold answer's description kept under
+        the key of the request the engine built (``_answered``; ``gold`` and ``stored_gold``
+        use it for the request of that key only). An analysis the engine could not make (a
+        gold that does not parse, a handler that failed) is made here as ever, with its own
+        error; a gold that did not finish is remembered as such, not run again."""
+        ticket = self._analysed_ahead.pop((gold_sql, dialect), None)
+        if ticket is None:
+            return
+        assert self.host is not None
+        try:
+            answer = self.host.result(ticket)
+        except HostOpError:
+            return
+        except HostCrashed as exc:
+            self._analysed_failures[(gold_sql, dialect)] = str(exc)
+            return
+        if "analysis" not in answer:
+            return
+        self.analyses.adopt(gold_sql, dialect, GoldAnalysis.from_json(answer["analysis"]))
+        while len(self._answered) >= GOLDS_AHEAD:
+            self._answered.pop(next(iter(self._answered)))
+        self._answered[answer["key"]] = answer["meta"]
 
     def _gold_answer(self, static: GoldAnalysis, request: dict[str, Any], policy: ComparePolicy,
                      meta: dict[str, Any]) -> GoldAnswer:
