@@ -42,7 +42,10 @@ A variant is a file of the pinned database's engine (DuckDB or SQLite), built wi
 engine's own driver, deterministic from (pinned content, seed, index, frozen columns,
 the golds), and cached under ``out_dir/<pinned content hash[:16]>/<seed>/[rows-<golds'
 digest>/]`` with ``variants.json``. All of a suite's variants together stay within
-``SIZE_BUDGET`` times the pinned file (``_row_budget``).
+``SIZE_BUDGET`` times the pinned file (``_row_budget``): the golds' witness rows count
+against it (a variant whose witnesses add more than ``WITNESS_SLACK`` of its rows is built
+again from a smaller subset), and a variant is compacted once they are written, so its
+file holds its rows and no dead blocks (``_compact``).
 """
 from __future__ import annotations
 
@@ -57,7 +60,7 @@ from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5  # 5: witness rows count against the size budget; variants compacted
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
@@ -71,6 +74,8 @@ BUILD_PROCESSES = 2  # variants built at once: here and in one child process
 CHILD_TIMEOUT_S = 3600.0  # the child process's share of a build, at most
 VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
 MIN_SAMPLED_ROWS = 20  # a smaller table (a handful of currencies) stays whole
+WITNESS_SLACK = 0.1  # the golds' witness rows may add this share of a variant's planned rows; more: a smaller subset
+MIN_SUBSET_LEFT = 0.25  # a subset made smaller for its witness rows keeps at least this share of its plan
 _SCALE = 2 ** 32
 
 if TYPE_CHECKING:
@@ -184,15 +189,34 @@ class _Job:
 
 
 def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
+    """Build variant ``index``: its subset, then the golds' boundary, witness and clone rows.
+    Those rows count against the size budget like any other (``_row_budget`` plans the
+    subset from rows): when they add more than ``WITNESS_SLACK`` of the rows the variant was
+    planned to hold, the subset is built again that many rows smaller (once, and to no less
+    than ``MIN_SUBSET_LEFT`` of its plan) and the rows written again; then the file is
+    compacted (``_compact``)."""
     kind, fraction, tag = plan(index, job.seed)
     path = job.folder / f"variant-{index:03d}{job.suffix}"
     tmp = job.folder / f".{path.name}.{os.getpid()}.building"
+    total = sum(t.rows for t in job.constraints.tables.values()) or 1
+    target = min(1.0, fraction * job.scale)
     try:
-        params = _build_one(job.engine, job.database, tmp, job.constraints, kind, min(1.0, fraction * job.scale),
-                            tag, index)
-        params.update(seed=job.seed, tag=tag)
-        written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
-                             job.constraints.dependencies, index) if rows else None
+        for attempt in (0, 1):
+            params = _build_one(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
+            params.update(seed=job.seed, tag=tag)
+            if rows is None:
+                written = None
+                break
+            before = _row_count(job.engine, tmp, job.constraints)
+            written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
+                                 job.constraints.dependencies, index)
+            added = _row_count(job.engine, tmp, job.constraints) - before if written is not None else 0
+            params["witness_rows"] = added
+            if attempt or added <= WITNESS_SLACK * target * total:
+                break
+            target = max(target * MIN_SUBSET_LEFT, target - added / total)
+            for leftover in (tmp, Path(str(tmp) + ".wal")):
+                leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
             if rows is not None and rows.witnessed:
@@ -204,6 +228,26 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
         for leftover in (tmp, Path(str(tmp) + ".wal")):
             leftover.unlink(missing_ok=True)
     return Variant(index, kind, params, path, digest)
+
+
+def _row_count(engine: str, path: Path, constraints: Constraints) -> int:
+    """Rows of a built variant's tables, all together."""
+    tables = [qualified(name, engine) for name in constraints.tables]
+    if not tables:
+        return 0
+    query = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+    if engine == "duckdb":
+        import duckdb
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return int(con.execute(f"SELECT {query}").fetchone()[0])
+        finally:
+            con.close()
+    con = connect(path, read_only=True)
+    try:
+        return int(con.execute(f"SELECT {query}").fetchone()[0])
+    finally:
+        con.close()
 
 
 def _compact(engine: str, path: Path, constraints: Constraints) -> None:

@@ -206,7 +206,11 @@ class VariantSet:
     def _write(self, gold_key: str, chosen: CaseVariants) -> None:
         self.store.mkdir(parents=True, exist_ok=True)
         tmp = self.store / f".{gold_key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(asdict(chosen)), encoding="utf-8")
+        # each variant by index and content hash only: its path is this machine's, remade on
+        # reading (``_read``); a suite of many golds kept a path per gold and variant, which
+        # on Spider-sized databases was a tenth of the variants' disk budget
+        stored = {**asdict(chosen), "variants": [{"index": v["index"], "hash": v["hash"]} for v in chosen.variants]}
+        tmp.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, self.store / f"{gold_key}.json")
 
 
