@@ -242,8 +242,11 @@ def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variant
     """Greedy choice: ``killed[0]`` is the pinned database's row, ``killed[1 + i]`` variant
     i's (per mutant: told apart, or None where the gold has no trustworthy answer). Each
     pick adds the most mutants not yet told apart. On equal gain (and once no mutant is
-    left to tell apart, every gain is 0) a variant where the gold's own answer differs from
-    its pinned answer (``differs[1 + i]`` > 0) comes first: the grader's mutants are a
+    left to tell apart, every gain is 0) a variant where the gold's answer has a value comes
+    first (not empty, not NULLs only: on TPC-DS at scale factor 0.01 the golds' star joins
+    return no row on most variants, where only a wrong query that returns rows can be
+    caught), then one where the gold's own answer differs from its pinned answer
+    (``differs[1 + i]`` > 0): the grader's mutants are a
     sample of the near-misses, and on TPC-DS none of the 24 was told apart by any variant
     for most golds, so the gain alone said nothing and the choice fell to the index. A
     variant on which the gold's answer changed exercises the rows the gold reads: a wrong
@@ -272,7 +275,8 @@ def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variant
             told |= {m for m, k in enumerate(killed[1 + picked[0]]) if k}
     while len(picked) < count:
         best = max((i for i in usable if i not in picked),
-                   key=lambda i: (_gain(killed[1 + i], told), change[1 + i] > 0, variants[i]["kind"] == "native",
+                   key=lambda i: (_gain(killed[1 + i], told), has_value[1 + i], change[1 + i] > 0,
+                                  variants[i]["kind"] == "native",
                                   "boundary" in variants[i]["kind"], change[1 + i], -i), default=None)
         if best is None:
             break

@@ -68,7 +68,7 @@ def test_library_with_variants_graded_where_it_has_a_value_else_a_gold_error(sho
 
 def _suite(where: Path, cases: list[dict], variants: int) -> Path:
     root = where / "suite"
-    root.mkdir()
+    root.mkdir(parents=True)
     make_db(root / "shop.duckdb")
     (root / "questions.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     (root / "sqleval.toml").write_text('[suite]\nname = "shop"\nquestions = "questions.jsonl"\n'
