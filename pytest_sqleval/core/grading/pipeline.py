@@ -152,7 +152,7 @@ class SuiteGrader:
             chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
                                                answer.elapsed_ms)
             if not chosen.graded_with_value():
-                raise GoldError(_uninformative(answer.rows, answer.null_only, len(chosen.variants)))
+                raise GoldError(_uninformative(answer.rows, answer.null_only, len(self.variant_set.pool)))
         return answer
 
     def case_gold(self, case: BenchmarkCase) -> GoldAnswer:
