@@ -235,19 +235,21 @@ def _row_count(engine: str, path: Path, constraints: Constraints) -> int:
     tables = [qualified(name, engine) for name in constraints.tables]
     if not tables:
         return 0
-    query = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+    query = "SELECT " + " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
     if engine == "duckdb":
         import duckdb
-        con = duckdb.connect(str(path), read_only=True)
+        duck = duckdb.connect(str(path), read_only=True)
         try:
-            return int(con.execute(f"SELECT {query}").fetchone()[0])
+            row: Any = duck.execute(query).fetchone()
         finally:
-            con.close()
-    con = connect(path, read_only=True)
-    try:
-        return int(con.execute(f"SELECT {query}").fetchone()[0])
-    finally:
-        con.close()
+            duck.close()
+    else:
+        lite = connect(path, read_only=True)
+        try:
+            row = lite.execute(query).fetchone()
+        finally:
+            lite.close()
+    return int(row[0])
 
 
 def _compact(engine: str, path: Path, constraints: Constraints) -> None:
@@ -262,11 +264,11 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> None:
     a SQLite one is vacuumed (its page size stays). The content, and so the content hash,
     is the same."""
     if engine != "duckdb":
-        con = connect(path, isolation_level=None)
+        lite = connect(path, isolation_level=None)
         try:
-            con.execute("VACUUM")
+            lite.execute("VACUUM")
         finally:
-            con.close()
+            lite.close()
         return
     import duckdb
     fresh = path.with_name(path.name + ".compact")
