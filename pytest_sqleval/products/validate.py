@@ -8,8 +8,10 @@ Checks, each reported as one line per problem:
 - gold SQL hygiene: it parses, passes the safety layer, names no deprecated table, calls
   nothing that drifts (``now()``, ``current_date``, ``random()``), and has no ``LIMIT``
   without ``ORDER BY``;
-- gold answers: non-empty (unless the case declares ``expected_shape: empty``), not a
-  lone NULL, the declared shape, and no ``LIMIT`` that cuts through tied rows;
+- gold answers: non-empty (unless the case declares ``expected_shape: empty``), not NULLs
+  only (unless it declares ``expected_shape: null``; with variants, either is accepted when
+  some variant gives the gold a value), the declared shape, and no ``LIMIT`` that cuts
+  through tied rows;
 - determinism: every gold is rerun under other thread counts and on an in-memory copy
   of the tables it reads, inserted in shuffled order, and compared with the grader's
   ``Comparator`` under the case's own contract (``grading.pipeline.case_contract``: the
@@ -449,14 +451,20 @@ def _baseline(golds: list[_Gold], db: Any, manifest: Any, v: Validation) -> None
             g.spec = replace(g.spec, sort_keys=[p if p >= 0 else table.num_columns + p for p in g.key_positions])
         visible = table.num_columns - g.n_appended
         shape = g.case.expected_shape
+        nulls = bool(visible) and table.num_rows > 0 and all(  # every value NULL (as the grader's null_only)
+            table.column(i).null_count == table.num_rows for i in range(visible))
         if table.num_rows == 0 and not g.policy.allow_empty and not manifest.variants.count:  # else: on variants
             v.problems.append(f"{at}: gold returns no rows; an empty gold cannot tell a right answer from a wrong one "
                               f"(declare \"expected_shape\": \"empty\" if that is the answer)")
         elif shape == "empty" and table.num_rows:
             v.problems.append(f"{at}: declares expected_shape 'empty' but the gold returns {table.num_rows} rows")
-        elif table.num_rows == 1 and visible and all(table.column(i)[0].as_py() is None for i in range(visible)):
-            v.problems.append(f"{at}: gold returns a single row of NULLs (an aggregate over no rows?); "
-                              f"it cannot tell a right answer from a wrong one")
+        elif shape == "null" and not nulls:
+            v.problems.append(f"{at}: declares expected_shape 'null' but the gold returns "
+                              f"{'no rows' if not table.num_rows else 'a value that is not NULL'}")
+        elif nulls and not g.policy.allow_null and not manifest.variants.count:  # else: on variants (the grader says)
+            v.problems.append(f"{at}: gold returns only NULLs ({table.num_rows} row(s); an aggregate over rows it does "
+                              f"not match?); like an empty gold it cannot tell a right answer from a wrong one "
+                              f"(declare \"expected_shape\": \"null\" if that is the answer)")
         elif shape == "scalar" and (table.num_rows != 1 or visible != 1):
             v.problems.append(f"{at}: declares expected_shape 'scalar' but the gold returns {table.num_rows} rows x "
                               f"{visible} columns")

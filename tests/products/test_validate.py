@@ -195,7 +195,7 @@ def test_declared_empty_answer_is_fine_and_null_scalar_is_not(tmp_path: Path, sh
     ]
     cap = Capture()
     assert cap.run(write_suite(tmp_path / "shop", shop_db, cases)) == 1
-    assert len(cap.problems) == 1 and "e2: gold returns a single row of NULLs" in cap.problems[0]
+    assert len(cap.problems) == 1 and "e2: gold returns only NULLs" in cap.problems[0]
 
 
 def test_nondeterministic_gold_found_on_the_shuffled_copy(tmp_path: Path, shop_db: Path) -> None:

@@ -12,7 +12,7 @@ from ..engines.base import Limits
 
 MANIFEST_NAME = "sqleval.toml"
 DEFAULT_DEPRECATED = ("*_old", "*_v1", "*_bak")
-EXPECTED_SHAPES = ("scalar", "table", "empty")
+EXPECTED_SHAPES = ("scalar", "table", "empty", "null")
 COLUMN_ORDERS = ("position", "any")  # ComparePolicy.column_order
 COLUMN_RULES = ("exact", "superset")  # ComparePolicy.columns
 GOLD_KINDS = ("sql", "result")  # Gold.kind
@@ -35,6 +35,11 @@ class ComparePolicy:
     float_rel_tol: float = 1e-6
     float_abs_tol: float = 1e-9
     allow_empty: bool = False
+    #: the gold's answer may be rows of NULLs only (an aggregate over rows the query does not
+    #: match): like an empty answer it passes every prediction that also matches nothing, so
+    #: it is only graded as such when declared (``"expected_shape": "null"``); else on the
+    #: variants where it has a value, or it is a case error
+    allow_null: bool = False
     #: "position": columns by position (our default); "any": the prediction's columns may be
     #: any bijection of the gold's (Spider's convention; the spider layout's default)
     column_order: str = "position"
@@ -76,7 +81,7 @@ class ComparePolicy:
     def for_case(self, case: "BenchmarkCase | None") -> "ComparePolicy":
         """This (suite) policy with one case's overrides: its ``order_matters``, its
         ``"compare"`` tolerances and column rule (checked by ``parse_case``) and
-        ``"expected_shape": "empty"`` as ``allow_empty``. The one builder of a case's policy:
+        ``"expected_shape": "empty"`` as ``allow_empty`` (``"null"`` as ``allow_null``). The one builder of a case's policy:
         called when a suite's cases are read (``read_layout_cases``); later code reads
         ``case.policy``, never the case's ``"compare"`` object."""
         if case is None:
@@ -87,7 +92,8 @@ class ComparePolicy:
         """``for_case`` from the case's fields, for the reader that builds the case with it."""
         overrides = compare if isinstance(compare, dict) else {}
         return self.merged(**{**overrides, "order_matters": order_matters,
-                              "allow_empty": True if expected_shape == "empty" else None})
+                              "allow_empty": True if expected_shape == "empty" else None,
+                              "allow_null": True if expected_shape == "null" else None})
 
     def for_gold(self, order: Any) -> "ComparePolicy":
         """This policy resolved against a gold's ordering (``grading.parse.OrderInfo``):
@@ -99,7 +105,7 @@ class ComparePolicy:
 
     def to_wire(self) -> dict[str, Any]:
         """As JSON for the engine process (and the gold key, which hashes it). ``order_matters``
-        travels as ``ordered``, and ``column_order`` and ``allow_empty`` only when not their
+        travels as ``ordered``, and ``column_order``, ``allow_empty`` and ``allow_null`` only when not their
         defaults, so a gold key stays what it was before the policy was one value."""
         wire: dict[str, Any] = {"ordered": self.order_matters,
                                 "sort_keys": None if self.sort_keys is None else list(self.sort_keys),
@@ -108,6 +114,8 @@ class ComparePolicy:
             wire["column_order"] = self.column_order
         if self.allow_empty:
             wire["allow_empty"] = True
+        if self.allow_null:
+            wire["allow_null"] = True
         if self.columns != "exact":
             wire["columns"] = self.columns
         if self.condition_cols is not None:
@@ -120,6 +128,7 @@ class ComparePolicy:
         return cls(order_matters=wire["ordered"], sort_keys=wire.get("sort_keys"),
                    float_rel_tol=wire["float_rel_tol"], float_abs_tol=wire["float_abs_tol"],
                    column_order=wire.get("column_order", "position"), allow_empty=bool(wire.get("allow_empty", False)),
+                   allow_null=bool(wire.get("allow_null", False)),
                    columns=wire.get("columns", "exact"), condition_cols=wire.get("condition_cols"))
 
 

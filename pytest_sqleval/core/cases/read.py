@@ -103,7 +103,8 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: Compar
 
 
 #: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
-#: ``allow_empty``, which a case declares with ``"expected_shape": "empty"``).
+#: ``allow_empty`` and ``allow_null``, which a case declares with ``"expected_shape": "empty"``
+#: or ``"null"``).
 CASE_COMPARE_KEYS = ("order_matters", "float_rel_tol", "float_abs_tol", "column_order", "columns", "condition_cols")
 
 
@@ -216,9 +217,11 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
                             fix=f"write {example} (any of these keys), or leave it out")
     out: dict[str, Any] = {}
     for key, val in value.items():
-        if key == "allow_empty":
-            raise BadInputError(where, "a case cannot override allow_empty", line=line, field="compare.allow_empty",
-                                fix='declare an empty answer with "expected_shape": "empty" on the case')
+        if key in ("allow_empty", "allow_null"):
+            shape = key.partition("_")[2]
+            raise BadInputError(where, f"a case cannot override {key}", line=line, field=f"compare.{key}",
+                                fix=f'declare an {"empty" if shape == "empty" else "all-NULL"} answer with '
+                                    f'"expected_shape": "{shape}" on the case')
         if key not in CASE_COMPARE_KEYS:
             raise BadInputError(where, f"unknown comparison override{did_you_mean(str(key), list(CASE_COMPARE_KEYS))}",
                                 line=line, field=f"compare.{key}", fix=f"known keys: {', '.join(CASE_COMPARE_KEYS)}")

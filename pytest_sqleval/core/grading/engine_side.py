@@ -265,7 +265,7 @@ class GradingHandler:
                                + (f" ({ambiguous or (alternatives or {}).get('why')})" if cuts else ""))
         meta = {"rows": table.num_rows, "columns": table.column_names,
                 "types": [str(f.type) for f in table.schema], "elapsed_ms": first.elapsed_ms,
-                "problem": problem, "preview": _preview(table)}
+                "problem": problem, "preview": _preview(table), "null_only": null_only(table)}
         if group is not None and problem is None:
             meta["ties"] = {"limit": limit, "before": before, "group_rows": group.num_rows, "candidates": candidates,
                             **({"unordered": True} if unordered else {})}
@@ -560,7 +560,10 @@ class GradingHandler:
                     gold, outcome.table, spec if i == 0 else on_variants).match
                 killed[i].append(told_apart)
                 settled = i == 0 and told_apart
-        return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places]}
+        return {"killed": killed, "gold_rows": [None if gold is None else gold.num_rows for _, gold in places],
+                "informative": [gold is not None and gold.num_rows > 0 and not null_only(gold) for _, gold in places],
+                "differs": [None] + [None if gold is None else _difference(pinned, gold, on_variants, self.cmp)
+                                     for _, gold in places[1:]]}
 
     def _variant_db(self, path: str) -> Any:
         db = self._variant_dbs.get(path)
@@ -801,6 +804,28 @@ def gold_summary(compare: dict[str, Any]) -> dict[str, Any]:
     """One gold's comparison in a few fields, for the record's list of golds tried."""
     return {k: compare.get(k) for k in ("match", "reason", "gold_rows", "pred_rows", "row_f1", "gold_columns",
                                         "column_mapping")}
+
+
+def null_only(table: Any) -> bool:
+    """Rows, and every value of them NULL (the grader's tie-group column aside): an answer
+    that, like an empty one, every query that matches nothing also gives (``SELECT avg(x)``
+    over a join no row passes), so it tells a right answer from a wrong one no better."""
+    from .compare import GID_COLUMN
+    columns = [c for name, c in zip(table.column_names, table.columns) if name != GID_COLUMN]
+    return table.num_rows > 0 and bool(columns) and all(c.null_count == len(c) for c in columns)
+
+
+def _difference(pinned: Any, variant: Any, spec: Any, cmp: Any) -> float:
+    """How far a gold's answer on a variant is from its pinned answer: 0 when they match
+    under the case's contract, else 1 - the row F1 of the two (at least 0.001): a variant
+    where the gold's own answer changed is informative for that gold (``distill.choose``)."""
+    from .compare import GID_COLUMN
+    strip = [n for n in variant.column_names if n != GID_COLUMN]
+    res = cmp.compare(pinned, variant.select(strip), spec)
+    if res.match:
+        return 0.0
+    f1 = getattr(res, "row_f1", None)
+    return round(max(0.001, 1.0 - f1), 4) if isinstance(f1, (int, float)) else 1.0
 
 
 def _degenerate(table: Any) -> bool:

@@ -26,7 +26,10 @@ class GoldAnswer:
     tree: Any = field(default=None, repr=False, compare=False)  # parsed gold, if parsed in this process
     sql: str | None = field(default=None, repr=False, compare=False)  # as run on the engine (side-by-side rules)
     request: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the engine's gold request
-    empty: bool = False  # no rows on the pinned database: graded on the variants where it has rows
+    #: no rows (or rows of NULLs only: ``null_only``) on the pinned database, and the case does
+    #: not declare it: graded on the variants where it has a value
+    empty: bool = False
+    null_only: bool = False
     ties: dict[str, Any] | None = None  # its LIMIT cuts a tie group: any valid top-k is accepted (compare_topk)
     ambiguous: str | None = None  # a LIMIT below its top level cuts through ties: a mismatch is not graded
     analysis: "GoldAnalysis | None" = field(default=None, repr=False, compare=False)  # the structure layer's gold side

@@ -161,13 +161,11 @@ class SuiteGrader:
             if not meta.get("cached"):
                 self.gold_executions += 1
         answer = self._gold_answer(static, request, policy, meta)
-        if answer.empty:  # graded on the variants where it has rows; known at setup, so an error is an error
+        if answer.empty:  # graded on the variants where it has a value; known at setup, so an error is an error
             chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
                                                answer.elapsed_ms)
-            if not any(chosen.gold_rows):
-                raise GoldError(f"gold query returns no rows on the database nor on any of its {len(chosen.variants)} "
-                                "variant(s); an empty gold cannot tell a right answer from a wrong one. If the empty "
-                                "answer is intended, set \"expected_shape\": \"empty\" on the case")
+            if not chosen.graded_with_value():
+                raise GoldError(_uninformative(answer.rows, answer.null_only, len(self.variant_set.pool)))
         return answer
 
     def case_gold(self, case: BenchmarkCase) -> GoldAnswer:
@@ -392,15 +390,15 @@ class SuiteGrader:
             raise GoldError(f"gold query is {meta['problem']}" if meta["problem"].startswith("nondet")
                             else f"gold query is ambiguous: {meta['problem']}")
         self._check_condition_cols(policy, meta["columns"])
-        empty = meta["rows"] == 0 and not policy.allow_empty
+        nulls = _null_only(meta) and not policy.allow_null
+        empty = (meta["rows"] == 0 and not policy.allow_empty) or nulls
         if empty and self.variant_set is None:
-            raise GoldError("gold query returns no rows; an empty gold cannot tell a right answer from a wrong one. "
-                            "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
+            raise GoldError(_uninformative(meta["rows"], nulls))
         return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
                           cached=bool(meta.get("cached")), policy=policy, tables=list(static.tables),
                           joins=static.joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=static.tree, sql=static.engine_sql, request=request,
-                          empty=empty, ties=meta.get("ties"), ambiguous=meta.get("ambiguous"),
+                          empty=empty, null_only=nulls, ties=meta.get("ties"), ambiguous=meta.get("ambiguous"),
                           analysis=static)
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
@@ -552,6 +550,27 @@ class SuiteGrader:
                             engine=evidence.engine)
         diagnosis: dict[str, Any] = guarded(run, fallback={})
         return diagnosis
+
+
+def _null_only(meta: dict[str, Any]) -> bool:
+    """The stored gold answer is rows of NULLs only (``engine_side.null_only``); an answer
+    stored before that was recorded is judged by its preview when the preview is all of it."""
+    if "null_only" in meta:
+        return bool(meta["null_only"])
+    preview = meta.get("preview") or []
+    return 0 < meta["rows"] <= len(preview) and all(v is None for row in preview for v in row) and bool(preview[0])
+
+
+def _uninformative(rows: int, nulls: bool, variants: int | None = None) -> str:
+    """Why an empty or all-NULL gold is a case error, and the declaration that accepts it."""
+    where = "on the database" if variants is None else f"on the database nor on any of its {variants} variant(s)"
+    if nulls:
+        return (f"gold query returns only NULLs ({rows} row(s), every value NULL: an aggregate over rows the query "
+                f"does not match?) {where}; such an answer cannot tell a right answer from a wrong one (every query "
+                "that matches nothing gives it too). Fix the gold (its filters match no row of this database), or, "
+                "if NULL is the intended answer, set \"expected_shape\": \"null\" on the case")
+    return (f"gold query returns no rows {where}; an empty gold cannot tell a right answer from a wrong one. "
+            "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
 
 
 def layer_budget(limits: Limits) -> float:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
 FROZEN_NAME = "variants.frozen.json"
 MUTANT_TIME = (10.0, 0.2)  # a mutant may take 10x the gold's time, and at least 0.2 s, per database
-DISTILL_VERSION = 6  # bump when the choice or the mutants change: stored choices are then remade
+DISTILL_VERSION = 7  # bump when the choice or the mutants change: stored choices are then remade
 
 
 @dataclass
@@ -37,12 +37,22 @@ class CaseVariants:
     pinned: int = 0  # mutants the pinned database tells apart from the gold
     by_variants: int = 0  # further mutants the chosen variants tell apart
     gold_rows: list[int | None] = field(default_factory=list)  # the gold's rows on each chosen variant
+    #: per chosen variant: the gold's answer there has a value (rows, not NULLs only); empty
+    #: in a choice stored before this was recorded (``gold_rows`` then says it)
+    informative: list[bool] = field(default_factory=list)
+    gold_changed: int = 0  # chosen variants where the gold's own answer differs from its pinned answer
+
+    def graded_with_value(self) -> bool:
+        """Some chosen variant gives the gold an answer with a value: an empty or all-NULL
+        pinned gold is graded there (``SuiteGrader.gold``)."""
+        return any(self.informative) if self.informative else any(self.gold_rows)
 
     def evidence(self) -> dict[str, Any]:
         told = self.pinned + self.by_variants
         return {"mutants": self.mutants, "told_apart_by_database": self.pinned,
                 "told_apart_by_variants": self.by_variants, "not_told_apart": self.mutants - told,
-                "strength": round(told / self.mutants, 3) if self.mutants else None}
+                "strength": round(told / self.mutants, 3) if self.mutants else None,
+                **({"gold_changed": self.gold_changed} if self.gold_changed else {})}
 
 
 class VariantSet:
@@ -178,7 +188,8 @@ class VariantSet:
         budget = max(MUTANT_TIME[1], MUTANT_TIME[0] * gold_ms / 1000)
         answer = host.call("distill", {"gold": gold_request, "mutants": sqls, "variants": described,
                                        "mutant_timeout_s": budget})
-        return choose(answer["killed"], answer["gold_rows"], described, self.count)
+        return choose(answer["killed"], answer["gold_rows"], described, self.count,
+                      informative=answer.get("informative"), differs=answer.get("differs"))
 
     def _read(self, gold_key: str) -> CaseVariants | None:
         try:
@@ -195,7 +206,11 @@ class VariantSet:
     def _write(self, gold_key: str, chosen: CaseVariants) -> None:
         self.store.mkdir(parents=True, exist_ok=True)
         tmp = self.store / f".{gold_key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(asdict(chosen)), encoding="utf-8")
+        # each variant by index and content hash only: its path is this machine's, remade on
+        # reading (``_read``); a suite of many golds kept a path per gold and variant, which
+        # on Spider-sized databases was a tenth of the variants' disk budget
+        stored = {**asdict(chosen), "variants": [{"index": v["index"], "hash": v["hash"]} for v in chosen.variants]}
+        tmp.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, self.store / f"{gold_key}.json")
 
 
@@ -222,38 +237,56 @@ def native_variants(paths: list[Path], first_index: int) -> list[Any]:
 
 
 def choose(killed: list[list[bool | None]], gold_rows: list[int | None], variants: list[dict[str, Any]],
-           count: int) -> CaseVariants:
+           count: int, informative: list[bool] | None = None, differs: list[float | None] | None = None,
+           ) -> CaseVariants:
     """Greedy choice: ``killed[0]`` is the pinned database's row, ``killed[1 + i]`` variant
     i's (per mutant: told apart, or None where the gold has no trustworthy answer). Each
-    pick adds the most mutants not yet told apart; on equal gain a native variant first
-    (the suite's own generator keeps every rule of its data, so a mismatch there is the
-    most convincing), then a boundary variant (wrong queries the near-misses do not model
-    are mostly boundary slips), then the lower index. The count is filled even when no
-    near-miss is left to tell apart: measured on TPC-H (``bench/variants_bench.py``),
+    pick adds the most mutants not yet told apart. On equal gain (and once no mutant is
+    left to tell apart, every gain is 0) a variant where the gold's answer has a value comes
+    first (not empty, not NULLs only: on TPC-DS at scale factor 0.01 the golds' star joins
+    return no row on most variants, where only a wrong query that returns rows can be
+    caught), then one where the gold's own answer differs from its pinned answer
+    (``differs[1 + i]`` > 0): the grader's mutants are a
+    sample of the near-misses, and on TPC-DS none of the 24 was told apart by any variant
+    for most golds, so the gain alone said nothing and the choice fell to the index. A
+    variant on which the gold's answer changed exercises the rows the gold reads: a wrong
+    query that coincided with the gold on the pinned rows has to coincide again on rows the
+    gold itself answers differently, which a variant where nothing moved for the gold does
+    not ask. Then a native variant (the suite's own generator keeps every rule of its data,
+    so a mismatch there is the most convincing), then a boundary variant (wrong queries the
+    near-misses do not model are mostly boundary slips), then the most different gold answer
+    (1 - row F1 against the pinned one), then the lower index. The count is filled even when
+    no near-miss is left to tell apart: measured on TPC-H (``bench/variants_bench.py``),
     filling it caught 71 % of held-out coincidences against 40 % when stopping at zero
-    gain. A variant where the gold returns rows comes first when the pinned gold returns
-    none, so such a gold is graded."""
+    gain. A variant where the gold's answer is informative (rows, not NULLs only:
+    ``informative``, else ``gold_rows``) comes first when the pinned answer is not, so
+    such a gold is graded."""
     n = len(killed[0]) if killed else 0
     told = {i for i, k in enumerate(killed[0]) if k} if killed else set()
     pinned = len(told)
     usable = [i for i in range(len(variants)) if gold_rows[1 + i] is not None]
+    has_value = list(informative) if informative else [bool(r) for r in gold_rows]
+    change = [d or 0.0 for d in differs] if differs else [0.0] * len(gold_rows)
     picked: list[int] = []
-    if gold_rows and gold_rows[0] == 0:  # empty on the pinned database: a variant with rows first
-        with_rows = [i for i in usable if gold_rows[1 + i]]
-        if with_rows:
-            picked.append(max(with_rows, key=lambda i: (_gain(killed[1 + i], told), -i)))
+    if gold_rows and not has_value[0]:  # empty or NULLs only on the pinned database: an informative variant first
+        with_value = [i for i in usable if has_value[1 + i]]
+        if with_value:
+            picked.append(max(with_value, key=lambda i: (_gain(killed[1 + i], told), change[1 + i], -i)))
             told |= {m for m, k in enumerate(killed[1 + picked[0]]) if k}
     while len(picked) < count:
         best = max((i for i in usable if i not in picked),
-                   key=lambda i: (_gain(killed[1 + i], told), variants[i]["kind"] == "native",
-                                  "boundary" in variants[i]["kind"], -i), default=None)
+                   key=lambda i: (_gain(killed[1 + i], told), has_value[1 + i], change[1 + i] > 0,
+                                  variants[i]["kind"] == "native",
+                                  "boundary" in variants[i]["kind"], change[1 + i], -i), default=None)
         if best is None:
             break
         picked.append(best)
         told |= {m for m, k in enumerate(killed[1 + best]) if k}
     picked.sort()
     return CaseVariants(variants=[variants[i] for i in picked], mutants=n, pinned=pinned, by_variants=len(told) - pinned,
-                        gold_rows=[gold_rows[1 + i] for i in picked])
+                        gold_rows=[gold_rows[1 + i] for i in picked],
+                        informative=[has_value[1 + i] for i in picked] if informative else [],
+                        gold_changed=sum(1 for i in picked if change[1 + i] > 0))
 
 
 def _gain(row: list[bool | None], told: set[int]) -> int:

@@ -26,6 +26,7 @@ def _case(**extra: Any) -> str:
     ({"float_abs_tol": -1}, ["field 'compare.float_abs_tol'", "expected a finite number at least 0, got -1"]),
     ({"order_matters": "no"}, ["field 'compare.order_matters'", "expected true or false"]),
     ({"allow_empty": True}, ["field 'compare.allow_empty'", '"expected_shape": "empty"']),
+    ({"allow_null": True}, ["field 'compare.allow_null'", '"expected_shape": "null"']),
     ([["order_matters", False]], ["field 'compare'", "must be a JSON object"]),
 ])
 def test_a_bad_per_case_compare_override_names_file_line_and_field(

@@ -127,6 +127,7 @@ FIELD_VALUES = {
     "float_rel_tol": st.floats(min_value=0, max_value=1, allow_nan=False),
     "float_abs_tol": st.floats(min_value=0, max_value=1e3, allow_nan=False),
     "allow_empty": st.booleans(),
+    "allow_null": st.booleans(),
     "column_order": st.sampled_from(["position", "any"]),
     "sort_keys": st.one_of(st.none(), st.lists(st.integers(-8, 64), max_size=6).map(tuple)),
     "columns": st.sampled_from(["exact", "superset"]),

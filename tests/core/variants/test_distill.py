@@ -55,3 +55,39 @@ def test_on_equal_gain_a_native_then_a_boundary_variant_comes_first() -> None:
 
 def test_no_usable_variant_chooses_none() -> None:
     assert choose([[F, F], [N, N]], [5, None], pool(1), 4).variants == []
+
+
+def test_with_no_gain_a_variant_where_the_gold_s_own_answer_changed_comes_first() -> None:
+    """TPC-DS: no variant tells apart any of the grader's mutants of most golds, so the gain
+    is 0 everywhere; the variants where the gold's answer differs from its pinned answer
+    are chosen, the most different first, before those where nothing moved for it."""
+    killed = [[F, F], [F, F], [F, F], [F, F], [F, F]]
+    gold_rows = [5, 5, 4, 5, 2]
+    differs = [None, 0.0, 0.2, 0.0, 0.6]
+    chosen = choose(killed, gold_rows, pool(4), 2, differs=differs)
+    assert [v["index"] for v in chosen.variants] == [1, 3]
+    assert chosen.gold_changed == 2 and chosen.evidence()["gold_changed"] == 2
+    # the count is still filled, with a variant where the gold's answer is the pinned one
+    assert [v["index"] for v in choose(killed, gold_rows, pool(4), 3, differs=differs).variants] == [0, 1, 3]
+    # a mutant told apart still decides first
+    killed[1] = [T, F]
+    assert [v["index"] for v in choose(killed, gold_rows, pool(4), 1, differs=differs).variants] == [0]
+
+
+def test_with_no_gain_a_variant_where_the_gold_has_rows_comes_before_one_where_it_has_none() -> None:
+    """TPC-DS at scale factor 0.01: a star join's gold returns no row on most variants; its
+    answer there differs the most from the pinned one, but only a variant where it has rows
+    asks a wrong query for the same rows."""
+    killed = [[F], [F], [F], [F]]
+    chosen = choose(killed, [54, 0, 3, 0], pool(3), 1, informative=[True, False, True, False],
+                    differs=[None, 1.0, 0.9, 1.0])
+    assert [v["index"] for v in chosen.variants] == [1]
+
+
+def test_a_gold_of_nulls_only_on_the_database_gets_a_variant_where_it_has_a_value_first() -> None:
+    killed = [[F], [F], [F], [F]]
+    chosen = choose(killed, [1, 1, 1, 1], pool(3), 1, informative=[False, False, True, False])
+    assert [v["index"] for v in chosen.variants] == [1]
+    assert chosen.informative == [True] and chosen.graded_with_value()
+    none = choose(killed, [1, 1, 1, 1], pool(3), 2, informative=[False, False, False, False])
+    assert len(none.variants) == 2 and not none.graded_with_value()
