@@ -30,8 +30,8 @@ More rules:
 - *In the column's domain* (``Domain``). Text keeps the values it holds (ISO days and
   timestamps: any of that shape from the first on); dates and timestamps may lie after the
   last pinned one; a number keeps its observed range only where it looks like a code or
-  calendar domain (at most ``CODE_DOMAIN_VALUES`` distinct values: a correct ``p_size <=
-  10`` for ``p_size BETWEEN 1 AND 10`` relies on sizes starting at 1), while a measure
+  calendar domain (a year, or few values each repeated: a correct ``p_size <= 10`` for
+  ``p_size BETWEEN 1 AND 10`` relies on sizes starting at 1), while a measure
   (a price, an amount) also takes values past its maximum, so a dropped upper bound no
   pinned row reaches shows. A near-miss that differs from the gold only outside the domain
   is, on the data the suite describes, correct."""
@@ -53,7 +53,8 @@ BOUNDARY_VERSION = 13  # bump when what a boundary variant holds changes: cached
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
-CODE_DOMAIN_VALUES = 100  # a number with at most this many distinct pinned values keeps its range (see Domain)
+CODE_DOMAIN_VALUES = 100  # a number with at most this many distinct pinned values, ...
+CODE_REPEATS = 4  # ... each held by this many rows on average, keeps its range (see Domain), as does a year
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 
@@ -261,9 +262,10 @@ class Domain:
       above past the last pinned row (``o_orderdate < '1999-01-01'``, ``ts <= (SELECT
       max(ts) ...)``) is told from one without the bound only by such a row.
     - *Numbers*: between the minimum and the maximum where the column looks like a *code
-      or calendar domain*: at most ``CODE_DOMAIN_VALUES`` distinct values on the pinned
-      data (sizes 1-50, quantities, years, months, ratings, flags, discounts on a grid).
-      There the observed range is a definition a correct rewrite may lean on (``p_size <=
+      or calendar domain*: whole numbers between 1800 and 2200 (years), or at most
+      ``CODE_DOMAIN_VALUES`` distinct values each held by ``CODE_REPEATS`` rows on average
+      (sizes 1-50, quantities, months, ratings, flags, discounts on a grid; ten budgets in
+      a ten-row table are no code). There the observed range is a definition a correct rewrite may lean on (``p_size <=
       10`` for ``p_size BETWEEN 1 AND 10``). Any other number is a *measure* (a price, a
       balance, an amount): its observed range is only what this sample happened to hold,
       and a grader that kept it would pass a dropped ``o_totalprice < 500000`` whenever the
@@ -300,7 +302,9 @@ class Domain:
                 cast = f"CAST(? AS {ctype})" if ctype else "?"
                 sql = (f"SELECT min({q_col}) <= {cast} AND {cast} <= max({q_col}), "
                        f"{cast} > max({q_col}) OR ({cast} < min({q_col}) AND (min({q_col}) < 0 OR {cast} >= 0)), "
-                       f"count(DISTINCT {q_col}) FROM {q_table}")
+                       f"count(DISTINCT {q_col}), count({q_col}), min({q_col}) >= 1800 AND max({q_col}) <= 2200 "
+                       f"AND min({q_col}) = round(min({q_col})) AND max({q_col}) = round(max({q_col})) "
+                       f"FROM {q_table}")
                 params = [value] * sql.count("?")
             try:
                 row = self.con.execute(sql, params).fetchone()
@@ -309,7 +313,9 @@ class Domain:
             if row is None:
                 self._known[item] = False
             elif numeric:  # inside the range, or past it on a measure (see the class's docstring)
-                self._known[item] = bool(row[0]) or (bool(row[1]) and int(row[2] or 0) > CODE_DOMAIN_VALUES)
+                distinct, values, years = int(row[2] or 0), int(row[3] or 0), bool(row[4])
+                code = years or (distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= values)
+                self._known[item] = bool(row[0]) or (bool(row[1]) and not code)
             else:
                 self._known[item] = bool(row[0])
         return self._known[item]

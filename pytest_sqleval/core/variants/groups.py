@@ -12,10 +12,12 @@ sum(l_quantity) > 300`` moved to ``> 301`` (q18) and ``HAVING count(*) >= 10`` m
 Such a table gets a *row identity* here (``row_identity``): a pair (a reference column
 ``d``, an integer free column ``c``), both never NULL, that is unique on the pinned data
 (a line number within its order, a ticket number within its item). A new row takes, in
-``c``, one more than the greatest ``c`` of its ``d`` where ``c`` is a code domain (at most
-``boundaries.CODE_DOMAIN_VALUES`` values: line numbers 1-7 stay 1-7, a full order gets no
-new line) and one more than the column's greatest value otherwise (a new ticket). The pair
-stays unique, no row becomes a duplicate, every reference holds (the copy keeps its
+``c``, one more than the greatest ``c`` of its ``d`` where ``c`` is a code domain (few values,
+each repeated: ``boundaries.Domain``; line numbers 1-7 stay 1-7, a full order gets no
+new line) and one more than the column's greatest value otherwise (a new ticket). A table
+where two references are unique together (``partsupp``: a part's supplier) gets none: a
+copy would duplicate that key whatever its ``c``. The pair stays unique, no row becomes a
+duplicate, every reference holds (the copy keeps its
 source's references), every NOT NULL holds; every other value is one its source had or a
 value inside the column's domain (``boundaries.Domain``).
 
@@ -51,6 +53,7 @@ CANDIDATE_ROWS = 8  # groups tried per witness (a full order has no line number 
 MAX_WITNESSES = 16  # per SELECT of a gold
 MAX_SINGLES = 4  # copy, spread and null witnesses per SELECT of a gold (each one query per variant)
 MAX_IDENTITY_CHECKS = 12  # (d, c) pairs checked for uniqueness per table
+MAX_REFERENCE_PAIRS = 45  # pairs of references checked (none may be unique); more references: no identity
 
 
 @dataclass(frozen=True)
@@ -310,20 +313,29 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
                  for c in ints}
     except Exception:  # a type the engine cannot count: no identity
         return None
-    from .boundaries import CODE_DOMAIN_VALUES
+    from .boundaries import CODE_DOMAIN_VALUES, CODE_REPEATS
+
+    def unique(a: str, b: str) -> bool:
+        try:
+            return not con.execute(f"SELECT 1 FROM {rel} GROUP BY {quote(a)}, {quote(b)} HAVING count(*) > 1 "
+                                   f"LIMIT 1").fetchall()
+        except Exception:  # the engine refused the check: not known to be unique
+            return False
+
+    # two references unique together (partsupp's part and supplier) are a key a copy would
+    # duplicate, whatever its identity column: no identity then
+    pairs = [(a, b) for i, a in enumerate(refs) for b in refs[i + 1:]][:MAX_REFERENCE_PAIRS]
+    if len(refs) * (len(refs) - 1) // 2 > MAX_REFERENCE_PAIRS or any(unique(a, b) for a, b in pairs):
+        return None
     checks = 0
     for c in sorted(ints, key=lambda c: (-int(stats[c][0] or 0), c)):  # most values first: fewest collisions
         for d in refs:
             if checks >= MAX_IDENTITY_CHECKS:
                 return None
             checks += 1
-            try:
-                clash = con.execute(f"SELECT 1 FROM {rel} GROUP BY {quote(d)}, {quote(c)} HAVING count(*) > 1 "
-                                    f"LIMIT 1").fetchall()
-            except Exception:  # the engine refused the check: try the next pair
-                continue
-            if not clash:
-                return d, c, int(stats[c][0] or 0) <= CODE_DOMAIN_VALUES, stats[c][1]
+            if unique(d, c):
+                distinct = int(stats[c][0] or 0)
+                return d, c, distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= t.rows, stats[c][1]
     return None
 
 
