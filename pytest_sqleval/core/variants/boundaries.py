@@ -24,6 +24,10 @@ More rules:
   cuts through tied rows on the variant, a few tie members move one step of a sort key (a
   copied row for a count, one grid unit of a value), so the gold's top k is unique there
   and a pass that rested on the tie is confirmed or refuted.
+- *Order witnesses* (``tiebreak.order_swaps``): where two output rows of a gold's ORDER BY
+  of two keys or more order alike under its keys, the second row's next key is moved past
+  the first's (a dropped first key shows), or its key set to the first's (a tie: a reversed
+  next key shows), on alternate variants.
 - *Group witnesses* (``groups.py``): on a fact table with no key a clone can take fresh
   (TPC's lineitem and store_sales loaded from files), copies with a fresh row identity push
   a group to a HAVING bound, or add a row at a column's least or greatest value, or NULL.
@@ -137,6 +141,7 @@ class BoundaryRows:
         self.hints: dict[tuple[str, str], list[str]] = {}
         self.groups: list[Any] = []
         self.ties: list[Any] = []
+        self.swaps: list[Any] = []  # tiebreak.OrderSwap
         self.domain: Domain | None = None
         self.clones: list[Any] = []
         self.group_rows: list[Any] = []  # groups.GroupWitness
@@ -147,7 +152,7 @@ class BoundaryRows:
         from .clones import clone_witnesses
         from .constraints import engine_of
         from .groups import group_witnesses
-        from .tiebreak import tie_breaks
+        from .tiebreak import order_swaps, tie_breaks
         from .witnesses import witness_groups
         if self._ready:
             return
@@ -155,9 +160,10 @@ class BoundaryRows:
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
         self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.ties = tie_breaks(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        self.swaps = order_swaps(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.clones = clone_witnesses(self.gold_sqls, self.dialect, tables, dependencies)
         self.group_rows = group_witnesses(self.gold_sqls, self.dialect, tables, dependencies)
-        if self.hints or self.groups or self.ties or self.clones or self.group_rows:
+        if self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps:
             self.domain = Domain(self.database, engine_of(self.database), tables)
         self._ready = True
 
@@ -175,10 +181,10 @@ class BoundaryRows:
         from .clones import MAX_SENTENCES, CloneWriter
         from .constraints import qualified
         from .groups import GroupWriter
-        from .tiebreak import TieWriter
+        from .tiebreak import TieWriter, _swap_order
         self._prepare(tables, list(dependencies))
         self.witnessed = {}
-        if not self.hints and not self.groups and not self.ties and not self.clones and not self.group_rows:
+        if not (self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps):
             return None
         changed: dict[str, int] = {}
         con = _connect(target, engine)
@@ -221,6 +227,8 @@ class BoundaryRows:
             writer.thresholds()  # every row a subquery reads is written by now
             ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
                              writer.allowed, changed)
+            for swap in self.swaps:  # before the ties: a swap may tie a LIMIT's cut, which is then broken
+                _swap_order(ties, swap, index)
             for _ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)
                 if not [tie for tie in self.ties if ties.break_tie(tie, index)]:
                     break
