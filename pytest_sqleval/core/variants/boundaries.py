@@ -180,7 +180,7 @@ class BoundaryRows:
         is a witness row, so none overwrites one. Returns what was changed."""
         from .clones import MAX_SENTENCES, CloneWriter
         from .constraints import qualified
-        from .groups import GroupWriter
+        from .groups import KEYED_SPREAD, GroupWriter
         from .tiebreak import TieWriter, _swap_order
         self._prepare(tables, list(dependencies))
         self.witnessed = {}
@@ -201,7 +201,8 @@ class BoundaryRows:
             grouper = GroupWriter(con, engine, tables, cloner, lambda sql, params: _bounded(con, sql, params),
                                   lambda table: self._identity(table, tables, list(dependencies)), writer.allowed)
             for i, group_witness in enumerate(self.group_rows):
-                if (i + index) % CLONE_SPREAD == 0 and grouper.write(group_witness, index):
+                every = CLONE_SPREAD * (1 if group_witness.keyless else KEYED_SPREAD)
+                if (i + index) % every == 0 and grouper.write(group_witness, index):
                     changed[f"{group_witness.table} (new rows)"] = changed.get(f"{group_witness.table} (new rows)", 0) + 1
             for table, rowids in [*cloner.rows.items(), *grouper.rows.items()]:
                 used.setdefault(table, set()).update(rowids)

@@ -33,9 +33,9 @@ join path: it is a copy of a row that passes every conjunct):
   first), copies at values within the column's domain;
 - ``copy`` (only where ``clones`` writes none): one more row in a group, which tells
   ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from ``AVG``, a bag from a set;
-- ``spread``: per ``min``/``max``/``avg``/``sum`` of a free fact column, a copy with the
-  column at its least and at its greatest value on the variant: a group of one value
-  (where ``min(x)`` equals ``max(x)``) then has two;
+- ``spread``: per ``min``/``max`` of a free fact column, a copy with the column at its
+  least and at its greatest value on the variant: a group of one value (where ``min(x)``
+  equals ``max(x)``) then has two;
 - ``null``: per aggregate argument or group key that is a free fact column with NULLs on
   the pinned data (NOT NULL observed: never), a copy with it NULL: ``count(x)`` then
   differs from ``count(*)``, and a NULL group appears.
@@ -51,7 +51,8 @@ from typing import Any
 MAX_GROUP_COPIES = 100  # rows added to push one group to a HAVING bound, at most
 CANDIDATE_ROWS = 8  # groups tried per witness (a full order has no line number left)
 MAX_WITNESSES = 16  # per SELECT of a gold
-MAX_SINGLES = 4  # copy, spread and null witnesses per SELECT of a gold (each one query per variant)
+MAX_SINGLES = 3  # copy, spread and null witnesses per SELECT of a gold (each one query per variant)
+KEYED_SPREAD = 2  # a keyed table's witnesses go into every (CLONE_SPREAD * this)-th variant: clones covers most
 MAX_IDENTITY_CHECKS = 12  # (d, c) pairs checked for uniqueness per table
 MAX_REFERENCE_PAIRS = 45  # pairs of references checked (none may be unique); more references: no identity
 
@@ -165,7 +166,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         for agg in node.find_all(exp.Min, exp.Max, exp.Avg, exp.Sum, exp.Count):
             key = resolve(agg.this) if isinstance(agg.this, exp.Column) else None
             if key is not None and key[0] == fact and key[1] in free and key not in filtered:
-                columns.append((key[1], "aggregate"))
+                columns.append((key[1], "extreme" if isinstance(agg, (exp.Min, exp.Max)) else "aggregate"))
     for k in keys:
         key = resolve(k) if isinstance(k, exp.Column) else None
         if key is not None and key[0] == fact and key[1] in free and key not in filtered:
@@ -174,7 +175,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
                     db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None).sql(dialect=dialect)
     for column, how in dict.fromkeys(columns):
         q_col = exp.to_identifier(column).sql(dialect=dialect)
-        if how == "aggregate" and _numeric(t.columns.get(column, "")):
+        if how == "extreme" and _numeric(t.columns.get(column, "")):
             for edge in ("min", "max"):
                 out.append(GroupWitness(
                     digest, table, f"SELECT w0, 1 AS need, (SELECT {edge}({q_col}) FROM {rel}) AS r0, NULL AS r1, "
