@@ -433,8 +433,11 @@ class GroupWriter:
         a keyed copy may have copied child rows onto its key, which are kept with it)."""
         from .constraints import qualified
         if made and self.identity(table) is not None:
-            self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid IN "
-                             f"({', '.join(str(int(r)) for r in made)})")
+            try:
+                self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid IN "
+                                 f"({', '.join(str(int(r)) for r in made)})")
+            except Exception:  # the copies stay: each is a valid row (its identity fresh, its references kept)
+                return
             self.rows.get(table, set()).difference_update(made)
 
 
