@@ -38,6 +38,7 @@ from decimal import Decimal
 from typing import Any
 
 MAX_CANDIDATES = 64  # values tried for a copied row's key column that references another table
+MAX_SWAP_ROWS = 2000  # rows of an unlimited gold's ranking an order witness reads
 MAX_TIE_EDITS = 8  # members moved per gold and variant, at most (a larger all-tied group moves its few chosen)
 
 
@@ -504,6 +505,8 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
             rows.set("where", exp.Where(this=exp.and_(*([where_node.this.copy()] if where_node is not None else []),
                                                       *match)))
             rows_sql = rows.sql(dialect=dialect)
+        if value is None:  # only the first rows are compared: a gold of many rows is not fetched whole
+            ranking.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SWAP_ROWS)))
         swap = OrderSwap(ranking.sql(dialect=dialect), int(value.this) if value is not None else None,
                          len(member_exprs), grouped, tables, tuple(specs),
                          tuple(bool(o.args.get("desc")) for o in order.expressions), rows_sql)
