@@ -109,11 +109,11 @@ def test_group_witnesses_catch_what_no_pinned_row_shows(tmp_path: Path) -> None:
 
 
 def make_events(path: Path) -> None:
-    """SQLite, timestamps as ISO text, all in 2023."""
+    """SQLite, timestamps as ISO text, all in 2023, two events at each (no key: a free column)."""
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE event (id INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL)")
     con.executemany("INSERT INTO event VALUES (?, datetime('2023-01-01 08:00:00', ?), ?)",
-                    [(i, f"+{i * 7} hours", "ab"[i % 2]) for i in range(300)])
+                    [(i, f"+{(i // 2) * 7} hours", "ab"[i % 2]) for i in range(300)])
     con.commit()
     con.close()
 
@@ -138,7 +138,8 @@ def test_an_upper_time_bound_past_the_last_pinned_timestamp_is_caught(tmp_path: 
 def make_payments(path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE payment (id INTEGER PRIMARY KEY, amount DECIMAL(9,2) NOT NULL, size INTEGER NOT NULL)")
-    con.execute("INSERT INTO payment SELECT i, 10 + (i * 37) % 590 + (i % 100) / 100.0, 1 + i % 50 FROM range(400) t(i)")
+    con.execute("INSERT INTO payment SELECT i, 10 + (i // 2 * 37) % 590 + (i // 2 % 100) / 100.0, 1 + i % 50 "
+                "FROM range(400) t(i)")  # two payments of each amount: no key, a free column
     con.close()
 
 
@@ -162,11 +163,13 @@ def test_a_bound_past_a_measures_maximum_is_caught_and_a_code_domain_kept(tmp_pa
 
 
 def make_orders(path: Path) -> None:
-    """Six orders whose totals fall as their days rise: ordered by total or by day alike."""
+    """Six orders whose totals fall as their days rise: ordered by total or by day alike; two
+    more, small and last, repeat a total and a day (so neither is a key: both are free)."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, total DECIMAL(9,2) NOT NULL, day DATE NOT NULL)")
     con.execute("INSERT INTO orders SELECT i, 1000 - 100 * i + i / 7.0, DATE '2020-01-01' + CAST(10 * i AS INTEGER) "
                 "FROM range(1, 7) t(i)")
+    con.execute("INSERT INTO orders VALUES (7, 1.00, DATE '2020-03-01'), (8, 1.00, DATE '2020-03-01')")
     con.close()
 
 
