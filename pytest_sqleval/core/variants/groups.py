@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_GROUP_COPIES = 100  # rows added to push one group to a HAVING bound, at most
-CANDIDATE_ROWS = 8  # groups tried per witness (a full order has no line number left)
+CANDIDATE_ROWS = 8  # rows tried per witness (a full order has no line number left; the fewest rows first)
 MAX_WITNESSES = 16  # per SELECT of a gold
 MAX_SINGLES = 3  # copy, spread and null witnesses per SELECT of a gold (each one query per variant)
 KEYED_SPREAD = 2  # a keyed table's witnesses go into every (CLONE_SPREAD * this)-th variant: clones covers most
@@ -157,7 +157,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     filtered = {k for c in conjuncts for k in (resolve(col) for col in c.find_all(exp.Column)) if k}
     if keyless:
         out.append(GroupWitness(digest, table, f"SELECT w0, 1 AS need, NULL AS r0, NULL AS r1, {shown_out} FROM "
-                                               f"({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT 1",
+                                               f"({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT {CANDIDATE_ROWS}",
                                 "copy", None, sentence("a copy of a {fact} row that reaches the output{through}, "
                                                        "in the group {shown}"), keyless))
     not_null = set(t.not_null_observed)
@@ -179,14 +179,14 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
             for edge in ("min", "max"):
                 out.append(GroupWitness(
                     digest, table, f"SELECT w0, 1 AS need, (SELECT {edge}({q_col}) FROM {rel}) AS r0, NULL AS r1, "
-                                   f"{shown_out} FROM ({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT 1",
+                                   f"{shown_out} FROM ({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT {CANDIDATE_ROWS}",
                     "spread", column, sentence(f"a copy of a {{fact}} row{{through}} with {column} at its "
                                                f"{'least' if edge == 'min' else 'greatest'} value joins the group "
                                                f"{{shown}}"), keyless))
         if column not in not_null:
             out.append(GroupWitness(
                 digest, table, f"SELECT w0, 1 AS need, NULL AS r0, NULL AS r1, {shown_out} FROM "
-                               f"({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT 1",
+                               f"({inner(shown_keys, conjuncts)}) AS r ORDER BY {turned} LIMIT {CANDIDATE_ROWS}",
                 "null", column, sentence(f"a copy of a {{fact}} row{{through}} with {column} NULL (the pinned "
                                          f"column holds NULLs) joins the group {{shown}}"), keyless))
     out = out[:MAX_SINGLES]  # written before the HAVING pushes: a single copy never moves a pushed group
@@ -277,11 +277,11 @@ def _sum_witnesses(agg: Any, bound: str, rendered: str, keys: list[Any], shown_k
             steps = (f"CAST(gap * 1.0 / top - 0.000001 AS INTEGER)" if dialect == "sqlite"
                      else "CAST(floor(gap / top - 0.000001) AS BIGINT)")
             rows_sql = (f"SELECT w0, need, top AS r0, gap - need * top AS r1, {shown_out} FROM (SELECT *, {steps} "
-                        f"AS need FROM (SELECT w0, {target} - s AS gap, {high} AS top, {low} AS bottom, "
+                        f"AS need FROM (SELECT w0, n, {target} - s AS gap, {high} AS top, {low} AS bottom, "
                         f"{shown_out} FROM ({grouped}) AS grouped "
                         f"WHERE s IS NOT NULL) AS gaps WHERE gap > 0 AND top > 0) AS steps "
                         f"WHERE need >= 0 AND need < {MAX_GROUP_COPIES} AND gap - need * top BETWEEN bottom AND top "
-                        f"ORDER BY need, {turned} LIMIT {CANDIDATE_ROWS}")
+                        f"ORDER BY n + need, {turned} LIMIT {CANDIDATE_ROWS}")
             what = (f"{{need}} copies of a {{fact}} row{{through}} at its greatest {column} and one more bring "
                     f"the group {{shown}} to a sum of exactly {target} (the gold's HAVING `{rendered}`)")
             kind = "sum"
