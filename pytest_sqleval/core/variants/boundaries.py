@@ -459,7 +459,7 @@ def on_grid(measured: Any, to: str, ctype: str) -> str | None:
             return None
         step = _unit(when)
         moved = {"above": when + step, "at_or_below": when, "at_or_above": when, "below": when - step, "at": when}[to]
-        return _text(moved)
+        return str(_text(moved))
     if isinstance(measured, dt.datetime):
         return None
     if isinstance(when, dt.date) and isinstance(measured, str):  # a day kept as text

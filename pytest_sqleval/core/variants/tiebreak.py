@@ -471,7 +471,7 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
         grouped = group is not None and bool(group.expressions)
         if not grouped and any(e.find(exp.AggFunc) for e in select.expressions):
             continue
-        member_exprs = ([_unalias(e, select, False) for e in group.expressions] if grouped
+        member_exprs = ([_unalias(e, select, False) for e in group.expressions] if group is not None and grouped
                         else [exp.column("rowid", table=a) for a in aliases])
         group_columns = {_resolve(e, sources, names.lower) for e in member_exprs if isinstance(e, exp.Column)}
         specs: list[tuple[int, str] | None] = []
