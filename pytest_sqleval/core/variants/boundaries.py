@@ -48,7 +48,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Iterable
 
-from .witnesses import neighbours
+from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
@@ -57,8 +57,6 @@ BOUNDARY_VERSION = 13  # bump when what a boundary variant holds changes: cached
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
-CODE_DOMAIN_VALUES = 100  # a number with at most this many distinct pinned values, ...
-CODE_REPEATS = 4  # ... each held by this many rows on average, keeps its range (see Domain), as does a year
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
 
 

@@ -314,7 +314,7 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
                  for c in ints}
     except Exception:  # a type the engine cannot count: no identity
         return None
-    from .boundaries import CODE_DOMAIN_VALUES, CODE_REPEATS
+    from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS
 
     def unique(a: str, b: str) -> bool:
         try:

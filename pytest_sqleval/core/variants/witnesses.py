@@ -40,7 +40,9 @@ from typing import Any
 
 import re
 
-MAX_ASSIGNMENTS = 48  # per disjunct: the base and the edge values, in order
+MAX_ASSIGNMENTS = 48
+CODE_DOMAIN_VALUES = 100  # a number with at most this many distinct pinned values, ...
+CODE_REPEATS = 4  # ... each held by this many rows on average, keeps its range (boundaries.Domain), as does a year  # per disjunct: the base and the edge values, in order
 
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?")
