@@ -38,6 +38,7 @@ from decimal import Decimal
 from typing import Any
 
 MAX_CANDIDATES = 64  # values tried for a copied row's key column that references another table
+MAX_SWAP_ROWS = 2000  # rows of an unlimited gold's ranking an order witness reads
 MAX_TIE_EDITS = 8  # members moved per gold and variant, at most (a larger all-tied group moves its few chosen)
 
 
@@ -412,3 +413,172 @@ def _step(value: Any, up: bool) -> str | None:
 
 def _salt(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
+
+
+# -- order witnesses --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OrderSwap:
+    """A gold's ``ORDER BY`` of two keys or more, some of them a free column of a source (in a
+    grouped gold, a GROUP BY column): ``ranking`` projects the members (``g0..``: the group keys,
+    or the sources' rowids) then the sort keys (``k0..``), ordered as the gold, without its LIMIT;
+    ``columns`` says per sort key which (source position, column) moves it; ``rows_sql`` (grouped)
+    gives a member's row tuples (``w0..``) for its group values."""
+
+    ranking: str
+    limit: int | None
+    members: int
+    grouped: bool
+    tables: tuple[str, ...]
+    columns: tuple[tuple[int, str] | None, ...]
+    desc: tuple[bool, ...]
+    rows_sql: str
+
+
+def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
+                free: Callable[[str, str], bool]) -> list[OrderSwap]:
+    """Order witnesses (``TieWriter.swap_order``): an ORDER BY change shows only where two
+    output rows are ordered differently by the changed keys. A dropped first key coincides
+    where the second key orders the rows the same way (TPC-H q18 on two rows: by
+    ``o_totalprice DESC`` and by ``o_orderdate``); a reversed or dropped later key where no
+    two rows tie on the keys before it. So on a variant, for the first two adjacent output
+    rows that differ on a key, the second row's next key is moved one grid unit past the
+    first row's (they disagree), or, on every other variant, its differing key is set to the
+    first row's (they tie, and the next key decides)."""
+    from sqlglot import exp, parse_one
+
+    from .witnesses import Catalog, _resolve, _sources
+    names = Catalog(columns)
+    out: list[OrderSwap] = []
+    for sql in gold_sqls:
+        try:
+            select = parse_one(sql, read=dialect)
+        except Exception:  # a gold that does not parse has no order to swap; the grader reports it
+            continue
+        if not isinstance(select, exp.Select) or select.args.get("distinct") or select.args.get("offset"):
+            continue
+        order, limit = select.args.get("order"), select.args.get("limit")
+        if order is None or len(order.expressions) < 2:
+            continue
+        value = limit.expression if limit is not None else None
+        if limit is not None and not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
+            continue
+        sources = _sources(select, names)
+        if not sources:
+            continue
+        aliases = sorted(sources)
+        tables = tuple(names.originals[sources[a]] for a in aliases)
+        group = select.args.get("group")
+        grouped = group is not None and bool(group.expressions)
+        if not grouped and any(e.find(exp.AggFunc) for e in select.expressions):
+            continue
+        member_exprs = ([_unalias(e, select, False) for e in group.expressions] if group is not None and grouped
+                        else [exp.column("rowid", table=a) for a in aliases])
+        group_columns = {_resolve(e, sources, names.lower) for e in member_exprs if isinstance(e, exp.Column)}
+        specs: list[tuple[int, str] | None] = []
+        key_exprs = []
+        for ordered in order.expressions:
+            node = _unalias(ordered.this, select, True)
+            key_exprs.append((node, ordered))
+            where = _resolve(node, sources, names.lower) if isinstance(node, exp.Column) else None
+            ok = where is not None and (not grouped or where in group_columns) \
+                and free(names.originals[sources[where[0]]], where[1])
+            specs.append((aliases.index(where[0]), where[1]) if ok and where is not None else None)
+        if not any(specs):
+            continue
+        ranking = select.copy()
+        ranking.set("limit", None)
+        ranking.set("expressions", [exp.alias_(e.copy(), f"g{i}") for i, e in enumerate(member_exprs)]
+                    + [exp.alias_(e.copy(), f"k{j}") for j, (e, _) in enumerate(key_exprs)])
+        if grouped:
+            ranking.set("group", exp.Group(expressions=[e.copy() for e in member_exprs]))
+        ranking.set("order", exp.Order(expressions=[exp.Ordered(this=e.copy(), desc=o.args.get("desc"),
+                                                                nulls_first=o.args.get("nulls_first"))
+                                                    for e, o in key_exprs]))
+        rows_sql = ""
+        if grouped:
+            rows = select.copy()
+            for key in ("group", "having", "order", "limit", "offset", "qualify", "windows"):
+                rows.set(key, None)
+            rows.set("expressions", [exp.alias_(exp.column("rowid", table=a), f"w{i}") for i, a in enumerate(aliases)])
+            match = [exp.EQ(this=e.copy(), expression=exp.Placeholder()) for e in member_exprs]
+            where_node = select.args.get("where")
+            rows.set("where", exp.Where(this=exp.and_(*([where_node.this.copy()] if where_node is not None else []),
+                                                      *match)))
+            rows_sql = rows.sql(dialect=dialect)
+        if value is None:  # only the first rows are compared: a gold of many rows is not fetched whole
+            ranking.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SWAP_ROWS)))
+        swap = OrderSwap(ranking.sql(dialect=dialect), int(value.this) if value is not None else None,
+                         len(member_exprs), grouped, tables, tuple(specs),
+                         tuple(bool(o.args.get("desc")) for o in order.expressions), rows_sql)
+        if swap not in out:
+            out.append(swap)
+    return out
+
+
+def _swap_value(a: Any, b: Any, desc: bool, tie: bool) -> str | None:
+    """The text ``b``'s key takes: ``a`` itself (a tie), or one grid unit past ``a`` so that this
+    key alone orders ``b`` first; None where it already does, or the value has no grid."""
+    if a is None or b is None:
+        return None
+    if tie:
+        return _text_of(a)
+    try:
+        if (b > a) if desc else (b < a):
+            return None  # the pinned order already disagrees: nothing to write
+    except TypeError:
+        return None
+    return _step(a, desc)
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _swap_order(writer: TieWriter, sw: OrderSwap, turn: int) -> bool:
+    """See ``order_swaps``; True when a row was moved (and kept: the ranking, run again,
+    still holds every member, and the moved pair orders as intended)."""
+    from .constraints import qualified, quote
+    try:
+        rows = writer.run(sw.ranking, ())
+    except Exception:  # a ranking the engine refuses or overruns: no witness here
+        return False
+    top = rows[:sw.limit] if sw.limit is not None else rows
+    n, tie = sw.members, turn % 2 == 1
+    for first, second in zip(top, top[1:]):
+        j = next((j for j in range(len(sw.columns) - 1) if first[n + j] != second[n + j]), None)
+        if j is None:
+            continue
+        at = j if tie else j + 1
+        spec = sw.columns[at]
+        if spec is None or (tie and first[n + j + 1] == second[n + j + 1]):
+            continue  # a tie shows a reversed next key only where the next key differs
+        new = _swap_value(first[n + at], second[n + at], sw.desc[at], tie)
+        position, column = spec
+        table = sw.tables[position]
+        if new is None or not writer.allowed(table, column, new):
+            continue
+        try:
+            if sw.grouped:
+                ids = sorted({r[position] for r in writer.run(sw.rows_sql, tuple(second[:n]))})
+            else:
+                ids = [second[position]]
+            if not ids or len(ids) > MAX_TIE_EDITS:
+                continue
+            q, col = qualified(table, writer.engine), quote(column)
+            id_list = ", ".join(str(int(i)) for i in ids)
+            old = writer.run(f"SELECT rowid, {col} FROM {q} WHERE rowid IN ({id_list})", ())
+            ctype = writer.tables[table].columns.get(column, "")
+            cast = f"CAST(? AS {ctype})" if writer.engine == "duckdb" and ctype else "?"
+            writer.con.execute(f"UPDATE {q} SET {col} = {cast} WHERE rowid IN ({id_list})", [new])
+            if len(writer.run(sw.ranking, ())) == len(rows):
+                writer.changed[f"{table}.{column}"] = writer.changed.get(f"{table}.{column}", 0) + len(ids)
+                return True
+            for rowid, value in old:  # a member merged or left the output: undone
+                writer.con.execute(f"UPDATE {q} SET {col} = ? WHERE rowid = {int(rowid)}", [value])
+        except Exception:  # a value or query the engine refuses: this pair gives no witness
+            continue
+    return False

@@ -18,7 +18,7 @@ instead, so the row tuple found passes it once written.
 Each disjunct gives a *base* assignment (every written column at a value that passes
 all of its conjuncts) and one assignment per edge value of one column: the bound itself,
 the value one unit past it (an integer +-1, a decimal one unit of its last place, a date
-one day) and each IN member, the other columns at the base. Each assignment is written
+one day, a timestamp one second, also one written as ISO text) and each IN member, the other columns at the base. Each assignment is written
 into one distinct row tuple of the same FROM under the filter conjuncts, so the row
 passes the disjunct or misses it by one edge; a near-miss that moves that edge counts
 it differently. Values outside the column's domain on the pinned database are never
@@ -38,7 +38,14 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-MAX_ASSIGNMENTS = 48  # per disjunct: the base and the edge values, in order
+import re
+
+MAX_ASSIGNMENTS = 48
+CODE_DOMAIN_VALUES = 100  # a number with at most this many distinct pinned values, ...
+CODE_REPEATS = 4  # ... each held by this many rows on average, keeps its range (boundaries.Domain), as does a year  # per disjunct: the base and the edge values, in order
+
+
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?")
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,8 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
 
 def _literal(value: Any) -> Any:
     from sqlglot import exp
+    if isinstance(value, dt.datetime):
+        return exp.cast(exp.Literal.string(_text(value)), "TIMESTAMP")
     if isinstance(value, dt.date):
         return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
     return exp.Literal.number(_text(value)) if isinstance(value, Decimal) else exp.Literal.string(value)
@@ -270,13 +279,24 @@ def _constant(node: Any) -> Any:
             return Decimal(node.this)
         except InvalidOperation:
             return None
+    return _temporal(node.this) or node.this
+
+
+def _temporal(text: str) -> "dt.date | None":
+    """A date (``'2001-03-04'``) or a timestamp (``'2001-03-04 10:00:00'``) written as text; None otherwise.
+    A timestamp's edges are a second apart (a microsecond when it has a fraction): a bound on time
+    written to the second (``ts < '2024-01-01 00:00:00'``) gets its witnesses as a date bound does."""
+    if not _ISO.fullmatch(text.strip()):
+        return None
     try:
-        return dt.date.fromisoformat(node.this)
+        return dt.date.fromisoformat(text) if len(text.strip()) == 10 else dt.datetime.fromisoformat(text)
     except ValueError:
-        return node.this
+        return None
 
 
 def _unit(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return dt.timedelta(microseconds=1) if value.microsecond else dt.timedelta(seconds=1)
     if isinstance(value, dt.date):
         return dt.timedelta(days=1)
     exponent = value.as_tuple().exponent
@@ -317,17 +337,19 @@ def _passes(value: Any, conds: list[tuple[str, Any]]) -> bool:
 def _text(value: Any) -> Any:
     if isinstance(value, Threshold):
         return value  # measured on the variant when written
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
     return value.isoformat() if isinstance(value, dt.date) else format(value, "f") if isinstance(value, Decimal) \
         else str(value)
 
 
 def neighbours(text: str) -> list[str]:
-    """A literal and the values just either side of it, as SQL literal texts."""
-    try:
-        day = dt.date.fromisoformat(text)
-        return [str(day), str(day - dt.timedelta(days=1)), str(day + dt.timedelta(days=1))]
-    except ValueError:
-        pass
+    """A literal and the values just either side of it, as SQL literal texts (a timestamp's
+    a second apart, see ``_temporal``)."""
+    when = _temporal(text)
+    if when is not None:
+        step = _unit(when)
+        return [_text(when), _text(when - step), _text(when + step)]
     try:
         value = Decimal(text)
     except InvalidOperation:
