@@ -216,8 +216,8 @@ VERDICT_CASES = {
                   "SELECT s.name FROM singer s JOIN concert c ON s.singer_id = c.singer_id"),
     "text_vs_number": ("SELECT age FROM singer WHERE singer_id = 1",
                        "SELECT CAST(age AS TEXT) FROM singer WHERE singer_id = 1"),
-    "null_vs_zero": ("SELECT net_worth FROM singer WHERE singer_id = 5",
-                     "SELECT coalesce(net_worth, 0) FROM singer WHERE singer_id = 5"),
+    "null_vs_zero": ("SELECT name, net_worth FROM singer WHERE singer_id = 5",  # not NULLs only: graded
+                     "SELECT name, coalesce(net_worth, 0) FROM singer WHERE singer_id = 5"),
     "duplicates": ("SELECT country FROM singer", "SELECT DISTINCT country FROM singer"),
     "stale": ("SELECT name FROM singer", "SELECT name FROM singer_old"),
 }
