@@ -133,15 +133,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
             keys.append(SortKey(kind, desc, aliases.index(where[0]), where[1]))
     if not any(keys):
         return None
-    ranking = select.copy()
-    ranking.set("limit", None)
-    ranking.set("expressions", [exp.alias_(e.copy(), f"g{i}") for i, e in enumerate(member_exprs)]
-                + [exp.alias_(e.copy(), f"k{j}") for j, (e, _) in enumerate(key_exprs)])
-    if grouped:
-        ranking.set("group", exp.Group(expressions=[e.copy() for e in member_exprs]))
-    ranking.set("order", exp.Order(expressions=[exp.Ordered(this=e.copy(), desc=o.args.get("desc"),
-                                                            nulls_first=o.args.get("nulls_first"))
-                                                for e, o in key_exprs]))
+    ranking = _ranking(select, member_exprs, key_exprs, grouped)
     rows_sql = ""
     if grouped:
         rows = select.copy()
@@ -159,6 +151,22 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
     return TieBreak(ranking.sql(dialect=dialect), ranking.copy().limit(k).sql(dialect=dialect), k,
                     len(member_exprs), grouped, tables, tuple(keys), rows_sql,
                     frozenset((names.originals[sources[r[0]]], r[1]) for r in reads if r is not None))
+
+
+def _ranking(select: Any, member_exprs: list[Any], key_exprs: list[tuple[Any, Any]], grouped: bool) -> Any:
+    """The gold's ranking: its query without the LIMIT, projecting each member (``g0``...) and
+    sort key (``k0``...), ordered as the gold orders; what a tie break or an order swap reads."""
+    from sqlglot import exp
+    ranking = select.copy()
+    ranking.set("limit", None)
+    ranking.set("expressions", [exp.alias_(e.copy(), f"g{i}") for i, e in enumerate(member_exprs)]
+                + [exp.alias_(e.copy(), f"k{j}") for j, (e, _) in enumerate(key_exprs)])
+    if grouped:
+        ranking.set("group", exp.Group(expressions=[e.copy() for e in member_exprs]))
+    ranking.set("order", exp.Order(expressions=[exp.Ordered(this=e.copy(), desc=o.args.get("desc"),
+                                                            nulls_first=o.args.get("nulls_first"))
+                                                for e, o in key_exprs]))
+    return ranking
 
 
 def _unalias(node: Any, select: Any, alias_first: bool) -> Any:
@@ -485,15 +493,7 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
             specs.append((aliases.index(where[0]), where[1]) if ok and where is not None else None)
         if not any(specs):
             continue
-        ranking = select.copy()
-        ranking.set("limit", None)
-        ranking.set("expressions", [exp.alias_(e.copy(), f"g{i}") for i, e in enumerate(member_exprs)]
-                    + [exp.alias_(e.copy(), f"k{j}") for j, (e, _) in enumerate(key_exprs)])
-        if grouped:
-            ranking.set("group", exp.Group(expressions=[e.copy() for e in member_exprs]))
-        ranking.set("order", exp.Order(expressions=[exp.Ordered(this=e.copy(), desc=o.args.get("desc"),
-                                                                nulls_first=o.args.get("nulls_first"))
-                                                    for e, o in key_exprs]))
+        ranking = _ranking(select, member_exprs, key_exprs, grouped)
         rows_sql = ""
         if grouped:
             rows = select.copy()
