@@ -518,8 +518,8 @@ MAX_OPEN_IN_CHILD = 8  # databases a shared child keeps open (least recently use
 
 def main() -> None:  # pragma: no cover - runs in the child
     sys.modules.setdefault("pytest_sqleval.core.engines.host", sys.modules[__name__])  # a handler imports this module: once
-    out = os.fdopen(sys.stdout.fileno(), "wb", closefd=False)
-    sys.stdout = sys.stderr  # nothing but frames on the pipe
+    from ..childio import private_stdout
+    out = private_stdout()  # nothing but frames on the pipe, whatever an engine's C code prints
     inp = os.fdopen(sys.stdin.fileno(), "rb", closefd=False)
 
     def read() -> Any:

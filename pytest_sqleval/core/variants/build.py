@@ -333,7 +333,8 @@ def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list
 def build_in_child(jobfile: str) -> None:
     """The second build process: build the job's variants, write them to stdout (pickle)."""
     import pickle
-    import sys
+    from ..childio import private_stdout
+    answer = private_stdout()  # DuckDB's progress bar must not land in the pickle
     job, indices = pickle.loads(Path(jobfile).read_bytes())
     from .boundaries import BoundaryRows
     rows = BoundaryRows(job.database, job.golds[0], job.golds[1], job.seed) if job.golds else None
@@ -342,7 +343,8 @@ def build_in_child(jobfile: str) -> None:
     finally:
         if rows is not None:
             rows.close()
-    sys.stdout.buffer.write(pickle.dumps(built))
+    answer.write(pickle.dumps(built))
+    answer.flush()
 
 
 _OBSERVED: dict[tuple[Any, ...], Constraints] = {}
