@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 #: Bumped whenever a prompt's wording changes; part of every backend fingerprint and record.
-PROMPT_VERSION = "agent-v1"
+PROMPT_VERSION = "agent-v2"  # v2: the "null" expected shape is told to the model
 
 ContextStrategy = Literal["alphabetical", "retrieval", "compact"]
 LayerLevel = Literal["none", "descriptions", "anti_patterns"]

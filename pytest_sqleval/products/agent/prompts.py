@@ -6,7 +6,8 @@ from typing import Any
 _DIALECT_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL", "bigquery": "BigQuery",
                   "snowflake": "Snowflake", "mysql": "MySQL", "tsql": "T-SQL"}
 
-SHAPES = {"scalar": "a single value (one row, one column)", "table": "a table", "empty": "possibly no rows"}
+SHAPES = {"scalar": "a single value (one row, one column)", "table": "a table", "empty": "possibly no rows",
+          "null": "possibly NULL only (an aggregate over no rows)"}
 
 
 def dialect_name(dialect: str) -> str:

@@ -8,7 +8,8 @@ A candidate is repaired when it
   - *fan-out against the expected grain*: one value was expected (``expected_shape:
     scalar``) and several rows came back; or rows repeat the same key values (the text
     and date columns), the mark of a join that multiplies rows or a missing GROUP BY;
-  - an **all-NULL column** (a join key or filter that never matched, a wrong column);
+  - an **all-NULL column** (a join key or filter that never matched, a wrong column),
+    unless the case declares an answer of NULLs only (``expected_shape: null``);
   - a **negative count** (a column named like a count, quantity or number below zero);
   - a result that is **too large** to be an analyst's answer (more than ``MAX_ROWS`` rows).
 
@@ -63,7 +64,7 @@ def inspect(outcome: Any, expected_shape: str | None) -> tuple[Problem | None, s
                                      "(a join fanning out, or a missing aggregate)"), preview
     names = table.column_names
     for i, col in enumerate(table.columns):
-        if col.null_count == rows:
+        if col.null_count == rows and expected_shape != "null":
             return Problem("suspicious", f"column {i + 1} ({names[i]}) is NULL in every row "
                                          "(a join or filter that never matches, or the wrong column)"), preview
     import pyarrow as pa

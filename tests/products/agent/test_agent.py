@@ -202,6 +202,7 @@ def test_self_check_flags_errors_empty_and_suspicious_results(tmp_path: Path) ->
     problem = inspect(Out("SELECT * FROM range(3)"), "scalar")[0]
     assert problem.kind == "suspicious" and "single value" in problem.message
     assert "NULL in every row" in inspect(Out("SELECT 'a' AS k, NULL::INT AS v"), "table")[0].message
+    assert inspect(Out("SELECT NULL::INT AS v"), "null")[0] is None  # a declared answer of NULLs only
     assert "negative" in inspect(Out("SELECT 'a' AS k, -3 AS order_count"), "table")[0].message
     dup = inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'north', 2"), "table")[0]
     assert dup.kind == "suspicious" and "repeat" in dup.message
@@ -412,3 +413,11 @@ def test_predictions_file_is_written_per_config_and_deduplicated(llm_server: Scr
             "total_tokens"} <= set(lines[0]) and lines[0]["config"] == "a3-sc"
     preds = read_predictions(path)  # the predictions: backend reads it as it is
     assert preds["r3"][0] == GOLD["r3"] and preds["r3"][1]["n_llm_calls"] == 1
+
+
+@pytest.mark.parametrize("shape, told", [("scalar", "a single value"), ("empty", "possibly no rows"),
+                                         ("null", "possibly NULL only"), (None, None)])
+def test_the_prompt_tells_the_model_the_declared_answer_shape(shape: str | None, told: str | None) -> None:
+    from pytest_sqleval.products.agent.prompts import question_prompt
+    prompt = question_prompt("How much?", "t(x)", expected_shape=shape, logical_date=None, layer_used=False)
+    assert (f"Expected answer: {told}" in prompt) if told else "Expected answer" not in prompt
