@@ -48,6 +48,8 @@ MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at mos
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
+MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
+MAX_IMPORT_DEPTH = 3  # references followed from a path's row when copying it in
 NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
@@ -722,10 +724,12 @@ class CloneWriter:
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
                  bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
                  allowed: Callable[[str, str, str], bool] | None = None,
-                 pinned_values: Callable[[str, str], list[Any]] | None = None) -> None:
+                 pinned_values: Callable[[str, str], list[Any]] | None = None,
+                 pinned: Callable[[str, list[Any]], list[tuple[Any, ...]]] | None = None) -> None:
         self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
         self.allowed = allowed  # (table, column, literal text): in the pinned column's domain
         self.pinned_values = pinned_values  # (table, column): some values the pinned column holds
+        self.pinned = pinned  # a bounded query on the pinned database: where a LIMIT witness finds its path
         self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
@@ -740,6 +744,8 @@ class CloneWriter:
             found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here
             return False
+        if not found and w.limit:
+            found = self._import_path(w, turn)
         if not found:
             return False
         row = found[0]
@@ -833,6 +839,132 @@ class CloneWriter:
             if self.clone(w.table, int(row[0]), moved) is None:
                 return k > 0 and self._said(w, k, have)
         return self._said(w, need, have)
+
+    def _import_path(self, w: CloneWitness, turn: int) -> list[tuple[Any, ...]]:
+        """A LIMIT witness on a variant where no row reaches the gold's output (a subset of a
+        star schema keeps a few per cent of a five-table join, and TPC-DS golds often keep
+        none): one reaching path of the pinned database, its rows copied in as they are
+        (every conjunct holds on them, as it does there), with the rows they reference that
+        the variant lacks (``_import_row``). Kept only if the gold then has a new output row
+        and every dependency holds for the rows copied (a total one, "every address is a
+        customer's", may not); else removed. The witness's row, as ``rows_sql`` gives it on
+        the variant, or none."""
+        if self.pinned is None:
+            return []
+        try:
+            found = self.pinned(w.rows_sql, [_salt_of(turn)])
+        except Exception:  # too slow, or a form this engine refuses
+            return []
+        if not found:
+            return []
+        path = list(zip(w.path, found[0][2:]))  # a table may be on it twice (two roles of a dimension)
+        order = self._parents_first([table for table, _ in path])
+        added: list[tuple[str, int]] = []
+        try:
+            before = int(self.bounded(w.count_sql, [])[0][0])
+            for table, pinned_rowid in sorted(path, key=lambda p: order.index(p[0])):
+                if self._import_row(table, int(pinned_rowid), added, MAX_IMPORT_ROWS) is None:
+                    raise LookupError(table)
+            if not self._kept(added) or int(self.bounded(w.count_sql, [])[0][0]) <= before:
+                raise LookupError("no new output row")
+            again = self.bounded(w.rows_sql, [_salt_of(turn)])
+            if not again:
+                raise LookupError("no path")
+        except Exception:  # a row the engine refuses, a dependency broken, or no new row: nothing copied
+            self._remove(added)
+            return []
+        for table, rowid in added:
+            self.rows.setdefault(table, set()).add(rowid)
+        return again
+
+    def _parents_first(self, tables: list[str]) -> list[str]:
+        """``tables`` ordered so that a table comes after those it references (DuckDB checks a
+        declared foreign key on insert)."""
+        deps = self.all_deps + self.links
+        out: list[str] = []
+        pending = list(dict.fromkeys(tables))
+        while pending:
+            ready = [t for t in pending if not any(d.child == t and d.parent in pending and d.parent != t
+                                                   and d.origin != "total" for d in deps)] or pending[:1]
+            out.append(ready[0])
+            pending.remove(ready[0])
+        return out
+
+    def _import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]], budget: int,
+                    depth: int = 0) -> int | None:
+        """The variant's row id of pinned row ``pinned_rowid`` of ``table``: the variant's own
+        when it holds the same row, else a copy inserted after the rows it references (copied
+        the same way, at most ``budget`` rows in all); None when it cannot be (a key value
+        the variant gives another row, or too many rows)."""
+        from .constraints import qualified, quote
+        assert self.pinned is not None
+        t = self.tables[table]
+        rel, cols = qualified(table, self.engine), list(t.columns)
+        got = self.pinned(f"SELECT {', '.join(map(quote, cols))} FROM {rel} WHERE rowid = {int(pinned_rowid)}", [])
+        if not got:
+            return None
+        row = dict(zip(cols, got[0]))
+
+        def same(columns: Iterable[str]) -> list[tuple[Any, ...]]:
+            columns = list(columns)
+            if any(row[c] is None for c in columns):
+                return []
+            where = " AND ".join(f"{quote(c)} = ?" for c in columns)
+            found: list[tuple[Any, ...]] = self.con.execute(f"SELECT rowid FROM {rel} WHERE {where} LIMIT 1",
+                                                            [row[c] for c in columns]).fetchall()
+            return found
+        keys = [k for k in [tuple(t.primary_key), *map(tuple, t.unique_keys), *[(c,) for c in t.observed_unique]] if k]
+        for key in keys:
+            if same(key):
+                whole = same([c for c in cols if row[c] is not None])
+                return int(whole[0][0]) if whole else None  # the key is another row's here
+        whole = [] if keys else same([c for c in cols if row[c] is not None])
+        if whole:
+            return int(whole[0][0])  # a key-less table holding this row already: a copy would duplicate it
+        if len(added) >= budget or depth > MAX_IMPORT_DEPTH:
+            return None
+        for d in self.deps + [d for d in self.links if len(d.child_columns) == 1]:
+            if d.child != table or row.get(d.child_columns[0]) is None:
+                continue
+            parent = self.tables[d.parent]
+            prel, pcol = qualified(d.parent, self.engine), quote(d.parent_columns[0])
+            if self.con.execute(f"SELECT 1 FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]]).fetchall():
+                continue
+            source = self.pinned(f"SELECT rowid FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]])
+            if not source or parent.name == table or \
+                    self._import_row(d.parent, int(source[0][0]), added, budget, depth + 1) is None:
+                return None
+        marks = ", ".join(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?" for c in cols)
+        self.con.execute(f"INSERT INTO {rel} ({', '.join(map(quote, cols))}) VALUES ({marks})", [row[c] for c in cols])
+        rowid = int(self.con.execute(f"SELECT max(rowid) FROM {rel}").fetchone()[0])
+        added.append((table, rowid))
+        return rowid
+
+    def _kept(self, added: list[tuple[str, int]]) -> bool:
+        """Whether every dependency holds for the rows copied in: each references a row that
+        exists, and each is referenced where a total dependency says every row is."""
+        from .constraints import qualified, quote
+        for d in self.all_deps + self.links:
+            ids = sorted(r for t, r in added if t == d.child)
+            if not ids or len(d.child_columns) != len(d.parent_columns):
+                continue
+            match = " AND ".join(f"p.{quote(pc)} = c.{quote(cc)}" for cc, pc in zip(d.child_columns, d.parent_columns))
+            nulls = " OR ".join(f"c.{quote(cc)} IS NULL" for cc in d.child_columns)
+            broken = self.con.execute(
+                f"SELECT count(*) FROM {qualified(d.child, self.engine)} AS c WHERE c.rowid IN "
+                f"({', '.join(map(str, ids))}) AND NOT ({nulls}) AND NOT EXISTS (SELECT 1 FROM "
+                f"{qualified(d.parent, self.engine)} AS p WHERE {match})").fetchone()[0]
+            if broken:
+                return False
+        return True
+
+    def _remove(self, added: list[tuple[str, int]]) -> None:
+        from .constraints import qualified
+        for table, rowid in reversed(added):
+            try:
+                self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid = {int(rowid)}")
+            except Exception:  # nothing more can be undone; the dependency check ran before
+                pass
 
     def _shared(self, table: str, column: str, refs: list[Any]) -> Any:
         """A value of ``table.column`` that every referenced parent column holds and no row of

@@ -125,3 +125,36 @@ def test_every_variant_keeps_the_references_and_no_duplicate_sale(star: tuple[Pa
         new_items += row[0] if row else 0
         con.close()
     assert new_items > 0  # new items through the path, for the LIMIT
+
+
+def test_a_limit_gold_no_path_reaches_on_the_variant_gets_one_from_the_pinned_data(
+        star: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """A subset of a star join often keeps no fact row that reaches the output: no row to
+    clone, and LIMIT 19, 20 and 21 agree there too. The LIMIT witness copies one reaching
+    path of the pinned database in (its fact row; its item and date rows exist), then
+    clones it through new items until the gold has 21 rows."""
+    import shutil
+
+    from pytest_sqleval.core.variants.clones import CloneWriter, clone_witnesses
+    path, _, dialect = star
+    variant = tmp_path / path.name
+    shutil.copy(path, variant)
+    c = observe_constraints(path, golds=(GOLDS, dialect))
+    (witness,) = [w for w in clone_witnesses(GOLDS, dialect, c.tables, c.dependencies) if w.limit]
+    pinned = duckdb.connect(str(path), read_only=True) if dialect == "duckdb" else sqlite3.connect(path)
+    con = duckdb.connect(str(variant)) if dialect == "duckdb" else sqlite3.connect(variant)
+    con.execute("DELETE FROM store_sales WHERE ss_item_sk <= 12")  # no Books sale left
+    assert con.execute(witness.count_sql).fetchone()[0] == 0
+    writer = CloneWriter(con, dialect, c.tables, c.dependencies, lambda sql, params: con.execute(sql, params).fetchall(),
+                         pinned=lambda sql, params: pinned.execute(sql, params).fetchall())
+    assert writer.write(witness, 0)
+    assert con.execute(witness.count_sql).fetchone()[0] == 21
+    dangling = con.execute("SELECT count(*) FROM store_sales WHERE ss_item_sk NOT IN (SELECT i_item_sk FROM item) "
+                           "OR ss_sold_date_sk NOT IN (SELECT d_date_sk FROM date_dim)").fetchone()
+    assert dangling is not None and dangling[0] == 0
+    duplicates = con.execute("SELECT count(*) FROM (SELECT ss_ticket_number, ss_item_sk FROM store_sales "
+                             "GROUP BY 1, 2 HAVING count(*) > 1) AS d").fetchone()
+    assert duplicates is not None and duplicates[0] == 0
+    assert "past its LIMIT 20" in writer.sentences[witness.gold][0]
+    con.close()
+    pinned.close()
