@@ -66,24 +66,14 @@ def literal_hints(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set
     golds. A column is found by its name among ``columns`` (table -> its column names):
     a qualified name whose table is known goes to that table, else to every table with a
     column of that name (a wider hint only adds boundary rows)."""
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     out: dict[tuple[str, str], list[str]] = {}
     catalog = Catalog(columns)
-    for sql in gold_sqls:
-        tree = _parse(sql, dialect)
-        if tree is not None:
-            for key, values in _hints(tree, catalog).items():
-                merged = out.setdefault(key, [])
-                merged += [v for v in values if v not in merged]
+    for _, tree in parsed_golds(gold_sqls, dialect):
+        for key, values in _hints(tree, catalog).items():
+            merged = out.setdefault(key, [])
+            merged += [v for v in values if v not in merged]
     return out
-
-
-def _parse(sql: str, dialect: str) -> Any:
-    from sqlglot import parse_one
-    try:
-        return parse_one(sql, read=dialect)
-    except Exception:  # a gold that does not parse gives no hints; the grader reports it
-        return None
 
 
 def _hints(tree: Any, catalog: Any) -> dict[tuple[str, str], list[str]]:

@@ -18,16 +18,12 @@ Join = tuple[str, str, str, str]  # (table, column, table, column), as the catal
 def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]]) -> set[Join]:
     """Every column equality joining two tables in a gold's SELECTs (WHERE and ON conjuncts),
     in both orders. Columns of an outer query (correlated) and ambiguous ones are skipped."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
 
-    from .witnesses import Catalog, _resolve, _sources, _split
+    from .witnesses import Catalog, _resolve, _sources, _split, parsed_golds
     names = Catalog(columns)
     out: set[Join] = set()
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse names no join; the grader reports it
-            continue
+    for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
             sources = _sources(select, names)
             if len(sources) < 2:

@@ -78,15 +78,10 @@ def tie_breaks(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
                free: Callable[[str, str], bool]) -> list[TieBreak]:
     """The ranking of every gold with a top-level ``ORDER BY ... LIMIT k`` (no OFFSET, no
     DISTINCT) over base tables whose first sort keys can move; none for the others."""
-    from sqlglot import parse_one
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     names = Catalog(columns)
     out: list[TieBreak] = []
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no tie to break; the grader reports it
-            continue
+    for _, tree in parsed_golds(gold_sqls, dialect):
         found = _tie_break(tree, names, free, dialect)
         if found is not None and found not in out:
             out.append(found)
@@ -482,16 +477,12 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
     rows that differ on a key, the second row's next key is moved one grid unit past the
     first row's (they disagree), or, on every other variant, its differing key is set to the
     first row's (they tie, and the next key decides)."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
 
-    from .witnesses import Catalog, _resolve, _sources
+    from .witnesses import Catalog, _resolve, _sources, parsed_golds
     names = Catalog(columns)
     out: list[OrderSwap] = []
-    for sql in gold_sqls:
-        try:
-            select = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no order to swap; the grader reports it
-            continue
+    for _, select in parsed_golds(gold_sqls, dialect):
         if not isinstance(select, exp.Select) or select.args.get("distinct") or select.args.get("offset"):
             continue
         order, limit = select.args.get("order"), select.args.get("limit")
