@@ -53,7 +53,8 @@ from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 13  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 14  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+# (14: join paths from the golds, a decided tie still rotates, LIMIT paths copied from the pinned data)
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
@@ -65,24 +66,14 @@ def literal_hints(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set
     golds. A column is found by its name among ``columns`` (table -> its column names):
     a qualified name whose table is known goes to that table, else to every table with a
     column of that name (a wider hint only adds boundary rows)."""
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     out: dict[tuple[str, str], list[str]] = {}
     catalog = Catalog(columns)
-    for sql in gold_sqls:
-        tree = _parse(sql, dialect)
-        if tree is not None:
-            for key, values in _hints(tree, catalog).items():
-                merged = out.setdefault(key, [])
-                merged += [v for v in values if v not in merged]
+    for _, tree in parsed_golds(gold_sqls, dialect):
+        for key, values in _hints(tree, catalog).items():
+            merged = out.setdefault(key, [])
+            merged += [v for v in values if v not in merged]
     return out
-
-
-def _parse(sql: str, dialect: str) -> Any:
-    from sqlglot import parse_one
-    try:
-        return parse_one(sql, read=dialect)
-    except Exception:  # a gold that does not parse gives no hints; the grader reports it
-        return None
 
 
 def _hints(tree: Any, catalog: Any) -> dict[tuple[str, str], list[str]]:
@@ -188,12 +179,23 @@ class BoundaryRows:
         con = _connect(target, engine)
         try:
             writer = _Writer(con, engine, tables, self.domain, changed)
+            ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
+                             writer.allowed, changed)
+            cuts = [ties.cut(tie) for tie in self.ties]  # before any witness: a clone may decide one (break_tie)
             used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
             for group in self.groups:
                 writer.witnesses(group, tag, used)
+            pinned = self.domain.con if self.domain is not None else None
             cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
-                                 writer.allowed, self.domain.values if self.domain is not None else None)
-            for i, clone in enumerate(self.clones):
+                                 writer.allowed, self.domain.values if self.domain is not None else None,
+                                 (lambda sql, params: _bounded(pinned, sql, params)) if pinned is not None else None)
+            # a LIMIT witness (one per LIMIT gold; nothing to write where the gold has its n rows)
+            # is spread among the LIMIT witnesses: in the one list it moved every later witness to
+            # other variants, and there they decided the ties the tie writer rotates
+            turns = {False: 0, True: 0}
+            for clone in self.clones:
+                i = turns[bool(clone.limit)]
+                turns[bool(clone.limit)] += 1
                 if (i + index) % (CLONE_SPREAD * clone.spread) == 0 and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
             grouper = GroupWriter(con, engine, tables, cloner, lambda sql, params: _bounded(con, sql, params),
@@ -224,12 +226,11 @@ class BoundaryRows:
                 for i, value in enumerate(values):
                     writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
             writer.thresholds()  # every row a subquery reads is written by now
-            ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
-                             writer.allowed, changed)
             for swap in self.swaps:  # before the ties: a swap may tie a LIMIT's cut, which is then broken
                 _swap_order(ties, swap, index)
-            for _ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)
-                if not [tie for tie in self.ties if ties.break_tie(tie, index)]:
+            for round_ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)
+                if not [tie for tie, cut in zip(self.ties, cuts)
+                        if ties.break_tie(tie, index, cut if round_ == 0 else None)]:
                     break
             if engine == "duckdb":
                 con.execute("CHECKPOINT")

@@ -60,7 +60,8 @@ from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 6  # 6: witness rows count against the size budget, variants compacted (5: a branch's, unlanded)
+GENERATOR_VERSION = 6  # 5: the golds' join columns are candidate references (joinpath); 6: witness rows count
+                       # against the size budget, variants compacted
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
@@ -162,7 +163,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
             else:
                 todo.append(index)
         if todo:
-            observed = observed_once(database, frozen)
+            observed = observed_once(database, frozen, (rows.gold_sqls, rows.dialect) if rows is not None else None)
             if not total_participation:
                 observed = replace(observed, dependencies=[d for d in observed.dependencies if d.origin != "total"])
             scale = _row_budget(count + others, observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
@@ -350,17 +351,19 @@ def build_in_child(jobfile: str) -> None:
 _OBSERVED: dict[tuple[Any, ...], Constraints] = {}
 
 
-def observed_once(database: Path, frozen_columns: Iterable[str] = ()) -> Constraints:
+def observed_once(database: Path, frozen_columns: Iterable[str] = (),
+                  golds: tuple[list[str], str] | None = None) -> Constraints:
     """``observe_constraints``, once per database file (its size and modification time)
     and frozen columns in this process: every build of its variants in a process (two
     suites on one database, ``validate`` then a run) reads the same constraints, which
     take seconds to observe on a warehouse. Shared:
     a caller copies before changing it."""
     stat = Path(database).stat()
-    key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))))
+    key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))),
+           repr(golds))
     if key not in _OBSERVED:
         _OBSERVED.clear()  # one database at a time: a Spider run does not keep twenty
-        _OBSERVED[key] = observe_constraints(database, frozen_columns=frozen_columns)
+        _OBSERVED[key] = observe_constraints(database, frozen_columns=frozen_columns, golds=golds)
     return _OBSERVED[key]
 
 

@@ -47,6 +47,9 @@ from typing import Any
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_SENTENCES = 6  # per gold and variant, in the record
+MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
+MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
+MAX_IMPORT_DEPTH = 3  # references followed from a path's row when copying it in
 NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
@@ -74,6 +77,16 @@ class CloneWitness:
     filled: bool = False
     regroup: str | None = None  # a fact column given a pinned value the variant's column lacks: a new group
     spread: int = 1  # written into every spread-th variant (new-row kinds: NEW_ROW_SPREAD, within the disk budget)
+    # a LIMIT witness: ``count_sql`` gives the gold's rows (its LIMIT left off) on the variant;
+    # new paths (``parent`` given: each a new parent row with ``renamed`` given new values) are
+    # added until there are ``limit + 1`` of them, so LIMIT n-1, n and n+1 differ
+    limit: int = 0
+    count_sql: str = ""
+    renamed: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()  # the tables of the rows after ``p0`` (``u0``, ...): the path's rows, kept as they are
+    # the join path's references no declared or observed dependency backs (``origin`` "gold"):
+    # the writer keeps them like dependencies (never a fresh value in them)
+    links: tuple[Any, ...] = ()
 
 
 def gold_digest(sql: str) -> str:
@@ -85,22 +98,18 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
                     dependencies: Iterable[Any]) -> list[CloneWitness]:
     """The clone witnesses of every gold. ``tables``: ``constraints.TableConstraints`` by
     name; ``dependencies``: the inclusion dependencies the variants keep."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
 
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
     out: list[CloneWitness] = []
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no witnesses; the grader reports it
-            continue
+    for sql, tree in parsed_golds(gold_sqls, dialect):
         digest = gold_digest(sql)
         for select in tree.find_all(exp.Select):
             try:
-                found = _select_witnesses(select, names, tables, deps, dialect, digest, every)
+                found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree)
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
@@ -108,7 +117,7 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
-                      digest: str, every: list[Any]) -> list[CloneWitness]:
+                      digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
     from sqlglot import exp
 
     from .witnesses import _resolve, _sources, _split
@@ -154,12 +163,24 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                        and d.parent_columns == (pc,) for d in deps):
                     edges.append((ca, cc, pa, pc, i))
                     break
+            else:
+                implied = joined_key(tables[table_of[left[0]]], left[1], tables[table_of[right[0]]], right[1])
+                if implied is not None:
+                    (ca, cc), (pa, pc) = (left, right) if implied else (right, left)
+                    edges.append((ca, cc, pa, pc, i))
     parents = {e[2] for e in edges}
     sinks = sorted((a for a in sources if a not in parents),
                    key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
         return []
     fact = sinks[0]
+    # the path's references count as dependencies where nothing declared or observed backs
+    # them (TPC-DS's ``ss_item_sk = i_item_sk``: no foreign key, no name the observer links):
+    # a clone keeps them pointing at rows that exist, and never gives them a fresh value
+    from .constraints import Dependency
+    links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
+                                for ca, cc, pa, pc, _ in edges))
+    every = every + list(links)
     if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
         return []
     out: list[CloneWitness] = []
@@ -192,6 +213,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a copy of a row that reaches the output
     out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
                             f"a copy of a {fact_name} row that reaches the output{through}"))
+    out += _limit_witnesses(select, top, conjuncts, edges, fact, fact_name, through, table_of, tables, every, dialect,
+                            digest, query, lambda c: _resolve(c, sources, names.lower), sorted(sources))
     out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
                              table_of[fact], query, resolve=lambda c: _resolve(c, sources, names.lower),
                              free=set(tables[table_of[fact]].free))
@@ -212,7 +235,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                     f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
                                     f"pinned column this variant lacks)", regroup=key[1]))
     out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
-    out = out[:MAX_CLONE_WITNESSES]
+    out = [replace(w, links=links) for w in out[:MAX_CLONE_WITNESSES]]
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
@@ -244,7 +267,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 filters = conjuncts + kept + [cond]
                 out.append(CloneWitness(
                     digest, table_of[fact], query(extra, filters, cols, order), (cc,), shown,
-                    f"a {fact_name} row{through}, moved to {{shown}} ({how} `{rendered}`)"))
+                    f"a {fact_name} row{through}, moved to {{shown}} ({how} `{rendered}`)", links=links))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
@@ -310,6 +333,71 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
                     f"a new {pname} row with {{shown}} ({how} `{rendered}`) joined by a new {fact_name} row{through}",
                     parent=link))
     return out
+
+
+_IDENTIFIER_SUFFIXES = ("_id", "_code", "_key", "_no", "_number", "_num", "_nbr")
+
+
+def _limit_witnesses(select: Any, top: bool, conjuncts: list[Any], edges: list[tuple[str, str, str, str, int]],
+                     fact: str, fact_name: str, through: str, table_of: dict[str, str], tables: dict[str, Any],
+                     every: list[Any], dialect: str, digest: str, query: Callable[..., str],
+                     resolve: Callable[[Any], tuple[str, str] | None], aliases: list[str]) -> list[CloneWitness]:
+    """A gold ``ORDER BY ... LIMIT n`` whose answer has fewer than ``n`` rows returns the same
+    rows as LIMIT n - 1 and n + 1; a variant where it has more than ``n`` tells them apart.
+    Per gold, one witness that adds new output rows through the join path: grouped by an
+    attribute of a parent of the fact (``GROUP BY i_item_id``), copies of a reaching path
+    whose parent copy gets a fresh key and a fresh group value (an identifier: a fresh
+    ``i_item_id``, never a state or a name, whose domain a query may rely on); ungrouped,
+    copies of a reaching fact row. How many is measured on each variant (``count_sql``).
+    The rows of the path copied are kept from later boundary writes (a year written into its
+    date row would take every new group out of the answer at once)."""
+    from sqlglot import exp
+    limit, order = select.args.get("limit"), select.args.get("order")
+    if not top or limit is None or order is None or select.args.get("offset") is not None \
+            or select.args.get("having") is not None:
+        return []
+    bound = limit.args.get("expression")
+    if not isinstance(bound, exp.Literal) or bound.is_string or not bound.this.isdigit() or int(bound.this) < 1:
+        return []
+    n = int(bound.this)
+    counted = select.copy()
+    counted.set("order", None)
+    counted.set("limit", None)
+    count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=dialect)}) AS gold_rows"
+    what = (f"{{need}} new output rows{through} ({fact_name} copies{{kind}}) lift the gold from {{shown}} rows "
+            f"past its LIMIT {n}")
+    path_rows = [(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)]
+    path = tuple(table_of[a] for a in aliases)
+    group = select.args.get("group")
+    if group is None:
+        if select.args.get("distinct") is not None or any(e.find(exp.AggFunc) for e in select.expressions) \
+                or select.find(exp.Window):
+            return []
+        return [CloneWitness(digest, table_of[fact], query([], conjuncts, [(exp.column("rowid", table=fact), "p0")]
+                                                            + path_rows, []), (), (),
+                             what.replace("{kind}", ""), limit=n, count_sql=count_sql, path=path)]
+    keys = [resolve(c) for c in group.find_all(exp.Column)]
+    for ca, cc, pa, pc, _ in [e for e in edges if e[0] == fact]:
+        parent = tables[table_of[pa]]
+        on_parent = [k[1] for k in keys if k is not None and k[0] == pa]
+        fresh = fresh_columns(parent, deps_columns(every, parent.name))
+        if not on_parent or not fresh or pc not in fresh:
+            continue
+        renamed: tuple[str, ...] = ()
+        if not set(on_parent) & set(fresh):
+            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and _freshable(parent.columns.get(c, ""))
+                     and c not in parent.key_columns and not any(
+                         d.parent == parent.name and c in d.parent_columns for d in every)]
+            if not named:
+                continue
+            renamed = (named[0],)
+        pname = parent.name.rsplit(".", 1)[-1]
+        kind = f" through new {pname} rows" + (f" with a fresh {renamed[0]}" if renamed else "")
+        return [CloneWitness(digest, table_of[fact], query([], conjuncts, [(exp.column("rowid", table=pa), "p0")]
+                                                           + path_rows, []),
+                             (), (), what.replace("{kind}", kind), parent=(parent.name, pc, cc), limit=n,
+                             count_sql=count_sql, renamed=renamed, path=path)]
+    return []
 
 
 def _order_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str,
@@ -561,6 +649,32 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
     return out
 
 
+_ROW_NUMBER_SUFFIXES = ("_number", "_no", "_num", "_nbr")
+
+
+def joined_key(left: Any, left_column: str, right: Any, right_column: str) -> bool | None:
+    """Whether a gold's join equality ``left.left_column = right.right_column`` is a
+    reference no dependency backs: True when ``right_column`` is a single-column key of
+    ``right`` (and ``left_column`` none of ``left``'s), False the other way round, None when
+    neither or both are (a 1:1 join, or no key: no direction to clone along)."""
+    def single_key(t: Any, column: str) -> bool:
+        return column in t.observed_unique or (column,) in [t.primary_key, *t.unique_keys]
+    to_right, to_left = single_key(right, right_column), single_key(left, left_column)
+    return None if to_right == to_left else to_right
+
+
+def row_number_column(t: Any, linked: set[str]) -> str | None:
+    """The column a copy of a row of a key-less table takes a fresh value in, so it is no
+    duplicate: an integer column named like a number (``ss_ticket_number``, ``cs_order_number``)
+    in no dependency. TPC-DS's fact tables have only a composite key (ticket, item), which
+    the observer does not see; a fresh ticket is a new sale of one line."""
+    for column, ctype in t.columns.items():
+        if column not in linked and column.lower().endswith(_ROW_NUMBER_SUFFIXES) \
+                and any(w in ctype.upper() for w in ("INT", "DECIMAL", "NUMERIC")):
+            return str(column)
+    return None
+
+
 def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
     """The columns of ``table`` a new row may not give a fresh value: those on the child side
     of a reference (it must point at a row that exists). A key only referenced may be fresh:
@@ -587,7 +701,10 @@ def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[s
             return None
         chosen.append(sorted(options, key=lambda c: "INT" not in t.columns[c].upper())[0])
     if not chosen and not given and not t.duplicate_rows:
-        return None  # a copy would be the table's first duplicate row: a fact a query may rely on
+        number = None if keys else row_number_column(t, linked)
+        if number is None:
+            return None  # a copy would be the table's first duplicate row: a fact a query may rely on
+        chosen.append(number)
     return chosen
 
 
@@ -603,25 +720,33 @@ class CloneWriter:
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any],
                  bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
                  allowed: Callable[[str, str, str], bool] | None = None,
-                 pinned_values: Callable[[str, str], list[Any]] | None = None) -> None:
+                 pinned_values: Callable[[str, str], list[Any]] | None = None,
+                 pinned: Callable[[str, list[Any]], list[tuple[Any, ...]]] | None = None) -> None:
         self.con, self.engine, self.tables, self.bounded = con, engine, tables, bounded
         self.allowed = allowed  # (table, column, literal text): in the pinned column's domain
         self.pinned_values = pinned_values  # (table, column): some values the pinned column holds
+        self.pinned = pinned  # a bounded query on the pinned database: where a LIMIT witness finds its path
         self.deps = [d for d in dependencies if d.origin != "total" and len(d.child_columns) == 1]
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
         self.rows: dict[str, set[int]] = {}
+        self.links: list[Any] = []  # the witness being written's gold-implied references
 
     def write(self, w: CloneWitness, turn: int = 0) -> bool:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
         scrambles which of the qualifying rows that is."""
+        self.links = list(w.links)
         try:
             found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here
             return False
+        if not found and w.limit:
+            found = self._import_path(w, turn)
         if not found:
             return False
         row = found[0]
+        if w.limit:
+            return self._fill(w, row)
         parent_moved: dict[str, Any] = {}
         moved: dict[str, Any]
         if w.filled:
@@ -667,6 +792,196 @@ class CloneWriter:
             kept.append(sentence)
         return True
 
+    def _fill(self, w: CloneWitness, row: tuple[Any, ...]) -> bool:
+        """A LIMIT witness: new paths (a copy of the reaching fact row ``w0``, through a copy of
+        its parent ``p0`` with a fresh key and fresh values in ``w.renamed``: a new group)
+        until the gold, its LIMIT left off, has ``w.limit + 1`` rows on this variant."""
+        from .constraints import qualified, quote
+        try:
+            have = int(self.bounded(w.count_sql, [])[0][0])
+        except Exception:  # too slow, or a form this engine refuses
+            return False
+        need = w.limit + 1 - have
+        if need < 1 or need > MAX_LIMIT_ROWS:
+            return False  # LIMIT n - 1, n and n + 1 differ here already, or too many rows to add
+        for table, rowid in zip(w.path, row[2:]):
+            self.rows.setdefault(table, set()).add(int(rowid))
+        for k in range(need):
+            moved: dict[str, Any] = {}
+            if w.parent is not None:
+                table, key, column = w.parent
+                rel = qualified(table, self.engine)
+                count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+                renamed = {}
+                for name in w.renamed:
+                    refs = [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (name,)
+                            and d.origin != "total"]
+                    if refs:  # a reference (TPC-DS's encoded ids are in each other's): a value every parent holds
+                        value = self._shared(table, name, refs)
+                        if value is None:
+                            return k > 0 and self._said(w, k, have)
+                        renamed[name] = value
+                        continue
+                    if any(t in self.tables[table].columns[name].upper() for t in _NUMERIC):
+                        top = self.con.execute(f"SELECT max({quote(name)}) FROM {rel}").fetchone()[0]
+                        renamed[name] = (top or 0) + 1
+                        continue
+                    own = self.con.execute(f"SELECT {quote(name)} FROM {rel} WHERE rowid = ?", [int(row[1])]).fetchone()
+                    renamed[name] = f"{own[0] if own and own[0] is not None else ''}#{count}"
+                made = self.clone(table, int(row[1]), renamed)
+                if made is None or key not in made:
+                    return k > 0 and self._said(w, k, have)
+                moved[column] = made[key]
+            if self.clone(w.table, int(row[0]), moved) is None:
+                return k > 0 and self._said(w, k, have)
+        return self._said(w, need, have)
+
+    def _import_path(self, w: CloneWitness, turn: int) -> list[tuple[Any, ...]]:
+        """A LIMIT witness on a variant where no row reaches the gold's output (a subset of a
+        star schema keeps a few per cent of a five-table join, and TPC-DS golds often keep
+        none): one reaching path of the pinned database, its rows copied in as they are
+        (every conjunct holds on them, as it does there), with the rows they reference that
+        the variant lacks (``_import_row``). Kept only if the gold then has a new output row
+        and every dependency holds for the rows copied (a total one, "every address is a
+        customer's", may not); else removed. The witness's row, as ``rows_sql`` gives it on
+        the variant, or none."""
+        if self.pinned is None:
+            return []
+        try:
+            found = self.pinned(w.rows_sql, [_salt_of(turn)])
+        except Exception:  # too slow, or a form this engine refuses
+            return []
+        if not found:
+            return []
+        path = list(zip(w.path, found[0][2:]))  # a table may be on it twice (two roles of a dimension)
+        order = self._parents_first([table for table, _ in path])
+        added: list[tuple[str, int]] = []
+        try:
+            before = int(self.bounded(w.count_sql, [])[0][0])
+            for table, pinned_rowid in sorted(path, key=lambda p: order.index(p[0])):
+                if self._import_row(table, int(pinned_rowid), added, MAX_IMPORT_ROWS) is None:
+                    raise LookupError(table)
+            if not self._kept(added) or int(self.bounded(w.count_sql, [])[0][0]) <= before:
+                raise LookupError("no new output row")
+            again = self.bounded(w.rows_sql, [_salt_of(turn)])
+            if not again:
+                raise LookupError("no path")
+        except Exception:  # a row the engine refuses, a dependency broken, or no new row: nothing copied
+            self._remove(added)
+            return []
+        for table, rowid in added:
+            self.rows.setdefault(table, set()).add(rowid)
+        return again
+
+    def _parents_first(self, tables: list[str]) -> list[str]:
+        """``tables`` ordered so that a table comes after those it references (DuckDB checks a
+        declared foreign key on insert)."""
+        deps = self.all_deps + self.links
+        out: list[str] = []
+        pending = list(dict.fromkeys(tables))
+        while pending:
+            ready = [t for t in pending if not any(d.child == t and d.parent in pending and d.parent != t
+                                                   and d.origin != "total" for d in deps)] or pending[:1]
+            out.append(ready[0])
+            pending.remove(ready[0])
+        return out
+
+    def _import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]], budget: int,
+                    depth: int = 0) -> int | None:
+        """The variant's row id of pinned row ``pinned_rowid`` of ``table``: the variant's own
+        when it holds the same row, else a copy inserted after the rows it references (copied
+        the same way, at most ``budget`` rows in all); None when it cannot be (a key value
+        the variant gives another row, or too many rows)."""
+        from .constraints import qualified, quote
+        assert self.pinned is not None
+        t = self.tables[table]
+        rel, cols = qualified(table, self.engine), list(t.columns)
+        got = self.pinned(f"SELECT {', '.join(map(quote, cols))} FROM {rel} WHERE rowid = {int(pinned_rowid)}", [])
+        if not got:
+            return None
+        row = dict(zip(cols, got[0]))
+
+        def same(columns: Iterable[str]) -> list[tuple[Any, ...]]:
+            columns = list(columns)
+            if any(row[c] is None for c in columns):
+                return []
+            where = " AND ".join(f"{quote(c)} = ?" for c in columns)
+            found: list[tuple[Any, ...]] = self.con.execute(f"SELECT rowid FROM {rel} WHERE {where} LIMIT 1",
+                                                            [row[c] for c in columns]).fetchall()
+            return found
+        keys = [k for k in [tuple(t.primary_key), *map(tuple, t.unique_keys), *[(c,) for c in t.observed_unique]] if k]
+        for key in keys:
+            if same(key):
+                whole = same([c for c in cols if row[c] is not None])
+                return int(whole[0][0]) if whole else None  # the key is another row's here
+        whole = [] if keys else same([c for c in cols if row[c] is not None])
+        if whole:
+            return int(whole[0][0])  # a key-less table holding this row already: a copy would duplicate it
+        if len(added) >= budget or depth > MAX_IMPORT_DEPTH:
+            return None
+        for d in self.deps + [d for d in self.links if len(d.child_columns) == 1]:
+            if d.child != table or row.get(d.child_columns[0]) is None:
+                continue
+            parent = self.tables[d.parent]
+            prel, pcol = qualified(d.parent, self.engine), quote(d.parent_columns[0])
+            if self.con.execute(f"SELECT 1 FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]]).fetchall():
+                continue
+            source = self.pinned(f"SELECT rowid FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]])
+            if not source or parent.name == table or \
+                    self._import_row(d.parent, int(source[0][0]), added, budget, depth + 1) is None:
+                return None
+        marks = ", ".join(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?" for c in cols)
+        self.con.execute(f"INSERT INTO {rel} ({', '.join(map(quote, cols))}) VALUES ({marks})", [row[c] for c in cols])
+        rowid = int(self.con.execute(f"SELECT max(rowid) FROM {rel}").fetchone()[0])
+        added.append((table, rowid))
+        return rowid
+
+    def _kept(self, added: list[tuple[str, int]]) -> bool:
+        """Whether every dependency holds for the rows copied in: each references a row that
+        exists, and each is referenced where a total dependency says every row is."""
+        from .constraints import qualified, quote
+        for d in self.all_deps + self.links:
+            ids = sorted(r for t, r in added if t == d.child)
+            if not ids or len(d.child_columns) != len(d.parent_columns):
+                continue
+            match = " AND ".join(f"p.{quote(pc)} = c.{quote(cc)}" for cc, pc in zip(d.child_columns, d.parent_columns))
+            nulls = " OR ".join(f"c.{quote(cc)} IS NULL" for cc in d.child_columns)
+            broken = self.con.execute(
+                f"SELECT count(*) FROM {qualified(d.child, self.engine)} AS c WHERE c.rowid IN "
+                f"({', '.join(map(str, ids))}) AND NOT ({nulls}) AND NOT EXISTS (SELECT 1 FROM "
+                f"{qualified(d.parent, self.engine)} AS p WHERE {match})").fetchone()[0]
+            if broken:
+                return False
+        return True
+
+    def _remove(self, added: list[tuple[str, int]]) -> None:
+        from .constraints import qualified
+        for table, rowid in reversed(added):
+            try:
+                self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid = {int(rowid)}")
+            except Exception:  # nothing more can be undone; the dependency check ran before
+                pass
+
+    def _shared(self, table: str, column: str, refs: list[Any]) -> Any:
+        """A value of ``table.column`` that every referenced parent column holds and no row of
+        the table has yet on this variant (a new group that keeps each reference), or None."""
+        from .constraints import qualified, quote
+        first, *rest = refs
+        where = " AND ".join(f"v IN (SELECT {quote(d.parent_columns[0])} FROM {qualified(d.parent, self.engine)})"
+                             for d in rest)
+        rows = self.bounded(
+            f"SELECT v FROM (SELECT DISTINCT {quote(first.parent_columns[0])} AS v FROM "
+            f"{qualified(first.parent, self.engine)}) AS p WHERE v IS NOT NULL "
+            f"AND v NOT IN (SELECT {quote(column)} FROM {qualified(table, self.engine)} WHERE {quote(column)} IS NOT NULL)"
+            + (f" AND {where}" if where else "") + " ORDER BY v LIMIT 1", [])
+        return rows[0][0] if rows else None
+
+    def _said(self, w: CloneWitness, added: int, have: int) -> bool:
+        kept = self.sentences.setdefault(w.gold, [])
+        if len(kept) < MAX_SENTENCES:
+            kept.append(w.what.replace("{need}", str(added)).replace("{shown}", str(have)))
+        return True
+
     def _absent(self, table: str, column: str) -> Any:
         """A value the pinned column holds and this variant's does not (None if none is found)."""
         from .constraints import qualified, quote
@@ -687,7 +1002,7 @@ class CloneWriter:
         of the source's child rows, moved onto it (at most two levels down)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        fresh = fresh_columns(t, deps_columns(self.all_deps, table), set(given))
+        fresh = fresh_columns(t, deps_columns(self.all_deps + self.links, table), set(given))
         if fresh is None:
             return None
         rel = qualified(table, self.engine)

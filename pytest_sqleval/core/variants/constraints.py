@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from ..errors import UsageError
 
@@ -400,9 +400,12 @@ def is_frozen(table: str, column: str, frozen: Iterable[str]) -> bool:
     return False
 
 
-def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] = ()) -> Constraints:
+def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] = (),
+                        golds: tuple[list[str], str] | None = None) -> Constraints:
     """The declared and observed constraints of a DuckDB or SQLite database file (see the
     module docstring). ``frozen_columns`` (``table.column`` or ``table.*``) are never free.
+    ``golds`` (queries, dialect): a column pair a gold joins on is a candidate reference
+    whatever its names (``joinpath.gold_joins``); the data must still agree.
     Any other location raises ``UsageError``."""
     engine = engine_of(database)
     frozen = sorted(set(frozen_columns))
@@ -419,7 +422,11 @@ def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] =
                                  and family(t.columns[c], engine) not in ("bool", "other")]
             if not (t.primary_key or t.unique_keys or t.observed_unique) and t.rows > 1:
                 t.duplicate_rows = reader.duplicate_rows(t)
-        deps += _observe_inclusions(reader, tables, stats, deps)
+        joined: set[tuple[str, str, str, str]] = set()
+        if golds is not None:
+            from .joinpath import gold_joins
+            joined = gold_joins(golds[0], golds[1], {t.name: set(t.columns) for t in tables.values()})
+        deps += _observe_inclusions(reader, tables, stats, deps, joined)
         for t in tables.values():
             t.anchor = _anchor(t)
     finally:
@@ -441,7 +448,8 @@ def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] =
 
 def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
                         stats: dict[str, dict[str, tuple[int, int, Any, Any]]],
-                        declared: list[Dependency]) -> list[Dependency]:
+                        declared: list[Dependency],
+                        joined: Collection[tuple[str, str, str, str]] = ()) -> list[Dependency]:
     engine = reader.engine
     known = {(d.child, d.child_columns, d.parent, d.parent_columns) for d in declared}
     parents: list[tuple[str, str]] = []  # (table, column) of every single-column key
@@ -464,8 +472,9 @@ def _observe_inclusions(reader: _Reader, tables: dict[str, TableConstraints],
                 if not (_compatible(cfam, pfam) and distinct <= pstats[1] and _within((lo, hi), pstats[2:])):
                     continue
                 if (_integers(pstats) or (_dates(pstats) and not _calendar(pstats))) and \
-                        not related_names(child.name, ccol, ptable, pcol, key_names):
-                    continue  # small integers lie in most id ranges, month starts in most date keys
+                        not related_names(child.name, ccol, ptable, pcol, key_names) and \
+                        (child.name, ccol, ptable, pcol) not in joined:
+                    continue  # small integers lie in most id ranges, month starts in most date keys; a gold's join says more
                 checks.append((ccol, ptable, pcol))
         if not checks:
             continue

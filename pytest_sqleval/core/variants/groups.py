@@ -75,18 +75,14 @@ class GroupWitness:
 def group_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
                     dependencies: Iterable[Any]) -> list[GroupWitness]:
     """The group witnesses of every gold. ``tables``: ``constraints.TableConstraints`` by name."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
 
     from .clones import gold_digest
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
     out: list[GroupWitness] = []
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no witnesses; the grader reports it
-            continue
+    for sql, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
             try:
                 found = _select_witnesses(select, names, tables, every, dialect, gold_digest(sql))

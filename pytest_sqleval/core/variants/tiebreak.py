@@ -23,10 +23,11 @@ that returns "the first airline", a later one a query that names another airline
 When they cannot move (a maximum already at the column's edge, a count that only rises for
 an ASC key), every other member of the tie is moved back instead (at most
 ``MAX_TIE_EDITS``). An edit is kept only if the ranking, run again, no longer ties at the
-LIMIT; else it is undone. Only free columns change, a copied row keeps every
-key unique and every reference valid (a key column changed in a copy takes a value of the
-column it references, and is in no total dependency as a parent), so every constraint of
-``constraints`` still holds."""
+LIMIT; else it is undone. A tie that another witness decided before (a clone witness's
+copied row) is still broken the rotation's way (``TieWriter.break_tie``). Only free
+columns change, a copied row keeps every key unique and every reference valid (a key
+column changed in a copy takes a value of the column it references, and is in no total
+dependency as a parent), so every constraint of ``constraints`` still holds."""
 from __future__ import annotations
 
 import datetime as dt
@@ -40,6 +41,7 @@ from typing import Any
 MAX_CANDIDATES = 64  # values tried for a copied row's key column that references another table
 MAX_SWAP_ROWS = 2000  # rows of an unlimited gold's ranking an order witness reads
 MAX_TIE_EDITS = 8  # members moved per gold and variant, at most (a larger all-tied group moves its few chosen)
+MAX_TIE_STEPS = 4  # steps per member where an earlier witness decided the cut another way (``break_tie``)
 
 
 @dataclass(frozen=True)
@@ -76,15 +78,10 @@ def tie_breaks(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
                free: Callable[[str, str], bool]) -> list[TieBreak]:
     """The ranking of every gold with a top-level ``ORDER BY ... LIMIT k`` (no OFFSET, no
     DISTINCT) over base tables whose first sort keys can move; none for the others."""
-    from sqlglot import parse_one
-    from .witnesses import Catalog
+    from .witnesses import Catalog, parsed_golds
     names = Catalog(columns)
     out: list[TieBreak] = []
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no tie to break; the grader reports it
-            continue
+    for _, tree in parsed_golds(gold_sqls, dialect):
         found = _tie_break(tree, names, free, dialect)
         if found is not None and found not in out:
             out.append(found)
@@ -195,26 +192,45 @@ class TieWriter:
         self.con, self.engine, self.tables, self.deps = con, engine, tables, dependencies
         self.run, self.allowed, self.changed = run, allowed, changed
 
-    def break_tie(self, tb: TieBreak, turn: int) -> bool:
+    def cut(self, tb: TieBreak) -> Cut | None:
+        """The tie ``tb``'s LIMIT cuts on this variant as it is now, or None."""
+        try:
+            tied = _cut(self.run(tb.ranking, ()), tb)
+            if tied is None:
+                return None
+            own = frozenset(tuple(r[:tb.members]) for r in self.run(tb.top, ()))
+        except Exception:  # a ranking the engine refuses or overruns: no witness here
+            return None
+        return tied[0], tied[1], own
+
+    def break_tie(self, tb: TieBreak, turn: int, before: Cut | None = None) -> bool:
         """Make ``tb``'s top ``limit`` rows unique on this variant, if its LIMIT cuts a tie here;
         True when a tie was broken. ``turn`` (the variant's index) rotates which members go
         to the front: the members the engine returns first come last in the rotation, so the
         first variants refute a query that returns "the first row", and later ones a query
-        that names another member outright."""
-        try:
-            rows = self.run(tb.ranking, ())
-            tied = _cut(rows, tb)
-            if tied is None:
-                return False
-            first, group = tied
-            own = {tuple(r[:tb.members]) for r in self.run(tb.top, ())}
-        except Exception:  # a ranking the engine refuses or overruns: no witness here
+        that names another member outright.
+
+        ``before``: the tie the LIMIT cut on this variant before its other witnesses were
+        written (``cut``). A clone witness that copies a tie member's row decides the cut
+        too (or ties a third member in), but not by the rotation: on the variants that get
+        it the tie writer then found no tie, and on the others the rotation alone chose
+        (with a tie of two and a clone on every second variant, always the same member: a
+        pass naming it outright passed on every variant). So where the cut no longer ties
+        as it did before, the rotation over the tie as it was picks the members, and they
+        are moved to the front still, up to ``MAX_TIE_STEPS`` steps each."""
+        now = self.cut(tb)
+        tied = before or now
+        if tied is None:
             return False
+        decided = before is not None and (now is None or set(now[1]) != set(before[1]))
+        first, group, own = tied
         needed = tb.limit - first
         ordered = sorted(group, key=lambda m: (m in own, _salt(tb.ranking, repr(m))))
         start = (turn * needed) % len(ordered)
         ordered = ordered[start:] + ordered[:start]
         front, back = ordered[:needed], ordered[needed:]
+        if decided and self._settled(tb, front):
+            return False  # decided the rotation's way already
         for key in tb.keys:
             if key is None:
                 continue
@@ -223,19 +239,24 @@ class TieWriter:
                 if len(members) > MAX_TIE_EDITS or (key.kind == "count" and not up):
                     continue
                 undo: list[Callable[[], None]] = []
-                done = all(self._move(tb, key, m, up, undo) for m in members)
-                if done and self._settled(tb):
-                    return True
+                for _ in range(MAX_TIE_STEPS if decided else 1):
+                    if not all(self._move(tb, key, m, up, undo) for m in members):
+                        break
+                    if self._settled(tb, front if decided else ()):
+                        return True
                 for step in reversed(undo):
                     step()
         return False
 
-    def _settled(self, tb: TieBreak) -> bool:
-        """Whether the ranking, run again, no longer ties at the LIMIT."""
+    def _settled(self, tb: TieBreak, front: Iterable[tuple[Any, ...]] = ()) -> bool:
+        """Whether the ranking, run again, no longer ties at the LIMIT (and has ``front``
+        among its top ``limit`` rows)."""
         try:
-            return _cut(self.run(tb.ranking, ()), tb) is None
+            rows = self.run(tb.ranking, ())
         except Exception:  # overran its time this time: the edit is not known to work
             return False
+        top = {tuple(r[:tb.members]) for r in rows[:tb.limit]}
+        return _cut(rows, tb) is None and all(m in top for m in front)
 
     def _move(self, tb: TieBreak, key: SortKey, member: tuple[Any, ...], up: bool, undo: list[Callable[[], None]]) -> bool:
         try:
@@ -379,6 +400,10 @@ class TieWriter:
         undo.append(uncount)
 
 
+#: a tie a LIMIT cuts: (rows ahead of it, its members, the members the gold's top returns)
+Cut = tuple[int, list[tuple[Any, ...]], frozenset[tuple[Any, ...]]]
+
+
 def _cut(rows: list[tuple[Any, ...]], tb: TieBreak) -> tuple[int, list[tuple[Any, ...]]] | None:
     """(rows ahead of the tie group, the group's members) when the LIMIT cuts through a
     tie group of the ranking's rows; None when the top ``limit`` rows are determined."""
@@ -452,16 +477,12 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
     rows that differ on a key, the second row's next key is moved one grid unit past the
     first row's (they disagree), or, on every other variant, its differing key is set to the
     first row's (they tie, and the next key decides)."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
 
-    from .witnesses import Catalog, _resolve, _sources
+    from .witnesses import Catalog, _resolve, _sources, parsed_golds
     names = Catalog(columns)
     out: list[OrderSwap] = []
-    for sql in gold_sqls:
-        try:
-            select = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no order to swap; the grader reports it
-            continue
+    for _, select in parsed_golds(gold_sqls, dialect):
         if not isinstance(select, exp.Select) or select.args.get("distinct") or select.args.get("offset"):
             continue
         order, limit = select.args.get("order"), select.args.get("limit")

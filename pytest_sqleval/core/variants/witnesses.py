@@ -33,7 +33,7 @@ literal in its filter, a dropped predicate) moves the threshold across one of th
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -74,19 +74,27 @@ class WitnessGroup:
     witnesses: tuple[tuple[str, tuple[tuple[int, str, "str | Threshold"], ...]], ...]
 
 
+def parsed_golds(gold_sqls: Iterable[str], dialect: str) -> Iterator[tuple[str, Any]]:
+    """(sql, tree) of each gold that parses. A gold that does not parse has no witnesses,
+    ties, joins or groups: it is skipped here, and the grader reports it as the case's error."""
+    from sqlglot import parse_one
+    for sql in gold_sqls:
+        try:
+            tree = parse_one(sql, read=dialect)
+        except Exception:  # sqlglot raises several kinds; any of them means "no tree"
+            continue
+        yield sql, tree
+
+
 def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
                    free: Callable[[str, str], bool]) -> list[WitnessGroup]:
     """The witness groups of every gold; ``columns`` is table -> column names, ``free``
     says whether a (table, column) may change."""
-    from sqlglot import exp, parse_one
+    from sqlglot import exp
     names = Catalog(columns)
     with_key = "with_" if "with_" in exp.Select.arg_types else "with"
     out: list[WitnessGroup] = []
-    for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # a gold that does not parse has no witnesses; the grader reports it
-            continue
+    for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
             where = select.args.get("where")
             sources = _sources(select, names)
