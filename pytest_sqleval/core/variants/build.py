@@ -464,6 +464,13 @@ def key_domains(constraints: Constraints) -> list[list[tuple[str, str]]]:
                   key=lambda g: (-sum(constraints.tables[t].rows for t, _ in g), g[0]))
 
 
+def _holds_key(t: TableConstraints, columns: tuple[str, ...]) -> bool:
+    """Whether ``columns`` include a declared or observed key of ``t``: a non-null value of
+    them is on one row at most (of the pinned data, so of every subset of it)."""
+    keys = [t.primary_key, *t.unique_keys, *((c,) for c in t.observed_unique)]
+    return any(key and set(key) <= set(columns) for key in keys)
+
+
 def _single_key(t: TableConstraints, column: str) -> bool:
     return t.primary_key == (column,) or column in t.observed_unique or (column,) in t.unique_keys
 
@@ -541,21 +548,35 @@ class _Builder:
 
     def grow(self) -> None:
         """Add back a target row for every kept reference that lost its target, until none
-        is missing: every dependency once, then again those whose child table gained rows."""
+        is missing: every dependency once, then again those whose child table gained rows.
+
+        Whether a dependency misses a target is asked for many at once (``any_missing_of``),
+        never one query per dependency per round: an answer stays true to use until the
+        dependency's child table gains rows, and a "missing" until its parent gains rows
+        (then it is asked again, with every other dependency waiting for an answer): the
+        parent gaining rows only fills gaps, so a "nothing missing" stays right. The rows
+        added, and their order, are those of asking each dependency at its turn (the
+        growth asked 2583 single queries for four Vantage variants)."""
+        from collections import deque
         by_child: dict[str, list[Dependency]] = {}
+        by_parent: dict[str, list[Dependency]] = {}
         for dep in self.c.dependencies:
             by_child.setdefault(dep.child, []).append(dep)
-        pending = list(self.c.dependencies)
+            by_parent.setdefault(dep.parent, []).append(dep)
+        pending = deque(self.c.dependencies)
         queued = set(pending)
-        known = self.any_missing_of(pending)  # asked at once; true while neither table gains rows
-        grown: set[str] = set()
+        known = self.any_missing_of(list(pending))  # true while the dependency's child gains no rows
         while pending:
-            dep = pending.pop(0)
+            dep = pending.popleft()
             queued.discard(dep)
-            missing = known.pop(dep, None) if not {dep.child, dep.parent} & grown else None
-            if (self.any_missing_of([dep])[dep] if missing is None else missing) and self.add_missing(dep):
-                grown.add(dep.parent)
+            if dep not in known:  # its child gained rows since: ask again, with all others waiting
+                known.update(self.any_missing_of([dep] + [d for d in pending if d not in known]))
+            if known.pop(dep) and self.add_missing(dep):
+                for filled in by_parent[dep.parent]:
+                    if known.get(filled):
+                        del known[filled]  # its gap may be filled now: asked again before its turn
                 for again in by_child.get(dep.parent, []):
+                    known.pop(again, None)  # its child gained rows: asked again before its turn
                     if again not in queued:
                         pending.append(again)
                         queued.add(again)
@@ -597,13 +618,17 @@ class _Builder:
     def missing_sql(self, dep: Dependency, source: str) -> str:
         """Rows of ``source`` (the parent's data, alias ``p``) that give a kept child row its
         missing target: one per missing value, the first by a hash of the row's content,
-        projected like the parent's keep table."""
+        projected like the parent's keep table. Where the parent's columns hold a key (a
+        foreign key's target), a value has one row: it is taken without hashing any row, so
+        the query reads the key and dependency columns only, not the whole parent table."""
         t = self.c.tables[dep.parent]
         pairs = list(zip(dep.child_columns, dep.parent_columns))
         match = " AND ".join(f"p.{quote(pc)} = m.{quote(cc)}" for cc, pc in pairs)
         missing = self.missing_keys_sql(dep)
         kept = ", ".join(["__rid"] + [quote(col) for col in self.keep_columns(dep.parent)])
         picked = ", ".join(["p.rowid AS __rid"] + [f"p.{quote(col)}" for col in self.keep_columns(dep.parent)])
+        if _holds_key(t, dep.parent_columns):
+            return f"SELECT {picked} FROM {source} p WHERE EXISTS (SELECT 1 FROM ({missing}) m WHERE {match})"
         order = self.pick(t, self.tag + ":grow", whole_row=True)
         return (f"SELECT {kept} FROM (SELECT {picked}, row_number() OVER (PARTITION BY "
                 f"{', '.join('p.' + quote(pc) for _, pc in pairs)} ORDER BY {order}) AS __rn FROM {source} p "
