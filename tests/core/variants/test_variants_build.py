@@ -366,3 +366,52 @@ def test_witness_rows_leave_no_dead_blocks_in_a_variant(tmp_path: Path) -> None:
         con.close()
         assert v.path.stat().st_size <= fresh.stat().st_size, (v.kind, v.path.stat().st_size, fresh.stat().st_size)
     assert sum(v.path.stat().st_size for v in variants) <= SIZE_BUDGET * db.stat().st_size
+
+
+def test_the_growth_looks_at_new_child_rows_only_and_keeps_what_looking_at_all_would(
+        pinned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dependency's later turns look only at the child rows added since its last turn
+    (on Vantage each turn read both keep tables whole, 1114 turns a variant), and the
+    growth keeps the rows that looking at every child row at every turn keeps; a target by
+    a key is the same row whether or not rows are hashed to pick it."""
+    from collections import deque
+
+    import pytest_sqleval.core.variants.build as build
+    monkeypatch.setattr(build, "BUILD_PROCESSES", 1)  # the growth counted and replaced in this process
+    seen = {"later": 0, "adds": 0}
+    ask = build._Builder.any_missing_of
+    engine_builder = build._DuckDBBuilder if pinned.suffix == ".duckdb" else build._SQLiteBuilder
+    add = engine_builder.add_missing
+
+    def counted_ask(self: Any, deps: list[Any], since: int = 0) -> dict[Any, bool]:
+        seen["later"] += since > 0
+        return ask(self, deps, since)
+
+    def counted_add(self: Any, dep: Any, since: int = 0) -> int:
+        added = add(self, dep, since)
+        seen["adds"] += added > 0
+        return added
+
+    monkeypatch.setattr(build._Builder, "any_missing_of", counted_ask)
+    monkeypatch.setattr(engine_builder, "add_missing", counted_add)
+    grown = build_variants(pinned, tmp_path / "grown", count=3, seed=5)
+    assert seen["adds"] > 0 and seen["later"] > 0  # rows were added back, and later turns looked at new rows only
+
+    def every_row_every_turn(self: Any) -> None:
+        by_child: dict[str, list[Any]] = {}
+        for dep in self.c.dependencies:
+            by_child.setdefault(dep.child, []).append(dep)
+        pending, queued = deque(self.c.dependencies), set(self.c.dependencies)
+        while pending:
+            dep = pending.popleft()
+            queued.discard(dep)
+            if ask(self, [dep])[dep] and add(self, dep):
+                for again in by_child.get(dep.parent, []):
+                    if again not in queued:
+                        pending.append(again)
+                        queued.add(again)
+
+    monkeypatch.setattr(build._Builder, "grow", every_row_every_turn)
+    monkeypatch.setattr(build, "_holds_key", lambda table, columns: False)  # every target row picked by its hash
+    reference = build_variants(pinned, tmp_path / "reference", count=3, seed=5)
+    assert [(v.kind, v.content_hash) for v in grown] == [(v.kind, v.content_hash) for v in reference]
