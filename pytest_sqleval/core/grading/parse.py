@@ -27,7 +27,7 @@ class ParseResult:
 _COMMENT_ONLY = getattr(exp, "Semicolon", ())  # sqlglot >= 26.x
 
 #: what sqlglot's own walk counts as a child node (``Expression`` before sqlglot 30)
-_NODE: type = getattr(exp, "Expr", None) or exp.Expression
+_NODE: type[exp.Expr] = getattr(exp, "Expr", None) or exp.Expression
 
 
 def tree_nodes(tree: exp.Expr) -> list[exp.Expr]:
