@@ -31,7 +31,7 @@ PREVIEW_ROWS_OVER_BUDGET = 5  # a case past the budget keeps this much of its re
 CELL_CHARS = 120
 TEXT_CHARS = 1500
 TRACE_CHARS = 20_000  # of a case's trace shown inline; its report file has all of it
-DETAIL_BUDGET = 10_000_000  # bytes of layer evidence and previews across all cases: 10,000 cases stay a page a browser opens
+DETAIL_BUDGET = 10_000_000  # bytes of layer evidence, previews and traces (as the page writes them) across all cases: 10,000 cases stay a page a browser opens
 _DATA_MARK = "/*SQLEVAL_DATA*/null"
 _STATIC_MARK = "<!--SQLEVAL_STATIC-->"
 
@@ -76,8 +76,8 @@ class PageBuilder:
 
     def add(self, rec: CaseRecord) -> int:
         """Add a record's entry; returns its index (``write``'s ``order`` uses it)."""
-        run = _run(rec, self.page_dir)
-        cost = len(json.dumps([run["layers"], run["preview"], run["trace"]], default=str))
+        run_text = _RunText.of(_run(rec, self.page_dir))
+        cost = run_text.evidence_bytes  # read off the entry's own text: the evidence is not written out twice
         gold = _dict(rec.gold)
         row = {"id": rec.case_id, "suite": rec.suite, "question": _clip(rec.question),
                "gold_sql": _clip(rec.gold_sql, 20_000), "tags": list(rec.tags),
@@ -86,7 +86,7 @@ class PageBuilder:
         preview = _preview(gold.get("preview"), gold.get("rows"))
         row_text = self._texts.setdefault(t := _json(row), t)
         preview_text = None if preview is None else self._texts.setdefault(t := _json(preview), t)
-        self._entries.append((f"{rec.suite}\x1f{rec.case_id}", _RunText.of(run), cost, rec.status == "passed",
+        self._entries.append((f"{rec.suite}\x1f{rec.case_id}", run_text, cost, rec.status == "passed",
                               row_text, preview_text))
         return len(self._entries) - 1
 
@@ -167,6 +167,12 @@ class _RunText(NamedTuple):
         b = a + len(preview)
         c = b + len(middle)
         return cls(f"{head}{preview}{middle}{layers}{_json(run['trace'])}}}", a, b, c, c + len(layers))
+
+    @property
+    def evidence_bytes(self) -> int:
+        """What the entry costs the page's budget (``DETAIL_BUDGET``): the bytes of its result
+        preview, its layers' evidence and its trace, as the page holds them."""
+        return (self.preview_end - self.preview_at) + (len(self.text) - 1 - self.layers_at)
 
     def cut(self) -> str:
         """The entry past the page's budget: no layers, no trace text, the first

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,3 +56,32 @@ def test_a_run_without_a_benchmark_does_not_import_the_grader(pytester: pytest.P
                                    "    assert 'pytest_sqleval.core.grading.verdict' not in sys.modules\n")
     result = pytester.runpytest_subprocess(*LEAN, "-p", "no:asyncio", timeout=120)
     result.assert_outcomes(passed=1)
+
+
+#: Records at exit which of the engine process's libraries the grading process loaded.
+HEAVY_AT_EXIT = """
+import atexit, pathlib, sys
+
+atexit.register(lambda: pathlib.Path({out!r}).write_text(
+    " ".join(m for m in ("pyarrow", "numpy", "duckdb", "pytest_sqleval.core.grading.peers") if m in sys.modules)))
+"""
+
+
+def test_a_graded_run_leaves_the_engines_libraries_to_the_engine_process(
+        pytester: pytest.Pytester, shop_suite: Path, write_predictions: Any) -> None:
+    """Results are compared in the engine process; the grading process parses, grounds and
+    reports, and needs neither pyarrow, numpy nor DuckDB's bindings (about 0.4 s of CPU a
+    run to import, a fixed part of a run's own cost). A prediction Spider's evaluator
+    rewrites (``value``) and a failing one go through every layer of this process."""
+    out = pytester.path / "heavy_at_exit"
+    pytester.makeconftest(HEAVY_AT_EXIT.format(out=str(out)))
+    preds = write_predictions({"q01": "SELECT count(*) FROM customers WHERE NOT is_test",
+                               "q02": "SELECT count(*) FROM orders WHERE status = 'value'",
+                               "q03": "SELECT region, count(*) AS n FROM customers GROUP BY region",
+                               "q04": "SELECT status, count(*) AS n FROM orders GROUP BY status",
+                               "q05": "SELECT 1", "q06": "SELECT 1"})
+    result = pytester.runpytest_subprocess(*LEAN, "-p", "no:asyncio", f"--sqleval-backend=predictions:{preds}",
+                                           timeout=120)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 3 and outcomes.get("failed", 0) >= 2, result.stdout.str()
+    assert out.read_text() == "", out.read_text()

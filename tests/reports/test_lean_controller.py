@@ -137,3 +137,29 @@ def test_a_cut_entry_made_from_its_text_equals_one_made_from_its_record(tmp_path
         text = html._RunText.of(html._run(rec, tmp_path))
         assert text.text == html._json(html._run(rec, tmp_path))
         assert text.cut() == html._json(html._run(rec, tmp_path, cut=True)), data
+
+
+def test_the_budget_counts_the_evidence_as_the_page_holds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry costs the budget the bytes of its preview, layers and trace as the page writes
+    them (read off its text, not written out a second time): a budget of exactly the page's
+    evidence cuts nothing, one byte less cuts one entry (the passed one, last in line)."""
+    rows = [[i, f"v{i} <b>"] for i in range(8)]
+    records = [CaseRecord.from_json_dict({
+        "backend": "b", "status": status, "case_id": f"q{i}", "suite": "s", "nodeid": f"s::q{i}",
+        "execution": {"preview": rows[:i + 2], "rows": i + 2, "columns": ["a", "b"]},
+        "layers": {"parse": {"ok": True, "dialect": "duckdb"}, "grounding": {"ok": True, "tables": ["t", "u"]}}})
+        for i, status in enumerate(("failed", "passed", "failed"))]
+
+    def page_evidence(text: str) -> int:  # each run's preview, layers and trace, as written on the page
+        data = json.loads(text[text.index('{"cases":['):text.index(',"limits":')] + "}")
+        return sum(len(html._json(run["preview"])) + len(',"layers":') + len(html._json(run["layers"]))
+                   + len(',"trace":') + len(html._json(run["trace"])) for run in data["runs"])
+
+    whole = html.render_report(records, None)
+    total = page_evidence(whole)
+    monkeypatch.setattr(html, "DETAIL_BUDGET", total)
+    assert '"detail_left_out":0}' in html.render_report(records, None)
+    monkeypatch.setattr(html, "DETAIL_BUDGET", total - 1)
+    cut = html.render_report(records, None)
+    assert '"detail_left_out":1}' in cut
+    assert json.loads(cut[cut.index('{"cases":['):cut.index(',"limits":')] + "}")["runs"][1]["layers"] is None

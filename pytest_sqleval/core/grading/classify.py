@@ -63,9 +63,12 @@ def may_read_deprecated(tree: exp.Expr, patterns: tuple[str, ...]) -> bool:
     """Whether a table node of ``tree`` has a deprecated name. ``table_names`` returns some
     of these nodes' names (the scopes only leave CTEs out), so when this is False no
     deprecated table is read, and the scopes need not be built (most queries of most suites)."""
-    names = {".".join(p for p in (t.db, t.name) if p).lower() for t in tree.find_all(exp.Table)
-             if isinstance(t.this, exp.Identifier)}
-    return bool(patterns) and bool(deprecated_refs(sorted(names), patterns))
+    if not patterns:
+        return False
+    from .parse import tree_nodes
+    names = {".".join(p for p in (t.db, t.name) if p).lower() for t in tree_nodes(tree)
+             if isinstance(t, exp.Table) and isinstance(t.this, exp.Identifier)}
+    return bool(deprecated_refs(sorted(names), patterns))
 
 
 def deprecated_refs(tables: list[str], patterns: tuple[str, ...]) -> list[str]:

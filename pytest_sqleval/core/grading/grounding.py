@@ -12,6 +12,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from .budget import Budget
+from .parse import tree_nodes
 
 Catalog = dict[str, dict[str, dict[str, str]]]  # schema -> table -> column -> type
 
@@ -65,14 +66,20 @@ def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = N
     it (``WHERE name = "Sky Radio"``), so it is not reported."""
     if tree is None:
         return GroundingResult(None, note="not parsed")
-    tree = _pivots_as_selects(_rebalanced(tree, budget))
+    nodes = tree_nodes(tree)  # one pass over the tree for the three questions below (chains, pivots, lambdas)
+    rebalanced = _rebalanced(tree, budget, nodes)
+    if rebalanced is not tree:
+        tree, nodes = rebalanced, tree_nodes(rebalanced)
+    pivoted = _pivots_as_selects(tree, nodes)
+    if pivoted is not tree:
+        tree, nodes = pivoted, tree_nodes(pivoted)
     try:
         scopes = traverse_scope(tree)
     except RecursionError:
         raise
     except Exception as exc:  # sqlglot cannot build scopes for some exotic SQL
         return GroundingResult(None, note=f"grounding skipped: {type(exc).__name__}: {exc}")
-    in_lambda = {id(c) for lam in tree.find_all(exp.Lambda) for c in lam.find_all(exp.Column)}
+    in_lambda = {id(c) for lam in nodes if isinstance(lam, exp.Lambda) for c in lam.find_all(exp.Column)}
     bad_tables: list[dict[str, Any]] = []
     bad_cols: list[dict[str, Any]] = []
     used: set[str] = set()
@@ -113,12 +120,14 @@ def pivot_statements(tree: exp.Expr) -> list[exp.Pivot]:
     return [p for p in tree.find_all(exp.Pivot) if p.args.get("this") is not None]
 
 
-def _pivots_as_selects(tree: exp.Expr) -> exp.Expr:
+def _pivots_as_selects(tree: exp.Expr, nodes: list[exp.Expr] | None = None) -> exp.Expr:
     """``tree``, or a copy of it where each PIVOT / UNPIVOT statement reads as
     ``SELECT *, <its ON, USING and GROUP BY expressions> FROM <its source>``, for grounding
     only. sqlglot's scopes cannot walk a PIVOT statement, so its columns would land in the
     enclosing scope and look missing; this way they are looked up in the pivot's source,
     and what the pivot returns stays unknown (its columns come from the data: the ``*``)."""
+    if nodes is not None and not any(isinstance(n, exp.Pivot) and n.args.get("this") is not None for n in nodes):
+        return tree  # (``nodes``: ``tree_nodes(tree)``, the same answer as pivot_statements without a walk)
     if not pivot_statements(tree):
         return tree
     tree = tree.copy()
@@ -141,7 +150,7 @@ def _pivots_as_selects(tree: exp.Expr) -> exp.Expr:
 LONG_CHAIN = 32
 
 
-def _rebalanced(tree: exp.Expr, budget: Budget | None = None) -> exp.Expr:
+def _rebalanced(tree: exp.Expr, budget: Budget | None = None, nodes: list[exp.Expr] | None = None) -> exp.Expr:
     """``tree``, or a copy of it whose long chains of one operator (``a OR b OR ...``,
     ``x + y + ...``, ``SELECT 1 UNION SELECT 2 UNION ...``) are regrouped as balanced
     trees. A chain of n terms is n levels deep, and sqlglot's scopes walk from every
@@ -149,7 +158,8 @@ def _rebalanced(tree: exp.Expr, budget: Budget | None = None) -> exp.Expr:
     quadratic (12,000 OR'ed predicates: 30 s). Balanced, each walk is log n long. Only
     which column sits in which scope matters here, so the regrouping changes nothing
     grounding reports."""
-    if not any(_is_head(n) and _chain_longer_than(n, LONG_CHAIN) for n in tree.find_all(*_CHAINED)):
+    chained = (n for n in nodes if isinstance(n, _CHAINED)) if nodes is not None else tree.find_all(*_CHAINED)
+    if not any(_is_head(n) and _chain_longer_than(n, LONG_CHAIN) for n in chained):
         return tree
     tree = tree.copy()
     for head in [n for n in tree.find_all(*_CHAINED) if _is_head(n)]:

@@ -10,6 +10,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from .parse import tree_nodes
+
 # Table and scalar functions that read files, run SQL strings, or reach the environment.
 DENIED_FUNCTIONS = frozenset({
     "read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
@@ -55,7 +57,7 @@ def check_safety(tree: exp.Expr | None, statements: int) -> SafetyResult:
     if not isinstance(tree, (exp.Query, exp.Subquery)) and not _pivot_statement(tree):
         return SafetyResult(False, "not_a_query", f"{type(tree).__name__.upper()} statements are not allowed; "
                                                   "only SELECT / WITH queries")
-    for node in tree.walk():
+    for node in tree_nodes(tree):  # in walk()'s order: the same first refusal
         if isinstance(node, _FORBIDDEN_NODES):
             return SafetyResult(False, "not_a_query", f"{type(node).__name__.upper()} inside the query is not allowed")
         if isinstance(node, exp.Func):

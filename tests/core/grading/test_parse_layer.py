@@ -132,3 +132,21 @@ def test_very_long_input_does_not_crash(sql: str, ok: bool) -> None:
         assert res.statements == 1
     else:
         assert res.error == {"message": "nested too deeply to parse", "line": None, "col": None}
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a, b FROM t WHERE a = 1 AND b IN (SELECT c FROM u WHERE u.d > 2) ORDER BY a LIMIT 3",
+    "WITH x AS (SELECT 1 AS one UNION ALL SELECT 2) SELECT list_transform([1, 2], v -> v + one) FROM x",
+    "SELECT count(*) FILTER (WHERE s = 'a'), sum(CASE WHEN p THEN 1 ELSE 0 END) FROM t JOIN u USING (id) "
+    "GROUP BY ROLLUP (a, b) HAVING count(*) > 1 QUALIFY row_number() OVER (PARTITION BY a ORDER BY b) = 1",
+    "PIVOT sales ON year USING sum(amount) GROUP BY region",
+])
+def test_tree_nodes_are_the_walk_in_its_order(sql: str) -> None:
+    """The safety, grounding and stale layers read ``tree_nodes`` instead of walking the tree
+    each: the same nodes, in ``walk()``'s order (safety's first refusal is the same one)."""
+    from pytest_sqleval.core.grading.parse import tree_nodes
+    tree = parse_sql(sql, "duckdb").expression
+    assert tree is not None
+    walked = list(tree.walk())
+    assert len(walked) > 10 and len(tree_nodes(tree)) == len(walked)
+    assert all(a is b for a, b in zip(tree_nodes(tree), walked))

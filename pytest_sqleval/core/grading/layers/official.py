@@ -37,7 +37,7 @@ class OfficialLayer:
     name, ahead = "official", False
 
     def run(self, c: Candidate) -> None:
-        from ..peers import official_prediction, official_rewrites  # pyarrow: loaded when a query has a rewrite
+        from ..spider_text import official_prediction, official_rewrites  # string work: no pyarrow in this process
         rewrites = official_rewrites(c.sql)
         if not rewrites:
             return
