@@ -420,7 +420,7 @@ class GradingHandler:
         the peers' verdicts the size decides. A prediction Spider's evaluator rewrites before
         running it (``peers.official_rewrites``) gets Spider's verdict on the rewritten query;
         any other error is wrong under both rules."""
-        from .peers import official_rewrites
+        from .spider_text import official_rewrites
         cap = getattr(error, "rows_over", None)
         if cap is None and not official_rewrites(req["sql"]):
             return
@@ -447,7 +447,7 @@ class GradingHandler:
 
     def _official(self, req: dict[str, Any], out: Any, pred: list[Any]) -> dict[str, Any]:
         from .execute import execution_record
-        from .peers import current_year, join_spaced_operators, official_rewrites
+        from .spider_text import current_year, join_spaced_operators, official_rewrites
         result: dict[str, Any] = {"execution": None, "compare": None}
         partial(out, {**result, "sidebyside": {"bird": False, "spider": False, "note": (
             "the prediction did not finish within the case's limits: both rules score a timeout wrong")}})

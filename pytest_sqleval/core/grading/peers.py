@@ -46,8 +46,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable
 
 from .compare import GID_COLUMN, python_values
-from .spider_text import (PLACEHOLDER, PLACEHOLDER_AS, SPACED_OPERATORS, _CUR_YEAR,  # noqa: F401  (peers' API)
-                          current_year, join_spaced_operators, official_prediction, official_rewrites)
+from .spider_text import current_year, join_spaced_operators, official_prediction, official_rewrites
 
 MAX_ROWS = 1_000_000  # over this, rebuilding Python rows would cost more than the grading itself
 MAX_PERMUTATIONS = 100_000

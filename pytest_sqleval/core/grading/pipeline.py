@@ -445,7 +445,7 @@ class SuiteGrader:
         parsed = parse_sql(sql, self.dialect)
         rewritten = None  # as written it cannot run: Spider's evaluator may still run its rewrite
         if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
-            from .peers import official_prediction, official_rewrites
+            from .spider_text import official_prediction, official_rewrites
             parsed = parse_sql(official_prediction(sql), self.dialect) if official_rewrites(sql) else parsed
             if not parsed.ok or not check_safety(parsed.expression, parsed.statements).ok:
                 return {"bird": False, "spider": False, "ungraded": why, **({"spider2": False} if standard else {}),

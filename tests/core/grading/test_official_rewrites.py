@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sqleval.core.api import Grader
-from pytest_sqleval.core.grading.peers import official_prediction, official_rewrites, spider_variant
+from pytest_sqleval.core.grading.peers import spider_variant
+from pytest_sqleval.core.grading.spider_text import official_prediction, official_rewrites
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 
 DB = """
