@@ -47,6 +47,7 @@ MAX_REPAIR_ROWS = 24  # rows added by those passes, per tuple
 MAX_HAVING_COPIES = 12  # copies of the last new row added to meet a HAVING
 MAX_GOLD_ROWS = 1000  # rows of a gold's answer read to decide whether it has a value
 SUBQUERY_DEPTH = 2  # an IN (subquery) with no row is satisfied first, this deep
+SPREAD = 2  # each gold's tuple goes into every SPREAD-th variant (4 of 8), next golds into the others
 
 
 @dataclass
@@ -91,15 +92,20 @@ def write_nonempty(target: Path, engine: str, constraints: Any, gold_sqls: Itera
     con = _connect(target, engine)
     try:
         maker = _Maker(con, engine, constraints, dialect, index)
-        for gold in golds:
+        kept: dict[str, dict[str, int]] = {}
+        for i, gold in enumerate(golds):
+            if (i + index) % SPREAD:
+                continue  # one gold's tuple can empty another's (an EXCEPT of the other's rows)
             made = maker.gold(gold)
             if made is not None:
-                for table, n in made.items():
-                    out.rows[table] = out.rows.get(table, 0) + n
-                tables = ", ".join(sorted(made))
+                kept[gold] = made
+        for gold, made in kept.items():
+            for table, n in made.items():
+                out.rows[table] = out.rows.get(table, 0) + n
+            if made and _has_value(con, _runnable(gold, dialect, engine)):  # still, after the others' tuples
                 out.sentences[gold_digest(gold)] = [
-                    f"new rows in {tables} through the gold's join path, satisfying every conjunct "
-                    f"(the gold answers nothing on the pinned database)"]
+                    f"new rows in {', '.join(sorted(made))} through the gold's join path, satisfying every "
+                    f"conjunct (the gold answers nothing on the pinned database)"]
     finally:
         con.close()
     Path(str(target) + ".wal").unlink(missing_ok=True)
@@ -458,17 +464,15 @@ class _Maker:
 
     def insert(self, table: str, source: int, assigns: dict[str, Any], nonnull: Iterable[str] = ()) -> int:
         """Insert a copy of row ``source`` with ``assigns`` and fresh key values; its rowid."""
-        from .clones import deps_columns, fresh_columns
+        from .clones import deps_columns
         from .constraints import is_frozen
         t = self.tables[table]
         rel = self._rel(table)
         values = {c: v for c, v in assigns.items() if c in t.columns}
         if any(is_frozen(table, c, self.frozen) for c in values):
             raise _Failed(f"{table}: a frozen column would take a value")
-        fresh = fresh_columns(t, deps_columns(self.c.dependencies, table), set(values))
-        if fresh is None:  # a key with no column to give a fresh value (a date): no new row
-            raise _Failed(f"{table}: no fresh key for a new row")
-        for col in fresh:
+        fresh = self._fresh_keys(table, deps_columns(self.c.dependencies, table), values)
+        for col in [c for c in fresh if c not in values]:
             upper = t.columns[col].upper()
             if any(w in upper for w in ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")) or \
                     (self.engine == "sqlite" and upper == ""):
@@ -494,6 +498,52 @@ class _Maker:
         self.made[table] = self.made.get(table, 0) + 1
         self.new.append((table, rowid))
         return rowid
+
+    def _fresh_keys(self, table: str, linked: set[str], values: dict[str, Any]) -> list[str]:
+        """The columns that get a fresh value (max + 1, or the copied text with ``#n``), one per
+        key of ``table`` that ``values`` does not fully give (a link table's pair of references
+        is given): a number or text outside every reference, the INTEGER first; else a day or
+        timestamp no row references, which takes the next one after its greatest; else a
+        reference column (an id whose values all occur in another table's key, as Spider's
+        small integer ids often do), which takes a value of the referenced column that no row
+        of ``table`` holds yet (``values`` gains it and the last two), so the key stays unique
+        and the reference holds. Raises ``_Failed`` for a key with none of them."""
+        from .clones import _freshable
+        from .witnesses import neighbours
+        t = self.tables[table]
+        fresh: list[str] = []
+        referenced = {c for d in self.c.dependencies if d.parent == table for c in d.parent_columns}
+        for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]:
+            if set(key) <= set(values) or set(key) & set(fresh):
+                continue
+            options = sorted((c for c in key if c not in values and c not in linked and _freshable(t.columns[c])),
+                             key=lambda c: "INT" not in t.columns[c].upper())
+            if options:
+                fresh.append(options[0])
+                continue
+            for col in [c for c in key if c not in values]:
+                if col not in linked and col not in referenced:  # a day or a timestamp: the next after the last
+                    top = _bounded(self.con, f"SELECT max({_q(col)}) FROM {self._rel(table)}")[0][0]
+                    after = neighbours(str(top))[2:] if isinstance(top, str) else []
+                    if after and after[0] != str(top):
+                        values[col] = after[0]
+                        break
+                for d in self.c.dependencies:
+                    if d.child != table or d.child_columns != (col,) or d.origin == "total":
+                        continue
+                    pc = _q(d.parent_columns[0])
+                    unused = _bounded(self.con, f"SELECT p.{pc} FROM {self._rel(d.parent)} p WHERE p.{pc} IS NOT NULL "
+                                                f"AND p.{pc} NOT IN (SELECT {_q(col)} FROM {self._rel(table)} WHERE "
+                                                f"{_q(col)} IS NOT NULL) {self._order().replace('rowid', 'p.rowid')} "
+                                                f"LIMIT 1")
+                    if unused:
+                        values[col] = unused[0][0]
+                        break
+                if col in values:
+                    break
+            else:
+                raise _Failed(f"{table}: no fresh value for the key ({', '.join(key)})")
+        return fresh
 
     def _some_value(self, table: str, col: str) -> Any:
         """A value for a projected column that is NULL on the copied row: one the column
@@ -537,9 +587,14 @@ class _Maker:
         raise _Failed("dependencies still dangle")
 
     def _missing(self, d: Any) -> list[Any]:
-        """Values of the dependency's child columns no parent row holds (at most 5)."""
+        """Values of the dependency's child columns in this try's new rows that no parent row
+        holds (at most 5); a reference the pinned data already breaks is left alone."""
         pairs = list(zip(d.child_columns, d.parent_columns))
-        nonnull = " AND ".join(f"c.{_q(cc)} IS NOT NULL" for cc, _ in pairs)
+        ids = sorted(rowid for table, rowid in self.new if table == d.child)
+        if not ids:
+            return []
+        nonnull = " AND ".join([f"c.rowid IN ({', '.join(map(str, ids))})"] + [f"c.{_q(cc)} IS NOT NULL"
+                                                                               for cc, _ in pairs])
         match = " AND ".join(f"p.{_q(pc)} = c.{_q(cc)}" for cc, pc in pairs)
         rows = _bounded(self.con, f"SELECT DISTINCT {', '.join('c.' + _q(cc) for cc, _ in pairs)} "
                                   f"FROM {self._rel(d.child)} c WHERE {nonnull} AND NOT EXISTS "
