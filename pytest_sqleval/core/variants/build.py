@@ -36,7 +36,9 @@ observed), so a correct rewrite that relies on one of them still passes:
   date after its start date, an amount in USD and its local amount) holds still.
 
 Given the suite's golds, each variant then gets their *boundary rows* (``boundaries.py``:
-values at the edges of the golds' filters; its kind gains ``+boundary``).
+values at the edges of the golds' filters; its kind gains ``+boundary``), and last, for
+each gold that answers nothing (or NULLs only) on the pinned data, a tuple through its
+join path that makes it answer (``nonempty.py``).
 
 A variant is a file of the pinned database's engine (DuckDB or SQLite), built with the
 engine's own driver, deterministic from (pinned content, seed, index, frozen columns,
@@ -58,10 +60,11 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
+from .nonempty import Written, write_nonempty
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 6  # 5: the golds' join columns are candidate references (joinpath); 6: witness rows count
-                       # against the size budget, variants compacted
+GENERATOR_VERSION = 7  # 7: a tuple for each gold with no value on the pinned data (nonempty.py); 6: witness rows
+# count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
 DUPLICATE_SHARE = 0.2
@@ -205,12 +208,16 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
         for attempt in (0, 1):
             params = _build_one(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
             params.update(seed=job.seed, tag=tag)
+            made = Written()
             if rows is None:
                 written = None
                 break
             before = _row_count(job.engine, tmp, job.constraints)
             written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
                                  job.constraints.dependencies, index)
+            made = write_nonempty(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
+            if made.rows:  # a tuple for each gold with no value on the pinned data (nonempty.py)
+                written = {**(written or {}), **{f"{t} (non-empty gold)": n for t, n in made.rows.items()}}
             added = _row_count(job.engine, tmp, job.constraints) - before if written is not None else 0
             params["witness_rows"] = added
             if attempt or added <= WITNESS_SLACK * target * total:
@@ -220,8 +227,10 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
-            if rows is not None and rows.witnessed:
-                params["witnesses"] = rows.witnessed  # gold digest -> what its clone witnesses are
+            if rows is not None and (rows.witnessed or made.sentences):
+                # gold digest -> what its clone witnesses and its non-empty tuple are
+                params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
+                                       for k in sorted({*rows.witnessed, *made.sentences})}
             _compact(job.engine, tmp, job.constraints)
         digest = content_hash(tmp)
         os.replace(tmp, path)
