@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from pytest_sqleval.core.grading import compare as C
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
@@ -34,7 +34,7 @@ def _text(res: C.CompareResult) -> str:
 def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
     decided: list[bool] = []
 
-    @PROPS
+    @settings(PROPS, derandomize=True)  # the floor below counts examples: random draws left it at 14 once
     @given(case=tables())
     def agree(case: tuple) -> None:
         gold, pred, spec = case
