@@ -158,3 +158,28 @@ def test_a_query_stopped_at_its_limit_still_gets_its_diff_from_the_engine(
     assert v.layers["execution"]["error"] is not None and v.failure_kind == "timeout"
     assert seen == []
     assert v.layers["structure"]["differing_clauses"]
+
+
+def test_a_huge_prediction_keeps_its_diff_in_the_grading_process(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine would parse it again (an IN of 20,000 values: seconds); it is parsed here already."""
+    from pytest_sqleval.core.grading.layers.send import STRUCTURE_SQL_MAX
+    db = pets_db(tmp_path / "pets.sqlite")
+    huge = "SELECT count(*) FROM pet WHERE age IN (" + ", ".join(str(i) for i in range(2000)) + ")"
+    assert len(huge) > STRUCTURE_SQL_MAX
+    warm = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
+    try:
+        warm.gold(GOLDS[2])
+    finally:
+        warm.close()
+    seen = local_diffs(monkeypatch)
+    g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
+    try:
+        gold = g.gold(GOLDS[2])
+        assert gold.cached
+        v = g.grade(huge, gold, gold_sql=GOLDS[2])
+        assert g.grade(PREDICTIONS[4], gold, gold_sql=GOLDS[2]).status == "failed"
+    finally:
+        g.close()
+    assert seen == [huge]  # the short one's diff was made in the engine
+    assert v.layers["structure"]["differing_clauses"]

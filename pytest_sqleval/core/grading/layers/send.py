@@ -9,6 +9,11 @@ from .base import Candidate
 from .structure import StructureLayer
 
 
+#: the longest prediction whose structural diff the engine process makes: it parses the text
+#: again, and a huge prediction's parse (an IN of 20,000 values: seconds) is made here already
+STRUCTURE_SQL_MAX = 4096
+
+
 class SendLayer:
     """Sends the candidate, in the engine's dialect, to the engine process; its result is
     collected by ``ExecutionLayer``. Nothing to send without a database. With it goes the
@@ -36,7 +41,8 @@ class SendLayer:
                 {"gold_key": alt.key, "spec": alt.policy.to_wire(), "index": alt.index, "kind": alt.kind,
                  "gold_sql": alt.sql} for alt in gold.alternatives])
         side = gold.analysis.structure if gold.analysis is not None and gold.kind == "sql" else None
-        if side is not None and gold.cached and not getattr(grader.host, "in_process", True) and \
+        if side is not None and gold.cached and len(c.sql) <= STRUCTURE_SQL_MAX and \
+                not getattr(grader.host, "in_process", True) and \
                 any(type(layer) is StructureLayer for layer in getattr(grader, "layers", ())):
             # The structural diff is made in the engine process beside the execution when the
             # gold's answer was read from the store: that engine process has CPU to spare while
