@@ -225,10 +225,10 @@ class CaseItem(pytest.Item):
         return self._finish(verdict.status, verdict=verdict, case_error=verdict.case_error,
                             case_error_kind=verdict.case_error_kind or ("judge_error" if verdict.case_error else None))
 
-    def _send_ahead(self) -> None:
+    def _send_ahead(self, wait: bool = True) -> None:
         """Send this case's execution to the engine now if everything it needs is ready
         without waiting: the generation finished, the gold answer stored (else its gold
-        query), the grader open."""
+        query), the grader open. Without ``wait``, not even for its gold's answer asked ahead."""
         if self.record is not None or self.manifest.database is None:
             return
         state = self._state
@@ -236,7 +236,7 @@ class CaseItem(pytest.Item):
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is None or generation is None or generation.sql is None or grader.host is None:
             return
-        gold = self._gold or grader.stored_case_gold(self.case, ask_ahead=True)  # else every gold asked for now
+        gold = self._gold or grader.stored_case_gold(self.case, ask_ahead=True, wait=wait)  # else asked for now
         if gold is not None:
             grader.submit(generation.sql, gold)
 
@@ -256,11 +256,13 @@ class CaseItem(pytest.Item):
         self._send_ahead()
         nxt = getattr(self, "sqleval_next", None)
         if isinstance(nxt, CaseItem):  # its execution overlaps this case's remaining work and pytest's
-            nxt._send_ahead()
+            nxt._send_ahead(wait=False)
         after = getattr(self, "sqleval_after", None)
         if isinstance(after, CaseItem):  # two ahead: its gold analysed and run now, so the next case sends it
             after._ask_gold_ahead()
         record = self._grade()
+        if isinstance(nxt, CaseItem):  # (a first run) its gold is answered by now: it runs during our reports
+            nxt._send_ahead()
         if record.status != "passed":
             raise CaseFailed(record)
 

@@ -36,6 +36,7 @@ CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this ofte
 COMPARE_TIMEOUT_S = 300.0
 _HDR = struct.Struct("!Q")
 _AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
+HELD_MAX = 8  # requests asked ahead and held until they can be sent (EngineProcess.hold)
 
 
 def describe_timeout(limits: Limits) -> float:
@@ -95,10 +96,28 @@ class EngineProcess:
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pending: deque[Ticket] = deque()  # sent to the current child, answers not yet read
+        self.held: deque[tuple[Ticket, Callable[[], subprocess.Popen[bytes]]]] = deque()  # ahead, not sent yet
+        self._draining = False
         self.restarts = 0
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def hold(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
+        """A request asked ahead that could not be sent without risk of stalling the pipe
+        (``EngineHost.submit``): sent as soon as an answer is read and it can (``_send_held``),
+        so the child starts on it while the parent works, not when its answer is asked for."""
+        while len(self.held) >= HELD_MAX:
+            self.held.popleft()  # still sent when its answer is asked for
+        self.held.append((ticket, start))
+
+    def _send_held(self) -> None:
+        """Send the requests held ahead, oldest first, while each can go without risk: at most
+        one answer unread before it (two small requests fit the pipe's buffer)."""
+        while self.held and len(self.pending) <= 1 and not self._draining and self.alive():
+            ticket, start = self.held.popleft()
+            if not ticket.sent and not ticket.done:
+                self.send(ticket, start)
 
     def prestart(self) -> None:
         """Start the child now, before any database is named, so its start-up overlaps the caller's."""
@@ -121,8 +140,12 @@ class EngineProcess:
         self.pending.append(ticket)
 
     def drain(self) -> None:
-        while self.pending:
-            self.read_next()
+        self._draining = True  # a request waits for the pending ones only, not for those held ahead
+        try:
+            while self.pending:
+                self.read_next()
+        finally:
+            self._draining = False
 
     def read_next(self) -> None:
         """Read the answer to the oldest pending request. Its execution budget starts when
@@ -171,6 +194,7 @@ class EngineProcess:
                         ticket.error = HostOpError(body)
                     else:
                         ticket.value = body
+                    self._send_held()
                     return
         except (EOFError, OSError) as exc:
             code = proc.poll()
@@ -228,7 +252,12 @@ class EngineProcess:
             except (BrokenPipeError, OSError):
                 pass
 
+    def forget_held(self, key: bytes) -> None:
+        """Drop the held requests of a database let go (``EngineHost.close``)."""
+        self.held = deque(h for h in self.held if h[0].key is not key)
+
     def close(self) -> None:
+        self.held.clear()
         proc, self.proc = self.proc, None
         pending, self.pending = self.pending, deque()
         if proc is not None and proc.poll() is None:
@@ -274,6 +303,12 @@ class InProcessEngine:
         return True
 
     def prestart(self) -> None:
+        pass
+
+    def hold(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
+        pass  # nothing runs beside this process: it is served when its answer is asked for
+
+    def forget_held(self, key: bytes) -> None:
         pass
 
     def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
@@ -364,11 +399,17 @@ class EngineHost:
     def restarts(self) -> int:
         return self.process.restarts
 
+    @property
+    def in_process(self) -> bool:
+        """Its requests are served in the grading process (``InProcessEngine``)."""
+        return isinstance(self.process, InProcessEngine)
+
     def _start(self) -> subprocess.Popen[bytes]:
         return spawn_child()
 
     def close(self) -> None:
         """Ends a process of its own; in a shared one, the child only lets the database go."""
+        self.process.forget_held(self._key)
         if not self.shared:
             self.process.close()
         elif not any(t.key is self._key for t in self.process.pending):
@@ -390,6 +431,8 @@ class EngineHost:
             ticket.rate = float(max(1, int(self.limits.threads)))  # the limit is per thread (watchdog.QueryTime)
             ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, (self.limits.timeout_s + GRACE_S) * ticket.rate
         if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
+            if len(ticket.blob) <= _AHEAD_BYTES:  # sent once an answer is read (EngineProcess.hold)
+                self.process.hold(ticket, self._start)
             return ticket
         self.process.send(ticket, self._start)
         return ticket

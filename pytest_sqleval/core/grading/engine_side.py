@@ -357,6 +357,8 @@ class GradingHandler:
         outcome = self.db.run(req["sql"])
         executed(out)
         result: dict[str, Any] = {"execution": execution_record(outcome), "compare": None}
+        if req.get("structure"):  # the structure layer's diff, made here beside the execution (structure_on_wire)
+            result["structure"] = structure_on_wire(req["structure"])
         if outcome.table is None:
             self._no_result(outcome.error, result, req, out)
             return result
@@ -732,6 +734,34 @@ class GradingHandler:
                 self._gold_tables.clear()
             self._gold_tables[key] = feather.read_table(str(self.gold_dir / f"{key}.arrow"), memory_map=True)
         return self._gold_tables[key]
+
+
+def structure_on_wire(req: dict[str, Any]) -> dict[str, Any] | None:
+    """The structure layer's evidence (``layers.structure``), made in the engine process so
+    that the grading process, pytest's critical path, does not make it: the prediction
+    (``sql``, in ``dialect``: already parsed and found safe there, as it was sent) parsed
+    again here and diffed with the gold's side (``gold``: its ``GoldSide``) under the
+    case's remaining layer budget (``budget_s``). Returns the evidence's record form
+    (``StructureResult.to_dict``, or a failure's ``skipped`` / ``layer_error``); None when
+    the prediction does not parse here, so the grading process makes the diff itself."""
+    from .budget import Budget
+    from .guard import failure_evidence
+    from .parse import parse_sql
+    from .structure import GoldSide, compare_structure
+    side, sql, dialect = GoldSide.from_json(req["gold"]), req["sql"], req["dialect"]
+    budget = Budget(float(req["budget_s"]))
+    if sql == side.sql:  # written as the gold: read off the gold's side, nothing to parse
+        tree: Any = None
+    else:
+        parsed = parse_sql(sql, dialect)
+        if not parsed.ok or parsed.expression is None:
+            return None
+        tree = parsed.expression
+    try:
+        budget.check()
+        return compare_structure(tree, side, dialect, budget, pred_sql=sql).to_dict()
+    except Exception as exc:  # the layer's failure evidence (``guard.guarded``)
+        return failure_evidence(exc)
 
 
 def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: Any = None,

@@ -199,9 +199,11 @@ class SuiteGrader:
         named[0].spider2 = spider2_standard(case) if self.host is not None else None
         return named[0]
 
-    def stored_case_gold(self, case: BenchmarkCase, *, ask_ahead: bool = False) -> GoldAnswer | None:
+    def stored_case_gold(self, case: BenchmarkCase, *, ask_ahead: bool = False,
+                         wait: bool = True) -> GoldAnswer | None:
         """``case_gold`` if every gold of the case is stored already, else None: never waits
-        on the engine, never raises. With ``ask_ahead`` each SQL gold not stored yet is sent
+        on the engine (but, with ``wait``, for a gold an earlier case asked ahead), never
+        raises. With ``ask_ahead`` each SQL gold not stored yet is sent
         to the engine now (``stored_gold``), every one of them, so on a first run a case of
         several golds has them all executed while the case before it is graded; its setup
         (``case_gold``) then reads each answer once, and a rerun executes none."""
@@ -210,12 +212,12 @@ class SuiteGrader:
         golds = case.golds_for(self.engine)  # its engine's own golds (gold_sql_spark) when it has them
         if len(golds) == 1 and golds[0].is_sql:
             return self.stored_gold(golds[0].source, case, ask_ahead=ask_ahead,
-                                    dialect=self.engine_dialect if golds[0].engine else None)
+                                    dialect=self.engine_dialect if golds[0].engine else None, wait=wait)
         answers: list[GoldAnswer | None] = []
         for g in golds:
             if g.is_sql:
                 answers.append(self.stored_gold(g.source, case, ask_ahead=ask_ahead,
-                                                dialect=self.engine_dialect if g.engine else None))
+                                                dialect=self.engine_dialect if g.engine else None, wait=wait))
             else:
                 try:  # a result file is read here, never by the engine: stored on first use
                     answers.append(self.result_gold(g, case))
@@ -286,15 +288,19 @@ class SuiteGrader:
                             f"column(s) ({', '.join(columns)}); fix: name 0-based positions below {len(columns)}")
 
     def stored_gold(self, gold_sql: str, case: BenchmarkCase | None = None, *,
-                    ask_ahead: bool = False, dialect: str | None = None) -> GoldAnswer | None:
+                    ask_ahead: bool = False, dialect: str | None = None, wait: bool = True) -> GoldAnswer | None:
         """The gold answer if it is stored already, else None: never raises, and waits only
         for the answer to a gold an earlier case asked ahead (``ask_gold_ahead``), which the
-        engine answers before anything sent since. With ``ask_ahead`` a gold not stored yet
+        engine answers before anything sent since; without ``wait``, not even for that one
+        (the case before grades first, and asks again after: ``CaseItem.runtest``). With
+        ``ask_ahead`` a gold not stored yet
         is sent to the engine now (with its analysis, when it is not analysed yet), so on a
         first run it executes while this process grades the case before; ``gold`` reads it."""
         if self.host is None:
             return None
         ticket = self._analysed_ahead.get((gold_sql, dialect))
+        if ticket is not None and ticket.sent and not ticket.done and not wait:
+            return None  # its analysis is on its way: not waited for now
         if ticket is not None and ticket.sent:  # sent ahead by an earlier case, before this one's own work
             self._adopt_analysed(gold_sql, dialect)
         if (gold_sql, dialect) in self._analysed_failures:

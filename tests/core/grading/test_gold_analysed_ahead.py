@@ -129,3 +129,24 @@ def test_a_gold_asked_two_cases_ahead_is_answered_when_the_case_before_asks(tmp_
         assert g.grade("SELECT name FROM owner ORDER BY name", own).passed
     finally:
         g.close()
+
+
+def test_a_gold_on_its_way_is_not_waited_for_without_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case before asks for the next case's gold first without waiting (its own grading
+    goes first, while the engine analyses and runs that gold), then again, waiting, once it
+    is graded: the next prediction is then sent and runs while pytest reports this case."""
+    db = pets_db(tmp_path / "pets.sqlite")
+    g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "cache")
+    try:
+        case = BenchmarkCase(id="q1", question="?", gold_sql=GOLDS[1])
+        g.ask_gold_ahead(case)
+        ticket = g._analysed_ahead[(GOLDS[1], None)]
+        assert ticket.sent and not ticket.done
+        seen = local_analyses(monkeypatch)
+        assert g.stored_case_gold(case, ask_ahead=True, wait=False) is None
+        assert not ticket.done and seen == []  # neither read nor analysed here
+        ahead = g.stored_case_gold(case, ask_ahead=True)
+        assert ahead is not None and ticket.done and seen == []
+        assert g.grade("SELECT name FROM owner ORDER BY name", g.case_gold(case)).passed
+    finally:
+        g.close()

@@ -53,6 +53,7 @@ class Candidate:
     sent_at: float = 0.0
     ahead: bool = False  # graded ahead of its turn: the engine may queue it behind the case before
     variants_answer: Any = None  # the variants' results when the engine ran them with the execution
+    structure_sent: Any = None  # the gold whose structural diff the engine makes with the execution (SendLayer)
 
     @property
     def same_sql_as_gold(self) -> bool:

@@ -6,11 +6,20 @@ from dataclasses import replace
 from typing import Any
 
 from .base import Candidate
+from .structure import StructureLayer
+
+
+#: the longest prediction whose structural diff the engine process makes: it parses the text
+#: again, and a huge prediction's parse (an IN of 20,000 values: seconds) is made here already
+STRUCTURE_SQL_MAX = 4096
 
 
 class SendLayer:
     """Sends the candidate, in the engine's dialect, to the engine process; its result is
-    collected by ``ExecutionLayer``. Nothing to send without a database."""
+    collected by ``ExecutionLayer``. Nothing to send without a database. With it goes the
+    gold's side of the structural diff, when the built-in structure layer runs, the engine
+    is a process of its own and the gold's answer was stored before: the engine makes the
+    diff (``StructureLayer`` reads it)."""
 
     name, ahead = "send", True
 
@@ -31,6 +40,17 @@ class SendLayer:
             payload.update(gold_index=gold.index, gold_kind=gold.kind, alternatives=[
                 {"gold_key": alt.key, "spec": alt.policy.to_wire(), "index": alt.index, "kind": alt.kind,
                  "gold_sql": alt.sql} for alt in gold.alternatives])
+        side = gold.analysis.structure if gold.analysis is not None and gold.kind == "sql" else None
+        if side is not None and gold.cached and len(c.sql) <= STRUCTURE_SQL_MAX and \
+                not getattr(grader.host, "in_process", True) and \
+                any(type(layer) is StructureLayer for layer in getattr(grader, "layers", ())):
+            # The structural diff is made in the engine process beside the execution when the
+            # gold's answer was read from the store: that engine process has CPU to spare while
+            # the grading process (pytest's, the serial run's critical path) does not. A gold
+            # run in this run (a first run) already keeps the engine busy: the diff stays here.
+            payload["structure"] = {"sql": c.sql, "dialect": grader.dialect, "gold": side.to_json(),
+                                    "budget_s": max(0.0, c.budget.seconds - c.budget.spent)}
+            c.structure_sent = gold
         if gold.spider2 is not None:  # Spider 2.0's official verdict, beside ours (engine_side._spider2)
             payload["spider2"] = gold.spider2
         chosen = (grader.variant_set.known(gold.key, gold.sql)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...engines.host import HostCrashed
 from ..structure import compare_structure
 from .base import Candidate, RecordView, failure_fields, guarded
 
@@ -34,12 +35,26 @@ class StructureEvidence(RecordView):
 
 
 class StructureLayer:
-    """The structural diff, unless the case's budget is spent (it is explanation only);
-    it runs while the engine executes the candidate."""
+    """The structural diff, unless the case's budget is spent (it is explanation only).
+    Sent with the execution (``SendLayer``: a grader whose engine is a process of its own),
+    the engine process makes it and this layer reads it with the execution's answer; else,
+    or when the engine gave none (the prediction's run was killed, its diff hit recursion
+    there), it is made here, while the engine executes the candidate."""
 
     name, ahead = "structure", False
 
     def run(self, c: Candidate) -> None:
+        if c.structure_sent is not None and c.structure_sent is c.gold and c.ticket is not None:
+            c.budget.pause()  # waiting on the engine's execution, which has its own limits
+            try:
+                made = c.grader.host.result(c.ticket).get("structure")
+            except HostCrashed:  # the execution layer records why; the diff is made here
+                made = None
+            finally:
+                c.budget.resume()
+            if made is not None and made.get("layer_error") != "recursion":  # this process's stack decides that
+                c.layers["structure"] = StructureEvidence.from_record(made)
+                return
         analysis = c.gold.analysis  # the gold's side, analysed once per gold (gold_analysis.py)
         gold = analysis.structure if analysis is not None else c.gold.tree
         failed = analysis.structure_error if analysis is not None else None  # the gold's side could not be made
