@@ -260,6 +260,7 @@ class CaseItem(pytest.Item):
         after = getattr(self, "sqleval_after", None)
         if isinstance(after, CaseItem):  # two ahead: its gold analysed and run now, so the next case sends it
             after._ask_gold_ahead()
+            after._send_ahead(wait=False)  # its gold stored already (a rerun): its prediction runs two cases ahead
         record = self._grade()
         if isinstance(nxt, CaseItem):  # (a first run) its gold is answered by now: it runs during our reports
             nxt._send_ahead()

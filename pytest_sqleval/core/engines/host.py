@@ -35,7 +35,10 @@ GRACE_S = 0.7  # the interrupt fires at the limit; past the limit + 0.7 s the pr
 CPU_LOOK_MIN_S = 0.05  # the parent reads the child's CPU time at most this often
 COMPARE_TIMEOUT_S = 300.0
 _HDR = struct.Struct("!Q")
-_AHEAD_BYTES = 16_384  # requests queued ahead stay this small, so two fit a pipe's buffer
+_AHEAD_BYTES = 16_384  # requests queued ahead stay this small
+PIPE_BYTES = 65_536  # what a pipe holds where it cannot be widened (Linux's default)
+WIDE_PIPE_BYTES = 1 << 18  # asked for each of the child's two pipes (Linux allows up to /proc/sys/fs/pipe-max-size)
+PIPE_MARGIN = 4_096  # left free in the request pipe for the requests with no answer (``tell``)
 HELD_MAX = 8  # requests asked ahead and held until they can be sent (EngineProcess.hold)
 
 
@@ -72,18 +75,67 @@ def _write(fh: Any, obj: Any) -> None:
     fh.flush()
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError
-        chunk = os.read(fd, n - len(buf))
-        if not chunk:
-            raise EOFError
-        buf += chunk
-    return bytes(buf)
+class _Frames:
+    """The child's frames as they arrive: read from the pipe in large chunks (one read can
+    hold several frames: started, executed, the answer) and cut here, so a frame costs no
+    system call of its own, a frame cut by a timeout is kept whole for the next read, and
+    what has arrived can be taken without waiting (``EngineProcess.poll``)."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc  # the child whose frames these are (a fresh child may reuse its descriptor)
+        self.fd: int = proc.stdout.fileno()
+        self.buf = bytearray()
+
+    def next(self, deadline: float | None) -> Any:
+        """The next frame, waiting for it until ``deadline`` (monotonic; None: no bound,
+        for a caller that has its own) else ``TimeoutError``; ``EOFError`` when the child is gone."""
+        while True:
+            if len(self.buf) >= _HDR.size:
+                (n,) = _HDR.unpack_from(self.buf)
+                end = _HDR.size + n
+                if len(self.buf) >= end:
+                    frame = pickle.loads(self.buf[_HDR.size:end])
+                    del self.buf[:end]
+                    return frame
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if not select.select([self.fd], [], [], max(0.0, left))[0]:
+                    raise TimeoutError
+            chunk = os.read(self.fd, self.CHUNK)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+
+
+# -- an opt-in trace of the pipe: when each request was sent, waited for and answered ----
+TRACE_ENV = "SQLEVAL_IPC_TRACE"  # a path prefix: each process writes <prefix>.<role>.<pid>.jsonl at exit
+_trace_events: list[tuple[Any, ...]] | None = None
+
+
+def trace_event(*event: Any) -> None:
+    """Record one event of the pipe's timeline (monotonic clock, shared by both processes),
+    only when ``SQLEVAL_IPC_TRACE`` names where to write it: a measurement, off in a run."""
+    global _trace_events
+    if _trace_events is None:
+        prefix = os.environ.get(TRACE_ENV)
+        if not prefix:
+            return
+        _trace_events = []
+        import atexit
+        atexit.register(_write_trace, prefix)
+    _trace_events.append(event)
+
+
+def _write_trace(prefix: str) -> None:
+    with open(f"{prefix}.{_ROLE}.{os.getpid()}.jsonl", "w", encoding="utf-8") as fh:
+        for event in _trace_events or ():
+            fh.write(json.dumps(event) + "\n")
+
+
+TRACING = bool(os.environ.get(TRACE_ENV))
+_ROLE = "grading"  # "engine" in the child (``main``)
 
 
 class EngineProcess:
@@ -99,6 +151,8 @@ class EngineProcess:
         self.held: deque[tuple[Ticket, Callable[[], subprocess.Popen[bytes]]]] = deque()  # ahead, not sent yet
         self._draining = False
         self.restarts = 0
+        self._frames: _Frames | None = None  # the current child's answers, as read so far
+        self._last_end: tuple[float, float] | None = None  # (monotonic, its CPU time) when the child last answered
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -111,24 +165,50 @@ class EngineProcess:
             self.held.popleft()  # still sent when its answer is asked for
         self.held.append((ticket, start))
 
+    def fits(self, size: int) -> bool:
+        """A request of ``size`` bytes can be written now without risk of a stall: with the
+        requests whose answers are unread (each is in the pipe still, or read by the child)
+        it fits the pipe's buffer, so the write never blocks, whatever the child is doing
+        (blocked on writing answers this process has not read yet: both waiting would be a
+        deadlock). Requests sent ahead are thus limited by bytes, not by count: the child
+        always has the next cases queued while this process grades (issue 35)."""
+        queued = sum(_pipe_cost(len(t.blob)) for t in self.pending)
+        return not self.pending or queued + _pipe_cost(size) <= self.capacity - PIPE_MARGIN
+
     def _send_held(self) -> None:
-        """Send the requests held ahead, oldest first, while each can go without risk: at most
-        one answer unread before it (two small requests fit the pipe's buffer)."""
-        while self.held and len(self.pending) <= 1 and not self._draining and self.alive():
-            ticket, start = self.held.popleft()
-            if not ticket.sent and not ticket.done:
-                self.send(ticket, start)
+        """Send the requests held ahead, oldest first, while each can go without risk (``fits``)."""
+        while self.held and not self._draining and self.alive():
+            ticket, start = self.held[0]
+            if ticket.sent or ticket.done:
+                self.held.popleft()
+                continue
+            if not self.fits(len(ticket.blob)):
+                return
+            self.held.popleft()
+            self.send(ticket, start)
+
+    @property
+    def capacity(self) -> int:
+        """Bytes the current child's request pipe holds (``spawn_child`` widens it)."""
+        return int(getattr(self.proc, "pipe_bytes", PIPE_BYTES))
 
     def prestart(self) -> None:
         """Start the child now, before any database is named, so its start-up overlaps the caller's."""
         if not self.alive():
-            self.proc = spawn_child()
+            self.proc, self._last_end = spawn_child(), None
 
     def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
-        if self.pending and (len(ticket.blob) > _AHEAD_BYTES or not self.alive()):
-            self.drain()  # a big request behind an unread answer could fill both pipes; a dead child's say how it died
+        if self.pending and not self.alive():
+            self.drain()  # a dead child's pending requests say how it died
+        if self.pending and not self.fits(len(ticket.blob)):
+            self._draining = True  # answers read until it fits: a write that could block could deadlock
+            try:
+                while self.pending and not self.fits(len(ticket.blob)):
+                    self.read_next()
+            finally:
+                self._draining = False
         if not self.alive():
-            self.proc = start()
+            self.proc, self._last_end = start(), None
         proc = self.proc
         assert proc is not None and proc.stdin is not None
         try:
@@ -137,6 +217,10 @@ class EngineProcess:
         except (BrokenPipeError, OSError):
             pass  # the child is gone: reading says how
         ticket.sent = True
+        ticket.reset()
+        ticket.sent_at = time.monotonic()
+        if TRACING:
+            trace_event("send", ticket.op, ticket.sent_at, len(self.pending))
         self.pending.append(ticket)
 
     def drain(self) -> None:
@@ -147,58 +231,88 @@ class EngineProcess:
         finally:
             self._draining = False
 
-    def read_next(self) -> None:
+    def poll(self) -> None:
+        """Take every answer the child has written already, without waiting for any: each
+        such request is done (``Ticket.done``), and the requests held ahead go out as room
+        is made (``_send_held``). So a case asked ahead sees its gold answered as soon as the
+        child answered it, not when this process next waits on the pipe, and its prediction
+        is sent while the child still works (issue 35: the two processes overlap)."""
+        while self.pending and self.alive() and not self._draining:
+            if not self.read_next(wait=False):
+                return
+
+    def read_next(self, wait: bool = True) -> bool:
         """Read the answer to the oldest pending request. Its execution budget starts when
         the child says it started it; past the budget the child is killed, that request
-        fails, and the requests queued behind it go to a fresh child."""
+        fails, and the requests queued behind it go to a fresh child. Without ``wait``, only
+        the frames already in the pipe are read: False when its answer is not among them
+        (what was read is kept on the ticket for the next read)."""
         proc = self.proc
         ticket = self.pending[0]
         assert proc is not None and proc.stdout is not None
-        deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
-        began: float | None = None  # when the child started this request's current query (monotonic)
-        since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
-        look = float("inf")  # when to read the child's CPU time next
+        if self._frames is None or self._frames.proc is not proc:
+            self._frames = _Frames(proc)
+        frames = self._frames
+        if ticket.deadline is None:
+            if self._last_end is not None:  # the child starts it once it has answered the one before, and has it
+                ticket.started(max(self._last_end[0], ticket.sent_at), self._last_end[1])
+            else:  # a fresh child (its first request says when it starts)
+                ticket.deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
         try:
             while True:
                 try:
-                    (n,) = _HDR.unpack(_read_exact(proc.stdout.fileno(), _HDR.size, min(deadline, look)))
-                    kind, body = pickle.loads(_read_exact(proc.stdout.fileno(), n, None))
+                    if not wait:
+                        frame = frames.next(0.0)
+                    elif TRACING:
+                        t0 = time.monotonic()
+                        try:
+                            frame = frames.next(min(ticket.deadline, ticket.look))
+                        finally:
+                            ticket.waited += time.monotonic() - t0
+                    else:
+                        frame = frames.next(min(ticket.deadline, ticket.look))
+                    kind, body = frame[0], frame[1]
                 except TimeoutError:
+                    if not wait:
+                        return False
                     now = time.monotonic()
+                    since = ticket.since
                     used = None if since is None else process_cpu_s(proc.pid)
                     if used is not None and since is not None:
                         used -= since[1]
-                    if now < deadline and used is not None and ticket.cpu_limit is not None:
+                    if now < ticket.deadline and used is not None and ticket.cpu_limit is not None:
                         if used < ticket.cpu_limit:  # not there yet: its CPU time cannot grow faster than ``rate``
-                            look = now + max(CPU_LOOK_MIN_S, (ticket.cpu_limit - used) / ticket.rate)
+                            ticket.look = now + max(CPU_LOOK_MIN_S, (ticket.cpu_limit - used) / ticket.rate)
                             continue
-                    elif now < deadline:
-                        look = float("inf")
+                    elif now < ticket.deadline:
+                        ticket.look = float("inf")
                         continue
-                    self._fail(self._timeout(ticket, used, None if began is None else now - began))
-                    return
+                    self._fail(self._timeout(ticket, used, None if ticket.began is None else now - ticket.began))
+                    return True
                 if kind == "started":  # the child runs a query of this request (since ``body``: monotonic, CPU)
                     at, cpu = body if isinstance(body, tuple) else (time.monotonic(), None)
-                    deadline, began = at + ticket.budget, at
-                    since = (at, cpu) if cpu is not None else None
-                    look = (at + ticket.cpu_limit / ticket.rate if since is not None and ticket.cpu_limit is not None
-                            else float("inf"))
+                    ticket.started(at, cpu)
                 elif kind == "executed":  # execution finished in time; comparison has its own budget
-                    deadline, began, since, look = time.monotonic() + COMPARE_TIMEOUT_S, None, None, float("inf")
+                    ticket.deadline, ticket.began = time.monotonic() + COMPARE_TIMEOUT_S, None
+                    ticket.since, ticket.look = None, float("inf")
                 elif kind == "partial":  # the answer to give if the rest of the request does not finish
                     ticket.partial = body
                 else:
                     self.pending.popleft()
                     ticket.done = True
+                    self._last_end = frame[2] if len(frame) > 2 else None  # the next request is timed from it
                     if kind == "error":
                         ticket.error = HostOpError(body)
                     else:
                         ticket.value = body
+                    if TRACING:
+                        trace_event("answer", ticket.op, ticket.sent_at, time.monotonic(), ticket.waited, not wait)
                     self._send_held()
-                    return
+                    return True
         except (EOFError, OSError) as exc:
             code = proc.poll()
             self._fail(HostCrashed(f"the engine process died (exit code {code}): {type(exc).__name__}"))
+            return True
 
     @staticmethod
     def _timeout(ticket: "Ticket", cpu: float | None, wall: float | None) -> HostTimeout:
@@ -237,6 +351,7 @@ class EngineProcess:
 
     def kill(self) -> None:
         proc, self.proc = self.proc, None
+        self._frames, self._last_end = None, None
         if proc is not None:
             proc.kill()
             proc.wait()
@@ -259,6 +374,7 @@ class EngineProcess:
     def close(self) -> None:
         self.held.clear()
         proc, self.proc = self.proc, None
+        self._frames, self._last_end = None, None
         pending, self.pending = self.pending, deque()
         if proc is not None and proc.poll() is None:
             if pending:  # answers nobody will read: do not let the child work on them
@@ -304,6 +420,12 @@ class InProcessEngine:
 
     def prestart(self) -> None:
         pass
+
+    def poll(self) -> None:
+        pass  # nothing runs beside this process: nothing is answered before it is asked for
+
+    def fits(self, size: int) -> bool:
+        return len(self.pending) <= 1  # served in order when asked for: no more queued ahead than two
 
     def hold(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
         pass  # nothing runs beside this process: it is served when its answer is asked for
@@ -366,9 +488,36 @@ def spawn_child() -> subprocess.Popen[bytes]:
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.core.engines.host"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc.pipe_bytes = _widen(proc)  # type: ignore[attr-defined]
     from .registry import exported
     _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
     return proc
+
+
+def _pipe_cost(size: int) -> int:
+    """The most of a pipe's buffer one request of ``size`` bytes can take: the kernel keeps
+    a pipe's bytes in pages, and a write may start a page of its own."""
+    return (-(-(size + _HDR.size) // 4096) + 1) * 4096
+
+
+def _widen(proc: subprocess.Popen[bytes]) -> int:
+    """Widen the child's two pipes (``WIDE_PIPE_BYTES``, where the system allows it): more
+    requests go ahead without risk (``EngineProcess.fits``) and the child writes its answers
+    without waiting while this process is busy. Returns what the request pipe holds."""
+    try:
+        import fcntl
+        assert proc.stdin is not None and proc.stdout is not None
+        setsize, getsize = getattr(fcntl, "F_SETPIPE_SZ", None), getattr(fcntl, "F_GETPIPE_SZ", None)
+        if setsize is None or getsize is None:
+            return PIPE_BYTES
+        for fh in (proc.stdout, proc.stdin):
+            try:
+                fcntl.fcntl(fh.fileno(), setsize, WIDE_PIPE_BYTES)
+            except OSError:
+                pass  # over the user's pipe quota: the size it has (read below) is the one counted
+        return int(fcntl.fcntl(proc.stdin.fileno(), getsize))
+    except (ImportError, OSError):
+        return PIPE_BYTES
 
 
 class EngineHost:
@@ -430,12 +579,18 @@ class EngineHost:
         if exec_timeout is None:  # a query's limit: CPU time, with the wall budget as its bound
             ticket.rate = float(max(1, int(self.limits.threads)))  # the limit is per thread (watchdog.QueryTime)
             ticket.limit_s, ticket.cpu_limit = self.limits.timeout_s, (self.limits.timeout_s + GRACE_S) * ticket.rate
-        if ahead and (len(self.process.pending) > 1 or len(ticket.blob) > _AHEAD_BYTES):
+        if ahead and not self.process.fits(len(ticket.blob)):
+            self.process.poll()  # answers already written make room: sent now rather than held
+        if ahead and (not self.process.fits(len(ticket.blob)) or len(ticket.blob) > _AHEAD_BYTES):
             if len(ticket.blob) <= _AHEAD_BYTES:  # sent once an answer is read (EngineProcess.hold)
                 self.process.hold(ticket, self._start)
             return ticket
         self.process.send(ticket, self._start)
         return ticket
+
+    def poll(self) -> None:
+        """Take the answers the engine has written already, without waiting (``EngineProcess.poll``)."""
+        self.process.poll()
 
     def result(self, ticket: "Ticket") -> dict[str, Any]:
         while not ticket.done:
@@ -472,13 +627,36 @@ class Ticket:
         self.value: Any = None
         self.partial: Any = None
         self.error: HostCrashed | None = None
+        self.reset()
+        self.sent_at = 0.0  # monotonic, when it was written to the child
+        self.waited = 0.0  # seconds this process was blocked on the pipe for it (SQLEVAL_IPC_TRACE only)
+
+    def started(self, at: float, cpu: float | None) -> None:
+        """The child started a query of this request at ``at`` (monotonic) with ``cpu``
+        seconds of CPU time spent (None: unknown): its budget runs from there."""
+        self.deadline, self.began = at + self.budget, at
+        self.since = (at, cpu) if cpu is not None else None
+        self.look = (at + self.cpu_limit / self.rate if self.since is not None and self.cpu_limit is not None
+                     else float("inf"))
+
+    def reset(self) -> None:
+        """Forget what the frames of an earlier send said (a child killed before it ran this)."""
+        self.deadline: float | None = None  # monotonic: past it the child is killed
+        self.began: float | None = None  # when the child started this request's current query (monotonic)
+        self.since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
+        self.look = float("inf")  # when to read the child's CPU time next
 
 
 # -- child side ------------------------------------------------------------------------
 def started(out: Any) -> None:
     """Tell the parent a query of this request starts now: its execution budget runs from here."""
-    # the clock is the machine's: the parent times from it; the CPU time is this process's, as /proc reads it
-    _write(out, ("started", (time.monotonic(), time.process_time())))
+    _write(out, ("started", _stamp()))
+
+
+def _stamp() -> tuple[float, float]:
+    """Now, as the parent times a query: the machine's monotonic clock (the parent's too)
+    and this process's CPU time (as /proc reads it)."""
+    return time.monotonic(), time.process_time()
 
 
 def executed(out: Any) -> None:
@@ -560,6 +738,8 @@ MAX_OPEN_IN_CHILD = 8  # databases a shared child keeps open (least recently use
 
 
 def main() -> None:  # pragma: no cover - runs in the child
+    global _ROLE
+    _ROLE = "engine"
     sys.modules.setdefault("pytest_sqleval.core.engines.host", sys.modules[__name__])  # a handler imports this module: once
     from ..childio import private_stdout
     out = private_stdout()  # nothing but frames on the pipe, whatever an engine's C code prints
@@ -577,18 +757,27 @@ def main() -> None:  # pragma: no cover - runs in the child
     except Exception as exc:  # every database's requests say why
         broken = exc
     servers: dict[bytes, _Server] = {}  # a database's key (see EngineHost) -> its open sandbox, in order of use
+    # Each answer carries when it was written (``_stamp``): the parent times the next request
+    # from it, so a request needs no "started" of its own, one message fewer a request. Only
+    # after work the parent cannot see (start-up, opening a database, letting one go) is the
+    # start told: that work's time is not the query's.
+    tell_start = True
     while True:
+        idle = time.monotonic() if TRACING else 0.0
         message = read()
         if len(message) == 2:  # ("quit", {})
             return
         key, op, payload = message
+        received = time.monotonic() if TRACING else 0.0
         server = servers.pop(key, None)
         if op == "forget":
             if server is not None:
                 server.close()
+            tell_start = True
             continue
         if server is None:
             config = pickle.loads(key)
+            tell_start = True
             try:
                 if broken is not None:
                     raise broken
@@ -600,12 +789,16 @@ def main() -> None:  # pragma: no cover - runs in the child
             while len(servers) >= MAX_OPEN_IN_CHILD:
                 servers.pop(next(iter(servers))).close()
         servers[key] = server
-        started(out)
+        if tell_start:
+            started(out)
+            tell_start = False
         try:
             body = server.serve(op, payload, out)
-            _write(out, ("result", body))
+            _write(out, ("result", body, _stamp()))
         except Exception as exc:
-            _write(out, ("error", f"{type(exc).__name__}: {exc}"))
+            _write(out, ("error", f"{type(exc).__name__}: {exc}", _stamp()))
+        if TRACING:  # the pipe's timeline: idle from, received, answered (monotonic), this process's CPU
+            trace_event("serve", op, idle, received, time.monotonic(), time.process_time())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..cases import BenchmarkCase, ComparePolicy, Limits
 from ..engines import is_url
+from ..engines import host as _host  # its pipe trace (SQLEVAL_IPC_TRACE)
 from ..engines.host import (EngineHost, EngineProcess, HostCrashed, HostOpError, HostTimeout, InProcessEngine,
                             describe_timeout)
 from ..errors import GoldError
@@ -175,6 +176,15 @@ class SuiteGrader:
         case's ``GoldError`` (several golds must all be sound; ``validate`` says which). A case
         with golds of its own for this grader's engine (``gold_sql_spark``) is graded with
         those instead (``BenchmarkCase.golds_for``), read in the engine's dialect."""
+        if _host.TRACING:  # the pipe's timeline (engines.host, SQLEVAL_IPC_TRACE): when this process set cases up
+            began = time.monotonic()
+            try:
+                return self._case_gold(case)
+            finally:
+                _host.trace_event("setup", began, time.monotonic())
+        return self._case_gold(case)
+
+    def _case_gold(self, case: BenchmarkCase) -> GoldAnswer:
         golds = case.golds_for(self.engine)
         golds = golds if self.host is not None else tuple(g for g in golds if g.is_sql)  # a file gold needs a database
         if not golds:
@@ -300,7 +310,9 @@ class SuiteGrader:
             return None
         ticket = self._analysed_ahead.get((gold_sql, dialect))
         if ticket is not None and ticket.sent and not ticket.done and not wait:
-            return None  # its analysis is on its way: not waited for now
+            self.host.poll()  # answered already, though not read yet: taken now, without waiting
+            if not ticket.done:
+                return None  # its analysis is on its way: not waited for now
         if ticket is not None and ticket.sent:  # sent ahead by an earlier case, before this one's own work
             self._adopt_analysed(gold_sql, dialect)
         if (gold_sql, dialect) in self._analysed_failures:
@@ -520,6 +532,8 @@ class SuiteGrader:
                 judgement = judge(evidence)
         verdict = decide(evidence, assessment, classified, judgement=judgement, mode=judge_mode, classifier=classifier)
         c.budget.pause()
+        if _host.TRACING:  # the pipe's timeline (engines.host, SQLEVAL_IPC_TRACE): when this process graded
+            _host.trace_event("grade", time.monotonic() - (time.perf_counter() - start), time.monotonic())
         return replace(verdict, duration_ms=round((time.perf_counter() - start) * 1000, 3))
 
     def _against_compared_gold(self, c: Candidate, gold: GoldAnswer, gold_sql: str | None
