@@ -75,7 +75,10 @@ def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None,
     Returns its wall, its output and its own peak RSS in MiB; its CPU seconds (its own and
     its children's) go to ``CPU[label]``."""
     cmd = [PYTHON, "-P", "-c", _SELF_PEAK, *args]
-    wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
+    # the working directory is the code's folder: the engine process is started as
+    # ``python -m pytest_sqleval.core.engines.host``, which imports from the working directory
+    # first (the suite and its results are absolute paths; no ini file is read from either)
+    wall, proc = run(cmd, cwd=ROOT if code is None else code, env=None if code is None else {"PYTHONPATH": str(code)},
                      root_first=code is None, timeout=TIMEOUT_S)
     check(proc)
     kib, own, children, package = proc.stderr.strip().splitlines()[-1].split(maxsplit=3)
