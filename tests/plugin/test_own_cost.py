@@ -4,6 +4,7 @@ in bench/owncost_bench.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +74,36 @@ def test_a_settled_progress_still_draws_and_counts_a_run_still_generating() -> N
     live.tick()
     assert lines == ["sqleval: generation 0/2 · 2 in flight · 0 tokens · $0.0000 · 0 failed",
                      "sqleval: generation 2/2 · 0 in flight · 0 tokens · $0.0000 · 0 failed"]
+
+
+MARKS_CONFTEST = """
+import pathlib
+
+def pytest_collection_finish(session):
+    pathlib.Path(OUT).write_text(repr([(item.name, [m.name for m in item.iter_markers()],
+                                        sorted(k for k in ("easy", "hard", "orders", "revenue", "t_3_tables")
+                                               if k in item.keywords))
+                                       for item in session.items]))
+"""
+
+
+def test_items_with_the_same_labels_share_their_markers(pytester: pytest.Pytester, make_suite: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each item carries a marker per label (``-m``, ``-k``, ``item.keywords``), and pytest's
+    ``add_marker`` runs once per label set, not once per label of every item."""
+    from tests.sqleval_helpers import gen_cases
+    cases = gen_cases(8, difficulty="easy", category="orders", tags=["revenue", "3 tables"])
+    cases[5].update(difficulty="hard")
+    make_suite(cases)
+    out = pytester.path / "marks.txt"
+    pytester.makeconftest(f"OUT = {str(out)!r}\n" + MARKS_CONFTEST)
+    calls = []
+    add_marker = pytest.Item.add_marker
+    monkeypatch.setattr(pytest.Item, "add_marker", lambda self, *a, **k: calls.append(1) or add_marker(self, *a, **k))
+    result = pytester.runpytest("suite", "-p", "no:cacheprovider", "-m", "revenue and not hard", "--collect-only")
+    result.assert_outcomes()
+    assert "7/8 tests collected (1 deselected)" in result.stdout.str()
+    seen = eval(out.read_text())  # noqa: S307 - our own repr
+    assert seen == [(f"q{i:02d}", ["easy", "orders", "revenue", "t_3_tables"], ["easy", "orders", "revenue", "t_3_tables"])
+                    for i in range(1, 9) if i != 6]
+    assert len(calls) == 8  # two label sets of four: not 32
