@@ -78,13 +78,16 @@ class ResultsSink:
                 _drop_record(report)
             return
         offered = self._offered.pop(report.nodeid, None)
-        mine = offered is not None and offered[1] is data  # made by this process's item from ``record``
-        record = offered[0] if mine else CaseRecord.from_json_dict(data, source=report.nodeid)
+        if offered is not None and offered[1] is data:  # made by this process's item: data is record.to_json_dict()
+            record, as_json = offered[0], data
+        else:
+            record = CaseRecord.from_json_dict(data, source=report.nodeid)
+            as_json = record.to_json_dict()
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
             self._results_fh = open(self._journal, "w+b")  # read back at the end (results.jsonl, the page)
-        line = _record_line(data if mine else record.to_json_dict())  # the item made ``data`` as to_json_dict()
+        line = _record_line(as_json)
         self._journal_lines[report.nodeid] = (self._journal_size, len(line))
         self._journal_size += len(line)
         self._results_fh.write(line)
