@@ -44,11 +44,15 @@ COMMON = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", "-
 
 # pytest as ``python -m pytest``, printing on its last stderr line the process's own peak
 # RSS in KiB (its engine processes are children and not counted), then its CPU seconds
-# (user + system) and its children's (the engine process)
+# (user + system) and its children's (the engine process), then the folder of the
+# ``pytest_sqleval`` it imported. Run with ``python -P``: ``-c`` alone puts the working
+# directory (this checkout) first on ``sys.path``, ahead of ``PYTHONPATH``, so a ``--before``
+# run graded with this checkout's code, not the older one (every A/B before 2026-11-29 did).
 _SELF_PEAK = ("import atexit, resource, runpy, sys; "
               "u = lambda w: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(w)); "
               "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
-              "u(resource.RUSAGE_SELF), u(resource.RUSAGE_CHILDREN), file=sys.stderr)); "
+              "u(resource.RUSAGE_SELF), u(resource.RUSAGE_CHILDREN), "
+              "getattr(sys.modules.get('pytest_sqleval'), '__path__', ['-'])[0], file=sys.stderr)); "
               "sys.argv = ['pytest', *sys.argv[1:]]; runpy.run_module('pytest', run_name='__main__', alter_sys=True)")
 CPU: dict[str, list[float]] = {}  # figure -> CPU seconds (process and children) of each sample
 
@@ -70,11 +74,17 @@ def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None,
     commit's, for a before/after in the same run) imported instead of this checkout's.
     Returns its wall, its output and its own peak RSS in MiB; its CPU seconds (its own and
     its children's) go to ``CPU[label]``."""
-    cmd = [PYTHON, "-c", _SELF_PEAK, *args]
-    wall, proc = run(cmd, cwd=ROOT, env=None if code is None else {"PYTHONPATH": str(code)},
+    cmd = [PYTHON, "-P", "-c", _SELF_PEAK, *args]
+    # the working directory is the code's folder: the engine process is started as
+    # ``python -m pytest_sqleval.core.engines.host``, which imports from the working directory
+    # first (the suite and its results are absolute paths; no ini file is read from either)
+    wall, proc = run(cmd, cwd=ROOT if code is None else code, env=None if code is None else {"PYTHONPATH": str(code)},
                      root_first=code is None, timeout=TIMEOUT_S)
     check(proc)
-    kib, own, children = proc.stderr.strip().splitlines()[-1].split()
+    kib, own, children, package = proc.stderr.strip().splitlines()[-1].split(maxsplit=3)
+    expected = (code if code is not None else ROOT) / "pytest_sqleval"
+    if package != "-" and Path(package).resolve() != expected.resolve():  # "-": a run that never loaded the plugin
+        raise RuntimeError(f"the pytest process imported {package}, not {expected}")
     if label:
         CPU.setdefault(label, []).append(float(own) + float(children))
     return wall, proc.stdout, (int(kib) / 1024 if peak else None)

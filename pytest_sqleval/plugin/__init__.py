@@ -91,6 +91,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.is_registered(builtin_hooks):
         config.pluginmanager.register(builtin_hooks, "sqleval-builtins")
     config.pluginmanager.register(_Hooks(state), "sqleval-session")
+    if state.run.is_worker:  # a serial run or a controller never calls them: three calls a case saved
+        config.pluginmanager.register(_WorkerHooks(state), "sqleval-worker")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -249,21 +251,6 @@ class _Hooks:
         if not self.state.run.is_worker:
             self.state.on_report(report)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
-        report = (yield).get_result()
-        if call.when == "teardown" and self.state.run.is_worker and self.state.generation_started:
-            from ..reports.progress import PROGRESS_KEY  # a worker's counts, for the controller's progress
-            report.user_properties.append((PROGRESS_KEY, {"worker": self.state.run.worker_index,
-                                                          **self.state.generation.progress()}))
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_report_to_serializable(self, report: Any) -> Any:
-        data = (yield).get_result()
-        if isinstance(data, dict) and self.state.run.is_worker:  # its record goes as one JSON string (xdist_wire)
-            from .xdist_wire import pack_records
-            pack_records(data)
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_from_serializable(self, data: Any) -> None:
         if isinstance(data, dict) and data.get("user_properties"):
@@ -309,3 +296,27 @@ class _Hooks:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.state.close()
+
+
+class _WorkerHooks:
+    """What only an xdist worker does with its reports: its generation counts on each case's
+    last report, its records packed for the wire. Registered on workers only: a hook wrapper
+    is a call on every report, three a case."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = (yield).get_result()
+        if call.when == "teardown" and self.state.generation_started:
+            from ..reports.progress import PROGRESS_KEY  # a worker's counts, for the controller's progress
+            report.user_properties.append((PROGRESS_KEY, {"worker": self.state.run.worker_index,
+                                                          **self.state.generation.progress()}))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_report_to_serializable(self, report: Any) -> Any:
+        data = (yield).get_result()
+        if isinstance(data, dict):  # its record goes as one JSON string (xdist_wire)
+            from .xdist_wire import pack_records
+            pack_records(data)

@@ -110,22 +110,42 @@ class CaseItem(pytest.Item):
         self.record: CaseRecord | None = None
         self._generation: Any = None
         self._gold: Any = None
-        labels = [case.difficulty, case.category, *case.tags]
-        marks = self.config.stash.setdefault(_MARKS_KEY, {})  # label -> marker, registered once per run
-        for label in labels:
-            if label:
-                mark = marks.get(label)
-                if mark is None:
-                    name = marker_name(label)
-                    self.config.addinivalue_line("markers", f"{name}: benchmark label '{label}' (pytest-sqleval)")
-                    mark = marks[label] = getattr(pytest.mark, name)
-                self.add_marker(mark)
+        self._mark_labels((case.difficulty, case.category, *case.tags))
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         assert self.parent is not None  # an item is collected from its questions file
-        previous = state.sink.previous_error_class(self.parent.nodeid, case.id, backend.label)
+        previous = (state.sink.previous_error_class(self.parent.nodeid, case.id, backend.label)
+                    if state.sink.previous_classes else None)
         if previous:
             self.extra_keyword_matches.add(previous)
         self.user_properties.append(("sqleval_case", case.id))
+
+    def _mark_labels(self, labels: tuple[str | None, ...]) -> None:
+        """A marker per label (``-m hard``, ``-k revenue``). The first item with a set of
+        labels adds them with ``add_marker`` (each marker registered once per run); every
+        later item with the same set gets the same keywords and markers copied, which is
+        what ``add_marker`` would do again (pytest's own per-call work, an import among it,
+        was a third of an item's construction: 10,000 items carry some 48,000 labels)."""
+        marks: dict[Any, Any] = self.config.stash.setdefault(_MARKS_KEY, {})  # label -> marker; labels -> added
+        added = marks.get(labels)
+        if added is None:
+            own = len(self.own_markers)
+            names = []
+            for label in labels:
+                if label:
+                    mark = marks.get(label)
+                    if mark is None:
+                        name = marker_name(label)
+                        self.config.addinivalue_line("markers", f"{name}: benchmark label '{label}' (pytest-sqleval)")
+                        mark = marks[label] = getattr(pytest.mark, name)
+                    self.add_marker(mark)
+                    names.append(mark.name)
+            keywords = self.keywords
+            marks[labels] = ([(n, keywords[n]) for n in dict.fromkeys(names)], self.own_markers[own:])
+            return
+        keywords = self.keywords
+        for name, value in added[0]:
+            keywords[name] = value
+        self.own_markers.extend(added[1])
 
     @property
     def _state(self) -> SqlevalSession:
@@ -317,4 +337,4 @@ def backend_traceback(exc: BaseException, config: pytest.Config) -> str:
 
 
 SESSION_KEY: pytest.StashKey["SqlevalSession"] = pytest.StashKey()
-_MARKS_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
+_MARKS_KEY: pytest.StashKey[dict[Any, Any]] = pytest.StashKey()

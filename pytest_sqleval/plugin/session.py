@@ -112,7 +112,7 @@ class SqlevalSession:
                 capman = self.config.pluginmanager.get_plugin("capturemanager")
                 self._progress = LiveProgress(reporter, self._progress_counts,
                                               capman.global_and_fixture_disabled if capman is not None else
-                                              contextlib.nullcontext)
+                                              contextlib.nullcontext, settles=not self.run.xdist_workers)
         return self._progress
 
     def _progress_counts(self) -> dict[str, Any]:
@@ -125,12 +125,15 @@ class SqlevalSession:
         """The controller's part of a finished report: the record to the sink, a worker's
         generation counts to the progress."""
         self.sink.on_report(report)
-        if self.progress is not None:
-            from ..reports.progress import PROGRESS_KEY
-            for prop in report.user_properties:
-                if isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY and isinstance(prop[1], dict):
-                    self.progress.parts[prop[1].get("worker")] = prop[1]  # each worker's latest counts
-            self.progress.tick()
+        progress = self.progress
+        if progress is not None:
+            if self.run.xdist_workers:  # only workers' reports carry their counts
+                from ..reports.progress import PROGRESS_KEY
+                for prop in report.user_properties:
+                    if (isinstance(prop, tuple) and len(prop) == 2 and prop[0] == PROGRESS_KEY
+                            and isinstance(prop[1], dict)):
+                        progress.parts[prop[1].get("worker")] = prop[1]  # each worker's latest counts
+            progress.tick()
 
     def prefetch(self, items: list[pytest.Item]) -> None:
         """Submit every case of this process's session at once, so generations overlap;

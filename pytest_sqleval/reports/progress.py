@@ -37,7 +37,8 @@ class LiveProgress:
     """Draws the status through pytest's terminal reporter; ``tick`` redraws, ``clear`` erases."""
 
     def __init__(self, reporter: Any, snapshot: Callable[[], dict[str, Any]],
-                 uncaptured: Callable[[], ContextManager[Any]] = contextlib.nullcontext) -> None:
+                 uncaptured: Callable[[], ContextManager[Any]] = contextlib.nullcontext,
+                 settles: bool = False) -> None:
         self.reporter = reporter
         self.snapshot = snapshot
         self.uncaptured = uncaptured  # pytest's output capture, off for the duration
@@ -51,6 +52,11 @@ class LiveProgress:
         self._last_line: float | None = None
         self._ended = False
         self.parts: dict[Any, dict[str, Any]] = {}  # xdist controller: each worker's latest counts
+        # ``settles``: the total is final once it is known (serial: every case is submitted at
+        # the first case's setup), so a run whose generations were all done before progress
+        # was ever shown never shows it, and ``tick`` (three calls a case) stops counting
+        self.settles = settles
+        self._settled = False
 
     def tick_while_waiting(self) -> None:
         """From a case waiting for its generation, inside its setup, where pytest captures
@@ -59,13 +65,18 @@ class LiveProgress:
             self.tick()
 
     def tick(self) -> None:
+        if self._settled:
+            return
         p = self.snapshot()
         if not p["total"]:
             return
         outstanding = p["done"] < p["total"]
         now = time.monotonic()
         if not self.active:
-            if not outstanding or now - self.started < SHOW_AFTER_S:
+            if not outstanding:
+                self._settled = self.settles  # all done, never shown: nothing will ever be drawn
+                return
+            if now - self.started < SHOW_AFTER_S:
                 return
             self.active = True
         if self._file is not None:  # on a terminal, until the last is done (the summary has the final count)

@@ -78,13 +78,16 @@ class ResultsSink:
                 _drop_record(report)
             return
         offered = self._offered.pop(report.nodeid, None)
-        record = (offered[0] if offered is not None and offered[1] is data
-                  else CaseRecord.from_json_dict(data, source=report.nodeid))
+        if offered is not None and offered[1] is data:  # made by this process's item: data is record.to_json_dict()
+            record, as_json = offered[0], data
+        else:
+            record = CaseRecord.from_json_dict(data, source=report.nodeid)
+            as_json = record.to_json_dict()
         if self._results_fh is None:
             self.results_dir.mkdir(parents=True, exist_ok=True)
             self._journal = self.results_dir / f".results.{self.run_id}.{os.getpid()}.partial.jsonl"
             self._results_fh = open(self._journal, "w+b")  # read back at the end (results.jsonl, the page)
-        line = _record_line(record)
+        line = _record_line(as_json)
         self._journal_lines[report.nodeid] = (self._journal_size, len(line))
         self._journal_size += len(line)
         self._results_fh.write(line)
@@ -213,9 +216,11 @@ def lean_record(record: CaseRecord) -> CaseRecord:
                    backend_metadata=meta)
 
 
-def _record_line(record: CaseRecord) -> bytes:
-    """A record's line in the journal and in results.jsonl (keys sorted, ASCII)."""
-    return (json.dumps(record.to_json_dict(), default=str, sort_keys=True) + "\n").encode("ascii")
+def _record_line(data: dict[str, Any]) -> bytes:
+    """A record's line (``CaseRecord.to_json_dict()``) in the journal and in results.jsonl
+    (keys sorted, ASCII). A record is a tree (JSON's values, from the record's own edge):
+    no container can hold itself, so the encoder does not keep its table of containers."""
+    return (json.dumps(data, default=str, sort_keys=True, check_circular=False) + "\n").encode("ascii")
 
 
 def case_cache_key(suite: str, case_id: str, backend_label: str) -> str:
