@@ -345,9 +345,8 @@ class _Maker:
                 for cond in own[alias]:
                     for col, v in self._assignments(cond, resolve, alias, depth, fresh):
                         assigns.setdefault(col, v)
+                # a table with no row at all gets one made from scratch (source None)
                 source = self._existing(table, alias, filters, {}, []) or self._existing(table, alias, [], {}, [])
-                if source is None:
-                    raise _Failed(f"{table}: no row to copy")
                 try:
                     row = self.insert(table, source, assigns, nonnull)
                 except _Failed:
@@ -462,14 +461,19 @@ class _Maker:
             return None
         return int(rows[0][0]) if rows else None
 
-    def insert(self, table: str, source: int, assigns: dict[str, Any], nonnull: Iterable[str] = ()) -> int:
-        """Insert a copy of row ``source`` with ``assigns`` and fresh key values; its rowid."""
+    def insert(self, table: str, source: int | None, assigns: dict[str, Any], nonnull: Iterable[str] = ()) -> int:
+        """Insert a copy of row ``source`` with ``assigns`` and fresh key values; its rowid.
+        With ``source`` None (a table with no row to copy: Spider's geo, imdb, yelp, ...
+        hold none at all) the row is made from scratch: ``assigns`` (the gold's literals and
+        the values its parents fixed), fresh keys, and a value of the column's type in every
+        other column (``_some_value``), so every NOT NULL holds (on an empty table every
+        column is observed NOT NULL). A table with a frozen column gets no such row."""
         from .clones import deps_columns
         from .constraints import is_frozen
         t = self.tables[table]
         rel = self._rel(table)
         values = {c: v for c, v in assigns.items() if c in t.columns}
-        if any(is_frozen(table, c, self.frozen) for c in values):
+        if any(is_frozen(table, c, self.frozen) for c in (values if source is not None else t.columns)):
             raise _Failed(f"{table}: a frozen column would take a value")
         fresh = self._fresh_keys(table, deps_columns(self.c.dependencies, table), values)
         for col in [c for c in fresh if c not in values]:
@@ -478,20 +482,32 @@ class _Maker:
                     (self.engine == "sqlite" and upper == ""):
                 top = _bounded(self.con, f"SELECT max({_q(col)}) FROM {rel}")[0][0]
                 values[col] = (int(top) if isinstance(top, (int, float)) else 0) + 1
+            elif source is None:  # the column's name and a number no row of it holds
+                count = _bounded(self.con, f"SELECT count(*) FROM {rel}")[0][0]
+                values[col] = f"{col} {int(count) + 1}"
             else:
                 own = _bounded(self.con, f"SELECT {_q(col)}, (SELECT count(*) FROM {rel}) FROM {rel} "
                                          f"WHERE rowid = {int(source)}")[0]
                 values[col] = f"{own[0] if own[0] is not None else ''}#{own[1]}"
+        if source is None:
+            for col in t.columns:
+                if col not in values:
+                    values[col] = self._some_value(table, col)
         for col in nonnull:
-            if col not in values:
+            if col not in values and source is not None:
                 held = _bounded(self.con, f"SELECT {_q(col)} FROM {rel} WHERE rowid = {int(source)}")[0][0]
                 if held is None:
                     values[col] = self._some_value(table, col)
         cols = list(t.columns)
         exprs = [(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?")
                  if c in values else _q(c) for c in cols]
-        cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) SELECT {', '.join(exprs)} "
-                               f"FROM {rel} WHERE rowid = {int(source)}", [values[c] for c in cols if c in values])
+        params = [values[c] for c in cols if c in values]
+        if source is None:
+            cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) "
+                                   f"VALUES ({', '.join(exprs)})", params)
+        else:
+            cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) SELECT {', '.join(exprs)} "
+                                   f"FROM {rel} WHERE rowid = {int(source)}", params)
         # SQLite: the row's own id (an INTEGER PRIMARY KEY given a literal is no maximum); DuckDB appends
         rowid = int(cur.lastrowid if self.engine == "sqlite"
                     else _bounded(self.con, f"SELECT max(rowid) FROM {rel}")[0][0])
@@ -524,6 +540,9 @@ class _Maker:
             for col in [c for c in key if c not in values]:
                 if col not in linked and col not in referenced:  # a day or a timestamp: the next after the last
                     top = _bounded(self.con, f"SELECT max({_q(col)}) FROM {self._rel(table)}")[0][0]
+                    if top is None:  # the column holds no value yet: any value of its type is fresh
+                        values[col] = self._some_value(table, col)
+                        break
                     after = neighbours(str(top))[2:] if isinstance(top, str) else []
                     if after and after[0] != str(top):
                         values[col] = after[0]
@@ -546,17 +565,19 @@ class _Maker:
         return fresh
 
     def _some_value(self, table: str, col: str) -> Any:
-        """A value for a projected column that is NULL on the copied row: one the column
-        holds, else one of its type."""
+        """A value for a projected column that is NULL on the copied row (or a column of a
+        row made from scratch): one the column holds, else one of its type."""
         held = _bounded(self.con, f"SELECT {_q(col)} FROM {self._rel(table)} WHERE {_q(col)} IS NOT NULL LIMIT 1")
         if held:
             return held[0][0]
         upper = self.tables[table].columns[col].upper()
         if any(w in upper for w in ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "BOOL")):
             return 1
-        if "DATE" in upper or "TIME" in upper:
+        if "DATE" in upper or "TIMESTAMP" in upper:
             return "2000-01-01"
-        return "x"
+        if "TIME" in upper:
+            return "00:00:00"
+        return col
 
     def _repair(self) -> None:
         """Add the rows the new rows' references need (a copy of a parent row with that key)
@@ -579,9 +600,7 @@ class _Maker:
             for d, v in missing:
                 if added >= MAX_REPAIR_ROWS:
                     raise _Failed("too many rows to keep every dependency")
-                source = self._existing(d.parent, "p", [], {}, [])
-                if source is None:
-                    raise _Failed(f"{d.parent}: no row to copy")
+                source = self._existing(d.parent, "p", [], {}, [])  # None: a parent made from scratch
                 self.insert(d.parent, source, {d.parent_columns[0]: v})
                 added += 1
         raise _Failed("dependencies still dangle")

@@ -77,3 +77,57 @@ def test_a_foreign_key_naming_no_column_of_its_parent_is_no_dependency(tmp_path:
             'WHERE t2.CITY_NAME = "alameda"')
     with Grader(path, dialect="sqlite", cache_dir=tmp_path / "v", variants=4, variant_golds=[gold]) as grader:
         assert grader.compare(gold, gold).passed  # main: "cannot build the variants ...: no such column: x.RESTAURANT_ID"
+
+
+def test_a_gold_on_a_database_with_no_rows_is_graded_on_rows_made_from_scratch(imdb: Path, tmp_path: Path) -> None:
+    golds = [GOLD, STATE, TAGGED]
+    with Grader(imdb, dialect="sqlite", cache_dir=tmp_path / "plain") as plain:
+        with pytest.raises(GoldError):  # nothing to answer on the pinned database
+            plain.compare(WRONG, GOLD)
+    with Grader(imdb, dialect="sqlite", cache_dir=tmp_path / "v", variants=4, variant_golds=golds) as grader:
+        for wrong, gold in ((WRONG, GOLD), (STATE_WRONG, STATE), (TAGGED_WRONG, TAGGED)):
+            verdict = grader.compare(wrong, gold)
+            assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
+        for sql in (GOLD, REWRITE):
+            assert grader.compare(sql, GOLD).passed, sql
+        for gold in golds:
+            assert grader.compare(gold, gold).passed, gold
+
+
+def test_rows_made_from_scratch_keep_keys_references_and_not_null(imdb: Path, tmp_path: Path) -> None:
+    from pytest_sqleval.core.variants.boundaries import BoundaryRows
+    from pytest_sqleval.core.variants.build import build_variants
+
+    def build(where: Path) -> list[str]:
+        rows = BoundaryRows(imdb, [GOLD, STATE, TAGGED], "sqlite", 0)
+        try:
+            variants = build_variants(imdb, where, count=4, rows=rows)
+        finally:
+            rows.close()
+        answered = set()
+        for v in variants:
+            con = sqlite3.connect(v.path)
+            try:
+                # every declared reference but tags.kid -> keyword(kid), which names no column of keyword
+                for child, col, parent, key in (("directed_by", "msid", "movie", "mid"),
+                                                ("directed_by", "did", "director", "did"),
+                                                ("tags", "msid", "movie", "mid")):
+                    assert con.execute(f"SELECT count(*) FROM {child} WHERE {col} NOT IN "
+                                       f"(SELECT {key} FROM {parent})").fetchone() == (0,), (v.kind, child, col)
+                tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                for table in tables:
+                    cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+                    key = cols[0]  # each table's primary key
+                    assert con.execute(f"SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) > 1").fetchall() == []
+                    # an empty table's columns are all observed NOT NULL: no NULL is written
+                    assert con.execute(f"SELECT count(*) FROM {table} WHERE "
+                                       f"{' OR '.join(f'{c} IS NULL' for c in cols)}").fetchone() == (0,), table
+                for i, gold in enumerate((GOLD, STATE, TAGGED)):
+                    if con.execute(gold.replace('"', "'")).fetchall():
+                        answered.add(i)
+            finally:
+                con.close()
+        assert answered == {0, 1, 2}  # each gold answers on some variant
+        return [v.content_hash for v in variants]
+
+    assert build(tmp_path / "a") == build(tmp_path / "b")
