@@ -158,23 +158,20 @@ def _has_value(con: Any, sql: str, *, trusted: bool = True) -> bool | None:
 
 
 def _parse(sql: str, dialect: str, catalog: Any) -> Any:
-    """The gold's tree; a double-quoted name that names no column anywhere is a string, as
-    SQLite reads it (Spider's golds: ``WHERE continent = "north america"``)."""
-    from sqlglot import exp, parse_one
+    """The gold's tree, None when it does not parse (the grader reports it); from SQLite, its double-quoted strings made strings
+    (``parse.sqlite_quoted_strings``): by the schema when ``catalog`` is given (Spider's golds:
+    ``WHERE continent = "north america"``), else as the grader runs a gold on another engine."""
+    from sqlglot import parse_one
+
+    from ..grading.parse import sqlite_quoted_strings
     try:
         tree = parse_one(sql, read=dialect)
     except Exception:  # a gold that does not parse gets no tuple; the grader reports it
         return None
     if dialect != "sqlite":
         return tree
-    known = {c for cols in catalog.lower.values() for c in cols} if catalog is not None else set()
-
-    def fix(node: Any) -> Any:
-        if (isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier)
-                and node.this.args.get("quoted") and node.name.lower() not in known):
-            return exp.Literal.string(node.name)
-        return node
-    return tree.transform(fix)
+    known = None if catalog is None else [c for cols in catalog.lower.values() for c in cols]
+    return sqlite_quoted_strings(tree, known)
 
 
 # -- building a tuple ----------------------------------------------------------------------
