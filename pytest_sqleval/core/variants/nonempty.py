@@ -158,20 +158,18 @@ def _has_value(con: Any, sql: str, *, trusted: bool = True) -> bool | None:
 
 
 def _parse(sql: str, dialect: str, catalog: Any) -> Any:
-    """The gold's tree, None when it does not parse (the grader reports it); from SQLite, its double-quoted strings made strings
+    """The gold's tree, None when it does not parse (``witnesses.parsed_golds``: the grader
+    reports it); from SQLite, its double-quoted strings made strings
     (``parse.sqlite_quoted_strings``): by the schema when ``catalog`` is given (Spider's golds:
     ``WHERE continent = "north america"``), else as the grader runs a gold on another engine."""
-    from sqlglot import parse_one
-
     from ..grading.parse import sqlite_quoted_strings
-    try:
-        tree = parse_one(sql, read=dialect)
-    except Exception:  # a gold that does not parse gets no tuple; the grader reports it
-        return None
-    if dialect != "sqlite":
-        return tree
-    known = None if catalog is None else [c for cols in catalog.lower.values() for c in cols]
-    return sqlite_quoted_strings(tree, known)
+    from .witnesses import parsed_golds
+    for _, tree in parsed_golds([sql], dialect):
+        if dialect != "sqlite":
+            return tree
+        known = None if catalog is None else [c for cols in catalog.lower.values() for c in cols]
+        return sqlite_quoted_strings(tree, known)
+    return None
 
 
 # -- building a tuple ----------------------------------------------------------------------
