@@ -254,8 +254,8 @@ class _Maker:
     def _select(self, select: Any, pins: list[tuple[Any, Any]], fresh: bool, depth: int) -> None:
         from sqlglot import exp
 
-        from .witnesses import _resolve, _sources, _split
-        sources = _sources(select, self.catalog)
+        from .witnesses import resolve_column, select_sources, split_terms
+        sources = select_sources(select, self.catalog)
         joins = select.args.get("joins") or []
         if not sources or len(sources) != 1 + len(joins):
             raise _Failed("a FROM that is not tables")
@@ -263,13 +263,13 @@ class _Maker:
         conjuncts: list[Any] = []
         where = select.args.get("where")
         for node in ([where.this] if where is not None else []) + [j.args["on"] for j in joins if j.args.get("on")]:
-            for c in _split(node, exp.And):
+            for c in split_terms(node, exp.And):
                 if isinstance(c, exp.Or):  # a disjunction: its first branch, conjunct by conjunct
-                    c = _split(c, exp.Or)[0]
-                conjuncts += _split(c, exp.And)
+                    c = split_terms(c, exp.Or)[0]
+                conjuncts += split_terms(c, exp.And)
 
         def resolve(col: Any) -> tuple[str, str] | None:
-            return _resolve(col, sources, self.catalog.lower)
+            return resolve_column(col, sources, self.catalog.lower)
 
         def owners(node: Any) -> set[str] | None:
             out = set()
@@ -359,14 +359,14 @@ class _Maker:
         """A literal's value, or a scalar subquery's value on the variant; ``_NONE`` else."""
         from sqlglot import exp
 
-        from .witnesses import _constant
+        from .witnesses import constant_value
         if isinstance(node, (exp.Subquery, exp.Select)):
             inner = node.this if isinstance(node, exp.Subquery) else node
             rows = self._rows_of(inner, depth, fresh)
             return rows[0][0] if rows and rows[0] and rows[0][0] is not None else _NONE
         if isinstance(node, exp.Null):
             return _NONE
-        value = _constant(node)
+        value = constant_value(node)
         if value is None:
             return _NONE
         return _python(value)
@@ -519,7 +519,7 @@ class _Maker:
         small integer ids often do), which takes a value of the referenced column that no row
         of ``table`` holds yet (``values`` gains it and the last two), so the key stays unique
         and the reference holds. Raises ``_Failed`` for a key with none of them."""
-        from .clones import _freshable
+        from .clones import freshable
         from .witnesses import neighbours
         t = self.tables[table]
         fresh: list[str] = []
@@ -527,7 +527,7 @@ class _Maker:
         for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]:
             if set(key) <= set(values) or set(key) & set(fresh):
                 continue
-            options = sorted((c for c in key if c not in values and c not in linked and _freshable(t.columns[c])),
+            options = sorted((c for c in key if c not in values and c not in linked and freshable(t.columns[c])),
                              key=lambda c: "INT" not in t.columns[c].upper())
             if options:
                 fresh.append(options[0])
