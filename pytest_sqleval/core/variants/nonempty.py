@@ -19,7 +19,9 @@ INTERSECT, the right pinned to a row the left returns):
   parents fixed, and each own conjunct's value taken from the gold's literals: ``= v``,
   ``IN (v, ...)``, ``BETWEEN v AND ...``, one unit past ``> v``, ``LIKE 'pat'`` without its
   wildcards, the value an ``IN (subquery)`` or scalar subquery has on the variant (a
-  subquery with no row is satisfied first, the same way);
+  subquery with no row is satisfied first, the same way); a table with no row at all
+  (Spider train's geo, imdb, yelp, ...) gets one made from scratch, a value of its type in
+  every column the gold does not decide;
 - the second try makes every table's row new, so conjuncts across tables that existing
   rows fail no longer decide it; a HAVING is met by copies of the last new row.
 
