@@ -5,7 +5,7 @@ its tie groups."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Collection
 
 import sqlglot
 from sqlglot import exp
@@ -108,12 +108,15 @@ def engine_sql(tree: exp.Expr | None, sql: str, dialect: str, engine_dialect: st
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
 
 
-def sqlite_quoted_strings(tree: exp.Expr) -> exp.Expr:
+def sqlite_quoted_strings(tree: exp.Expr, catalog: Collection[str] | None = None) -> exp.Expr:
     """SQLite reads ``"UAL"`` as a string when no column of that name is in scope (its
     compatibility rule; Spider's golds rely on it: ``WHERE abbreviation = "UAL"``); sqlglot
-    reads it as a name, which another engine then cannot find. Without the schema, the rule
-    here is: an unqualified double-quoted name compared with a column (``=``, ``!=``, ``<``,
-    ``LIKE`` ..., or in an ``IN (...)`` list after one) is a string. A copy; ``tree`` is kept."""
+    reads it as a name, which another engine then cannot find. With ``catalog`` (every
+    column name of the schema, any case; the variants' builder has it), SQLite's rule itself:
+    an unqualified double-quoted name that names no column is a string, wherever it stands.
+    Without the schema (the grading path), the rule here is: an unqualified double-quoted
+    name compared with a column (``=``, ``!=``, ``<``, ``LIKE`` ..., or in an ``IN (...)``
+    list after one) is a string. A copy; ``tree`` is kept."""
     def quoted_name(node: Any) -> bool:
         return (isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier)
                 and bool(node.this.args.get("quoted")))
@@ -121,6 +124,10 @@ def sqlite_quoted_strings(tree: exp.Expr) -> exp.Expr:
     def as_string(node: exp.Expr) -> exp.Expr:
         return exp.Literal.string(node.name)
 
+    if catalog is not None:
+        known = {c.lower() for c in catalog}
+        return tree.transform(lambda node: as_string(node) if quoted_name(node) and node.name.lower() not in known
+                              else node)
     out = tree.copy()
     for cmp in list(out.find_all(*_COMPARISONS)):
         left, right = cmp.this, cmp.expression

@@ -63,7 +63,7 @@ from .constraints import Constraints, Dependency, TableConstraints, engine_of, o
 from .nonempty import Written, write_nonempty
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 7  # 7: a tuple for each gold with no value on the pinned data (nonempty.py); 6: witness rows
+GENERATOR_VERSION = 8  # 8: rows made from scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold with no value on the pinned data (nonempty.py); 6: witness rows
 # count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)

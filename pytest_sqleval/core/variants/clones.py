@@ -120,8 +120,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                       digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
     from sqlglot import exp
 
-    from .witnesses import _resolve, _sources, _split
-    sources = _sources(select, names)
+    from .witnesses import resolve_column, select_sources, split_terms
+    sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
                           for j in joins):
@@ -131,10 +131,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     conjuncts: list[Any] = []
     where = select.args.get("where")
     if where is not None:
-        conjuncts += _split(where.this, exp.And)
+        conjuncts += split_terms(where.this, exp.And)
     for j in joins:
         if j.args.get("on") is not None:
-            conjuncts += _split(j.args["on"], exp.And)
+            conjuncts += split_terms(j.args["on"], exp.And)
 
     def own_columns(node: Any) -> list[Any]:
         return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
@@ -142,7 +142,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     def aliases_of(node: Any) -> set[str] | None:
         out = set()
         for col in own_columns(node):
-            key = _resolve(col, sources, names.lower)
+            key = resolve_column(col, sources, names.lower)
             if key is None:
                 return None  # an outer query's column, or an ambiguous one
             out.add(key[0])
@@ -155,7 +155,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     edges: list[tuple[str, str, str, str, int]] = []  # child alias, child col, parent alias, parent col, conjunct
     for i, c in enumerate(conjuncts):
         if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column):
-            left, right = _resolve(c.this, sources, names.lower), _resolve(c.expression, sources, names.lower)
+            left, right = resolve_column(c.this, sources, names.lower), resolve_column(c.expression, sources, names.lower)
             if left is None or right is None or left[0] == right[0]:
                 continue
             for (ca, cc), (pa, pc) in ((left, right), (right, left)):
@@ -214,21 +214,21 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
                             f"a copy of a {fact_name} row that reaches the output{through}"))
     out += _limit_witnesses(select, top, conjuncts, edges, fact, fact_name, through, table_of, tables, every, dialect,
-                            digest, query, lambda c: _resolve(c, sources, names.lower), sorted(sources))
+                            digest, query, lambda c: resolve_column(c, sources, names.lower), sorted(sources))
     out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
-                             table_of[fact], query, resolve=lambda c: _resolve(c, sources, names.lower),
+                             table_of[fact], query, resolve=lambda c: resolve_column(c, sources, names.lower),
                              free=set(tables[table_of[fact]].free))
     first_new = len(out)
     out += _new_parent_witnesses(conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
-                                 every, dialect, digest, query, lambda c: _resolve(c, sources, names.lower))
+                                 every, dialect, digest, query, lambda c: resolve_column(c, sources, names.lower))
     out += _edge_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, tables, dialect,
-                                 digest, query, lambda c: _resolve(c, sources, names.lower))
+                                 digest, query, lambda c: resolve_column(c, sources, names.lower))
     out += _order_witnesses(select, conjuncts, fact, fact_name, through, table_of, tables, dialect, digest, query,
-                            lambda c: _resolve(c, sources, names.lower))
+                            lambda c: resolve_column(c, sources, names.lower))
     group = select.args.get("group")
     filtered = {c.name.lower() for cond in conjuncts for c in cond.find_all(exp.Column)}
     for g in (group.expressions if group is not None else []):
-        key = _resolve(g, sources, names.lower) if isinstance(g, exp.Column) else None
+        key = resolve_column(g, sources, names.lower) if isinstance(g, exp.Column) else None
         if key is not None and key[0] == fact and key[1] in tables[table_of[fact]].free \
                 and key[1].lower() not in filtered:
             out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (key[1],),
@@ -244,7 +244,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         def renamed(node: Any) -> Any:
             def swap(n: Any) -> Any:
                 if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
-                    key = _resolve(n, sources, names.lower)
+                    key = resolve_column(n, sources, names.lower)
                     if key is not None and key[0] in copy:
                         return exp.column(key[1], table=copy[key[0]])
                 return n
@@ -385,7 +385,7 @@ def _limit_witnesses(select: Any, top: bool, conjuncts: list[Any], edges: list[t
             continue
         renamed: tuple[str, ...] = ()
         if not set(on_parent) & set(fresh):
-            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and _freshable(parent.columns.get(c, ""))
+            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and freshable(parent.columns.get(c, ""))
                      and c not in parent.key_columns and not any(
                          d.parent == parent.name and c in d.parent_columns for d in every)]
             if not named:
@@ -550,7 +550,7 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
     written only when that ``x`` lies between the column's least and greatest value."""
     from sqlglot import exp
 
-    from .witnesses import _split
+    from .witnesses import split_terms
     having, group = select.args.get("having"), select.args.get("group")
     if having is None or group is None:
         return []
@@ -565,7 +565,7 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
             keys.append(g)
     out = []
     ops = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}
-    for cond in _split(having.this, exp.And):
+    for cond in split_terms(having.this, exp.And):
         if type(cond) not in ops:
             continue
         agg, bound = cond.this, cond.expression
@@ -696,7 +696,7 @@ def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[s
     for key in keys:
         if set(key) & (set(chosen) | set(given)):  # ``given``: columns the caller gives a new value already
             continue
-        options = [c for c in key if c not in linked and _freshable(t.columns.get(c, ""))]
+        options = [c for c in key if c not in linked and freshable(t.columns.get(c, ""))]
         if not options:
             return None
         chosen.append(sorted(options, key=lambda c: "INT" not in t.columns[c].upper())[0])
@@ -708,7 +708,7 @@ def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[s
     return chosen
 
 
-def _freshable(ctype: str) -> bool:
+def freshable(ctype: str) -> bool:
     upper = ctype.upper()
     return any(w in upper for w in _NUMERIC) or any(w in upper for w in ("CHAR", "TEXT", "STRING")) or upper == ""
 

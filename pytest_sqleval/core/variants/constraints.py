@@ -246,7 +246,15 @@ class _Reader:
                     to = list(tables[parent].primary_key)
                 if len(to) != len(parts):  # a parent without the key it is referenced by: SQLite refuses it too
                     continue
-                deps.append(Dependency(t.name, tuple(r[3] for r in parts), parent, tuple(to), "declared"))
+                # SQLite stores a foreign key as written and checks its columns only when it is
+                # enforced: Spider's imdb references keyword("kid") where keyword has "id". Such a
+                # declaration constrains nothing (SQLite refuses every write it covers, "foreign
+                # key mismatch"): skipped. Names are matched as SQLite does, case-insensitively.
+                child_cols = _sqlite_columns([r[3] for r in parts], t.columns)
+                parent_cols = _sqlite_columns(to, tables[parent].columns)
+                if child_cols is None or parent_cols is None:
+                    continue
+                deps.append(Dependency(t.name, child_cols, parent, parent_cols, "declared"))
         return deps
 
     def stats(self, table: TableConstraints) -> tuple[int, dict[str, tuple[int, int, Any, Any]]]:
@@ -293,6 +301,14 @@ def _anchor(t: TableConstraints) -> str | None:
     hashes alike in every table), else None (the whole row)."""
     single = [k[0] for k in [t.primary_key, *t.unique_keys] if len(k) == 1]
     return next(iter(single + t.observed_unique), None)
+
+
+def _sqlite_columns(names: list[str], columns: dict[str, str]) -> tuple[str, ...] | None:
+    """``names`` as the table spells its columns (SQLite's names are case-insensitive), or
+    None when one is no column of the table."""
+    spelled = {c.lower(): c for c in columns}
+    out = tuple(spelled.get(str(n).lower(), "") for n in names)
+    return None if "" in out else out
 
 
 def _sqlite_table(name: str, tables: dict[str, TableConstraints]) -> str | None:

@@ -97,8 +97,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     from sqlglot import exp
 
     from .clones import _turned, deps_columns, fresh_columns
-    from .witnesses import _resolve, _sources, _split
-    sources = _sources(select, names)
+    from .witnesses import resolve_column, select_sources, split_terms
+    sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS") for j in joins):
         return []
@@ -106,13 +106,13 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         return []  # a derived table in FROM: its rows are not a table's
     conjuncts: list[Any] = []
     if select.args.get("where") is not None:
-        conjuncts += _split(select.args["where"].this, exp.And)
+        conjuncts += split_terms(select.args["where"].this, exp.And)
     for j in joins:
         if j.args.get("on") is not None:
-            conjuncts += _split(j.args["on"], exp.And)
+            conjuncts += split_terms(j.args["on"], exp.And)
 
     def resolve(c: Any) -> tuple[str, str] | None:
-        return _resolve(c, sources, names.lower)
+        return resolve_column(c, sources, names.lower)
 
     for cond in conjuncts:  # an outer query's column: the SELECT is correlated, its rows are no table's
         if any(resolve(c) is None for c in cond.find_all(exp.Column) if c.find_ancestor(exp.Select) is select):
@@ -188,7 +188,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     out = out[:MAX_SINGLES]  # written before the HAVING pushes: a single copy never moves a pushed group
     having = select.args.get("having")
     ops = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
-    for cond in (_split(having.this, exp.And) if having is not None and keys else []):
+    for cond in (split_terms(having.this, exp.And) if having is not None and keys else []):
         if type(cond) not in ops:
             continue
         agg, bound = cond.this, cond.expression

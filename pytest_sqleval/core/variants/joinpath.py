@@ -20,23 +20,23 @@ def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
     in both orders. Columns of an outer query (correlated) and ambiguous ones are skipped."""
     from sqlglot import exp
 
-    from .witnesses import Catalog, _resolve, _sources, _split, parsed_golds
+    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources, split_terms
     names = Catalog(columns)
     out: set[Join] = set()
     for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
-            sources = _sources(select, names)
+            sources = select_sources(select, names)
             if len(sources) < 2:
                 continue
             conditions = [select.args["where"].this] if select.args.get("where") is not None else []
             conditions += [j.args["on"] for j in select.args.get("joins") or [] if j.args.get("on") is not None]
             for cond in conditions:
-                for c in _split(cond, exp.And):
+                for c in split_terms(cond, exp.And):
                     if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
                             and isinstance(c.expression, exp.Column)):
                         continue
-                    left = _resolve(c.this, sources, names.lower)
-                    right = _resolve(c.expression, sources, names.lower)
+                    left = resolve_column(c.this, sources, names.lower)
+                    right = resolve_column(c.expression, sources, names.lower)
                     if left is None or right is None or sources[left[0]] == sources[right[0]]:
                         continue
                     a, b = names.originals[sources[left[0]]], names.originals[sources[right[0]]]

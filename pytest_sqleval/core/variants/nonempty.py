@@ -19,7 +19,9 @@ INTERSECT, the right pinned to a row the left returns):
   parents fixed, and each own conjunct's value taken from the gold's literals: ``= v``,
   ``IN (v, ...)``, ``BETWEEN v AND ...``, one unit past ``> v``, ``LIKE 'pat'`` without its
   wildcards, the value an ``IN (subquery)`` or scalar subquery has on the variant (a
-  subquery with no row is satisfied first, the same way);
+  subquery with no row is satisfied first, the same way); a table with no row at all
+  (Spider train's geo, imdb, yelp, ...) gets one made from scratch, a value of its type in
+  every column the gold does not decide;
 - the second try makes every table's row new, so conjuncts across tables that existing
   rows fail no longer decide it; a HAVING is met by copies of the last new row.
 
@@ -158,23 +160,18 @@ def _has_value(con: Any, sql: str, *, trusted: bool = True) -> bool | None:
 
 
 def _parse(sql: str, dialect: str, catalog: Any) -> Any:
-    """The gold's tree; a double-quoted name that names no column anywhere is a string, as
-    SQLite reads it (Spider's golds: ``WHERE continent = "north america"``)."""
-    from sqlglot import exp, parse_one
-    try:
-        tree = parse_one(sql, read=dialect)
-    except Exception:  # a gold that does not parse gets no tuple; the grader reports it
-        return None
-    if dialect != "sqlite":
-        return tree
-    known = {c for cols in catalog.lower.values() for c in cols} if catalog is not None else set()
-
-    def fix(node: Any) -> Any:
-        if (isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier)
-                and node.this.args.get("quoted") and node.name.lower() not in known):
-            return exp.Literal.string(node.name)
-        return node
-    return tree.transform(fix)
+    """The gold's tree, None when it does not parse (``witnesses.parsed_golds``: the grader
+    reports it); from SQLite, its double-quoted strings made strings
+    (``parse.sqlite_quoted_strings``): by the schema when ``catalog`` is given (Spider's golds:
+    ``WHERE continent = "north america"``), else as the grader runs a gold on another engine."""
+    from ..grading.parse import sqlite_quoted_strings
+    from .witnesses import parsed_golds
+    for _, tree in parsed_golds([sql], dialect):
+        if dialect != "sqlite":
+            return tree
+        known = None if catalog is None else [c for cols in catalog.lower.values() for c in cols]
+        return sqlite_quoted_strings(tree, known)
+    return None
 
 
 # -- building a tuple ----------------------------------------------------------------------
@@ -259,8 +256,8 @@ class _Maker:
     def _select(self, select: Any, pins: list[tuple[Any, Any]], fresh: bool, depth: int) -> None:
         from sqlglot import exp
 
-        from .witnesses import _resolve, _sources, _split
-        sources = _sources(select, self.catalog)
+        from .witnesses import resolve_column, select_sources, split_terms
+        sources = select_sources(select, self.catalog)
         joins = select.args.get("joins") or []
         if not sources or len(sources) != 1 + len(joins):
             raise _Failed("a FROM that is not tables")
@@ -268,13 +265,13 @@ class _Maker:
         conjuncts: list[Any] = []
         where = select.args.get("where")
         for node in ([where.this] if where is not None else []) + [j.args["on"] for j in joins if j.args.get("on")]:
-            for c in _split(node, exp.And):
+            for c in split_terms(node, exp.And):
                 if isinstance(c, exp.Or):  # a disjunction: its first branch, conjunct by conjunct
-                    c = _split(c, exp.Or)[0]
-                conjuncts += _split(c, exp.And)
+                    c = split_terms(c, exp.Or)[0]
+                conjuncts += split_terms(c, exp.And)
 
         def resolve(col: Any) -> tuple[str, str] | None:
-            return _resolve(col, sources, self.catalog.lower)
+            return resolve_column(col, sources, self.catalog.lower)
 
         def owners(node: Any) -> set[str] | None:
             out = set()
@@ -345,9 +342,8 @@ class _Maker:
                 for cond in own[alias]:
                     for col, v in self._assignments(cond, resolve, alias, depth, fresh):
                         assigns.setdefault(col, v)
+                # a table with no row at all gets one made from scratch (source None)
                 source = self._existing(table, alias, filters, {}, []) or self._existing(table, alias, [], {}, [])
-                if source is None:
-                    raise _Failed(f"{table}: no row to copy")
                 try:
                     row = self.insert(table, source, assigns, nonnull)
                 except _Failed:
@@ -365,14 +361,14 @@ class _Maker:
         """A literal's value, or a scalar subquery's value on the variant; ``_NONE`` else."""
         from sqlglot import exp
 
-        from .witnesses import _constant
+        from .witnesses import constant_value
         if isinstance(node, (exp.Subquery, exp.Select)):
             inner = node.this if isinstance(node, exp.Subquery) else node
             rows = self._rows_of(inner, depth, fresh)
             return rows[0][0] if rows and rows[0] and rows[0][0] is not None else _NONE
         if isinstance(node, exp.Null):
             return _NONE
-        value = _constant(node)
+        value = constant_value(node)
         if value is None:
             return _NONE
         return _python(value)
@@ -462,14 +458,19 @@ class _Maker:
             return None
         return int(rows[0][0]) if rows else None
 
-    def insert(self, table: str, source: int, assigns: dict[str, Any], nonnull: Iterable[str] = ()) -> int:
-        """Insert a copy of row ``source`` with ``assigns`` and fresh key values; its rowid."""
+    def insert(self, table: str, source: int | None, assigns: dict[str, Any], nonnull: Iterable[str] = ()) -> int:
+        """Insert a copy of row ``source`` with ``assigns`` and fresh key values; its rowid.
+        With ``source`` None (a table with no row to copy: Spider's geo, imdb, yelp, ...
+        hold none at all) the row is made from scratch: ``assigns`` (the gold's literals and
+        the values its parents fixed), fresh keys, and a value of the column's type in every
+        other column (``_some_value``), so every NOT NULL holds (on an empty table every
+        column is observed NOT NULL). A table with a frozen column gets no such row."""
         from .clones import deps_columns
         from .constraints import is_frozen
         t = self.tables[table]
         rel = self._rel(table)
         values = {c: v for c, v in assigns.items() if c in t.columns}
-        if any(is_frozen(table, c, self.frozen) for c in values):
+        if any(is_frozen(table, c, self.frozen) for c in (values if source is not None else t.columns)):
             raise _Failed(f"{table}: a frozen column would take a value")
         fresh = self._fresh_keys(table, deps_columns(self.c.dependencies, table), values)
         for col in [c for c in fresh if c not in values]:
@@ -478,20 +479,32 @@ class _Maker:
                     (self.engine == "sqlite" and upper == ""):
                 top = _bounded(self.con, f"SELECT max({_q(col)}) FROM {rel}")[0][0]
                 values[col] = (int(top) if isinstance(top, (int, float)) else 0) + 1
+            elif source is None:  # the column's name and a number no row of it holds
+                count = _bounded(self.con, f"SELECT count(*) FROM {rel}")[0][0]
+                values[col] = f"{col} {int(count) + 1}"
             else:
                 own = _bounded(self.con, f"SELECT {_q(col)}, (SELECT count(*) FROM {rel}) FROM {rel} "
                                          f"WHERE rowid = {int(source)}")[0]
                 values[col] = f"{own[0] if own[0] is not None else ''}#{own[1]}"
+        if source is None:
+            for col in t.columns:
+                if col not in values:
+                    values[col] = self._some_value(table, col)
         for col in nonnull:
-            if col not in values:
+            if col not in values and source is not None:
                 held = _bounded(self.con, f"SELECT {_q(col)} FROM {rel} WHERE rowid = {int(source)}")[0][0]
                 if held is None:
                     values[col] = self._some_value(table, col)
         cols = list(t.columns)
         exprs = [(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?")
                  if c in values else _q(c) for c in cols]
-        cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) SELECT {', '.join(exprs)} "
-                               f"FROM {rel} WHERE rowid = {int(source)}", [values[c] for c in cols if c in values])
+        params = [values[c] for c in cols if c in values]
+        if source is None:
+            cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) "
+                                   f"VALUES ({', '.join(exprs)})", params)
+        else:
+            cur = self.con.execute(f"INSERT INTO {rel} ({', '.join(_q(c) for c in cols)}) SELECT {', '.join(exprs)} "
+                                   f"FROM {rel} WHERE rowid = {int(source)}", params)
         # SQLite: the row's own id (an INTEGER PRIMARY KEY given a literal is no maximum); DuckDB appends
         rowid = int(cur.lastrowid if self.engine == "sqlite"
                     else _bounded(self.con, f"SELECT max(rowid) FROM {rel}")[0][0])
@@ -508,7 +521,7 @@ class _Maker:
         small integer ids often do), which takes a value of the referenced column that no row
         of ``table`` holds yet (``values`` gains it and the last two), so the key stays unique
         and the reference holds. Raises ``_Failed`` for a key with none of them."""
-        from .clones import _freshable
+        from .clones import freshable
         from .witnesses import neighbours
         t = self.tables[table]
         fresh: list[str] = []
@@ -516,7 +529,7 @@ class _Maker:
         for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]:
             if set(key) <= set(values) or set(key) & set(fresh):
                 continue
-            options = sorted((c for c in key if c not in values and c not in linked and _freshable(t.columns[c])),
+            options = sorted((c for c in key if c not in values and c not in linked and freshable(t.columns[c])),
                              key=lambda c: "INT" not in t.columns[c].upper())
             if options:
                 fresh.append(options[0])
@@ -524,6 +537,9 @@ class _Maker:
             for col in [c for c in key if c not in values]:
                 if col not in linked and col not in referenced:  # a day or a timestamp: the next after the last
                     top = _bounded(self.con, f"SELECT max({_q(col)}) FROM {self._rel(table)}")[0][0]
+                    if top is None:  # the column holds no value yet: any value of its type is fresh
+                        values[col] = self._some_value(table, col)
+                        break
                     after = neighbours(str(top))[2:] if isinstance(top, str) else []
                     if after and after[0] != str(top):
                         values[col] = after[0]
@@ -546,17 +562,19 @@ class _Maker:
         return fresh
 
     def _some_value(self, table: str, col: str) -> Any:
-        """A value for a projected column that is NULL on the copied row: one the column
-        holds, else one of its type."""
+        """A value for a projected column that is NULL on the copied row (or a column of a
+        row made from scratch): one the column holds, else one of its type."""
         held = _bounded(self.con, f"SELECT {_q(col)} FROM {self._rel(table)} WHERE {_q(col)} IS NOT NULL LIMIT 1")
         if held:
             return held[0][0]
         upper = self.tables[table].columns[col].upper()
         if any(w in upper for w in ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "BOOL")):
             return 1
-        if "DATE" in upper or "TIME" in upper:
+        if "DATE" in upper or "TIMESTAMP" in upper:
             return "2000-01-01"
-        return "x"
+        if "TIME" in upper:
+            return "00:00:00"
+        return col
 
     def _repair(self) -> None:
         """Add the rows the new rows' references need (a copy of a parent row with that key)
@@ -579,9 +597,7 @@ class _Maker:
             for d, v in missing:
                 if added >= MAX_REPAIR_ROWS:
                     raise _Failed("too many rows to keep every dependency")
-                source = self._existing(d.parent, "p", [], {}, [])
-                if source is None:
-                    raise _Failed(f"{d.parent}: no row to copy")
+                source = self._existing(d.parent, "p", [], {}, [])  # None: a parent made from scratch
                 self.insert(d.parent, source, {d.parent_columns[0]: v})
                 added += 1
         raise _Failed("dependencies still dangle")

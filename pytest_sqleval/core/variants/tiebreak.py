@@ -90,7 +90,7 @@ def tie_breaks(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
 
 def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialect: str) -> TieBreak | None:
     from sqlglot import exp
-    from .witnesses import _resolve, _sources
+    from .witnesses import resolve_column, select_sources
     if not isinstance(select, exp.Select) or select.args.get("distinct") or select.args.get("offset"):
         return None
     order, limit = select.args.get("order"), select.args.get("limit")
@@ -98,7 +98,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
     if order is None or not isinstance(value, exp.Literal) or value.is_string or not value.this.isdigit():
         return None
     k = int(value.this)
-    sources = _sources(select, names)
+    sources = select_sources(select, names)
     if k < 1 or not sources:
         return None
     aliases = sorted(sources)
@@ -123,7 +123,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
             kind, column = type(node).__name__.lower(), node.this
         elif isinstance(node, exp.Column) and not grouped:
             kind, column = "column", node
-        where = _resolve(column, sources, names.lower) if kind and isinstance(column, exp.Column) else None
+        where = resolve_column(column, sources, names.lower) if kind and isinstance(column, exp.Column) else None
         if where is None or kind is None or not free(names.originals[sources[where[0]]], where[1]):
             keys.append(None)
         else:
@@ -144,7 +144,7 @@ def _tie_break(select: Any, names: Any, free: Callable[[str, str], bool], dialec
         where = select.args.get("where")
         rows.set("where", exp.Where(this=exp.and_(*([where.this.copy()] if where is not None else []), *match)))
         rows_sql = rows.sql(dialect=dialect)
-    reads = {_resolve(c, sources, names.lower) for c in select.find_all(exp.Column)}
+    reads = {resolve_column(c, sources, names.lower) for c in select.find_all(exp.Column)}
     return TieBreak(ranking.sql(dialect=dialect), ranking.copy().limit(k).sql(dialect=dialect), k,
                     len(member_exprs), grouped, tables, tuple(keys), rows_sql,
                     frozenset((names.originals[sources[r[0]]], r[1]) for r in reads if r is not None))
@@ -479,7 +479,7 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
     first row's (they tie, and the next key decides)."""
     from sqlglot import exp
 
-    from .witnesses import Catalog, _resolve, _sources, parsed_golds
+    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
     names = Catalog(columns)
     out: list[OrderSwap] = []
     for _, select in parsed_golds(gold_sqls, dialect):
@@ -491,7 +491,7 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
         value = limit.expression if limit is not None else None
         if limit is not None and not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
             continue
-        sources = _sources(select, names)
+        sources = select_sources(select, names)
         if not sources:
             continue
         aliases = sorted(sources)
@@ -502,13 +502,13 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
             continue
         member_exprs = ([_unalias(e, select, False) for e in group.expressions] if group is not None and grouped
                         else [exp.column("rowid", table=a) for a in aliases])
-        group_columns = {_resolve(e, sources, names.lower) for e in member_exprs if isinstance(e, exp.Column)}
+        group_columns = {resolve_column(e, sources, names.lower) for e in member_exprs if isinstance(e, exp.Column)}
         specs: list[tuple[int, str] | None] = []
         key_exprs = []
         for ordered in order.expressions:
             node = _unalias(ordered.this, select, True)
             key_exprs.append((node, ordered))
-            where = _resolve(node, sources, names.lower) if isinstance(node, exp.Column) else None
+            where = resolve_column(node, sources, names.lower) if isinstance(node, exp.Column) else None
             ok = where is not None and (not grouped or where in group_columns) \
                 and free(names.originals[sources[where[0]]], where[1])
             specs.append((aliases.index(where[0]), where[1]) if ok and where is not None else None)

@@ -97,10 +97,10 @@ def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, se
     for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
             where = select.args.get("where")
-            sources = _sources(select, names)
+            sources = select_sources(select, names)
             if where is None or not sources:
                 continue
-            for disjunct in _split(where.this, exp.Or):
+            for disjunct in split_terms(where.this, exp.Or):
                 group = _group(select, disjunct, sources, names, free, dialect, tree.args.get(with_key),
                                with_key)
                 if group is not None and group not in out:
@@ -122,7 +122,7 @@ class Catalog:
         return self.bare.get(name, name)
 
 
-def _sources(select: Any, names: Catalog) -> dict[str, str]:
+def select_sources(select: Any, names: Catalog) -> dict[str, str]:
     """alias -> lower-case table name of the tables this SELECT reads directly."""
     from sqlglot import exp
     from_ = select.args.get("from_") or select.args.get("from")
@@ -136,12 +136,12 @@ def _sources(select: Any, names: Catalog) -> dict[str, str]:
     return out
 
 
-def _split(node: Any, kind: type[Any]) -> list[Any]:
+def split_terms(node: Any, kind: type[Any]) -> list[Any]:
     from sqlglot import exp
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, kind):
-        return _split(node.left, kind) + _split(node.right, kind)
+        return split_terms(node.left, kind) + split_terms(node.right, kind)
     return [node]
 
 
@@ -152,7 +152,7 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
     written: dict[tuple[str, str], list[tuple[str, Any]]] = {}  # (alias, column) -> (op, typed value)
     kept = []
     thresholds: dict[tuple[str, str], tuple[Any, str, str]] = {}  # (alias, column) -> (conjunct, op, subquery)
-    for conjunct in _split(disjunct, exp.And):
+    for conjunct in split_terms(disjunct, exp.And):
         bounds = _bounds(conjunct, sources, names, free, dialect)
         if bounds is None:
             kept.append(conjunct)
@@ -196,7 +196,7 @@ def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
 
         def substitute(node: Any) -> Any:  # a written column read by a kept conjunct reads its new value
             own = isinstance(node, exp.Column) and node.find_ancestor(exp.Select) is None  # not a subquery's
-            key = _resolve(node, sources, names.lower) if own else None
+            key = resolve_column(node, sources, names.lower) if own else None
             return _literal(values[key]) if key in values and not isinstance(values[key], Threshold) else node
 
         rows = template.copy()
@@ -234,7 +234,7 @@ def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog, free: Callab
             op, left, right = _FLIP[op], right, left
         if isinstance(left, exp.Column) and isinstance(right, exp.Subquery) and isinstance(right.this, exp.Select) \
                 and len(right.this.expressions) == 1:
-            where = _resolve(left, sources, names.lower)
+            where = resolve_column(left, sources, names.lower)
             if where is None or not free(names.originals[sources[where[0]]], where[1]):
                 return None
             return where[0], where[1], op, right.this.sql(dialect=dialect)
@@ -245,10 +245,10 @@ def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog, free: Callab
         left, pairs = conjunct.this, [("in", e) for e in conjunct.expressions]
     else:
         return None
-    where = _resolve(left, sources, names.lower) if isinstance(left, exp.Column) else None
+    where = resolve_column(left, sources, names.lower) if isinstance(left, exp.Column) else None
     if where is None or not free(names.originals[sources[where[0]]], where[1]):
         return None
-    values = [(op, _constant(node)) for op, node in pairs]
+    values = [(op, constant_value(node)) for op, node in pairs]
     if any(v is None for _, v in values):
         return None
     if any(op not in ("=", "in") and not isinstance(v, (Decimal, dt.date)) for op, v in values):
@@ -258,7 +258,7 @@ def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog, free: Callab
     return [(where[0], where[1], op, v) for op, v in values]
 
 
-def _resolve(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]]) -> tuple[str, str] | None:
+def resolve_column(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]]) -> tuple[str, str] | None:
     """(alias, column as the database spells it) of a column reference, if it is one of the sources'."""
     name = col.name.lower()
     if col.table:
@@ -268,7 +268,7 @@ def _resolve(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str
     return (owners[0], catalog[sources[owners[0]]][name]) if len(owners) == 1 else None
 
 
-def _constant(node: Any) -> Any:
+def constant_value(node: Any) -> Any:
     """A folded constant as Decimal, date or str; None when it is not a constant."""
     from sqlglot import exp
     from sqlglot.optimizer.simplify import simplify

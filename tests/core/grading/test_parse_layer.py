@@ -150,3 +150,28 @@ def test_tree_nodes_are_the_walk_in_its_order(sql: str) -> None:
     walked = list(tree.walk())
     assert len(walked) > 10 and len(tree_nodes(tree)) == len(walked)
     assert all(a is b for a, b in zip(tree_nodes(tree), walked))
+
+
+@pytest.mark.parametrize(("sql", "catalog", "duckdb"), [
+    # without the schema: a double-quoted name compared with a column is a string, and only then
+    ('SELECT name FROM t WHERE continent = "north america"', None,
+     "SELECT name FROM t WHERE continent = 'north america'"),
+    ('SELECT "Korea", name FROM t WHERE "name" = \'x\'', None, 'SELECT "Korea", name FROM t WHERE "name" = \'x\''),
+    # with the schema (SQLite's own rule): a name that is no column is a string wherever it stands,
+    # a column stays one even compared with another column
+    ('SELECT "Korea", name FROM t WHERE "name" = \'x\'', ["NAME", "continent"],
+     "SELECT 'Korea', name FROM t WHERE \"name\" = 'x'"),
+    ('SELECT name FROM t WHERE continent = "name"', ["name", "continent"],
+     'SELECT name FROM t WHERE continent = "name"'),
+    ('SELECT name FROM t WHERE continent = "name"', None, "SELECT name FROM t WHERE continent = 'name'"),
+])
+def test_sqlites_double_quoted_strings_with_and_without_the_schema(sql: str, catalog: list[str] | None,
+                                                                   duckdb: str) -> None:
+    """One rule for the grader (no schema) and the variants' builder (``nonempty``: the
+    schema's column names), so a gold reads alike in both; the tree given is kept."""
+    from pytest_sqleval.core.grading.parse import sqlite_quoted_strings
+    tree = parse_sql(sql, "sqlite").expression
+    assert tree is not None
+    before = tree.sql(dialect="sqlite")
+    assert sqlite_quoted_strings(tree, catalog).sql(dialect="duckdb") == duckdb
+    assert tree.sql(dialect="sqlite") == before
