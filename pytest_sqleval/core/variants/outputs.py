@@ -311,7 +311,9 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                           db=exp.to_identifier(parent.name.split(".", 1)[0]) if "." in parent.name else None,
                           alias=exp.TableAlias(this=exp.to_identifier(other)))
         targets = exp.select(exp.alias_(exp.column("rowid", table=other), "t0"),
-                             exp.alias_(exp.column(pc, table=other), "t1")).from_(table)
+                             exp.alias_(exp.column(pc, table=other), "t1"),
+                             *[exp.alias_(exp.column(c, table=other), f"g{k}") for k, c in enumerate(on_parent)]
+                             ).from_(table)
         targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)),
                                          exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()))
         targets.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=other)))]))
@@ -555,13 +557,16 @@ class OutputWriter:
         if move.kind != "repoint":
             return None
         out: list[tuple[Any, ...]] = []
+        seen: set[tuple[Any, ...]] = set()  # one parent row per new group
         for where, run in (("variant", self.bounded), ("pinned", self.pinned_rows)):
             try:
                 found = run(move.targets_sql, [_salt_of(self.index)])
             except Exception:  # too slow, or a form the engine refuses
                 continue
-            seen = {row[1] for row in out}
-            out += [(rowid, key, where) for rowid, key in found if key not in seen]
+            for rowid, key, *group in found:
+                if tuple(group) not in seen:
+                    seen.add(tuple(group))
+                    out.append((rowid, key, where))
         return out
 
     def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
