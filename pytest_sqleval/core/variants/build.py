@@ -61,9 +61,12 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 from .nonempty import Written, write_nonempty
+from .outputs import write_outputs
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 8  # 8: rows made from scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold with no value on the pinned data (nonempty.py); 6: witness rows
+GENERATOR_VERSION = 9  # 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
+# scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
+# with no value on the pinned data (nonempty.py); 6: witness rows
 # count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)
 KINDS = ("subset", "subset+duplicates", "subset+shuffle")
 FRACTIONS = (0.3, 0.5, 0.7)  # relative: scaled to the size budget (see _row_budget)
@@ -216,8 +219,13 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
             written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
                                  job.constraints.dependencies, index)
             made = write_nonempty(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
+            grown = write_outputs(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
+            for gold, said in grown.sentences.items():  # LIMIT golds lifted past their LIMIT (outputs.py)
+                made.sentences.setdefault(gold, []).extend(said)
             if made.rows:  # a tuple for each gold with no value on the pinned data (nonempty.py)
                 written = {**(written or {}), **{f"{t} (non-empty gold)": n for t, n in made.rows.items()}}
+            if grown.rows:
+                written = {**(written or {}), **{f"{t} (LIMIT output rows)": n for t, n in grown.rows.items()}}
             added = _row_count(job.engine, tmp, job.constraints) - before if written is not None else 0
             params["witness_rows"] = added
             if attempt or added <= WITNESS_SLACK * target * total:

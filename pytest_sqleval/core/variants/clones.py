@@ -873,6 +873,18 @@ class CloneWriter:
             self.rows.setdefault(table, set()).add(rowid)
         return again
 
+    def parents_first(self, tables: list[str]) -> list[str]:
+        """``_parents_first``, for ``outputs``."""
+        return self._parents_first(tables)
+
+    def import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]]) -> int | None:
+        """``_import_row`` within ``MAX_IMPORT_ROWS``, for ``outputs``."""
+        return self._import_row(table, pinned_rowid, added, MAX_IMPORT_ROWS)
+
+    def kept(self, added: list[tuple[str, int]]) -> bool:
+        """``_kept``, for ``outputs``."""
+        return self._kept(added)
+
     def _parents_first(self, tables: list[str]) -> list[str]:
         """``tables`` ordered so that a table comes after those it references (DuckDB checks a
         declared foreign key on insert)."""

@@ -1,0 +1,788 @@
+"""Output paths for LIMIT golds: new output rows built through the gold's own join path.
+
+A gold ``ORDER BY ... LIMIT n`` that returns fewer than ``n`` rows returns what LIMIT
+``n - 1`` and ``n + 1`` return (TPC-DS at scale 0.01: most ``LIMIT 100`` golds return 2-99
+rows, and a variant that subsets rows has fewer). Only a variant where the gold has more
+than ``n`` rows tells them apart. ``clones._limit_witnesses`` grows a gold whose top SELECT
+reads base tables and groups by an identifier; this module grows every other shape: a
+UNION of channels grouped outside (``FROM (... UNION ALL ...) GROUP BY``), a derived table
+joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
+
+- its *leaves*: each SELECT that reads base tables only, by inner joins, with no outer
+  query's column (a UNION's branches, a derived table, a CTE body, the top SELECT itself);
+  not one inside a WHERE or HAVING (a filter's subquery adds no output row). Its *fact* is
+  the table of its join path that no other member references (``clones``' rule);
+- per leaf, its *moves*, each one *unit* (a new output row, if the gold agrees):
+    - ``copy``: a copy of a fact row that reaches the leaf's output (passes its every
+      conjunct), with fresh key values (a new ticket): a new group where the fact's fresh
+      column is grouped or shown (``ss_ticket_number``), a new row where nothing groups;
+    - ``repoint``: per reference ``fact.fk -> parent`` where the leaf groups by (or shows) a
+      column of the parent, a copy of a reaching fact row moved to another *existing*
+      parent row that passes the parent's own conjuncts and whose grouped values no
+      reaching row has (another manufacturer in the category, another class): a new group
+      made only of values the pinned data holds;
+    - ``fresh``: per such reference whose grouped column is an identifier (``i_manufact_id``,
+      never a name or a state, whose domain a query may rely on), a copy of the parent row
+      with a fresh key and a fresh identifier, referenced by the copy of a fact row;
+  and each unit is tried with one fact copy, then with two from other reaching rows (a
+  group an outer filter keeps only when its rows differ: ``abs(sum - avg) / avg > 0.1``);
+  a copy whose fresh key a correlated subquery reads (``EXISTS (... WHERE c.c_customer_sk =
+  ss_customer_sk ...)``) gets copies of the source's rows that satisfy it, moved onto it;
+- the gold is counted (its ORDER BY and LIMIT left off) after each trial unit: a unit that
+  adds no output row is undone. Once a move adds one, more units of it are written in
+  batches (sized by what the first gave) until the gold has ``n + 1`` rows, at most
+  ``MAX_OUTPUT_ROWS`` new fact rows per gold and variant;
+- last, the gold's LIMIT must not cut through rows tied on its ORDER BY keys (a copy
+  orders like its source; a variant's gold answer with such a tie is not trusted): the
+  grader's probe (as ``grading.parse.order_info`` makes it) is run; while it ties at the
+  cut, more units are written, and if it still ties, every row of the gold is removed.
+
+Every unit keeps every constraint ``constraints`` observes: a copy gets fresh keys
+(``CloneWriter.clone``: a total dependency's child row too), its references point at rows
+that exist, every other value is one the row or the pinned data holds; the rows a gold
+added are checked against every dependency, key and NOT NULL column, else removed. Where
+no row reaches a leaf on the variant (a subset of a star join keeps few), one reaching path
+of the pinned database is copied in first (``CloneWriter.import_row``), as the clone
+witnesses do. Each gold's rows go into every ``OUTPUT_SPREAD``-th variant."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .nonempty import Written
+
+MAX_OUTPUT_ROWS = 160  # new fact rows per gold and variant, at most
+MAX_SOURCES = 200  # reaching rows of a leaf read per variant (each unit starts from another)
+MAX_TARGETS = 256  # parent rows read per ``repoint`` move
+MAX_TRIALS = 3  # units tried one at a time per move and width before the move is given up
+MAX_COUNTS = 40  # runs of a gold's count per gold and variant, at most (its growth stops there)
+MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact copy's fresh key, per subquery
+MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
+WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
+OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
+OUTPUT_TIMEOUT_S = 10.0  # per query run while a gold grows
+
+
+@dataclass(frozen=True)
+class Move:
+    """One way a leaf gets a new output row: ``kind`` ``copy``, ``repoint`` (``column`` of
+    the fact set to a key of an existing ``parent`` row that ``targets_sql`` gives) or
+    ``fresh`` (a copy of the source's ``parent`` row, its path position ``position``, with a
+    fresh ``key`` and fresh ``renamed`` identifiers)."""
+
+    kind: str
+    column: str = ""
+    parent: str = ""
+    key: str = ""
+    targets_sql: str = ""
+    renamed: tuple[str, ...] = ()
+    position: int = -1
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A SELECT of the gold over base tables: ``rows_sql`` (one parameter, the variant's
+    salt) gives its reaching rows, ``w0`` the fact's row id, then ``u0..`` the row ids of
+    ``tables`` (its sources in order)."""
+
+    fact: str
+    tables: tuple[str, ...]
+    rows_sql: str
+    moves: tuple[Move, ...]
+    links: tuple[Any, ...]  # the join's references no dependency backs (``clones.CloneWitness.links``)
+    through: str
+    # rows a correlated subquery of the leaf needs for a copy of the fact (``EXISTS (SELECT ... FROM
+    # store_sales WHERE c.c_customer_sk = ss_customer_sk ...)``): (the fact's column, the child table,
+    # its column, the child rows that satisfy the subquery for the value bound to its parameters, how many)
+    children: tuple[tuple[str, str, str, str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class OutputGrowth:
+    """One LIMIT gold to grow past its LIMIT ``limit`` on a variant."""
+
+    gold: str  # ``clones.gold_digest`` of its SQL
+    limit: int
+    count_sql: str  # the gold's rows, its ORDER BY and LIMIT left off
+    probe_sql: str | None  # the grader's probe: the (augmented) gold with LIMIT n + 1
+    key_positions: tuple[int, ...] | None  # its ORDER BY keys' positions in the probe's rows
+    leaves: tuple[Leaf, ...]
+
+
+def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
+                   dependencies: Iterable[Any], skip: Iterable[str] = ()) -> list[OutputGrowth]:
+    """The growth of every gold with a top-level ``ORDER BY ... LIMIT n`` (no OFFSET) that has
+    a leaf with a move; ``skip``: digests of golds ``clones``' own LIMIT witness grows."""
+    from sqlglot import exp
+
+    from .clones import gold_digest
+    from .witnesses import Catalog, parsed_golds
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    every = list(dependencies)
+    deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
+    skipped = set(skip)
+    out: list[OutputGrowth] = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        digest = gold_digest(sql)
+        if digest in skipped or not isinstance(tree, exp.Query):
+            continue
+        limit, order = tree.args.get("limit"), tree.args.get("order")
+        bound = limit.args.get("expression") if limit is not None else None
+        if order is None or tree.args.get("offset") is not None or not isinstance(bound, exp.Literal) \
+                or bound.is_string or not bound.this.isdigit() or int(bound.this) < 1:
+            continue
+        try:
+            counted = tree.copy()
+            counted.set("order", None)
+            counted.set("limit", None)
+            count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=engine)}) AS gold_rows"
+            with_key = "with_" if "with_" in exp.Select.arg_types else "with"
+            ctes = tree.args.get(with_key)
+            leaves = []
+            for select in tree.find_all(exp.Select):
+                leaf = _leaf(select, names, tables, deps, every, engine, ctes if select is not tree else None, with_key)
+                if leaf is not None:
+                    leaves.append(leaf)
+            probe_sql, keys = _probe(tree, int(bound.this), engine)
+        except Exception:  # an odd tree: no growth for this gold
+            continue
+        if leaves:
+            out.append(OutputGrowth(digest, int(bound.this), count_sql, probe_sql, keys, tuple(leaves)))
+    return out
+
+
+def _probe(tree: Any, limit: int, engine: str) -> tuple[str | None, tuple[int, ...] | None]:
+    """The gold with LIMIT ``limit + 1``, its ORDER BY keys appended where they are no output
+    column, and the keys' positions in its rows: whether the LIMIT cuts through a tie, as
+    the grader asks it (``grading.parse.order_info``; not imported: variants sit below
+    grading). (None, None) where the keys cannot be placed (a UNION ordered by an expression)."""
+    from sqlglot import exp
+    selects = list(tree.selects)
+    positions: list[int | None] = []
+    for o in tree.args["order"].expressions:
+        target, found = o.this, None
+        if isinstance(target, exp.Literal) and not target.is_string and target.this.isdigit():
+            found = int(target.this) - 1
+        for i, sel in enumerate(selects):
+            if found is None and ((isinstance(target, exp.Column) and not target.table
+                                   and sel.alias_or_name == target.name) or (sel.unalias() == target)):
+                found = i
+        positions.append(found)
+    probe = tree.copy()
+    if any(p is None for p in positions):
+        if not isinstance(tree, exp.Select) or tree.args.get("distinct") or any(s.find(exp.Star) for s in selects):
+            return None, None
+        for k, (p, o) in enumerate(zip(positions, tree.args["order"].expressions)):
+            if p is None:
+                probe = probe.select(exp.alias_(o.this.copy(), f"sqleval_k{k}"), copy=False)
+                positions[k] = len(probe.expressions) - 1
+    return probe.limit(limit + 1).sql(dialect=engine), tuple(p for p in positions if p is not None)
+
+
+def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
+          engine: str, ctes: Any = None, with_key: str = "with") -> Leaf | None:
+    """The leaf ``select`` is, with its moves, or None (a derived table or an outer column
+    in it, an outer join, a filter's subquery, no table a copy may be made of). ``ctes``:
+    the gold's WITH, which a filter of the leaf may read (``IN (SELECT ... FROM cte)``)."""
+    from sqlglot import exp
+
+    from .clones import _IDENTIFIER_SUFFIXES, _freshable, _turned, deps_columns, fresh_columns, joined_key
+    from .constraints import Dependency
+    from .witnesses import _resolve, _sources, _split
+    if select.find_ancestor(exp.Where, exp.Having) is not None:
+        return None  # a filter's subquery: a row it adds is no output row
+    sources = _sources(select, names)
+    joins = select.args.get("joins") or []
+
+    def optional(j: Any) -> bool:  # a LEFT JOIN's table (a sale's return): a copy of the fact keeps its row
+        return j.side == "LEFT" and j.kind in ("", None, "OUTER") and j.args.get("on") is not None
+
+    if not sources or len(sources) != 1 + len(joins) or any(
+            j.args.get("using") or (j.side and not optional(j))
+            or (not j.side and j.kind not in ("", None, "INNER", "CROSS")) for j in joins):
+        return None
+    conjuncts: list[Any] = []
+    if select.args.get("where") is not None:
+        conjuncts += _split(select.args["where"].this, exp.And)
+    for j in joins:
+        if j.args.get("on") is not None and not optional(j):
+            conjuncts += _split(j.args["on"], exp.And)
+    outer = {j.this.alias_or_name.lower() for j in joins if optional(j)}
+
+    def own(node: Any) -> list[Any]:
+        return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
+
+    def resolve(col: Any) -> tuple[str, str] | None:
+        return _resolve(col, sources, names.lower)
+
+    alias_sets: list[set[str]] = []
+    for c in conjuncts:
+        found = [resolve(col) for col in own(c)]
+        if any(f is None for f in found):
+            return None  # an outer query's column: not a leaf of its own
+        alias_sets.append({f[0] for f in found if f is not None})
+    if any(resolve(col) is None for j in joins if optional(j) for col in own(j.args["on"])):
+        return None
+    if any(outer & s for s in alias_sets):
+        return None  # a filter on the optional side: it decides whether a copy reaches
+    if any(resolve(c) is None for e in select.expressions for c in own(e) if not _is_alias_ref(c, select)):
+        return None
+    table_of = {a: names.originals[t] for a, t in sources.items()}
+    edges: list[tuple[str, str, str, str]] = []
+    for c in conjuncts:
+        if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column)):
+            continue
+        left, right = resolve(c.this), resolve(c.expression)
+        if left is None or right is None or left[0] == right[0]:
+            continue
+        for (ca, cc), (pa, pc) in ((left, right), (right, left)):
+            if any(d.child == table_of[ca] and d.child_columns == (cc,) and d.parent == table_of[pa]
+                   and d.parent_columns == (pc,) for d in deps):
+                edges.append((ca, cc, pa, pc))
+                break
+        else:
+            implied = joined_key(tables[table_of[left[0]]], left[1], tables[table_of[right[0]]], right[1])
+            if implied is not None:
+                (ca, cc), (pa, pc) = (left, right) if implied else (right, left)
+                edges.append((ca, cc, pa, pc))
+    parents = {e[2] for e in edges}
+    sinks = sorted((a for a in sources if a not in parents and a not in outer),
+                   key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
+    if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
+        return None
+    fact = sinks[0]
+    links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
+                                for ca, cc, pa, pc in edges))
+    linked = every + list(links)
+    fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact]))
+    if fact_fresh is None:
+        return None
+    aliases = sorted(sources)
+    group = select.args.get("group")
+    if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
+                             for a in e.find_all(exp.AggFunc)):
+        return None  # one row of aggregates: no new output row
+    shown = [group] if group is not None else list(select.expressions)
+    keys = {k for node in shown for c in own(node) if (k := resolve(c)) is not None}
+
+    def base(expressions: list[Any]) -> Any:
+        q = select.copy()
+        for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+            q.set(arg, None)
+        q.set("expressions", expressions)
+        if ctes is not None and q.args.get(with_key) is None:
+            q.set(with_key, ctes.copy())
+        return q
+
+    rows = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
+                + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
+    rows.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("w0")))]))
+    rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
+    moves: list[Move] = []
+    grouped_fact = any(k == (fact, c) for c in fact_fresh for k in keys)
+    if grouped_fact or (group is None and not select.args.get("distinct")
+                        and not any(e.find(exp.AggFunc) for e in select.expressions)):
+        moves.append(Move("copy"))
+    other = "sqleval_p"
+    for ca, cc, pa, pc in edges:
+        if ca != fact:
+            continue
+        parent = tables[table_of[pa]]
+        on_parent = sorted(c for a, c in keys if a == pa)
+        if not on_parent:
+            continue
+
+        own_conds = []  # the parent's own conjuncts, about the candidate row (a detached copy's own columns)
+        for cond, aset in zip(conjuncts, alias_sets):
+            if aset == {pa} and not isinstance(cond, exp.Column):
+                copy = cond.copy()
+                for col in list(copy.find_all(exp.Column)):
+                    if col.find_ancestor(exp.Select) is None:
+                        col.replace(exp.column(col.name, table=other))
+                own_conds.append(copy)
+        reached = base([exp.Literal.number(1)])
+        match = [exp.EQ(this=exp.column(c, table=pa), expression=exp.column(c, table=other)) for c in on_parent]
+        where = reached.args.get("where")
+        reached.set("where", exp.Where(this=exp.and_(*([where.this.copy()] if where is not None else []), *match)))
+        table = exp.Table(this=exp.to_identifier(parent.name.rsplit(".", 1)[-1]),
+                          db=exp.to_identifier(parent.name.split(".", 1)[0]) if "." in parent.name else None,
+                          alias=exp.TableAlias(this=exp.to_identifier(other)))
+        targets = exp.select(exp.alias_(exp.column("rowid", table=other), "t0"),
+                             exp.alias_(exp.column(pc, table=other), "t1"),
+                             *[exp.alias_(exp.column(c, table=other), f"g{k}") for k, c in enumerate(on_parent)]
+                             ).from_(table)
+        targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)),
+                                         exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()))
+        targets.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=other)))]))
+        targets.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
+        if ctes is not None:
+            targets.set(with_key, ctes.copy())
+        moves.append(Move("repoint", cc, parent.name, pc, targets.sql(dialect=engine)))
+        fresh = fresh_columns(parent, deps_columns(linked, parent.name))
+        if fresh and pc in fresh and not set(on_parent) & set(fresh):
+            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES)
+                     and _freshable(parent.columns.get(c, "")) and c not in parent.key_columns
+                     and not any(d.parent == parent.name and c in d.parent_columns for d in linked)]
+            if named:
+                moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa)))
+    if not moves:
+        return None
+    if "copy" not in {m.kind for m in moves}:
+        moves.append(Move("copy"))  # last: a copy of a fact row may still be a new output row
+    path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
+    children = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
+    return Leaf(table_of[fact], tuple(table_of[a] for a in aliases), rows.sql(dialect=engine), tuple(moves), links,
+                f" joined through {path}" if path else "", children)
+
+
+def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str, ctes: Any,
+              with_key: str) -> tuple[tuple[str, str, str, str, int], ...]:
+    """Per correlated subquery of a conjunct that equates a column of the fact with a column
+    of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
+    copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
+    the subquery: no output row)."""
+    from sqlglot import exp
+
+    from .witnesses import _resolve, _sources, _split
+    out: list[tuple[str, str, str, str, int]] = []
+    for cond in conjuncts:
+        for sub in cond.find_all(exp.Select):
+            if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
+                continue
+            inner = _sources(sub, names)
+            if not inner or len(inner) != 1 + len(sub.args.get("joins") or []):
+                continue
+            for eq in _split(sub.args["where"].this, exp.And):
+                if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
+                        and isinstance(eq.expression, exp.Column)):
+                    continue
+                for outer_col, inner_col in ((eq.this, eq.expression), (eq.expression, eq.this)):
+                    if not outer_col.table or outer_col.table.lower() in inner:
+                        continue
+                    o, i = resolve(outer_col), _resolve(inner_col, inner, names.lower)
+                    if o is None or i is None or o[0] != fact:
+                        continue
+                    query, bound = sub.copy(), 0
+                    for col in list(query.find_all(exp.Column)):
+                        if col.table.lower() == outer_col.table.lower() and col.name.lower() == outer_col.name.lower():
+                            col.replace(exp.Placeholder())
+                            bound += 1
+                    query.set("expressions", [exp.column("rowid", table=i[0])])
+                    query.set("limit", exp.Limit(expression=exp.Literal.number(MAX_CHILD_ROWS)))
+                    if ctes is not None and query.args.get(with_key) is None:
+                        query.set(with_key, ctes.copy())
+                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound))
+    return tuple(dict.fromkeys(out))
+
+
+def _is_alias_ref(col: Any, select: Any) -> bool:
+    """A bare name that is one of the SELECT's output aliases (ORDER BY or an outer reference)."""
+    return not col.table and any(getattr(e, "alias", "") and e.alias.lower() == col.name.lower()
+                                 for e in select.expressions)
+
+
+# -- on a variant -----------------------------------------------------------------------
+class _Undone(Exception):
+    pass
+
+
+class OutputWriter:
+    """Grows the LIMIT golds of one variant's copy (``con``, being built)."""
+
+    def __init__(self, con: Any, engine: str, constraints: Any, database: Path, index: int) -> None:
+        from .clones import CloneWriter
+        self.con, self.engine, self.c, self.database, self.index = con, engine, constraints, database, index
+        self.tables = constraints.tables
+        self._pinned: Any = None
+        self.cloner = CloneWriter(con, engine, self.tables, list(constraints.dependencies), self.bounded,
+                                  pinned=self.pinned_rows)
+        self.written = Written()
+        self.counted = 0
+        self.touchable: list[str] = []  # the tables a growth may add rows to (``_touchable``)
+        self.cursors: dict[tuple[int, Move, int], _Units] = {}  # a gold's units so far, per leaf, move, width
+
+    def close(self) -> None:
+        if self._pinned is not None:
+            self._pinned.close()
+            self._pinned = None
+
+    def bounded(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        return _bounded(self.con, sql, params)
+
+    def pinned_rows(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        if self._pinned is None:
+            self._pinned = _connect(self.database, self.engine, read_only=True)
+        return _bounded(self._pinned, sql, params)
+
+    def count(self, g: OutputGrowth) -> int:
+        self.counted += 1
+        if self.counted > MAX_COUNTS:
+            raise _Undone("too many runs of the gold")
+        return int(self.bounded(g.count_sql, [])[0][0])
+
+    def grow(self, g: OutputGrowth) -> bool:
+        """Add output rows for ``g`` until it has ``g.limit + 1`` rows here, its LIMIT cutting
+        no tie; everything written for it is removed when that is not reached."""
+        self.counted, self.touchable, self.cursors = 0, self._touchable(g), {}
+        try:
+            have = self.count(g)
+        except Exception:  # the gold fails or overruns here: nothing to grow
+            return False
+        if have > g.limit:
+            return False
+        start = self._marks()
+        try:
+            added, how = self._grow(g, have)
+            if self.count(g) <= g.limit:
+                raise _Undone("too few rows")
+            for _ in range(MAX_TIE_UNITS + 1):
+                if not self._tied(g):
+                    break
+                more, _ = self._grow(g, self.count(g), extra=1)
+                if not more:
+                    raise _Undone("a tie at the cut")
+                added += more
+            else:
+                raise _Undone("a tie at the cut")
+            new = self._since(start)
+            if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
+                raise _Undone("a constraint")
+        except Exception:  # undone: a tie, a constraint, too few rows, or a query the engine refused
+            self._rollback(start)
+            return False
+        for table, n in self._counts(start).items():
+            self.written.rows[table] = self.written.rows.get(table, 0) + n
+        self.written.sentences.setdefault(g.gold, []).append(
+            f"{added} new output rows ({how}) lift the gold from {have} rows past its LIMIT {g.limit}")
+        return True
+
+    def _grow(self, g: OutputGrowth, have: int, extra: int = 0) -> tuple[int, str]:
+        """Units of the first move that adds output rows, until the gold has ``g.limit + 1 +
+        extra`` rows; (fact rows added, what they are)."""
+        goal = max(g.limit + 1, have + extra)
+        added = 0
+        for leaf in g.leaves:
+            self.cloner.links = list(leaf.links)
+            sources = self._sources(leaf)
+            if not sources:
+                continue
+            for move in leaf.moves:
+                for width in WIDTHS:
+                    units = self.cursors.get((id(leaf), move, width))
+                    if units is None:  # kept for the gold: a later unit starts from other rows
+                        targets = self._targets(move)
+                        if targets is not None and not targets:
+                            break
+                        units = self.cursors[(id(leaf), move, width)] = _Units(sources, targets, width)
+                    gain, used = 0, 0
+                    while used < MAX_TRIALS and not gain and added + width <= MAX_OUTPUT_ROWS:
+                        mark = self._marks()
+                        if not self._unit(leaf, move, units):
+                            break
+                        used += 1
+                        now = self.count(g)
+                        if now > have:
+                            gain, have, added = now - have, now, added + width
+                        else:
+                            self._rollback(mark)
+                    while gain and have < goal and added + width <= MAX_OUTPUT_ROWS:
+                        batch = max(1, min((goal - have + gain - 1) // gain, (MAX_OUTPUT_ROWS - added) // width))
+                        mark, wrote = self._marks(), 0
+                        for _ in range(batch):
+                            if not self._unit(leaf, move, units):
+                                break
+                            wrote += 1
+                        now = self.count(g) if wrote else have
+                        if now <= have:
+                            self._rollback(mark)
+                            break
+                        gain = max(1, (now - have) // wrote)
+                        have, added = now, added + wrote * width
+                    if have >= goal:
+                        return added, self._what(leaf, move, width)
+        return added, "none"
+
+    def _what(self, leaf: Leaf, move: Move, width: int) -> str:
+        fact = leaf.fact.rsplit(".", 1)[-1]
+        copies = f"{width} {fact} cop{'ies' if width > 1 else 'y'} each{leaf.through}"
+        if move.kind == "repoint":
+            return f"{copies}, moved to another {move.parent.rsplit('.', 1)[-1]} row: a new group"
+        if move.kind == "fresh":
+            return f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with a fresh {move.renamed[0]}"
+        return f"{copies}, with a fresh key"
+
+    def _sources(self, leaf: Leaf) -> list[tuple[Any, ...]]:
+        from .constraints import qualified, quote
+        salt = _salt_of(self.index)
+        try:
+            found = self.bounded(leaf.rows_sql, [salt])
+        except Exception:  # too slow, or a form the engine refuses
+            return []
+        if found:
+            return found
+        try:  # no row reaches the leaf here: copy one reaching path of the pinned database in
+            pinned = self.pinned_rows(leaf.rows_sql, [salt])
+        except Exception:
+            return []
+        if not pinned:
+            return []
+        mark = self._marks()
+        order = self.cloner.parents_first(list(leaf.tables))
+        added: list[tuple[str, int]] = []
+        try:
+            path = [(table, rowid) for table, rowid in zip(leaf.tables, pinned[0][1:]) if rowid is not None]
+            for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
+                if self.cloner.import_row(table, int(rowid), added) is None:
+                    raise LookupError(table)
+            for column, child, _, child_sql, bound in leaf.children:  # the rows its subqueries need
+                fact_rowid = pinned[0][0]
+                value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
+                                         f"WHERE rowid = {int(fact_rowid)}", [])[0][0]
+                for (rowid,) in self.pinned_rows(child_sql, [value] * bound):
+                    if self.cloner.import_row(child, int(rowid), added) is None:
+                        raise LookupError(child)
+            if not self.cloner.kept(added):
+                raise LookupError("a dependency")
+            return self.bounded(leaf.rows_sql, [salt])
+        except Exception:  # nothing copied
+            self._rollback(mark)
+            return []
+
+    def _targets(self, move: Move) -> list[tuple[Any, ...]] | None:
+        """A ``repoint``'s parent rows: the variant's, then the pinned database's (a subset
+        keeps few of a dimension's rows; such a row is copied in as it is when used)."""
+        if move.kind != "repoint":
+            return None
+        out: list[tuple[Any, ...]] = []
+        seen: set[tuple[Any, ...]] = set()  # one parent row per new group
+        for where, run in (("variant", self.bounded), ("pinned", self.pinned_rows)):
+            try:
+                found = run(move.targets_sql, [_salt_of(self.index)])
+            except Exception:  # too slow, or a form the engine refuses
+                continue
+            for rowid, key, *group in found:
+                if tuple(group) not in seen:
+                    seen.add(tuple(group))
+                    out.append((rowid, key, where))
+        return out
+
+    def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
+        """Write one unit; False (nothing written) when none is left or a copy was refused."""
+        picked = units.next()
+        if picked is None:
+            return False
+        mark = self._marks()
+        if not self._write_unit(leaf, move, *picked):
+            self._rollback(mark)
+            return False
+        return True
+
+    def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
+        from .constraints import qualified, quote
+        moved: dict[str, Any] = {}
+        if move.kind == "repoint":
+            if target[2] == "pinned" and self.cloner.import_row(move.parent, int(target[0]), []) is None:
+                return False  # its key is another row's here
+            moved[move.column] = target[1]
+        elif move.kind == "fresh":
+            made = self.cloner.clone(move.parent, int(rows[0][1 + move.position]), self._renamed(move, rows[0]))
+            if made is None or move.key not in made:
+                return False
+            moved[move.column] = made[move.key]
+        for row in rows:
+            copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
+            if copy is None:
+                return False
+            for column, child, child_column, child_sql, bound in leaf.children:
+                if column not in copy or column in moved:
+                    continue  # the copy keeps the source's value: the source's rows serve it too
+                value = self.con.execute(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
+                                         f"WHERE rowid = {int(row[0])}").fetchone()[0]
+                for (rowid,) in self.bounded(child_sql, [value] * bound):
+                    if self.cloner.clone(child, int(rowid), {child_column: copy[column]}) is None:
+                        return False
+        return True
+
+    def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any]:
+        """Fresh values of a new parent row's identifier columns (a number: one more than the
+        column's greatest; text: the source's value marked with the table's row count)."""
+        from .clones import _NUMERIC
+        from .constraints import qualified, quote
+        rel, out = qualified(move.parent, self.engine), {}
+        for name in move.renamed:
+            if any(t in self.tables[move.parent].columns[name].upper() for t in _NUMERIC):
+                top = self.con.execute(f"SELECT max({quote(name)}) FROM {rel}").fetchone()[0]
+                out[name] = (top or 0) + 1
+            else:
+                count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+                own = self.con.execute(f"SELECT {quote(name)} FROM {rel} WHERE rowid = ?",
+                                       [int(row[1 + move.position])]).fetchone()
+                out[name] = f"{own[0] if own and own[0] is not None else ''}#{count}"
+        return out
+
+    def _tied(self, g: OutputGrowth) -> bool:
+        """Whether the gold's LIMIT cuts through rows tied on its ORDER BY keys here (the
+        grader's own probe), so that its answer would not be trusted."""
+        if g.probe_sql is None or g.key_positions is None:
+            return False
+        rows = self.bounded(g.probe_sql, [])
+        if len(rows) <= g.limit:
+            return False
+        width = len(rows[0])
+        at = [tuple(rows[i][p if p >= 0 else width + p] for p in g.key_positions) for i in (g.limit - 1, g.limit)]
+        return at[0] == at[1]
+
+    # -- marks and undo -------------------------------------------------------------------
+    def _touchable(self, g: OutputGrowth) -> list[str]:
+        """The leaves' tables and the child tables a copy's total dependencies add rows to
+        (``CloneWriter.clone``, two levels down), the tables the leaves' rows reference (a
+        reaching path copied in from the pinned data brings them) and those of the rows a
+        correlated subquery needs (``Leaf.children``)."""
+        out = {t for leaf in g.leaves for t in leaf.tables} | {c[1] for leaf in g.leaves for c in leaf.children}
+        links = [d for leaf in g.leaves for d in leaf.links]
+        for _ in range(4):  # a path copied in brings the rows it references (three levels up)
+            out |= {d.parent for d in [*self.c.dependencies, *links] if d.child in out}
+        return sorted(t for t in out if t in self.tables)
+
+    def _marks(self) -> dict[str, int]:
+        """Each touchable table's greatest row id now (rows added later have greater ones)."""
+        from .constraints import qualified
+        names = self.touchable
+        if not names:
+            return {}
+        sql = " UNION ALL ".join(f"SELECT {i} AS t, max(rowid) AS m FROM {qualified(n, self.engine)}"
+                                 for i, n in enumerate(names))
+        return {names[int(i)]: int(m if m is not None else -1) for i, m in self.con.execute(sql).fetchall()}
+
+    def _since(self, mark: dict[str, int]) -> list[tuple[str, int]]:
+        from .constraints import qualified
+        now = self._marks()
+        out: list[tuple[str, int]] = []
+        for table, top in now.items():
+            if top > mark.get(table, -1):
+                rel = qualified(table, self.engine)
+                out += [(table, int(r[0])) for r in
+                        self.con.execute(f"SELECT rowid FROM {rel} WHERE rowid > {mark.get(table, -1)}").fetchall()]
+        return out
+
+    def _counts(self, mark: dict[str, int]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for table, _ in self._since(mark):
+            out[table] = out.get(table, 0) + 1
+        return out
+
+    def _rollback(self, mark: dict[str, int]) -> None:
+        from .constraints import qualified
+        for table, top in self._marks().items():
+            if top > mark.get(table, -1):
+                self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid > {mark.get(table, -1)}")
+        for table, rowids in self.cloner.rows.items():
+            rowids.difference_update({r for r in rowids if r > mark.get(table, -1)})
+
+    def _keys_hold(self, touched: set[str]) -> bool:
+        """Every key and NOT NULL column of the tables rows were added to still holds."""
+        from .constraints import qualified, quote
+        for table in touched:
+            t, rel = self.tables[table], qualified(table, self.engine)
+            for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]:
+                cols = ", ".join(quote(c) for c in key)
+                nonnull = " AND ".join(f"{quote(c)} IS NOT NULL" for c in key)
+                if self.bounded(f"SELECT 1 FROM {rel} WHERE {nonnull} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1", []):
+                    return False
+            nulls = list(t.not_null_observed)
+            if nulls and self.bounded(f"SELECT 1 FROM {rel} WHERE {' OR '.join(f'{quote(c)} IS NULL' for c in nulls)} "
+                                      f"LIMIT 1", []):
+                return False
+        return True
+
+
+class _Units:
+    """The units of one move: each takes ``width`` reaching rows (the next ones, in turn) and,
+    for a ``repoint``, the next target parent row."""
+
+    def __init__(self, sources: list[tuple[Any, ...]], targets: list[tuple[Any, ...]] | None, width: int) -> None:
+        self.sources, self.targets, self.width, self.i = sources, targets, width, 0
+
+    def next(self) -> tuple[list[tuple[Any, ...]], Any] | None:
+        if self.targets is not None and self.i >= len(self.targets):
+            return None
+        if self.targets is None and self.i * self.width >= MAX_OUTPUT_ROWS:
+            return None
+        rows = [self.sources[(self.i * self.width + j) % len(self.sources)] for j in range(self.width)]
+        target = self.targets[self.i] if self.targets is not None else None
+        self.i += 1
+        return rows, target
+
+
+def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterable[str], dialect: str,
+                  database: Path, index: int) -> Written:
+    """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
+    fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
+    variant)."""
+    growths = _growths(list(gold_sqls), dialect, engine, constraints)
+    out = Written()
+    if not growths:
+        return out
+    con = _connect(target, engine)
+    writer = OutputWriter(con, engine, constraints, database, index)
+    try:
+        for i, g in enumerate(growths):
+            if (i + index) % OUTPUT_SPREAD == 0:
+                writer.grow(g)
+        if engine == "duckdb":
+            con.execute("CHECKPOINT")
+        else:
+            con.commit()
+        out = writer.written
+    finally:
+        writer.close()
+        con.close()
+    Path(str(target) + ".wal").unlink(missing_ok=True)
+    return out
+
+
+_CACHE: dict[str, list[OutputGrowth]] = {}
+
+
+def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) -> list[OutputGrowth]:
+    """``output_growths`` once per process for the same golds and constraints (a build
+    writes many variants)."""
+    from .clones import clone_witnesses
+    key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
+                               sorted(constraints.tables))).encode()).hexdigest()
+    if key not in _CACHE:
+        deps = list(constraints.dependencies)
+        witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
+        _CACHE.clear()
+        _CACHE[key] = output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
+    return _CACHE[key]
+
+
+def _salt_of(turn: int) -> int:
+    from .clones import _salt_of as salt
+    return salt(turn)
+
+
+def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
+    if engine == "duckdb":
+        import duckdb
+        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
+    from .sqlite_io import connect
+    return connect(database, read_only=read_only)
+
+
+def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+    """Run ``sql``, interrupted after ``OUTPUT_TIMEOUT_S`` (``engines.watchdog``)."""
+    from ..engines.watchdog import WATCHDOG
+    token = WATCHDOG.arm(OUTPUT_TIMEOUT_S, con.interrupt)
+    try:
+        rows: list[tuple[Any, ...]] = con.execute(sql, list(params)).fetchall()
+        return rows
+    finally:
+        WATCHDOG.disarm(token)
+
+
+__all__ = ["Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
