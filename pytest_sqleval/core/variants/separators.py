@@ -154,7 +154,7 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     if select is None or not isinstance(col, exp.Column) or _remove_conjunct(node.copy(), probe=True) is None:
         return []
     bounds = [node.args.get("low"), node.args.get("high")] if isinstance(node, exp.Between) else [node.expression]
-    literals = [b.this if isinstance(b, exp.Cast) else b for b in bounds]
+    literals: list[Any] = [b.this if isinstance(b, exp.Cast) else b for b in bounds]
     if not literals or not all(isinstance(lit, exp.Literal) for lit in literals):
         return []
     texts: list[str] = []
@@ -211,10 +211,10 @@ def _swaps(node: Any) -> list[tuple[Any, tuple[str, ...]]]:
     if isinstance(arg, exp.Distinct):
         return []
     if isinstance(node, (exp.Min, exp.Max)):
-        other = exp.Max if isinstance(node, exp.Min) else exp.Min
-        return [(other(this=arg.copy()), ("least", "greatest", "up", "down"))]
-    other = exp.Avg if isinstance(node, exp.Sum) else exp.Sum
-    out = [(other(this=arg.copy()), ("up", "same", "down"))]
+        extreme: Any = exp.Max if isinstance(node, exp.Min) else exp.Min
+        return [(extreme(this=arg.copy()), ("least", "greatest", "up", "down"))]
+    other: Any = exp.Avg if isinstance(node, exp.Sum) else exp.Sum
+    out: list[tuple[Any, tuple[str, ...]]] = [(other(this=arg.copy()), ("up", "same", "down"))]
     if isinstance(node, exp.Sum):
         out.append((exp.Count(this=arg.copy()), ("up", "same")))
     return out
