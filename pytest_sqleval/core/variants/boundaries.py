@@ -53,7 +53,8 @@ from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 14  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 15  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+# (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)
 # (14: join paths from the golds, a decided tie still rotates, LIMIT paths copied from the pinned data)
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
@@ -136,11 +137,13 @@ class BoundaryRows:
         self.group_rows: list[Any] = []  # groups.GroupWitness
         self._identities: dict[str, Any] = {}  # table -> groups.row_identity on the pinned data
         self.witnessed: dict[str, list[str]] = {}  # gold digest -> sentences of its clone witnesses, last write
+        self.separations: list[Any] = []  # separators.NearMiss
 
     def _prepare(self, tables: dict[str, Any], dependencies: list[Any]) -> None:
         from .clones import clone_witnesses
         from .constraints import engine_of
         from .groups import group_witnesses
+        from .separators import near_misses
         from .tiebreak import order_swaps, tie_breaks
         from .witnesses import witness_groups
         if self._ready:
@@ -152,7 +155,8 @@ class BoundaryRows:
         self.swaps = order_swaps(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.clones = clone_witnesses(self.gold_sqls, self.dialect, tables, dependencies)
         self.group_rows = group_witnesses(self.gold_sqls, self.dialect, tables, dependencies)
-        if self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps:
+        self.separations = near_misses(self.gold_sqls, self.dialect, tables)
+        if self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps or self.separations:
             self.domain = Domain(self.database, engine_of(self.database), tables)
         self._ready = True
 
@@ -170,10 +174,12 @@ class BoundaryRows:
         from .clones import MAX_SENTENCES, CloneWriter
         from .constraints import qualified
         from .groups import KEYED_SPREAD, GroupWriter
+        from .separators import SeparatingWriter
         from .tiebreak import TieWriter, _swap_order
         self._prepare(tables, list(dependencies))
         self.witnessed = {}
-        if not (self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps):
+        if not (self.hints or self.groups or self.ties or self.clones or self.group_rows or self.swaps
+                or self.separations):
             return None
         changed: dict[str, int] = {}
         con = _connect(target, engine)
@@ -226,6 +232,16 @@ class BoundaryRows:
                 for i, value in enumerate(values):
                     writer.write(table, column, value, rows[i * per_value:(i + 1) * per_value])
             writer.thresholds()  # every row a subquery reads is written by now
+            # checked by running each gold and near-miss, so after every other row is written
+            # (the order swaps and ties after it only break ties); see separators.py
+            separating = SeparatingWriter(con, engine, tables, grouper, writer.allowed)
+            separating.write_all(self.separations, index)
+            if separating.written:
+                changed["(separating copies)"] = separating.written
+            for gold, sentences in separating.sentences.items():
+                kept = self.witnessed.setdefault(gold, [])
+                kept[:0] = sentences[:MAX_SENTENCES]  # first: each separates a near-miss of this gold
+                del kept[MAX_SENTENCES:]
             for swap in self.swaps:  # before the ties: a swap may tie a LIMIT's cut, which is then broken
                 _swap_order(ties, swap, index)
             for round_ in range(TIE_ROUNDS):  # one gold's edit may tie another's top again (most and fewest flights)

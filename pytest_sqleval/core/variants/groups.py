@@ -383,6 +383,11 @@ class GroupWriter:
             return True
         return False
 
+    def copy_row(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
+        """One copy of row ``rowid`` of ``table`` with ``moved`` values, fresh keys or a fresh row
+        identity (``separators`` rolls it back itself when it separates nothing)."""
+        return self._copy(table, rowid, moved, [])
+
     def _copy(self, table: str, rowid: int, moved: dict[str, Any], made: list[int]) -> bool:
         """One copy of row ``rowid`` with ``moved`` values; its new row id appended to ``made``."""
         from .constraints import qualified, quote
@@ -403,6 +408,8 @@ class GroupWriter:
             own = self.con.execute(f"SELECT {quote(d)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
             if own is None or own[0] is None:
                 return False
+            if d in moved:  # the copy's reference moved: its identity is counted within the new one
+                own = (moved[d],)
             if code:  # one more than the greatest of its reference's, never past the pinned maximum
                 value = self.con.execute(f"SELECT max({quote(c)}) + 1 FROM {rel} WHERE {quote(d)} = ?",
                                          [own[0]]).fetchone()[0]

@@ -1,0 +1,694 @@
+"""Separating witnesses: rows that tell a gold from its aggregate swaps, dropped joins and literal edges.
+
+These near-misses coincide with a gold on most data and no rule of ``clones`` or ``groups``
+reached them where the aggregate or the join sits behind a derived table, a CTE or a
+UNION ALL (TPC-DS's channel unions: ``sum(ext_price) FROM item, (SELECT ... FROM
+web_sales ... UNION ALL SELECT ... FROM store_sales ...) tmp, time_dim``):
+
+- an *aggregate swap* (``sum`` for ``avg``, ``count(x)`` for ``count(DISTINCT x)``, ``min``
+  for ``max``, ``sum`` for ``count``) returns the gold's rows wherever each output group holds
+  one row, or one value; it shows on a second row in a group that reaches the output, with
+  another value of the aggregate's argument (a duplicate value for ``count DISTINCT``, the
+  column's least or greatest for ``min``/``max``);
+- a *dropped join predicate* (``a.k = b.k`` of a multi-table join) returns the gold's rows
+  where the other conjuncts already filter the cross product down to them; it shows on a row
+  of one side that matches every other conjunct and not the dropped one: a second dimension
+  row with the same attributes and a fresh key, or a fact row moved to another key;
+- a *literal edge* (``budget > 300000`` moved to ``> 299999``, flipped to ``>=``, or dropped,
+  where no row reaching the output sits at the bound): it shows on such a row, an existing
+  one set to the literal or one unit beside it, or a copy so set (free columns only, within
+  the pinned domain): the rules of ``witnesses`` write edge values into row tuples of one
+  SELECT's FROM, which a bound inside an ``IN (subquery)`` or behind a derived table does
+  not reach through.
+
+From each gold's AST (sqlglot), per such near-miss, the aggregate's argument or each side of
+the join equality is traced to the base column it reads, through derived tables, CTEs and
+the branches of a UNION (by output name, then by position). The rows of that table that
+reach the SELECT holding the aggregate or the join are found by carrying their row id up
+the same path (``__w`` added to each SELECT on it, NULL in the other UNION branches). A
+copy of one of them is written (``groups.GroupWriter.copy_row``: a keyed table's clone takes
+fresh keys, a key-less one a fresh row identity; every reference, key and NOT NULL holds),
+with the column unchanged or at another value the variant's column holds (within the
+pinned domain, ``boundaries.Domain``). Then the gold and the near-miss are run on the
+variant: the copy is kept only when their answers now differ and the gold's still has a
+value; else it is rolled back and the next candidate tried. A near-miss the variant already
+tells apart gets nothing. So each witness written is one a prediction making that mistake
+fails on; the record says which ("a copy of a store_sales row with ss_ext_sales_price moved
+to 12.50 (the next value up) separates `SUM(ext_price)` from `AVG(ext_price)`")."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
+MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
+EDGE_ROWS = 2  # rows tried per value of a literal's edge
+CANDIDATE_ROWS = 3  # rows of a traced table tried per target
+MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the base table
+SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
+CHECK_TIMEOUT_S = 3.0  # per query: a near-miss slower than this on a variant is left alone
+SLOW_GOLD_S = 1.0  # a gold slower than this on a variant gets no separating witness there
+_W = "__sqleval_w"
+_FLIPS: dict[type[Any], type[Any]] = {}  # filled below: < and <=, > and >=
+
+
+@dataclass(frozen=True)
+class Target:
+    """A base column a near-miss turns on: copies of ``table`` rows ``rows_sql`` gives (one
+    parameter, the variant's turn), with ``column`` changed as ``edits`` say, in order:
+    ``same`` (an exact copy, fresh keys), ``up``/``down`` (the next value the column holds),
+    ``least``/``greatest`` (the column's extremes)."""
+
+    table: str
+    column: str
+    rows_sql: str
+    edits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """One aggregate swap, dropped join predicate or literal edge of a gold, with the columns
+    it turns on."""
+
+    gold: str  # the gold's digest (``clones.gold_digest``)
+    gold_sql: str
+    sql: str
+    what: str  # e.g. "`SUM(x)` against `AVG(x)`"
+    targets: tuple[Target, ...]
+
+
+def near_misses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any]) -> list[NearMiss]:
+    """The near-misses of every gold that a copied row may separate, with their targets."""
+    from .clones import gold_digest
+    from .witnesses import Catalog, parsed_golds
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    out: list[NearMiss] = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        try:
+            found = _gold_near_misses(sql, tree, dialect, names, tables, gold_digest(sql))
+        except Exception:  # an odd tree: no separating witness for this gold
+            continue
+        out += found
+    return out
+
+
+def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dict[str, Any],
+                      digest: str) -> list[NearMiss]:
+    from sqlglot import exp
+    swaps: list[NearMiss] = []
+    joins: list[NearMiss] = []
+    edges: list[NearMiss] = []
+    nodes = list(tree.dfs())
+    for node in nodes:
+        if min(len(swaps), len(joins), len(edges)) >= MAX_NEAR_MISSES:
+            break
+        select = node.find_ancestor(exp.Select) if isinstance(node, exp.AggFunc) and len(swaps) < MAX_NEAR_MISSES \
+            else None
+        if select is not None:
+            for new, edits in _swaps(node):
+                targets = _targets(tree, nodes, select, _own_columns(_argument(node), select), edits, names, tables,
+                                   dialect)
+                if targets:
+                    mutant = _replaced(tree, nodes, node, new, dialect)
+                    what = f"`{_short(node, dialect)}` against `{_short(new, dialect)}`"
+                    if mutant and mutant != sql:
+                        swaps.append(NearMiss(digest, sql, mutant, what, targets))
+        if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column) \
+                and len(joins) < MAX_NEAR_MISSES:
+            mutant = _dropped(tree, nodes, node, dialect)
+            select = node.find_ancestor(exp.Select)
+            if mutant is None or select is None:
+                continue
+            sides = [c for c in (node.this, node.expression) if _alias_of(c, select, names) is not None]
+            if len(sides) != 2 or _alias_of(sides[0], select, names) == _alias_of(sides[1], select, names):
+                continue
+            targets = _targets(tree, nodes, select, sides, ("same", "up", "down"), names, tables, dialect, True)
+            if targets:
+                joins.append(NearMiss(digest, sql, mutant, f"the gold against its join without "
+                                                            f"`{_short(node, dialect)}`", targets))
+        if (type(node) in _FLIPS or isinstance(node, (exp.EQ, exp.Between))) and len(edges) < MAX_NEAR_MISSES:
+            edges += _edge_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+    out: list[NearMiss] = []
+    longest = max(len(swaps), len(joins), len(edges))
+    for i in range(longest):  # in turn: every kind gets slots
+        out += [k[i] for k in (swaps, joins, edges) if i < len(k) and k[i].sql not in {o.sql for o in out}]
+    return out[:MAX_NEAR_MISSES]
+
+
+def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                      tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A conjunct comparing a free column with a literal (``budget > 300000``, a date range):
+    the literal moved one unit, the comparison flipped (``<`` and ``<=``), the conjunct
+    dropped. Each shows on a row that reaches the output but for this conjunct, with the
+    column at the literal or one unit beside it: an existing row so set (a department whose
+    courses the gold lists), or a copy."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours
+    select = node.find_ancestor(exp.Select)
+    col = node.this
+    if select is None or not isinstance(col, exp.Column) or _remove_conjunct(node.copy(), probe=True) is None:
+        return []
+    bounds = [node.args.get("low"), node.args.get("high")] if isinstance(node, exp.Between) else [node.expression]
+    literals: list[Any] = [b.this if isinstance(b, exp.Cast) else b for b in bounds]
+    if not literals or not all(isinstance(lit, exp.Literal) for lit in literals):
+        return []
+    texts: list[str] = []
+    for lit in literals:
+        texts += [v for v in neighbours(lit.this) if v not in texts]
+    if len(texts) <= len(literals):
+        return []  # text: no neighbour to move to
+    # (near-miss, what, the values that separate it first: those between the two bounds)
+    mutants: list[tuple[str, str, list[str]]] = []
+    for lit in literals:
+        for v in neighbours(lit.this)[1:]:
+            new = exp.Literal.string(v) if lit.is_string else exp.Literal.number(v)
+            mutant = _replaced(tree, nodes, lit, new, dialect)
+            if mutant:
+                mutants.append((mutant, f"`{_short(node, dialect)}` against its literal {lit.this} moved to {v}",
+                                [v, neighbours(lit.this)[0]]))
+    if type(node) in _FLIPS:
+        mutant = _replaced(tree, nodes, node, _FLIPS[type(node)](this=node.this.copy(), expression=node.expression.copy()),
+                           dialect)
+        if mutant:
+            mutants.append((mutant, f"`{_short(node, dialect)}` against its comparison flipped", texts[:1]))
+    dropped = _dropped(tree, nodes, node, dialect)
+    if dropped:
+        mutants.append((dropped, f"the gold against itself without `{_short(node, dialect)}`", texts))
+    places = []
+    for table, column, path in _trace(select, col, names):
+        t = tables.get(table)
+        rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+        if t is not None and column in t.free and rows_sql is not None:
+            places.append((table, column, rows_sql))
+    out = []
+    for mutant, what, first in mutants:
+        values = first + [v for v in texts if v not in first]
+        edits = tuple(f"set={v}" for v in values) + tuple(f"copy={v}" for v in values)
+        if mutant != sql and places:
+            out.append(NearMiss(digest, sql, mutant, what, tuple(Target(t, c, r, edits) for t, c, r in places[:2])))
+    return out
+
+
+def _swaps(node: Any) -> list[tuple[Any, tuple[str, ...]]]:
+    """(the swapped aggregate, the edits that separate it) for each swap of ``node``."""
+    from sqlglot import exp
+    arg = node.this
+    if arg is None or isinstance(arg, exp.Star) or node.find_ancestor(exp.Window) is not None \
+            or type(node) not in (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Count):
+        return []
+    if isinstance(node, exp.Count):
+        if isinstance(arg, exp.Distinct):
+            if len(arg.expressions) != 1:
+                return []
+            return [(exp.Count(this=arg.expressions[0].copy()), ("same", "up"))]
+        return [(exp.Count(this=exp.Distinct(expressions=[arg.copy()])), ("same", "up")),
+                (exp.Sum(this=arg.copy()), ("up", "same"))]
+    if isinstance(arg, exp.Distinct):
+        return []
+    if isinstance(node, (exp.Min, exp.Max)):
+        extreme: Any = exp.Max if isinstance(node, exp.Min) else exp.Min
+        return [(extreme(this=arg.copy()), ("least", "greatest", "up", "down"))]
+    other: Any = exp.Avg if isinstance(node, exp.Sum) else exp.Sum
+    out: list[tuple[Any, tuple[str, ...]]] = [(other(this=arg.copy()), ("up", "same", "down"))]
+    if isinstance(node, exp.Sum):
+        out.append((exp.Count(this=arg.copy()), ("up", "same")))
+    return out
+
+
+def _argument(node: Any) -> Any:
+    from sqlglot import exp
+    arg = node.this
+    return arg.expressions[0] if isinstance(arg, exp.Distinct) and arg.expressions else arg
+
+
+def _own_columns(node: Any, select: Any) -> list[Any]:
+    from sqlglot import exp
+    return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
+
+
+def _short(node: Any, dialect: str) -> str:
+    text = " ".join(node.sql(dialect=dialect).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _replaced(tree: Any, nodes: list[Any], node: Any, new: Any, dialect: str) -> str | None:
+    copy = tree.copy()
+    twin = list(copy.dfs())[_index(nodes, node)]
+    twin.replace(new.copy())
+    try:
+        return str(copy.sql(dialect=dialect))
+    except Exception:  # sqlglot cannot render it: no near-miss
+        return None
+
+
+def _dropped(tree: Any, nodes: list[Any], node: Any, dialect: str) -> str | None:
+    """The gold without the conjunct ``node``: a conjunct of a WHERE, or of an inner join's ON
+    of two conjuncts or more (an ON left empty is no query a model writes)."""
+    if _remove_conjunct(node, probe=True) is None:
+        return None
+    copy = tree.copy()
+    _remove_conjunct(list(copy.dfs())[_index(nodes, node)])
+    try:
+        return str(copy.sql(dialect=dialect))
+    except Exception:  # sqlglot cannot render it: no near-miss
+        return None
+
+
+def _remove_conjunct(node: Any, probe: bool = False) -> Any:
+    """Remove ``node`` from its WHERE or inner ON (``probe``: only say whether it can be); None
+    when it is no conjunct of one."""
+    from sqlglot import exp
+    twin, up = node, node.parent
+    while isinstance(up, exp.Paren):
+        twin, up = up, up.parent
+    if not isinstance(up, (exp.And, exp.Where)):
+        return None
+    clause = node.find_ancestor(exp.Where, exp.Join, exp.Having)
+    if not isinstance(clause, (exp.Where, exp.Join)):
+        return None
+    if isinstance(clause, exp.Join) and (clause.side or not isinstance(up, exp.And)):
+        return None
+    if probe:
+        return node
+    if isinstance(up, exp.Where):
+        up.pop()
+    else:
+        up.replace(up.expression if up.this is twin else up.this)
+    return node
+
+
+def _index(nodes: list[Any], node: Any) -> int:
+    return next(i for i, n in enumerate(nodes) if n is node)
+
+
+# --- tracing a column to the base table it reads -----------------------------------------
+
+def _from_nodes(select: Any) -> list[Any]:
+    from_ = select.args.get("from_") or select.args.get("from")
+    return ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+
+
+def _ctes(tree: Any) -> dict[str, Any]:
+    from sqlglot import exp
+    return {c.alias_or_name.lower(): c.this for c in tree.find_all(exp.CTE)}
+
+
+def _body_of(source: Any, ctes: dict[str, Any], names: Any) -> Any:
+    """The query a FROM item reads: a derived table's, a CTE's; None for a base table."""
+    from sqlglot import exp
+    if isinstance(source, exp.Subquery):
+        return source.this
+    if isinstance(source, exp.Table) and not source.db and source.name.lower() in ctes:
+        return ctes[source.name.lower()]
+    return None
+
+
+def _branches(body: Any) -> list[Any]:
+    """The SELECTs of a UNION (ALL) tree, first branch first; [] for any other set operation."""
+    from sqlglot import exp
+    while isinstance(body, exp.Subquery):
+        body = body.this
+    if isinstance(body, exp.Select):
+        return [body]
+    if isinstance(body, exp.Union):
+        return _branches(body.this) + _branches(body.expression)
+    return []
+
+
+def _output_names(select: Any) -> list[str]:
+    return [e.alias_or_name.lower() for e in select.expressions]
+
+
+def _alias_of(col: Any, select: Any, names: Any) -> str | None:
+    """The FROM item alias (lower case) of ``select`` a column reads, if one surely is."""
+    from sqlglot import exp
+    ctes = _ctes(select.root())
+    sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
+    if col.table:
+        return col.table.lower() if col.table.lower() in sources else None
+    owners = []
+    for alias, s in sources.items():
+        body = _body_of(s, ctes, names)
+        if body is not None:
+            branches = _branches(body)
+            if branches and col.name.lower() in _output_names(branches[0]):
+                owners.append(alias)
+        elif isinstance(s, exp.Table):
+            t = names.table(".".join(p for p in (s.db, s.name) if p).lower())
+            if t in names.lower and col.name.lower() in names.lower[t]:
+                owners.append(alias)
+    return owners[0] if len(owners) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Step:
+    select: Any  # a SELECT on the path, in the gold's tree
+    alias: str  # the FROM item of it the path goes through
+    position: int | None  # the output position the path's column has in its body (None: a base table)
+
+
+def _trace(select: Any, col: Any, names: Any, depth: int = 0) -> list[tuple[str, str, list[_Step]]]:
+    """(base table, its column, the path from ``select`` down) of each base column ``col`` reads."""
+    from sqlglot import exp
+    alias = _alias_of(col, select, names)
+    if alias is None or depth > MAX_TRACE_DEPTH:
+        return []
+    source = next(s for s in _from_nodes(select) if s.alias_or_name.lower() == alias)
+    body = _body_of(source, _ctes(select.root()), names)
+    if body is None:
+        if not isinstance(source, exp.Table):
+            return []
+        t = names.table(".".join(p for p in (source.db, source.name) if p).lower())
+        if t not in names.lower or col.name.lower() not in names.lower[t]:
+            return []
+        return [(names.originals[t], names.lower[t][col.name.lower()], [_Step(select, alias, None)])]
+    branches = _branches(body)
+    if not branches or col.name.lower() not in _output_names(branches[0]):
+        return []
+    position = _output_names(branches[0]).index(col.name.lower())
+    out = []
+    for branch in branches:
+        if position >= len(branch.expressions) or any(e.is_star for e in branch.expressions):
+            return []
+        for inner in _own_columns(branch.expressions[position], branch):
+            for table, column, path in _trace(branch, inner, names, depth + 1):
+                out.append((table, column, [_Step(select, alias, position)] + path))
+    return out
+
+
+def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits: tuple[str, ...], names: Any,
+             tables: dict[str, Any], dialect: str, references: bool = False) -> tuple[Target, ...]:
+    out: list[Target] = []
+    for col in columns:
+        for table, column, path in _trace(select, col, names):
+            rows_sql = _rows_sql(tree, nodes, path, dialect)
+            t = tables.get(table)
+            if rows_sql is None or t is None:
+                continue
+            # a key or reference column: an exact copy (fresh keys), or for a join's reference
+            # another value the column holds (``SeparatingWriter`` checks it is one)
+            kept = edits if column in t.free else tuple(
+                e for e in edits if e == "same" or (e in ("up", "down") and references and not _single_key(t, column)))
+            target = Target(table, column, rows_sql, kept)
+            if kept and target not in out:
+                out.append(target)
+    return tuple(out[:4])
+
+
+def _single_key(t: Any, column: str) -> bool:
+    return column in t.observed_unique or (column,) in [t.primary_key, *t.unique_keys]
+
+
+def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None) -> str | None:
+    """A query of the row ids of the base table at the end of ``path`` whose rows reach the
+    path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
+    up as a new output column of each SELECT on the path, NULL in the other UNION branches."""
+    from sqlglot import exp
+    copy = tree.copy()
+    twins = list(copy.dfs())
+    at = {id(n): i for i, n in enumerate(nodes)}
+    if drop is not None:  # the rows that reach the SELECT but for this conjunct
+        _remove_conjunct(twins[at[id(drop)]])
+    carried: exp.Expr | None = None
+    for step in reversed(path):
+        select = twins[at[id(step.select)]]
+        if step.position is None:
+            carried = exp.column("rowid", table=step.alias)
+        else:
+            carried = exp.column(_W, table=step.alias)
+        if step is path[0]:
+            break
+        parent = _body_parent(select)
+        grouped = select.args.get("group") is not None or any(e.find(exp.AggFunc) for e in select.expressions)
+        value = exp.Min(this=carried) if grouped else carried
+        for branch in _branches(parent) if parent is not None else [select]:
+            branch.append("expressions", exp.alias_(value.copy() if branch is select else exp.Null(), _W))
+    if carried is None:
+        return None
+    top = twins[at[id(path[0].select)]].copy()
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+        top.set(arg, None)
+    top.set("expressions", [exp.alias_(carried, "w0")])
+    root_with = copy.args.get("with_") or copy.args.get("with")
+    if root_with is not None and top.args.get("with_") is None and top.args.get("with") is None:
+        top.set("with_" if "with_" in exp.Select.arg_types else "with", root_with.copy())
+    try:
+        inner = top.sql(dialect=dialect)
+    except Exception:  # sqlglot cannot render it
+        return None
+    return (f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL GROUP BY w0 "
+            f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
+
+
+def _body_parent(select: Any) -> Any:
+    """The whole body (a UNION tree, or the SELECT) a derived table or CTE holds ``select`` in."""
+    from sqlglot import exp
+    body = select
+    while isinstance(body.parent, exp.Union) or (isinstance(body.parent, exp.Subquery)
+                                                 and isinstance(body.parent.parent, exp.Union)):
+        body = body.parent
+    return body
+
+
+# --- writing them into a variant ----------------------------------------------------------
+
+class SeparatingWriter:
+    """Writes the separating witnesses of the golds into one variant: per near-miss the
+    variant does not tell apart, copies tried until one does (kept) or none is left."""
+
+    def __init__(self, con: Any, engine: str, tables: dict[str, Any], grouper: Any,
+                 allowed: Callable[[str, str, str], bool]) -> None:
+        self.con, self.engine, self.tables, self.grouper, self.allowed = con, engine, tables, grouper, allowed
+        self.sentences: dict[str, list[str]] = {}
+        self.written = 0
+
+    def run(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]] | None:
+        """A query's rows on the variant, or None (an error, or slower than ``CHECK_TIMEOUT_S``)."""
+        from ..engines.watchdog import WATCHDOG
+        token = WATCHDOG.arm(CHECK_TIMEOUT_S, self.con.interrupt)
+        try:
+            rows: list[tuple[Any, ...]] = self.con.execute(sql, params or []).fetchall()
+            return rows
+        except Exception:  # a form this engine refuses, or interrupted: no answer
+            return None
+        finally:
+            WATCHDOG.disarm(token)
+
+    def write_all(self, misses: list[NearMiss], index: int) -> None:
+        golds = list(dict.fromkeys(m.gold for m in misses))
+        gold_rows: dict[str, list[tuple[Any, ...]] | None] = {}
+        for m in misses:
+            if (golds.index(m.gold) + index) % SPREAD:
+                continue
+            if m.gold not in gold_rows:
+                started = time.perf_counter()
+                gold_rows[m.gold] = self.run(m.gold_sql)
+                if time.perf_counter() - started > SLOW_GOLD_S:  # its near-misses would cost more than they add
+                    gold_rows[m.gold] = None
+            mine = gold_rows[m.gold]
+            if not _informative(mine):
+                continue
+            theirs = self.run(m.sql)
+            if theirs is None or _differ(mine or [], theirs):  # broken here, or already told apart
+                continue
+            try:
+                separated = self._separate(m, index)
+            except Exception:  # an engine error outside a trial's own handling: this near-miss gets none
+                separated = False
+            if separated:
+                gold_rows.clear()  # a row was added or moved: every gold's answer may have moved
+
+    def _separate(self, m: NearMiss, index: int) -> bool:
+        """Try each target's edits, each on its candidate rows in turn, until one separates."""
+        from .clones import MAX_SENTENCES, _salt_of
+        trials = 0
+        for target in m.targets:
+            rows = [int(r[0]) for r in self.run(target.rows_sql, [_salt_of(index)]) or []]
+            for edit in target.edits:
+                for rowid in rows[:EDGE_ROWS] if "=" in edit else rows:
+                    if trials >= MAX_TRIALS:
+                        return False
+                    value = self._value(target, rowid, edit)
+                    if edit != "same" and value is None:
+                        continue
+                    trials += 1
+                    moved = {} if edit == "same" else {target.column: value}
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith("set=")):
+                        continue
+                    self.written += 1
+                    kept = self.sentences.setdefault(m.gold, [])
+                    if len(kept) < MAX_SENTENCES:
+                        kept.append(_sentence(target, edit, value, m.what))
+                    return True
+        return False
+
+    def _value(self, target: Target, rowid: int, edit: str) -> Any:
+        """The value ``edit`` gives the column on this variant, in the pinned domain; None if none."""
+        from .constraints import qualified, quote
+        rel, col = qualified(target.table, self.engine), quote(target.column)
+        if edit == "same":
+            return None
+        if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column
+            text = edit.split("=", 1)[1]
+            if target.column not in self.tables[target.table].free or not self.allowed(target.table, target.column, text):
+                return None
+            return _typed(text, self.tables[target.table].columns.get(target.column, "")) if self.engine == "sqlite" \
+                else text
+        if not self._movable(target.table, target.column):
+            return None
+        try:
+            if edit in ("least", "greatest"):
+                found = self.con.execute(f"SELECT {'min' if edit == 'least' else 'max'}({col}) FROM {rel}").fetchone()
+            else:
+                own = self.con.execute(f"SELECT {col} FROM {rel} WHERE rowid = {rowid}").fetchone()
+                if own is None or own[0] is None:
+                    return None
+                op, agg = (">", "min") if edit == "up" else ("<", "max")
+                found = self.con.execute(f"SELECT {agg}({col}) FROM {rel} WHERE {col} {op} ?", [own[0]]).fetchone()
+        except Exception:  # a type the engine cannot order: no such value
+            return None
+        value = found[0] if found else None
+        if value is None or not self.allowed(target.table, target.column, _plain(value)):
+            return None
+        return value
+
+    def _try(self, m: NearMiss, table: str, rowid: int, moved: dict[str, Any], in_place: bool = False) -> bool:
+        """Copy the row (``in_place``: set its free column instead), keep the change if the gold
+        (still with a value) and ``m`` now differ."""
+        saved = ({t: set(r) for t, r in self.grouper.rows.items()},
+                 {t: set(r) for t, r in self.grouper.cloner.rows.items()})
+        kept = False
+        try:
+            self._begin()
+            if (self._set(table, rowid, moved) if in_place else self._copy(table, rowid, moved)):
+                mine, theirs = self.run(m.gold_sql), self.run(m.sql)
+                kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs)
+            self._end(commit=kept)
+        except Exception:  # a constraint the engine checks refused the copy: nothing kept
+            kept = False
+            try:
+                self._end(commit=False)
+            except Exception:  # no transaction was open
+                pass
+        if not kept:
+            self.grouper.rows, self.grouper.cloner.rows = saved
+        return kept
+
+    def _set(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
+        """Set free columns of an existing row (as a filter witness does, ``witnesses.py``)."""
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        if not moved or not set(moved) <= set(t.free):
+            return False
+        sets = ", ".join(f"{quote(c)} = " + (f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c]
+                                             else "?") for c in moved)
+        self.con.execute(f"UPDATE {qualified(table, self.engine)} SET {sets} WHERE rowid = {int(rowid)}",
+                         list(moved.values()))
+        return True
+
+    def _copy(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
+        """A copy of the row: fresh keys or a fresh row identity (``groups``); where a moved
+        column is in a key of several columns (an enrollment's course), that key is the moved
+        value's to keep unique, checked on the table once written."""
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k and set(k) & set(moved)]
+        if not keys:
+            return bool(self.grouper.copy_row(table, rowid, moved))
+        if self.grouper.cloner.clone(table, rowid, moved, given=frozenset(moved)) is None:
+            return False
+        rel = qualified(table, self.engine)
+        for key in keys:
+            cols = ", ".join(quote(c) for c in key)
+            if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
+                return False  # the caller rolls the copy back
+        return True
+
+    def _movable(self, table: str, column: str) -> bool:
+        """A free column, or the child side of a dependency (another value it holds keeps it)."""
+        return column in self.tables[table].free or any(
+            d.child == table and column in d.child_columns and d.origin != "total" for d in self.grouper.cloner.all_deps)
+
+    def _begin(self) -> None:
+        if self.engine == "duckdb":
+            self.con.execute("BEGIN TRANSACTION")
+        else:
+            self.con.commit()  # the writes before stay; the copy opens a transaction of its own
+
+    def _end(self, commit: bool) -> None:
+        if self.engine == "duckdb":
+            self.con.execute("COMMIT" if commit else "ROLLBACK")
+        elif commit:
+            self.con.commit()
+        else:
+            self.con.rollback()
+
+
+def _flips() -> None:
+    from sqlglot import exp
+    _FLIPS.update({exp.LT: exp.LTE, exp.LTE: exp.LT, exp.GT: exp.GTE, exp.GTE: exp.GT})
+
+
+_flips()
+
+def _typed(text: str, ctype: str) -> Any:
+    """A literal's text as SQLite should store it in a column of type ``ctype``: a number as a
+    number unless the column is text (a column of no type keeps what it is given)."""
+    from decimal import InvalidOperation
+    if any(w in ctype.upper() for w in ("CHAR", "TEXT", "CLOB", "DATE", "TIME")):
+        return text
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return text
+    return int(number) if number == number.to_integral_value() and "." not in text else float(number)
+
+
+def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
+    from .clones import _show
+    name = target.table.rsplit(".", 1)[-1]
+    if edit == "same":
+        return f"a copy of a {name} row that reaches the output (fresh keys): separates {what}"
+    shown = f"{target.column} = {_show(value) if isinstance(value, str) and '=' not in edit else _plain(value)}"
+    if edit.startswith("set="):
+        return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
+    if edit.startswith("copy="):
+        return f"a copy of a {name} row that reaches the output but for this filter, with {shown}: separates {what}"
+    return f"a copy of a {name} row that reaches the output, with {shown} ({_EDIT_WORDS[edit]}): separates {what}"
+
+
+_EDIT_WORDS = {"up": "the next value up", "down": "the next value down", "least": "its least value",
+               "greatest": "its greatest value"}
+
+
+def _plain(value: Any) -> str:
+    from .groups import _plain as plain
+    return plain(value)
+
+
+def _informative(rows: list[tuple[Any, ...]] | None) -> bool:
+    """Rows, and not only NULLs (what an aggregate over no row gives)."""
+    return bool(rows) and any(v is not None for row in rows or [] for v in row)
+
+
+def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> bool:
+    """Whether two answers differ as bags, numbers to four significant digits: a difference
+    the grader's tolerance would forgive is not one a witness is kept for."""
+    def norm(row: tuple[Any, ...]) -> tuple[str, ...]:
+        out = []
+        for v in row:
+            if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
+                f = float(v)
+                out.append("0" if abs(f) < 1e-9 else f"{f:.4g}")
+            else:
+                out.append(repr(v))
+        return tuple(out)
+    return Counter(map(norm, a)) != Counter(map(norm, b))
+
+
+__all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses"]
