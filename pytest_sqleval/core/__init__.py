@@ -113,6 +113,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "ResultFileError": ("cases.result_files", "ResultFileError"),
     # database variants
     "VARIANT_BLOCK_SIZE": ("variants.build", "VARIANT_BLOCK_SIZE"),
+    "remember_content_hash": ("variants.build", "remember_content_hash"),
     "FROZEN_VARIANTS_NAME": ("variants.distill", "FROZEN_NAME"),
     "read_frozen": ("variants.distill", "read_frozen"),
 }
@@ -133,7 +134,7 @@ __all__ = [
     "iter_jsonl", "jsonable", "kind_of", "load_litellm", "load_manifest", "manifest_key_line",
     "mock_label", "model_string", "nested_cut", "open_sandbox", "order_info", "parse_sql",
     "peer_verdicts", "portability", "python_values", "read_cases", "read_frozen", "read_layout_cases", "read_result_file", "read_text",
-    "register_backend", "register_engine", "register_error_class", "register_layer",
+    "register_backend", "remember_content_hash", "register_engine", "register_error_class", "register_layer",
     "register_layout", "render_trace", "runs_dir", "split_of", "table_names", "write_trace_report",
 ]
 
@@ -231,6 +232,7 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .traces import clip as clip_trace_text
     from .traces import render_markdown as render_trace
     from .variants.build import VARIANT_BLOCK_SIZE as VARIANT_BLOCK_SIZE
+    from .variants.build import remember_content_hash as remember_content_hash
     from .variants.distill import FROZEN_NAME as FROZEN_VARIANTS_NAME
     from .variants.distill import read_frozen as read_frozen
 

@@ -126,6 +126,8 @@ class SuiteGrader:
         return host, host.submit("describe", {}, exec_timeout=describe_timeout(limits))
 
     def close(self) -> None:
+        if self.variant_set is not None:  # its second distillation process, if it started one
+            self.variant_set.close()
         if self.host is not None:
             self.host.close()
 

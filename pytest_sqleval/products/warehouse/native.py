@@ -27,7 +27,7 @@ def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> li
     """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it."""
     if manifest.build != BUILDER:
         return None
-    from ...core import VARIANT_BLOCK_SIZE
+    from ...core import VARIANT_BLOCK_SIZE, remember_content_hash
     from . import build_warehouse
     out = []
     with open(folder / ".lock", "w") as lock:
@@ -37,9 +37,10 @@ def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> li
             if not path.is_file():
                 tmp = path.with_name(f".{path.name}.building")
                 try:
-                    build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1,
-                                    block_size=VARIANT_BLOCK_SIZE)
+                    info = build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1,
+                                           block_size=VARIANT_BLOCK_SIZE)
                     os.replace(tmp, path)
+                    remember_content_hash(path, info.content_hash)  # hashed as built: not again by the pool
                 finally:
                     for leftover in (tmp, Path(str(tmp) + ".wal")):
                         leftover.unlink(missing_ok=True)

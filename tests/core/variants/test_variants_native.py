@@ -50,3 +50,16 @@ def test_a_native_variant_catches_what_no_generic_one_may(pytester: pytest.Pytes
     assert record["layers"]["variants"]["mismatch"]["kind"] == "native"
     natives = list((pytester.path / ".sqleval-cache" / "variants").rglob("native/shop-seed1.duckdb"))
     assert len(natives) == 1
+
+
+def test_a_file_hashed_by_its_writer_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A native variant's generator hashes what it built (``build_warehouse``); kept beside
+    the file (``remember_content_hash``), the pool reads it instead of hashing again."""
+    from pytest_sqleval.core.variants import build
+    from tests.core.variants.test_variants_grading import make_db
+    db = tmp_path / "shop.duckdb"
+    make_db(db)
+    digest = build.content_hash(db)
+    build.remember_content_hash(db, digest)
+    monkeypatch.setattr(build, "content_hash", lambda path: pytest.fail("hashed again"))
+    assert build.remembered_content_hash(db) == digest

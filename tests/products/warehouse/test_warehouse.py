@@ -293,3 +293,20 @@ def test_naive_predictions_cover_every_main_question_and_the_graveyard(cases) ->
     assert sorted(p["id"] for p in preds) == sorted(c.id for c in cases if split_of(c) == "main")
     graveyard = {f"{t.schema}.{t.name}" for t in TABLES if warehouse.spec.deprecated(t)}
     assert sum(bool(_tables(p["sql"]) & graveyard) for p in preds) >= 5
+
+
+def test_a_native_variant_is_kept_with_the_hash_its_build_computed(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native variants' hook keeps the content hash ``build_warehouse`` computed beside
+    each file, so the variant pool reads it instead of hashing the file a second time."""
+    from types import SimpleNamespace
+
+    from pytest_sqleval.core.variants import build
+    from pytest_sqleval.products.warehouse import native
+    monkeypatch.setattr(native, "NATIVE_SEEDS", 1)
+    monkeypatch.setattr(native, "NATIVE_SCALE", 0.01)
+    (path,) = native.pytest_sqleval_native_variants(SimpleNamespace(build=native.BUILDER), tmp_path, 0)
+    kept = path.with_name(path.name + ".content-hash")
+    assert kept.read_text() == build.content_hash(path)
+    monkeypatch.setattr(build, "content_hash", lambda p: pytest.fail("hashed again"))
+    assert build.remembered_content_hash(path) == kept.read_text()
