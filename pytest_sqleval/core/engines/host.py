@@ -253,11 +253,11 @@ class EngineProcess:
         if self._frames is None or self._frames.proc is not proc:
             self._frames = _Frames(proc)
         frames = self._frames
-        if ticket.deadline is None:
+        if not ticket.timed:
             if self._last_end is not None:  # the child starts it once it has answered the one before, and has it
                 ticket.started(max(self._last_end[0], ticket.sent_at), self._last_end[1])
             else:  # a fresh child (its first request says when it starts)
-                ticket.deadline = time.monotonic() + ticket.budget + 30.0  # + child start-up on first use
+                ticket.timed, ticket.deadline = True, time.monotonic() + ticket.budget + 30.0  # + child start-up
         try:
             while True:
                 try:
@@ -627,24 +627,25 @@ class Ticket:
         self.value: Any = None
         self.partial: Any = None
         self.error: HostCrashed | None = None
-        self.reset()
+        self.timed = False  # its deadline is set (by its start, told or inferred)
+        self.deadline = 0.0  # monotonic: past it the child is killed
+        self.began: float | None = None  # when the child started this request's current query (monotonic)
+        self.since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
+        self.look = float("inf")  # when to read the child's CPU time next
         self.sent_at = 0.0  # monotonic, when it was written to the child
         self.waited = 0.0  # seconds this process was blocked on the pipe for it (SQLEVAL_IPC_TRACE only)
 
     def started(self, at: float, cpu: float | None) -> None:
         """The child started a query of this request at ``at`` (monotonic) with ``cpu``
         seconds of CPU time spent (None: unknown): its budget runs from there."""
-        self.deadline, self.began = at + self.budget, at
+        self.timed, self.deadline, self.began = True, at + self.budget, at
         self.since = (at, cpu) if cpu is not None else None
         self.look = (at + self.cpu_limit / self.rate if self.since is not None and self.cpu_limit is not None
                      else float("inf"))
 
     def reset(self) -> None:
         """Forget what the frames of an earlier send said (a child killed before it ran this)."""
-        self.deadline: float | None = None  # monotonic: past it the child is killed
-        self.began: float | None = None  # when the child started this request's current query (monotonic)
-        self.since: tuple[float, float] | None = None  # (monotonic, the child's CPU time) then, where /proc reads it
-        self.look = float("inf")  # when to read the child's CPU time next
+        self.timed, self.deadline, self.began, self.since, self.look = False, 0.0, None, None, float("inf")
 
 
 # -- child side ------------------------------------------------------------------------
