@@ -206,7 +206,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         if filters:
             q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
         if limit:
-            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=_turned(exp.column("w0")))]))
+            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
@@ -335,7 +335,7 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
     return out
 
 
-_IDENTIFIER_SUFFIXES = ("_id", "_code", "_key", "_no", "_number", "_num", "_nbr")
+IDENTIFIER_SUFFIXES = ("_id", "_code", "_key", "_no", "_number", "_num", "_nbr")
 
 
 def _limit_witnesses(select: Any, top: bool, conjuncts: list[Any], edges: list[tuple[str, str, str, str, int]],
@@ -385,7 +385,7 @@ def _limit_witnesses(select: Any, top: bool, conjuncts: list[Any], edges: list[t
             continue
         renamed: tuple[str, ...] = ()
         if not set(on_parent) & set(fresh):
-            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES) and freshable(parent.columns.get(c, ""))
+            named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES) and freshable(parent.columns.get(c, ""))
                      and c not in parent.key_columns and not any(
                          d.parent == parent.name and c in d.parent_columns for d in every)]
             if not named:
@@ -481,7 +481,7 @@ def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str
     return out
 
 
-def _turned(rowid: Any) -> Any:
+def turned_rowid(rowid: Any) -> Any:
     """The last sort key of a witness's row: the row id scrambled by the variant's turn (the
     one parameter of ``rows_sql``), so each variant copies another of the rows that qualify.
     Always the first row id would promote, in every variant, the member a gold's
@@ -589,7 +589,7 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
             shown_sql = ", ".join(f"v{i}" for i in range(min(2, len(keys)))) or "NULL AS v0"
             rows_sql = (f"SELECT w0, {target} - n AS need, {shown_sql} FROM ({inner}) AS grouped "
                         f"WHERE n < {target} AND n >= {target - MAX_GROUP_CLONES} ORDER BY {target} - n, "
-                        f"{_turned(exp.column('w0')).sql(dialect=dialect)} LIMIT 1")
+                        f"{turned_rowid(exp.column('w0')).sql(dialect=dialect)} LIMIT 1")
             rendered = " ".join(cond.sql(dialect=dialect).split())
             shown = tuple(" ".join(k.sql(dialect=dialect).split())[:40] for k in keys[:2])
             out.append(CloneWitness(digest, table, rows_sql, (), shown,
@@ -625,7 +625,7 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
     out = []
     low, high = f"(SELECT min({q_col}) FROM {rel})", f"(SELECT max({q_col}) FROM {rel})"
     keys_out = f", {shown_keys}" if shown_keys else ""
-    turned = _turned(exp.column("w0")).sql(dialect=dialect)
+    turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
     for target in neighbours(bound.this):
         if isinstance(agg, exp.Sum):
             # the gap to the target: ``need`` clones at the column's greatest value, one with the rest

@@ -96,7 +96,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
                       digest: str) -> list[GroupWitness]:
     from sqlglot import exp
 
-    from .clones import _turned, deps_columns, fresh_columns
+    from .clones import turned_rowid, deps_columns, fresh_columns
     from .witnesses import resolve_column, select_sources, split_terms
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
@@ -132,7 +132,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     for j in base.args.get("joins") or []:
         j.set("on", None)
         j.set("kind", "CROSS")
-    turned = _turned(exp.column("w0")).sql(dialect=dialect)
+    turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
 
     def inner(columns: list[tuple[Any, str]], filters: list[Any]) -> str:
         q = base.copy()

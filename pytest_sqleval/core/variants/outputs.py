@@ -189,12 +189,12 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     the gold's WITH, which a filter of the leaf may read (``IN (SELECT ... FROM cte)``)."""
     from sqlglot import exp
 
-    from .clones import _IDENTIFIER_SUFFIXES, _freshable, _turned, deps_columns, fresh_columns, joined_key
+    from .clones import IDENTIFIER_SUFFIXES, freshable, turned_rowid, deps_columns, fresh_columns, joined_key
     from .constraints import Dependency
-    from .witnesses import _resolve, _sources, _split
+    from .witnesses import resolve_column, select_sources, split_terms
     if select.find_ancestor(exp.Where, exp.Having) is not None:
         return None  # a filter's subquery: a row it adds is no output row
-    sources = _sources(select, names)
+    sources = select_sources(select, names)
     joins = select.args.get("joins") or []
 
     def optional(j: Any) -> bool:  # a LEFT JOIN's table (a sale's return): a copy of the fact keeps its row
@@ -206,17 +206,17 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
         return None
     conjuncts: list[Any] = []
     if select.args.get("where") is not None:
-        conjuncts += _split(select.args["where"].this, exp.And)
+        conjuncts += split_terms(select.args["where"].this, exp.And)
     for j in joins:
         if j.args.get("on") is not None and not optional(j):
-            conjuncts += _split(j.args["on"], exp.And)
+            conjuncts += split_terms(j.args["on"], exp.And)
     outer = {j.this.alias_or_name.lower() for j in joins if optional(j)}
 
     def own(node: Any) -> list[Any]:
         return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
 
     def resolve(col: Any) -> tuple[str, str] | None:
-        return _resolve(col, sources, names.lower)
+        return resolve_column(col, sources, names.lower)
 
     alias_sets: list[set[str]] = []
     for c in conjuncts:
@@ -279,7 +279,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
 
     rows = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
                 + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
-    rows.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("w0")))]))
+    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
     rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
     moves: list[Move] = []
     grouped_fact = any(k == (fact, c) for c in fact_fresh for k in keys)
@@ -316,15 +316,15 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                              ).from_(table)
         targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)),
                                          exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()))
-        targets.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=other)))]))
+        targets.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
         targets.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
         if ctes is not None:
             targets.set(with_key, ctes.copy())
         moves.append(Move("repoint", cc, parent.name, pc, targets.sql(dialect=engine)))
         fresh = fresh_columns(parent, deps_columns(linked, parent.name))
         if fresh and pc in fresh and not set(on_parent) & set(fresh):
-            named = [c for c in on_parent if c.lower().endswith(_IDENTIFIER_SUFFIXES)
-                     and _freshable(parent.columns.get(c, "")) and c not in parent.key_columns
+            named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES)
+                     and freshable(parent.columns.get(c, "")) and c not in parent.key_columns
                      and not any(d.parent == parent.name and c in d.parent_columns for d in linked)]
             if named:
                 moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa)))
@@ -346,23 +346,23 @@ def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names:
     the subquery: no output row)."""
     from sqlglot import exp
 
-    from .witnesses import _resolve, _sources, _split
+    from .witnesses import resolve_column, select_sources, split_terms
     out: list[tuple[str, str, str, str, int]] = []
     for cond in conjuncts:
         for sub in cond.find_all(exp.Select):
             if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
                 continue
-            inner = _sources(sub, names)
+            inner = select_sources(sub, names)
             if not inner or len(inner) != 1 + len(sub.args.get("joins") or []):
                 continue
-            for eq in _split(sub.args["where"].this, exp.And):
+            for eq in split_terms(sub.args["where"].this, exp.And):
                 if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
                         and isinstance(eq.expression, exp.Column)):
                     continue
                 for outer_col, inner_col in ((eq.this, eq.expression), (eq.expression, eq.this)):
                     if not outer_col.table or outer_col.table.lower() in inner:
                         continue
-                    o, i = resolve(outer_col), _resolve(inner_col, inner, names.lower)
+                    o, i = resolve(outer_col), resolve_column(inner_col, inner, names.lower)
                     if o is None or i is None or o[0] != fact:
                         continue
                     query, bound = sub.copy(), 0
@@ -466,7 +466,7 @@ class OutputWriter:
         added = 0
         for leaf in g.leaves:
             self.cloner.links = list(leaf.links)
-            sources = self._sources(leaf)
+            sources = self.select_sources(leaf)
             if not sources:
                 continue
             for move in leaf.moves:
@@ -514,7 +514,7 @@ class OutputWriter:
             return f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with a fresh {move.renamed[0]}"
         return f"{copies}, with a fresh key"
 
-    def _sources(self, leaf: Leaf) -> list[tuple[Any, ...]]:
+    def select_sources(self, leaf: Leaf) -> list[tuple[Any, ...]]:
         from .constraints import qualified, quote
         salt = _salt_of(self.index)
         try:
