@@ -21,3 +21,14 @@ def private_stdout() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return os.fdopen(answers, "wb")
+
+
+def python_child(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a Python child that imports exactly the modules this
+    process imports. ``python -m`` and ``python -c`` put the working directory first on the
+    child's path, so a checkout of another version there (a user's clone, an older copy)
+    would serve the child's half of a run from other code than the parent's: ``-P`` drops
+    that entry and ``PYTHONPATH`` carries this process's path, the working directory made
+    absolute where the parent had it as ``''``."""
+    path = [p or os.getcwd() for p in sys.path]
+    return [sys.executable, "-P", *args], {**os.environ, "PYTHONPATH": os.pathsep.join(path)}

@@ -484,10 +484,10 @@ class InProcessEngine:
 
 def spawn_child() -> subprocess.Popen[bytes]:
     """A new engine child, told the grading process's plugin engines; it serves any database."""
-    env = dict(os.environ)
+    from ..childio import python_child
+    cmd, env = python_child("-m", "pytest_sqleval.core.engines.host")
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    proc = subprocess.Popen([sys.executable, "-m", "pytest_sqleval.core.engines.host"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     proc.pipe_bytes = _widen(proc)  # type: ignore[attr-defined]
     from .registry import exported
     _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})

@@ -328,16 +328,15 @@ def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list
     again, which a script calling ``Grader`` at top level does not survive."""
     import pickle
     import subprocess
-    import sys
     theirs, ours = (indices[1::2], indices[0::2]) if BUILD_PROCESSES > 1 else ([], indices)
     child = None
     if theirs:
         jobfile = job.folder / f".job-{os.getpid()}.pickle"
         jobfile.write_bytes(pickle.dumps((job, theirs)))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        child = subprocess.Popen([sys.executable, "-c", "import sys; from pytest_sqleval.core.variants.build import "
-                                  "build_in_child; build_in_child(sys.argv[1])", str(jobfile)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        from ..childio import python_child
+        cmd, env = python_child("-c", "import sys; from pytest_sqleval.core.variants.build import "
+                                "build_in_child; build_in_child(sys.argv[1])", str(jobfile))
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         built = [_build_index(job, index, rows) for index in ours]
         if child is not None:
