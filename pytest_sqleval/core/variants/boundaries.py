@@ -516,12 +516,7 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
     process's watchdog (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
-    token = WATCHDOG.arm(WITNESS_TIMEOUT_S, con.interrupt)
-    try:
-        rows: list[tuple[Any, ...]] = con.execute(sql, list(params)).fetchall()
-        return rows
-    finally:
-        WATCHDOG.disarm(token)
+    return WATCHDOG.rows(con, sql, params, after_s=WITNESS_TIMEOUT_S)
 
 
 def _connect(database: Path, engine: str, read_only: bool = False) -> Any:

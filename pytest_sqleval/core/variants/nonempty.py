@@ -126,13 +126,7 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
 def _bounded(con: Any, sql: str, params: Iterable[Any] = (), many: int | None = None) -> list[tuple[Any, ...]]:
     """Run ``sql``, interrupted after ``NONEMPTY_TIMEOUT_S`` (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
-    token = WATCHDOG.arm(NONEMPTY_TIMEOUT_S, con.interrupt)
-    try:
-        cur = con.execute(sql, list(params))
-        rows: list[tuple[Any, ...]] = cur.fetchall() if many is None else cur.fetchmany(many)
-        return rows
-    finally:
-        WATCHDOG.disarm(token)
+    return WATCHDOG.rows(con, sql, params, after_s=NONEMPTY_TIMEOUT_S, many=many)
 
 
 def _runnable(sql: str, dialect: str, engine: str) -> str:

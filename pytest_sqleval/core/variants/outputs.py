@@ -761,12 +761,7 @@ def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     """Run ``sql``, interrupted after ``OUTPUT_TIMEOUT_S`` (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
-    token = WATCHDOG.arm(OUTPUT_TIMEOUT_S, con.interrupt)
-    try:
-        rows: list[tuple[Any, ...]] = con.execute(sql, list(params)).fetchall()
-        return rows
-    finally:
-        WATCHDOG.disarm(token)
+    return WATCHDOG.rows(con, sql, params, after_s=OUTPUT_TIMEOUT_S)
 
 
 __all__ = ["Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]

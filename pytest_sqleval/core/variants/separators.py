@@ -470,14 +470,10 @@ class SeparatingWriter:
     def run(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]] | None:
         """A query's rows on the variant, or None (an error, or slower than ``CHECK_TIMEOUT_S``)."""
         from ..engines.watchdog import WATCHDOG
-        token = WATCHDOG.arm(CHECK_TIMEOUT_S, self.con.interrupt)
         try:
-            rows: list[tuple[Any, ...]] = self.con.execute(sql, params or []).fetchall()
-            return rows
+            return WATCHDOG.rows(self.con, sql, params or [], after_s=CHECK_TIMEOUT_S)
         except Exception:  # a form this engine refuses, or interrupted: no answer
             return None
-        finally:
-            WATCHDOG.disarm(token)
 
     def write_all(self, misses: list[NearMiss], index: int) -> None:
         golds = list(dict.fromkeys(m.gold for m in misses))
