@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoldError
+from ..sqlite_quoting import sqlite_quoted_strings
 from . import classify as classify_layer
 from .guard import failure_evidence
-from .parse import OrderInfo, engine_sql, order_info, parse_sql, sqlite_quoted_strings
+from .parse import OrderInfo, engine_sql, order_info, parse_sql
 from .safety import check_safety
 from .structure import GoldSide, gold_side
 

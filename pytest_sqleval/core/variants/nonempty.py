@@ -156,9 +156,9 @@ def _has_value(con: Any, sql: str, *, trusted: bool = True) -> bool | None:
 def _parse(sql: str, dialect: str, catalog: Any) -> Any:
     """The gold's tree, None when it does not parse (``witnesses.parsed_golds``: the grader
     reports it); from SQLite, its double-quoted strings made strings
-    (``parse.sqlite_quoted_strings``): by the schema when ``catalog`` is given (Spider's golds:
+    (``core.sqlite_quoting``): by the schema when ``catalog`` is given (Spider's golds:
     ``WHERE continent = "north america"``), else as the grader runs a gold on another engine."""
-    from ..grading.parse import sqlite_quoted_strings
+    from ..sqlite_quoting import sqlite_quoted_strings
     from .witnesses import parsed_golds
     for _, tree in parsed_golds([sql], dialect):
         if dialect != "sqlite":

@@ -34,7 +34,7 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
   ``MAX_OUTPUT_ROWS`` new fact rows per gold and variant;
 - last, the gold's LIMIT must not cut through rows tied on its ORDER BY keys (a copy
   orders like its source; a variant's gold answer with such a tie is not trusted): the
-  grader's probe (``grading.parse.order_info``) is run; while it ties at the
+  grader's probe (as ``grading.parse.order_info`` makes it) is run; while it ties at the
   cut, more units are written, and if it still ties, every row of the gold is removed.
 
 Every unit keeps every constraint ``constraints`` observes: a copy gets fresh keys
@@ -146,7 +146,7 @@ def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: 
                 leaf = _leaf(select, names, tables, deps, every, engine, ctes if select is not tree else None, with_key)
                 if leaf is not None:
                     leaves.append(leaf)
-            probe_sql, keys = _probe(tree, engine)
+            probe_sql, keys = _probe(tree, int(bound.this), engine)
         except Exception:  # an odd tree: no growth for this gold
             continue
         if leaves:
@@ -154,16 +154,32 @@ def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: 
     return out
 
 
-def _probe(tree: Any, engine: str) -> tuple[str | None, tuple[int, ...] | None]:
-    """The grader's own probe of whether the gold's LIMIT cuts through a tie
-    (``grading.parse.order_info``): the gold with LIMIT n + 1, its ORDER BY keys appended
-    where they are no output column, and the keys' positions in its rows (negative ones from
-    the end). (None, None) where the grader cannot place the keys either."""
-    from ..grading.parse import order_info
-    info = order_info(tree, engine, nested=False)
-    if info.probe_sql is None or info.key_positions is None:
-        return None, None
-    return info.probe_sql, tuple(info.key_positions)
+def _probe(tree: Any, limit: int, engine: str) -> tuple[str | None, tuple[int, ...] | None]:
+    """The gold with LIMIT ``limit + 1``, its ORDER BY keys appended where they are no output
+    column, and the keys' positions in its rows: whether the LIMIT cuts through a tie, as
+    the grader asks it (``grading.parse.order_info``; not imported: variants sit below
+    grading). (None, None) where the keys cannot be placed (a UNION ordered by an expression)."""
+    from sqlglot import exp
+    selects = list(tree.selects)
+    positions: list[int | None] = []
+    for o in tree.args["order"].expressions:
+        target, found = o.this, None
+        if isinstance(target, exp.Literal) and not target.is_string and target.this.isdigit():
+            found = int(target.this) - 1
+        for i, sel in enumerate(selects):
+            if found is None and ((isinstance(target, exp.Column) and not target.table
+                                   and sel.alias_or_name == target.name) or (sel.unalias() == target)):
+                found = i
+        positions.append(found)
+    probe = tree.copy()
+    if any(p is None for p in positions):
+        if not isinstance(tree, exp.Select) or tree.args.get("distinct") or any(s.find(exp.Star) for s in selects):
+            return None, None
+        for k, (p, o) in enumerate(zip(positions, tree.args["order"].expressions)):
+            if p is None:
+                probe = probe.select(exp.alias_(o.this.copy(), f"sqleval_k{k}"), copy=False)
+                positions[k] = len(probe.expressions) - 1
+    return probe.limit(limit + 1).sql(dialect=engine), tuple(p for p in positions if p is not None)
 
 
 def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
@@ -660,9 +676,21 @@ class OutputWriter:
 
     def _rollback(self, mark: dict[str, int]) -> None:
         from .constraints import qualified
-        for table, top in self._marks().items():
-            if top > mark.get(table, -1):
-                self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid > {mark.get(table, -1)}")
+        pending = [t for t, top in self._marks().items() if top > mark.get(t, -1)]
+        for _ in range(len(pending) + 1):  # a declared foreign key refuses a parent's delete before its child's
+            refused = []
+            for table in pending:
+                try:
+                    self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid > {mark.get(table, -1)}")
+                except Exception:
+                    refused.append(table)
+            if not refused or len(refused) == len(pending):
+                break
+            pending = refused
+        else:
+            refused = pending
+        if refused:
+            raise RuntimeError(f"cannot undo the rows added to {', '.join(refused)}")
         for table, rowids in self.cloner.rows.items():
             rowids.difference_update({r for r in rowids if r > mark.get(table, -1)})
 

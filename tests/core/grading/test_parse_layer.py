@@ -169,7 +169,7 @@ def test_sqlites_double_quoted_strings_with_and_without_the_schema(sql: str, cat
                                                                    duckdb: str) -> None:
     """One rule for the grader (no schema) and the variants' builder (``nonempty``: the
     schema's column names), so a gold reads alike in both; the tree given is kept."""
-    from pytest_sqleval.core.grading.parse import sqlite_quoted_strings
+    from pytest_sqleval.core.sqlite_quoting import sqlite_quoted_strings
     tree = parse_sql(sql, "sqlite").expression
     assert tree is not None
     before = tree.sql(dialect="sqlite")
