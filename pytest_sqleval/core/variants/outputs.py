@@ -779,11 +779,8 @@ def _salt_of(turn: int) -> int:
 
 
 def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
-    if engine == "duckdb":
-        import duckdb
-        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
-    from .sqlite_io import connect
-    return connect(database, read_only=read_only)
+    from .sqlite_io import variant_connection
+    return variant_connection(database, engine, read_only=read_only)
 
 
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:

@@ -19,4 +19,16 @@ def connect(database: str | Path, *, read_only: bool = False, **kwargs: Any) -> 
     return con
 
 
-__all__ = ["connect"]
+def variant_connection(database: str | Path, engine: str, *, read_only: bool = False, **sqlite_kwargs: Any) -> Any:
+    """A connection with the engine's own driver (variants are built outside the sandboxes).
+    A variant being written gets one DuckDB thread: which tied row a query picks, and a
+    float sum a threshold measures, must not depend on the machine's cores, or a frozen
+    variant's hash would. (The pinned database is read with the default configuration:
+    DuckDB refuses a second connection to a file with another one.)"""
+    if engine == "duckdb":
+        import duckdb
+        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
+    return connect(database, read_only=read_only, **sqlite_kwargs)
+
+
+__all__ = ["connect", "variant_connection"]
