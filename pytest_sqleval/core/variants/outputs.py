@@ -414,7 +414,8 @@ class OutputWriter:
 
     def pinned_rows(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         if self._pinned is None:
-            self._pinned = _connect(self.database, self.engine, read_only=True)
+            from .sqlite_io import variant_connection
+            self._pinned = variant_connection(self.database, self.engine, read_only=True)
         return _bounded(self._pinned, sql, params)
 
     def count(self, g: OutputGrowth) -> int:
@@ -738,7 +739,8 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     out = Written()
     if not growths:
         return out
-    con = _connect(target, engine)
+    from .sqlite_io import variant_connection
+    con = variant_connection(target, engine)
     writer = OutputWriter(con, engine, constraints, database, index)
     try:
         for i, g in enumerate(growths):
@@ -776,11 +778,6 @@ def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) 
 def _salt_of(turn: int) -> int:
     from .clones import _salt_of as salt
     return salt(turn)
-
-
-def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
-    from .sqlite_io import variant_connection
-    return variant_connection(database, engine, read_only=read_only)
 
 
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
