@@ -290,7 +290,7 @@ class GradingHandler:
         import itertools
         import math
 
-        from .parse import CHOICE_MARKER
+        from ..ordering import CHOICE_MARKER
         if not check.get("choice_sql") or not check.get("full_sql"):
             return "its output columns cannot be named to evaluate each choice"
         started(out)
@@ -792,7 +792,7 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: An
 
 
 def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
-    """Why a LIMIT below a gold's top level (``parse.nested_limits``) makes its answer depend
+    """Why a LIMIT below a gold's top level (``ordering.nested_limits``) makes its answer depend
     on tie order on ``db``, or None when it cuts no tie there: its subquery, run on its own
     with LIMIT k+1, has a (k+1)-th row tied with the k-th on its ORDER BY keys, or more than
     k rows without ORDER BY. A subquery that cannot run on its own (a correlated one) is
@@ -804,7 +804,7 @@ def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
     if probe.table is None:
         return (f"a LIMIT {k} inside a subquery cannot be checked for ties (the subquery does not run on its own: "
                 f"{probe.error.category}; correlated?)")
-    assert k is not None  # only an unchecked check has no LIMIT count (parse.nested_limits)
+    assert k is not None  # only an unchecked check has no LIMIT count (ordering.nested_limits)
     if probe.table.num_rows <= k:
         return None
     keys = check.get("key_positions")

@@ -63,7 +63,7 @@ def spider2_standard(case: BenchmarkCase) -> dict[str, Any] | None:
 
 def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> ComparePolicy:
     """The policy one case's results are compared under: its ``case_policy`` resolved against
-    its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
+    its gold's ordering (``ordering.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
     request and ``validate`` both call it, so they never compare a case under two contracts."""
     return case_policy(policy, case).for_gold(order)
 

@@ -3,13 +3,17 @@
 - the variant writers (``boundaries``, ``nonempty``, ``outputs``) open a database only
   through ``sqlite_io.variant_connection``: one DuckDB thread for a variant being written
   (its frozen hash must not depend on the machine's cores) and text read as the sandbox
-  reads it. Three copies of that rule had drifted apart once already."""
+  reads it. Three copies of that rule had drifted apart once already;
+- a grown LIMIT gold's tie probe is the grader's own (``core.ordering.order_info``, below
+  both: variants may not import grading), so the builder and the grader never disagree on
+  whether a LIMIT cuts through a tie."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import pytest
+import sqlglot
 
 import pytest_sqleval.core.variants as variants
 
@@ -34,3 +38,23 @@ def _connects(module: str) -> list[str]:
 @pytest.mark.parametrize("module", WRITERS)
 def test_a_variant_writer_opens_databases_only_through_variant_connection(module: str) -> None:
     assert _connects(module) == []
+
+
+@pytest.mark.parametrize(("sql", "dialect"), [
+    ("SELECT a, b FROM t ORDER BY b DESC, 1 LIMIT 5", "duckdb"),
+    ("SELECT a AS x, sum(b) FROM t GROUP BY a ORDER BY sum(b) DESC, x LIMIT 3", "duckdb"),
+    # a key that is no output column, beside count(*): appended, its position counted from the end
+    ("SELECT i_brand, count(*) AS n FROM item GROUP BY i_brand ORDER BY sum(i_price) DESC LIMIT 8", "duckdb"),
+    # * in the select list: positions there are not output positions; the key is appended
+    ("SELECT * FROM t ORDER BY b LIMIT 10", "sqlite"),
+    ("SELECT DISTINCT a FROM t ORDER BY b LIMIT 2", "sqlite"),
+    ("SELECT a FROM t UNION SELECT b FROM u ORDER BY 1 LIMIT 4", "sqlite"),
+])
+def test_the_builders_tie_probe_is_the_graders(sql: str, dialect: str) -> None:
+    from pytest_sqleval.core.ordering import order_info
+    from pytest_sqleval.core.variants.outputs import _probe
+    tree = sqlglot.parse_one(sql, read=dialect)
+    info = order_info(tree, dialect, nested=False)
+    expected = ((info.probe_sql, tuple(info.key_positions))
+                if info.probe_sql is not None and info.key_positions is not None else (None, None))
+    assert _probe(tree, dialect) == expected
