@@ -98,7 +98,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "case_contract": ("grading.pipeline", "case_contract"),
     "case_policy": ("grading.pipeline", "case_policy"),
     "parse_sql": ("grading.parse", "parse_sql"),
-    "order_info": ("grading.parse", "order_info"),
+    "order_info": ("ordering", "order_info"),
     "check_safety": ("grading.safety", "check_safety"),
     "portability": ("grading.portability", "portability"),
     "dialect_of_engine": ("grading.portability", "dialect_of_engine"),
@@ -193,7 +193,6 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .grading.compare import kind_of as kind_of
     from .grading.compare import python_values as python_values
     from .grading.engine_side import nested_cut as nested_cut
-    from .grading.parse import order_info as order_info
     from .grading.parse import parse_sql as parse_sql
     from .grading.pipeline import case_contract as case_contract
     from .grading.pipeline import case_policy as case_policy
@@ -209,6 +208,7 @@ if TYPE_CHECKING:  # pragma: no cover - what a type checker sees (re-exported: `
     from .mockllm import NOT_A_MODEL as NOT_A_MODEL
     from .mockllm import is_mock as is_mock
     from .mockllm import label as mock_label
+    from .ordering import order_info as order_info
     from .pool import GraderPool as GraderPool
     from .records import GRADED as GRADED_STATUSES
     from .records import peer_verdicts as peer_verdicts

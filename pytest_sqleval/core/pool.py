@@ -28,8 +28,12 @@ class GraderPool:
     ``pytest_sqleval_layers`` hook in a pytest run)."""
 
     def __init__(self, cache_dir: Path, layers_for: Callable[[SuiteManifest], list[Any] | None] = lambda m: None,
-                 variants: int | None = None) -> None:
+                 variants: int | None = None, began_ns: int | None = None) -> None:
         self.cache_dir = cache_dir
+        self.began_ns = began_ns  # when the run began (SuiteGrader's began_ns): default, when the pool is made
+        if self.began_ns is None:
+            import time
+            self.began_ns = time.time_ns()
         self.layers_for = layers_for
         self.variants = variants  # --sqleval-variants; None: each suite's [variants] count
         self._graders: dict[Path, Any] = {}
@@ -98,7 +102,7 @@ class GraderPool:
                                  cache_dir=self.cache_dir,
                                  started=self._started.pop(manifest.path, None) or SuiteGrader.start_engine(
                                      manifest.database, manifest.limits, self.cache_dir, self._engine_process(manifest)),
-                                 layers=self.layers_for(manifest))
+                                 layers=self.layers_for(manifest), began_ns=self.began_ns)
             try:
                 grader.variant_set = self.variant_set(manifest, grader.content_hash)
             except SqlevalError:

@@ -165,6 +165,7 @@ class _Hooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:  # xdist controller -> worker
         node.workerinput["sqleval_run_id"] = self.state.run.run_id
+        node.workerinput["sqleval_began_ns"] = self.state.run.began_ns
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -39,6 +39,9 @@ class RunConfig:
     shard_durations: dict[str, int] = field(default_factory=dict)  # node id -> ms, balancing the shards
     engine: str | None = None  # --sqleval-engine: every suite's database graded on this engine (manifest.check_engine)
     spark_remote: str | None = None  # --sqleval-spark-remote: every suite graded on this Connect server's catalog
+    #: when the run began (``time.time_ns``; an xdist worker's is its controller's): a gold answer
+    #: stored after it is not ``cached`` in a record, whichever process of the run stored it
+    began_ns: int = 0
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> "RunConfig":
@@ -67,7 +70,8 @@ class RunConfig:
             min_pass_rate=min_pass_rate(config), variants=opt("sqleval_variants"), judge_mode=judge_mode, judge_model=judge_model,
             xdist_workers=_xdist_workers(config), shard=opt("sqleval_shard"), explicit_run_id=explicit_run_id,
             shard_durations=read_durations(_resolve(root, durations)) if durations and opt("sqleval_shard") else {},
-            engine=opt("sqleval_engine", None), spark_remote=opt("sqleval_spark_remote", None))
+            engine=opt("sqleval_engine", None), spark_remote=opt("sqleval_spark_remote", None),
+            began_ns=int(winput.get("sqleval_began_ns") or time.time_ns()))
 
 
 def _run_id(value: str | None) -> str | None:

@@ -28,7 +28,8 @@ class SqlevalSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.run = RunConfig.from_pytest(config)
-        self.pool = GraderPool(self.run.cache_dir, layers_for=self._layers_for, variants=self.run.variants)
+        self.pool = GraderPool(self.run.cache_dir, layers_for=self._layers_for, variants=self.run.variants,
+                               began_ns=self.run.began_ns)
         self.pool.native_variants = self._native_variants
         self.sink = ResultsSink(self.run.results_dir, self.run.run_id, getattr(config, "cache", None))
         self.summary: dict[str, Any] | None = None

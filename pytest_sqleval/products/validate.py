@@ -77,7 +77,7 @@ class _Gold:
     limit: int | None = None
     probe_sql: str | None = None
     key_positions: list[int] | None = None
-    nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (parse.nested_limits)
+    nested_limits: list[dict[str, Any]] = field(default_factory=list)  # LIMITs below the top level (ordering.nested_limits)
     tables: list[str] = field(default_factory=list)
     table: Any = None  # the baseline Arrow answer
     index: int = 0  # which of the case's golds (cases.Gold.index); only the first SQL gold's answer is frozen

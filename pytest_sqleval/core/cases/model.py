@@ -96,7 +96,7 @@ class ComparePolicy:
                               "allow_null": True if expected_shape == "null" else None})
 
     def for_gold(self, order: Any) -> "ComparePolicy":
-        """This policy resolved against a gold's ordering (``grading.parse.OrderInfo``):
+        """This policy resolved against a gold's ordering (``ordering.OrderInfo``):
         ordered as the case says, else as the gold's top-level ORDER BY; tie groups on its
         sort keys when ordered."""
         ordered = order.ordered if self.order_matters is None else self.order_matters

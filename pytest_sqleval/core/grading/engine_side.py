@@ -134,24 +134,29 @@ class GradingHandler:
         self._ties: dict[str, tuple[dict[str, Any], Any] | None] = {}  # gold key -> its LIMIT's whole tie group
         self._metas: dict[str, dict[str, Any] | None] = {}  # gold key -> its stored description
         self._analyses: dict[tuple[str, str], Any] = {}  # (folder, engine dialect) -> gold_analysis.GoldAnalyses
+        self._stored_here: set[str] = set()  # the gold keys this handler stored (see ``gold``)
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
-        """Execute a gold query (twice, to catch nondeterminism) and store its answer."""
+        """Execute a gold query (twice, to catch nondeterminism) and store its answer.
+        ``cached``: the answer was in the gold store when the run began, so two runs from the
+        same store say the same, whichever case's request (sent ahead, in timing order) or
+        shard stored it first; ``ran``: executed for this request."""
         key = req["key"]
         self._gold_sql[key] = req["sql"]
         stored = read_stored_gold(self.gold_dir, key)  # a damaged entry is computed again
         if stored is not None:
-            return {"cached": True, **stored}
+            return {"cached": key not in self._stored_here, **stored}
         answer = self._run_gold(self.db, req, out, resolve_ties=True)
         if "error" in answer:
-            return {"cached": False, **answer}
+            return {"cached": False, "ran": True, **answer}
         table, meta = answer["table"], answer["meta"]
         if meta["problem"] is None:
             _store(self.gold_dir, key, table, meta, answer.get("group"), answer.get("alternatives"))
+            self._stored_here.add(key)
         # Not kept in memory: the grading reads the stored file memory-mapped (``_gold_table``),
         # so the process holds no copy of its gold answers, only pages the kernel can drop.
         del table, answer
-        return {"cached": False, **meta}
+        return {"cached": False, "ran": True, **meta}
 
     def analysed_gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """A gold the grader has not analysed yet, sent ahead of its case: analysed here
@@ -290,7 +295,7 @@ class GradingHandler:
         import itertools
         import math
 
-        from .parse import CHOICE_MARKER
+        from ..ordering import CHOICE_MARKER
         if not check.get("choice_sql") or not check.get("full_sql"):
             return "its output columns cannot be named to evaluate each choice"
         started(out)
@@ -792,7 +797,7 @@ def _store(gold_dir: Path, key: str, table: Any, meta: dict[str, Any], group: An
 
 
 def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
-    """Why a LIMIT below a gold's top level (``parse.nested_limits``) makes its answer depend
+    """Why a LIMIT below a gold's top level (``ordering.nested_limits``) makes its answer depend
     on tie order on ``db``, or None when it cuts no tie there: its subquery, run on its own
     with LIMIT k+1, has a (k+1)-th row tied with the k-th on its ORDER BY keys, or more than
     k rows without ORDER BY. A subquery that cannot run on its own (a correlated one) is
@@ -804,7 +809,7 @@ def nested_cut(db: Any, check: dict[str, Any]) -> str | None:
     if probe.table is None:
         return (f"a LIMIT {k} inside a subquery cannot be checked for ties (the subquery does not run on its own: "
                 f"{probe.error.category}; correlated?)")
-    assert k is not None  # only an unchecked check has no LIMIT count (parse.nested_limits)
+    assert k is not None  # only an unchecked check has no LIMIT count (ordering.nested_limits)
     if probe.table.num_rows <= k:
         return None
     keys = check.get("key_positions")

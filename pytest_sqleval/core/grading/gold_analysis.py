@@ -1,5 +1,5 @@
 """What follows from a gold SQL alone, worked out once per gold and stored beside the gold
-answers, so a rerun parses no gold: its ordering and tie keys (``parse.order_info``), the
+answers, so a rerun parses no gold: its ordering and tie keys (``ordering.order_info``), the
 SQL the engine runs, the tables and joins it reads, and its side of the structural diff.
 
 An entry is keyed by everything it depends on: the gold SQL, the suite's and the
@@ -17,15 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GoldError
+from ..ordering import OrderInfo, order_info
 from ..sqlite_quoting import sqlite_quoted_strings
 from . import classify as classify_layer
 from .guard import failure_evidence
-from .parse import OrderInfo, engine_sql, order_info, parse_sql
+from .parse import engine_sql, parse_sql
 from .safety import check_safety
 from .structure import GoldSide, gold_side
 
 FOLDER = "gold-analysis"  # under the run's cache directory, beside "gold"
-_MODULES = ("parse.py", "safety.py", "classify.py", "structure.py", "gold_analysis.py")
+#: the source an analysis comes from (its version): these modules and the two below grading that it
+#: calls, the ordering (``order_info``) and SQLite's double-quoted strings (``engine_sql``)
+_MODULES = ("parse.py", "safety.py", "classify.py", "structure.py", "gold_analysis.py", "../ordering.py",
+            "../sqlite_quoting.py")
 _version: str | None = None
 
 

@@ -63,7 +63,7 @@ def spider2_standard(case: BenchmarkCase) -> dict[str, Any] | None:
 
 def case_contract(policy: ComparePolicy, case: BenchmarkCase | None, order: Any) -> ComparePolicy:
     """The policy one case's results are compared under: its ``case_policy`` resolved against
-    its gold's ordering (``parse.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
+    its gold's ordering (``ordering.OrderInfo``, ``ComparePolicy.for_gold``). The grader's gold
     request and ``validate`` both call it, so they never compare a case under two contracts."""
     return case_policy(policy, case).for_gold(order)
 
@@ -76,8 +76,12 @@ class SuiteGrader:
                  limits: Limits = Limits(), policy: ComparePolicy = ComparePolicy(),
                  deprecated: tuple[str, ...] = (), cache_dir: Path | None = None,
                  started: tuple[EngineHost, Any] | None = None, catalog: dict[str, Any] | None = None,
-                 catalog_source: str = "", layers: list[Layer] | None = None, variant_set: Any = None) -> None:
+                 catalog_source: str = "", layers: list[Layer] | None = None, variant_set: Any = None,
+                 began_ns: int | None = None) -> None:
         self.dialect = dialect
+        #: when the run began (``time.time_ns``): a gold answer stored after it is not ``cached``
+        #: (``_gold_answer``), whichever process of the run (an xdist worker, this one) stored it
+        self.began_ns = time.time_ns() if began_ns is None else began_ns
         self.limits = limits
         self.policy = policy
         self.deprecated = deprecated
@@ -113,6 +117,9 @@ class SuiteGrader:
         self._answered: dict[str, dict[str, Any]] = {}  # gold key -> the engine's answer to it, asked ahead
         self._analysed_failures: dict[tuple[str, str | None], str] = {}  # asked ahead, did not finish: why
         self._stored: dict[str, dict[str, Any]] = {}  # gold key -> its stored description, read once
+        # gold keys whose answers this run stores (asked of the engine, or a result file stored here):
+        # read back from the store, they are still not ``cached`` (``_gold_answer``)
+        self._stored_now: set[str] = set()
         self._requests: dict[tuple[str, str | None], tuple[BenchmarkCase | None, tuple[GoldAnalysis, dict[str, Any], ComparePolicy]]] = {}  # (gold SQL, dialect) -> (case, _gold_request's answer), the last few
 
     @staticmethod
@@ -152,8 +159,7 @@ class SuiteGrader:
         ticket = self._golds_ahead.pop(request["key"], None)  # asked ahead: its answer says if it ran now
         meta = self._answered.pop(request["key"], None)  # the engine built this very request: its answer
         if meta is not None:
-            if not meta.get("cached"):
-                self.gold_executions += 1
+            self.gold_executions += bool(meta.get("ran"))
         elif ticket is None:
             meta = self._cached_gold(request["key"])
         if meta is None:
@@ -161,8 +167,9 @@ class SuiteGrader:
                 meta = self.host.result(ticket) if ticket is not None else self.host.call("gold", request)
             except HostCrashed as exc:
                 raise GoldError(f"gold query did not finish: {exc}") from None
-            if not meta.get("cached"):
-                self.gold_executions += 1
+            self.gold_executions += bool(meta.get("ran"))
+        if not meta.get("cached"):
+            self._stored_now.add(request["key"])
         answer = self._gold_answer(static, request, policy, meta)
         if answer.empty:  # graded on the variants where it has a value; known at setup, so an error is an error
             chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
@@ -282,14 +289,15 @@ class SuiteGrader:
             meta = {"rows": table.num_rows, "columns": table.column_names, "types": [str(t) for t in table.schema.types],
                     "elapsed_ms": 0.0, "problem": None, "preview": preview_rows(table, 5), "kind": "result"}
             _store(self.gold_dir, key, table, meta)
-            meta = {**meta, "cached": False}
+            self._stored_now.add(key)
+        cached = self._stored_before_run(key)
         self._check_condition_cols(policy, meta["columns"])
         empty = meta["rows"] == 0 and not policy.allow_empty
         if empty:
             raise GoldError("the result file has no rows; an empty gold cannot tell a right answer from a wrong one. "
                             "If the empty answer is intended, set \"expected_shape\": \"empty\" on the case")
         return GoldAnswer(key=key, rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), policy=policy, tables=[], joins={},
+                          cached=cached, policy=policy, tables=[], joins={},
                           preview=meta.get("preview", []), kind="result", source=gold.source)
 
     @staticmethod
@@ -334,6 +342,7 @@ class SuiteGrader:
             while len(self._golds_ahead) >= GOLDS_AHEAD:  # never asked for (a setup error, -x): forget the oldest
                 self._golds_ahead.pop(next(iter(self._golds_ahead)))
             self._golds_ahead[key] = self.host.submit("gold", request, ahead=True)
+            self._stored_now.add(key)  # not stored now, so not when the run began, whenever it is read back
         return None
 
     def _gold_request(self, gold_sql: str, case: BenchmarkCase | None,
@@ -400,6 +409,8 @@ class SuiteGrader:
         while len(self._answered) >= GOLDS_AHEAD:
             self._answered.pop(next(iter(self._answered)))
         self._answered[answer["key"]] = answer["meta"]
+        if not answer["meta"].get("cached"):
+            self._stored_now.add(answer["key"])
 
     def _gold_answer(self, static: GoldAnalysis, request: dict[str, Any], policy: ComparePolicy,
                      meta: dict[str, Any]) -> GoldAnswer:
@@ -414,12 +425,26 @@ class SuiteGrader:
         empty = (meta["rows"] == 0 and not policy.allow_empty) or nulls
         if empty and self.variant_set is None:
             raise GoldError(_uninformative(meta["rows"], nulls))
+        cached = bool(meta.get("cached")) and self._stored_before_run(request["key"])
         return GoldAnswer(key=request["key"], rows=meta["rows"], columns=meta["columns"], types=meta["types"],
-                          cached=bool(meta.get("cached")), policy=policy, tables=list(static.tables),
+                          cached=cached, policy=policy, tables=list(static.tables),
                           joins=static.joins, elapsed_ms=meta.get("elapsed_ms", 0.0),
                           preview=meta.get("preview", []), tree=static.tree, sql=static.engine_sql, request=request,
                           empty=empty, null_only=nulls, ties=meta.get("ties"), ambiguous=meta.get("ambiguous"),
                           analysis=static)
+
+    def _stored_before_run(self, key: str) -> bool:
+        """Whether a stored gold answer was in the store when the run began: a record's
+        ``cached``, the same in two runs from the same store whichever case's request (sent
+        ahead, in timing order), worker or shard stored it first. Not one this process stored
+        or asked the engine to store, nor one whose ``.json`` another process of the run
+        (an xdist worker) wrote after ``began_ns`` (its modification time)."""
+        if key in self._stored_now:
+            return False
+        try:
+            return (self.gold_dir / f"{key}.json").stat().st_mtime_ns < self.began_ns
+        except OSError:
+            return False
 
     def _cached_gold(self, key: str) -> dict[str, Any] | None:
         """A stored gold answer's description, read here without asking the engine process

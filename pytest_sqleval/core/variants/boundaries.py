@@ -182,7 +182,8 @@ class BoundaryRows:
                 or self.separations):
             return None
         changed: dict[str, int] = {}
-        con = _connect(target, engine)
+        from .sqlite_io import variant_connection
+        con = variant_connection(target, engine)
         try:
             writer = _Writer(con, engine, tables, self.domain, changed)
             ties = TieWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
@@ -300,7 +301,8 @@ class Domain:
       on the next sample, which is what the variants exist to show."""
 
     def __init__(self, database: Path, engine: str, tables: dict[str, Any]) -> None:
-        self.con = _connect(database, engine, read_only=True)
+        from .sqlite_io import variant_connection
+        self.con = variant_connection(database, engine, read_only=True)
         self.engine, self.tables = engine, tables
         self._known: dict[tuple[str, str, str], bool] = {}
 
@@ -517,16 +519,3 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     process's watchdog (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG
     return WATCHDOG.rows(con, sql, params, after_s=WITNESS_TIMEOUT_S)
-
-
-def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
-    """A connection with the engine's own driver (variants are built outside the sandboxes).
-    A variant being written gets one DuckDB thread: which tied row a query picks, and a
-    float sum a threshold measures, must not depend on the machine's cores, or a frozen
-    variant's hash would. (The pinned database is read with the default configuration:
-    DuckDB refuses a second connection to a file with another one.)"""
-    if engine == "duckdb":
-        import duckdb
-        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
-    from .sqlite_io import connect
-    return connect(database, read_only=read_only)

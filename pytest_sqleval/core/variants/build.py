@@ -363,6 +363,7 @@ def build_in_child(jobfile: str) -> None:
     from ..childio import private_stdout
     answer = private_stdout()  # DuckDB's progress bar must not land in the pickle
     job, indices = pickle.loads(Path(jobfile).read_bytes())
+    Path(jobfile).unlink(missing_ok=True)  # read: gone even if both processes are killed
     from .boundaries import BoundaryRows
     rows = BoundaryRows(job.database, job.golds[0], job.golds[1], job.seed) if job.golds else None
     try:

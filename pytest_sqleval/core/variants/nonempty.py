@@ -72,7 +72,8 @@ def uninformative_golds(database: Path, engine: str, gold_sqls: Iterable[str], d
     key = (str(database.resolve()), stat.st_size, stat.st_mtime_ns, dialect,
            hashlib.sha256(repr(golds).encode()).hexdigest())
     if key not in _UNINFORMATIVE:
-        con = _connect(database, engine, read_only=True)
+        from .sqlite_io import variant_connection
+        con = variant_connection(database, engine, read_only=True)
         try:
             _UNINFORMATIVE[key] = [g for g in golds
                                    if _has_value(con, _runnable(g, dialect, engine), trusted=False) is False]
@@ -91,7 +92,10 @@ def write_nonempty(target: Path, engine: str, constraints: Any, gold_sqls: Itera
     golds = uninformative_golds(database, engine, gold_sqls, dialect)
     if not golds:
         return out
-    con = _connect(target, engine)
+    from .sqlite_io import variant_connection
+    # SQLite's in autocommit (isolation_level=None): each gold's tuple is kept or undone by the
+    # savepoint ``_Maker`` opens around it, and the driver must open no transaction of its own
+    con = variant_connection(target, engine, isolation_level=None)
     try:
         maker = _Maker(con, engine, constraints, dialect, index)
         kept: dict[str, dict[str, int]] = {}
@@ -115,14 +119,6 @@ def write_nonempty(target: Path, engine: str, constraints: Any, gold_sqls: Itera
 
 
 # -- running SQL ---------------------------------------------------------------------------
-def _connect(database: Path, engine: str, read_only: bool = False) -> Any:
-    if engine == "duckdb":
-        import duckdb
-        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
-    from .sqlite_io import connect
-    return connect(database, read_only=read_only, isolation_level=None)
-
-
 def _bounded(con: Any, sql: str, params: Iterable[Any] = (), many: int | None = None) -> list[tuple[Any, ...]]:
     """Run ``sql``, interrupted after ``NONEMPTY_TIMEOUT_S`` (``engines.watchdog``)."""
     from ..engines.watchdog import WATCHDOG

@@ -165,3 +165,12 @@ def test_a_case_asking_ahead_then_at_its_setup_builds_its_gold_request_once(tmp_
         assert len(gets) == 2 and not second.policy.ordered and second.key != first.key
     finally:
         g.close()
+
+
+def test_the_analysis_version_covers_the_modules_below_grading_that_make_it() -> None:
+    """A gold's ordering (``core.ordering``) and its SQLite strings made strings
+    (``core.sqlite_quoting``) are part of its stored analysis: a change to either module
+    must miss the stored analyses, as a change to ``parse.py`` does."""
+    from pytest_sqleval.core import ordering, sqlite_quoting
+    covered = {(Path(gold_analysis.__file__).parent / name).resolve() for name in gold_analysis._MODULES}
+    assert {Path(ordering.__file__).resolve(), Path(sqlite_quoting.__file__).resolve()} <= covered

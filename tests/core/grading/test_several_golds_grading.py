@@ -88,7 +88,14 @@ def test_a_result_file_gold_is_stored_once_and_read_back(tmp_path: Path, shop_db
     grader = pool.for_case(manifest, case)
     gold = grader.case_gold(case)
     assert (gold.kind, gold.cached, gold.types) == ("result", False, ["int64", "decimal128(10, 2)"])
-    assert grader.case_gold(case).cached
+    stored = sorted((p.name, p.stat().st_mtime_ns) for p in (cache / "gold").iterdir())
+    assert not grader.case_gold(case).cached  # read back, but stored by this run: not in the store when it began
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in (cache / "gold").iterdir()) == stored  # not written again
+    again = GraderPool(cache)
+    try:
+        assert again.for_case(manifest, case).case_gold(case).cached  # a rerun's: in the store when it began
+    finally:
+        again.close()
     verdict = grader.grade("SELECT 2 AS id, 2.25::DOUBLE AS t UNION ALL SELECT 1, 1.5", gold)
     assert verdict.passed and verdict.layers["golds"]["structural"] is False
     assert "structure" not in verdict.layers

@@ -1,0 +1,115 @@
+"""A child process (the engine process, the second distillation engine, the second variant
+build) ends when its parent is killed: pytest SIGKILLed (a CI job cancelled, the OOM
+killer) left its busy child running to the end of its work, a core and its memory taken
+for minutes. Each test kills a parent with SIGKILL while its child works, and waits,
+bounded, for the child to be gone."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads a process's state from /proc")
+
+GONE_WITHIN_S = 60.0  # a bound on the wait, not a speed: the child watches every 0.5 s
+BUSY_WITHIN_S = 120.0  # for the child's query to be running (CPU seconds seen), on a loaded machine
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name, or None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rpartition(")")[2].split()
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")  # a zombie has ended: only its reaping is left
+
+
+def _cpu_s(pid: int) -> float:
+    fields = _stat(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait(check: Callable[[], bool], bound_s: float) -> bool:
+    """Whether ``check`` comes true within ``bound_s`` (polled)."""
+    end = time.monotonic() + bound_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def _parent(script: str, *args: str) -> tuple[subprocess.Popen[str], int]:
+    """Start ``script`` as a parent process; it prints its child's pid once the child works."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path)}
+    parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *args], stdout=subprocess.PIPE,
+                              text=True, env=env)
+    assert parent.stdout is not None
+    line = parent.stdout.readline().strip()
+    assert line.isdigit(), f"the parent printed {line!r}, exit {parent.poll()}"
+    return parent, int(line)
+
+
+def _kill_parent_and_wait(parent: subprocess.Popen[str], child: int) -> bool:
+    try:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        return _wait(lambda: not _alive(child), GONE_WITHIN_S)
+    finally:
+        if _alive(child):  # the old behaviour: not left to burn a core for minutes
+            os.kill(child, signal.SIGKILL)
+
+
+def test_an_engine_process_busy_in_a_query_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
+    """The engine process reads its request pipe only between requests: busy in a query
+    (here one with a ten-minute limit) it never saw the pipe close."""
+    import duckdb
+    db = tmp_path / "one.duckdb"
+    duckdb.connect(str(db)).execute("CREATE TABLE t AS SELECT 1 AS x").close()
+    parent, child = _parent("""
+        import sys, time
+        from pathlib import Path
+        from pytest_sqleval.core.cases import Limits
+        from pytest_sqleval.core.grading.pipeline import SuiteGrader
+        g = SuiteGrader(sys.argv[1], limits=Limits(timeout_s=600), cache_dir=Path(sys.argv[2]))
+        g.submit("SELECT count(*) FROM range(1000000000000) r(i) WHERE i % 7 = 3", g.gold("SELECT x FROM t"))
+        print(g.host.process.proc.pid, flush=True)
+        time.sleep(600)
+    """, str(db), str(tmp_path / "cache"))
+    try:
+        idle = _cpu_s(child)
+        assert _wait(lambda: _cpu_s(child) > idle + 1.0, BUSY_WITHIN_S), "the engine process never ran the query"
+    except BaseException:
+        parent.kill()
+        os.kill(child, signal.SIGKILL)
+        raise
+    assert _kill_parent_and_wait(parent, child), "the engine process ran on after its parent was killed"
+
+
+def test_a_python_child_that_answers_on_its_pipe_ends_when_its_parent_is_killed() -> None:
+    """The second variant build (``build.build_in_child``) reads no pipe at all: a child
+    started as ``childio.python_child`` describes it, which opens its answer pipe with
+    ``private_stdout`` as that build does first, ends once its parent is gone."""
+    parent, child = _parent("""
+        import subprocess, time
+        from pytest_sqleval.core.childio import python_child
+        cmd, env = python_child("-c", "import time; from pytest_sqleval.core.childio import private_stdout; "
+                                "out = private_stdout(); out.write(b'ready\\\\n'); out.flush(); time.sleep(600)")
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
+        assert child.stdout.readline() == b"ready\\n"
+        print(child.pid, flush=True)
+        time.sleep(600)
+    """)
+    assert _kill_parent_and_wait(parent, child), "the child ran on after its parent was killed"
