@@ -19,6 +19,9 @@ own cost per case = (run - DuckDB alone - empty pytest) / cases.
 Then, on ``--big`` cases: collection (``--collect-only``; pytest's own "collected in"
 time and the process's wall, next to empty parametrized tests' collection), and a whole
 run's controller peak RSS (the pytest process's own high-water mark, not its engine's).
+
+The figures go to ``owncost.json`` in the work folder (``$SQLEVAL_BENCH_WORK/owncost``) or
+to ``--out``: never into the checkout the bench runs from, whose tree another run compares.
 """
 from __future__ import annotations
 
@@ -247,18 +250,21 @@ def main() -> None:
     ap.add_argument("--peak-runs", type=int, default=1, help="whole --big runs for the peak RSS (0: skip)")
     ap.add_argument("--only-peak", action="store_true", help="only the --big peak RSS runs")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds one pytest process may take")
+    ap.add_argument("--out", type=Path, default=None, metavar="FILE",
+                    help="where the figures are saved (default: owncost.json, or owncost-peak.json with --only-peak, "
+                         "in the work folder, $SQLEVAL_BENCH_WORK/owncost; never into the checkout it runs from)")
     args = ap.parse_args()
     global TIMEOUT_S
     TIMEOUT_S = args.timeout
     report = Report()
     if args.only_peak:
         big_collection(report, args.big, args.repeat, args.peak_runs, collection=False, before=args.before)
-        report.save(Path(__file__).resolve().parent / "results" / "owncost-peak.json")
+        print(f"figures saved to {report.save(args.out or WORK / 'owncost-peak.json')}", flush=True)
         return
     run_bench(report, args.cases, args.repeat, 0, args.before)
     if args.big:
         big_collection(report, args.big, args.repeat, args.peak_runs, before=args.before)
-    report.save(Path(__file__).resolve().parent / "results" / "owncost.json")
+    print(f"figures saved to {report.save(args.out or WORK / 'owncost.json')}", flush=True)
 
 
 if __name__ == "__main__":

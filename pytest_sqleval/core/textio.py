@@ -2,6 +2,7 @@
 UTF-8 with or without a BOM, and one clear error naming the line of the first bad byte."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,7 +27,12 @@ def read_text(path: Path) -> str:
     """A text file we read (manifest, questions, predictions, layouts' JSON): UTF-8, with or
     without a BOM; anything else is one ``BadInputError`` naming the line of the first bad
     byte. Line ends are kept as they are."""
-    data = Path(path).read_bytes()
+    return decode_text(path, Path(path).read_bytes())
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """``read_text`` of bytes already read from ``path`` (a reader that also hashes them
+    reads the file once)."""
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM):]
     try:
@@ -35,20 +41,44 @@ def read_text(path: Path) -> str:
         raise not_utf8_error(Path(path), data, exc) from None
 
 
+def iter_jsonl_text(text: str, path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
+    """``iter_jsonl`` of a file's text already read (``read_text``): the same lines (universal
+    newlines, as the file is read), values and errors."""
+    for lineno, raw in enumerate(io.StringIO(text, newline=None), 1):
+        if raw.strip():
+            yield lineno, _line_value(raw, path, lineno, fix)
+
+
+_JSON_SPACE = " \t\n\r"  # what JSON allows around a value (str.strip takes more)
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _line_value(raw: str, path: Path, lineno: int, fix: str) -> Any:
+    """``json.loads(raw)``, by the decoder's own step (``json.loads`` adds two calls and two
+    searches for spaces around it, on every line); any line it refuses is given to
+    ``json.loads`` for its message and column."""
+    text = raw.strip(_JSON_SPACE)
+    try:
+        value, end = _raw_decode(text)
+    except json.JSONDecodeError:
+        end = -1
+    if end == len(text):
+        return value
+    try:
+        return json.loads(raw)  # raises, naming what is wrong (extra data after the value among it)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
+                            fix=fix) from None
+
+
 def iter_jsonl(path: Path, *, fix: str) -> Iterator[tuple[int, Any]]:
     """(line number, decoded value) for every non-blank line; bad JSON names file and line.
     UTF-8 with or without a BOM; a file in another encoding names its first bad line."""
     try:
         with path.open(encoding="utf-8-sig") as fh:
             for lineno, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    value = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise BadInputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=lineno,
-                                        fix=fix) from None
-                yield lineno, value
+                if raw.strip():
+                    yield lineno, _line_value(raw, path, lineno, fix)
     except UnicodeDecodeError:
         read_text(path)  # raises the error that names the line of the first bad byte
         raise

@@ -189,10 +189,15 @@ class _RunText(NamedTuple):
                 f',"layers":null,"trace":{_json(trace)}}}')
 
 
+#: the page's one encoder (``json.dumps`` with these settings made a new one on every call,
+#: seven a record)
+_encode = json.JSONEncoder(default=str, separators=(",", ":")).encode
+
+
 def _json(value: Any) -> str:
     """As the page's script reads it: compact, and no "<" (neither "</script>" nor "<!--"
     in a question can end the script early)."""
-    return json.dumps(value, default=str, separators=(",", ":")).replace("<", "\\u003c")
+    return _encode(value).replace("<", "\\u003c")
 
 
 # -- the data the page's script reads -------------------------------------------------------
@@ -205,7 +210,7 @@ def _clip(text: Any, limit: int = TEXT_CHARS) -> Any:
 def _dict(value: Any) -> Mapping[str, Any]:
     """A record's sub-object, or an empty one where the record holds something else: the
     page is drawn from whatever a record holds (an older version's, a plugin's)."""
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}  # (a dict without the ABC's check)
 
 
 def _preview(rows: Any, total: Any, limit: int = PREVIEW_ROWS) -> dict[str, Any] | None:

@@ -219,8 +219,12 @@ def lean_record(record: CaseRecord) -> CaseRecord:
 def _record_line(data: dict[str, Any]) -> bytes:
     """A record's line (``CaseRecord.to_json_dict()``) in the journal and in results.jsonl
     (keys sorted, ASCII). A record is a tree (JSON's values, from the record's own edge):
-    no container can hold itself, so the encoder does not keep its table of containers."""
-    return (json.dumps(data, default=str, sort_keys=True, check_circular=False) + "\n").encode("ascii")
+    no container can hold itself, so the encoder does not keep its table of containers.
+    One encoder for every line (``json.dumps`` with settings makes one a call)."""
+    return (_encode_line(data) + "\n").encode("ascii")
+
+
+_encode_line = json.JSONEncoder(default=str, sort_keys=True, check_circular=False).encode
 
 
 def case_cache_key(suite: str, case_id: str, backend_label: str) -> str:

@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cases import BenchmarkCase, iter_jsonl
+from ..cases import BenchmarkCase
 from ..errors import BadInputError, NoPrediction, UsageError
 from ..registry import Registry
 from ..traces import TRACE_KEY, runs_dir, write_trace_report
@@ -187,7 +187,8 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
     if not path.is_file() and not path.is_dir():  # a folder: a layout's (Spider 2.0's <id>.sql files)
         raise UsageError(f"backend {spec!r}: predictions file {path} does not exist. "
                          "Fix: give a JSONL file with one {\"id\": ..., \"sql\": ...} per line")
-    predictions = read_predictions(path)
+    data = path.read_bytes() if path.is_file() else None  # read once: the predictions and their digest
+    predictions = read_predictions(path, data)
 
     async def generate(case: BenchmarkCase) -> GenerationResult:
         if case.id not in predictions:  # a missing answer is a wrong answer: the case fails, never errors
@@ -199,26 +200,30 @@ def _predictions_backend(spec: str, raw_path: str, options: BackendOptions) -> B
     label = path.stem if path.stem != "predictions" else (path.parent.name or "predictions")
     # the description names the file by resolved path and content: the generation key
     # includes it, so two prediction files can never share generations
-    digest = hashlib.sha256(path.read_bytes() if path.is_file() else b"".join(
+    digest = hashlib.sha256(data if data is not None else b"".join(
         f.name.encode() + b"\0" + f.read_bytes() for f in sorted(path.iterdir()) if f.is_file())).hexdigest()[:16]
     backend = Backend(spec, label, generate, None, f"predictions from {path.resolve()} (sha256 {digest})")
     backend.predictions = predictions  # type: ignore[attr-defined]
     return backend
 
 
-def read_predictions(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+def read_predictions(path: Path, data: bytes | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
     """``id``/``qid`` -> (sql, other keys). Errors name file, line and fix. Spider's one
-    SQL per line and BIRD's JSON object are read too, keyed by question position."""
+    SQL per line and BIRD's JSON object are read too, keyed by question position. ``data``:
+    the file's bytes when the caller has read them; the file is read (and decoded) once,
+    however many layouts look at it."""
     from ..cases import read_layout_predictions
-    layout_predictions = read_layout_predictions(path)
+    from ..textio import decode_text, iter_jsonl_text, read_text
+    text = None if path.is_dir() else decode_text(path, data) if data is not None else read_text(path)
+    layout_predictions = read_layout_predictions(path, text)
     if layout_predictions is not None:
         return layout_predictions
-    if path.is_dir():
+    if text is None:
         raise UsageError(f"predictions folder {path}: no layout reads a folder of these files. Fix: give a JSONL file "
                          "with one {\"id\": ..., \"sql\": ...} per line, or Spider 2.0's <instance_id>.sql files")
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
-    for lineno, obj in iter_jsonl(path, fix='each line must be {"id": "q01", "sql": "SELECT ..."}'):
+    for lineno, obj in iter_jsonl_text(text, path, fix='each line must be {"id": "q01", "sql": "SELECT ..."}'):
         if not isinstance(obj, dict):
             raise BadInputError(path, "expected a JSON object", line=lineno, fix='write {"id": ..., "sql": ...}')
         cid = obj.pop("id", None)

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 from ..errors import BadInputError
-from ..textio import read_text
-from .layouts import Layout, Predictions, Records, register_layout
+from .layouts import Layout, Predictions, Records, layout_text, register_layout
 
 MAX_EXPANSIONS = 256  # golds one query may expand to; each is executed once per database
 
@@ -234,7 +233,7 @@ def expand_alternatives(sql: str, limit: int = MAX_EXPANSIONS) -> list[str]:
 # -- the layout -----------------------------------------------------------------------------
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, row)`` of a CSV file with a header, the line where each row starts."""
-    text = read_text(path)
+    text = layout_text(path)  # read once when the predictions reader reads it too
     reader = csv.DictReader(io.StringIO(text, newline=""))
     fields = reader.fieldnames or []
     missing = [c for c in REQUIRED_COLUMNS if c not in fields]
@@ -288,7 +287,7 @@ def _defog_predictions(path: Path) -> Predictions | None:
     position; None for any other file."""
     if path.is_dir() or path.suffix.lower() != ".csv":
         return None
-    text = read_text(path)
+    text = layout_text(path)
     header = next(csv.reader(io.StringIO(text, newline="")), [])
     if "generated_query" not in header:
         return None

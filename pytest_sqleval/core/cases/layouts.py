@@ -12,6 +12,7 @@ the same duplicate-id check and the same file:line:field messages.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import sys
 from dataclasses import dataclass
@@ -119,16 +120,39 @@ def get_layout(name: str) -> Layout | None:
     return LAYOUTS.get(name)
 
 
-def read_layout_predictions(path: Path) -> Predictions | None:
+#: the texts of the files ``read_layout_predictions`` is asking the layouts about: each
+#: file read once however many layouts look at it (``layout_text``)
+_TEXTS: contextvars.ContextVar[dict[Path, str] | None] = contextvars.ContextVar("sqleval_layout_texts", default=None)
+
+
+def layout_text(path: Path) -> str:
+    """``read_text(path)``; while ``read_layout_predictions`` asks the layouts about a file,
+    read once for all of them (each built-in looks at the text to tell whether the file is
+    its format; a layout plugin may call this too)."""
+    texts = _TEXTS.get()
+    if texts is None:
+        return read_text(path)
+    text = texts.get(path)
+    if text is None:
+        text = texts[path] = read_text(path)
+    return text
+
+
+def read_layout_predictions(path: Path, text: str | None = None) -> Predictions | None:
     """Predictions in a benchmark's own format, or ``None`` when no layout reads the file
     (then it is our JSONL). The latest registered layout is asked first, as pluggy calls
-    the latest plugin first, so a plugin's format comes before the built-ins'."""
-    for layout in reversed(all_layouts()):
-        if layout.predictions is not None:
-            found = layout.predictions(path)
-            if found is not None:
-                return found
-    return None
+    the latest plugin first, so a plugin's format comes before the built-ins'. ``text``:
+    the file's text when the caller has read it already (``read_text``)."""
+    token = _TEXTS.set({} if text is None else {path: text})
+    try:
+        for layout in reversed(all_layouts()):
+            if layout.predictions is not None:
+                found = layout.predictions(path)
+                if found is not None:
+                    return found
+        return None
+    finally:
+        _TEXTS.reset(token)
 
 
 # -- what the built-ins share -------------------------------------------------------------
@@ -224,7 +248,7 @@ def _spider_predictions(path: Path) -> Predictions | None:
     line is an empty prediction; trailing empty lines are ignored)."""
     if path.is_dir():
         return None  # a folder: Spider 2.0's submission
-    text = read_text(path)
+    text = layout_text(path)
     if text.lstrip().startswith("{"):
         return None  # JSON: BIRD's object or our JSONL
     lines = text.splitlines()
@@ -241,7 +265,7 @@ def _bird_predictions(path: Path) -> Predictions | None:
     """BIRD's ``predict_dev.json``: ``{"0": "SQL\\t----- bird -----\\tdb_id", ...}``."""
     if path.is_dir():
         return None  # a folder: Spider 2.0's submission
-    text = read_text(path)
+    text = layout_text(path)
     if not text.lstrip().startswith("{"):
         return None
     try:  # one JSON object spanning the file: BIRD's predict_dev.json

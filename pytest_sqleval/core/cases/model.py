@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +216,19 @@ class BenchmarkCase:
         if self.engine_golds and not isinstance(self.engine_golds, tuple):
             object.__setattr__(self, "engine_golds", tuple(self.engine_golds))
 
+    @classmethod
+    def of_checked(cls, values: dict[str, Any]) -> "BenchmarkCase":
+        """The case of ``values``, fields already checked and normalised by the reader (a
+        tuple of tags, ``golds`` given, ``metadata`` its own dict): made by filling the
+        instance at once, not by the frozen dataclass's field-by-field ``__init__`` and
+        ``__post_init__``, which were most of the time of reading a plain case. Fields not
+        given take their defaults, so it is the case ``BenchmarkCase(**values)`` makes."""
+        case = object.__new__(cls)
+        filled = dict(_CASE_DEFAULTS)
+        filled.update(values)
+        vars(case).update(filled)
+        return case
+
     def golds_for(self, engine: str | None) -> tuple[Gold, ...]:
         """The golds an engine grades this case with: its own (``gold_sql_<engine>``) when the
         case has any, else the default ``golds``. The one place the choice is made."""
@@ -261,6 +274,10 @@ class BenchmarkCase:
         if self.engine_golds:
             d["engine_golds"] = [g.describe() for g in self.engine_golds]
         return d
+
+
+#: every field of a case that has a default (``metadata``'s, a new dict, is the caller's to give)
+_CASE_DEFAULTS = {f.name: f.default for f in fields(BenchmarkCase) if f.default is not MISSING}
 
 
 @dataclass(frozen=True)

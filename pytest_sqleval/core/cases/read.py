@@ -255,14 +255,70 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
     return out
 
 
+#: the fields of a plain case (strings, labels, ``order_matters``), which ``_plain_case`` reads
+_PLAIN_FIELDS = frozenset(("id", "question", "gold_sql", *_CASE_STR_FIELDS, "tags", "order_matters"))
+#: keys that only ``parse_case`` reads (another spelling of the id, other golds, overrides)
+_OWN_FIELDS = frozenset(("qid", "gold_results", "gold_types", "compare"))
+
+
+def _plain_case(obj: Any, line: int, source_prefix: str, suite: str, policy: ComparePolicy | None,
+                policies: dict[tuple[bool | None, str | None], ComparePolicy]) -> BenchmarkCase | None:
+    """The case ``parse_case`` makes of a plain record (one gold SQL as a string, string
+    fields, a list of tags, no overrides, per-engine golds or result files), made without its
+    general steps; None for any other record, or one with anything to refuse: ``parse_case``
+    reads it, and its message names the file, the line and the fix. ``policies``: the suite's
+    policy for each (``order_matters``, shape) already met, so each is resolved once per
+    suite, not once per case."""
+    if type(obj) is not dict:
+        return None
+    get = obj.get
+    cid, question, sql = get("id"), get("question"), get("gold_sql")
+    if (type(cid) is not str or type(question) is not str or type(sql) is not str
+            or not question.strip() or not sql.strip() or not ID_RE.match(cid)):
+        return None  # (an id matching ID_RE is not blank)
+    extra = obj.keys() - _PLAIN_FIELDS
+    if extra and (not extra.isdisjoint(_OWN_FIELDS) or any(k.startswith(ENGINE_GOLD_PREFIX) for k in extra)):
+        return None
+    difficulty, shape, complexity, category, schema = (get(k) for k in _CASE_STR_FIELDS)
+    for val in (difficulty, shape, complexity, category, schema):
+        if val is not None and type(val) is not str:
+            return None
+    if shape is not None and shape not in EXPECTED_SHAPES:
+        return None
+    tags = get("tags")
+    if tags is None:
+        tags = ()
+    elif type(tags) is list and all(type(t) is str and t.strip() for t in tags):
+        tags = tuple(tags)
+    else:
+        return None  # a single string, a falsy non-list, or a bad label: parse_case's rules
+    om = get("order_matters")
+    if om is not None and type(om) is not bool:
+        return None
+    case_policy = None
+    if policy is not None:
+        case_policy = policies.get((om, shape))
+        if case_policy is None:
+            case_policy = policies[(om, shape)] = policy.for_case_fields(None, om, shape)
+    return BenchmarkCase.of_checked({
+        "id": cid, "question": question, "gold_sql": sql, "difficulty": difficulty, "expected_shape": shape,
+        "complexity": complexity, "category": category, "schema": schema, "tags": tags, "order_matters": om,
+        "metadata": {k: v for k, v in obj.items() if k in extra} if extra else {},
+        "source": f"{source_prefix}{line}", "suite": suite, "policy": case_policy, "golds": (Gold(0, "sql", sql),)})
+
+
 def validate_records(records: Records, path: Path, suite: str = "",
                      policy: ComparePolicy | None = None) -> list[BenchmarkCase]:
     """The one reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
-    id is an error naming both lines."""
+    id is an error naming both lines. A plain record is made a case directly (``_plain_case``),
+    any other by ``parse_case``: the same case either way, and every refusal is
+    ``parse_case``'s."""
     cases: list[BenchmarkCase] = []
     seen: dict[str, int] = {}
+    prefix = f"{path}:"
+    policies: dict[tuple[bool | None, str | None], ComparePolicy] = {}
     for lineno, obj in records:
-        case = parse_case(obj, path, lineno, suite, policy)
+        case = _plain_case(obj, lineno, prefix, suite, policy, policies) or parse_case(obj, path, lineno, suite, policy)
         if case.id in seen:
             raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
                                 field="id", fix="give every case a unique id")
@@ -295,10 +351,11 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
     comparison contract (``BenchmarkCase.policy``); a case naming a split the manifest does
     not declare is bad input (a typo would silently move it to the main set)."""
     cases = read_cases(path or manifest.questions, manifest.name, manifest.layout, manifest.compare)  # each its contract
-    cases = [check_result_golds(case, manifest) for case in cases]
+    cases = [check_result_golds(case, manifest) if _has_result_file(case) else case for case in cases]
+    held_out = manifest.held_out
     for case in cases:
-        split = case.metadata.get(SPLIT_KEY)
-        if split is not None and split != manifest.held_out:
+        split = case.metadata.get(SPLIT_KEY) if case.metadata else None
+        if split is not None and split != held_out:
             where, _, line = case.source.rpartition(":")
             declared = (f"declares held_out = {manifest.held_out!r}" if manifest.held_out
                         else "declares no held-out split")
@@ -307,6 +364,13 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
                                 fix=f'add [splits] held_out = "{split}" to {manifest.path.name}, or drop the "split" '
                                     "key (cases without one are the main set)")
     return cases
+
+
+def _has_result_file(case: BenchmarkCase) -> bool:
+    for gold in case.golds:
+        if gold.kind != "sql":
+            return True
+    return False
 
 
 def check_result_golds(case: BenchmarkCase, manifest: SuiteManifest) -> BenchmarkCase:
