@@ -29,7 +29,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -112,10 +112,12 @@ class CompareResult:
         """Its fields as plain data. Each field's container is copied, not deep-copied
         (``asdict`` deep-copied every row: 3 % of a Spider case's CPU time): the
         result owns its values and is not used after this."""
-        from dataclasses import fields
-        d = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        d = {name: _plain(getattr(self, name)) for name in _RESULT_FIELDS}
         d["gold_columns_found_at"] = {str(k): v for k, v in self.gold_columns_found_at.items()}
         return d
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(CompareResult))  # in order: read once, not per result
 
 
 def _plain(value: Any) -> Any:
@@ -246,7 +248,8 @@ def _report_rows(rows: pa.Table) -> list[list[Any]]:
     for col in rows.columns:
         t = col.type
         text = pat.is_string(t) or pat.is_large_string(t)
-        if (text or pat.is_binary(t) or pat.is_large_binary(t)) and len(col):
+        if (text or pat.is_binary(t) or pat.is_large_binary(t)) and len(col) and \
+                col.nbytes > (PREVIEW_CHARS if text else PREVIEW_CHARS // 2):  # else no value can be over the limit
             lengths = (pc.utf8_length(col) if text else pc.binary_length(col)).to_pylist()
             limit = PREVIEW_CHARS if text else PREVIEW_CHARS // 2  # binary shows as hex, two characters a byte
             head = pc.utf8_slice_codeunits(col, 0, limit) if text else pc.binary_slice(col, 0, limit)

@@ -119,6 +119,11 @@ def variant_policy(spec: ComparePolicy, pinned_gold: Any) -> ComparePolicy:
     return replace(spec, float_abs_tol=max(spec.float_abs_tol, spec.float_rel_tol * min(scales)))
 
 
+#: errors that say how a run went (its time limit on a loaded machine, its caps, a failure of the
+#: engine), not what the query is: never stored, so one slow run cannot settle a later run's verdict
+RUN_DEPENDENT_ERRORS = frozenset({"timeout", "resource_exceeded", "unknown_error"})
+
+
 class GradingHandler:
     """Serves the ``gold`` and ``grade`` requests on the engine process's sandbox."""
 
@@ -135,6 +140,8 @@ class GradingHandler:
         self._metas: dict[str, dict[str, Any] | None] = {}  # gold key -> its stored description
         self._analyses: dict[tuple[str, str], Any] = {}  # (folder, engine dialect) -> gold_analysis.GoldAnalyses
         self._stored_here: set[str] = set()  # the gold keys this handler stored (see ``gold``)
+        self._gold_py: dict[str, list[tuple[Any, ...]]] = {}  # gold key -> its stored answer's rows (_gold_rows)
+        self._gold_variants: dict[tuple[str, str], Any] = {}  # (gold key, Spider's variant SQL) -> its answer
 
     def gold(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Execute a gold query (twice, to catch nondeterminism) and store its answer.
@@ -646,48 +653,84 @@ class GradingHandler:
         placeholder and spaced operators rewritten) are executions like the candidate's:
         before each, the verdict so far goes to the parent with the side-by-side marked undecided (``cut``),
         and the re-run gets the case's execution limit and process guard (``started``). A
-        re-run that overruns gets the engine process killed; the case keeps its verdict."""
+        re-run that overruns gets the engine process killed; the case keeps its verdict. A
+        gold's DISTINCT-free variant read from the store runs nothing, so it costs no message
+        (the verdict so far goes out only before a query that runs); the gold's Python rows
+        are made once per gold in this process (``_gold_rows``)."""
         from .peers import side_by_side
+        undecided_now: list[dict[str, Any]] = []  # what to record should the next run overrun
 
         def cut(undecided: dict[str, Any]) -> None:
-            if result["compare"] is None:  # an ungraded case (``official``): the verdicts stand alone
-                partial(out, {**result, "sidebyside": undecided})
-            else:
-                partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
+            undecided_now[:] = [undecided]
 
-        def guarded(run: Any) -> Any:
-            def run_under_limits(sql: str) -> Any:
-                started(out)
-                try:
-                    return run(sql)
-                finally:
-                    executed(out)
-            return run_under_limits
+        def run_under_limits(run: Any, sql: str) -> Any:
+            if undecided_now:
+                undecided = undecided_now.pop()
+                if result["compare"] is None:  # an ungraded case (``official``): the verdicts stand alone
+                    partial(out, {**result, "sidebyside": undecided})
+                else:
+                    partial(out, {**result, "compare": {**result["compare"], "sidebyside": undecided}})
+            started(out)
+            try:
+                return run(sql)
+            finally:
+                executed(out)
 
+        key = req.get("gold_key")
         try:
             return side_by_side(gold, pred, result["compare"],
                                 gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
-                                pred_sql=req["sql"], dialect=self.db.dialect, run=guarded(self.db.run),
-                                gold_variant=guarded(lambda sql: self._gold_variant(req["gold_key"], sql))
-                                if req.get("gold_key") else None, cut=cut, pred_over_cap=pred_over_cap, ours=ours)
+                                pred_sql=req["sql"], dialect=self.db.dialect,
+                                run=lambda sql: run_under_limits(self.db.run, sql),
+                                gold_variant=(lambda sql: self._gold_variant(key, sql, lambda s: run_under_limits(
+                                    self.db.run, s))) if key else None, cut=cut, pred_over_cap=pred_over_cap,
+                                ours=ours, gold_rows=self._gold_rows(key, gold) if key else None)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
 
-    def _gold_variant(self, key: str, sql: str) -> Any:
-        """Spider's DISTINCT-free variant of a gold query: run once, kept beside the gold
-        answer (an Arrow file, or the error category), so a rerun executes no gold query."""
+    def _gold_rows(self, key: str, table: Any) -> list[tuple[Any, ...]] | None:
+        """A stored gold answer's rows as the peers read them (``peers.python_rows``), made
+        once per gold in this process, not once per case (None over ``peers.MAX_ROWS``).
+        ``table`` is the key's stored answer or, for a gold not stored, whatever was run:
+        only a stored one (``_gold_tables``) is kept."""
+        from .peers import MAX_ROWS, python_rows
+        if table.num_rows > MAX_ROWS:
+            return None
+        if self._gold_tables.get(key) is not table:
+            return python_rows(table)
+        rows = self._gold_py.get(key)
+        if rows is None:
+            if len(self._gold_py) > 64:
+                self._gold_py.clear()
+            rows = self._gold_py[key] = python_rows(table)
+        return rows
+
+    def _gold_variant(self, key: str, sql: str, run: Any = None) -> Any:
+        """Spider's DISTINCT-free variant of a gold query: run once (by ``run``, under the
+        case's limits; default ``self.db.run``), kept beside the gold answer (an Arrow file,
+        or the error category), so a rerun executes no gold query; read from there once per
+        process."""
         import hashlib
         import pyarrow.feather as feather
+        memo = (key, sql)
+        if memo in self._gold_variants:
+            return self._gold_variants[memo]
+        if len(self._gold_variants) > 64:
+            self._gold_variants.clear()
         base = self.gold_dir / f"{key}.spider-{hashlib.sha256(sql.encode()).hexdigest()[:16]}"
         arrow, err = base.with_name(base.name + ".arrow"), base.with_name(base.name + ".error")
         if arrow.exists():
-            return feather.read_table(str(arrow))
+            value = self._gold_variants[memo] = feather.read_table(str(arrow))
+            return value
         if err.exists():
-            return err.read_text()
-        outcome = self.db.run(sql)
+            text = self._gold_variants[memo] = err.read_text()
+            return text
+        outcome = (run or self.db.run)(sql)
         self.gold_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.gold_dir / f".{base.name}.{os.getpid()}.tmp"
         if outcome.error is not None:
+            if outcome.error.category in RUN_DEPENDENT_ERRORS:
+                return outcome.error.category  # this run's limits or load, not the query's: asked again next time
             tmp.write_text(outcome.error.category)
             os.replace(tmp, err)
             return outcome.error.category

@@ -39,6 +39,7 @@ computed by the ``official`` request (``engine_side``) under the case's limits.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -133,6 +134,7 @@ def spider_order_matters(gold_sql: str) -> bool:
     return "order by" in gold_sql.lower()
 
 
+@functools.lru_cache(maxsize=256)  # a gold's variant is asked for once per prediction graded against it
 def spider_variant(sql: str, dialect: str, prediction: bool = False) -> str:
     """The query Spider's evaluator executes: for a prediction ``official_prediction``
     first; then ``postprocess``, ``remove_distinct`` (every DISTINCT keyword token dropped)
@@ -148,6 +150,7 @@ def spider_variant(sql: str, dialect: str, prediction: bool = False) -> str:
     return current_year("".join(out))
 
 
+@functools.lru_cache(maxsize=256)
 def distinct_in_call(sql: str, dialect: str) -> bool:
     """Whether ``sql`` has a DISTINCT inside a call's parentheses (``COUNT(DISTINCT x)``),
     which Spider's ``remove_distinct`` strips too, so it counts something else."""
@@ -385,7 +388,7 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
                  pred_sql: str, dialect: str, run: Callable[[str], Any] | None = None,
                  gold_variant: Callable[[str], Any] | None = None,
                  cut: Callable[[dict[str, Any]], None] | None = None, pred_over_cap: int | None = None,
-                 ours: bool | None = None) -> dict[str, Any]:
+                 ours: bool | None = None, gold_rows: list[tuple[Any, ...]] | None = None) -> dict[str, Any]:
     """The BIRD and Spider verdicts for one prediction, and why each differs from ours
     (``compare``, or ``ours`` where there is no comparison; None on a case we do not grade,
     where there is no "why").
@@ -400,12 +403,15 @@ def side_by_side(gold_table: Any, pred_table: Any, compare: dict[str, Any] | Non
     table, or the error category as a string). Both run under the case's limits.
 
     ``cut(undecided)``, if given, is told before each re-run what to record should the
-    re-run be stopped at the case's limits: Spider's verdict undecided, with the reason."""
+    re-run be stopped at the case's limits: Spider's verdict undecided, with the reason.
+
+    ``gold_rows``: ``python_rows(gold_table)``, when the caller keeps it (a gold's rows are
+    the same for every prediction graded against it)."""
     if ours is None and compare is not None:
         ours = bool(compare.get("match"))
     out: dict[str, Any] = {"ours_compare": ours, "note": None}
     whole = pred_table is not None and max(gold_table.num_rows, pred_table.num_rows) <= MAX_ROWS
-    gold = python_rows(gold_table) if gold_table.num_rows <= MAX_ROWS else None
+    gold = (gold_rows if gold_rows is not None else python_rows(gold_table)) if gold_table.num_rows <= MAX_ROWS else None
     pred = python_rows(pred_table) if whole else None
     if pred_table is None:
         out["bird"] = None if pred_over_cap is not None else False  # BIRD runs it as written: an error is wrong

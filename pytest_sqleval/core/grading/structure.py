@@ -230,6 +230,8 @@ def _multiset_diff(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
     """The items of ``a`` not in ``b`` and of ``b`` not in ``a``, as multisets, each in its
     list's order (of repeated items, the first ones in ``b`` are the matched ones). Linear:
     counted, not removed from a list one by one."""
+    if a == b:  # the same items in the same order (most clauses of most predictions): nothing to count
+        return [], []
     available = Counter(b)
     matched: Counter[str] = Counter()
     missing = []

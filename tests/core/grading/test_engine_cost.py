@@ -1,0 +1,74 @@
+"""The engine process's work per request (issue 35, engcost): what follows from a stored
+gold alone is worked out once per process, not once per prediction graded against it, and
+a request writes a message only where the parent needs one. The verdicts and evidence are
+the same either way (the bench's 1000-case A/B compares every record)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_sqleval.core.cases import Limits
+from pytest_sqleval.core.engines.host import _Frames
+from pytest_sqleval.core.grading import peers
+from pytest_sqleval.core.grading.pipeline import SuiteGrader
+
+GOLD = "SELECT DISTINCT region FROM customers ORDER BY region"  # Spider's evaluator runs it without DISTINCT
+PRED = "SELECT region FROM customers GROUP BY region ORDER BY region"  # no DISTINCT: Spider runs it as written
+
+
+def test_a_stored_spider_variant_of_the_gold_costs_no_message(shop_db: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spider's DISTINCT-free variant of a gold is run once and stored; read back, it runs
+    nothing, so the engine sends no ``partial`` / ``started`` / ``executed`` for it (before:
+    three frames for every prediction graded against such a gold, the partial one a pickle
+    of the whole answer so far). Its verdicts are those of the first grade."""
+    kinds: list[str] = []
+    real = _Frames.next
+
+    def counting(self: _Frames, deadline: float | None) -> object:
+        frame = real(self, deadline)
+        kinds.append(frame[0])
+        return frame
+    monkeypatch.setattr(_Frames, "next", counting)
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path)
+    try:
+        gold = g.gold(GOLD)
+        first = g.grade(PRED, gold)  # the variant is run (a partial answer first, then its start and end)
+        kinds.clear()
+        again = g.grade(PRED, gold)  # read from the store: nothing runs
+        assert kinds == ["executed", "result"]
+        assert first.passed and again.passed
+        sbs = again.layers["compare"]["sidebyside"]
+        assert sbs == first.layers["compare"]["sidebyside"]
+        # Spider's evaluator drops the gold's DISTINCT (a known bug of theirs): 40 rows against 4
+        assert sbs["spider"] is False and sbs["bird"] is True and sbs["spider_distinct_removed"] is True
+    finally:
+        g.close()
+
+
+def test_a_gold_is_read_as_python_rows_once_per_process(shop_db: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peers' rules read a gold's rows as Python values; the gold's are made once per
+    gold in the engine process (served here in the grading process, ``isolation = "auto"``
+    on SQLite would too), not once per prediction: three predictions against one gold read
+    the gold's rows once and each prediction's once."""
+    from pytest_sqleval.core.engines.host import InProcessEngine
+    calls: list[int] = []
+    real = peers.python_rows
+
+    def counting(table: object) -> object:
+        calls.append(table.num_rows)  # type: ignore[attr-defined]
+        return real(table)  # type: ignore[arg-type]
+    monkeypatch.setattr(peers, "python_rows", counting)
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path,
+                    started=SuiteGrader.start_engine(shop_db, Limits(timeout_s=5), tmp_path, InProcessEngine()))
+    try:
+        gold = g.gold("SELECT id, name FROM products WHERE id <= 3")
+        preds = ["SELECT id, name FROM products WHERE id < 4", "SELECT id, name FROM products WHERE id <= 2",
+                 "SELECT id, name FROM products WHERE id IN (1, 2, 3)"]
+        verdicts = [g.grade(p, gold) for p in preds]
+        assert [v.passed for v in verdicts] == [True, False, True]
+        assert calls == [3, 3, 2, 3]  # the gold's rows once, then each prediction's
+    finally:
+        g.close()
