@@ -219,13 +219,12 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     target = min(1.0, fraction * job.scale)
     try:
         for attempt in (0, 1):
-            params = _build_one(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
+            params, before = _build_subset(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
             params.update(seed=job.seed, tag=tag)
             made = Written()
             if rows is None:
                 written = None
                 break
-            before = _row_count(job.engine, tmp, job.constraints)
             written = rows.write(tmp, job.engine, job.constraints.tables, f"{tag}:boundary",
                                  job.constraints.dependencies, index)
             made = write_nonempty(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
@@ -236,7 +235,9 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 written = {**(written or {}), **{f"{t} (non-empty gold)": n for t, n in made.rows.items()}}
             if grown.rows:
                 written = {**(written or {}), **{f"{t} (LIMIT output rows)": n for t, n in grown.rows.items()}}
-            added = _row_count(job.engine, tmp, job.constraints) - before if written is not None else 0
+            # compacted here, not after the loop: the copy counts the rows it writes, so the file is
+            # not opened once more to count them (a second attempt's subset replaces it anyway)
+            added = _compact(job.engine, tmp, job.constraints) - before if written is not None else 0
             params["witness_rows"] = added
             if attempt or added <= WITNESS_SLACK * target * total:
                 break
@@ -249,7 +250,6 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
                                        for k in sorted({*rows.witnessed, *made.sentences})}
-            _compact(job.engine, tmp, job.constraints)
         digest = content_hash(tmp)
         os.replace(tmp, path)
     finally:
@@ -258,29 +258,23 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     return Variant(index, kind, params, path, digest)
 
 
-def _row_count(engine: str, path: Path, constraints: Constraints) -> int:
-    """Rows of a built variant's tables, all together."""
+def _row_count(con: Any, engine: str, constraints: Constraints) -> int:
+    """Rows of a variant's tables, all together, on a connection already open to it (opening
+    a 126-table DuckDB file costs about 0.3 s: the count used to open it twice a variant)."""
     tables = [qualified(name, engine) for name in constraints.tables]
     if not tables:
         return 0
-    query = "SELECT " + " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
-    if engine == "duckdb":
-        import duckdb
-        duck = duckdb.connect(str(path), read_only=True)
-        try:
-            row: Any = duck.execute(query).fetchone()
-        finally:
-            duck.close()
-    else:
-        lite = connect(path, read_only=True)
-        try:
-            row = lite.execute(query).fetchone()
-        finally:
-            lite.close()
+    row: Any = con.execute("SELECT " + " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone()
     return int(row[0])
 
 
-def _compact(engine: str, path: Path, constraints: Constraints) -> None:
+def _inserted(cur: Any) -> int:
+    """The rows a DuckDB ``INSERT`` wrote (its one result row)."""
+    row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _compact(engine: str, path: Path, constraints: Constraints) -> int:
     """Rewrite a variant after its boundary, witness and clone rows were written, so that
     its file holds its rows and no more. Those writes are updates and inserts into a file
     already written: DuckDB writes each changed column segment to new blocks at the
@@ -290,14 +284,15 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> None:
     ``SIZE_BUDGET``, which ``_row_budget`` computes from rows. A DuckDB variant is copied
     table by table (parents first, in row order) into a fresh file of the same block size;
     a SQLite one is vacuumed (its page size stays). The content, and so the content hash,
-    is the same."""
+    is the same. Returns the variant's rows, all tables together (counted as they are copied)."""
     if engine != "duckdb":
         lite = connect(path, isolation_level=None)
         try:
+            total = _row_count(lite, engine, constraints)
             lite.execute("VACUUM")
         finally:
             lite.close()
-        return
+        return total
     import duckdb
     fresh = path.with_name(path.name + ".compact")
     fresh.unlink(missing_ok=True)
@@ -307,9 +302,10 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> None:
         con.execute(f"ATTACH {_lit(str(path))} AS src (READ_ONLY)")
         con.execute(f"ATTACH {_lit(str(fresh))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
+        total = 0
         for name in _insert_order(constraints):
             table = qualified(name, "duckdb")
-            con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}")
+            total += _inserted(con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}"))
         con.execute("DETACH dst")
         con.execute("DETACH src")
     except BaseException:
@@ -319,6 +315,7 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> None:
         con.close()
     Path(str(fresh) + ".wal").unlink(missing_ok=True)
     os.replace(fresh, path)
+    return total
 
 
 def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list[Variant]:
@@ -451,6 +448,12 @@ def _stat(path: Path) -> list[int]:
 def _build_one(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, share: float,
                tag: str, index: int) -> dict[str, Any]:
     """Build one variant keeping about ``share`` of the pinned rows."""
+    return _build_subset(engine, database, target, constraints, kind, share, tag, index)[0]
+
+
+def _build_subset(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, share: float,
+                  tag: str, index: int) -> tuple[dict[str, Any], int]:
+    """``_build_one``, and the rows the variant holds (counted as the builder writes them)."""
     params: dict[str, Any] = {}
     duplicated = _duplicable(constraints) if kind == "subset+duplicates" else []
     shuffled = {t.name: t.free for t in constraints.tables.values() if len(t.free) and t.rows > 1} \
@@ -465,7 +468,7 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
     built.build(duplicated, shuffled)
     params.update(fraction=round(built.fraction, 6), row_share=round(built.share, 4))
     params["emptied_tables"] = built.emptied
-    return params
+    return params, built.written
 
 
 def key_domains(constraints: Constraints) -> list[list[tuple[str, str]]]:
@@ -560,6 +563,7 @@ class _Builder:
         self.index = index
         self.by = sampling_columns(constraints, index)
         self.emptied = 0
+        self.written = 0  # rows the variant holds once built, all tables together
 
     def choose_subset(self) -> None:
         self.sample()
@@ -699,12 +703,13 @@ class _DuckDBBuilder(_Builder):
             self.keep = {name: f"temp.main.k{i}" for i, name in enumerate(self.c.tables)}
             self.choose_subset()
             for name in _insert_order(self.c):
-                self.insert(self.c.tables[name], shuffled.get(name, []))
+                self.written += self.insert(self.c.tables[name], shuffled.get(name, []))
             for name in duplicated:
                 t = self.c.tables[name]
-                con.execute(f"INSERT INTO {self.dst(name)} SELECT * FROM {self.dst(name)} "
-                            f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True, where='dst')} "
-                            f"< {int(DUPLICATE_SHARE * _SCALE)}")
+                self.written += _inserted(con.execute(
+                    f"INSERT INTO {self.dst(name)} SELECT * FROM {self.dst(name)} "
+                    f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True, where='dst')} "
+                    f"< {int(DUPLICATE_SHARE * _SCALE)}"))
             con.execute("DETACH dst")
         finally:
             con.close()
@@ -746,12 +751,12 @@ class _DuckDBBuilder(_Builder):
         text = self.row_text(t, columns or (None if whole_row or not t.anchor else [t.anchor]), where)
         return f"CAST('0x' || substr(md5({text} || {_lit('|' + tag)}), 1, 8) AS UBIGINT)"
 
-    def insert(self, t: TableConstraints, free: list[str]) -> None:
+    def insert(self, t: TableConstraints, free: list[str]) -> int:
+        """Write the kept rows of ``t`` (``free`` columns permuted); the rows written."""
         cols = list(t.columns)
         kept = f"(SELECT * FROM {self.src(t.name)} WHERE rowid IN (SELECT __rid FROM {self.keep[t.name]}))"
         if not free:
-            self.con.execute(f"INSERT INTO {self.dst(t.name)} SELECT * FROM {kept}")
-            return
+            return _inserted(self.con.execute(f"INSERT INTO {self.dst(t.name)} SELECT * FROM {kept}"))
         fixed = [c for c in cols if c not in free]
         row = self.row_text(t)
         order_a = f"md5({row} || {_lit('|a' + self.tag)})"
@@ -759,8 +764,9 @@ class _DuckDBBuilder(_Builder):
         a = ", ".join([quote(c) for c in fixed] + [f"row_number() OVER (ORDER BY {order_a}) AS __rn"])
         b = ", ".join([quote(c) for c in free] + [f"row_number() OVER (ORDER BY {order_b}) AS __rn"])
         names = ", ".join(quote(c) for c in fixed + free)
-        self.con.execute(f"INSERT INTO {self.dst(t.name)} ({names}) SELECT {names} FROM "
-                         f"(SELECT {a} FROM {kept} x) a JOIN (SELECT {b} FROM {kept} y) b USING (__rn)")
+        return _inserted(self.con.execute(f"INSERT INTO {self.dst(t.name)} ({names}) SELECT {names} FROM "
+                                          f"(SELECT {a} FROM {kept} x) a JOIN (SELECT {b} FROM {kept} y) b "
+                                          f"USING (__rn)"))
 
 
 def _lit(text: str) -> str:
@@ -834,6 +840,7 @@ class _SQLiteBuilder(_Builder):
                 con.execute(f"INSERT INTO {quote(name)} SELECT * FROM {quote(name)} "
                             f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True)} < {int(DUPLICATE_SHARE * _SCALE)}")
             con.execute("COMMIT")
+            self.written = _row_count(con, "sqlite", self.c)
             if self.database.stat().st_size < SMALL_SQLITE:  # a table takes at least a page
                 con.execute("PRAGMA page_size = 512")
             con.execute("VACUUM")

@@ -94,15 +94,33 @@ def gold_digest(sql: str) -> str:
     return hashlib.sha256(sql.encode()).hexdigest()[:16]
 
 
+_WITNESSES: dict[str, list[CloneWitness]] = {}
+
+
 def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
                     dependencies: Iterable[Any]) -> list[CloneWitness]:
     """The clone witnesses of every gold. ``tables``: ``constraints.TableConstraints`` by
-    name; ``dependencies``: the inclusion dependencies the variants keep."""
+    name; ``dependencies``: the inclusion dependencies the variants keep. Made once per
+    process for the same golds, tables and dependencies: the boundary rows
+    (``BoundaryRows``) and the LIMIT output paths (``outputs``) both ask, and on Vantage each
+    asking is seconds of sqlglot analysis in each build process."""
+    golds, every = list(gold_sqls), list(dependencies)
+    key = hashlib.sha256(repr((golds, dialect, sorted(map(repr, every)),
+                               sorted((name, repr(t)) for name, t in tables.items()))).encode()).hexdigest()
+    found = _WITNESSES.get(key)
+    if found is None:
+        found = _clone_witnesses(golds, dialect, tables, every)
+        _WITNESSES.clear()  # one database's golds at a time
+        _WITNESSES[key] = found
+    return list(found)
+
+
+def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
+                     every: list[Any]) -> list[CloneWitness]:
     from sqlglot import exp
 
     from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
-    every = list(dependencies)
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
     out: list[CloneWitness] = []
     for sql, tree in parsed_golds(gold_sqls, dialect):

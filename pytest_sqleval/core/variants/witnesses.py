@@ -74,16 +74,29 @@ class WitnessGroup:
     witnesses: tuple[tuple[str, tuple[tuple[int, str, "str | Threshold"], ...]], ...]
 
 
+_PARSED: dict[tuple[str, str], Any] = {}  # (sql, dialect) -> its tree, None: it does not parse
+_PARSED_MAX = 4096  # trees kept, at most (a Spider run's golds)
+
+
 def parsed_golds(gold_sqls: Iterable[str], dialect: str) -> Iterator[tuple[str, Any]]:
     """(sql, tree) of each gold that parses. A gold that does not parse has no witnesses,
-    ties, joins or groups: it is skipped here, and the grader reports it as the case's error."""
+    ties, joins or groups: it is skipped here, and the grader reports it as the case's error.
+    Each gold is parsed once per process and each caller gets its own copy (a build asks
+    about ten times per gold: the hints, witnesses, ties, clones, groups, separators, output
+    paths; a copy costs a fifth of a parse)."""
     from sqlglot import parse_one
     for sql in gold_sqls:
-        try:
-            tree = parse_one(sql, read=dialect)
-        except Exception:  # sqlglot raises several kinds; any of them means "no tree"
-            continue
-        yield sql, tree
+        key = (sql, dialect)
+        if key not in _PARSED:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            try:
+                _PARSED[key] = parse_one(sql, read=dialect)
+            except Exception:  # sqlglot raises several kinds; any of them means "no tree"
+                _PARSED[key] = None
+        tree = _PARSED[key]
+        if tree is not None:
+            yield sql, tree.copy()
 
 
 def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
