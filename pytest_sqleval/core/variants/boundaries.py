@@ -147,12 +147,13 @@ class BoundaryRows:
         from .groups import group_witnesses
         from .separators import near_misses
         from .tiebreak import order_swaps, tie_breaks
-        from .witnesses import witness_groups
+        from .witnesses import witness_groups, writable
         if self._ready:
             return
         names = {t: set(c.columns) for t, c in tables.items()}
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
-        self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        self.groups = witness_groups(self.gold_sqls, self.dialect, names,
+                                     lambda t, c: writable(tables[t], c, dependencies))  # free, or unique by chance
         self.ties = tie_breaks(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.swaps = order_swaps(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.clones = clone_witnesses(self.gold_sqls, self.dialect, tables, dependencies)

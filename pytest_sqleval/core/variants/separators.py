@@ -37,7 +37,6 @@ fails on; the record says which ("a copy of a store_sales row with ss_ext_sales_
 to 12.50 (the next value up) separates `SUM(ext_price)` from `AVG(ext_price)`")."""
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -213,7 +212,7 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
         t = tables.get(table)
         rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
         if t is not None and (column in t.free or column in t.key_columns) and rows_sql is not None:
-            places.append((table, column, rows_sql, column in t.free))
+            places.append((table, column, rows_sql, column in t.free or _unique_by_chance(t, column)))
     failing = _failing_targets(tree, nodes, select, node, names, tables, dialect)
     out = []
     for mutant, what, first in mutants:
@@ -575,7 +574,7 @@ def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits
             keep = _chance_keys(select, path, t, names) if grouped else ()
             # a key or reference column: an exact copy (fresh keys), or for a join's reference
             # another value the column holds (``SeparatingWriter`` checks it is one)
-            kept = edits if column in t.free else tuple(
+            kept = edits if column in t.free or _unique_by_chance(t, column) else tuple(
                 e for e in edits if e == "same" or (e in ("up", "down") and references and not _single_key(t, column)))
             target = Target(table, column, rows_sql, kept, keep)
             if kept and target not in out:
@@ -583,19 +582,9 @@ def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits
     return tuple(out[:4])
 
 
-_IDENTIFYING = re.compile(r"(^|_)(id|ids|key|code|no|num|number|nr|sk|uuid|guid|email|mail|name|title|login|"
-                          r"username|url|slug|phone|isbn|ssn|iban|sku|iata|icao|tail)$|(id|key|code|name)$")
-
-
 def _unique_by_chance(t: Any, column: str) -> bool:
-    """An attribute unique on the pinned data only because the sample is small (each of 8
-    departments in its own building): observed, not declared, in a table whose identity is
-    declared (its primary key or a UNIQUE), and not named like an identifier or a name (a
-    correct query may rely on names being unique: ``DISTINCT c.name`` for customers ``IN``).
-    A second row may share its value in a separating copy; nothing else writes one."""
-    return column in t.observed_unique and bool(t.primary_key or t.unique_keys) \
-        and column not in t.primary_key and not any(column in k for k in t.unique_keys) \
-        and not _IDENTIFYING.search(column.lower())
+    from .witnesses import unique_by_chance
+    return unique_by_chance(t, column)
 
 
 def _chance_keys(select: Any, path: list[Any], t: Any, names: Any) -> tuple[str, ...]:
@@ -788,8 +777,8 @@ class SeparatingWriter:
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
             t = self.tables[target.table]
-            keyed = edit.startswith("copy=") and target.column in t.key_columns \
-                and not self._in_dependency(target.table, target.column)
+            keyed = (edit.startswith("copy=") or _unique_by_chance(t, target.column)) \
+                and target.column in t.key_columns and not self._in_dependency(target.table, target.column)
             if (target.column not in t.free and not keyed) or not self.allowed(target.table, target.column, text):
                 return None
             return _typed(text, self.tables[target.table].columns.get(target.column, "")) if self.engine == "sqlite" \
@@ -847,23 +836,23 @@ class SeparatingWriter:
                 own = row[3] if len(row) > 3 else None
                 if own is None or isinstance(own, (str, bytes)):
                     continue
-                moved = _decimal(own) + gap * (int(n) if target.push == "avg" else 1)
-                if moved == _decimal(own) or (integral or isinstance(own, int)) and moved != moved.to_integral_value():
+                landed = _decimal(own) + gap * (int(n) if target.push == "avg" else 1)
+                if landed == _decimal(own) or (integral or isinstance(own, int)) and landed != landed.to_integral_value():
                     continue
-                value: Any = int(moved) if integral or isinstance(own, int) else float(moved)
+                value: Any = int(landed) if integral or isinstance(own, int) else float(landed)
                 if not self.allowed(target.table, target.column, _plain(value)):
                     continue
-                plans.append((abs(moved - _decimal(own)), int(rowid), {target.column: value}, 1))
+                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1))
             for _, rowid, moved, copies in sorted(plans, key=lambda p: (p[0], p[1]))[:EDGE_ROWS]:
                 if trials >= MAX_TRIALS:
                     return False, trials
                 trials += 1
-                if target.push == "count":
-                    done = self._attempt(m, lambda rowid=rowid, copies=copies: all(
-                        self._copy(target.table, rowid, {}) for _ in range(copies)))
-                else:
-                    done = target.column in t.free and self._attempt(
-                        m, lambda rowid=rowid, moved=moved: self._set(target.table, rowid, moved))
+
+                def write(rowid: int = rowid, moved: dict[str, Any] = moved, copies: int = copies) -> bool:
+                    if target.push == "count":
+                        return all(self._copy(target.table, rowid, {}) for _ in range(copies))
+                    return self._set(target.table, rowid, moved)
+                done = self._attempt(m, write)
                 if done:
                     self.written += 1
                     kept = self.sentences.setdefault(m.gold, [])
@@ -903,7 +892,8 @@ class SeparatingWriter:
         """Set free columns of an existing row (as a filter witness does, ``witnesses.py``)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        if not moved or not set(moved) <= set(t.free):
+        if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
+                                for c in moved):
             return False
         sets = ", ".join(f"{quote(c)} = " + (f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c]
                                              else "?") for c in moved)
@@ -926,9 +916,10 @@ class SeparatingWriter:
             if own is None:
                 return False
             moved = {**dict(zip(keep, own)), **moved}
+        relaxed = set(keep) | {c for c in moved if _unique_by_chance(t, c) and not self._in_dependency(table, c)}
         keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]]
-                if k and set(k) & set(moved) and not set(k) <= set(keep)]
-        if not keys and not keep:
+                if k and set(k) & set(moved) and not set(k) <= relaxed]
+        if not keys and not relaxed:
             return bool(self.grouper.copy_row(table, rowid, moved))
         if self.grouper.cloner.clone(table, rowid, moved, given=frozenset(moved)) is None:
             return False
@@ -945,8 +936,12 @@ class SeparatingWriter:
                    for d in deps)
 
     def _movable(self, table: str, column: str) -> bool:
-        """A free column, or the child side of a dependency (another value it holds keeps it)."""
-        return column in self.tables[table].free or any(
+        """A free column, one unique only by chance (in no dependency), or the child side of a
+        dependency (another value it holds keeps it)."""
+        t = self.tables[table]
+        if column in t.free or (_unique_by_chance(t, column) and not self._in_dependency(table, column)):
+            return True
+        return any(
             d.child == table and column in d.child_columns and d.origin != "total" for d in self.grouper.cloner.all_deps)
 
     def _begin(self) -> None:
