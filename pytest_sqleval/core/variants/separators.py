@@ -19,7 +19,17 @@ web_sales ... UNION ALL SELECT ... FROM store_sales ...) tmp, time_dim``):
   one set to the literal or one unit beside it, or a copy so set (free columns only, within
   the pinned domain): the rules of ``witnesses`` write edge values into row tuples of one
   SELECT's FROM, which a bound inside an ``IN (subquery)`` or behind a derived table does
-  not reach through.
+  not reach through; a key column (a departure's day) only by a copy, its key checked unique;
+- a *HAVING bound* (``count(*) >= 3``, ``sum(qty) > 10``) moved one unit or flipped: it shows
+  on a group pushed to exactly the bound (copies of one of its rows, or one row's argument
+  set so the group's sum or average lands there), which few small databases hold;
+- any other conjunct *dropped* (``IN (SELECT ...)``, ``EXISTS``, ``LIKE``): a copy of a row that
+  fails only it, or of a reaching row with its reference moved to another parent.
+
+A group key unique only by chance (``witnesses.unique_by_chance``: each department in its own
+building) is kept by an aggregate's copy, which would otherwise open a group of its own; and
+a gold with an ORDER BY on output columns is compared in that order (an aggregate swapped in
+the ORDER BY only moves rows).
 
 From each gold's AST (sqlglot), per such near-miss, the aggregate's argument or each side of
 the join equality is traced to the base column it reads, through derived tables, CTEs and
