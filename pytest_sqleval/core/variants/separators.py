@@ -828,6 +828,10 @@ class SeparatingWriter:
         t = self.tables[target.table]
         integral = any(w in t.columns.get(target.column, "").upper() for w in ("INT",))
         trials = 0
+        # rows an earlier witness wrote (a group of one made for ``>= 1``) are not pushed: that
+        # would undo the separation they were written for
+        written = self.grouper.cloner.rows.get(target.table, set()) | self.grouper.rows.get(target.table, set())
+        rows = [r for r in rows if r[0] not in written]
         for edit in target.edits:
             goal = Decimal(edit.split("=", 1)[1])
             plans: list[tuple[Decimal, int, dict[str, Any], int]] = []
