@@ -53,7 +53,9 @@ from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 15  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 16  # bump when what a boundary variant holds changes: cached ones are then rebuilt
+# (16: separating witnesses for literal edges actually made, HAVING bounds pushed, other conjuncts dropped,
+#  group keys unique by chance kept in aggregate copies, ORDER BY golds compared in order; separators.py)
 # (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)
 # (14: join paths from the golds, a decided tie still rotates, LIMIT paths copied from the pinned data)
 WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
@@ -145,12 +147,13 @@ class BoundaryRows:
         from .groups import group_witnesses
         from .separators import near_misses
         from .tiebreak import order_swaps, tie_breaks
-        from .witnesses import witness_groups
+        from .witnesses import witness_groups, writable
         if self._ready:
             return
         names = {t: set(c.columns) for t, c in tables.items()}
         self.hints = literal_hints(self.gold_sqls, self.dialect, names)
-        self.groups = witness_groups(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
+        self.groups = witness_groups(self.gold_sqls, self.dialect, names,
+                                     lambda t, c: writable(tables[t], c, dependencies))  # free, or unique by chance
         self.ties = tie_breaks(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.swaps = order_swaps(self.gold_sqls, self.dialect, names, lambda t, c: c in tables[t].free)
         self.clones = clone_witnesses(self.gold_sqls, self.dialect, tables, dependencies)

@@ -19,7 +19,17 @@ web_sales ... UNION ALL SELECT ... FROM store_sales ...) tmp, time_dim``):
   one set to the literal or one unit beside it, or a copy so set (free columns only, within
   the pinned domain): the rules of ``witnesses`` write edge values into row tuples of one
   SELECT's FROM, which a bound inside an ``IN (subquery)`` or behind a derived table does
-  not reach through.
+  not reach through; a key column (a departure's day) only by a copy, its key checked unique;
+- a *HAVING bound* (``count(*) >= 3``, ``sum(qty) > 10``) moved one unit or flipped: it shows
+  on a group pushed to exactly the bound (copies of one of its rows, or one row's argument
+  set so the group's sum or average lands there), which few small databases hold;
+- any other conjunct *dropped* (``IN (SELECT ...)``, ``EXISTS``, ``LIKE``): a copy of a row that
+  fails only it, or of a reaching row with its reference moved to another parent.
+
+A group key unique only by chance (``witnesses.unique_by_chance``: each department in its own
+building) is kept by an aggregate's copy, which would otherwise open a group of its own; and
+a gold with an ORDER BY on output columns is compared in that order (an aggregate swapped in
+the ORDER BY only moves rows).
 
 From each gold's AST (sqlglot), per such near-miss, the aggregate's argument or each side of
 the join equality is traced to the base column it reads, through derived tables, CTEs and
@@ -40,7 +50,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -52,6 +62,8 @@ MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the b
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
 CHECK_TIMEOUT_S = 3.0  # per query: a near-miss slower than this on a variant is left alone
 SLOW_GOLD_S = 1.0  # a gold slower than this on a variant gets no separating witness there
+MAX_PUSH = 12  # copies written to push a group's count to a HAVING bound, at most
+PUSH_CANDIDATES = 200  # rows (with their group's aggregate) read per HAVING push
 _W = "__sqleval_w"
 _FLIPS: dict[type[Any], type[Any]] = {}  # filled below: < and <=, > and >=
 
@@ -67,6 +79,12 @@ class Target:
     column: str
     rows_sql: str
     edits: tuple[str, ...]
+    #: columns a copy keeps as they are though observed unique: a gold's group key unique only by
+    #: the sample's chance (each building holds one department), where ``sum`` equals ``avg``
+    keep: tuple[str, ...] = ()
+    #: a HAVING push (``count``, ``sum`` or ``avg``): ``rows_sql`` gives (row, the group's
+    #: aggregate, its rows, the row's ``column``); ``edits`` are ``push=<value>`` (see ``_push``)
+    push: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,9 @@ class NearMiss:
     sql: str
     what: str  # e.g. "`SUM(x)` against `AVG(x)`"
     targets: tuple[Target, ...]
+    #: the output positions of the gold's ORDER BY keys: answers are then compared in that order
+    #: (an aggregate swapped in the ORDER BY only moves rows); None: as bags
+    order: tuple[int, ...] | None = None
 
 
 def near_misses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any]) -> list[NearMiss]:
@@ -102,16 +123,18 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     swaps: list[NearMiss] = []
     joins: list[NearMiss] = []
     edges: list[NearMiss] = []
+    drops: list[NearMiss] = []  # other conjuncts dropped (an IN subquery, EXISTS, LIKE)
+    bounds: list[NearMiss] = []  # HAVING bounds moved and flipped
     nodes = list(tree.dfs())
     for node in nodes:
-        if min(len(swaps), len(joins), len(edges)) >= MAX_NEAR_MISSES:
+        if min(len(swaps), len(joins), len(edges), len(drops), len(bounds)) >= MAX_NEAR_MISSES:
             break
         select = node.find_ancestor(exp.Select) if isinstance(node, exp.AggFunc) and len(swaps) < MAX_NEAR_MISSES \
             else None
         if select is not None:
             for new, edits in _swaps(node):
                 targets = _targets(tree, nodes, select, _own_columns(_argument(node), select), edits, names, tables,
-                                   dialect)
+                                   dialect, grouped=True)
                 if targets:
                     mutant = _replaced(tree, nodes, node, new, dialect)
                     what = f"`{_short(node, dialect)}` against `{_short(new, dialect)}`"
@@ -131,11 +154,23 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
                 joins.append(NearMiss(digest, sql, mutant, f"the gold against its join without "
                                                             f"`{_short(node, dialect)}`", targets))
         if (type(node) in _FLIPS or isinstance(node, (exp.EQ, exp.Between))) and len(edges) < MAX_NEAR_MISSES:
-            edges += _edge_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+            found = _edge_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+            edges += found
+            if not found and len(drops) < MAX_NEAR_MISSES:
+                drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+        elif isinstance(node, (exp.In, exp.Exists, exp.Like, exp.ILike, exp.Not, exp.NEQ)) \
+                and len(drops) < MAX_NEAR_MISSES:
+            drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+        if isinstance(node, exp.Having) and len(bounds) < MAX_NEAR_MISSES:
+            bounds += _having_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
     out: list[NearMiss] = []
-    longest = max(len(swaps), len(joins), len(edges))
-    for i in range(longest):  # in turn: every kind gets slots
-        out += [k[i] for k in (swaps, joins, edges) if i < len(k) and k[i].sql not in {o.sql for o in out}]
+    order = _order_positions(tree)
+    if order is not None:
+        swaps, bounds, joins, edges, drops = ([replace(m, order=order) for m in k]
+                                              for k in (swaps, bounds, joins, edges, drops))
+    kinds = (swaps, bounds, joins, edges, drops)
+    for i in range(max(len(k) for k in kinds)):  # in turn: every kind gets slots
+        out += [k[i] for k in kinds if i < len(k) and k[i].sql not in {o.sql for o in out}]
     return out[:MAX_NEAR_MISSES]
 
 
@@ -151,7 +186,8 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     from .witnesses import neighbours
     select = node.find_ancestor(exp.Select)
     col = node.this
-    if select is None or not isinstance(col, exp.Column) or _remove_conjunct(node.copy(), probe=True) is None:
+    # the probe reads the node's own parents: a copy has none, and every edge was refused (BOUNDARY_VERSION 16)
+    if select is None or not isinstance(col, exp.Column) or _remove_conjunct(node, probe=True) is None:
         return []
     bounds = [node.args.get("low"), node.args.get("high")] if isinstance(node, exp.Between) else [node.expression]
     literals: list[Any] = [b.this if isinstance(b, exp.Cast) else b for b in bounds]
@@ -179,19 +215,172 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     dropped = _dropped(tree, nodes, node, dialect)
     if dropped:
         mutants.append((dropped, f"the gold against itself without `{_short(node, dialect)}`", texts))
+    # a free column: an existing row set to the value, or a copy; a key column (a departure's day
+    # in its key of route and day): only a copy, its key checked unique (``SeparatingWriter._copy``)
     places = []
     for table, column, path in _trace(select, col, names):
         t = tables.get(table)
         rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
-        if t is not None and column in t.free and rows_sql is not None:
-            places.append((table, column, rows_sql))
+        if t is not None and (column in t.free or column in t.key_columns) and rows_sql is not None:
+            places.append((table, column, rows_sql, column in t.free or _unique_by_chance(t, column)))
+    failing = _failing_targets(tree, nodes, select, node, names, tables, dialect)
     out = []
     for mutant, what, first in mutants:
         values = first + [v for v in texts if v not in first]
-        edits = tuple(f"set={v}" for v in values) + tuple(f"copy={v}" for v in values)
-        if mutant != sql and places:
-            out.append(NearMiss(digest, sql, mutant, what, tuple(Target(t, c, r, edits) for t, c, r in places[:2])))
+        targets = tuple(Target(t, c, r, (tuple(f"set={v}" for v in values) if free else ()) + tuple(
+            f"copy={v}" for v in values)) for t, c, r, free in places[:2])
+        if mutant == dropped:  # a copy of a row that fails only this conjunct shows a drop as it is
+            targets += failing
+        if mutant != sql and targets:
+            out.append(NearMiss(digest, sql, mutant, what, targets))
     return out
+
+
+def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                         tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A conjunct that is no comparison of a column with a literal (``dept_code IN (SELECT ...
+    WHERE budget > 300000)``, ``EXISTS``, ``LIKE``, a comparison with a subquery) dropped: it
+    shows on a row that passes every other conjunct and fails this one, a copy of one that
+    exists, or a copy of a row that reaches but for it with its reference moved to another
+    parent (an instructor moved to a poorer department)."""
+    from sqlglot import exp
+    select = node.find_ancestor(exp.Select)
+    if select is None or _remove_conjunct(node, probe=True) is None or node.find_ancestor(exp.Having) is not None:
+        return []
+    if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column):
+        return []  # a join equality: the join near-misses
+    mutant = _dropped(tree, nodes, node, dialect)
+    targets = _failing_targets(tree, nodes, select, node, names, tables, dialect)
+    if not mutant or mutant == sql or not targets:
+        return []
+    return [NearMiss(digest, sql, mutant, f"the gold against itself without `{_short(node, dialect)}`", targets)]
+
+
+def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
+                     dialect: str) -> tuple[Target, ...]:
+    """Per base table of ``select``'s FROM that ``node`` reads: copies of its rows that reach the
+    SELECT but fail ``node`` (exact copies, fresh keys); then copies of rows that reach it but
+    for ``node`` with the compared reference column moved to another value it holds."""
+    from sqlglot import exp
+    ctes = _ctes(select.root())
+    out: list[Target] = []
+    read = {_alias_of(c, select, names) for c in _own_columns(node, select)} - {None}
+    for source in _from_nodes(select):
+        alias = source.alias_or_name.lower()
+        if not isinstance(source, exp.Table) or _body_of(source, ctes, names) is not None or alias not in read:
+            continue
+        t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
+        if t_name not in names.lower:
+            continue
+        table = names.originals[t_name]
+        t = tables.get(table)
+        path = [_Step(select, alias, None)]
+        failing = _rows_sql(tree, nodes, path, dialect, drop=node, failing=True)
+        if t is None or failing is None:
+            continue
+        out.append(Target(table, "", failing, ("same",)))
+        reaching = _rows_sql(tree, nodes, path, dialect, drop=node)
+        for col in _own_columns(node, select):
+            column = names.lower[t_name].get(col.name.lower())
+            if reaching is not None and column is not None and _alias_of(col, select, names) == alias \
+                    and column not in t.free and not _single_key(t, column):
+                out.append(Target(table, column, reaching, ("up", "down")))  # a reference: another parent
+    return tuple(dict.fromkeys(out))[:3]
+
+
+def _having_near_misses(sql: str, tree: Any, nodes: list[Any], having: Any, dialect: str, names: Any,
+                        tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A HAVING bound of ``count``, ``sum`` or ``avg`` (``count(*) >= 3``, ``sum(qty) > 10``)
+    moved one unit or flipped: it shows only on a group whose aggregate is exactly the bound or
+    the moved one, which a small database rarely holds (no department of exactly three
+    instructors). A group is *pushed* there: copies of one of its rows (``count``), or one row's
+    argument set so the group's sum or average lands on it (``sum``, ``avg``: a free column,
+    within the pinned domain). Where no such group is made, the near-miss is left alone."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours, split_terms
+    select = having.parent
+    if not isinstance(select, exp.Select):
+        return []
+    out: list[NearMiss] = []
+    for cond in split_terms(having.this, exp.And):
+        if type(cond) not in _FLIPS and not isinstance(cond, exp.EQ):
+            continue
+        agg, lit = cond.this, cond.expression
+        if isinstance(lit, exp.Cast):
+            lit = lit.this
+        if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)) or not isinstance(lit, exp.Literal) or lit.is_string \
+                or isinstance(agg.this, exp.Distinct):
+            continue
+        values = neighbours(lit.this)
+        if len(values) < 3:
+            continue
+        targets = _push_targets(tree, nodes, select, agg, values, names, tables, dialect)
+        if not targets:
+            continue
+        shown = _short(cond, dialect)
+        mutants = [(_replaced(tree, nodes, lit, exp.Literal.number(v), dialect), f"`{shown}` against its bound moved to {v}")
+                   for v in values[1:]]
+        if type(cond) in _FLIPS:
+            mutants.append((_replaced(tree, nodes, cond, _FLIPS[type(cond)](this=cond.this.copy(),
+                                                                            expression=cond.expression.copy()), dialect),
+                            f"`{shown}` against its comparison flipped"))
+        out += [NearMiss(digest, sql, m, what, targets) for m, what in mutants if m and m != sql]
+    return out
+
+
+def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: list[str], names: Any,
+                  tables: dict[str, Any], dialect: str) -> tuple[Target, ...]:
+    """Where a group of ``select`` is pushed for a HAVING bound on ``agg``: per base table of its
+    FROM (``count``: each, the largest first; ``sum``/``avg``: the argument's, a free column), a
+    query of (its row id, the row's group's aggregate, the group's rows, the argument) over the
+    rows reaching ``select``, by a window partitioned by the GROUP BY."""
+    from sqlglot import exp
+    edits = tuple(f"push={v}" for v in values)
+    ctes = _ctes(select.root())
+    sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
+    base: dict[str, str] = {}
+    for alias, source in sources.items():
+        if isinstance(source, exp.Table) and _body_of(source, ctes, names) is None:
+            t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
+            if t_name in names.lower:
+                base[alias] = names.originals[t_name]
+    if isinstance(agg, exp.Count):
+        kind, column = "count", ""
+        aliases = sorted(base, key=lambda a: -getattr(tables.get(base[a]), "rows", 0))[:2]
+    else:
+        arg = agg.this
+        alias = _alias_of(arg, select, names) if isinstance(arg, exp.Column) else None
+        t = tables.get(base.get(alias or "", ""))
+        column = next((c for c in t.columns if c.lower() == arg.name.lower()), "") if t is not None else ""
+        if alias is None or t is None or column not in t.free:
+            return ()
+        kind, aliases = ("sum" if isinstance(agg, exp.Sum) else "avg"), [alias]
+    out = []
+    for alias in aliases:
+        q = select.copy()
+        for arg_name in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+            q.set(arg_name, None)
+        group = select.args.get("group")
+        partition = [g.copy() for g in group.expressions] if group is not None else []
+        over = {"partition_by": partition} if partition else {}
+        exprs = [exp.alias_(exp.column("rowid", table=alias), "w0"),
+                 exp.alias_(exp.Window(this=agg.copy(), **over), "s"),
+                 exp.alias_(exp.Window(this=exp.Count(this=exp.Star()), **over), "n")]
+        if column:
+            exprs.append(exp.alias_(exp.column(column, table=alias), "v"))
+        q.set("expressions", exprs)
+        root_with = select.root().args.get("with_") or select.root().args.get("with")
+        if root_with is not None and q.args.get("with_") is None and q.args.get("with") is None:
+            q.set("with_" if "with_" in exp.Select.arg_types else "with", root_with.copy())
+        try:
+            inner = q.sql(dialect=dialect)
+        except Exception:  # sqlglot cannot render it
+            continue
+        rows_sql = (f"SELECT w0, s, n{', v' if column else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
+                    f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {PUSH_CANDIDATES}")
+        out.append(Target(base[alias], column, rows_sql, edits, push=kind))
+    return tuple(out)
 
 
 def _swaps(node: Any) -> list[tuple[Any, tuple[str, ...]]]:
@@ -382,7 +571,9 @@ def _trace(select: Any, col: Any, names: Any, depth: int = 0) -> list[tuple[str,
 
 
 def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits: tuple[str, ...], names: Any,
-             tables: dict[str, Any], dialect: str, references: bool = False) -> tuple[Target, ...]:
+             tables: dict[str, Any], dialect: str, references: bool = False, grouped: bool = False) -> tuple[Target, ...]:
+    """``grouped``: an aggregate's argument; a copy of a base table ``select`` reads directly keeps
+    the group keys of ``select`` that are unique in that table only by chance (``_unique_by_chance``)."""
     out: list[Target] = []
     for col in columns:
         for table, column, path in _trace(select, col, names):
@@ -390,30 +581,85 @@ def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits
             t = tables.get(table)
             if rows_sql is None or t is None:
                 continue
+            keep = _chance_keys(select, path, t, names) if grouped else ()
             # a key or reference column: an exact copy (fresh keys), or for a join's reference
             # another value the column holds (``SeparatingWriter`` checks it is one)
-            kept = edits if column in t.free else tuple(
+            kept = edits if column in t.free or _unique_by_chance(t, column) else tuple(
                 e for e in edits if e == "same" or (e in ("up", "down") and references and not _single_key(t, column)))
-            target = Target(table, column, rows_sql, kept)
+            target = Target(table, column, rows_sql, kept, keep)
             if kept and target not in out:
                 out.append(target)
     return tuple(out[:4])
+
+
+def _unique_by_chance(t: Any, column: str) -> bool:
+    from .witnesses import unique_by_chance
+    return unique_by_chance(t, column)
+
+
+def _chance_keys(select: Any, path: list[Any], t: Any, names: Any) -> tuple[str, ...]:
+    """The GROUP BY columns of ``select`` that read the path's base table directly (no derived
+    table between) and are unique in it only by chance."""
+    from sqlglot import exp
+    group = select.args.get("group")
+    if group is None or len(path) != 1:
+        return ()
+    out = []
+    for g in group.expressions:
+        if isinstance(g, exp.Column) and _alias_of(g, select, names) == path[0].alias:
+            column = next((c for c in t.columns if c.lower() == g.name.lower()), None)
+            if column is not None and _unique_by_chance(t, column) and column not in out:
+                out.append(column)
+    return tuple(out)
+
+
+def _order_positions(tree: Any) -> tuple[int, ...] | None:
+    """The output positions of a gold's ORDER BY keys (a position, an output's alias or its
+    expression); None without an ORDER BY or where a key is no output column."""
+    from sqlglot import exp
+    order = tree.args.get("order")
+    if order is None or not isinstance(tree, exp.Select):
+        return None
+    outputs = [" ".join(e.unalias().sql().lower().split()) for e in tree.expressions]
+    aliases = [e.alias.lower() if isinstance(e, exp.Alias) else "" for e in tree.expressions]
+    out = []
+    for key in order.expressions:
+        expr = key.this
+        if isinstance(expr, exp.Literal) and expr.is_int and 1 <= int(expr.this) <= len(outputs):
+            out.append(int(expr.this) - 1)
+            continue
+        text = " ".join(expr.sql().lower().split())
+        if isinstance(expr, exp.Column) and not expr.table and expr.name.lower() in aliases:
+            out.append(aliases.index(expr.name.lower()))
+        elif text in outputs:
+            out.append(outputs.index(text))
+        else:
+            return None
+    return tuple(out)
 
 
 def _single_key(t: Any, column: str) -> bool:
     return column in t.observed_unique or (column,) in [t.primary_key, *t.unique_keys]
 
 
-def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None) -> str | None:
+def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None,
+             failing: bool = False) -> str | None:
     """A query of the row ids of the base table at the end of ``path`` whose rows reach the
     path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
-    up as a new output column of each SELECT on the path, NULL in the other UNION branches."""
+    up as a new output column of each SELECT on the path, NULL in the other UNION branches.
+    ``failing``: only those that fail ``drop`` (it is neither true nor NULL)."""
     from sqlglot import exp
     copy = tree.copy()
     twins = list(copy.dfs())
     at = {id(n): i for i, n in enumerate(nodes)}
     if drop is not None:  # the rows that reach the SELECT but for this conjunct
         _remove_conjunct(twins[at[id(drop)]])
+        if failing:
+            owner = twins[at[id(path[0].select)]]
+            fails = exp.EQ(this=exp.Case(ifs=[exp.If(this=drop.copy(), true=exp.Literal.number(1))],
+                                         default=exp.Literal.number(0)), expression=exp.Literal.number(0))
+            where = owner.args.get("where")
+            owner.set("where", exp.Where(this=exp.and_(where.this.copy(), fails) if where is not None else fails))
     carried: exp.Expr | None = None
     for step in reversed(path):
         select = twins[at[id(step.select)]]
@@ -490,7 +736,7 @@ class SeparatingWriter:
             if not _informative(mine):
                 continue
             theirs = self.run(m.sql)
-            if theirs is None or _differ(mine or [], theirs):  # broken here, or already told apart
+            if theirs is None or _differ(mine or [], theirs, m.order):  # broken here, or already told apart
                 continue
             try:
                 separated = self._separate(m, index)
@@ -504,6 +750,14 @@ class SeparatingWriter:
         from .clones import MAX_SENTENCES, _salt_of
         trials = 0
         for target in m.targets:
+            if target.push:
+                if trials >= MAX_TRIALS:
+                    return False
+                pushed, tried = self._push(m, target, index)
+                trials += tried
+                if pushed:
+                    return True
+                continue
             rows = [int(r[0]) for r in self.run(target.rows_sql, [_salt_of(index)]) or []]
             for edit in target.edits:
                 for rowid in rows[:EDGE_ROWS] if "=" in edit else rows:
@@ -514,7 +768,8 @@ class SeparatingWriter:
                         continue
                     trials += 1
                     moved = {} if edit == "same" else {target.column: value}
-                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith("set=")):
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith("set="),
+                                     keep=target.keep):
                         continue
                     self.written += 1
                     kept = self.sentences.setdefault(m.gold, [])
@@ -529,9 +784,12 @@ class SeparatingWriter:
         rel, col = qualified(target.table, self.engine), quote(target.column)
         if edit == "same":
             return None
-        if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column
+        if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
-            if target.column not in self.tables[target.table].free or not self.allowed(target.table, target.column, text):
+            t = self.tables[target.table]
+            keyed = (edit.startswith("copy=") or _unique_by_chance(t, target.column)) \
+                and target.column in t.key_columns and not self._in_dependency(target.table, target.column)
+            if (target.column not in t.free and not keyed) or not self.allowed(target.table, target.column, text):
                 return None
             return _typed(text, self.tables[target.table].columns.get(target.column, "")) if self.engine == "sqlite" \
                 else text
@@ -553,17 +811,86 @@ class SeparatingWriter:
             return None
         return value
 
-    def _try(self, m: NearMiss, table: str, rowid: int, moved: dict[str, Any], in_place: bool = False) -> bool:
+    def _try(self, m: NearMiss, table: str, rowid: int, moved: dict[str, Any], in_place: bool = False,
+             keep: tuple[str, ...] = ()) -> bool:
         """Copy the row (``in_place``: set its free column instead), keep the change if the gold
         (still with a value) and ``m`` now differ."""
+        return self._attempt(m, lambda: self._set(table, rowid, moved) if in_place
+                             else self._copy(table, rowid, moved, keep))
+
+    def _push(self, m: NearMiss, target: Target, index: int) -> tuple[bool, int]:
+        """Push a group reaching the HAVING to each ``push=`` value (in order) and keep the first
+        push that separates: ``count``, copies of one of its rows (fewest needed first); ``sum``
+        or ``avg``, one row's argument moved by the gap (smallest move first), in the pinned
+        domain. (separated, trials spent)"""
+        from .clones import _salt_of
+        rows = self.run(target.rows_sql, [_salt_of(index)]) or []
+        t = self.tables[target.table]
+        integral = any(w in t.columns.get(target.column, "").upper() for w in ("INT",))
+        trials = 0
+        # rows an earlier witness wrote (a group of one made for ``>= 1``) are not pushed: that
+        # would undo the separation they were written for
+        written = self.grouper.cloner.rows.get(target.table, set()) | self.grouper.rows.get(target.table, set())
+        rows = [r for r in rows if r[0] not in written]
+        for edit in target.edits:
+            goal = Decimal(edit.split("=", 1)[1])
+            plans: list[tuple[Decimal, int, dict[str, Any], int]] = []
+            seen: set[Any] = set()
+            for row in rows:
+                rowid, agg, n = row[0], row[1], row[2]
+                if rowid is None or agg is None or not n:
+                    continue
+                gap = goal - _decimal(agg)
+                if target.push == "count":
+                    if gap != gap.to_integral_value() or not 1 <= gap <= MAX_PUSH or agg in seen:
+                        continue
+                    seen.add(agg)
+                    plans.append((gap, int(rowid), {}, int(gap)))
+                    continue
+                own = row[3] if len(row) > 3 else None
+                if own is None or isinstance(own, (str, bytes)):
+                    continue
+                landed = _decimal(own) + gap * (int(n) if target.push == "avg" else 1)
+                if landed == _decimal(own) or (integral or isinstance(own, int)) and landed != landed.to_integral_value():
+                    continue
+                value: Any = int(landed) if integral or isinstance(own, int) else float(landed)
+                if not self.allowed(target.table, target.column, _plain(value)):
+                    continue
+                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1))
+            for _, rowid, moved, copies in sorted(plans, key=lambda p: (p[0], p[1]))[:EDGE_ROWS]:
+                if trials >= MAX_TRIALS:
+                    return False, trials
+                trials += 1
+
+                def write(rowid: int = rowid, moved: dict[str, Any] = moved, copies: int = copies) -> bool:
+                    if target.push == "count":
+                        return all(self._copy(target.table, rowid, {}) for _ in range(copies))
+                    return self._set(target.table, rowid, moved)
+                done = self._attempt(m, write)
+                if done:
+                    self.written += 1
+                    kept = self.sentences.setdefault(m.gold, [])
+                    from .clones import MAX_SENTENCES
+                    if len(kept) < MAX_SENTENCES:
+                        name = target.table.rsplit(".", 1)[-1]
+                        how = (f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
+                               else f"a {name} row's {target.column} set to {_plain(next(iter(moved.values())))}")
+                        kept.append(f"a group pushed to {target.push} = {edit.split('=', 1)[1]} by {how}: "
+                                    f"separates {m.what}")
+                    return True, trials
+        return False, trials
+
+    def _attempt(self, m: NearMiss, write: Callable[[], bool]) -> bool:
+        """Run ``write`` in a transaction; keep what it wrote if the gold (still with a value) and
+        ``m`` now differ, else roll it back."""
         saved = ({t: set(r) for t, r in self.grouper.rows.items()},
                  {t: set(r) for t, r in self.grouper.cloner.rows.items()})
         kept = False
         try:
             self._begin()
-            if (self._set(table, rowid, moved) if in_place else self._copy(table, rowid, moved)):
+            if write():
                 mine, theirs = self.run(m.gold_sql), self.run(m.sql)
-                kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs)
+                kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs, m.order)
             self._end(commit=kept)
         except Exception:  # a constraint the engine checks refused the copy: nothing kept
             kept = False
@@ -579,7 +906,8 @@ class SeparatingWriter:
         """Set free columns of an existing row (as a filter witness does, ``witnesses.py``)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        if not moved or not set(moved) <= set(t.free):
+        if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
+                                for c in moved):
             return False
         sets = ", ".join(f"{quote(c)} = " + (f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c]
                                              else "?") for c in moved)
@@ -587,27 +915,47 @@ class SeparatingWriter:
                          list(moved.values()))
         return True
 
-    def _copy(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
+    def _copy(self, table: str, rowid: int, moved: dict[str, Any], keep: tuple[str, ...] = ()) -> bool:
         """A copy of the row: fresh keys or a fresh row identity (``groups``); where a moved
         column is in a key of several columns (an enrollment's course), that key is the moved
-        value's to keep unique, checked on the table once written."""
+        value's to keep unique, checked on the table once written. ``keep``: columns unique only
+        by chance (``_unique_by_chance``) the copy keeps as they are: a second row in the group."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k and set(k) & set(moved)]
-        if not keys:
+        rel = qualified(table, self.engine)
+        keep = tuple(c for c in keep if c not in moved and not self._in_dependency(table, c))
+        if keep:
+            own = self.con.execute(f"SELECT {', '.join(quote(c) for c in keep)} FROM {rel} "
+                                   f"WHERE rowid = {int(rowid)}").fetchone()
+            if own is None:
+                return False
+            moved = {**dict(zip(keep, own)), **moved}
+        relaxed = set(keep) | {c for c in moved if _unique_by_chance(t, c) and not self._in_dependency(table, c)}
+        keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]]
+                if k and set(k) & set(moved) and not set(k) <= relaxed]
+        if not keys and not relaxed:
             return bool(self.grouper.copy_row(table, rowid, moved))
         if self.grouper.cloner.clone(table, rowid, moved, given=frozenset(moved)) is None:
             return False
-        rel = qualified(table, self.engine)
         for key in keys:
             cols = ", ".join(quote(c) for c in key)
             if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
                 return False  # the caller rolls the copy back
         return True
 
+    def _in_dependency(self, table: str, column: str) -> bool:
+        """Whether the column is on either side of a dependency (declared, observed, a gold's join)."""
+        deps = list(self.grouper.cloner.all_deps) + list(getattr(self.grouper.cloner, "links", []) or [])
+        return any((d.child == table and column in d.child_columns) or (d.parent == table and column in d.parent_columns)
+                   for d in deps)
+
     def _movable(self, table: str, column: str) -> bool:
-        """A free column, or the child side of a dependency (another value it holds keeps it)."""
-        return column in self.tables[table].free or any(
+        """A free column, one unique only by chance (in no dependency), or the child side of a
+        dependency (another value it holds keeps it)."""
+        t = self.tables[table]
+        if column in t.free or (_unique_by_chance(t, column) and not self._in_dependency(table, column)):
+            return True
+        return any(
             d.child == table and column in d.child_columns and d.origin != "total" for d in self.grouper.cloner.all_deps)
 
     def _begin(self) -> None:
@@ -672,9 +1020,15 @@ def _informative(rows: list[tuple[Any, ...]] | None) -> bool:
     return bool(rows) and any(v is not None for row in rows or [] for v in row)
 
 
-def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> bool:
+def _decimal(value: Any) -> Decimal:
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], order: tuple[int, ...] | None = None) -> bool:
     """Whether two answers differ as bags, numbers to four significant digits: a difference
-    the grader's tolerance would forgive is not one a witness is kept for."""
+    the grader's tolerance would forgive is not one a witness is kept for. ``order``: the
+    positions of the gold's sort keys; the answers then also differ when those keys come in
+    another sequence (rows tied on them may come in any order, as the grader allows)."""
     def norm(row: tuple[Any, ...]) -> tuple[str, ...]:
         out = []
         for v in row:
@@ -684,7 +1038,12 @@ def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> bool:
             else:
                 out.append(repr(v))
         return tuple(out)
-    return Counter(map(norm, a)) != Counter(map(norm, b))
+    if Counter(map(norm, a)) != Counter(map(norm, b)):
+        return True
+    if order:
+        keys = [[tuple(norm(row)[p] for p in order if p < len(row)) for row in rows] for rows in (a, b)]
+        return keys[0] != keys[1]
+    return False
 
 
 __all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses"]

@@ -78,6 +78,34 @@ _PARSED: dict[tuple[str, str], Any] = {}  # (sql, dialect) -> its tree, None: it
 _PARSED_MAX = 4096  # trees kept, at most (a Spider run's golds)
 
 
+_IDENTIFYING = re.compile(r"(^|_)(id|ids|key|code|no|num|number|nr|sk|uuid|guid|email|mail|name|title|login|"
+                          r"username|url|slug|phone|isbn|ssn|iban|sku|iata|icao|tail)$|(id|key|code|name)$")
+
+
+def unique_by_chance(t: Any, column: str) -> bool:
+    """An attribute unique on the pinned data only because the sample is small (each of 8
+    departments in its own building, six airlines founded in six years, every route of its
+    own length): observed, not declared, in a table whose identity is declared (its primary
+    key or a UNIQUE), and not named like an identifier or a name (a correct query may rely
+    on names being unique: ``DISTINCT c.name`` for customers ``IN`` a list). The observer
+    counts it a key, so no rule wrote it and every filter on it coincided on small
+    Spider-style tables; a witness (``writable``) or a separating copy may give it a value
+    another row holds. Whether it is in a dependency is the caller's to check."""
+    return column in t.observed_unique and bool(t.primary_key or t.unique_keys) \
+        and column not in t.primary_key and not any(column in k for k in t.unique_keys) \
+        and not _IDENTIFYING.search(column.lower())
+
+
+def writable(t: Any, column: str, dependencies: Iterable[Any]) -> bool:
+    """Whether a witness row may be given a value in ``column``: a free column, or one unique
+    only by chance that no dependency names."""
+    if column in t.free:
+        return True
+    return unique_by_chance(t, column) and not any(
+        (d.child == t.name and column in d.child_columns) or (d.parent == t.name and column in d.parent_columns)
+        for d in dependencies)
+
+
 def parsed_golds(gold_sqls: Iterable[str], dialect: str) -> Iterator[tuple[str, Any]]:
     """(sql, tree) of each gold that parses. A gold that does not parse has no witnesses,
     ties, joins or groups: it is skipped here, and the grader reports it as the case's error.
