@@ -72,3 +72,25 @@ def test_a_gold_is_read_as_python_rows_once_per_process(shop_db: Path, tmp_path:
         assert calls == [3, 3, 2, 3]  # the gold's rows once, then each prediction's
     finally:
         g.close()
+
+
+@pytest.mark.parametrize("category, stored", [("timeout", False), ("resource_exceeded", False),
+                                              ("unknown_error", False), ("missing_column", True)])
+def test_a_spider_variant_that_failed_by_this_runs_limits_is_asked_again(tmp_path: Path, category: str,
+                                                                         stored: bool) -> None:
+    """Spider's DISTINCT-free variant of a gold that overran its time limit (or a cap, or the
+    engine failed) on a loaded machine is not stored: the next run asks again, so one slow run
+    does not settle Spider's verdict for every later run. An error of the query itself
+    (a missing column) is stored like an answer."""
+    from pytest_sqleval.core.engines.base import ExecError, ExecOutcome
+    from pytest_sqleval.core.grading.engine_side import GradingHandler
+    runs: list[str] = []
+
+    def failing(sql: str) -> ExecOutcome:
+        runs.append(sql)
+        return ExecOutcome(None, ExecError(category, "as the engine said it", "E"), 1.0)
+    handler = GradingHandler(db=None, limits=Limits(timeout_s=5), gold_dir=str(tmp_path))
+    assert handler._gold_variant("k", "SELECT a FROM t", failing) == category
+    again = GradingHandler(db=None, limits=Limits(timeout_s=5), gold_dir=str(tmp_path))  # the next run's process
+    assert again._gold_variant("k", "SELECT a FROM t", failing) == category
+    assert len(runs) == (1 if stored else 2)
