@@ -35,3 +35,19 @@ def sqlite_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def duckdb_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_duckdb(tmp_path_factory.mktemp("duck") / "shop.duckdb")
+
+
+@pytest.fixture
+def frame_kinds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of the frames the grading process reads from its engine process, in order
+    (``started``, ``executed``, ``result``, ...): what a request costs in messages."""
+    from pytest_sqleval.core.engines.host import _Frames
+    kinds: list[str] = []
+    real = _Frames.next
+
+    def counting(self: _Frames, deadline: float | None) -> object:
+        frame = real(self, deadline)
+        kinds.append(frame[0])
+        return frame
+    monkeypatch.setattr(_Frames, "next", counting)
+    return kinds

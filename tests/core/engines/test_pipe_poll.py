@@ -94,18 +94,11 @@ def test_a_next_case_whose_gold_is_answered_goes_ahead_without_a_wait(tmp_path: 
         g.close()
 
 
-def test_a_request_costs_two_messages_not_three(shop_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_request_costs_two_messages_not_three(shop_db: Path, tmp_path: Path, frame_kinds: list[str]) -> None:
     """Each answer carries the engine's clock and CPU time, from which the parent times the
     next request: the engine no longer tells each request's start (before: started,
     executed, answer). Its time limit still holds from there (``test_killed_queries``)."""
-    kinds: list[str] = []
-    real = _Frames.next
-
-    def counting(self: _Frames, deadline: float | None) -> object:
-        frame = real(self, deadline)
-        kinds.append(frame[0])
-        return frame
-    monkeypatch.setattr(_Frames, "next", counting)
+    kinds = frame_kinds
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path)
     try:
         gold = g.gold(COUNT)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from pytest_sqleval.core.cases import Limits
-from pytest_sqleval.core.engines.host import _Frames
 from pytest_sqleval.core.grading import peers
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
 
@@ -18,19 +17,12 @@ PRED = "SELECT region FROM customers GROUP BY region ORDER BY region"  # no DIST
 
 
 def test_a_stored_spider_variant_of_the_gold_costs_no_message(shop_db: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                                              frame_kinds: list[str]) -> None:
     """Spider's DISTINCT-free variant of a gold is run once and stored; read back, it runs
     nothing, so the engine sends no ``partial`` / ``started`` / ``executed`` for it (before:
     three frames for every prediction graded against such a gold, the partial one a pickle
     of the whole answer so far). Its verdicts are those of the first grade."""
-    kinds: list[str] = []
-    real = _Frames.next
-
-    def counting(self: _Frames, deadline: float | None) -> object:
-        frame = real(self, deadline)
-        kinds.append(frame[0])
-        return frame
-    monkeypatch.setattr(_Frames, "next", counting)
+    kinds = frame_kinds
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path)
     try:
         gold = g.gold(GOLD)
