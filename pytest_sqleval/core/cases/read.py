@@ -351,7 +351,7 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
     comparison contract (``BenchmarkCase.policy``); a case naming a split the manifest does
     not declare is bad input (a typo would silently move it to the main set)."""
     cases = read_cases(path or manifest.questions, manifest.name, manifest.layout, manifest.compare)  # each its contract
-    cases = [check_result_golds(case, manifest) if _has_result_file(case) else case for case in cases]
+    cases = [check_result_golds(case, manifest) for case in cases]  # a case of SQL golds only comes back as it is
     held_out = manifest.held_out
     for case in cases:
         split = case.metadata.get(SPLIT_KEY) if case.metadata else None
@@ -364,13 +364,6 @@ def read_layout_cases(manifest: SuiteManifest, path: Path | None = None) -> list
                                 fix=f'add [splits] held_out = "{split}" to {manifest.path.name}, or drop the "split" '
                                     "key (cases without one are the main set)")
     return cases
-
-
-def _has_result_file(case: BenchmarkCase) -> bool:
-    for gold in case.golds:
-        if gold.kind != "sql":
-            return True
-    return False
 
 
 def check_result_golds(case: BenchmarkCase, manifest: SuiteManifest) -> BenchmarkCase:
