@@ -62,7 +62,7 @@ from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
 from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
-from .sqlite_io import connect
+from .sqlite_io import variant_connection
 
 GENERATOR_VERSION = 9  # 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
@@ -286,17 +286,16 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> int:
     a SQLite one is vacuumed (its page size stays). The content, and so the content hash,
     is the same. Returns the variant's rows, all tables together (counted as they are copied)."""
     if engine != "duckdb":
-        lite = connect(path, isolation_level=None)
+        lite = variant_connection(path, engine, isolation_level=None)
         try:
             total = _row_count(lite, engine, constraints)
             lite.execute("VACUUM")
         finally:
             lite.close()
         return total
-    import duckdb
     fresh = path.with_name(path.name + ".compact")
     fresh.unlink(missing_ok=True)
-    con = duckdb.connect(config={"threads": 1})  # one thread: rows are copied in their order
+    con = variant_connection(":memory:", "duckdb")  # one thread: rows are copied in their order
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(f"ATTACH {_lit(str(path))} AS src (READ_ONLY)")
@@ -689,9 +688,8 @@ class _DuckDBBuilder(_Builder):
     dependency columns), then inserts the kept rows parents first (DuckDB checks foreign keys)."""
 
     def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
-        import duckdb
         self.target.unlink(missing_ok=True)
-        con = duckdb.connect(config={"threads": 1})
+        con = variant_connection(":memory:", "duckdb")  # one thread
         self.types: dict[str, dict[str, Any]] = {}  # table -> column -> DuckDB type
         self.con = con
         try:
@@ -816,12 +814,12 @@ class _SQLiteBuilder(_Builder):
 
     def build(self, duplicated: list[str], shuffled: dict[str, list[str]]) -> None:
         self.target.unlink(missing_ok=True)
-        src = connect(self.database, read_only=True)
+        src = variant_connection(self.database, "sqlite", read_only=True)
         try:
             src.execute("VACUUM INTO ?", (str(self.target),))
         finally:
             src.close()
-        con = connect(self.target, isolation_level=None)
+        con = variant_connection(self.target, "sqlite", isolation_level=None)
         self.con = con
         try:
             con.execute("PRAGMA foreign_keys = OFF")

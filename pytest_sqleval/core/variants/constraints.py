@@ -166,12 +166,8 @@ class _Reader:
 
     def __init__(self, database: Path, engine: str) -> None:
         self.engine = engine
-        if engine == "duckdb":
-            import duckdb
-            self.conn: Any = duckdb.connect(str(database), read_only=True)
-        else:
-            from .sqlite_io import connect
-            self.conn = connect(database, read_only=True)
+        from .sqlite_io import variant_connection
+        self.conn: Any = variant_connection(database, engine, read_only=True)
 
     def close(self) -> None:
         self.conn.close()

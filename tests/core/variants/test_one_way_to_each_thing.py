@@ -1,6 +1,7 @@
 """The variants' builder does each of two things one way, shared with the rest:
 
-- the variant writers (``boundaries``, ``nonempty``, ``outputs``) open a database only
+- the variant writers (``boundaries``, ``nonempty``, ``outputs``), the builder (``build``)
+  and the observer of constraints (``constraints``) open a database only
   through ``sqlite_io.variant_connection``: one DuckDB thread for a variant being written
   (its frozen hash must not depend on the machine's cores) and text read as the sandbox
   reads it. Three copies of that rule had drifted apart once already;
@@ -17,7 +18,7 @@ import sqlglot
 
 import pytest_sqleval.core.variants as variants
 
-WRITERS = ("boundaries", "nonempty", "outputs")
+WRITERS = ("boundaries", "nonempty", "outputs", "build", "constraints")
 
 
 def _connects(module: str) -> list[str]:
