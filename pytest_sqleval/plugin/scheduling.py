@@ -5,8 +5,8 @@ runs of that share, so one big database cannot leave the others idle. Cases of a
 one-database suite go in short runs of consecutive cases, so every worker shares the
 work; any other test is a unit of its own. Only a run that names a suite on its command
 line is scheduled so; any other keeps xdist's ``--dist load``. Runs in the xdist
-controller, which collects nothing: it reads a suite's cases (not its databases) to know
-each node id's."""
+controller, which collects nothing: it reads each case's id and database from the suite's
+questions file (not the cases' validation, nor its databases) to know each node id's."""
 from __future__ import annotations
 
 import math
@@ -67,23 +67,49 @@ def names_a_suite(args: list[str], rootpath: Path) -> bool:
 def case_scopes(path: Path, workers: int = 2) -> dict[str, str]:
     """Case id -> its scope, for a questions file of a suite (else nothing). Split by
     database (Spider, BIRD): its database, in runs of at most a worker's share; one
-    database: runs of up to ``CHUNK`` cases, a quarter of a worker's share when smaller."""
-    from ..core.cases import collect_cases, find_manifest_for
+    database: runs of up to ``CHUNK`` cases, a quarter of a worker's share when smaller.
+
+    The controller collects nothing, and the workers send it node ids only, so it reads
+    the file itself; but only what it schedules by (``scheduling_pairs``): each record's
+    id and database, not the suite's validated cases, their policies or result files."""
     from ..core.errors import SqlevalError
     if path.suffix not in (".json", ".jsonl", ".csv") or not (path.parent / "sqleval.toml").is_file():
         return {}
     try:
-        manifest = find_manifest_for(path)
-        pairs = collect_cases(manifest, path) if manifest is not None else []
+        pairs = scheduling_pairs(path)
     except (SqlevalError, OSError):
         return {}  # the workers report it as a collection error
     share = len(pairs) / workers
-    by_database = len({m.path for _, m in pairs}) > 1
+    by_database = len({group for _, group in pairs}) > 1
     run = max(1, math.ceil(share) if by_database else min(CHUNK, int(share / 4)))
     seen: dict[str, int] = {}
     out = {}
-    for case, m in pairs:
-        group = str(m.path) if by_database else str(path)
+    for cid, database in pairs:
+        group = f"{path}#{database}" if database is not None else str(path)
         i = seen[group] = seen.get(group, -1) + 1
-        out[case.id] = f"{group}#{i // run}"
+        out[cid] = f"{group}#{i // run}"
     return out
+
+
+def scheduling_pairs(path: Path) -> list[tuple[str, str | None]]:
+    """``(case id, database)`` for each record of a suite's questions file, as the layout
+    yields it (``collect_cases`` makes the same ids and picks the same database key); the
+    database is None unless the suite is split by database. Nothing is validated: a bad
+    record is the workers' collection error, and a record with no usable id is skipped."""
+    from ..core.cases import find_manifest_for, get_layout
+    manifest = find_manifest_for(path)
+    layout = get_layout(manifest.layout) if manifest is not None else None
+    if manifest is None or layout is None:
+        return []
+    key = layout.split_by if manifest.database is not None else None
+    pairs: list[tuple[str, str | None]] = []
+    for _, obj in layout.records(path):
+        if not isinstance(obj, dict):
+            continue
+        cid = obj.get("id", obj.get("qid"))
+        if isinstance(cid, int) and not isinstance(cid, bool):
+            cid = str(cid)
+        if isinstance(cid, str):
+            database = obj.get(key) if key is not None else None
+            pairs.append((cid, database if isinstance(database, str) else None))
+    return pairs

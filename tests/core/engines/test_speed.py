@@ -140,6 +140,47 @@ def test_under_xdist_each_database_is_graded_by_one_worker(pytester: pytest.Pyte
     assert len(workers) == 4 and all(len(w) == 1 for w in workers.values())
 
 
+READS_CONFTEST = '''
+import os
+from pytest_sqleval.core.cases import layouts, read
+
+def counted(kind, real):
+    def call(*args, **kw):
+        with open(os.environ["READS_LOG"], "a") as fh:
+            fh.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'controller')} {kind}\\n")
+        return real(*args, **kw)
+    return call
+
+read.validate_records = counted("cases", read.validate_records)
+layouts.read_records = counted("records", layouts.read_records)
+'''
+
+
+def test_the_xdist_controller_reads_only_ids_and_databases_to_schedule(pytester: pytest.Pytester) -> None:
+    """The controller collects nothing and hears node ids only, so it reads the questions
+    file to schedule; it read the whole suite (every case validated, its policy resolved,
+    its result files read) as a worker's collection does. Now each record's id and database
+    only: the controller makes no case, and the file's records are read once there."""
+    spider_suite(pytester.path / "spider", 4, 3)
+    pytester.makeconftest(READS_CONFTEST)
+    log = pytester.path / "reads.log"
+    pytester._monkeypatch.setenv("READS_LOG", str(log))
+    result = pytester.runpytest_subprocess("-n", "2", "-v", "spider", "--sqleval-backend=gold", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly")
+    result.assert_outcomes(passed=12)
+    reads: dict[str, int] = {}
+    for line in log.read_text().splitlines():
+        reads[line] = reads.get(line, 0) + 1
+    assert reads.get("controller cases", 0) == 0, reads  # no case made where none is graded
+    assert reads.get("controller records") == 1, reads
+    assert reads.get("gw0 cases") == reads.get("gw1 cases") == 1, reads  # each worker's collection, once
+    graded = {}  # still by database: each database's cases on one worker
+    for line in result.outlines:
+        if "PASSED" in line and "::" in line:
+            graded.setdefault(int(line.rsplit("::", 1)[1].split()[0]) // 3, set()).add(line.split()[0])
+    assert len(graded) == 4 and all(len(w) == 1 for w in graded.values())
+
+
 def test_an_xdist_worker_opens_only_the_databases_it_grades(pytester: pytest.Pytester) -> None:
     """A worker has collected every case, but the controller sends it only some databases:
     it opens no database ahead of its cases (before, each worker opened the first two)."""
