@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..childio import start_guard, stop_guard
 from .base import ExecError, ExecOutcome, Limits, elapsed_ms as _ms, resource_error, result_byte_cap, too_large
 from .spark_sandbox import (_LOG4J, query_bounds, CANCEL_EVERY_S, EXTRA_HINT, LOCKED_CONF, _spark_ident, classify_error, gate,
                             wrapped)
@@ -485,6 +486,7 @@ class LocalConnectServer:
         self.work = Path(tempfile.mkdtemp(prefix="sqleval-connect-"))
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self._guard: subprocess.Popen[bytes] | None = None  # ends the server if this process is killed
         self.started_s: float | None = None  # seconds from spawn to an answered query, last start
         self.restarts = 0
 
@@ -526,9 +528,12 @@ class LocalConnectServer:
                                          start_new_session=True)
         finally:
             log.close()
+        # a JVM does not watch its parent: a guard ends its group if this process is SIGKILLed
+        self._guard = start_guard(self.proc.pid)
         deadline = t0 + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                stop_guard(self._guard)
                 raise RuntimeError(f"the Spark Connect server exited during start (code {self.proc.returncode}); "
                                    f"see {self.work / 'server.log'}")
             with socket.socket() as probe:
@@ -552,6 +557,8 @@ class LocalConnectServer:
     def stop(self, timeout_s: float = 20.0) -> None:
         """SIGTERM to its process group, SIGKILL if it is not gone within ``timeout_s``."""
         close_sessions(self.url)  # their clients would call the server at exit, after it is gone
+        stop_guard(self._guard)  # first: the group's id is not signalled by anyone once it is reaped
+        self._guard = None
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return

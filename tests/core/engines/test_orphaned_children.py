@@ -113,3 +113,86 @@ def test_a_python_child_that_answers_on_its_pipe_ends_when_its_parent_is_killed(
         time.sleep(600)
     """)
     assert _kill_parent_and_wait(parent, child), "the child ran on after its parent was killed"
+
+
+def test_a_python_child_ends_when_its_parent_is_killed_without_waiting_for_a_poll() -> None:
+    """The watch waits on the parent itself (its pidfd on Linux), not on a timer: with a
+    poll of an hour (before: a thread woke every 0.5 s to look), the child still ends at once."""
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd here: the watch polls (macOS)")
+    parent, child = _parent("""
+        import subprocess, time
+        from pytest_sqleval.core.childio import python_child
+        cmd, env = python_child("-c", "import sys, time; from pytest_sqleval.core.childio import end_with_parent; "
+                                "end_with_parent(poll_s=3600); print('ready', flush=True); time.sleep(600)")
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
+        assert child.stdout.readline() == b"ready\\n"
+        print(child.pid, flush=True)
+        time.sleep(600)
+    """)
+    assert _kill_parent_and_wait(parent, child), "the child waited for its next poll"
+
+
+GUARDED_PARENT = """
+    import subprocess, sys, time
+    from pytest_sqleval.core.childio import start_guard
+    group = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                              "print('ready', flush=True); time.sleep(600)"], stdout=subprocess.PIPE,
+                             start_new_session=True)
+    assert group.stdout.readline() == b"ready\\n"
+    guard = start_guard(group.pid)
+    print(group.pid, guard.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_guarded_process_group_ends_when_its_owner_is_killed() -> None:
+    """A child that is no Python of ours (the Spark Connect server's JVM, in a session of
+    its own) does not watch its parent; its guard ends its group, SIGKILL after the grace
+    when it ignores SIGTERM (as this one does), and then ends itself."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path)}
+    parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(GUARDED_PARENT)], stdout=subprocess.PIPE,
+                              text=True, env=env)
+    assert parent.stdout is not None
+    pids = parent.stdout.readline().split()
+    assert len(pids) == 2, f"the parent printed {pids!r}, exit {parent.poll()}"
+    group, guard = map(int, pids)
+    try:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        assert _wait(lambda: not _alive(group), GONE_WITHIN_S), "the guarded group ran on after its owner was killed"
+        assert _wait(lambda: not _alive(guard), GONE_WITHIN_S), "the guard ran on after its work"
+    finally:
+        for pid in (group, guard):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.spark
+def test_the_spark_connect_servers_jvm_ends_when_its_owner_is_killed(tmp_path: Path) -> None:
+    """The Spark Connect server is a JVM that spark-submit starts in a session of its own:
+    with its owner SIGKILLed (a cancelled CI job), it served on, a gigabyte and a port held,
+    until someone killed it by hand. Its guard now ends it."""
+    from tests.core.engines.conftest import spark_missing
+    missing = spark_missing()
+    if missing:
+        pytest.skip(missing)
+    parent, jvm = _parent("""
+        import time
+        from pytest_sqleval.core.engines.spark_connect import LocalConnectServer
+        server = LocalConnectServer(master="local[1]", memory="512m").start()
+        print(server.pid, flush=True)
+        time.sleep(600)
+    """)
+    try:
+        assert _alive(jvm)
+    except BaseException:
+        parent.kill()
+        raise
+    try:
+        assert _kill_parent_and_wait(parent, jvm), "the Spark Connect server ran on after its owner was killed"
+    finally:
+        try:
+            os.killpg(jvm, signal.SIGKILL)  # anything left in its group
+        except ProcessLookupError:
+            pass
