@@ -33,15 +33,43 @@ def slow_suite(pytester: pytest.Pytester, make_suite: Callable[..., Path]) -> st
     return "--sqleval-backend=slowbackend:generate"
 
 
-def test_a_log_gets_plain_lines_and_the_summary_the_totals(pytester: pytest.Pytester, slow_suite: str,
+#: the last case's generation is held until that case's own setup (``HOLD_CONFTEST``), so
+#: every case before it is reported while a generation is outstanding, however loaded the
+#: machine: before, a slow engine start let all twelve finish before the first report, and
+#: a run whose generations are all done before progress is first looked at shows none
+HELD_BACKEND = BACKEND.replace("    await asyncio.sleep(0.25)\n", """    await asyncio.sleep(0.25)
+    if case.id == "q12":
+        for _ in range(1200):  # bounded: a minute at most
+            if RELEASE.is_set():
+                break
+            await asyncio.sleep(0.05)
+""").replace("import asyncio\n", "import asyncio\nimport threading\nRELEASE = threading.Event()\n")
+HOLD_CONFTEST = """
+import heldbackend
+
+def pytest_runtest_setup(item):
+    if item.name.startswith("q12"):
+        heldbackend.RELEASE.set()
+"""
+
+
+def test_a_log_gets_plain_lines_and_the_summary_the_totals(pytester: pytest.Pytester, make_suite: Callable[..., Path],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "SHOW_AFTER_S", 0.0)
-    result = pytester.runpytest("suite", slow_suite, "--sqleval-concurrency=2", "-p", "no:cacheprovider")
+    make_suite(gen_cases(12))
+    pytester.makepyfile(heldbackend=HELD_BACKEND)
+    pytester.makeconftest(HOLD_CONFTEST)
+    result = pytester.runpytest("suite", "--sqleval-backend=heldbackend:generate", "--sqleval-concurrency=2",
+                                "-p", "no:cacheprovider")
     result.assert_outcomes(passed=11, errors=1)
     lines = result.stdout.lines
     live = [line for line in lines if line.startswith("sqleval: generation ")]
-    assert live and re.fullmatch(r"sqleval: generation \d+/12 · [0-2] in flight · [\d,]+ tokens · \$\d\.\d{4} · [01] failed",
-                                 live[0]), live
+    assert len(live) >= 2, live  # at least one while outstanding, and the last
+    for line in live[:-1]:
+        assert re.fullmatch(r"sqleval: generation (\d+)/12 · [0-2] in flight · [\d,]+ tokens · \$\d\.\d{4} · [01] failed",
+                            line), live
+    done = [int(line.split()[2].split("/")[0]) for line in live]
+    assert done == sorted(done) and done[0] < 12, live  # in order, the first while generations were outstanding
     assert live[-1] == f"sqleval: {FINAL}"  # the last one, once every generation is done
     assert FINAL in lines  # and the run's summary
     assert not any("generation" in line for line in _captured_sections(lines))  # never a case's captured output
