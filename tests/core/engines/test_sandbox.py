@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -50,9 +49,7 @@ def test_hostile_predictions_fail_safely_and_leave_the_database_unchanged(
     sandbox.close()
     write_predictions(sqls, name="hostile.jsonl")
 
-    start = time.monotonic()
     result = pytester.runpytest("--sqleval-backend=predictions:hostile.jsonl")
-    elapsed = time.monotonic() - start
     result.assert_outcomes(passed=2, failed=len(sqls) - 2)
     records = by_case(read_results(pytester.path))
     for cid in sqls:
@@ -62,13 +59,13 @@ def test_hostile_predictions_fail_safely_and_leave_the_database_unchanged(
             continue
         assert rec["status"] == "failed", cid
         category = ((rec.get("execution") or {}).get("error") or {}).get("category")
-        if cid == "runaway":
+        if cid == "runaway":  # interrupted at its limit (measured in CPU time), and the next case ran
             assert rec["failure_kind"] == "timeout"
-            assert rec["execution"]["elapsed_ms"] < 5000
+            assert rec["execution"]["error"]["exception"] == "InterruptException", rec["execution"]
+            assert "over the limit of 1 s" in rec["execution"]["error"]["message"]
         else:
             assert rec["failure_kind"] == "unsafe_statement" or category == "permission_error", (cid, rec["failure_kind"])
     assert records["read_duckdb"]["failure_kind"] == "runtime_error:permission_error"  # refused by the engine itself
-    assert elapsed < 30  # the runaway query costs about its 1 s budget, not minutes
 
     assert read_summary(pytester.path)["suites"]["suite"]["content_hash"] == before
     sandbox = DuckDBSandbox(db)

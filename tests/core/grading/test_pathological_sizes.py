@@ -24,26 +24,25 @@ def test_pathological_predictions_are_graded_within_the_case_limit(pytester: pyt
                                                                    make_suite: Callable[..., Path]) -> None:
     """A 3,000-term AND chain and a 1,200-branch UNION once raised RecursionError in the
     structural layer (a traceback, a lost case); an IN of 20,000 values spent ~20 s there
-    (quadratic). Each is now graded by execution, counted, and ends within its 2 s limit."""
-    import time
+    (quadratic; ``test_grounding_and_structure_are_not_quadratic`` measures that in CPU time).
+    Each is now graded by execution, counted, and no layer fails on it."""
     cases = [{"id": "and3000", "question": "a", "gold_sql": "SELECT count(*) FROM customers"},
              {"id": "union1200", "question": "u", "gold_sql": "SELECT range AS x FROM range(1200)"},
              {"id": "in20000", "question": "i", "gold_sql": "SELECT count(*) FROM customers"}]
     make_suite(cases, manifest_extra="[limits]\ntimeout_s = 2\n")
     preds = {"and3000": AND_CHAIN, "union1200": UNION_1200, "in20000": IN_20000}
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps({"id": k, "sql": v}) + "\n" for k, v in preds.items()))
-    started = time.monotonic()
     result = pytester.runpytest("--sqleval-backend=predictions:preds.jsonl", "--sqleval-min-pass-rate=1")
-    elapsed = time.monotonic() - started
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     summary = json.loads((pytester.path / "sqleval-results" / "summary.json").read_text())
     assert summary["cases_lost"] == 0
     records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "sqleval-results" / "results.jsonl")
                                             .read_text().splitlines())}
-    for rec in records.values():
-        assert rec["grading_ms"] < (2 + 0.7 + 3) * 1000, (rec["case_id"], rec["grading_ms"])  # limit + grace + slack
-    assert elapsed < 3 * (2 + 0.7) + 10  # three cases, each within its limit; the run's own start-up
+    for rec in records.values():  # run within the limit, each layer ran to its end (or was skipped, over budget)
+        assert rec["execution"]["ok"] is True and rec["failure_kind"] is None, (rec["case_id"], rec["execution"])
+        for layer in ("grounding", "structure"):
+            assert "layer_error" not in (rec["layers"].get(layer) or {}), (rec["case_id"], layer, rec["layers"][layer])
 
 
 def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
@@ -121,23 +120,18 @@ RERUN_BOMB = ("SELECT length(regexp_replace(repeat('ab', CASE WHEN (SELECT count
 
 
 def test_the_distinct_free_rerun_is_cut_at_the_case_limit(shop_db: Path, tmp_path: Path) -> None:
-    import time
+    """Uncut, the re-run ends after ~16 s with Spider's verdict; cut at the limit (in CPU
+    time, the wall bound behind it), it gives none, the engine process is restarted once,
+    and the next case runs on the fresh one."""
     from pytest_sqleval.core.api import Grader
     from pytest_sqleval.core.cases import Limits
-    from pytest_sqleval.core.engines.host import query_budget
     with Grader(shop_db, cache_dir=tmp_path, limits=Limits(timeout_s=1)) as grader:
         grader.compare("SELECT 3 AS n", "SELECT 3 AS n")  # the gold stored, the engine warm
-        started = time.monotonic()
         verdict = grader.compare(RERUN_BOMB, "SELECT 3 AS n")
-        elapsed = time.monotonic() - started
         assert verdict.passed  # the prediction's own run decides
-        assert verdict.layers["execution"]["elapsed_ms"] < 1000
+        assert verdict.layers["execution"]["ok"] is True and verdict.layers["execution"]["error"] is None
         sbs = verdict.layers["compare"]["sidebyside"]
         assert sbs["bird"] is True and sbs["spider"] is None
         assert "did not finish within the case's limits" in sbs["note"]
-        # killed once the engine process spent the limit + the grace in CPU time (later in wall
-        # time on a loaded machine), and never past the wall bound
-        assert elapsed < query_budget(1.0) + 3.5
-        assert grader._grader.host.restarts == 1
+        assert grader._grader.host.restarts == 1  # killed: a single scalar does not take an interrupt
         assert grader.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed  # a fresh engine
-
