@@ -4,7 +4,6 @@ own verdicts."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,11 @@ from tests.sqleval_helpers import INI
 # -- runaway queries ---------------------------------------------------------------------
 def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db: Path) -> None:
     """A single huge scalar ignores DuckDB's interrupt; the engine process is killed."""
-    from pytest_sqleval.core.engines.host import query_budget
     with Grader(shop_db, limits=Limits(timeout_s=1)) as g:
-        start = time.perf_counter()
         v = g.compare("SELECT md5(repeat('ab', 400000000))", "SELECT count(*) FROM orders")
-        elapsed = time.perf_counter() - start
         assert not v.passed and v.failure_kind == "timeout"
         assert v.layers["execution"]["error"]["exception"] == "ProcessKilled"
         assert "CPU time, over the limit of 1 s" in v.explanation  # killed for its CPU time, not the wall's
-        assert elapsed < query_budget(1) + 3  # later in wall time on a loaded machine, never past the wall bound
         assert g.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed
         assert g._grader.host.restarts == 1
 

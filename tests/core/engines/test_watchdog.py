@@ -23,7 +23,9 @@ from tests.engine_databases import build_duckdb, build_sqlite
 
 OWN_LIMIT = Limits(timeout_s=60.0)  # the engine's own deadline: far past the query's, so only the watchdog acts
 QUERY_LIMIT_S = 0.2  # the query's limit: the watchdog interrupts at this + 0.25 s
-STOPPED_WITHIN_S = 10.0  # a query still running after this was not interrupted (left alone, it runs for hours)
+#: a query still running after this was not interrupted (left alone, it runs for hours); a bound
+#: on a wait, not a speed: the limit is CPU time, which a loaded machine gives out slowly
+STOPPED_WITHIN_S = 120.0
 
 
 @pytest.fixture(params=["sqlite", "duckdb"])

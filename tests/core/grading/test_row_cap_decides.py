@@ -59,7 +59,7 @@ def test_a_result_over_the_cap_is_a_cardinality_fail_not_an_error(pytester: pyte
     huge, copies, _ = records
     assert huge["explanation"].startswith(f"returned more than {CAP} rows (the cap); the gold returns 2")
     assert huge["error_class"] == "wrong_join"  # a row count off through the joins, as any cardinality mismatch
-    assert huge["execution"]["elapsed_ms"] < 1000  # read to the cap and stopped, far from the 2 s limit
+    assert huge["execution"]["error"]["category"] != "timeout"  # read to the cap and stopped, not run to the limit
     assert copies["explanation"].startswith(f"returned more than {CAP} rows (the cap); the gold returns 2")
     assert "BIRD compares sets, which a result's size does not decide" in copies["sidebyside"]["note"]
     result.stdout.fnmatch_lines([f"*why: returned more than {CAP} rows (the cap); the gold returns 2*"])
