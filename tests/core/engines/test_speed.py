@@ -174,7 +174,7 @@ def test_the_xdist_controller_reads_only_ids_and_databases_to_schedule(pytester:
     assert reads.get("controller cases", 0) == 0, reads  # no case made where none is graded
     assert reads.get("controller records") == 1, reads
     assert reads.get("gw0 cases") == reads.get("gw1 cases") == 1, reads  # each worker's collection, once
-    graded = {}  # still by database: each database's cases on one worker
+    graded: dict[int, set[str]] = {}  # still by database: each database's cases on one worker
     for line in result.outlines:
         if "PASSED" in line and "::" in line:
             graded.setdefault(int(line.rsplit("::", 1)[1].split()[0]) // 3, set()).add(line.split()[0])
