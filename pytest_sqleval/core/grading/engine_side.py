@@ -677,16 +677,37 @@ class GradingHandler:
                 executed(out)
 
         key = req.get("gold_key")
+        gold_sql = req.get("gold_sql") or self._gold_sql.get(req["gold_key"])
+
+        def run_prediction(sql: str) -> Any:
+            stored = self._as_gold_variant(key, gold_sql, sql)
+            return stored if stored is not None else run_under_limits(self.db.run, sql)
+
         try:
-            return side_by_side(gold, pred, result["compare"],
-                                gold_sql=req.get("gold_sql") or self._gold_sql.get(req["gold_key"]),
-                                pred_sql=req["sql"], dialect=self.db.dialect,
-                                run=lambda sql: run_under_limits(self.db.run, sql),
+            return side_by_side(gold, pred, result["compare"], gold_sql=gold_sql,
+                                pred_sql=req["sql"], dialect=self.db.dialect, run=run_prediction,
                                 gold_variant=(lambda sql: self._gold_variant(key, sql, lambda s: run_under_limits(
                                     self.db.run, s))) if key else None, cut=cut, pred_over_cap=pred_over_cap,
                                 ours=ours, gold_rows=self._gold_rows(key, gold) if key else None)
         except Exception as exc:  # pragma: no cover - defensive
             return {"bird": None, "spider": None, "note": f"side-by-side failed: {type(exc).__name__}: {exc}"}
+
+    def _as_gold_variant(self, key: str | None, gold_sql: str | None, sql: str) -> Any:
+        """Spider's re-run of a prediction whose rewritten text (``peers.spider_variant``) is
+        the gold's rewritten text: the same query on the same read-only database and engine,
+        whose answer is the gold's DISTINCT-free answer, stored (``_gold_variant``) and read
+        before the prediction's re-run is asked for (``peers.side_by_side``). So the outcome
+        is that answer, and the query is not run a second time: None otherwise (no stored
+        variant: the gold has no DISTINCT, or its variant fails), and the re-run runs."""
+        from ..engines.base import ExecOutcome
+        from .peers import spider_variant
+        if not key or not gold_sql:
+            return None
+        text = spider_variant(gold_sql, self.db.dialect)
+        if sql != text or text == gold_sql:
+            return None
+        table = self._gold_variants.get((key, text))  # read (or run) just before, for the gold's side
+        return None if table is None or isinstance(table, str) else ExecOutcome(table, None, 0.0)
 
     def _gold_rows(self, key: str, table: Any) -> list[tuple[Any, ...]] | None:
         """A stored gold answer's rows as the peers read them (``peers.python_rows``), made

@@ -86,3 +86,61 @@ def test_a_spider_variant_that_failed_by_this_runs_limits_is_asked_again(tmp_pat
     again = GradingHandler(db=None, limits=Limits(timeout_s=5), gold_dir=str(tmp_path))  # the next run's process
     assert again._gold_variant("k", "SELECT a FROM t", failing) == category
     assert len(runs) == (1 if stored else 2)
+
+
+def test_a_prediction_spider_rewrites_into_the_gold_s_variant_is_not_run_again(
+        shop_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prediction whose text Spider's evaluator rewrites into the gold's own rewritten text
+    (here: written as the gold, DISTINCT and all) is the same query on the same database as
+    the gold's DISTINCT-free variant, whose answer is stored: Spider's re-run of it reads that
+    answer instead of running it again (sandcost). Before, it ran: a ``partial``, ``started``
+    and ``executed`` more. The verdicts are those of running it (the re-run forced below)."""
+    from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
+    from pytest_sqleval.core.grading.engine_side import GradingHandler
+    runs: list[str] = []
+    real = DuckDBSandbox.run
+
+    def logged(self: DuckDBSandbox, sql: str, **kw: object) -> object:
+        runs.append(sql)
+        return real(self, sql, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(DuckDBSandbox, "run", logged)
+    variant = peers.spider_variant(GOLD, "duckdb")
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path,
+                    started=SuiteGrader.start_engine(shop_db, Limits(timeout_s=5), tmp_path, _in_process()))
+    try:
+        gold = g.gold(GOLD)
+        g.grade(GOLD, gold)  # the gold's variant is run and stored here
+        runs.clear()
+        reused = g.grade(GOLD, gold)
+        assert variant not in runs and runs == [GOLD]  # the prediction, and no re-run
+        monkeypatch.setattr(GradingHandler, "_as_gold_variant", lambda self, *a: None)
+        ran = g.grade(GOLD, gold)
+        assert runs == [GOLD, GOLD, variant]  # forced: the re-run runs
+        assert reused.passed and ran.passed
+        sbs = reused.layers["compare"]["sidebyside"]
+        assert sbs == ran.layers["compare"]["sidebyside"]
+        # Spider runs both without DISTINCT: 40 rows against the same 40 rows
+        assert sbs["spider"] is True and sbs["bird"] is True and sbs["spider_distinct_removed"] is True
+    finally:
+        g.close()
+
+
+def test_the_re_run_reads_the_stored_variant_and_runs_nothing(shop_db: Path, tmp_path: Path,
+                                                               frame_kinds: list[str]) -> None:
+    """In the engine process: the second grade of a prediction written as a gold with DISTINCT
+    costs the prediction's execution and its answer only (before: five frames)."""
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path)
+    try:
+        gold = g.gold(GOLD)
+        first = g.grade(GOLD, gold)
+        frame_kinds.clear()
+        again = g.grade(GOLD, gold)
+        assert frame_kinds == ["executed", "result"]
+        assert again.layers["compare"]["sidebyside"] == first.layers["compare"]["sidebyside"]
+    finally:
+        g.close()
+
+
+def _in_process() -> object:
+    from pytest_sqleval.core.engines.host import InProcessEngine
+    return InProcessEngine()
