@@ -133,4 +133,5 @@ def test_a_case_is_sent_ahead_once(pytester: pytest.Pytester, shop_suite: Path,
     result = pytester.runpytest("suite", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=6)
     assert len(submitted) == len(set(submitted)) == 6, submitted
-    assert len(answers) == 12, answers  # one to send it ahead, one at its setup (``case_gold``)
+    # at most one to send it ahead (none for the first case, set up before anything asked) and one at its setup
+    assert 11 <= len(answers) <= 12, answers
