@@ -110,6 +110,7 @@ class CaseItem(pytest.Item):
         self.record: CaseRecord | None = None
         self._generation: Any = None
         self._gold: Any = None
+        self._sent = False  # its execution sent ahead (``_send_ahead``): not asked for again
         self._mark_labels((case.difficulty, case.category, *case.tags))
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         assert self.parent is not None  # an item is collected from its questions file
@@ -248,8 +249,10 @@ class CaseItem(pytest.Item):
     def _send_ahead(self, wait: bool = True) -> None:
         """Send this case's execution to the engine now if everything it needs is ready
         without waiting: the generation finished, the gold answer stored (else its gold
-        query), the grader open. Without ``wait``, not even for its gold's answer asked ahead."""
-        if self.record is not None or self.manifest.database is None:
+        query), the grader open. Without ``wait``, not even for its gold's answer asked ahead.
+        Once sent, a later call does nothing: the two cases before it and the case itself each
+        ask, and each asking built the case's gold answer again (three a case, on a rerun)."""
+        if self._sent or self.record is not None or self.manifest.database is None:
             return
         state = self._state
         grader = state.pool.open_grader(self.manifest)
@@ -259,6 +262,7 @@ class CaseItem(pytest.Item):
         gold = self._gold or grader.stored_case_gold(self.case, ask_ahead=True, wait=wait)  # else asked for now
         if gold is not None:
             grader.submit(generation.sql, gold)
+            self._sent = True
 
     def _ask_gold_ahead(self) -> None:
         """Send this case's golds not analysed yet to the engine, two cases ahead: it analyses

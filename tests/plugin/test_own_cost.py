@@ -107,3 +107,31 @@ def test_items_with_the_same_labels_share_their_markers(pytester: pytest.Pyteste
     assert seen == [(f"q{i:02d}", ["easy", "orders", "revenue", "t_3_tables"], ["easy", "orders", "revenue", "t_3_tables"])
                     for i in range(1, 9) if i != 6]
     assert len(calls) == 8  # two label sets of four: not 32
+
+
+def test_a_case_is_sent_ahead_once(pytester: pytest.Pytester, shop_suite: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two cases before a case and the case itself each ask to send its execution
+    ahead; on a rerun (gold answers stored) the first asking sends it and the later ones do
+    nothing. Before, each asking built the case's gold answer again and offered it to
+    ``submit``, which dropped it: three gold answers a case for one."""
+    from pytest_sqleval.core.grading.pipeline import SuiteGrader
+    pytester.runpytest("suite", "-p", "no:cacheprovider").assert_outcomes(passed=6)  # gold answers stored
+    submitted: list[str] = []
+    answers: list[str] = []
+    submit, gold_answer = SuiteGrader.submit, SuiteGrader._gold_answer
+
+    def counting_submit(self: SuiteGrader, sql: str, gold: Any) -> None:
+        submitted.append(sql)
+        submit(self, sql, gold)
+
+    def counting_answer(self: SuiteGrader, static: Any, request: Any, *a: Any) -> Any:
+        answers.append(request["key"])
+        return gold_answer(self, static, request, *a)
+    monkeypatch.setattr(SuiteGrader, "submit", counting_submit)
+    monkeypatch.setattr(SuiteGrader, "_gold_answer", counting_answer)
+    result = pytester.runpytest("suite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+    assert len(submitted) == len(set(submitted)) == 6, submitted
+    # at most one to send it ahead (none for the first case, set up before anything asked) and one at its setup
+    assert 11 <= len(answers) <= 12, answers

@@ -59,14 +59,14 @@ _SET_OPERATIONS = tuple(t for t in (getattr(exp, n, None) for n in ("SetOperatio
                         if isinstance(t, type))
 
 
-def may_read_deprecated(tree: exp.Expr, patterns: tuple[str, ...]) -> bool:
+def may_read_deprecated(tree: exp.Expr, patterns: tuple[str, ...], nodes: list[exp.Expr] | None = None) -> bool:
     """Whether a table node of ``tree`` has a deprecated name. ``table_names`` returns some
     of these nodes' names (the scopes only leave CTEs out), so when this is False no
     deprecated table is read, and the scopes need not be built (most queries of most suites)."""
     if not patterns:
         return False
     from .parse import tree_nodes
-    names = {".".join(p for p in (t.db, t.name) if p).lower() for t in tree_nodes(tree)
+    names = {".".join(p for p in (t.db, t.name) if p).lower() for t in (tree_nodes(tree) if nodes is None else nodes)
              if isinstance(t, exp.Table) and isinstance(t.this, exp.Identifier)}
     return bool(deprecated_refs(sorted(names), patterns))
 

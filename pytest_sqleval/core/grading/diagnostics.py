@@ -55,16 +55,18 @@ def _nearest(message: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if n][:3]
 
 
-def _names(sql: str | None, dialect: str | None) -> tuple[list[str], list[str]]:
-    """The tables (schema-qualified as written; CTEs left out) and the column names a query reads."""
+def _names(sql: str | None, dialect: str | None, tree: Any = None) -> tuple[list[str], list[str]]:
+    """The tables (schema-qualified as written; CTEs left out) and the column names a query
+    reads; ``tree``: the query already parsed in ``dialect`` (the prediction's, by the parse layer)."""
     if not sql:
         return [], []
     import sqlglot
     from sqlglot import exp
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:  # an unparsable query is reported elsewhere; here it only means no advice
-        return [], []
+    if tree is None:
+        try:
+            tree = sqlglot.parse_one(sql, read=dialect)
+        except Exception:  # an unparsable query is reported elsewhere; here it only means no advice
+            return [], []
     ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
     tables = [".".join(p for p in (t.db, t.name) if p) for t in tree.find_all(exp.Table) if t.name and t.name not in ctes]
     columns = [c.name for c in tree.find_all(exp.Column) if c.name]
@@ -86,10 +88,11 @@ def _replacement(stale: str, live: list[str]) -> str | None:
 def advise(*, error_class: str | None, compare: CompareEvidence | None, layers: Mapping[str, Any],
            stale: list[str], gold_sql: str | None, sql: str | None = None,
            replacements: dict[str, str] | None = None, failure_kind: str | None = None,
-           engine: str | None = None) -> list[str]:
+           engine: str | None = None, tree: Any = None) -> list[str]:
     """What to do instead, in the words of the evidence the class came from; for a stale
     table, the suite's ``replacements`` first (its map, or its semantic layer's). ``layers``:
-    each layer's evidence, typed or in its record form."""
+    each layer's evidence, typed or in its record form; ``tree``: ``sql`` as the parse layer
+    parsed it (not parsed again for its names)."""
     execution = typed(layers, "execution", ExecutionEvidence)
     error = execution.error if execution is not None else None
     if failure_kind == "runtime_error:missing_function":
@@ -122,7 +125,7 @@ def advise(*, error_class: str | None, compare: CompareEvidence | None, layers: 
         unique = list(dict.fromkeys(missing))
         named = ", ".join(unique) or f"the {what}"
         near = _nearest(error.message if error is not None else "")
-        pred_tables, pred_columns = _names(sql, dialect)
+        pred_tables, pred_columns = _names(sql, dialect, tree if parse is not None else None)
         # what the gold reads in its place: its names the prediction does not use
         gold_only = ([t for t in gold_tables if t not in pred_tables] if what == "table" else
                      [c for c in gold_columns if c not in pred_columns])
@@ -143,7 +146,8 @@ def advise(*, error_class: str | None, compare: CompareEvidence | None, layers: 
 def diagnose(*, compare: CompareEvidence | dict[str, Any] | None, structure: StructureEvidence | dict[str, Any] | None,
              classification: Any, layers: Mapping[str, Any] | None = None,
              stale: list[str] | None = None, gold_sql: str | None = None, sql: str | None = None,
-             replacements: dict[str, str] | None = None, engine: str | None = None) -> dict[str, Any]:
+             replacements: dict[str, str] | None = None, engine: str | None = None,
+             tree: Any = None) -> dict[str, Any]:
     """Error scores, flags, the per-column mismatch map, evidence strength and ambiguity, and
     the most likely part and the advice, both in agreement with the error class (and with
     the failure kind, where that names the part: ``NAMED_PART``). The evidence is typed, or
@@ -201,7 +205,7 @@ def diagnose(*, compare: CompareEvidence | dict[str, Any] | None, structure: Str
             "candidates": [[k, v] for k, v in ranked[:2] if v > 0],
             "advice": advise(error_class=error_class, compare=c, layers=layers or {}, stale=stale or [],
                              gold_sql=gold_sql, sql=sql, replacements=replacements, failure_kind=failure_kind,
-                             engine=engine),
+                             engine=engine, tree=tree),
             "ordering_only": bool(c is not None and c.order_only), "cardinality_explosion": explosion,
             "cardinality_ratio": c.cardinality_ratio if c is not None else None, "column_map": columns,
             "confidence": confidence, "evidence_strength": strength, "ambiguous": ambiguous}

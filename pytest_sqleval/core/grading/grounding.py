@@ -59,14 +59,15 @@ def _where(node: exp.Expr) -> dict[str, Any]:
 
 
 def ground(tree: exp.Expr | None, index: CatalogIndex, budget: Budget | None = None,
-           dialect: str = "") -> GroundingResult:
+           dialect: str = "", nodes: list[exp.Expr] | None = None) -> GroundingResult:
     """Every table and column of ``tree`` looked up in the catalog; raises ``OverBudget``
     when ``budget`` runs out first (the caller records the layer as skipped). In SQLite
     (``dialect``) a double-quoted name that names no column is a string, as SQLite reads
     it (``WHERE name = "Sky Radio"``), so it is not reported."""
     if tree is None:
         return GroundingResult(None, note="not parsed")
-    nodes = tree_nodes(tree)  # one pass over the tree for the three questions below (chains, pivots, lambdas)
+    if nodes is None:  # (given: ``ParseResult.nodes``, the list the safety layer read)
+        nodes = tree_nodes(tree)  # one pass over the tree for the three questions below (chains, pivots, lambdas)
     rebalanced = _rebalanced(tree, budget, nodes)
     if rebalanced is not tree:
         tree, nodes = rebalanced, tree_nodes(rebalanced)

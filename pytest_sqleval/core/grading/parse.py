@@ -21,6 +21,15 @@ class ParseResult:
     statements: int = 0
     error: dict[str, Any] | None = None  # {"message", "line", "col"}
     expression: exp.Expr | None = field(default=None, repr=False)
+    _nodes: list[exp.Expr] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def nodes(self) -> list[exp.Expr]:
+        """``tree_nodes(expression)``, made once: the safety, grounding and stale layers
+        each read every node of the prediction, and made the list three times a case."""
+        if self._nodes is None:
+            self._nodes = tree_nodes(self.expression) if self.expression is not None else []
+        return self._nodes
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "dialect": self.dialect, "statements": self.statements, "error": self.error}

@@ -594,7 +594,7 @@ class SuiteGrader:
             return diagnose(compare=evidence.compare, structure=evidence.structure,
                             classification=classified, layers=evidence.layers, stale=evidence.stale,
                             gold_sql=evidence.gold_sql, sql=evidence.sql, replacements=self.replacements,
-                            engine=evidence.engine)
+                            engine=evidence.engine, tree=evidence.tree)
         diagnosis: dict[str, Any] = guarded(run, fallback={})
         return diagnosis
 

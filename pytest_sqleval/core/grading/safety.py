@@ -51,13 +51,14 @@ class SafetyResult:
         return {"ok": self.ok, "reason": self.reason, "detail": self.detail}
 
 
-def check_safety(tree: exp.Expr | None, statements: int) -> SafetyResult:
+def check_safety(tree: exp.Expr | None, statements: int, nodes: list[exp.Expr] | None = None) -> SafetyResult:
+    """``nodes``: ``tree_nodes(tree)`` when the caller has it (``ParseResult.nodes``)."""
     if statements != 1 or tree is None:
         return SafetyResult(False, "multiple_statements", f"{statements} statements; exactly one SELECT is allowed")
     if not isinstance(tree, (exp.Query, exp.Subquery)) and not _pivot_statement(tree):
         return SafetyResult(False, "not_a_query", f"{type(tree).__name__.upper()} statements are not allowed; "
                                                   "only SELECT / WITH queries")
-    for node in tree_nodes(tree):  # in walk()'s order: the same first refusal
+    for node in (tree_nodes(tree) if nodes is None else nodes):  # in walk()'s order: the same first refusal
         if isinstance(node, _FORBIDDEN_NODES):
             return SafetyResult(False, "not_a_query", f"{type(node).__name__.upper()} inside the query is not allowed")
         if isinstance(node, exp.Func):

@@ -43,8 +43,9 @@ class GroundingLayer:
         if c.stopped or c.grader.index is None:
             return
         tree, index, budget = c.tree, c.grader.index, c.budget
+        nodes = c.parsed.nodes if tree is not None and c.parsed is not None else None  # the tree's, made once
 
         def check() -> GroundingEvidence:
-            r = ground(tree, index, budget, c.grader.dialect)
+            r = ground(tree, index, budget, c.grader.dialect, nodes)
             return GroundingEvidence(r.ok, r.hallucinated_tables, r.hallucinated_columns, r.tables, r.note)
         c.layers["grounding"] = guarded(check, fallback=GroundingEvidence(None))

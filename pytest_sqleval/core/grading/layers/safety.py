@@ -39,7 +39,8 @@ class SafetyLayer:
         parsed = c.parsed
 
         def check() -> SafetyEvidence:
-            result = check_safety(parsed.expression, parsed.statements)
+            result = check_safety(parsed.expression, parsed.statements,
+                                  parsed.nodes if parsed.expression is not None else None)
             return SafetyEvidence(result.ok, result.reason, result.detail)
         evidence = guarded(check, fallback=SafetyEvidence(False, "layer_error"))
         c.layers["safety"] = evidence

@@ -16,7 +16,8 @@ class StaleLayer:
             return
         gold_tables = {t.removeprefix("main.") for t in c.gold.tables}
         tree, deprecated = c.tree, c.grader.deprecated
-        if tree is None or not classify_layer.may_read_deprecated(tree, deprecated):
+        if tree is None or not classify_layer.may_read_deprecated(
+                tree, deprecated, c.parsed.nodes if c.parsed is not None else None):
             c.stale = []
             return
         c.stale = guarded(lambda: [t for t in classify_layer.deprecated_refs(classify_layer.table_names(tree), deprecated)
