@@ -182,11 +182,35 @@ def _probe(tree: Any, limit: int, engine: str) -> tuple[str | None, tuple[int, .
     return probe.limit(limit + 1).sql(dialect=engine), tuple(p for p in positions if p is not None)
 
 
+@dataclass(frozen=True)
+class LeafShape:
+    """A leaf's join path as ``pathedges`` reads it: ``leaf`` (no moves), its conjuncts with the
+    aliases each reads, the references ``(child alias, column, parent alias, column)``, the
+    fact's alias and the aliases in ``leaf.tables``' order."""
+
+    leaf: Leaf
+    conjuncts: tuple[Any, ...]
+    alias_sets: tuple[frozenset[str], ...]
+    edges: tuple[tuple[str, str, str, str], ...]
+    fact: str
+    aliases: tuple[str, ...]
+    table_of: tuple[tuple[str, str], ...]  # alias -> table, as the catalog spells it
+
+
+def leaf_shape(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
+               engine: str, ctes: Any = None, with_key: str = "with") -> LeafShape | None:
+    """The join path of a leaf ``select`` (``_leaf``'s rules, an ungrouped aggregate allowed:
+    a row moved into it changes the answer even where it adds no output row)."""
+    found = _leaf(select, names, tables, deps, every, engine, ctes, with_key, shape=True)
+    return found if isinstance(found, LeafShape) else None
+
+
 def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
-          engine: str, ctes: Any = None, with_key: str = "with") -> Leaf | None:
+          engine: str, ctes: Any = None, with_key: str = "with", shape: bool = False) -> Any:
     """The leaf ``select`` is, with its moves, or None (a derived table or an outer column
     in it, an outer join, a filter's subquery, no table a copy may be made of). ``ctes``:
-    the gold's WITH, which a filter of the leaf may read (``IN (SELECT ... FROM cte)``)."""
+    the gold's WITH, which a filter of the leaf may read (``IN (SELECT ... FROM cte)``).
+    ``shape``: its ``LeafShape`` instead (``leaf_shape``)."""
     from sqlglot import exp
 
     from .clones import IDENTIFIER_SUFFIXES, freshable, turned_rowid, deps_columns, fresh_columns, joined_key
@@ -262,6 +286,23 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
         return None
     aliases = sorted(sources)
     group = select.args.get("group")
+    if shape:
+        base_rows = select.copy()
+        for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+            base_rows.set(arg, None)
+        base_rows.set("expressions", [exp.alias_(exp.column("rowid", table=fact), "w0")]
+                      + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
+        if ctes is not None and base_rows.args.get(with_key) is None:
+            base_rows.set(with_key, ctes.copy())
+        base_rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+        base_rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
+        path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
+        kids = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
+        leaf = Leaf(table_of[fact], tuple(table_of[a] for a in aliases), base_rows.sql(dialect=engine), (), links,
+                    f" joined through {path}" if path else "", kids)
+        return LeafShape(leaf, tuple(conjuncts), tuple(frozenset(a) for a in alias_sets),
+                         tuple((ca, cc, pa, pc) for ca, cc, pa, pc in edges), fact, tuple(aliases),
+                         tuple(sorted(table_of.items())))
     if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
                              for a in e.find_all(exp.AggFunc)):
         return None  # one row of aggregates: no new output row
@@ -637,12 +678,16 @@ class OutputWriter:
 
     # -- marks and undo -------------------------------------------------------------------
     def _touchable(self, g: OutputGrowth) -> list[str]:
+        return self.touchable_of(g.leaves)
+
+    def touchable_of(self, leaves: Iterable[Leaf]) -> list[str]:
         """The leaves' tables and the child tables a copy's total dependencies add rows to
         (``CloneWriter.clone``, two levels down), the tables the leaves' rows reference (a
         reaching path copied in from the pinned data brings them) and those of the rows a
         correlated subquery needs (``Leaf.children``)."""
-        out = {t for leaf in g.leaves for t in leaf.tables} | {c[1] for leaf in g.leaves for c in leaf.children}
-        links = [d for leaf in g.leaves for d in leaf.links]
+        leaves = list(leaves)
+        out = {t for leaf in leaves for t in leaf.tables} | {c[1] for leaf in leaves for c in leaf.children}
+        links = [d for leaf in leaves for d in leaf.links]
         for _ in range(4):  # a path copied in brings the rows it references (three levels up)
             out |= {d.parent for d in [*self.c.dependencies, *links] if d.child in out}
         return sorted(t for t in out if t in self.tables)
@@ -711,6 +756,26 @@ class OutputWriter:
         return True
 
 
+    # for ``pathedges``, which edits the same variant through this writer
+    def marks(self) -> dict[str, int]:
+        return self._marks()
+
+    def since(self, mark: dict[str, int]) -> list[tuple[str, int]]:
+        return self._since(mark)
+
+    def counts(self, mark: dict[str, int]) -> dict[str, int]:
+        return self._counts(mark)
+
+    def rollback(self, mark: dict[str, int]) -> None:
+        self._rollback(mark)
+
+    def keys_hold(self, touched: set[str]) -> bool:
+        return self._keys_hold(touched)
+
+    def write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
+        return self._write_unit(leaf, move, rows, target)
+
+
 class _Units:
     """The units of one move: each takes ``width`` reaching rows (the next ones, in turn) and,
     for a ``repoint``, the next target parent row."""
@@ -734,9 +799,12 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
     fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
     variant)."""
-    growths = _growths(list(gold_sqls), dialect, engine, constraints)
+    from .pathedges import write_path_edges
+    golds = list(gold_sqls)
+    growths = _growths(golds, dialect, engine, constraints)
+    edges = _edges(golds, dialect, engine, constraints)
     out = Written()
-    if not growths:
+    if not growths and not edges:
         return out
     con = _connect(target, engine)
     writer = OutputWriter(con, engine, constraints, database, index)
@@ -744,6 +812,7 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
         for i, g in enumerate(growths):
             if (i + index) % OUTPUT_SPREAD == 0:
                 writer.grow(g)
+        write_path_edges(writer, edges, index)  # after the growth: its copies are reaching rows too
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
@@ -773,6 +842,20 @@ def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) 
     return _CACHE[key]
 
 
+_EDGES: dict[str, list[Any]] = {}
+
+
+def _edges(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) -> list[Any]:
+    """``pathedges.path_golds`` once per process for the same golds and constraints."""
+    from .pathedges import path_golds
+    key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
+                               sorted(constraints.tables))).encode()).hexdigest()
+    if key not in _EDGES:
+        _EDGES.clear()
+        _EDGES[key] = path_golds(gold_sqls, dialect, engine, constraints.tables, list(constraints.dependencies))
+    return _EDGES[key]
+
+
 def _salt_of(turn: int) -> int:
     from .clones import _salt_of as salt
     return salt(turn)
@@ -789,4 +872,4 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     return WATCHDOG.rows(con, sql, params, after_s=OUTPUT_TIMEOUT_S)
 
 
-__all__ = ["Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
+__all__ = ["Leaf", "LeafShape", "Move", "OutputGrowth", "OutputWriter", "leaf_shape", "output_growths", "write_outputs"]
