@@ -31,6 +31,7 @@ and variant (each one write and one run of the gold or its probe; ``TRIALS_PER_P
 conjunct), so the first build pays a bounded price per gold."""
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from typing import Any
 
 MAX_PROBES = 8  # conjuncts per gold
 MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
+MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
 MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
 KEPT_PER_PROBE = 2  # edits kept per conjunct and variant
@@ -109,6 +111,7 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
     from sqlglot import exp
 
     from .clones import turned_rowid
+    from .witnesses import split_terms
     table_of = dict(shape.table_of)
     out: list[EdgeProbe] = []
     for ca, cc, pa, pc in shape.edges:
@@ -119,11 +122,14 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
         own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
         for i in own:
             cond = shape.conjuncts[i]
-            form = _form(cond)
-            if form is None or cond.find(exp.Select) is not None:
+            if cond.find(exp.Select) is not None:
                 continue
-            col, constants = form
-            attribute = lower.get(col.name.lower())
+            form = _form(cond)
+            atoms = split_terms(cond, exp.Or) if form is None else []
+            if form is None and not 1 <= len(atoms) <= MAX_ATOMS:
+                continue
+            named = [c.name for c in cond.find_all(exp.Column)]
+            attribute = lower.get((form[0].name if form is not None else named[0] if named else "").lower())
             if attribute is None:
                 continue
             others = [shape.conjuncts[k] for k in own if k != i and shape.conjuncts[k].find(exp.Select) is None]
@@ -134,6 +140,31 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             list(dropped.dfs())[index].replace(exp.true())
             table = _table(parent.name)
             parts: list[str] = []
+
+            def part(test: Any, shown: Any) -> str:  # the first edge row (by the turned row id) where ``test`` holds
+                row = exp.select(
+                    exp.alias_(exp.column("rowid", table=_T), "t0"), exp.alias_(exp.column(pc, table=_T), "t1"),
+                    exp.alias_(exp.Case(ifs=[exp.If(this=_renamed(cond, _T), true=exp.Literal.number(1))],
+                                        default=exp.Literal.number(0)), "t2"),
+                    exp.alias_(shown, "t3"), exp.alias_(exp.Literal.number(len(parts)), "t4")
+                ).from_(table.copy().as_(_T)).where(
+                    exp.and_(test, exp.Is(this=exp.column(pc, table=_T), expression=exp.Null()).not_(),
+                             *[_renamed(o, _T) for o in others]))
+                row.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=_T)))]))
+                row.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+                return f"SELECT * FROM ({row.sql(dialect=engine)}) AS p{len(parts)}"
+
+            if form is None:  # an OR, a LIKE, a function: one row per truth value of each disjunct
+                shown = exp.column(attribute, table=_T)
+                for truths in itertools.product((False, True), repeat=len(atoms)):
+                    tests = [exp.EQ(this=exp.Case(ifs=[exp.If(this=_renamed(a, _T), true=exp.Literal.number(1))],
+                                                  default=exp.Literal.number(0)),
+                                    expression=exp.Literal.number(int(t))) for a, t in zip(atoms, truths)]
+                    parts.append(part(exp.and_(*tests), shown))
+                out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
+                                     dropped.sql(dialect=engine), " ".join(cond.sql().split())))
+                continue
+            col, constants = form
             members = isinstance(cond, exp.In)
             # per constant: itself, the nearest value below, above; an IN list's members all first
             order = [(c, k) for k in range(3) for c in constants] if members else \
@@ -145,21 +176,9 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 below = exp.select(exp.Max(this=exp.column(attribute, table=_X))).from_(table.copy().as_(_X)).where(
                     exp.and_(exp.LT(this=exp.column(attribute, table=_X), expression=constant.copy()),
                              *[_renamed(o, _X) for o in others]))
-                for value in [(constant.copy(), exp.Subquery(this=below), exp.Subquery(this=above))[k]]:
-                    row = exp.select(
-                        exp.alias_(exp.column("rowid", table=_T), "t0"), exp.alias_(exp.column(pc, table=_T), "t1"),
-                        exp.alias_(exp.Case(ifs=[exp.If(this=_renamed(cond, _T), true=exp.Literal.number(1))],
-                                            default=exp.Literal.number(0)), "t2"),
-                        exp.alias_(exp.column(attribute, table=_T), "t3"),
-                        exp.alias_(exp.Literal.number(len(parts)), "t4")
-                    ).from_(table.copy().as_(_T)).where(
-                        exp.and_(exp.EQ(this=exp.column(attribute, table=_T), expression=value),
-                                 exp.Is(this=exp.column(pc, table=_T), expression=exp.Null()).not_(),
-                                 *[_renamed(o, _T) for o in others]))
-                    row.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid",
-                                                                                                      table=_T)))]))
-                    row.set("limit", exp.Limit(expression=exp.Literal.number(1)))
-                    parts.append(f"SELECT * FROM ({row.sql(dialect=engine)}) AS p{len(parts)}")
+                value = (constant.copy(), exp.Subquery(this=below), exp.Subquery(this=above))[k]
+                parts.append(part(exp.EQ(this=exp.column(attribute, table=_T), expression=value),
+                                  exp.column(attribute, table=_T)))
                 if len(parts) >= MAX_PARTS:
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),

@@ -4,7 +4,8 @@ TPC-DS-shaped: a five-table star (sales, dates, items, demographics, stores) wit
 key, joined by the golds (``ss_sold_date_sk = d_date_sk``). Every sale a gold's other
 filters keep sits inside each dimension filter, so a near-miss that drops or moves one
 dimension filter returns the gold's rows on the pinned data; only a sale joined to a
-dimension row on that filter's edge, and passing every other filter, tells them apart.
+dimension row on that filter's edge, and passing every other filter, tells them apart; for
+an OR on one dimension, a row for each truth value of its disjuncts.
 
 Equivalent rewrites pass on every variant."""
 from __future__ import annotations
@@ -58,7 +59,10 @@ RESULTS = (f"WITH results AS (SELECT i_item_id, ss_quantity AS agg1, ss_sales_pr
            "SELECT i_item_id, avg(agg1) AS agg1, sum(agg2) AS agg2 FROM results GROUP BY i_item_id ORDER BY i_item_id")
 TOTAL = (f"SELECT count(*) AS n, sum(ss_sales_price) AS total FROM {STAR} AND cd_education_status IN ('College') "
          "AND d_date BETWEEN CAST('2000-03-01' AS DATE) AND CAST('2000-05-31' AS DATE) AND s_state = 'TN'")
+EITHER = (f"SELECT i_category, count(*) AS n FROM {STAR} AND (cd_education_status = 'College' OR cd_gender = 'X') "
+          "AND d_year = 2000 AND s_state = 'TN' GROUP BY i_category ORDER BY i_category")
 COINCIDENCES = [
+    (EITHER, EITHER.replace("cd_gender = 'X'", "cd_gender <> 'X'")),
     (RESULTS, RESULTS.replace(" AND cd_education_status = 'College'", "")),
     (RESULTS, RESULTS.replace("BETWEEN 3 AND 5", "BETWEEN 3 AND 6")),
     (RESULTS, RESULTS.replace("BETWEEN 3 AND 5", "BETWEEN 2 AND 5")),
@@ -70,16 +74,18 @@ EQUIVALENTS = [
     (RESULTS, RESULTS.replace("cd_gender = 'M' AND cd_education_status = 'College'",
                               "cd_education_status = 'College' AND 'M' = cd_gender")),
     (TOTAL, TOTAL.replace("count(*)", "count(1)").replace("IN ('College')", "= 'College'")),
+    (EITHER, EITHER.replace("(cd_education_status = 'College' OR cd_gender = 'X')",
+                            "(cd_gender = 'X' OR 'College' = cd_education_status)")),
 ]
 
 
 def test_edge_probes_reach_dimension_filters_inside_a_cte(tmp_path: Path) -> None:
     path = tmp_path / "star.duckdb"
     make_star(path)
-    golds = [RESULTS, TOTAL]
+    golds = [RESULTS, TOTAL, EITHER]
     c = observe_constraints(path, golds=(golds, "duckdb"))
     found = path_golds(golds, "duckdb", "duckdb", c.tables, c.dependencies)
-    assert len(found) == 2
+    assert len(found) == 3
     probes = {(p.parent.rsplit(".", 1)[-1], p.attribute) for g in found for p in g.probes}
     assert {("customer_demographics", "cd_education_status"), ("date_dim", "d_moy"),
             ("date_dim", "d_date"), ("store", "s_state")} <= probes
@@ -94,7 +100,7 @@ def test_edge_probes_reach_dimension_filters_inside_a_cte(tmp_path: Path) -> Non
 def test_dimension_filter_near_misses_are_caught_on_a_star(tmp_path: Path) -> None:
     path = tmp_path / "star.duckdb"
     make_star(path)
-    golds = [RESULTS, TOTAL]
+    golds = [RESULTS, TOTAL, EITHER]
     with Grader(path, cache_dir=tmp_path / "plain") as plain:
         for gold, query in COINCIDENCES + EQUIVALENTS:
             assert plain.compare(query, gold).passed, query
