@@ -110,7 +110,7 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             engine: str) -> list[EdgeProbe]:
     from sqlglot import exp
 
-    from .clones import turned_rowid
+    from .constraints import qualified, quote
     from .witnesses import split_terms
     table_of = dict(shape.table_of)
     out: list[EdgeProbe] = []
@@ -133,36 +133,42 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             if attribute is None:
                 continue
             others = [shape.conjuncts[k] for k in own if k != i and shape.conjuncts[k].find(exp.Select) is None]
-            index = next((k for k, n in enumerate(nodes) if n is cond), None)
-            if index is None:
+            if not any(n is cond for n in nodes):
                 continue
-            dropped = tree.copy()
-            list(dropped.dfs())[index].replace(exp.true())
-            table = _table(parent.name)
+            marker = exp.true()
+            cond.replace(marker)  # the gold without the conjunct, rendered in place (a copy of a large tree costs)
+            try:
+                dropped = tree.sql(dialect=engine)
+            finally:
+                marker.replace(cond)
+            rel = qualified(parent.name, engine)
             parts: list[str] = []
 
-            def part(test: Any, shown: Any) -> str:  # the first edge row (by the turned row id) where ``test`` holds
-                row = exp.select(
-                    exp.alias_(exp.column("rowid", table=_T), "t0"), exp.alias_(exp.column(pc, table=_T), "t1"),
-                    exp.alias_(exp.Case(ifs=[exp.If(this=_renamed(cond, _T), true=exp.Literal.number(1))],
-                                        default=exp.Literal.number(0)), "t2"),
-                    exp.alias_(shown, "t3"), exp.alias_(exp.Literal.number(len(parts)), "t4")
-                ).from_(table.copy().as_(_T)).where(
-                    exp.and_(test, exp.Is(this=exp.column(pc, table=_T), expression=exp.Null()).not_(),
-                             *[_renamed(o, _T) for o in others]))
-                row.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=_T)))]))
-                row.set("limit", exp.Limit(expression=exp.Literal.number(1)))
-                return f"SELECT * FROM ({row.sql(dialect=engine)}) AS p{len(parts)}"
+            def sql(node: Any) -> str:
+                return str(node.sql(dialect=engine))
+
+            def about(node: Any, alias: str) -> str:
+                return sql(_renamed(node, alias))
+
+            cond_t = about(cond, _T)
+            others_t = "".join(f" AND ({about(o, _T)})" for o in others)
+            others_x = "".join(f" AND ({about(o, _X)})" for o in others)
+            column_t, column_x = f"{_T}.{quote(attribute)}", f"{_X}.{quote(attribute)}"
+
+            def part(test: str) -> str:  # the first edge row (by the turned row id) where ``test`` holds
+                n = len(parts)
+                return (f"SELECT * FROM (SELECT {_T}.rowid AS t0, {_T}.{quote(pc)} AS t1, CASE WHEN {cond_t} THEN 1 "
+                        f"ELSE 0 END AS t2, {column_t} AS t3, {n} AS t4 FROM {rel} AS {_T} WHERE ({test}) AND "
+                        f"{_T}.{quote(pc)} IS NOT NULL{others_t} ORDER BY ({_T}.rowid * 2654435761 + ?) % 4294967291 "
+                        f"LIMIT 1) AS p{n}")
 
             if form is None:  # an OR, a LIKE, a function: one row per truth value of each disjunct
-                shown = exp.column(attribute, table=_T)
+                atoms_t = [about(a, _T) for a in atoms]
                 for truths in itertools.product((False, True), repeat=len(atoms)):
-                    tests = [exp.EQ(this=exp.Case(ifs=[exp.If(this=_renamed(a, _T), true=exp.Literal.number(1))],
-                                                  default=exp.Literal.number(0)),
-                                    expression=exp.Literal.number(int(t))) for a, t in zip(atoms, truths)]
-                    parts.append(part(exp.and_(*tests), shown))
+                    parts.append(part(" AND ".join(f"(CASE WHEN {a} THEN 1 ELSE 0 END) = {int(t)}"
+                                                   for a, t in zip(atoms_t, truths))))
                 out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                     dropped.sql(dialect=engine), " ".join(cond.sql().split())))
+                                     dropped, " ".join(cond.sql().split())))
                 continue
             col, constants = form
             members = isinstance(cond, exp.In)
@@ -170,19 +176,15 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             order = [(c, k) for k in range(3) for c in constants] if members else \
                 [(c, k) for c in constants for k in range(3)]
             for constant, k in order:
-                above = exp.select(exp.Min(this=exp.column(attribute, table=_X))).from_(table.copy().as_(_X)).where(
-                    exp.and_(exp.GT(this=exp.column(attribute, table=_X), expression=constant.copy()),
-                             *[_renamed(o, _X) for o in others]))
-                below = exp.select(exp.Max(this=exp.column(attribute, table=_X))).from_(table.copy().as_(_X)).where(
-                    exp.and_(exp.LT(this=exp.column(attribute, table=_X), expression=constant.copy()),
-                             *[_renamed(o, _X) for o in others]))
-                value = (constant.copy(), exp.Subquery(this=below), exp.Subquery(this=above))[k]
-                parts.append(part(exp.EQ(this=exp.column(attribute, table=_T), expression=value),
-                                  exp.column(attribute, table=_T)))
+                value = sql(constant)
+                if k:  # the nearest value the column holds below (1) or above (2) the constant
+                    value = (f"(SELECT {'max' if k == 1 else 'min'}({column_x}) FROM {rel} AS {_X} WHERE "
+                             f"{column_x} {'<' if k == 1 else '>'} {value}{others_x})")
+                parts.append(part(f"{column_t} = {value}"))
                 if len(parts) >= MAX_PARTS:
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                 dropped.sql(dialect=engine), " ".join(cond.sql().split()), members))
+                                 dropped, " ".join(cond.sql().split()), members))
     return out
 
 
@@ -205,12 +207,6 @@ def _form(cond: Any) -> tuple[Any, list[Any]] | None:
             and cond.expressions and all(constant(e) for e in cond.expressions):
         return cond.this, list(dict.fromkeys(cond.expressions))
     return None
-
-
-def _table(name: str) -> Any:
-    from sqlglot import exp
-    return exp.Table(this=exp.to_identifier(name.rsplit(".", 1)[-1]),
-                     db=exp.to_identifier(name.split(".", 1)[0]) if "." in name else None)
 
 
 def _renamed(cond: Any, alias: str) -> Any:
