@@ -63,6 +63,9 @@ class EdgeProbe:
     probe_sql: str
     rendered: str
     members: bool = False  # an IN list: its members' rows are tried first, else the rows that fail it
+    # a dimension of a dimension (``customer_address`` through ``customer``): the fact's column, the
+    # middle table, its key and its position in the leaf's tables; a copy of the middle row moves
+    via: tuple[str, str, str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,14 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
     from .witnesses import split_terms
     table_of = dict(shape.table_of)
     out: list[EdgeProbe] = []
+    hops: list[tuple[str, str, str, tuple[str, str, str, int] | None]] = []  # (alias, its key, the column
+    # referencing it, and for a dimension of a dimension the fact's column, the middle table, its key, its position)
     for ca, cc, pa, pc in shape.edges:
-        if ca != shape.fact:
-            continue
+        if ca == shape.fact:
+            hops.append((pa, pc, cc, None))
+            hops += [(pa2, pc2, cc2, (cc, table_of[pa], pc, shape.aliases.index(pa)))
+                     for ca2, cc2, pa2, pc2 in shape.edges if ca2 == pa and pa2 not in (shape.fact, pa)]
+    for pa, pc, cc, via in hops:
         parent = tables[table_of[pa]]
         lower = {c.lower(): c for c in parent.columns}
         own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
@@ -168,7 +176,7 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                     parts.append(part(" AND ".join(f"(CASE WHEN {a} THEN 1 ELSE 0 END) = {int(t)}"
                                                    for a, t in zip(atoms_t, truths))))
                 out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                     dropped, " ".join(cond.sql().split())))
+                                     dropped, " ".join(cond.sql().split()), False, via))
                 continue
             col, constants = form
             members = isinstance(cond, exp.In)
@@ -184,7 +192,7 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 if len(parts) >= MAX_PARTS:
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                 dropped, " ".join(cond.sql().split()), members))
+                                 dropped, " ".join(cond.sql().split()), members, via))
     return out
 
 
@@ -287,8 +295,11 @@ def _write_gold(writer: Any, g: PathGold) -> None:
                 continue
             mark = writer.marks()
             try:
-                ok = writer.write_unit(leaf, Move("repoint", probe.column, probe.parent, probe.key),
-                                       [source], (rowid, key, where))
+                if probe.via is not None:
+                    ok = _through_middle(writer, leaf, probe, source, rowid, key, where)
+                else:
+                    ok = writer.write_unit(leaf, Move("repoint", probe.column, probe.parent, probe.key),
+                                           [source], (rowid, key, where))
                 new = writer.since(mark) if ok else []
                 answers.pop(asked)
                 ok = ok and answer(asked) != before and writer.cloner.kept(new) \
@@ -304,10 +315,28 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             for table, n in writer.counts(mark).items():
                 writer.written.rows[table] = writer.written.rows.get(table, 0) + n
             fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
+            if probe.via is not None:
+                parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
             how = "passes" if passes else "fails only"
             writer.written.sentences.setdefault(g.gold, []).append(
                 f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
                 f"{value} ({how} `{probe.rendered}`)")
+
+
+def _through_middle(writer: Any, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
+                    where: str) -> bool:
+    """A copy of the middle row the source joins (fresh key) moved to the edge row, and a copy
+    of the source fact row moved to that copy."""
+    assert probe.via is not None
+    column, middle, middle_key, position = probe.via
+    if where == "pinned" and writer.cloner.import_row(probe.parent, int(rowid), []) is None:
+        return False
+    if source[1 + position] is None:
+        return False
+    made = writer.cloner.clone(middle, int(source[1 + position]), {probe.column: key})
+    if made is None or middle_key not in made:
+        return False
+    return writer.cloner.clone(leaf.fact, int(source[0]), {column: made[middle_key]}) is not None
 
 
 __all__ = ["EdgeProbe", "PathGold", "path_golds", "write_path_edges"]

@@ -5,7 +5,8 @@ key, joined by the golds (``ss_sold_date_sk = d_date_sk``). Every sale a gold's 
 filters keep sits inside each dimension filter, so a near-miss that drops or moves one
 dimension filter returns the gold's rows on the pinned data; only a sale joined to a
 dimension row on that filter's edge, and passing every other filter, tells them apart; for
-an OR on one dimension, a row for each truth value of its disjuncts.
+an OR on one dimension, a row for each truth value of its disjuncts; for a dimension of a
+dimension (a customer's address), a copy of the middle row moved to it.
 
 Equivalent rewrites pass on every variant."""
 from __future__ import annotations
@@ -39,15 +40,20 @@ def make_star(path: Path) -> None:
                 "['Primary', 'College', 'Advanced Degree', 'Unknown'][1 + i // 2 % 4] FROM range(1, 41) t(i)")
     con.execute("CREATE TABLE store (s_store_sk INTEGER NOT NULL, s_state VARCHAR NOT NULL)")
     con.execute("INSERT INTO store SELECT i, ['TN', 'GA', 'OH'][1 + i % 3] FROM range(1, 10) t(i)")
+    con.execute("CREATE TABLE customer_address (ca_address_sk INTEGER NOT NULL, ca_state VARCHAR NOT NULL)")
+    con.execute("INSERT INTO customer_address SELECT i, ['TN', 'KY', 'OH', 'GA'][1 + i % 4] FROM range(1, 21) t(i)")
+    con.execute("CREATE TABLE customer (c_customer_sk INTEGER NOT NULL, c_current_addr_sk INTEGER NOT NULL)")
+    con.execute("INSERT INTO customer SELECT i, 1 + i % 20 FROM range(50) t(i)")
     con.execute("CREATE TABLE store_sales (ss_sold_date_sk INTEGER NOT NULL, ss_item_sk INTEGER NOT NULL, "
                 "ss_cdemo_sk INTEGER NOT NULL, ss_store_sk INTEGER NOT NULL, ss_ticket_number INTEGER NOT NULL, "
-                "ss_quantity INTEGER NOT NULL, ss_sales_price DECIMAL(7,2) NOT NULL)")
-    # inside: 2000-03-01 .. 2000-05-31 (days 60-151), TN stores (3, 6, 9), male college graduates (2, 10, 18, ...)
+                "ss_quantity INTEGER NOT NULL, ss_sales_price DECIMAL(7,2) NOT NULL, ss_customer_sk INTEGER NOT NULL)")
+    # inside: 2000-03-01 .. 2000-05-31 (days 60-151), TN stores (3, 6, 9), male college graduates (2, 10, 18, ...),
+    # customers living in Tennessee (3, 7, 11, ...: addresses 4, 8, 12, ...)
     con.execute("INSERT INTO store_sales SELECT 2451000 + 60 + i % 92, 1 + i % 30, 2 + 8 * (i % 5), 3 * (1 + i % 3), "
-                "1000 + i, 1 + i % 9, 5 + i % 40 FROM range(300) t(i)")
+                "1000 + i, 1 + i % 9, 5 + i % 40, [3, 7, 11, 15, 19][1 + i % 5] FROM range(300) t(i)")
     # outside: 2001, any store, any demographic
     con.execute("INSERT INTO store_sales SELECT 2451000 + 366 + i % 365, 1 + i % 30, 1 + i % 40, 1 + i % 9, "
-                "5000 + i, 1 + i % 7, 3 + i % 50 FROM range(900) t(i)")
+                "5000 + i, 1 + i % 7, 3 + i % 50, i % 50 FROM range(900) t(i)")
     con.close()
 
 
@@ -61,7 +67,11 @@ TOTAL = (f"SELECT count(*) AS n, sum(ss_sales_price) AS total FROM {STAR} AND cd
          "AND d_date BETWEEN CAST('2000-03-01' AS DATE) AND CAST('2000-05-31' AS DATE) AND s_state = 'TN'")
 EITHER = (f"SELECT i_category, count(*) AS n FROM {STAR} AND (cd_education_status = 'College' OR cd_gender = 'X') "
           "AND d_year = 2000 AND s_state = 'TN' GROUP BY i_category ORDER BY i_category")
+HOMES = ("SELECT count(*) AS n FROM store_sales, customer, customer_address, date_dim WHERE ss_customer_sk = "
+         "c_customer_sk AND c_current_addr_sk = ca_address_sk AND ss_sold_date_sk = d_date_sk "
+         "AND ca_state IN ('TN', 'KY') AND d_year = 2000")
 COINCIDENCES = [
+    (HOMES, HOMES.replace("('TN', 'KY')", "('TN', 'OH')")),
     (EITHER, EITHER.replace("cd_gender = 'X'", "cd_gender <> 'X'")),
     (RESULTS, RESULTS.replace(" AND cd_education_status = 'College'", "")),
     (RESULTS, RESULTS.replace("BETWEEN 3 AND 5", "BETWEEN 3 AND 6")),
@@ -74,6 +84,7 @@ EQUIVALENTS = [
     (RESULTS, RESULTS.replace("cd_gender = 'M' AND cd_education_status = 'College'",
                               "cd_education_status = 'College' AND 'M' = cd_gender")),
     (TOTAL, TOTAL.replace("count(*)", "count(1)").replace("IN ('College')", "= 'College'")),
+    (HOMES, HOMES.replace("IN ('TN', 'KY')", "IN ('KY', 'TN')")),
     (EITHER, EITHER.replace("(cd_education_status = 'College' OR cd_gender = 'X')",
                             "(cd_gender = 'X' OR 'College' = cd_education_status)")),
 ]
@@ -82,13 +93,13 @@ EQUIVALENTS = [
 def test_edge_probes_reach_dimension_filters_inside_a_cte(tmp_path: Path) -> None:
     path = tmp_path / "star.duckdb"
     make_star(path)
-    golds = [RESULTS, TOTAL, EITHER]
+    golds = [RESULTS, TOTAL, EITHER, HOMES]
     c = observe_constraints(path, golds=(golds, "duckdb"))
     found = path_golds(golds, "duckdb", "duckdb", c.tables, c.dependencies)
-    assert len(found) == 3
+    assert len(found) == 4
     probes = {(p.parent.rsplit(".", 1)[-1], p.attribute) for g in found for p in g.probes}
     assert {("customer_demographics", "cd_education_status"), ("date_dim", "d_moy"),
-            ("date_dim", "d_date"), ("store", "s_state")} <= probes
+            ("date_dim", "d_date"), ("store", "s_state"), ("customer_address", "ca_state")} <= probes
     con = duckdb.connect(str(path), read_only=True)
     moy = next(p for g in found for p in g.probes if p.attribute == "d_moy")
     rows = con.execute(moy.targets_sql, [7] * moy.parts).fetchall()
@@ -100,7 +111,7 @@ def test_edge_probes_reach_dimension_filters_inside_a_cte(tmp_path: Path) -> Non
 def test_dimension_filter_near_misses_are_caught_on_a_star(tmp_path: Path) -> None:
     path = tmp_path / "star.duckdb"
     make_star(path)
-    golds = [RESULTS, TOTAL, EITHER]
+    golds = [RESULTS, TOTAL, EITHER, HOMES]
     with Grader(path, cache_dir=tmp_path / "plain") as plain:
         for gold, query in COINCIDENCES + EQUIVALENTS:
             assert plain.compare(query, gold).passed, query
