@@ -64,7 +64,8 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import connect
 
-GENERATOR_VERSION = 10  # 10: edge witnesses through the join path (pathedges.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
+GENERATOR_VERSION = 10  # 10: edge witnesses through the join path (pathedges.py)
+# 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
 # count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)

@@ -28,8 +28,8 @@ def make_star(path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE date_dim (d_date_sk INTEGER NOT NULL, d_date DATE NOT NULL, d_year INTEGER NOT NULL, "
                 "d_moy INTEGER NOT NULL)")
-    con.execute("INSERT INTO date_dim SELECT 2451000 + i, DATE '2000-01-01' + CAST(i AS INTEGER), year(DATE '2000-01-01' + CAST(i AS INTEGER)), "
-                "month(DATE '2000-01-01' + CAST(i AS INTEGER)) FROM range(731) t(i)")
+    day = "DATE '2000-01-01' + CAST(i AS INTEGER)"
+    con.execute(f"INSERT INTO date_dim SELECT 2451000 + i, {day}, year({day}), month({day}) FROM range(731) t(i)")
     con.execute("CREATE TABLE item (i_item_sk INTEGER NOT NULL, i_item_id VARCHAR NOT NULL, "
                 "i_category VARCHAR NOT NULL)")
     con.execute("INSERT INTO item SELECT i, 'ITEM' || lpad(CAST(i AS VARCHAR), 4, '0'), "
