@@ -250,10 +250,11 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
-            if rows is not None and (rows.witnessed or made.sentences):
+            if rows is not None and (rows.witnessed or made.sentences or grown.later):
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
-                                       for k in sorted({*rows.witnessed, *made.sentences})}
+                                       + grown.later.get(k, [])  # pathedges' edge rows last
+                                       for k in sorted({*rows.witnessed, *made.sentences, *grown.later})}
         digest = content_hash(tmp)
         os.replace(tmp, path)
     finally:

@@ -65,6 +65,9 @@ class Grown(Written):
     spent: ``counts`` (runs of a gold's count) and ``units`` (units written, kept or not)."""
 
     tally: dict[str, int] = field(default_factory=dict)
+    # per gold, sentences listed after the boundary and clone witnesses' (``pathedges``' edge rows: a
+    # caught prediction's record shows the first three, which stay the clone witnesses' as before them)
+    later: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, key: str, n: int = 1) -> None:
         self.tally[key] = self.tally.get(key, 0) + n

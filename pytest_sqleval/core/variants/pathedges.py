@@ -318,7 +318,7 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             if probe.via is not None:
                 parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
             how = "passes" if passes else "fails only"
-            writer.written.sentences.setdefault(g.gold, []).append(
+            writer.written.later.setdefault(g.gold, []).append(  # after the clone witnesses' in the record
                 f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
                 f"{value} ({how} `{probe.rendered}`)")
 
