@@ -64,7 +64,8 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 9  # 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
+GENERATOR_VERSION = 10  # 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
+# written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
 # count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)
@@ -229,6 +230,8 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                                  job.constraints.dependencies, index)
             made = write_nonempty(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
             grown = write_outputs(tmp, job.engine, job.constraints, rows.gold_sqls, rows.dialect, job.database, index)
+            if grown.tally:  # the LIMIT growth's golds grown, undone and skipped (why), and its work
+                params["output_growth"] = dict(sorted(grown.tally.items()))
             for gold, said in grown.sentences.items():  # LIMIT golds lifted past their LIMIT (outputs.py)
                 made.sentences.setdefault(gold, []).extend(said)
             if made.rows:  # a tuple for each gold with no value on the pinned data (nonempty.py)

@@ -48,17 +48,32 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .nonempty import Written
 
+SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here")
+
+
+@dataclass
+class Grown(Written):
+    """``Written`` and the growth's own tally for the variant's record: golds ``grown``,
+    ``undone`` (tried, nothing kept), skipped per reason (``SKIP_REASONS``), and the work
+    spent: ``counts`` (runs of a gold's count) and ``units`` (units written, kept or not)."""
+
+    tally: dict[str, int] = field(default_factory=dict)
+
+    def add(self, key: str, n: int = 1) -> None:
+        self.tally[key] = self.tally.get(key, 0) + n
+
 MAX_OUTPUT_ROWS = 160  # new fact rows per gold and variant, at most
 MAX_SOURCES = 200  # reaching rows of a leaf read per variant (each unit starts from another)
 MAX_TARGETS = 256  # parent rows read per ``repoint`` move
-MAX_TRIALS = 3  # units tried one at a time per move and width before the move is given up
-MAX_COUNTS = 40  # runs of a gold's count per gold and variant, at most (its growth stops there)
+MAX_TRIALS = 3  # units written at once as one trial per move and width (one count), before the move is given up
+MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
+MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
 MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact copy's fresh key, per subquery
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
@@ -392,8 +407,9 @@ class OutputWriter:
         self._pinned: Any = None
         self.cloner = CloneWriter(con, engine, self.tables, list(constraints.dependencies), self.bounded,
                                   pinned=self.pinned_rows)
-        self.written = Written()
-        self.counted = 0
+        self.written = Grown()
+        self.counted = 0  # runs of the current gold's count
+        self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
         self.touchable: list[str] = []  # the tables a growth may add rows to (``_touchable``)
         self.cursors: dict[tuple[int, Move, int], _Units] = {}  # a gold's units so far, per leaf, move, width
 
@@ -412,20 +428,56 @@ class OutputWriter:
         return _bounded(self._pinned, sql, params)
 
     def count(self, g: OutputGrowth) -> int:
-        self.counted += 1
-        if self.counted > MAX_COUNTS:
+        if self.counted >= MAX_COUNTS or self.spent >= MAX_VARIANT_COUNTS:
             raise _Undone("too many runs of the gold")
+        self.counted += 1
+        self.spent += 1
+        self.written.add("counts")
         return int(self.bounded(g.count_sql, [])[0][0])
+
+    def pinned_count(self, g: OutputGrowth) -> int | None:
+        """The gold's rows on the pinned database (its ORDER BY and LIMIT left off), once per
+        process and gold; None where it fails or overruns there."""
+        key = (str(self.database), g.gold)
+        if key not in _PINNED_COUNTS:
+            try:
+                _PINNED_COUNTS[key] = int(self.pinned_rows(g.count_sql, [])[0][0])
+            except Exception:  # too slow, or a form the engine refuses: decided on the variant
+                _PINNED_COUNTS[key] = None
+        return _PINNED_COUNTS[key]
+
+    def _skip(self, g: OutputGrowth) -> str | None:
+        """Why ``g`` is not grown here, decided before any row is written: it has more than
+        ``n`` rows on the pinned data (LIMIT n - 1 and n + 1 already differ there: no
+        coincidence to catch), or none there and none here (no row reaches its output that a
+        unit could copy: TPC-DS q04/q11/q23/q30 were tried 12-41 times a variant for
+        nothing), or the variant's budget of counts is spent."""
+        pinned = self.pinned_count(g)
+        if pinned is not None and pinned > g.limit:
+            return "past_limit_on_pinned"
+        if self.spent >= MAX_VARIANT_COUNTS:
+            return "over_budget"
+        return None
 
     def grow(self, g: OutputGrowth) -> bool:
         """Add output rows for ``g`` until it has ``g.limit + 1`` rows here, its LIMIT cutting
         no tie; everything written for it is removed when that is not reached."""
-        self.counted, self.touchable, self.cursors = 0, self._touchable(g), {}
+        self.counted, self.cursors = 0, {}
+        skip = self._skip(g)
+        if skip is not None:
+            self.written.add(skip)
+            return False
+        self.touchable = self._touchable(g)
         try:
             have = self.count(g)
         except Exception:  # the gold fails or overruns here: nothing to grow
+            self.written.add("failed_here")
             return False
         if have > g.limit:
+            self.written.add("past_limit_here")
+            return False
+        if have == 0 and self.pinned_count(g) == 0:
+            self.written.add("no_output_row")
             return False
         start = self._marks()
         try:
@@ -446,7 +498,9 @@ class OutputWriter:
                 raise _Undone("a constraint")
         except Exception:  # undone: a tie, a constraint, too few rows, or a query the engine refused
             self._rollback(start)
+            self.written.add("undone")
             return False
+        self.written.add("grown")
         for table, n in self._counts(start).items():
             self.written.rows[table] = self.written.rows.get(table, 0) + n
         self.written.sentences.setdefault(g.gold, []).append(
@@ -471,15 +525,16 @@ class OutputWriter:
                         if targets is not None and not targets:
                             break
                         units = self.cursors[(id(leaf), move, width)] = _Units(sources, targets, width)
-                    gain, used = 0, 0
-                    while used < MAX_TRIALS and not gain and added + width <= MAX_OUTPUT_ROWS:
-                        mark = self._marks()
+                    gain, wrote = 0, 0  # one trial: MAX_TRIALS units written at once, counted once
+                    mark = self._marks()
+                    while wrote < MAX_TRIALS and added + (wrote + 1) * width <= MAX_OUTPUT_ROWS:
                         if not self._unit(leaf, move, units):
                             break
-                        used += 1
+                        wrote += 1
+                    if wrote:
                         now = self.count(g)
                         if now > have:
-                            gain, have, added = now - have, now, added + width
+                            gain, have, added = max(1, (now - have) // wrote), now, added + wrote * width
                         else:
                             self._rollback(mark)
                     while gain and have < goal and added + width <= MAX_OUTPUT_ROWS:
@@ -568,6 +623,7 @@ class OutputWriter:
         picked = units.next()
         if picked is None:
             return False
+        self.written.add("units")
         mark = self._marks()
         if not self._write_unit(leaf, move, *picked):
             self._rollback(mark)
@@ -724,12 +780,12 @@ class _Units:
 
 
 def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterable[str], dialect: str,
-                  database: Path, index: int) -> Written:
+                  database: Path, index: int) -> Grown:
     """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
     fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
     variant)."""
     growths = _growths(list(gold_sqls), dialect, engine, constraints)
-    out = Written()
+    out = Grown()
     if not growths:
         return out
     from .sqlite_io import variant_connection
@@ -752,6 +808,7 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
 
 
 _CACHE: dict[str, list[OutputGrowth]] = {}
+_PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
 def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) -> list[OutputGrowth]:
@@ -779,4 +836,4 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     return WATCHDOG.rows(con, sql, params, after_s=OUTPUT_TIMEOUT_S)
 
 
-__all__ = ["Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
+__all__ = ["Grown", "Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
