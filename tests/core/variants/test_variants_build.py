@@ -379,8 +379,8 @@ def test_the_growth_looks_at_new_child_rows_only_and_keeps_what_looking_at_all_w
     import pytest_sqleval.core.variants.build as build
     monkeypatch.setattr(build, "BUILD_PROCESSES", 1)  # the growth counted and replaced in this process
     seen = {"later": 0, "adds": 0}
-    ask = build._Builder.any_missing_of
     engine_builder = build._DuckDBBuilder if pinned.suffix == ".duckdb" else build._SQLiteBuilder
+    ask = engine_builder.any_missing_of
     add = engine_builder.add_missing
 
     def counted_ask(self: Any, deps: list[Any], since: int = 0) -> dict[Any, bool]:
@@ -392,7 +392,7 @@ def test_the_growth_looks_at_new_child_rows_only_and_keeps_what_looking_at_all_w
         seen["adds"] += added > 0
         return added
 
-    monkeypatch.setattr(build._Builder, "any_missing_of", counted_ask)
+    monkeypatch.setattr(engine_builder, "any_missing_of", counted_ask)
     monkeypatch.setattr(engine_builder, "add_missing", counted_add)
     grown = build_variants(pinned, tmp_path / "grown", count=3, seed=5)
     assert seen["adds"] > 0 and seen["later"] > 0  # rows were added back, and later turns looked at new rows only
