@@ -285,7 +285,57 @@ def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
             if reaching is not None and column is not None and _alias_of(col, select, names) == alias \
                     and column not in t.free and not _single_key(t, column):
                 out.append(Target(table, column, reaching, ("up", "down")))  # a reference: another parent
-    return tuple(dict.fromkeys(out))[:3]
+    out += _pattern_targets(tree, nodes, select, node, names, tables, dialect)
+    return tuple(dict.fromkeys(out))[:4]
+
+
+def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
+                     dialect: str) -> list[Target]:
+    """``x NOT IN (SELECT y FROM t WHERE c LIKE 'p')`` dropped (TPC-H q16's suppliers with
+    complaints): where no ``t`` row matches the pattern (none of the pinned suppliers has such
+    a comment), every row passes the ``NOT IN`` and no row fails it to copy. It shows on a
+    ``t`` row that a reaching row refers to (``y`` = its ``x``) with its free text column ``c``
+    set to a text the pattern matches, made from the pattern itself (``%`` and ``_`` filled):
+    the reaching row then fails the conjunct. The same row tells the gold from its pattern
+    changed. A text made from a gold's literal, not from the pinned column: a comment is free
+    text, and no correct query can rely on what it does not say."""
+    from sqlglot import exp
+    inner = node.this if isinstance(node, exp.Not) else None
+    if not isinstance(inner, exp.In) or not isinstance(inner.this, exp.Column):
+        return []
+    query = inner.args.get("query")
+    sub = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(sub, exp.Select) or len(sub.expressions) != 1 or not isinstance(sub.expressions[0], exp.Column):
+        return []
+    sources = _from_nodes(sub)
+    alias = _alias_of(inner.this, select, names)
+    outer = next((s for s in _from_nodes(select) if s.alias_or_name.lower() == alias), None)
+    if len(sources) != 1 or not isinstance(sources[0], exp.Table) or not isinstance(outer, exp.Table):
+        return []
+    t_name = names.table(".".join(p for p in (sources[0].db, sources[0].name) if p).lower())
+    if t_name not in names.lower:
+        return []
+    table = names.originals[t_name]
+    t = tables.get(table)
+    where = sub.args.get("where")
+    reaching = _rows_sql(tree, nodes, [_Step(select, alias or "", None)], dialect, drop=node)
+    if t is None or where is None or reaching is None:
+        return []
+    from .witnesses import split_terms
+    out = []
+    for cond in split_terms(where.this, exp.And):
+        if not isinstance(cond, exp.Like) or not isinstance(cond.this, exp.Column) \
+                or not isinstance(cond.expression, exp.Literal) or not cond.expression.is_string:
+            continue
+        column = names.lower[t_name].get(cond.this.name.lower())
+        text = " ".join(cond.expression.this.replace("%", " ").replace("_", "x").split())
+        if column is None or column not in t.free or not text:
+            continue
+        y, x = sub.expressions[0].sql(dialect=dialect), exp.column(inner.this.name, table=alias).sql(dialect=dialect)
+        rows_sql = (f"SELECT rowid FROM {sources[0].sql(dialect=dialect)} WHERE {y} IN (SELECT {x} FROM "
+                    f"{outer.sql(dialect=dialect)} WHERE rowid IN ({reaching})) ORDER BY rowid LIMIT {CANDIDATE_ROWS}")
+        out.append(Target(table, column, rows_sql, (f"like={text}",)))
+    return out
 
 
 def _having_near_misses(sql: str, tree: Any, nodes: list[Any], having: Any, dialect: str, names: Any,
@@ -768,7 +818,7 @@ class SeparatingWriter:
                         continue
                     trials += 1
                     moved = {} if edit == "same" else {target.column: value}
-                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith("set="),
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=")),
                                      keep=target.keep):
                         continue
                     self.written += 1
@@ -784,6 +834,8 @@ class SeparatingWriter:
         rel, col = qualified(target.table, self.engine), quote(target.column)
         if edit == "same":
             return None
+        if edit.startswith("like="):  # a text a gold's pattern matches, on a free text column (``_pattern_targets``)
+            return edit.split("=", 1)[1] if target.column in self.tables[target.table].free else None
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
             t = self.tables[target.table]
@@ -1001,6 +1053,8 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
     shown = f"{target.column} = {_show(value) if isinstance(value, str) and '=' not in edit else _plain(value)}"
     if edit.startswith("set="):
         return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
+    if edit.startswith("like="):
+        return f"a {name} row a reaching row refers to, its {target.column} set to {_plain(value)!r}: separates {what}"
     if edit.startswith("copy="):
         return f"a copy of a {name} row that reaches the output but for this filter, with {shown}: separates {what}"
     return f"a copy of a {name} row that reaches the output, with {shown} ({_EDIT_WORDS[edit]}): separates {what}"
