@@ -155,7 +155,7 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
                                                             f"`{_short(node, dialect)}`", targets))
         if (type(node) in _FLIPS or isinstance(node, (exp.EQ, exp.Between))) and len(edges) < MAX_NEAR_MISSES:
             found = _edge_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
-            edges += found
+            edges += found or _pair_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
             if not found and len(drops) < MAX_NEAR_MISSES:
                 drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
         elif isinstance(node, (exp.In, exp.Exists, exp.Like, exp.ILike, exp.Not, exp.NEQ)) \
@@ -234,6 +234,42 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
         if mutant != sql and targets:
             out.append(NearMiss(digest, sql, mutant, what, targets))
     return out
+
+
+def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                      tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A comparison of two columns of one row (TPC-H q21's ``l1.l_receiptdate >
+    l1.l_commitdate``) flipped (``>`` and ``>=``): it shows only on a row where the two are
+    equal, which the pinned rows reaching the output may not hold. A reaching row (or one
+    that reaches but for this comparison) gets one column set to the other's value, in place
+    (a free column, the value in its pinned domain): one side keeps it, the other drops it."""
+    from sqlglot import exp
+    select = node.find_ancestor(exp.Select)
+    if select is None or type(node) not in _FLIPS or _remove_conjunct(node, probe=True) is None:
+        return []
+    sides = [node.this, node.expression]
+    if not all(isinstance(c, exp.Column) for c in sides):
+        return []
+    alias = _alias_of(sides[0], select, names)
+    if alias is None or _alias_of(sides[1], select, names) != alias:
+        return []
+    places: list[tuple[str, str, str, str]] = []
+    for col, other in (sides, sides[::-1]):
+        for table, column, path in _trace(select, col, names):
+            t = tables.get(table)
+            twin = names.lower.get(names.table(table.lower()), {}).get(other.name.lower()) if t is not None else None
+            if t is None or len(path) != 1 or column not in t.free or twin is None \
+                    or t.columns.get(column, "") != t.columns.get(twin, ""):
+                continue
+            rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+            if rows_sql is not None:
+                places.append((table, column, rows_sql, twin))
+    flipped = _replaced(tree, nodes, node, _FLIPS[type(node)](this=node.this.copy(), expression=node.expression.copy()),
+                        dialect)
+    targets = tuple(Target(table, column, rows_sql, (f"pair={twin}",)) for table, column, rows_sql, twin in places[:2])
+    if not flipped or flipped == sql or not targets:
+        return []
+    return [NearMiss(digest, sql, flipped, f"`{_short(node, dialect)}` against its comparison flipped", targets)]
 
 
 def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
@@ -810,7 +846,7 @@ class SeparatingWriter:
                 continue
             rows = [int(r[0]) for r in self.run(target.rows_sql, [_salt_of(index)]) or []]
             for edit in target.edits:
-                for rowid in rows[:EDGE_ROWS] if "=" in edit else rows:
+                for rowid in rows[:EDGE_ROWS] if "=" in edit and not edit.startswith("pair=") else rows:
                     if trials >= MAX_TRIALS:
                         return False
                     value = self._value(target, rowid, edit)
@@ -818,7 +854,7 @@ class SeparatingWriter:
                         continue
                     trials += 1
                     moved = {} if edit == "same" else {target.column: value}
-                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=")),
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=", "pair=")),
                                      keep=target.keep):
                         continue
                     self.written += 1
@@ -834,6 +870,15 @@ class SeparatingWriter:
         rel, col = qualified(target.table, self.engine), quote(target.column)
         if edit == "same":
             return None
+        if edit.startswith("pair="):  # the row's own value of the other column (``_pair_near_misses``)
+            t = self.tables[target.table]
+            twin = edit.split("=", 1)[1]
+            if target.column not in t.free or twin not in t.columns:
+                return None
+            own = self.con.execute(f"SELECT {quote(twin)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
+            if own is None or own[0] is None or not self.allowed(target.table, target.column, _plain(own[0])):
+                return None
+            return own[0]
         if edit.startswith("like="):  # a text a gold's pattern matches, on a free text column (``_pattern_targets``)
             return edit.split("=", 1)[1] if target.column in self.tables[target.table].free else None
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
@@ -1053,6 +1098,9 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
     shown = f"{target.column} = {_show(value) if isinstance(value, str) and '=' not in edit else _plain(value)}"
     if edit.startswith("set="):
         return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
+    if edit.startswith("pair="):
+        return (f"a {name} row that reaches the output (or does but for this comparison), its {target.column} set to "
+                f"its own {edit.split('=', 1)[1]} ({_plain(value)}): separates {what}")
     if edit.startswith("like="):
         return f"a {name} row a reaching row refers to, its {target.column} set to {_plain(value)!r}: separates {what}"
     if edit.startswith("copy="):
