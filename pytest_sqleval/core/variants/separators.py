@@ -325,6 +325,13 @@ def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
     return tuple(dict.fromkeys(out))[:4]
 
 
+def _text_only_unique(t: Any, column: str) -> bool:
+    """A column observed unique and nothing more (TPC-H's ``s_comment``: every comment differs
+    on the pinned data): no declared key; the writer checks it is in no dependency and that the
+    text it writes is not in the column yet, so it stays unique."""
+    return column in t.observed_unique and (column,) not in [t.primary_key, *t.unique_keys]
+
+
 def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
                      dialect: str) -> list[Target]:
     """``x NOT IN (SELECT y FROM t WHERE c LIKE 'p')`` dropped (TPC-H q16's suppliers with
@@ -365,7 +372,7 @@ def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
             continue
         column = names.lower[t_name].get(cond.this.name.lower())
         text = " ".join(cond.expression.this.replace("%", " ").replace("_", "x").split())
-        if column is None or column not in t.free or not text:
+        if column is None or not text or not (column in t.free or _text_only_unique(t, column)):
             continue
         y, x = sub.expressions[0].sql(dialect=dialect), exp.column(inner.this.name, table=alias).sql(dialect=dialect)
         rows_sql = (f"SELECT rowid FROM {sources[0].sql(dialect=dialect)} WHERE {y} IN (SELECT {x} FROM "
@@ -880,7 +887,13 @@ class SeparatingWriter:
                 return None
             return own[0]
         if edit.startswith("like="):  # a text a gold's pattern matches, on a free text column (``_pattern_targets``)
-            return edit.split("=", 1)[1] if target.column in self.tables[target.table].free else None
+            t, text = self.tables[target.table], edit.split("=", 1)[1]
+            if target.column in t.free:
+                return text
+            if not _text_only_unique(t, target.column) or self._in_dependency(target.table, target.column) \
+                    or self.con.execute(f"SELECT 1 FROM {rel} WHERE {col} = ? LIMIT 1", [text]).fetchone():
+                return None
+            return text
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
             t = self.tables[target.table]
@@ -1004,7 +1017,7 @@ class SeparatingWriter:
         from .constraints import qualified, quote
         t = self.tables[table]
         if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
-                                for c in moved):
+                                or self._unique_text(table, c, moved[c]) for c in moved):
             return False
         sets = ", ".join(f"{quote(c)} = " + (f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c]
                                              else "?") for c in moved)
@@ -1039,6 +1052,16 @@ class SeparatingWriter:
             if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
                 return False  # the caller rolls the copy back
         return True
+
+    def _unique_text(self, table: str, column: str, value: Any) -> bool:
+        """A text for a column observed unique and nothing more, in no dependency, that no row
+        holds yet: written, the column stays unique (``_pattern_targets``)."""
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        if not isinstance(value, str) or not _text_only_unique(t, column) or self._in_dependency(table, column):
+            return False
+        return self.con.execute(f"SELECT 1 FROM {qualified(table, self.engine)} WHERE {quote(column)} = ? LIMIT 1",
+                                [value]).fetchone() is None
 
     def _in_dependency(self, table: str, column: str) -> bool:
         """Whether the column is on either side of a dependency (declared, observed, a gold's join)."""

@@ -6,6 +6,8 @@ gold without that conjunct, and the gold with another pattern, return its rows o
 data and on every subset of it: no row fails the conjunct, and the separating writer could
 only copy rows that do. On main (8925df3) no variant told them apart. A supplier that a
 reaching part-supplier row refers to, its comment set to a text the pattern matches, does.
+Every comment differs, as in TPC-H, so the observer counts the column unique: the text
+written must be one no supplier holds yet.
 The equivalent rewrites pass on every variant."""
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def make_parts(path: Path) -> None:
     words = ["carefully final deposits", "quickly even requests", "blithely ironic packages", "slyly bold accounts",
              "furiously regular ideas", "pending theodolites nag"]
     con.executemany("INSERT INTO supplier VALUES (?, ?, ?)",
-                    [(i, f"Supplier#{i:09d}", f"{words[i % 6]} {words[(i * 5) % 6]}") for i in range(1, 21)])
+                    [(i, f"Supplier#{i:09d}", f"{words[i % 6]} {words[(i * 5) % 6]} {i}") for i in range(1, 21)])  # each comment differs, as in TPC-H: observed unique
     con.executemany("INSERT INTO part VALUES (?, ?, ?)",
                     [(i, f"Brand#{1 + i % 5}{1 + i % 3}", 1 + (i * 7) % 12) for i in range(1, 41)])
     con.executemany("INSERT INTO partsupp VALUES (?, ?, ?)",
@@ -77,6 +79,7 @@ def test_the_dropped_not_in_has_a_pattern_target(tmp_path: Path) -> None:
     make_parts(path)
     tables = observe_constraints(path).tables
     found = [m for m in near_misses([GOLD], "duckdb", tables) if "NOT" in m.what]
+    assert "s_comment" in tables["main.supplier"].observed_unique and "s_comment" not in tables["main.supplier"].free
     assert any(t.column == "s_comment" and t.edits == ("like=Customer Complaints",) for m in found for t in m.targets)
 
 
