@@ -420,16 +420,19 @@ def _read_manifest(path: Path, pinned: str, settings: dict[str, Any]) -> dict[in
     if not isinstance(data, dict) or data.get("generator") != GENERATOR_VERSION or data.get("pinned") != pinned \
             or any(data.get(k) != v for k, v in settings.items()):
         return {}
-    return {v["index"]: v for v in data.get("variants", []) if isinstance(v, dict) and "index" in v}
+    return {v["index"]: v for v in _expanded(data.get("variants", []), data.get("sentences"))
+            if isinstance(v, dict) and "index" in v}
 
 
 def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: dict[str, Any],
                     variants: list[Variant], recorded: dict[int, dict[str, Any]]) -> None:
     entries = {i: v for i, v in recorded.items() if i >= count}  # a larger pool built earlier stays listed
     entries.update({v.index: {**v.to_dict(), "stat": _stat(v.path)} for v in variants})
+    listed, sentences = _shared([entries[i] for i in sorted(entries)])
     data = {"generator": GENERATOR_VERSION, "pinned": pinned, "seed": seed, "count": max([count, *entries]),
-            **settings, "variants": [entries[i] for i in sorted(entries)]}
-    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+            **settings, "sentences": sentences, "variants": listed}
+    # one line, no indent: on a small SQLite database the manifest was about 0.4x the pinned file
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n"
     try:
         if path.read_text(encoding="utf-8") == text:
             return  # a rerun that built nothing writes nothing
@@ -438,6 +441,41 @@ def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: di
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _shared(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The manifest's entries with each witness sentence replaced by its place in one shared
+    list. A gold's sentences repeat in most of the variants its witnesses went into (179
+    sentences, 49 distinct, in a Spider-style database's 8 variants): written out in each,
+    they were most of the manifest's bytes."""
+    at: dict[str, int] = {}
+    out = []
+    for entry in entries:
+        said = (entry.get("params") or {}).get("witnesses")
+        if isinstance(said, dict):
+            refs = {gold: [at.setdefault(s, len(at)) for s in lines] for gold, lines in said.items()}
+            entry = {**entry, "params": {**entry["params"], "witnesses": refs}}
+        out.append(entry)
+    sentences = list(at)
+    return out, sentences
+
+
+def _expanded(entries: Any, sentences: Any) -> list[Any]:
+    """The entries ``_shared`` wrote, their sentences put back (a manifest without the shared
+    list, written before it, is read as it is)."""
+    if not isinstance(entries, list) or not isinstance(sentences, list):
+        return entries if isinstance(entries, list) else []
+    out: list[Any] = []
+    for entry in entries:
+        said = (entry.get("params") or {}).get("witnesses") if isinstance(entry, dict) else None
+        if isinstance(said, dict):
+            try:
+                lines = {gold: [sentences[i] for i in refs] for gold, refs in said.items()}
+            except (IndexError, TypeError):
+                continue  # a damaged entry: its variant is built again
+            entry = {**entry, "params": {**entry["params"], "witnesses": lines}}
+        out.append(entry)
+    return out
 
 
 def _stat(path: Path) -> list[int]:

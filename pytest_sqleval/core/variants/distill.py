@@ -28,6 +28,7 @@ MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one executi
 FROZEN_NAME = "variants.frozen.json"
 MUTANT_TIME = (10.0, 0.2)  # a mutant may take 10x the gold's time, and at least 0.2 s, per database
 DISTILL_VERSION = 7  # bump when the choice or the mutants change: stored choices are then remade
+RECORD_HASH = 16  # digits of a variant's content hash a stored choice keeps (its folder names the whole pool)
 #: engine processes a gold's near-misses run on at once: the grading's own and one more (a
 #: machine of 2 cores; on Vantage the distillation was 53 s of one core while the other idled)
 DISTILL_WORKERS = 2
@@ -250,7 +251,8 @@ class VariantSet:
         except (OSError, ValueError, TypeError):
             return None  # not distilled yet, or a damaged entry: distilled again
         by_index = {v.index: _describe(v) for v in self.pool}
-        if any(c.get("index") not in by_index or by_index[c["index"]]["hash"] != c.get("hash") for c in chosen.variants):
+        if any(c.get("index") not in by_index or len(str(c.get("hash"))) < RECORD_HASH
+               or not by_index[c["index"]]["hash"].startswith(str(c.get("hash"))) for c in chosen.variants):
             return None
         chosen.variants = [by_index[c["index"]] for c in chosen.variants]  # this machine's paths
         return chosen
@@ -261,7 +263,10 @@ class VariantSet:
         # each variant by index and content hash only: its path is this machine's, remade on
         # reading (``_read``); a suite of many golds kept a path per gold and variant, which
         # on Spider-sized databases was a tenth of the variants' disk budget
-        stored = {**asdict(chosen), "variants": [{"index": v["index"], "hash": v["hash"]} for v in chosen.variants]}
+        # (the hash's first RECORD_HASH digits: the store's folder is already named by the pool's hashes,
+        # and the full 64 were most of a record's bytes, 0.16x a Spider-style database's file in all)
+        stored = {**asdict(chosen),
+                  "variants": [{"index": v["index"], "hash": v["hash"][:RECORD_HASH]} for v in chosen.variants]}
         tmp.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, self.store / f"{gold_key}.json")
 

@@ -155,7 +155,7 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
                                                             f"`{_short(node, dialect)}`", targets))
         if (type(node) in _FLIPS or isinstance(node, (exp.EQ, exp.Between))) and len(edges) < MAX_NEAR_MISSES:
             found = _edge_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
-            edges += found
+            edges += found or _pair_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
             if not found and len(drops) < MAX_NEAR_MISSES:
                 drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
         elif isinstance(node, (exp.In, exp.Exists, exp.Like, exp.ILike, exp.Not, exp.NEQ)) \
@@ -236,6 +236,42 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     return out
 
 
+def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                      tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A comparison of two columns of one row (TPC-H q21's ``l1.l_receiptdate >
+    l1.l_commitdate``) flipped (``>`` and ``>=``): it shows only on a row where the two are
+    equal, which the pinned rows reaching the output may not hold. A reaching row (or one
+    that reaches but for this comparison) gets one column set to the other's value, in place
+    (a free column, the value in its pinned domain): one side keeps it, the other drops it."""
+    from sqlglot import exp
+    select = node.find_ancestor(exp.Select)
+    if select is None or type(node) not in _FLIPS or _remove_conjunct(node, probe=True) is None:
+        return []
+    sides = [node.this, node.expression]
+    if not all(isinstance(c, exp.Column) for c in sides):
+        return []
+    alias = _alias_of(sides[0], select, names)
+    if alias is None or _alias_of(sides[1], select, names) != alias:
+        return []
+    places: list[tuple[str, str, str, str]] = []
+    for col, other in (sides, sides[::-1]):
+        for table, column, path in _trace(select, col, names):
+            t = tables.get(table)
+            twin = names.lower.get(names.table(table.lower()), {}).get(other.name.lower()) if t is not None else None
+            if t is None or len(path) != 1 or column not in t.free or twin is None \
+                    or t.columns.get(column, "") != t.columns.get(twin, ""):
+                continue
+            rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+            if rows_sql is not None:
+                places.append((table, column, rows_sql, twin))
+    flipped = _replaced(tree, nodes, node, _FLIPS[type(node)](this=node.this.copy(), expression=node.expression.copy()),
+                        dialect)
+    targets = tuple(Target(table, column, rows_sql, (f"pair={twin}",)) for table, column, rows_sql, twin in places[:2])
+    if not flipped or flipped == sql or not targets:
+        return []
+    return [NearMiss(digest, sql, flipped, f"`{_short(node, dialect)}` against its comparison flipped", targets)]
+
+
 def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
                          tables: dict[str, Any], digest: str) -> list[NearMiss]:
     """A conjunct that is no comparison of a column with a literal (``dept_code IN (SELECT ...
@@ -285,7 +321,64 @@ def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
             if reaching is not None and column is not None and _alias_of(col, select, names) == alias \
                     and column not in t.free and not _single_key(t, column):
                 out.append(Target(table, column, reaching, ("up", "down")))  # a reference: another parent
-    return tuple(dict.fromkeys(out))[:3]
+    out += _pattern_targets(tree, nodes, select, node, names, tables, dialect)
+    return tuple(dict.fromkeys(out))[:4]
+
+
+def _text_only_unique(t: Any, column: str) -> bool:
+    """A column observed unique and nothing more (TPC-H's ``s_comment``: every comment differs
+    on the pinned data): no declared key; the writer checks it is in no dependency and that the
+    text it writes is not in the column yet, so it stays unique."""
+    return column in t.observed_unique and (column,) not in [t.primary_key, *t.unique_keys]
+
+
+def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
+                     dialect: str) -> list[Target]:
+    """``x NOT IN (SELECT y FROM t WHERE c LIKE 'p')`` dropped (TPC-H q16's suppliers with
+    complaints): where no ``t`` row matches the pattern (none of the pinned suppliers has such
+    a comment), every row passes the ``NOT IN`` and no row fails it to copy. It shows on a
+    ``t`` row that a reaching row refers to (``y`` = its ``x``) with its free text column ``c``
+    set to a text the pattern matches, made from the pattern itself (``%`` and ``_`` filled):
+    the reaching row then fails the conjunct. The same row tells the gold from its pattern
+    changed. A text made from a gold's literal, not from the pinned column: a comment is free
+    text, and no correct query can rely on what it does not say."""
+    from sqlglot import exp
+    inner = node.this if isinstance(node, exp.Not) else None
+    if not isinstance(inner, exp.In) or not isinstance(inner.this, exp.Column):
+        return []
+    query = inner.args.get("query")
+    sub = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(sub, exp.Select) or len(sub.expressions) != 1 or not isinstance(sub.expressions[0], exp.Column):
+        return []
+    sources = _from_nodes(sub)
+    alias = _alias_of(inner.this, select, names)
+    outer = next((s for s in _from_nodes(select) if s.alias_or_name.lower() == alias), None)
+    if len(sources) != 1 or not isinstance(sources[0], exp.Table) or not isinstance(outer, exp.Table):
+        return []
+    t_name = names.table(".".join(p for p in (sources[0].db, sources[0].name) if p).lower())
+    if t_name not in names.lower:
+        return []
+    table = names.originals[t_name]
+    t = tables.get(table)
+    where = sub.args.get("where")
+    reaching = _rows_sql(tree, nodes, [_Step(select, alias or "", None)], dialect, drop=node)
+    if t is None or where is None or reaching is None:
+        return []
+    from .witnesses import split_terms
+    out = []
+    for cond in split_terms(where.this, exp.And):
+        if not isinstance(cond, exp.Like) or not isinstance(cond.this, exp.Column) \
+                or not isinstance(cond.expression, exp.Literal) or not cond.expression.is_string:
+            continue
+        column = names.lower[t_name].get(cond.this.name.lower())
+        text = " ".join(cond.expression.this.replace("%", " ").replace("_", "x").split())
+        if column is None or not text or not (column in t.free or _text_only_unique(t, column)):
+            continue
+        y, x = sub.expressions[0].sql(dialect=dialect), exp.column(inner.this.name, table=alias).sql(dialect=dialect)
+        rows_sql = (f"SELECT rowid FROM {sources[0].sql(dialect=dialect)} WHERE {y} IN (SELECT {x} FROM "
+                    f"{outer.sql(dialect=dialect)} WHERE rowid IN ({reaching})) ORDER BY rowid LIMIT {CANDIDATE_ROWS}")
+        out.append(Target(table, column, rows_sql, (f"like={text}",)))
+    return out
 
 
 def _having_near_misses(sql: str, tree: Any, nodes: list[Any], having: Any, dialect: str, names: Any,
@@ -760,7 +853,7 @@ class SeparatingWriter:
                 continue
             rows = [int(r[0]) for r in self.run(target.rows_sql, [_salt_of(index)]) or []]
             for edit in target.edits:
-                for rowid in rows[:EDGE_ROWS] if "=" in edit else rows:
+                for rowid in rows[:EDGE_ROWS] if "=" in edit and not edit.startswith("pair=") else rows:
                     if trials >= MAX_TRIALS:
                         return False
                     value = self._value(target, rowid, edit)
@@ -768,7 +861,7 @@ class SeparatingWriter:
                         continue
                     trials += 1
                     moved = {} if edit == "same" else {target.column: value}
-                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith("set="),
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=", "pair=")),
                                      keep=target.keep):
                         continue
                     self.written += 1
@@ -784,6 +877,23 @@ class SeparatingWriter:
         rel, col = qualified(target.table, self.engine), quote(target.column)
         if edit == "same":
             return None
+        if edit.startswith("pair="):  # the row's own value of the other column (``_pair_near_misses``)
+            t = self.tables[target.table]
+            twin = edit.split("=", 1)[1]
+            if target.column not in t.free or twin not in t.columns:
+                return None
+            own = self.con.execute(f"SELECT {quote(twin)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
+            if own is None or own[0] is None or not self.allowed(target.table, target.column, _plain(own[0])):
+                return None
+            return own[0]
+        if edit.startswith("like="):  # a text a gold's pattern matches, on a free text column (``_pattern_targets``)
+            t, text = self.tables[target.table], edit.split("=", 1)[1]
+            if target.column in t.free:
+                return text
+            if not _text_only_unique(t, target.column) or self._in_dependency(target.table, target.column) \
+                    or self.con.execute(f"SELECT 1 FROM {rel} WHERE {col} = ? LIMIT 1", [text]).fetchone():
+                return None
+            return text
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
             t = self.tables[target.table]
@@ -907,7 +1017,7 @@ class SeparatingWriter:
         from .constraints import qualified, quote
         t = self.tables[table]
         if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
-                                for c in moved):
+                                or self._unique_text(table, c, moved[c]) for c in moved):
             return False
         sets = ", ".join(f"{quote(c)} = " + (f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c]
                                              else "?") for c in moved)
@@ -942,6 +1052,16 @@ class SeparatingWriter:
             if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
                 return False  # the caller rolls the copy back
         return True
+
+    def _unique_text(self, table: str, column: str, value: Any) -> bool:
+        """A text for a column observed unique and nothing more, in no dependency, that no row
+        holds yet: written, the column stays unique (``_pattern_targets``)."""
+        from .constraints import qualified, quote
+        t = self.tables[table]
+        if not isinstance(value, str) or not _text_only_unique(t, column) or self._in_dependency(table, column):
+            return False
+        return self.con.execute(f"SELECT 1 FROM {qualified(table, self.engine)} WHERE {quote(column)} = ? LIMIT 1",
+                                [value]).fetchone() is None
 
     def _in_dependency(self, table: str, column: str) -> bool:
         """Whether the column is on either side of a dependency (declared, observed, a gold's join)."""
@@ -1001,6 +1121,11 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
     shown = f"{target.column} = {_show(value) if isinstance(value, str) and '=' not in edit else _plain(value)}"
     if edit.startswith("set="):
         return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
+    if edit.startswith("pair="):
+        return (f"a {name} row that reaches the output (or does but for this comparison), its {target.column} set to "
+                f"its own {edit.split('=', 1)[1]} ({_plain(value)}): separates {what}")
+    if edit.startswith("like="):
+        return f"a {name} row a reaching row refers to, its {target.column} set to {_plain(value)!r}: separates {what}"
     if edit.startswith("copy="):
         return f"a copy of a {name} row that reaches the output but for this filter, with {shown}: separates {what}"
     return f"a copy of a {name} row that reaches the output, with {shown} ({_EDIT_WORDS[edit]}): separates {what}"
