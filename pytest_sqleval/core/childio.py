@@ -89,7 +89,7 @@ def guard_group(pgid: int, grace_s: float = GUARD_GRACE_S) -> None:
     ended = threading.Event()
 
     def leader_ends() -> None:
-        await_exit(pgid, lambda: _exists(pgid))
+        await_exit(pgid, lambda: process_exists(pgid))
         ended.set()
 
     threading.Thread(target=leader_ends, daemon=True).start()
@@ -100,7 +100,8 @@ def guard_group(pgid: int, grace_s: float = GUARD_GRACE_S) -> None:
         pass
 
 
-def _exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
+    """Whether ``pid`` names a process (a zombie too); one we may not signal exists."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

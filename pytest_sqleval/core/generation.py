@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from .backends.base import Backend, GenerationResult
 from .cases import BenchmarkCase
+from .childio import process_exists
 from .errors import NoPrediction
 
 POLL_S = 0.05
@@ -285,12 +286,8 @@ class _DaemonThreads(concurrent.futures.ThreadPoolExecutor):
 def _alive(pid: int) -> bool:
     """Whether a claim's owner still runs. A zombie counts as dead: an xdist worker killed
     mid-run stays a zombie until the controller reaps it, and its claims must be taken over."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not process_exists(pid):
         return False
-    except PermissionError:
-        return True
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
