@@ -165,6 +165,8 @@ def test_the_xdist_controller_reads_only_ids_and_databases_to_schedule(pytester:
     pytester.makeconftest(READS_CONFTEST)
     log = pytester.path / "reads.log"
     pytester._monkeypatch.setenv("READS_LOG", str(log))
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        pytester._monkeypatch.delenv(name, raising=False)  # under an outer -n, the inner controller is no worker
     result = pytester.runpytest_subprocess("-n", "2", "-v", "spider", "--sqleval-backend=gold", "-p", "no:cacheprovider",
                                            "-p", "no:randomly")
     result.assert_outcomes(passed=12)
