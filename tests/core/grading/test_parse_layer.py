@@ -5,7 +5,6 @@ error's line and column (1-based, pointing at the offending token's first charac
 the statement count, and the empty / comment-only / huge inputs a backend can return."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -124,10 +123,8 @@ def test_empty_whitespace_and_comment_only(sql: str, message: str) -> None:
     pytest.param("SELECT " + "(" * 3000 + "1" + ")" * 3000, False, id="3000-deep-nesting"),
 ])
 def test_very_long_input_does_not_crash(sql: str, ok: bool) -> None:
-    start = time.perf_counter()
     res = parse_sql(sql, "duckdb")
     assert res.ok is ok
-    assert time.perf_counter() - start < 5
     if ok:
         assert res.statements == 1
     else:
