@@ -232,3 +232,25 @@ def test_the_cores_public_api_resolves_and_importing_it_loads_nothing_else() -> 
                              "print(sorted(m for m in sys.modules if m.startswith('pytest_sqleval.core.')))"],
                             capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+#: the modules that read cases: the engine process never reads one (it is sent SQL and a policy)
+CASE_READERS = {f"{CORE}.cases", f"{CORE}.cases.read", f"{CORE}.cases.layouts", f"{CORE}.cases.manifest",
+                f"{CORE}.cases.defog", f"{CORE}.cases.spider2_lite", f"{CORE}.cases.result_files"}
+
+
+def test_the_engine_process_loads_no_case_reader() -> None:
+    """The engine process (``python -m pytest_sqleval.core.engines.host``, which loads the
+    grader's handler by name) compares under a ``ComparePolicy`` and nothing else of a case:
+    its start-up loads no case reader (``cases/__init__`` imports them all)."""
+    import subprocess
+    import sys
+
+    probe = ("import runpy, sys; sys.argv = ['host']; "
+             "host = runpy.run_module('pytest_sqleval.core.engines.host', run_name='not_main'); "
+             "from pytest_sqleval.core.grading.engine_side import HANDLER; host['load_handler'](HANDLER); "
+             "print(sorted(m for m in sys.modules if m.startswith('pytest_sqleval.')))")
+    loaded = ast.literal_eval(subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, check=True,
+                                 timeout=120).stdout)
+    assert f"{CORE}.grading.engine_side" in loaded  # the probe loaded the handler
+    assert sorted(CASE_READERS & set(loaded)) == []

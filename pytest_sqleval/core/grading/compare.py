@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
 
-from ..cases.model import ComparePolicy
+from ..comparison import ComparePolicy
 
 PREVIEW_ROWS = 5
 PREVIEW_CHARS = 200  # characters of one text value in a report; the rest is cut, and the cut said

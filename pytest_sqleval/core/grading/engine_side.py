@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cases.model import ComparePolicy
+from ..comparison import ComparePolicy
 from ..engines.host import executed, partial, started
 
 GOLD_CHECKSUM = "arrow_sha256"  # the .json's record of its .arrow's bytes

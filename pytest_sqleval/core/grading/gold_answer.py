@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..cases import ComparePolicy
+    from ..comparison import ComparePolicy
     from .gold_analysis import GoldAnalysis
 
 
