@@ -523,13 +523,12 @@ class LocalConnectServer:
             env.pop(var, None)
         log = open(self.work / "server.log", "wb")
         t0 = time.monotonic()
-        try:  # spark-submit execs the JVM: the child is the server, in a process group of its own
-            self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+        try:  # the gate execs spark-submit, which execs the JVM: the child is the server, in a group of its own
+            self.proc = subprocess.Popen(["/bin/sh", "-c", JVM_GATE, *cmd], env=env, stdin=subprocess.PIPE,
+                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         finally:
             log.close()
-        # a JVM does not watch its parent: a guard ends its group if this process is SIGKILLed
-        self._guard = start_guard(self.proc.pid)
+        self._guard = self._open_gate(self.proc)
         deadline = t0 + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -553,6 +552,20 @@ class LocalConnectServer:
             close_client(spark, release=True)
         self.started_s = time.monotonic() - t0
         return self
+
+    @staticmethod
+    def _open_gate(proc: "subprocess.Popen[bytes]") -> "subprocess.Popen[bytes]":
+        """The guard of ``proc``'s group (a JVM does not watch its parent: the guard ends the
+        group if this process is SIGKILLed), started before the gate lets the JVM start.
+        Killed before the gate opens, this process's end of the gate's pipe closes, and the
+        gate exits without starting the JVM: no moment leaves a JVM without its guard."""
+        assert proc.stdin is not None
+        try:
+            guard = start_guard(proc.pid)
+            proc.stdin.write(b"go\n")
+        finally:
+            proc.stdin.close()  # the gate's read ends: "go" starts the JVM, nothing (an error above) ends the gate
+        return guard
 
     def stop(self, timeout_s: float = 20.0) -> None:
         """SIGTERM to its process group, SIGKILL if it is not gone within ``timeout_s``."""
@@ -584,6 +597,12 @@ class LocalConnectServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+#: ``sh -c`` before spark-submit: it execs the command (its arguments) once its owner writes a
+#: line on its stdin, after the guard is up (``_open_gate``); at end of file (its owner gone
+#: before that) it exits, and no JVM starts. The JVM keeps the gate's pid, group and session.
+JVM_GATE = 'read -r go || exit 75; exec "$0" "$@" </dev/null'
 
 
 def _free_port() -> int:

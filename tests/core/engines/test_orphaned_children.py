@@ -196,3 +196,32 @@ def test_the_spark_connect_servers_jvm_ends_when_its_owner_is_killed(tmp_path: P
             os.killpg(jvm, signal.SIGKILL)  # anything left in its group
         except ProcessLookupError:
             pass
+
+
+@pytest.mark.spark
+def test_a_spark_connect_owner_killed_before_the_guard_is_up_leaves_no_jvm() -> None:
+    """The owner SIGKILLed after it started the server's JVM and before its guard was up
+    left the JVM with no one to end it (the guard started just after the JVM). Now the JVM
+    waits behind a gate that opens only once the guard is up: the owner here is killed at
+    that very moment (in place of starting the guard), and nothing it started runs on."""
+    from tests.core.engines.conftest import spark_missing
+    missing = spark_missing()
+    if missing:
+        pytest.skip(missing)
+    parent, group = _parent("""
+        import os, signal
+        from pytest_sqleval.core.engines import spark_connect
+        def killed_instead(pgid):  # the owner's SIGKILL in the window before its guard is up
+            print(pgid, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        spark_connect.start_guard = killed_instead
+        spark_connect.LocalConnectServer(master="local[1]", memory="512m").start()
+    """)
+    try:
+        parent.wait(timeout=30)
+        assert _wait(lambda: not _alive(group), GONE_WITHIN_S), "the JVM ran on, unguarded, after its owner was killed"
+    finally:
+        try:
+            os.killpg(group, signal.SIGKILL)  # anything left in its group
+        except ProcessLookupError:
+            pass
