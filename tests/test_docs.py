@@ -16,13 +16,16 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -32,7 +35,13 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 RUNNABLE = re.compile(r"^(pytest|python -m pytest_sqleval|sqleval)(\s|$)")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 MARKER = re.compile(r"^\s*<!--\s*(not-run|run-with):(.*?)-->\s*$")
-COMMAND_TIMEOUT_S = 180
+#: A docs command's bounds are safety nets, never a speed: each of its processes may spend
+#: COMMAND_CPU_S of CPU time (RLIMIT_CPU: a runaway ends at it, whatever the machine's load;
+#: every page's commands together spent 65 s), and the command COMMAND_WALL_S of wall time,
+#: against a hang only: at load 17 on 2 cores these commands got 17 % of a core (first-run.md
+#: took 171 s of wall), so the wall net is ten times the CPU bound, far from a correct page.
+COMMAND_CPU_S = 180
+COMMAND_WALL_S = 10 * COMMAND_CPU_S
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,29 @@ def _argv(command: str, extra: tuple[str, ...]) -> list[str]:
         return [sys.executable, "-m", "pytest_sqleval", *words[1:], *extra]
     assert words[:3] == ["python", "-m", "pytest_sqleval"], command
     return [sys.executable, *words[1:], *extra]
+
+
+def _limit_cpu(seconds: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child (and each process it starts) may spend ``seconds`` of CPU time."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+    return limit
+
+
+def _run(argv: list[str], cpu_s: int = COMMAND_CPU_S, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` of a docs command under its safety nets (``COMMAND_CPU_S``, ``COMMAND_WALL_S``);
+    a command stopped by its CPU bound exits -SIGXCPU."""
+    return subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_WALL_S,
+                          preexec_fn=_limit_cpu(cpu_s), **kwargs)
+
+
+def test_a_docs_command_is_bounded_by_cpu_time_not_the_clock(tmp_path: Path) -> None:
+    """A command that computes for ever ends at its CPU bound; one that waits a while (a loaded
+    machine's stand-in: wall time with no CPU spent) is not stopped by it."""
+    spin = _run([sys.executable, "-c", "while True: pass"], cpu_s=1, cwd=tmp_path)
+    assert spin.returncode == -signal.SIGXCPU
+    waits = _run([sys.executable, "-c", "import time; time.sleep(2); print('done')"], cpu_s=1, cwd=tmp_path)
+    assert waits.returncode == 0 and waits.stdout == "done\n"
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -266,8 +298,7 @@ def test_the_commands_of_a_page_run(page: Path, tmp_path: Path) -> None:
     work = _workspace(tmp_path)
     for block in (b for b in _blocks(page) if b.not_run is None):
         for command in (c for c in block.commands if RUNNABLE.match(c)):
-            done = subprocess.run(_argv(command, block.run_with), cwd=work, env=_env(), capture_output=True,
-                                  text=True, timeout=COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            done = _run(_argv(command, block.run_with), cwd=work, env=_env(), stdin=subprocess.DEVNULL)
             said = f"{block.where}: `{command}` exited {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
             if command.startswith("pytest"):
                 assert done.returncode in (0, 1), said
@@ -279,8 +310,7 @@ def test_the_commands_of_a_page_run(page: Path, tmp_path: Path) -> None:
 # ------------------------------------------------------------- references that must match the code
 
 def _help(tmp_path: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--help", *LEAN], cwd=tmp_path, env=_env(),
-                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    done = _run([sys.executable, "-m", "pytest", "--help", *LEAN], cwd=tmp_path, env=_env())
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -300,9 +330,8 @@ def test_the_options_and_ini_references_name_what_the_plugin_registers(tmp_path:
 
 def test_the_record_schema_names_every_field_a_record_has(tmp_path: Path) -> None:
     work = _workspace(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "pytest", "cases/shop", "-k", "q01 or q02", "-p", "no:cacheprovider", *LEAN,
-                           "--sqleval-backend=predictions:cases/shop/predictions/naive.jsonl"],
-                          cwd=work, env=_env(), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    done = _run([sys.executable, "-m", "pytest", "cases/shop", "-k", "q01 or q02", "-p", "no:cacheprovider", *LEAN,
+                 "--sqleval-backend=predictions:cases/shop/predictions/naive.jsonl"], cwd=work, env=_env())
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     records = [json.loads(line) for line in
                (work / "sqleval-results" / "results.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -324,11 +353,9 @@ def test_the_readme_tour_shows_the_failures_a_run_prints(tmp_path: Path) -> None
              if lang == "text" and body and re.match(r"q\d+ \[sample_predictions\]: ", body[0])]
     assert len(shown) >= 2
     ids = [text.split(" ", 1)[0] for text in shown]
-    done = subprocess.run([sys.executable, "-m", "pytest", "cases/vantage", "-p", "no:cacheprovider", *LEAN,
-                           "--sqleval-backend=predictions:cases/vantage/sample_predictions.jsonl",
-                           "-k", " or ".join(ids)],
-                          cwd=_workspace(tmp_path), env=_env(), capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT_S)
+    done = _run([sys.executable, "-m", "pytest", "cases/vantage", "-p", "no:cacheprovider", *LEAN,
+                 "--sqleval-backend=predictions:cases/vantage/sample_predictions.jsonl", "-k", " or ".join(ids)],
+                cwd=_workspace(tmp_path), env=_env())
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     for text in shown:
         assert text in done.stdout, f"the README shows a failure the run no longer prints:\n{text}"
