@@ -17,6 +17,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.separators import near_misses
+from tests.core.variants.conftest import graded_with_variants, made
 
 
 def make_items(path: Path) -> None:
@@ -50,23 +51,16 @@ EQUIVALENTS = {
 
 @pytest.fixture(scope="module")
 def items(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Grader]]:
-    folder = tmp_path_factory.mktemp("items")
-    path = folder / "items.duckdb"
-    make_items(path)
-    with Grader(path, dialect="duckdb", cache_dir=folder / "cache", variants=8, variant_golds=[GOLD]) as graded:
-        yield folder, graded
+    yield from graded_with_variants(tmp_path_factory, "items", make_items, GOLD)
 
 
 def test_the_flip_coincides_on_the_pinned_database(tmp_path: Path) -> None:
-    path = tmp_path / "items.duckdb"
-    make_items(path)
-    with Grader(path, dialect="duckdb") as graded:
+    with Grader(made(tmp_path, "items", make_items), dialect="duckdb") as graded:
         assert graded.compare(WRONG, GOLD).passed
 
 
 def test_the_flip_is_a_near_miss_with_a_pair_target(tmp_path: Path) -> None:
-    path = tmp_path / "items.duckdb"
-    make_items(path)
+    path = made(tmp_path, "items", make_items)
     found = [m for m in near_misses([GOLD], "duckdb", observe_constraints(path).tables) if "flipped" in m.what]
     assert any(t.edits == ("pair=l_commitdate",) and t.column == "l_receiptdate" for m in found for t in m.targets)
 

@@ -19,6 +19,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.separators import near_misses
+from tests.core.variants.conftest import graded_with_variants, made
 
 
 def make_parts(path: Path) -> None:
@@ -59,24 +60,17 @@ EQUIVALENTS = {
 
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Grader]]:
-    folder = tmp_path_factory.mktemp("parts")
-    path = folder / "parts.duckdb"
-    make_parts(path)
-    with Grader(path, dialect="duckdb", cache_dir=folder / "cache", variants=8, variant_golds=[GOLD]) as graded:
-        yield folder, graded
+    yield from graded_with_variants(tmp_path_factory, "parts", make_parts, GOLD)
 
 
 def test_the_shapes_coincide_on_the_pinned_database(tmp_path: Path) -> None:
-    path = tmp_path / "parts.duckdb"
-    make_parts(path)
-    with Grader(path, dialect="duckdb") as graded:
+    with Grader(made(tmp_path, "parts", make_parts), dialect="duckdb") as graded:
         for name, wrong in COINCIDENCES.items():
             assert graded.compare(wrong, GOLD).passed, name
 
 
 def test_the_dropped_not_in_has_a_pattern_target(tmp_path: Path) -> None:
-    path = tmp_path / "parts.duckdb"
-    make_parts(path)
+    path = made(tmp_path, "parts", make_parts)
     tables = observe_constraints(path).tables
     found = [m for m in near_misses([GOLD], "duckdb", tables) if "NOT" in m.what]
     assert "s_comment" in tables["main.supplier"].observed_unique and "s_comment" not in tables["main.supplier"].free
