@@ -5,12 +5,14 @@ the same either way (the bench's 1000-case A/B compares every record)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.grading import peers
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from tests.recorded_calls import record_calls
 
 GOLD = "SELECT DISTINCT region FROM customers ORDER BY region"  # Spider's evaluator runs it without DISTINCT
 PRED = "SELECT region FROM customers GROUP BY region ORDER BY region"  # no DISTINCT: Spider runs it as written
@@ -31,10 +33,8 @@ def test_a_stored_spider_variant_of_the_gold_costs_no_message(shop_db: Path, tmp
         again = g.grade(PRED, gold)  # read from the store: nothing runs
         assert kinds == ["executed", "result"]
         assert first.passed and again.passed
-        sbs = again.layers["compare"]["sidebyside"]
-        assert sbs == first.layers["compare"]["sidebyside"]
         # Spider's evaluator drops the gold's DISTINCT (a known bug of theirs): 40 rows against 4
-        assert sbs["spider"] is False and sbs["bird"] is True and sbs["spider_distinct_removed"] is True
+        _same_sidebyside(first, again, spider=False)
     finally:
         g.close()
 
@@ -45,16 +45,8 @@ def test_a_gold_is_read_as_python_rows_once_per_process(shop_db: Path, tmp_path:
     gold in the engine process (served here in the grading process, ``isolation = "auto"``
     on SQLite would too), not once per prediction: three predictions against one gold read
     the gold's rows once and each prediction's once."""
-    from pytest_sqleval.core.engines.host import InProcessEngine
-    calls: list[int] = []
-    real = peers.python_rows
-
-    def counting(table: object) -> object:
-        calls.append(table.num_rows)  # type: ignore[attr-defined]
-        return real(table)  # type: ignore[arg-type]
-    monkeypatch.setattr(peers, "python_rows", counting)
-    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path,
-                    started=SuiteGrader.start_engine(shop_db, Limits(timeout_s=5), tmp_path, InProcessEngine()))
+    calls = record_calls(monkeypatch, peers, "python_rows", lambda table: table.num_rows)
+    g = _in_process_grader(shop_db, tmp_path)
     try:
         gold = g.gold("SELECT id, name FROM products WHERE id <= 3")
         preds = ["SELECT id, name FROM products WHERE id < 4", "SELECT id, name FROM products WHERE id <= 2",
@@ -97,16 +89,9 @@ def test_a_prediction_spider_rewrites_into_the_gold_s_variant_is_not_run_again(
     and ``executed`` more. The verdicts are those of running it (the re-run forced below)."""
     from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
     from pytest_sqleval.core.grading.engine_side import GradingHandler
-    runs: list[str] = []
-    real = DuckDBSandbox.run
-
-    def logged(self: DuckDBSandbox, sql: str, **kw: object) -> object:
-        runs.append(sql)
-        return real(self, sql, **kw)  # type: ignore[arg-type]
-    monkeypatch.setattr(DuckDBSandbox, "run", logged)
+    runs = record_calls(monkeypatch, DuckDBSandbox, "run", lambda self, sql, **kw: sql)
     variant = peers.spider_variant(GOLD, "duckdb")
-    g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path,
-                    started=SuiteGrader.start_engine(shop_db, Limits(timeout_s=5), tmp_path, _in_process()))
+    g = _in_process_grader(shop_db, tmp_path)
     try:
         gold = g.gold(GOLD)
         g.grade(GOLD, gold)  # the gold's variant is run and stored here
@@ -117,10 +102,8 @@ def test_a_prediction_spider_rewrites_into_the_gold_s_variant_is_not_run_again(
         ran = g.grade(GOLD, gold)
         assert runs == [GOLD, GOLD, variant]  # forced: the re-run runs
         assert reused.passed and ran.passed
-        sbs = reused.layers["compare"]["sidebyside"]
-        assert sbs == ran.layers["compare"]["sidebyside"]
         # Spider runs both without DISTINCT: 40 rows against the same 40 rows
-        assert sbs["spider"] is True and sbs["bird"] is True and sbs["spider_distinct_removed"] is True
+        _same_sidebyside(ran, reused, spider=True)
     finally:
         g.close()
 
@@ -141,6 +124,17 @@ def test_the_re_run_reads_the_stored_variant_and_runs_nothing(shop_db: Path, tmp
         g.close()
 
 
-def _in_process() -> object:
+def _same_sidebyside(first: Any, again: Any, spider: bool) -> None:
+    """Two grades' side-by-side verdicts are the same: Spider's ``spider``, BIRD's a pass,
+    the gold's DISTINCT dropped for Spider."""
+    sbs = again.layers["compare"]["sidebyside"]
+    assert sbs == first.layers["compare"]["sidebyside"]
+    assert sbs["spider"] is spider and sbs["bird"] is True and sbs["spider_distinct_removed"] is True
+
+
+def _in_process_grader(shop_db: Path, tmp_path: Path) -> SuiteGrader:
+    """A grader whose engine serves in this process (what it runs can be counted here)."""
     from pytest_sqleval.core.engines.host import InProcessEngine
-    return InProcessEngine()
+    limits = Limits(timeout_s=5)
+    return SuiteGrader(shop_db, limits=limits, cache_dir=tmp_path,
+                       started=SuiteGrader.start_engine(shop_db, limits, tmp_path, InProcessEngine()))

@@ -9,6 +9,8 @@ rest skipped and said in the variant's tally."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 from pytest_sqleval.core.variants import clones, outputs
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from tests.core.variants.test_limit_output_paths import BRANDS, _connect, make_shop
+from tests.recorded_calls import record_calls
 
 # three Books brands sell on the pinned data: LIMIT 2 already cuts them
 PAST = BRANDS.replace("LIMIT 8", "LIMIT 2")
@@ -33,25 +36,30 @@ def shop(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return path
 
 
+@contextmanager
 def _writer(pinned: Path, variant: Path, golds: list[str], monkeypatch: pytest.MonkeyPatch
-            ) -> tuple[Any, Any, list[Any], dict[str, int]]:
-    """A writer on ``variant`` (a changed copy of ``pinned``), the golds' growths, and a
-    tally of the fact copies it writes."""
+            ) -> Iterator[tuple[Any, Any, list[Any], list[None]]]:
+    """A connection to ``variant`` (a changed copy of ``pinned``), a writer on it, the golds'
+    growths, and a list with an entry for each fact copy it writes; both closed after."""
     monkeypatch.setattr(outputs, "_PINNED_COUNTS", {}, raising=False)  # raising: main had none
-    copies = {"clone": 0}
-    real = clones.CloneWriter.clone
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        copies["clone"] += 1
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(clones.CloneWriter, "clone", counted)
+    copies = record_calls(monkeypatch, clones.CloneWriter, "clone")
     dialect = pinned.suffix.lstrip(".")
     c = observe_constraints(pinned, golds=(golds, dialect))
     growths = outputs.output_growths(golds, dialect, dialect, c.tables, c.dependencies)
     con = _connect(variant, read_only=False)
-    return con, outputs.OutputWriter(con, dialect, c, pinned, 0), growths, copies
+    writer = outputs.OutputWriter(con, dialect, c, pinned, 0)
+    try:
+        yield con, writer, growths, copies
+    finally:
+        writer.close()
+        con.close()
 
+
+def _copy(shop: Path, tmp_path: Path) -> Path:
+    """A copy of the pinned ``shop`` to make a variant of."""
+    variant = tmp_path / f"variant{shop.suffix}"
+    shutil.copy(shop, variant)
+    return variant
 
 def _count(con: Any, sql: str) -> int:
     return int(con.execute(f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g").fetchone()[0])
@@ -59,8 +67,7 @@ def _count(con: Any, sql: str) -> int:
 
 def test_a_gold_past_its_limit_on_the_pinned_data_is_not_grown(shop: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    variant = tmp_path / f"variant{shop.suffix}"
-    shutil.copy(shop, variant)
+    variant = _copy(shop, tmp_path)
     con = _connect(variant, read_only=False)
     con.execute("DELETE FROM store_sales WHERE ss_item_sk = 3")  # a subset: brand #3 sells no more here
     con.execute("DELETE FROM web_sales WHERE ws_item_sk = 3")
@@ -68,24 +75,17 @@ def test_a_gold_past_its_limit_on_the_pinned_data_is_not_grown(shop: Path, tmp_p
         con.commit()
     assert _count(con, PAST) == 2  # the gold's LIMIT 2 here: LIMIT 1 and 3 would differ only if it grew
     con.close()
-    con, writer, growths, copies = _writer(shop, variant, [PAST], monkeypatch)
-    try:
+    with _writer(shop, variant, [PAST], monkeypatch) as (con, writer, growths, copies):
         assert len(growths) == 1
         assert not writer.grow(growths[0])
-        assert (copies["clone"], writer.spent) == (0, 0)  # not one copy, not one run of the gold here
+        assert (len(copies), writer.spent) == (0, 0)  # not one copy, not one run of the gold here
         assert writer.written.tally == {"past_limit_on_pinned": 1}
         assert _count(con, PAST) == 2
-    finally:
-        writer.close()
-        con.close()
 
 
 def test_a_gold_no_unit_lifts_costs_one_count_per_move_and_width(shop: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    variant = tmp_path / f"variant{shop.suffix}"
-    shutil.copy(shop, variant)
-    con, writer, growths, copies = _writer(shop, variant, [HEAVY], monkeypatch)
-    try:
+    with _writer(shop, _copy(shop, tmp_path), [HEAVY], monkeypatch) as (con, writer, growths, copies):
         before = _count(con, HEAVY)
         assert 0 < before <= 8
         (g,) = growths
@@ -94,22 +94,16 @@ def test_a_gold_no_unit_lifts_costs_one_count_per_move_and_width(shop: Path, tmp
         # the first and last counts, one per trial between (its units written at once); one unit at a
         # time took up to MAX_TRIALS counts per trial
         assert writer.counted <= 2 + trials, writer.counted
-        assert copies["clone"] <= trials * outputs.MAX_TRIALS * max(outputs.WIDTHS)
+        assert len(copies) <= trials * outputs.MAX_TRIALS * max(outputs.WIDTHS)
         assert writer.written.tally["undone"] == 1 and writer.written.tally["counts"] == writer.counted
         assert _count(con, HEAVY) == before  # everything undone
-    finally:
-        writer.close()
-        con.close()
 
 
 def test_a_variants_golds_stop_at_the_budget_and_say_so(shop: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    variant = tmp_path / f"variant{shop.suffix}"
-    shutil.copy(shop, variant)
     golds = [HEAVY.replace(">= 4", f">= {k}") for k in (4, 5, 6, 7)]  # four golds no unit lifts
-    con, writer, growths, copies = _writer(shop, variant, golds, monkeypatch)
-    monkeypatch.setattr(outputs, "MAX_VARIANT_COUNTS", 7, raising=False)
-    try:
+    with _writer(shop, _copy(shop, tmp_path), golds, monkeypatch) as (con, writer, growths, copies):
+        monkeypatch.setattr(outputs, "MAX_VARIANT_COUNTS", 7, raising=False)
         assert len(growths) == 4
         for g in growths:
             assert not writer.grow(g)
@@ -117,6 +111,3 @@ def test_a_variants_golds_stop_at_the_budget_and_say_so(shop: Path, tmp_path: Pa
         tally = writer.written.tally
         assert tally["counts"] == writer.spent and tally.get("over_budget", 0) >= 1, tally
         assert sum(tally.get(k, 0) for k in ("grown", "undone", *outputs.SKIP_REASONS)) == 4
-    finally:
-        writer.close()
-        con.close()
