@@ -62,6 +62,20 @@ def _parent(script: str, *args: str) -> tuple[subprocess.Popen[str], int]:
     return parent, int(line)
 
 
+def _parent_of_python_child(code: str) -> tuple[subprocess.Popen[str], int]:
+    """A parent that starts ``python -c code`` as ``childio.python_child`` describes it and
+    prints its pid once the child has printed ``ready`` (it works)."""
+    return _parent("""
+        import subprocess, sys, time
+        from pytest_sqleval.core.childio import python_child
+        cmd, env = python_child("-c", sys.argv[1])
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
+        assert child.stdout.readline() == b"ready\\n"
+        print(child.pid, flush=True)
+        time.sleep(600)
+    """, code)
+
+
 def _kill_parent_and_wait(parent: subprocess.Popen[str], child: int) -> bool:
     try:
         parent.send_signal(signal.SIGKILL)
@@ -102,16 +116,8 @@ def test_a_python_child_that_answers_on_its_pipe_ends_when_its_parent_is_killed(
     """The second variant build (``build.build_in_child``) reads no pipe at all: a child
     started as ``childio.python_child`` describes it, which opens its answer pipe with
     ``private_stdout`` as that build does first, ends once its parent is gone."""
-    parent, child = _parent("""
-        import subprocess, time
-        from pytest_sqleval.core.childio import python_child
-        cmd, env = python_child("-c", "import time; from pytest_sqleval.core.childio import private_stdout; "
-                                "out = private_stdout(); out.write(b'ready\\\\n'); out.flush(); time.sleep(600)")
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
-        assert child.stdout.readline() == b"ready\\n"
-        print(child.pid, flush=True)
-        time.sleep(600)
-    """)
+    parent, child = _parent_of_python_child("import time; from pytest_sqleval.core.childio import private_stdout; "
+                                            "out = private_stdout(); out.write(b'ready\\n'); out.flush(); time.sleep(600)")
     assert _kill_parent_and_wait(parent, child), "the child ran on after its parent was killed"
 
 
@@ -120,16 +126,8 @@ def test_a_python_child_ends_when_its_parent_is_killed_without_waiting_for_a_pol
     poll of an hour (before: a thread woke every 0.5 s to look), the child still ends at once."""
     if not hasattr(os, "pidfd_open"):
         pytest.skip("no pidfd here: the watch polls (macOS)")
-    parent, child = _parent("""
-        import subprocess, time
-        from pytest_sqleval.core.childio import python_child
-        cmd, env = python_child("-c", "import sys, time; from pytest_sqleval.core.childio import end_with_parent; "
-                                "end_with_parent(poll_s=3600); print('ready', flush=True); time.sleep(600)")
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
-        assert child.stdout.readline() == b"ready\\n"
-        print(child.pid, flush=True)
-        time.sleep(600)
-    """)
+    parent, child = _parent_of_python_child("import time; from pytest_sqleval.core.childio import end_with_parent; "
+                                            "end_with_parent(poll_s=3600); print('ready', flush=True); time.sleep(600)")
     assert _kill_parent_and_wait(parent, child), "the child waited for its next poll"
 
 
