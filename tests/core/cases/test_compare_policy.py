@@ -195,5 +195,5 @@ def test_only_the_policy_builder_reads_a_cases_compare_object_and_only_one_funct
         if re.search(r"""metadata(\.get\(|\[)\s*["']compare["']""", text):
             readers.append(path.relative_to(PACKAGE).as_posix())
         wire += [path.relative_to(PACKAGE).as_posix()] * len(re.findall(r"""\[\s*["']spec["']\s*\]""", text))
-    assert readers == ["core/cases/model.py"]  # ComparePolicy.for_case
+    assert readers == ["core/comparison.py"]  # ComparePolicy.for_case
     assert wire == ["core/grading/engine_side.py"]  # request_policy
