@@ -8,7 +8,9 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..comparison import COLUMN_ORDERS, COLUMN_RULES, COMPARE_SETTINGS, ComparePolicy
+# re-exported: the readers and callers that import them from here
+from ..comparison import COLUMN_ORDERS as COLUMN_ORDERS, COLUMN_RULES as COLUMN_RULES
+from ..comparison import COMPARE_SETTINGS as COMPARE_SETTINGS, ComparePolicy as ComparePolicy
 from ..engines.base import Limits
 
 MANIFEST_NAME = "sqleval.toml"
