@@ -24,7 +24,7 @@ from tests.engine_databases import build_duckdb, build_sqlite
 OWN_LIMIT = Limits(timeout_s=60.0)  # the engine's own deadline: far past the query's, so only the watchdog acts
 QUERY_LIMIT_S = 0.2  # the query's limit: the watchdog interrupts at this + 0.25 s
 #: a query still running after this was not interrupted (left alone, it runs for hours); a bound
-#: on a wait, not a speed: the limit is CPU time, which a loaded machine gives out slowly
+#: on a wait, never asserted as a speed: the limit is CPU time, which a loaded machine gives out slowly
 STOPPED_WITHIN_S = 120.0
 
 
@@ -64,12 +64,9 @@ RUNAWAY = {
 def test_a_runaway_query_is_interrupted_by_the_watchdog(sandbox: Any, name: str) -> None:
     sql = RUNAWAY[sandbox.name][name]
     fired = WATCHDOG.fired
-    start = time.monotonic()
     out = sandbox.run(sql, timeout_s=QUERY_LIMIT_S)
-    took = time.monotonic() - start
     assert out.error is not None and out.error.category == "timeout", out.error
-    assert took < STOPPED_WITHIN_S, f"ran {took:.1f} s: the watchdog did not interrupt it"
-    assert WATCHDOG.fired == fired + 1
+    assert WATCHDOG.fired == fired + 1, "the watchdog did not interrupt it"  # (the fixture's guard counts none)
     assert sandbox.run("SELECT count(*) FROM singer").error is None  # the next query runs
 
 
