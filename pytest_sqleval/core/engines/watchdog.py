@@ -15,17 +15,30 @@ not grow when other processes load the machine and wall time does (the same quer
 0.21 s of CPU quiet and beside four busy loops on two cores, and 0.2 to 1.1 s of wall).
 The wall deadline then only bounds the wait, at ``wall_bound`` (ten times the limit, at
 least the limit + 30 s).
+
+The variant builders' queries are bounded by WORK, not time (``bounded_rows``, issue 31):
+what they find decides a variant's content, which must depend only on (pinned content,
+seed, golds, generator version), never on how loaded the machine was (under load a 0.3 s
+query ran past a 3 s wall limit and a witness row was left out). On SQLite a progress
+handler counts the query's virtual machine instructions; DuckDB has no such counter, so
+its plan's estimated rows (``EXPLAIN``: the tables' row counts and the query's shape)
+decide before it runs; a CPU-time limit stays there as a safety net only, and its firing
+is recorded (``net_fired``), so the build keeps no variant whose content it touched.
 """
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import re
+import sqlite3
 import sys
 import threading
 import time
 from typing import Any, Callable, Iterable, NamedTuple
 
-__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
+__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "Work", "WorkExceeded", "bounded_rows",
+           "net_fired", "plan_rows", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
 
 #: Per-thread CPU clocks (Linux): without them a limit is wall time, as it always was.
 CPU_CLOCKS = sys.platform.startswith("linux") and hasattr(time, "pthread_getcpuclockid")
@@ -230,5 +243,112 @@ def _cpu_left(cpu: CpuDeadline) -> float:
 
 
 WATCHDOG = Watchdog()  # the process's one watchdog; every sandbox arms it
+
+
+# -- the variant builders' queries: bounded by work ------------------------------------------
+PROGRESS_EVERY = 1000  # SQLite instructions between two calls of the progress handler
+STEPS_PER_S = 30e6  # SQLite instructions a second, one core, quiet (23-61 M measured: a scan, a join, a group)
+ROWS_PER_S = 20e6  # DuckDB plan rows (``plan_rows``) a second, one thread: what turns a limit into rows
+_QUADRATIC = frozenset({"CROSS_PRODUCT", "NESTED_LOOP_JOIN", "BLOCKWISE_NL_JOIN"})  # every pair of rows is visited
+_NET_FIRED: list[str] = []  # the safety net's firings in this process, in order (``net_fired``)
+
+
+class Work(NamedTuple):
+    """One builder query's budget, the same on any machine at any load: ``steps`` SQLite
+    instructions, ``rows`` DuckDB plan rows (``plan_rows``, decided before it runs), and
+    ``net_s`` CPU seconds, DuckDB's safety net (wall time bounded at ``wall_bound`` of it)."""
+
+    steps: int
+    rows: float
+    net_s: float
+
+    @classmethod
+    def like(cls, limit_s: float, net_s: float | None = None) -> Work:
+        """The work a quiet core does in ``limit_s`` (``STEPS_PER_S``, ``ROWS_PER_S``); the net
+        at ``net_s`` (default ``limit_s``)."""
+        return cls(int(limit_s * STEPS_PER_S), limit_s * ROWS_PER_S, limit_s if net_s is None else net_s)
+
+
+class WorkExceeded(RuntimeError):
+    """A builder query past its ``Work``: decided by the data and the query, never the clock."""
+
+
+def net_fired() -> list[str]:
+    """What the safety net stopped in this process so far, one line each; a builder takes
+    the lines added while it built a variant (a slice from the length before)."""
+    return _NET_FIRED
+
+
+def bounded_rows(con: Any, sql: str, params: Iterable[Any] = (), *, work: Work, what: str,
+                 many: int | None = None) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` on a variant builder's own connection (SQLite or DuckDB), at most
+    ``many`` fetched; ``WorkExceeded`` past ``work``. SQLite: a progress handler counts its
+    instructions and stops it at ``work.steps`` (no clock at all). DuckDB: ``plan_rows``
+    over ``work.rows`` refuses it unrun; else it runs under the safety net, whose firing
+    is recorded in ``net_fired`` (``what`` names the builder) and raised as the engine's
+    interrupt."""
+    args = list(params)
+    if isinstance(con, sqlite3.Connection):
+        return _sqlite_rows(con, sql, args, work.steps, many)
+    estimate = plan_rows(con, sql, args)
+    if estimate is not None and estimate > work.rows:
+        raise WorkExceeded(f"{what}: about {estimate:.0f} plan rows, over the budget of {work.rows:.0f}")
+    clock = QueryTime(work.net_s)
+    token = WATCHDOG.arm(clock.wall_s, con.interrupt, clock.cpu)
+    try:
+        cur = con.execute(sql, args)
+        rows: list[tuple[Any, ...]] = cur.fetchall() if many is None else cur.fetchmany(many)
+        return rows
+    finally:
+        # recorded even when the query ended first: its interrupt may yet stop the next one
+        if WATCHDOG.disarm(token):
+            cpu, wall = clock.used()
+            used = f"{cpu:.2f} s CPU, " if cpu is not None else ""
+            _NET_FIRED.append(f"{what}: stopped by the safety net of {work.net_s:g} s CPU ({used}{wall:.2f} s wall; "
+                              f"plan rows {estimate if estimate is None else round(estimate)}): {' '.join(sql.split())[:160]}")
+
+
+def _sqlite_rows(con: sqlite3.Connection, sql: str, args: list[Any], steps: int,
+                 many: int | None) -> list[tuple[Any, ...]]:
+    calls, most = [0], max(1, steps // PROGRESS_EVERY)
+
+    def progress() -> int:
+        calls[0] += 1
+        return int(calls[0] > most)  # non-zero: SQLite stops the statement ("interrupted")
+
+    con.set_progress_handler(progress, PROGRESS_EVERY)
+    try:
+        cur = con.execute(sql, args)
+        return cur.fetchall() if many is None else cur.fetchmany(many)
+    except sqlite3.OperationalError as exc:
+        if calls[0] > most:
+            raise WorkExceeded(f"over the budget of {steps} SQLite instructions") from exc
+        raise
+    finally:
+        con.set_progress_handler(None, 0)
+
+
+def plan_rows(con: Any, sql: str, args: list[Any]) -> float | None:
+    """The rows DuckDB's plan of ``sql`` expects to pass through its operators, summed, a
+    cross or nested-loop join counting every pair it visits: from the tables' row counts
+    and statistics and the query's shape, so the same for the same content and query on
+    any machine. None where DuckDB explains no plan (the query then runs, under the net)."""
+    try:
+        explained = con.execute("EXPLAIN (FORMAT json) " + sql, args).fetchall()
+        return sum(_node_rows(node)[1] for row in explained for node in json.loads(row[-1]))
+    except Exception:  # a statement DuckDB does not explain: running it says what is wrong
+        return None
+
+
+def _node_rows(node: Any) -> tuple[float, float]:
+    """(estimated output rows, rows through the subtree) of one plan node."""
+    kids = [_node_rows(k) for k in node.get("children") or []] if isinstance(node, dict) else []
+    info = node.get("extra_info") if isinstance(node, dict) else None
+    found = re.search(r"\d+", str(info.get("Estimated Cardinality", ""))) if isinstance(info, dict) else None
+    through = sum(w for _, w in kids)
+    if node.get("name") in _QUADRATIC and len(kids) == 2:
+        through += kids[0][0] * kids[1][0]
+    out = float(found.group()) if found else max((c for c, _ in kids), default=0.0)
+    return out, through + out
 if hasattr(os, "register_at_fork"):  # a forked child has no thread and maybe a held lock: start afresh
     os.register_at_fork(after_in_child=WATCHDOG._reset)

@@ -19,7 +19,7 @@ More rules:
 - *Witness rows* (``witnesses.py``): a wrong bound in a filter of six conjuncts shows only
   on a row that passes the other five, which random rows almost never do; so for every
   filter of a gold, row tuples of its FROM are first given values that pass it, or miss
-  it by one edge. The queries that find those rows are bounded by ``WITNESS_TIMEOUT_S``.
+  it by one edge. The queries that find those rows are bounded by the work of ``WITNESS_WORK_S``.
 - *Tie-breaking witnesses* (``tiebreak.py``): last, where a gold's ``ORDER BY ... LIMIT k``
   cuts through tied rows on the variant, a few tie members move one step of a sort key (a
   copied row for a count, one grid unit of a value), so the gold's top k is unique there
@@ -58,7 +58,8 @@ BOUNDARY_VERSION = 17  # 17: pattern and column-pair witnesses (vhdisk); bump wh
 #  group keys unique by chance kept in aggregate copies, ORDER BY golds compared in order; separators.py)
 # (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)
 # (14: join paths from the golds, a decided tie still rotates, LIMIT paths copied from the pinned data)
-WITNESS_TIMEOUT_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold)
+WITNESS_WORK_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold): its work (watchdog.Work)
+WITNESS_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
@@ -518,7 +519,7 @@ def _salt(*parts: str) -> int:
 
 
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-    """Run ``sql`` on a builder's connection, interrupted after ``WITNESS_TIMEOUT_S`` by the
-    process's watchdog (``engines.watchdog``)."""
-    from ..engines.watchdog import WATCHDOG
-    return WATCHDOG.rows(con, sql, params, after_s=WITNESS_TIMEOUT_S)
+    """Run ``sql`` on a builder's connection, bounded by the work of ``WITNESS_WORK_S``
+    (``engines.watchdog.bounded_rows``: the same at any load)."""
+    from ..engines.watchdog import Work, bounded_rows
+    return bounded_rows(con, sql, params, work=Work.like(WITNESS_WORK_S, WITNESS_TIMEOUT_S), what="boundaries")

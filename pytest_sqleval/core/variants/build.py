@@ -64,7 +64,8 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 10  # 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
+GENERATOR_VERSION = 11  # 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
+# issue 31: content independent of the load); 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
 # written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
@@ -174,7 +175,8 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
         for index in range(count):
             path = folder / f"variant-{index:03d}{suffix}"
             old = recorded.get(index)
-            if old and old["kind"].partition("+boundary")[0] == plan(index, seed)[0] and path.is_file() and (
+            if old and old["kind"].partition("+boundary")[0] == plan(index, seed)[0] and path.is_file() \
+                    and not old["params"].get("load_dependent") and (  # the safety net fired: built again
                     old.get("stat") == _stat(path) or _hash_or_none(path) == old["content_hash"]):
                 variants.append(Variant(index, old["kind"], old["params"], path, old["content_hash"]))
             else:
@@ -218,6 +220,8 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     tmp = job.folder / f".{path.name}.{os.getpid()}.building"
     total = sum(t.rows for t in job.constraints.tables.values()) or 1
     target = min(1.0, fraction * job.scale)
+    from ..engines.watchdog import net_fired
+    fired = len(net_fired())
     try:
         for attempt in (0, 1):
             params, before = _build_subset(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
@@ -253,6 +257,8 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
                                        for k in sorted({*rows.witnessed, *made.sentences})}
+        if net_fired()[fired:]:  # a query stopped by time, not work: this content is the load's (issue 31)
+            params["load_dependent"] = net_fired()[fired:]
         digest = content_hash(tmp)
         os.replace(tmp, path)
     finally:

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-NONEMPTY_TIMEOUT_S = 5.0  # per query run while a tuple is built or checked
+NONEMPTY_WORK_S = 5.0  # per query run while a tuple is built or checked: its work (watchdog.Work)
+NONEMPTY_TIMEOUT_S = 5.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
 MAX_REPAIR_ROUNDS = 4  # passes adding the rows new rows' references and total dependencies need
 MAX_REPAIR_ROWS = 24  # rows added by those passes, per tuple
 MAX_HAVING_COPIES = 12  # copies of the last new row added to meet a HAVING
@@ -120,9 +121,10 @@ def write_nonempty(target: Path, engine: str, constraints: Any, gold_sqls: Itera
 
 # -- running SQL ---------------------------------------------------------------------------
 def _bounded(con: Any, sql: str, params: Iterable[Any] = (), many: int | None = None) -> list[tuple[Any, ...]]:
-    """Run ``sql``, interrupted after ``NONEMPTY_TIMEOUT_S`` (``engines.watchdog``)."""
-    from ..engines.watchdog import WATCHDOG
-    return WATCHDOG.rows(con, sql, params, after_s=NONEMPTY_TIMEOUT_S, many=many)
+    """Run ``sql``, bounded by the work of ``NONEMPTY_WORK_S`` (``engines.watchdog.bounded_rows``)."""
+    from ..engines.watchdog import Work, bounded_rows
+    return bounded_rows(con, sql, params, work=Work.like(NONEMPTY_WORK_S, NONEMPTY_TIMEOUT_S), what="nonempty",
+                        many=many)
 
 
 def _runnable(sql: str, dialect: str, engine: str) -> str:

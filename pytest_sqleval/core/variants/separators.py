@@ -47,7 +47,6 @@ fails on; the record says which ("a copy of a store_sales row with ss_ext_sales_
 to 12.50 (the next value up) separates `SUM(ext_price)` from `AVG(ext_price)`")."""
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -60,8 +59,9 @@ EDGE_ROWS = 2  # rows tried per value of a literal's edge
 CANDIDATE_ROWS = 3  # rows of a traced table tried per target
 MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the base table
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
-CHECK_TIMEOUT_S = 3.0  # per query: a near-miss slower than this on a variant is left alone
-SLOW_GOLD_S = 1.0  # a gold slower than this on a variant gets no separating witness there
+CHECK_WORK_S = 3.0  # per query: a near-miss past the work a quiet core does in this long is left alone (watchdog.Work)
+CHECK_TIMEOUT_S = 3.0  # DuckDB's safety net per query, CPU seconds: its firing is recorded, the variant not kept
+SLOW_GOLD_WORK_S = 1.0  # a gold past the work of this long on a variant gets no separating witness there
 MAX_PUSH = 12  # copies written to push a group's count to a HAVING bound, at most
 PUSH_CANDIDATES = 200  # rows (with their group's aggregate) read per HAVING push
 _W = "__sqleval_w"
@@ -806,12 +806,13 @@ class SeparatingWriter:
         self.sentences: dict[str, list[str]] = {}
         self.written = 0
 
-    def run(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]] | None:
-        """A query's rows on the variant, or None (an error, or slower than ``CHECK_TIMEOUT_S``)."""
-        from ..engines.watchdog import WATCHDOG
+    def run(self, sql: str, params: list[Any] | None = None, work_s: float = CHECK_WORK_S) -> list[tuple[Any, ...]] | None:
+        """A query's rows on the variant, or None (an error, or past the work of ``work_s``:
+        ``engines.watchdog.bounded_rows``, the same at any load)."""
+        from ..engines.watchdog import Work, bounded_rows
         try:
-            return WATCHDOG.rows(self.con, sql, params or [], after_s=CHECK_TIMEOUT_S)
-        except Exception:  # a form this engine refuses, or interrupted: no answer
+            return bounded_rows(self.con, sql, params or [], work=Work.like(work_s, CHECK_TIMEOUT_S), what="separators")
+        except Exception:  # a form this engine refuses, or past its work (or the net): no answer
             return None
 
     def write_all(self, misses: list[NearMiss], index: int) -> None:
@@ -821,10 +822,8 @@ class SeparatingWriter:
             if (golds.index(m.gold) + index) % SPREAD:
                 continue
             if m.gold not in gold_rows:
-                started = time.perf_counter()
-                gold_rows[m.gold] = self.run(m.gold_sql)
-                if time.perf_counter() - started > SLOW_GOLD_S:  # its near-misses would cost more than they add
-                    gold_rows[m.gold] = None
+                # past SLOW_GOLD_WORK_S: its near-misses would cost more than they add
+                gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
             mine = gold_rows[m.gold]
             if not _informative(mine):
                 continue
