@@ -108,3 +108,36 @@ def test_the_grader_s_close_ends_the_second_process(shop) -> None:
     pid = variants._helper.process.proc.pid
     grader.close()
     assert _gone(pid)
+
+
+def test_the_gold_runs_once_on_each_variant_not_once_per_process(shop, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both engine processes asked for the gold's answer on every variant at once, so each
+    ran it (on Vantage the gold's runs on the variants were 15 % of the distillation's
+    samples, half of them a second run). The first runs and stores them before the second
+    process gets its near-misses: the second finds each answer stored and writes none
+    (the stored files are the same files after), and the choice is unchanged."""
+    import shutil
+    grader, variants, golds = shop
+    gold = golds[-1]
+    variants.workers = 1
+    alone = _distill(variants, grader, gold)
+    store = grader.gold_dir / "variants"
+    shutil.rmtree(store)  # every gold answer on a variant is run again below
+    variants.workers = 2
+    _distill(variants, grader, golds[0])  # the second process is up
+    shutil.rmtree(store)
+    helper = variants._helper
+    submit = helper.submit
+    at_submit: dict[Path, int] = {}
+
+    def counted(op: str, payload: dict, **kwargs):
+        for v in payload["variants"]:
+            answer = store / v["hash"][:16] / f"{payload['gold']['key']}.json"
+            at_submit[answer] = answer.stat().st_ino if answer.exists() else -1
+        return submit(op, payload, **kwargs)
+
+    monkeypatch.setattr(helper, "submit", counted)
+    assert _distill(variants, grader, gold) == alone
+    assert len(at_submit) == len(variants.pool) > 1
+    assert -1 not in at_submit.values()  # stored before the second process asked
+    assert {p: p.stat().st_ino for p in at_submit} == at_submit  # and not run (rewritten) again by it
