@@ -64,8 +64,9 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 10  # 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
-# written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
+GENERATOR_VERSION = 11  # 11: edge witnesses through the join path (pathedges.py); 10: the LIMIT growth bounded
+# (golds past their LIMIT on the pinned data skipped, trials written in batches, a budget of counts per variant;
+# outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
 # count against the size budget, variants compacted; 5: the golds' join columns are candidate references (joinpath)
@@ -249,10 +250,11 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
-            if rows is not None and (rows.witnessed or made.sentences):
+            if rows is not None and (rows.witnessed or made.sentences or grown.later):
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
-                                       for k in sorted({*rows.witnessed, *made.sentences})}
+                                       + grown.later.get(k, [])  # pathedges' edge rows last
+                                       for k in sorted({*rows.witnessed, *made.sentences, *grown.later})}
         digest = content_hash(tmp)
         os.replace(tmp, path)
     finally:
