@@ -64,7 +64,7 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 11  # 11: edge witnesses through the join path (pathedges.py); 10: the LIMIT growth bounded
+GENERATOR_VERSION = 12  # 12: edge witnesses keep the HAVING golds' answers (pathedges.py guards); 11: edge witnesses through the join path (pathedges.py); 10: the LIMIT growth bounded
 # (golds past their LIMIT on the pinned data skipped, trials written in batches, a budget of counts per variant;
 # outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold

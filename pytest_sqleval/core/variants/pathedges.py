@@ -28,7 +28,14 @@ column with constants (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``,
 
 Each gold's edits go into every ``EDGE_SPREAD``-th variant, at most ``MAX_TRIALS`` per gold
 and variant (each one write and one run of the gold or its probe; ``TRIALS_PER_PROBE`` per
-conjunct), so the first build pays a bounded price per gold."""
+conjunct), so the first build pays a bounded price per gold.
+
+An edit must also leave alone what the variant already shows for the other golds: a group
+witness (``groups.py``) puts a group of a HAVING gold at exactly its bound (``count(*) >= 50``
+against ``>= 51``), and a fact copy joined to that group moves it off the bound. So every
+other gold with a HAVING that reads one of the leaf's tables is a *guard*: its answer is read
+once per gold and variant, and an edit that changes it is undone and tried again from the next
+reaching row (``SOURCES_PER_TARGET``), within the same trials."""
 from __future__ import annotations
 
 import itertools
@@ -44,6 +51,8 @@ MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
 KEPT_PER_PROBE = 2  # edits kept per conjunct and variant
 EDGE_SPREAD = 2  # a gold's edits go into every EDGE_SPREAD-th variant
+SOURCES_PER_TARGET = 3  # reaching rows tried per edge row when a guard's answer moves
+MAX_GUARDS = 4  # other golds whose answers an edit must keep (HAVING golds over the leaf's tables)
 _T, _X = "sqleval_e", "sqleval_x"
 
 
@@ -74,6 +83,7 @@ class PathGold:
     sql: str
     leaves: tuple[Any, ...]  # ``leaves.Leaf``
     probes: tuple[EdgeProbe, ...]
+    guards: tuple[str, ...] = ()  # other golds (rendered for the engine) whose answer an edit must keep
 
 
 def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -89,7 +99,9 @@ def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
     with_key = "with_" if "with_" in exp.Select.arg_types else "with"
     out: list[PathGold] = []
-    for sql, tree in parsed_golds(gold_sqls, dialect):
+    golds = list(gold_sqls)
+    having = _having_golds(golds, dialect, engine)
+    for sql, tree in parsed_golds(golds, dialect):
         try:
             ctes = tree.args.get(with_key)
             nodes = list(tree.dfs())
@@ -105,7 +117,26 @@ def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict
         except Exception:  # an odd tree: no edge witness for this gold
             continue
         if probes:
-            out.append(PathGold(gold_digest(sql), sql, tuple(leaves), tuple(probes[:MAX_PROBES])))
+            read = {t.rsplit(".", 1)[-1].lower() for leaf in leaves for t in leaf.tables}
+            guards = tuple(g for other, g, names_read in having if other != sql and names_read & read)
+            out.append(PathGold(gold_digest(sql), sql, tuple(leaves), tuple(probes[:MAX_PROBES]),
+                                guards[:MAX_GUARDS]))
+    return out
+
+
+def _having_golds(gold_sqls: list[str], dialect: str, engine: str) -> list[tuple[str, str, set[str]]]:
+    """(gold, the gold rendered for ``engine``, the table names it reads) of every gold with a
+    HAVING: a group witness may hold one of its groups at exactly the bound."""
+    from sqlglot import exp
+
+    from .witnesses import parsed_golds
+    out = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        if tree.find(exp.Having) is not None:
+            try:
+                out.append((sql, str(tree.sql(dialect=engine)), {t.name.lower() for t in tree.find_all(exp.Table)}))
+            except Exception:  # a tree sqlglot cannot render for the engine: no guard
+                continue
     return out
 
 
@@ -240,7 +271,6 @@ def write_path_edges(writer: Any, golds: list[PathGold], index: int) -> None:
 
 def _write_gold(writer: Any, g: PathGold) -> None:
     from .clones import _salt_of
-    from .leaves import Move
     writer.touchable = writer.touchable_of(g.leaves)
     salt = _salt_of(writer.index)
     answers: dict[str, Counter[tuple[str, ...]]] = {}
@@ -251,8 +281,14 @@ def _write_gold(writer: Any, g: PathGold) -> None:
         return answers[sql]
 
     answer(g.sql)  # a gold that fails here gets nothing
+    guarded: dict[str, Counter[tuple[str, ...]]] = {}  # a kept edit keeps them: read once
+    for sql in g.guards:
+        try:
+            guarded[sql] = _counted(writer, sql)
+        except Exception:  # a guard that fails here has no answer a witness could hold
+            continue
     sources: dict[int, list[tuple[Any, ...]]] = {}
-    trials = 0
+    trials = shift = 0
     for probe in g.probes:
         if trials >= MAX_TRIALS:
             break
@@ -284,43 +320,70 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             targets.sort(key=lambda t: t[2])  # rows that fail the conjunct first, then its bounds
         kept = 0
         for rowid, key, passes, value, where in targets[:TRIALS_PER_PROBE]:
-            if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
+            for _ in range(SOURCES_PER_TARGET):
+                if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
+                    break
+                source = reaching[(trials + shift) % len(reaching)]
+                trials += 1
+                outcome = _trial(writer, g, leaf, probe, source, rowid, key, passes, where, answer, answers, guarded)
+                if outcome == "guard":
+                    shift += 1  # the next reaching row may sit in no guarded group
+                    continue
+                if outcome == "kept":
+                    kept += 1
+                    _said(writer, g, leaf, probe, value, passes)
                 break
-            source = reaching[trials % len(reaching)]
-            trials += 1
-            asked = g.sql if passes else probe.probe_sql
-            try:
-                before = answer(asked)
-            except Exception:  # the probe fails or overruns here
-                continue
-            mark = writer.marks()
-            try:
-                if probe.via is not None:
-                    ok = _through_middle(writer, leaf, probe, source, rowid, key, where)
-                else:
-                    ok = writer.write_unit(leaf, Move("repoint", probe.column, probe.parent, probe.key),
-                                           [source], (rowid, key, where))
-                new = writer.since(mark) if ok else []
-                answers.pop(asked)
-                ok = ok and answer(asked) != before and writer.cloner.kept(new) \
-                    and writer.keys_hold({t for t, _ in new})
-            except Exception:  # a query the engine refused or that overran: undone
-                ok = False
-            if not ok:
-                writer.rollback(mark)
-                answers.clear()
-                continue
-            kept += 1
-            answers.clear()  # every answer may have moved
-            for table, n in writer.counts(mark).items():
-                writer.written.rows[table] = writer.written.rows.get(table, 0) + n
-            fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
-            if probe.via is not None:
-                parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
-            how = "passes" if passes else "fails only"
-            writer.written.later.setdefault(g.gold, []).append(  # after the clone witnesses' in the record
-                f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
-                f"{value} ({how} `{probe.rendered}`)")
+
+
+def _trial(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
+           passes: int, where: str, answer: Any, answers: dict[str, Any], guarded: dict[str, Any]) -> str:
+    """One edit: ``kept``, ``undone``, or ``guard`` (undone: a guard's answer moved)."""
+    from .leaves import Move
+    asked = g.sql if passes else probe.probe_sql
+    try:
+        before = answer(asked)
+    except Exception:  # the probe fails or overruns here
+        return "undone"
+    mark = writer.marks()
+    moved = False
+    try:
+        if probe.via is not None:
+            ok = _through_middle(writer, leaf, probe, source, rowid, key, where)
+        else:
+            ok = writer.write_unit(leaf, Move("repoint", probe.column, probe.parent, probe.key),
+                                   [source], (rowid, key, where))
+        new = writer.since(mark) if ok else []
+        answers.pop(asked)
+        ok = ok and answer(asked) != before and writer.cloner.kept(new) \
+            and writer.keys_hold({t for t, _ in new})
+        if ok:
+            moved = any(_counted(writer, sql) != held for sql, held in guarded.items())
+            ok = not moved
+    except Exception:  # a query the engine refused or that overran: undone
+        ok = False
+    if not ok:
+        writer.rollback(mark)
+        answers.clear()
+        return "guard" if moved else "undone"
+    answers.clear()  # every answer may have moved (the guards' did not)
+    for table, n in writer.counts(mark).items():
+        writer.written.rows[table] = writer.written.rows.get(table, 0) + n
+    return "kept"
+
+
+def _counted(writer: Any, sql: str) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(str(v) for v in r) for r in writer.bounded(sql, []))
+
+
+def _said(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, value: Any, passes: int) -> None:
+    """The kept edit's sentence, listed after the clone witnesses' in the record."""
+    fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
+    if probe.via is not None:
+        parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
+    how = "passes" if passes else "fails only"
+    writer.written.later.setdefault(g.gold, []).append(
+        f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
+        f"{value} ({how} `{probe.rendered}`)")
 
 
 def _through_middle(writer: Any, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,

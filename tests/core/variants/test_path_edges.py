@@ -130,3 +130,20 @@ def test_dimension_filter_near_misses_are_caught_on_a_star(tmp_path: Path) -> No
             assert con.execute(f"SELECT count(*) FROM store_sales WHERE {fk} NOT IN (SELECT {key} FROM {table})"
                                ).fetchone()[0] == 0
         con.close()
+
+
+def test_a_having_gold_over_the_same_tables_guards_the_edits(tmp_path: Path) -> None:
+    """A group witness holds a HAVING gold's group at exactly its bound; a fact copy joined to
+    that group would move it off (test_clone_witnesses' ``>= 51`` against ``>= 50``): such a
+    gold is a guard of every gold whose leaves read one of its tables, and of no other."""
+    path = tmp_path / "star.duckdb"
+    make_star(path)
+    big = ("SELECT i_category, count(*) FROM store_sales, item WHERE ss_item_sk = i_item_sk "
+           "GROUP BY i_category HAVING count(*) >= 400")
+    states = "SELECT s_state, count(*) FROM store GROUP BY s_state HAVING count(*) > 2"
+    golds = [RESULTS, big, states, HOMES]
+    c = observe_constraints(path, golds=(golds, "duckdb"))
+    found = {g.sql: g for g in path_golds(golds, "duckdb", "duckdb", c.tables, c.dependencies)}
+    assert set(found) == {RESULTS, HOMES}
+    assert [s.lower() for s in found[RESULTS].guards] == [big.lower(), states.lower()]  # it reads store_sales, store
+    assert [s.lower() for s in found[HOMES].guards] == [big.lower()]  # store_sales, not store
