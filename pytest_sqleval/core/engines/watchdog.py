@@ -185,19 +185,6 @@ class Watchdog:
         with self._cond:
             return self._armed.pop(token, None) is None
 
-    def rows(self, con: Any, sql: str, params: Iterable[Any] = (), *, after_s: float,
-             many: int | None = None) -> list[tuple[Any, ...]]:
-        """The rows of ``sql`` on ``con`` (a DB-API connection: the variant builders' own,
-        outside the sandboxes), interrupted ``after_s`` seconds from now; with ``many``, at
-        most that many rows are fetched."""
-        token = self.arm(after_s, con.interrupt)
-        try:
-            cur = con.execute(sql, list(params))
-            rows: list[tuple[Any, ...]] = cur.fetchall() if many is None else cur.fetchmany(many)
-            return rows
-        finally:
-            self.disarm(token)
-
     def _loop(self) -> None:
         with self._cond:
             while True:
