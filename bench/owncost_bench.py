@@ -14,7 +14,12 @@ Three measurements, alternated in the same run, medians over ``--repeat``:
 - **empty pytest**: the same pytest command, the same installed plugins, on a test file
   of ``--cases`` empty parametrized tests.
 
-own cost per case = (run - DuckDB alone - empty pytest) / cases.
+own cost per case = (run - DuckDB alone - empty pytest) / cases (the issue's definition).
+
+A fourth run splits it: **failing pytest**, the same empty tests where the ones whose case
+failed in the run raise ``AssertionError`` carrying that case's own failure text
+(``render_failure`` of its record). Its excess over empty pytest is what pytest itself
+spends on reporting the run's failures, which empty tests that all pass never pay.
 
 Then, on ``--big`` cases: collection (``--collect-only``; pytest's own "collected in"
 time and the process's wall, next to empty parametrized tests' collection), and a whole
@@ -71,6 +76,25 @@ def empty_tests(n: int) -> Path:
     return folder / "test_empty.py"
 
 
+def failing_tests(n: int, records: list[dict]) -> Path:
+    """``n`` parametrized tests, test ``i`` failing with record ``i``'s failure text when
+    that case failed (the records are in the run's order, which is the tests' order)."""
+    import json
+    from pytest_sqleval.reports.terminal import render_failure
+    folder = WORK / f"failing-{n}"
+    fresh(folder)
+    texts = [render_failure(r) if r["status"] != "passed" else None for r in records]
+    (folder / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+    (folder / "test_failing.py").write_text(
+        "import json, pathlib\nimport pytest\n\n"
+        "TEXTS = json.loads((pathlib.Path(__file__).parent / 'texts.json').read_text(encoding='utf-8'))\n\n\n"
+        f"@pytest.mark.parametrize('i', range({n}))\n"
+        "def test_case(i):\n"
+        "    if TEXTS[i] is not None:\n"
+        "        raise AssertionError(TEXTS[i])\n")
+    return folder / "test_failing.py"
+
+
 def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None,
                label: str | None = None) -> tuple[float, str, float | None]:
     """One pytest process; ``code``: a folder holding another ``pytest_sqleval`` (an older
@@ -114,9 +138,11 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
     empty = empty_tests(n)
     pytest_run(suite_args(suite, preds, cache, results))  # warm-up: gold answers computed and cached
     pytest_run([str(empty), *COMMON])
+    failing = failing_tests(n, read_records(results))
     runs: list[float] = []
     alone: list[float] = []
     bare: list[float] = []
+    fails: list[float] = []
     olds: list[float] = []
     if before is not None:
         pytest_run(suite_args(suite, preds, cache, results), code=before)
@@ -126,6 +152,7 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
         alone.append(duckdb_alone(database, sqls))
         CPU.setdefault("duckdb", []).append(time.process_time() - cpu0)
         bare.append(pytest_run([str(empty), *COMMON], label="empty")[0])
+        fails.append(pytest_run([str(failing), *COMMON], label="failing")[0])
         if before is not None:
             olds.append(pytest_run(suite_args(suite, preds, cache, results), code=before, label="before")[0])
     recs = read_records(results)
@@ -151,6 +178,13 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
     report.add(SECTION, f"{n} empty parametrized tests: pytest", e, "s", samples=bare)
     report.add(SECTION, "own cost per case", own_ms, "ms", target="<= 0.5 ms", met=own_ms <= 0.5,
                note=f"({t:.2f} - {d:.2f} - {e:.2f}) s / {n}; run / DuckDB alone {t / d:.2f}x")
+    f, cf = median(fails), median(CPU["failing"])
+    nfail = sum(r["status"] != "passed" for r in recs)
+    report.add(SECTION, f"{n} parametrized tests, {nfail} failing with the run's failure texts: pytest", f, "s",
+               samples=fails, note=f"CPU {cf:.2f} s; pytest's own cost of the failures: "
+                                   f"{1000 * (f - e) / n:.2f} ms a case wall, {1000 * (cf - ce) / n:.2f} ms CPU")
+    report.add(SECTION, "own cost per case beyond pytest's own cost of the failures", 1000 * (t - d - f) / n, "ms",
+               note=f"({t:.2f} - {d:.2f} - {f:.2f}) s / {n}; CPU {1000 * (ct - cd - cf) / n:.2f} ms")
     if olds:
         o = median(olds)
         old_ms = 1000 * (o - d - e) / n
