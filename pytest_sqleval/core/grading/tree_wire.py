@@ -27,8 +27,9 @@ _DTYPE_CLASS = type(exp.DataType.Type.INT)
 _NODE: type[exp.Expr] = getattr(exp, "Expr", None) or exp.Expression
 
 #: whether the send layer ships the tree: where sqlglot runs as pure Python (the README's install),
-#: a parse costs about five times writing and reading this form; compiled (the ``fast`` extra), the
-#: engine's parse costs about what the writing adds to the grading process, pytest's critical path
+#: the engine's parse (0.25 ms a Spider prediction) costs more than twice writing, sending and reading
+#: this form (0.11 ms); compiled (the ``fast`` extra) it costs 0.1 ms, no more than the form would, and
+#: the writing would land on the grading process, pytest's critical path
 SHIP_TREE = str(getattr(sys.modules[_NODE.__module__], "__file__", "")).endswith(".py")
 
 Wire = tuple[tuple[Any, ...], ...]
