@@ -84,8 +84,9 @@ def deprecated_refs(tables: list[str], patterns: tuple[str, ...]) -> list[str]:
     return hits
 
 
-def join_structure(tree: exp.Expr | None) -> dict[str, Any]:
-    """Tables, join kinds and join conditions: enough to say whether a row-count error is a join error."""
+def join_structure(tree: exp.Expr | None, tables: list[str] | None = None) -> dict[str, Any]:
+    """Tables, join kinds and join conditions: enough to say whether a row-count error is a join error.
+    ``tables``: ``table_names(tree)`` when the caller has it (a gold's analysis made it already)."""
     if tree is None:
         return {"tables": [], "joins": []}
     joins = []
@@ -96,7 +97,7 @@ def join_structure(tree: exp.Expr | None) -> dict[str, Any]:
         cond = on.sql(normalize=True) if on is not None else (
             "USING " + ",".join(u.name for u in using) if using else "none")
         joins.append(f"{kind.upper()} {j.this.sql(normalize=True) if j.this is not None else '?'} ON {cond}")
-    return {"tables": table_names(tree), "joins": sorted(joins)}
+    return {"tables": table_names(tree) if tables is None else list(tables), "joins": sorted(joins)}
 
 
 def join_diff(pred: dict[str, Any], gold: dict[str, Any]) -> tuple[str, bool]:

@@ -808,24 +808,28 @@ class GradingHandler:
 def structure_on_wire(req: dict[str, Any]) -> dict[str, Any] | None:
     """The structure layer's evidence (``layers.structure``), made in the engine process so
     that the grading process, pytest's critical path, does not make it: the prediction
-    (``sql``, in ``dialect``: already parsed and found safe there, as it was sent) parsed
-    again here and diffed with the gold's side (``gold``: its ``GoldSide``) under the
-    case's remaining layer budget (``budget_s``). Returns the evidence's record form
-    (``StructureResult.to_dict``, or a failure's ``skipped`` / ``layer_error``); None when
-    the prediction does not parse here, so the grading process makes the diff itself."""
+    (``sql``, in ``dialect``: already parsed and found safe there, as it was sent) is rebuilt
+    from the tree the grading process parsed (``tree``: ``tree_wire.to_wire``), else parsed
+    again here, and diffed with the gold's side (``gold``: its ``GoldSide``) under the
+    case's remaining layer budget (``budget_s``). The tree serves this diff alone: the
+    execution runs ``sql``'s text under the sandbox's own checks. Returns the evidence's
+    record form (``StructureResult.to_dict``, or a failure's ``skipped`` / ``layer_error``);
+    None when the prediction does not parse here, so the grading process makes the diff itself."""
     from .budget import Budget
     from .guard import failure_evidence
     from .parse import parse_sql
     from .structure import GoldSide, compare_structure
+    from .tree_wire import from_wire
     side, sql, dialect = GoldSide.from_json(req["gold"]), req["sql"], req["dialect"]
     budget = Budget(float(req["budget_s"]))
-    if sql == side.sql:  # written as the gold: read off the gold's side, nothing to parse
-        tree: Any = None
-    else:
-        parsed = parse_sql(sql, dialect)
-        if not parsed.ok or parsed.expression is None:
-            return None
-        tree = parsed.expression
+    tree: Any = None  # written as the gold: read off the gold's side, nothing to parse
+    if sql != side.sql:
+        tree = from_wire(req["tree"]) if req.get("tree") is not None else None  # a form it cannot read: parsed
+        if tree is None:
+            parsed = parse_sql(sql, dialect)
+            if not parsed.ok or parsed.expression is None:
+                return None
+            tree = parsed.expression
     try:
         budget.check()
         return compare_structure(tree, side, dialect, budget, pred_sql=sql).to_dict()

@@ -84,9 +84,10 @@ def analyse(gold_sql: str, dialect: str, engine_dialect: str, refuse_unsafe: boo
     tree = parsed.expression
     try:
         ordered = sqlite_quoted_strings(tree) if dialect == "sqlite" and engine_dialect != "sqlite" else tree
+        tables = classify_layer.table_names(tree)
         analysis = GoldAnalysis(order_info(ordered, engine_dialect),  # its SQL too is the engine's
                                 engine_sql(tree, gold_sql, dialect, engine_dialect),
-                                classify_layer.table_names(tree), classify_layer.join_structure(tree), tree=tree)
+                                tables, classify_layer.join_structure(tree, tables), tree=tree)
     except RecursionError:  # a case error, counted as such: the gold cannot be analysed
         raise GoldError("gold SQL is nested too deeply for the grader to analyse") from None
     try:

@@ -5,6 +5,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from ..tree_wire import SHIP_TREE, to_wire
 from .base import Candidate
 from .structure import StructureLayer
 
@@ -50,6 +51,9 @@ class SendLayer:
             # run in this run (a first run) already keeps the engine busy: the diff stays here.
             payload["structure"] = {"sql": c.sql, "dialect": grader.dialect, "gold": side.to_json(),
                                     "budget_s": max(0.0, c.budget.seconds - c.budget.spent)}
+            if SHIP_TREE and c.sql != side.sql and c.parsed.expression is not None:
+                # the tree as parsed here, so the engine process need not parse the text again
+                payload["structure"]["tree"] = to_wire(c.parsed.expression, c.parsed.nodes)
             c.structure_sent = gold
         if gold.spider2 is not None:  # Spider 2.0's official verdict, beside ours (engine_side._spider2)
             payload["spider2"] = gold.spider2
