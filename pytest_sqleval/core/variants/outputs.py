@@ -78,8 +78,9 @@ MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact c
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
-OUTPUT_WORK_S = 10.0  # per query run while a gold grows: its work (watchdog.Work)
-OUTPUT_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
+# per query run while a gold grows: its work (watchdog.Work), and DuckDB's safety net in CPU seconds
+# (its firing is recorded, the variant not kept)
+OUTPUT_WORK_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -834,7 +835,7 @@ def _salt_of(turn: int) -> int:
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     """Run ``sql``, bounded by the work of ``OUTPUT_WORK_S`` (``engines.watchdog.bounded_rows``)."""
     from ..engines.watchdog import Work, bounded_rows
-    return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S, OUTPUT_TIMEOUT_S), what="outputs")
+    return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S), what="outputs")
 
 
 __all__ = ["Grown", "Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
