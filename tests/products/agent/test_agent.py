@@ -8,7 +8,6 @@ import asyncio
 import json
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -329,11 +328,18 @@ def test_an_empty_result_is_repaired_but_not_without_self_check(llm_server: Scri
 
 
 def test_rate_limit_then_success_honours_retry_after(llm_server: ScriptedLLMServer, mini: dict[str, BenchmarkCase],
-                                                     tmp_path: Path) -> None:
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_server.script(Reply.rate_limited(retry_after=0.3), fenced(GOLD["r3"]))
-    start = time.monotonic()
+    asked: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded_sleep(delay: float, *args: Any, **kwargs: Any) -> Any:
+        asked.append(delay)  # every wait asked for; it still waits
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "sleep", recorded_sleep)
     result = run(backend("a0", llm_server, tmp_path), mini["r3"])
-    assert time.monotonic() - start >= 0.3
+    assert 0.3 in asked  # the server's Retry-After, over the backoff's 5-10 ms (backoff_base 0.01)
     assert result.sql == GOLD["r3"] and llm_server.calls == 2
     assert result.metadata["n_llm_calls"] == 1 and result.metadata["http_attempts"] == 2
 
