@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .memo import LastOne
 from .nonempty import Written
 
 SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here")
@@ -809,7 +810,7 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     return out
 
 
-_CACHE: dict[str, list[OutputGrowth]] = {}
+_CACHE: LastOne[str, list[OutputGrowth]] = LastOne()
 _PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
@@ -819,12 +820,11 @@ def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) 
     from .clones import clone_witnesses
     key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
                                sorted(constraints.tables))).encode()).hexdigest()
-    if key not in _CACHE:
+    def make() -> list[OutputGrowth]:
         deps = list(constraints.dependencies)
         witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
-        _CACHE.clear()
-        _CACHE[key] = output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
-    return _CACHE[key]
+        return output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
+    return _CACHE.get(key, make)
 
 
 def _salt_of(turn: int) -> int:
