@@ -20,6 +20,7 @@ from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbo
 from pytest_sqleval.core.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.engine_databases import CONCERTS, SINGERS, PgServer, build_sqlite, ddl
+from tests.rows import scalar
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 
@@ -291,7 +292,7 @@ def test_a_postgres_suite_runs_under_pytest(pytester: pytest.Pytester, pg: PgSer
     assert summary["backends"]["naive"]["execution_accuracy"] == pytest.approx(2 / 3)
     import psycopg
     with psycopg.connect(pg.url("shop")) as con:
-        assert con.execute("SELECT count(*) FROM singer").fetchone()[0] == 5
+        assert scalar(con, "SELECT count(*) FROM singer") == 5
 
 
 def test_a_spider_layout_on_postgres_selects_each_database_by_db_id(pytester: pytest.Pytester, pg: PgServer) -> None:

@@ -21,6 +21,7 @@ from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD, MutantsAhead
 from pytest_sqleval.core.variants.memo import LastOne
 from pytest_sqleval.core.variants.mutants import mutants
 from tests.core.variants.test_new_rows import golds, make_shops
+from tests.rows import scalar
 
 LIMIT_GOLD = ("SELECT s.s_code, sum(f.qty) AS q FROM sales f JOIN store s ON f.store_code = s.s_code "
               "GROUP BY s.s_code ORDER BY q DESC LIMIT 20")
@@ -109,7 +110,7 @@ def test_a_variant_is_counted_as_it_is_written_not_opened_again(tmp_path: Path,
 def _rows(path: Path, observed: Any) -> int:
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return sum(int(con.execute(f"SELECT count(*) FROM {build_mod.qualified(t, 'duckdb')}").fetchone()[0])
+        return sum(int(scalar(con, f"SELECT count(*) FROM {build_mod.qualified(t, 'duckdb')}"))
                    for t in observed.tables)
     finally:
         con.close()
