@@ -1,7 +1,10 @@
-"""A query's one value, read in a test on a DB-API connection (DuckDB's or sqlite3's)."""
+"""A query's answer, read in a test: one value on a DB-API connection (DuckDB's or sqlite3's),
+or the table or the error a sandbox's ``ExecOutcome`` must hold."""
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+from pytest_sqleval.core.engines.base import ExecError, ExecOutcome
 
 
 def scalar(con: Any, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -9,3 +12,15 @@ def scalar(con: Any, sql: str, params: Sequence[Any] = ()) -> Any:
     row = con.execute(sql, list(params)).fetchone() if params else con.execute(sql).fetchone()
     assert row is not None, f"no row: {sql}"
     return row[0]
+
+
+def table_of(outcome: ExecOutcome) -> Any:
+    """The outcome's table (a ``pyarrow.Table``); an outcome without one fails here, with its error."""
+    assert outcome.table is not None, outcome.error
+    return outcome.table
+
+
+def error_of(outcome: ExecOutcome) -> ExecError:
+    """The outcome's error; an outcome without one (the query ran) fails here."""
+    assert outcome.error is not None, f"no error: the query ran ({outcome.elapsed_ms:.0f} ms)"
+    return outcome.error

@@ -23,6 +23,7 @@ import pytest
 
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS
+from tests.rows import table_of
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 pytestmark = pytest.mark.skipif(not CPU_CLOCKS, reason="the CPU-time limit needs per-thread CPU clocks (Linux)")
@@ -189,5 +190,5 @@ def test_postgres_runs_an_overrun_again_at_ten_times_the_limit_before_it_is_a_ti
         out = box.run(sql.format(n=n))
     finally:
         box.close()
-    assert out.error is None and out.table.column(0).to_pylist() == [len(range(3, n + 1, 7))]
+    assert out.error is None and table_of(out).column(0).to_pylist() == [len(range(3, n + 1, 7))]
     assert out.meta["first_attempt"]["limit_s"] == 1.0 and out.meta["first_attempt"]["elapsed_ms"] >= 1000
