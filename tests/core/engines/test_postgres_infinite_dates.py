@@ -77,7 +77,9 @@ def test_postgres_stores_infinity_as_duckdb_does(scd: str) -> None:
     finally:
         box.close()
     assert got.error is None, got.error
-    duck = duckdb.sql(sql.replace("TIMESTAMPTZ 'infinity'", "'infinity'::TIMESTAMPTZ")).to_arrow_table()
+    relation = duckdb.sql(sql.replace("TIMESTAMPTZ 'infinity'", "'infinity'::TIMESTAMPTZ"))
+    assert relation is not None
+    duck = relation.to_arrow_table()
 
     for name in duck.column_names:
         p, d = table_of(got).column(name), duck.column(name)

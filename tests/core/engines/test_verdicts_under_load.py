@@ -23,6 +23,7 @@ import pytest
 
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS
+from tests.hosts import child_of
 from tests.rows import table_of
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
@@ -150,8 +151,7 @@ def test_a_query_the_machine_starves_past_its_wall_bound_is_not_graded(
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=0.2), cache_dir=tmp_path)
     try:
         gold = g.gold("SELECT count(*) FROM customers")
-        proc = g.host.process.proc
-        assert proc is not None
+        proc = child_of(g)
         g.submit(_pairs_sql(200_000), gold)  # seconds of CPU time: it would be a timeout if it ran
         time.sleep(0.05)
         os.kill(proc.pid, signal.SIGSTOP)

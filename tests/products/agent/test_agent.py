@@ -23,7 +23,7 @@ from pytest_sqleval.products.agent.context import build_context  # noqa: E402
 from pytest_sqleval.products.agent.extract import extract_sql  # noqa: E402
 from pytest_sqleval.products.agent.retriever import SchemaRetriever, tokenize  # noqa: E402
 from pytest_sqleval.products.agent.schema import reset_workspaces, workspace_for  # noqa: E402
-from pytest_sqleval.products.agent.selfcheck import inspect  # noqa: E402
+from pytest_sqleval.products.agent.selfcheck import Problem, inspect  # noqa: E402
 from pytest_sqleval.products.agent.tokens import TokenCounter  # noqa: E402
 from pytest_sqleval.products.agent.backends import make_llm_backend  # noqa: E402
 from pytest_sqleval.core.backends.base import BackendOptions  # noqa: E402
@@ -195,15 +195,20 @@ def test_self_check_flags_errors_empty_and_suspicious_results(tmp_path: Path) ->
         def __init__(self, sql: str) -> None:
             self.table, self.error, self.truncated = con.sql(sql).to_arrow_table(), None, False
 
+    def problem(sql: str, shape: str) -> Problem:
+        found = inspect(Out(sql), shape)[0]
+        assert found is not None, sql
+        return found
+
     assert inspect(Out("SELECT 1 AS n"), "scalar")[0] is None
-    assert inspect(Out("SELECT 1 AS n WHERE false"), "scalar")[0].kind == "empty"
+    assert problem("SELECT 1 AS n WHERE false", "scalar").kind == "empty"
     assert inspect(Out("SELECT 1 AS n WHERE false"), "empty")[0] is None  # declared empty answer
-    problem = inspect(Out("SELECT * FROM range(3)"), "scalar")[0]
-    assert problem.kind == "suspicious" and "single value" in problem.message
-    assert "NULL in every row" in inspect(Out("SELECT 'a' AS k, NULL::INT AS v"), "table")[0].message
+    many = problem("SELECT * FROM range(3)", "scalar")
+    assert many.kind == "suspicious" and "single value" in many.message
+    assert "NULL in every row" in problem("SELECT 'a' AS k, NULL::INT AS v", "table").message
     assert inspect(Out("SELECT NULL::INT AS v"), "null")[0] is None  # a declared answer of NULLs only
-    assert "negative" in inspect(Out("SELECT 'a' AS k, -3 AS order_count"), "table")[0].message
-    dup = inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'north', 2"), "table")[0]
+    assert "negative" in problem("SELECT 'a' AS k, -3 AS order_count", "table").message
+    dup = problem("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'north', 2", "table")
     assert dup.kind == "suspicious" and "repeat" in dup.message
     assert inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'south', 2"), "table")[0] is None
 

@@ -241,7 +241,7 @@ def test_scd2_dimensions_have_one_current_version_and_no_gaps(con, table: str, k
 def cases():
     manifest = load_manifest(SUITE / "sqleval.toml")
     assert manifest.build == "pytest_sqleval.products.warehouse:build"
-    assert manifest.database.name == DATABASE_NAME
+    assert isinstance(manifest.database, Path) and manifest.database.name == DATABASE_NAME
     assert "legacy.*" in manifest.deprecated_tables
     return read_cases(manifest.questions, manifest.name)
 
