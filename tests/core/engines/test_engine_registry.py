@@ -13,6 +13,7 @@ import pytest
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbox, registry
 from pytest_sqleval.core.engines.base import ExecError, ExecOutcome, Sandbox, fetch_capped, row_batch_size
+from tests.rows import error_of, table_of
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 SHOP = """CREATE TABLE singer (id INTEGER, name TEXT, country TEXT, age INTEGER);
@@ -21,7 +22,6 @@ INSERT INTO singer VALUES (1, 'Joe', 'France', 52), (2, 'Ann', 'France', 43), (3
 #: a wrapper engine around SQLite that claims ``.mydb`` files
 MYDB_ENGINE = '''
 from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
-from tests.rows import error_of, table_of
 
 
 class {cls}:
