@@ -117,8 +117,8 @@ def test_the_capped_fetch_stops_at_either_cap_with_one_error() -> None:
     got = fetch_capped(iter(batches), row_batch_size, max_rows=5, limits=limits)
     assert got.batches == [] and got.truncated
     assert error_of(got).to_dict() == {"category": "resource_exceeded", "exception": "ResultTooLarge", "rows_over": 5,
-                                   "cap": "max_rows",
-                                   "message": "result has more than 5 rows (the row cap, max_rows); reading stopped there"}
+                                       "cap": "max_rows",
+                                       "message": "result has more than 5 rows (the row cap, max_rows); reading stopped there"}
     got = fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=Limits(max_bytes=40, memory_limit="1GB"))
     assert error_of(got).message == "result exceeds the cap of 6 rows / 40 bytes (max_bytes)"
     assert (error_of(got).rows_over, error_of(got).cap) == (5, "bytes")  # the byte cap, after two batches of 3 rows

@@ -104,7 +104,7 @@ def test_a_confidence_that_is_no_number_in_0_1_is_dropped_with_a_note(confidence
     assert error is None and verdict is not None and verdict["confidence"] is None and "is not a number from 0 to 1" in verdict["note"]
     for result in (JudgeResult("equivalent", "ok", confidence, "m", JUDGE_PROMPT_VERSION, False, None),
                    JudgeResult.from_dict({"equivalence": "equivalent", "confidence": confidence})):
-        assert result.confidence is None and "is not a number from 0 to 1" in result.note
+        assert result.confidence is None and result.note is not None and "is not a number from 0 to 1" in result.note
         assert result.to_dict()["note"] == result.note  # the record's judge says what was dropped
 
 

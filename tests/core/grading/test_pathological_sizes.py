@@ -56,6 +56,7 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
     from pytest_sqleval.core.grading.structure import compare_structure
     index = CatalogIndex(shop_grader._grader.catalog)
     gold = parse_sql("SELECT count(*) FROM customers", "duckdb").expression
+    assert gold is not None
     for sql in (OR_12000, IN_20000):
         # measured against a baseline taken in the same run (sqlglot's own parse, linear in
         # the input), in this process's CPU time, so other processes on a loaded machine
@@ -63,6 +64,7 @@ def test_grounding_and_structure_are_not_quadratic(shop_grader: Any) -> None:
         started = time.process_time()
         tree = parse_sql(sql, "duckdb").expression
         parsed = time.process_time() - started
+        assert tree is not None
         started = time.process_time()
         grounded = ground(tree, index)
         structure = compare_structure(tree, gold, "duckdb")

@@ -92,7 +92,9 @@ def test_the_engine_answers_a_grade_request_with_the_structure_evidence(tmp_path
                                            "budget_s": 5.0}})
     finally:
         g.close()
-    local = compare_structure(parse_sql(sql, "sqlite").expression, gold.analysis.structure, "sqlite", pred_sql=sql)
+    tree = parse_sql(sql, "sqlite").expression
+    assert tree is not None
+    local = compare_structure(tree, gold.analysis.structure, "sqlite", pred_sql=sql)
     assert answer["structure"] == local.to_dict()
     assert StructureEvidence.from_record(answer["structure"]).distance == local.distance > 0
 
