@@ -195,7 +195,9 @@ def vantage_01(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from pytest_sqleval import cli
     from pytest_sqleval.products.warehouse import DATABASE_NAME, pinned_hash
-    root = tmp_path_factory.getbasetemp().parent / f"vantage-0.1-{pinned_hash(0.1)[:16]}"
+    pinned = pinned_hash(0.1)
+    assert pinned is not None, "no content hash pinned for scale 0.1 (MANIFEST.toml)"
+    root = tmp_path_factory.getbasetemp().parent / f"vantage-0.1-{pinned[:16]}"
     root.mkdir(exist_ok=True)
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

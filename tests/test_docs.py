@@ -101,7 +101,9 @@ def _blocks(page: Path) -> list[Block]:
             continue
         not_run, run_with = None, ()
         if marker:
-            kind, value = MARKER.match(marker).groups()
+            found = MARKER.match(marker)
+            assert found is not None, marker
+            kind, value = found.groups()
             if kind == "not-run":
                 not_run = value.strip()
             else:
@@ -343,7 +345,9 @@ def test_the_record_schema_names_every_field_a_record_has(tmp_path: Path) -> Non
     assert documented == fields, (f"documented, not in a record: {sorted(documented - fields)}; "
                                   f"in a record, not documented: {sorted(fields - documented)}")
     version = {record["record_version"] for record in records}
-    assert version == {int(re.search(r"`record_version` is \*\*(\d+)\*\*", page)[1])}
+    stated = re.search(r"`record_version` is \*\*(\d+)\*\*", page)
+    assert stated is not None, "the page states no record_version"
+    assert version == {int(stated[1])}
 
 
 def test_the_readme_tour_shows_the_failures_a_run_prints(tmp_path: Path) -> None:

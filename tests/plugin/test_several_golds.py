@@ -12,7 +12,7 @@ import pytest
 from pytest_sqleval.core.records import RECORD_VERSION, CaseRecord
 from tests.sqleval_helpers import sqleval_ini, write_predictions  # noqa: F401  (fixtures)
 
-CASES = [
+CASES: list[dict[str, Any]] = [
     {"id": "two_sqls", "question": "Customers 1 and 2",
      "gold_sql": ["SELECT id FROM customers WHERE id < 3", "SELECT id, name FROM customers WHERE id < 3"]},
     {"id": "csv_gold", "question": "Signups of customers 1 and 2", "gold_results": ["gold/csv_gold.csv"],

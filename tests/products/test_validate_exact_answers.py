@@ -17,6 +17,7 @@ import pytest
 from pytest_sqleval.core.grading.compare import jsonable
 from pytest_sqleval.products.validate import GOLD_ANSWERS
 from tests.products.test_validate import Capture
+from tests.rows import scalar
 
 HUGE = "SELECT sum(CAST(id AS HUGEINT)) + 1234567890123 AS s FROM customers"  # a 128-bit sum past 12 digits
 CENTS = "SELECT sum(CAST(id AS DECIMAL(18, 2))) + 1999000 AS amount FROM customers"  # DECIMAL(38, 2)
@@ -38,7 +39,7 @@ def suite(root: Path, db: Path) -> Path:
 def engine_value(db: Path, sql: str) -> Any:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return con.execute(sql).fetchone()[0]
+        return scalar(con, sql)
     finally:
         con.close()
 

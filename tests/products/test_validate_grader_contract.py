@@ -67,6 +67,7 @@ def validate_contracts(root: Path) -> dict[str, tuple[ComparePolicy, ComparePoli
     """Each case's policy and spec as ``validate`` checks it (its gold preparation step)."""
     manifest = load_manifest(root / "sqleval.toml")
     cases = [case for case, _ in collect_cases(manifest, manifest.questions)]
+    assert manifest.database is not None
     db = open_sandbox(manifest.database, manifest.limits)
     try:
         golds = validate._prepare(cases, manifest, db.dialect, db.catalog(), validate.Validation())

@@ -28,9 +28,12 @@ def did_you_mean(word: str, options: set[str] | list[str]) -> str:
 _CASE_STR_FIELDS = ("difficulty", "expected_shape", "complexity", "category", "schema")
 
 
-def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: ComparePolicy | None = None) -> BenchmarkCase:
+def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: ComparePolicy | None = None,
+               policies: dict[tuple[bool | None, str | None], ComparePolicy] | None = None) -> BenchmarkCase:
     """Validate one decoded JSONL object; with the suite's ``policy``, the case carries its
-    own (``ComparePolicy.for_case``), made here rather than by copying the case later."""
+    own (``ComparePolicy.for_case``), made here rather than by copying the case later.
+    ``policies``: the suite's policy for each (``order_matters``, shape) of a case without
+    overrides already met, so each is resolved once per suite, not once per case."""
     if not isinstance(obj, dict):
         raise BadInputError(where, f"expected a JSON object, got {type(obj).__name__}", line=line,
                             fix='write one object per line: {"id": "q01", "question": "...", "gold_sql": "..."}')
@@ -62,7 +65,7 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: Compar
         raise BadInputError(where, f"id {obj['id']!r} has characters outside [A-Za-z0-9_.-]", line=line,
                             field="id", fix="use ids such as q06 or sales-17; they become pytest node ids")
     golds = _golds(obj.pop("gold_sql", None), obj.pop("gold_results", None), obj.pop("gold_types", None), where, line)
-    first_sql = next((g.source for g in golds if g.is_sql), "")
+    first_sql = golds[0].source if golds[0].is_sql else ""  # the SQL golds come first
     kwargs: dict[str, Any] = {"id": obj.pop("id"), "question": obj.pop("question"), "gold_sql": first_sql,
                               "golds": golds, "engine_golds": _engine_golds(obj, where, line)}
     for key in _CASE_STR_FIELDS:
@@ -98,8 +101,20 @@ def parse_case(obj: Any, where: Path, line: int, suite: str = "", policy: Compar
             obj["compare"] = overrides  # read once, by ComparePolicy.for_case (BenchmarkCase.policy)
     kwargs["order_matters"] = om
     if policy is not None:
-        kwargs["policy"] = policy.for_case_fields(obj.get("compare"), om, kwargs["expected_shape"])
-    return BenchmarkCase(**kwargs, metadata=obj, source=f"{where}:{line}", suite=suite)
+        kwargs["policy"] = _case_policy(policy, policies, obj.get("compare"), om, kwargs["expected_shape"])
+    kwargs.update(metadata=obj, source=f"{where}:{line}", suite=suite)
+    return BenchmarkCase.of_checked(kwargs)  # every field checked above, ``golds`` given
+
+
+def _case_policy(policy: ComparePolicy, policies: dict[tuple[bool | None, str | None], ComparePolicy] | None,
+                 overrides: dict[str, Any] | None, om: bool | None, shape: str | None) -> ComparePolicy:
+    """The case's policy; one without overrides shares its kind's (``policies``)."""
+    if overrides or policies is None:
+        return policy.for_case_fields(overrides, om, shape)
+    found = policies.get((om, shape))
+    if found is None:
+        found = policies[(om, shape)] = policy.for_case_fields(None, om, shape)
+    return found
 
 
 #: What a case's ``"compare"`` object may override (the suite's ``[compare]`` keys, except
@@ -255,70 +270,15 @@ def _case_compare(value: Any, where: Path, line: int) -> dict[str, Any]:
     return out
 
 
-#: the fields of a plain case (strings, labels, ``order_matters``), which ``_plain_case`` reads
-_PLAIN_FIELDS = frozenset(("id", "question", "gold_sql", *_CASE_STR_FIELDS, "tags", "order_matters"))
-#: keys that only ``parse_case`` reads (another spelling of the id, other golds, overrides)
-_OWN_FIELDS = frozenset(("qid", "gold_results", "gold_types", "compare"))
-
-
-def _plain_case(obj: Any, line: int, source_prefix: str, suite: str, policy: ComparePolicy | None,
-                policies: dict[tuple[bool | None, str | None], ComparePolicy]) -> BenchmarkCase | None:
-    """The case ``parse_case`` makes of a plain record (one gold SQL as a string, string
-    fields, a list of tags, no overrides, per-engine golds or result files), made without its
-    general steps; None for any other record, or one with anything to refuse: ``parse_case``
-    reads it, and its message names the file, the line and the fix. ``policies``: the suite's
-    policy for each (``order_matters``, shape) already met, so each is resolved once per
-    suite, not once per case."""
-    if type(obj) is not dict:
-        return None
-    get = obj.get
-    cid, question, sql = get("id"), get("question"), get("gold_sql")
-    if (type(cid) is not str or type(question) is not str or type(sql) is not str
-            or not question.strip() or not sql.strip() or not ID_RE.match(cid)):
-        return None  # (an id matching ID_RE is not blank)
-    extra = obj.keys() - _PLAIN_FIELDS
-    if extra and (not extra.isdisjoint(_OWN_FIELDS) or any(k.startswith(ENGINE_GOLD_PREFIX) for k in extra)):
-        return None
-    difficulty, shape, complexity, category, schema = (get(k) for k in _CASE_STR_FIELDS)
-    for val in (difficulty, shape, complexity, category, schema):
-        if val is not None and type(val) is not str:
-            return None
-    if shape is not None and shape not in EXPECTED_SHAPES:
-        return None
-    tags = get("tags")
-    if tags is None:
-        tags = ()
-    elif type(tags) is list and all(type(t) is str and t.strip() for t in tags):
-        tags = tuple(tags)
-    else:
-        return None  # a single string, a falsy non-list, or a bad label: parse_case's rules
-    om = get("order_matters")
-    if om is not None and type(om) is not bool:
-        return None
-    case_policy = None
-    if policy is not None:
-        case_policy = policies.get((om, shape))
-        if case_policy is None:
-            case_policy = policies[(om, shape)] = policy.for_case_fields(None, om, shape)
-    return BenchmarkCase.of_checked({
-        "id": cid, "question": question, "gold_sql": sql, "difficulty": difficulty, "expected_shape": shape,
-        "complexity": complexity, "category": category, "schema": schema, "tags": tags, "order_matters": om,
-        "metadata": {k: v for k, v in obj.items() if k in extra} if extra else {},
-        "source": f"{source_prefix}{line}", "suite": suite, "policy": case_policy, "golds": (Gold(0, "sql", sql),)})
-
-
 def validate_records(records: Records, path: Path, suite: str = "",
                      policy: ComparePolicy | None = None) -> list[BenchmarkCase]:
     """The one reader: a layout's ``(line, record)`` pairs as cases, in file order; a duplicate
-    id is an error naming both lines. A plain record is made a case directly (``_plain_case``),
-    any other by ``parse_case``: the same case either way, and every refusal is
-    ``parse_case``'s."""
+    id is an error naming both lines."""
     cases: list[BenchmarkCase] = []
     seen: dict[str, int] = {}
-    prefix = f"{path}:"
     policies: dict[tuple[bool | None, str | None], ComparePolicy] = {}
     for lineno, obj in records:
-        case = _plain_case(obj, lineno, prefix, suite, policy, policies) or parse_case(obj, path, lineno, suite, policy)
+        case = parse_case(obj, path, lineno, suite, policy, policies)
         if case.id in seen:
             raise BadInputError(path, f"duplicate id {case.id!r} (first on line {seen[case.id]})", line=lineno,
                                 field="id", fix="give every case a unique id")

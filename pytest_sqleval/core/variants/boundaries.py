@@ -58,8 +58,9 @@ BOUNDARY_VERSION = 17  # 17: pattern and column-pair witnesses (vhdisk); bump wh
 #  group keys unique by chance kept in aggregate copies, ORDER BY golds compared in order; separators.py)
 # (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)
 # (14: join paths from the golds, a decided tie still rotates, LIMIT paths copied from the pinned data)
-WITNESS_WORK_S = 10.0  # per query finding a filter's row tuples (or measuring a threshold): its work (watchdog.Work)
-WITNESS_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
+# per query finding a filter's row tuples (or measuring a threshold): its work (watchdog.Work), and
+# DuckDB's safety net in CPU seconds (its firing is recorded, the variant not kept)
+WITNESS_WORK_S = 10.0
 TIE_ROUNDS = 3  # passes over the golds' ties: a gold's tie-break may tie another's top again
 CLONE_SPREAD = 2  # each clone witness goes into every CLONE_SPREAD-th variant (1 before new-row witnesses: the disk budget)
 THRESHOLD_ROUNDS = 4  # a threshold row may feed its own subquery: measured and written again until it holds
@@ -522,4 +523,4 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     """Run ``sql`` on a builder's connection, bounded by the work of ``WITNESS_WORK_S``
     (``engines.watchdog.bounded_rows``: the same at any load)."""
     from ..engines.watchdog import Work, bounded_rows
-    return bounded_rows(con, sql, params, work=Work.like(WITNESS_WORK_S, WITNESS_TIMEOUT_S), what="boundaries")
+    return bounded_rows(con, sql, params, work=Work.like(WITNESS_WORK_S), what="boundaries")

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..engines.sqlite_sandbox import InvalidText, decode_text
 from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
+from .memo import LastOne
 from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
@@ -380,7 +381,7 @@ def build_in_child(jobfile: str) -> None:
     answer.flush()
 
 
-_OBSERVED: dict[tuple[Any, ...], Constraints] = {}
+_OBSERVED: LastOne[tuple[Any, ...], Constraints] = LastOne()  # one database at a time: a Spider run does not keep twenty
 
 
 def observed_once(database: Path, frozen_columns: Iterable[str] = (),
@@ -393,10 +394,7 @@ def observed_once(database: Path, frozen_columns: Iterable[str] = (),
     stat = Path(database).stat()
     key = (str(Path(database).resolve()), stat.st_size, stat.st_mtime_ns, tuple(sorted(set(frozen_columns))),
            repr(golds))
-    if key not in _OBSERVED:
-        _OBSERVED.clear()  # one database at a time: a Spider run does not keep twenty
-        _OBSERVED[key] = observe_constraints(database, frozen_columns=frozen_columns, golds=golds)
-    return _OBSERVED[key]
+    return _OBSERVED.get(key, lambda: observe_constraints(database, frozen_columns=frozen_columns, golds=golds))
 
 
 def _row_budget(count: int, constraints: Constraints, engine: str) -> float:

@@ -44,6 +44,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .memo import LastOne
+
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_SENTENCES = 6  # per gold and variant, in the record
@@ -94,7 +96,7 @@ def gold_digest(sql: str) -> str:
     return hashlib.sha256(sql.encode()).hexdigest()[:16]
 
 
-_WITNESSES: dict[str, list[CloneWitness]] = {}
+_WITNESSES: LastOne[str, list[CloneWitness]] = LastOne()  # one database's golds at a time
 
 
 def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
@@ -107,12 +109,7 @@ def clone_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, An
     golds, every = list(gold_sqls), list(dependencies)
     key = hashlib.sha256(repr((golds, dialect, sorted(map(repr, every)),
                                sorted((name, repr(t)) for name, t in tables.items()))).encode()).hexdigest()
-    found = _WITNESSES.get(key)
-    if found is None:
-        found = _clone_witnesses(golds, dialect, tables, every)
-        _WITNESSES.clear()  # one database's golds at a time
-        _WITNESSES[key] = found
-    return list(found)
+    return list(_WITNESSES.get(key, lambda: _clone_witnesses(golds, dialect, tables, every)))
 
 
 def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],

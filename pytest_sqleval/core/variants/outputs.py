@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .memo import LastOne
 from .nonempty import Written
 
 SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here")
@@ -78,8 +79,9 @@ MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact c
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
-OUTPUT_WORK_S = 10.0  # per query run while a gold grows: its work (watchdog.Work)
-OUTPUT_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
+# per query run while a gold grows: its work (watchdog.Work), and DuckDB's safety net in CPU seconds
+# (its firing is recorded, the variant not kept)
+OUTPUT_WORK_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -808,7 +810,7 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     return out
 
 
-_CACHE: dict[str, list[OutputGrowth]] = {}
+_CACHE: LastOne[str, list[OutputGrowth]] = LastOne()
 _PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
@@ -818,12 +820,11 @@ def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) 
     from .clones import clone_witnesses
     key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
                                sorted(constraints.tables))).encode()).hexdigest()
-    if key not in _CACHE:
+    def make() -> list[OutputGrowth]:
         deps = list(constraints.dependencies)
         witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
-        _CACHE.clear()
-        _CACHE[key] = output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
-    return _CACHE[key]
+        return output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
+    return _CACHE.get(key, make)
 
 
 def _salt_of(turn: int) -> int:
@@ -834,7 +835,7 @@ def _salt_of(turn: int) -> int:
 def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
     """Run ``sql``, bounded by the work of ``OUTPUT_WORK_S`` (``engines.watchdog.bounded_rows``)."""
     from ..engines.watchdog import Work, bounded_rows
-    return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S, OUTPUT_TIMEOUT_S), what="outputs")
+    return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S), what="outputs")
 
 
 __all__ = ["Grown", "Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]

@@ -59,9 +59,10 @@ EDGE_ROWS = 2  # rows tried per value of a literal's edge
 CANDIDATE_ROWS = 3  # rows of a traced table tried per target
 MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the base table
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
-CHECK_WORK_S = 3.0  # per query: a near-miss past the work a quiet core does in this long is left alone (watchdog.Work)
-CHECK_TIMEOUT_S = 3.0  # DuckDB's safety net per query, CPU seconds: its firing is recorded, the variant not kept
-SLOW_GOLD_WORK_S = 1.0  # a gold past the work of this long on a variant gets no separating witness there
+# per query: a near-miss past the work a quiet core does in this long is left alone (watchdog.Work); also
+# DuckDB's safety net of every query here, CPU seconds (its firing is recorded, the variant not kept)
+CHECK_WORK_S = 3.0
+SLOW_GOLD_WORK_S = 1.0  # a gold past the work of this long on a variant gets no separating witness (its net: CHECK_WORK_S)
 MAX_PUSH = 12  # copies written to push a group's count to a HAVING bound, at most
 PUSH_CANDIDATES = 200  # rows (with their group's aggregate) read per HAVING push
 _W = "__sqleval_w"
@@ -811,7 +812,7 @@ class SeparatingWriter:
         ``engines.watchdog.bounded_rows``, the same at any load)."""
         from ..engines.watchdog import Work, bounded_rows
         try:
-            return bounded_rows(self.con, sql, params or [], work=Work.like(work_s, CHECK_TIMEOUT_S), what="separators")
+            return bounded_rows(self.con, sql, params or [], work=Work.like(work_s, CHECK_WORK_S), what="separators")
         except Exception:  # a form this engine refuses, or past its work (or the net): no answer
             return None
 

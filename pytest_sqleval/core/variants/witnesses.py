@@ -90,7 +90,15 @@ def unique_by_chance(t: Any, column: str) -> bool:
     on names being unique: ``DISTINCT c.name`` for customers ``IN`` a list). The observer
     counts it a key, so no rule wrote it and every filter on it coincided on small
     Spider-style tables; a witness (``writable``) or a separating copy may give it a value
-    another row holds. Whether it is in a dependency is the caller's to check."""
+    another row holds. Whether it is in a dependency is the caller's to check.
+
+    Why a name decides the rest: the declared keys and the observed uniqueness are already
+    read, and past them the data cannot tell. An undeclared natural key (a code, an e-mail)
+    and an attribute unique by chance are both unique on every pinned row; what differs is
+    the author's intent, and the column's name is the one trace of it the schema keeps.
+    The two mistakes do not cost alike: a key taken for chance would get a duplicate and
+    fail a correct query relying on it (a false fail), chance taken for a key only keeps
+    that column's witnesses out, so a doubtful name (``_IDENTIFYING``) counts as a key."""
     return column in t.observed_unique and bool(t.primary_key or t.unique_keys) \
         and column not in t.primary_key and not any(column in k for k in t.unique_keys) \
         and not _IDENTIFYING.search(column.lower())

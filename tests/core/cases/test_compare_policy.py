@@ -58,6 +58,7 @@ def test_validate_and_the_grader_compare_a_case_under_the_same_policy_object(
     monkeypatch.setattr(ComparePolicy, "for_gold", spy)
 
     manifest = load_manifest(root / "sqleval.toml")
+    assert manifest.database is not None
     db = open_sandbox(manifest.database, manifest.limits)
     try:
         golds = validate._prepare([c for c, _ in pairs], manifest, db.dialect, db.catalog(), validate.Validation())

@@ -95,7 +95,7 @@ def test_spider_layout_with_two_databases_and_one_sql_per_line(pytester: pytest.
     # a first run: no gold answer was in the store when it began, the one two cases share neither
     # (9 distinct golds each executed once: the store's files, below)
     assert not any(r["gold"]["cached"] for r in records.values())
-    sbs = {cid: (r["compare"] or {}).get("sidebyside") for cid, r in records.items()}
+    sbs: dict[str, Any] = {cid: (r["compare"] or {}).get("sidebyside") for cid, r in records.items()}
     assert sbs["1"]["bird_reason"] == "duplicates" and sbs["1"]["spider_distinct_removed"]
     assert sbs["2"]["bird_reason"] == "column_order" and sbs["5"]["spider_reason"] == "order"
     assert sbs["9"]["spider"] is False and sbs["9"]["spider_reason"] == "distinct_stripping"
@@ -290,6 +290,7 @@ def test_side_by_side_reasons_and_summary() -> None:
         {"case_id": "4", "backend": "b", "status": "failed", "execution": None, "compare": None, "database": "db"},
         {"case_id": "5", "backend": "b", "status": "error", "execution": None, "compare": None},
     ])
+    assert summary is not None
     assert (summary["cases"], summary["graded"], summary["executed"], summary["ours_passed"]) == (5, 4, 3, 1)
     assert summary["bird"]["reasons"] == {"nulls": 1, "deprecated_table": 1}
     assert summary["bird"]["passed"] == 1 and summary["bird"]["differs"] == 2

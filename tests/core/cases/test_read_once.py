@@ -74,7 +74,7 @@ def test_lines_of_a_text_read_once_are_the_file_s_lines(tmp_path: Path, text: st
         assert read_predictions(path) == {"a": ("SELECT 1", {}), "b": (expected[1][1]["sql"], {})}
 
 
-#: records of every shape the reader takes: plain ones (read directly) and the rest (parse_case)
+#: records of every shape the reader takes: plain ones and the rest
 RECORDS: list[Any] = [
     {"id": "q1", "question": "How many?", "gold_sql": "SELECT 1"},
     {"id": "q2", "question": "Q", "gold_sql": "SELECT 2", "difficulty": "hard", "expected_shape": "empty",
@@ -93,12 +93,13 @@ RECORDS: list[Any] = [
 ]
 
 
-def test_a_plain_record_is_the_case_parse_case_makes(tmp_path: Path) -> None:
-    """Every field, the metadata, the source and the policy (shared, not rebuilt) are those
-    of ``parse_case``, whichever path made the case."""
+def test_a_suite_s_record_is_the_case_parse_case_makes(tmp_path: Path) -> None:
+    """Every field, the metadata, the source and the policy (shared within the suite, not
+    rebuilt) are those of ``parse_case`` on the record alone, and the case filled at once
+    (``BenchmarkCase.of_checked``) is the one the dataclass makes of its fields."""
     import dataclasses
 
-    from pytest_sqleval.core.cases import ComparePolicy, parse_case, validate_records
+    from pytest_sqleval.core.cases import BenchmarkCase, ComparePolicy, parse_case, validate_records
     path = tmp_path / "questions.jsonl"
     policy = ComparePolicy(float_rel_tol=1e-3)
     cases = validate_records(list(enumerate(RECORDS, 1)), path, "shop", policy)
@@ -108,6 +109,8 @@ def test_a_plain_record_is_the_case_parse_case_makes(tmp_path: Path) -> None:
             assert getattr(case, f.name) == getattr(expected, f.name), (obj, f.name)
         assert type(case.tags) is tuple and type(case.golds) is tuple
         assert case.content_hash == expected.content_hash and case.to_dict() == expected.to_dict()
+        made = BenchmarkCase(**{f.name: getattr(case, f.name) for f in dataclasses.fields(case)})
+        assert vars(made) == vars(case)
     assert RECORDS[3]["tags"] is None  # the records are left as they were given
 
 

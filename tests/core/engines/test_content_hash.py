@@ -47,7 +47,10 @@ INSERT INTO t VALUES
 def sql_lanes(con: duckdb.DuckDBPyConnection, relation: str) -> tuple[int, int, int]:
     cur = con.cursor()  # DuckDB 2.0: a connection with an unfinished result takes no new query
     shape = cur.sql(f"SELECT * FROM {relation}")
-    return cur.execute(duckdb_lanes_sql(relation, list(zip(shape.columns, shape.types)))).fetchone()
+    row = cur.execute(duckdb_lanes_sql(relation, list(zip(shape.columns, shape.types)))).fetchone()
+    assert row is not None
+    a, b, c = row
+    return a, b, c
 
 
 def python_lanes(con: duckdb.DuckDBPyConnection, relation: str) -> tuple[int, int, int]:

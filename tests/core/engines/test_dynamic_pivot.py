@@ -12,6 +12,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.engines.duckdb_sandbox import DuckDBSandbox
 from pytest_sqleval.core.grading.verdict import blocked_reason, classify
+from tests.rows import error_of, table_of
 from tests.sqleval_helpers import by_case, read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 GOLD = ("SELECT region, count(*) FILTER (WHERE NOT is_test) AS \"false\", count(*) FILTER (WHERE is_test) AS \"true\" "
@@ -81,14 +82,14 @@ def test_a_dynamic_pivot_leaves_nothing_for_the_next_query(shop_db: Path) -> Non
         cur.close()
     finally:
         box.close()
-    assert ran.error is None and ran.table.num_rows == 4
+    assert ran.error is None and table_of(ran).num_rows == 4
     assert left == []  # its enum types lived on the query's own cursor
 
 
 def test_a_sandbox_refusal_is_classified_as_that_refusal_not_as_what_grounding_saw(shop_db: Path) -> None:
     box = DuckDBSandbox(shop_db)
     try:
-        error = box.run(NOT_QUERIES["explain"][0]).error.to_dict()
+        error = error_of(box.run(NOT_QUERIES["explain"][0])).to_dict()
     finally:
         box.close()
     cls = classify(parse={"ok": True}, safety={"ok": True},

@@ -13,6 +13,7 @@ import pytest
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbox, registry
 from pytest_sqleval.core.engines.base import ExecError, ExecOutcome, Sandbox, fetch_capped, row_batch_size
+from tests.rows import error_of, table_of
 from tests.sqleval_helpers import read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 SHOP = """CREATE TABLE singer (id INTEGER, name TEXT, country TEXT, age INTEGER);
@@ -115,12 +116,12 @@ def test_the_capped_fetch_stops_at_either_cap_with_one_error() -> None:
     batches = [[(1, "x")] * 3, [(2, "y")] * 3]
     got = fetch_capped(iter(batches), row_batch_size, max_rows=5, limits=limits)
     assert got.batches == [] and got.truncated
-    assert got.error.to_dict() == {"category": "resource_exceeded", "exception": "ResultTooLarge", "rows_over": 5,
-                                   "cap": "max_rows",
-                                   "message": "result has more than 5 rows (the row cap, max_rows); reading stopped there"}
+    assert error_of(got).to_dict() == {"category": "resource_exceeded", "exception": "ResultTooLarge", "rows_over": 5,
+                                       "cap": "max_rows",
+                                       "message": "result has more than 5 rows (the row cap, max_rows); reading stopped there"}
     got = fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=Limits(max_bytes=40, memory_limit="1GB"))
-    assert got.error.message == "result exceeds the cap of 6 rows / 40 bytes (max_bytes)"
-    assert (got.error.rows_over, got.error.cap) == (5, "bytes")  # the byte cap, after two batches of 3 rows
+    assert error_of(got).message == "result exceeds the cap of 6 rows / 40 bytes (max_bytes)"
+    assert (error_of(got).rows_over, error_of(got).cap) == (5, "bytes")  # the byte cap, after two batches of 3 rows
     assert fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=limits).batches == batches
     stop = ExecError("timeout", "late", "QueryCanceled")
     got = fetch_capped(iter(batches), row_batch_size, max_rows=6, limits=limits, check=lambda: stop)
@@ -149,7 +150,7 @@ def test_a_registered_engine_is_chosen_for_its_locations(tmp_path: Path, monkeyp
     assert engine_name("x.duckdb") == "duckdb" and engine_name("x.sqlite") == "sqlite"
     box = open_sandbox(make_db(tmp_path / "shop.mydb"), Limits())
     try:
-        assert box.name == "mydb" and box.run("SELECT count(*) FROM singer").table.to_pylist() == [{"count(*)": 3}]
+        assert box.name == "mydb" and table_of(box.run("SELECT count(*) FROM singer")).to_pylist() == [{"count(*)": 3}]
     finally:
         box.close()
     with pytest.raises(registry.EngineError, match="'sqlite' is a built-in engine's"):

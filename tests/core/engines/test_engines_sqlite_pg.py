@@ -20,6 +20,7 @@ from pytest_sqleval.core.engines import engine_dialect, engine_name, open_sandbo
 from pytest_sqleval.core.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.engine_databases import CONCERTS, SINGERS, PgServer, build_sqlite, ddl
+from tests.rows import error_of, scalar, table_of
 from tests.sqleval_helpers import LEAN, read_results, read_summary, sqleval_ini  # noqa: F401  (fixture)
 
 
@@ -49,9 +50,9 @@ def test_sqlite_result_types_are_inferred_from_values(tmp_path: Path) -> None:
     con.close()
     box = SQLiteSandbox(path)
     try:
-        table = box.run("SELECT a, b, c, d, e FROM t").table
-        empty = box.run("SELECT a, c FROM t WHERE 0").table
-        text_one, int_one = box.run("SELECT '1'").table, box.run("SELECT 1").table
+        table = table_of(box.run("SELECT a, b, c, d, e FROM t"))
+        empty = table_of(box.run("SELECT a, c FROM t WHERE 0"))
+        text_one, int_one = table_of(box.run("SELECT '1'")), table_of(box.run("SELECT 1"))
     finally:
         box.close()
     assert table.schema.types == [pa.int64(), pa.float64(), pa.string(), pa.null(), MIXED_TYPE]
@@ -130,9 +131,9 @@ def test_timeout_row_cap_and_engine_specific_errors(request: pytest.FixtureReque
     assert capped.error is not None and capped.error.category == "resource_exceeded" and capped.truncated
     assert fine.table is not None and fine.table.num_rows == 3
     # SQLite yields NULL for 1/0; PostgreSQL raises it
-    assert (division.table.column(0).to_pylist() == [None]) if engine == "sqlite" else \
-        division.error.category == "division_by_zero"
-    assert after.table.column(0).to_pylist() == [2]  # the connection is still usable after a timeout
+    assert (table_of(division).column(0).to_pylist() == [None]) if engine == "sqlite" else \
+        error_of(division).category == "division_by_zero"
+    assert table_of(after).column(0).to_pylist() == [2]  # the connection is still usable after a timeout
 
 
 # -- hostile statements -------------------------------------------------------------------
@@ -166,15 +167,15 @@ def test_hostile_statements_are_refused_on_every_engine(engine_db: tuple[str, An
     try:
         before = box.content_hash()
         outcomes = {sql: box.run(sql) for sql in HOSTILE_COMMON + HOSTILE[engine]}
-        after_rows = box.run("SELECT count(*) FROM singer").table.column(0).to_pylist()
+        after_rows = table_of(box.run("SELECT count(*) FROM singer")).column(0).to_pylist()
         after = box.content_hash()
     finally:
         box.close()
     let_through = {sql: o.table for sql, o in outcomes.items() if o.error is None}
     assert not let_through, let_through
     # nextval on a missing sequence is refused for being missing; everything else as a permission problem
-    wrong = {sql: o.error.category for sql, o in outcomes.items()
-             if o.error.category != "permission_error" and "no_seq" not in sql}
+    wrong = {sql: error_of(o).category for sql, o in outcomes.items()
+             if error_of(o).category != "permission_error" and "no_seq" not in sql}
     assert not wrong, wrong
     assert after_rows == [5] and after == before
     assert not Path("/tmp/sqleval-leak.csv").exists() and not Path("/tmp/sqleval-copy.db").exists()
@@ -184,8 +185,8 @@ def test_postgres_runs_as_the_suites_role(pg: PgServer, pg_shop: str) -> None:
     for url in (pg_shop, pg.url("shop", "admin", "role=grader")):
         box = open_sandbox(url, Limits())
         try:
-            assert box.run("SELECT current_user").table.column(0).to_pylist() == ["grader"]
-            assert box.run("SELECT current_setting('transaction_read_only')").table.column(0).to_pylist() == ["on"]
+            assert table_of(box.run("SELECT current_user")).column(0).to_pylist() == ["grader"]
+            assert table_of(box.run("SELECT current_setting('transaction_read_only')")).column(0).to_pylist() == ["on"]
             assert "singer" in box.catalog()["main"]  # public, as the grader resolves unqualified names
         finally:
             box.close()
@@ -291,7 +292,7 @@ def test_a_postgres_suite_runs_under_pytest(pytester: pytest.Pytester, pg: PgSer
     assert summary["backends"]["naive"]["execution_accuracy"] == pytest.approx(2 / 3)
     import psycopg
     with psycopg.connect(pg.url("shop")) as con:
-        assert con.execute("SELECT count(*) FROM singer").fetchone()[0] == 5
+        assert scalar(con, "SELECT count(*) FROM singer") == 5
 
 
 def test_a_spider_layout_on_postgres_selects_each_database_by_db_id(pytester: pytest.Pytester, pg: PgServer) -> None:

@@ -14,6 +14,7 @@ from typing import Iterator
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines.host import PIPE_MARGIN, _pipe_cost
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from tests.hosts import child_of, engine_process_of, host_of
 
 COUNT = "SELECT count(*) FROM customers"
 SQLS = (COUNT, "SELECT count(*) FROM orders", "SELECT count(*) + 0 FROM customers")
@@ -22,16 +23,14 @@ SQLS = (COUNT, "SELECT count(*) FROM orders", "SELECT count(*) + 0 FROM customer
 def narrow(g: SuiteGrader, requests: int) -> None:
     """Make the grader's engine pipe hold ``requests`` of this file's requests (each under
     4 kB: two pages of the pipe's buffer at most), as a pipe the system would not widen."""
-    assert g.host is not None and g.host.process.proc is not None
-    g.host.process.proc.pipe_bytes = PIPE_MARGIN + requests * _pipe_cost(4000)
+    setattr(child_of(g), "pipe_bytes", PIPE_MARGIN + requests * _pipe_cost(4000))  # as host.py's _widen sets it
 
 
 @contextlib.contextmanager
 def paused(g: SuiteGrader) -> Iterator[None]:
     """The engine process stopped (SIGSTOP) meanwhile: it answers nothing, so what is held
     is held whatever the machine's speed (an answer written already would make room)."""
-    assert g.host is not None and g.host.process.proc is not None
-    pid = g.host.process.proc.pid
+    pid = child_of(g).pid
     os.kill(pid, signal.SIGSTOP)
     try:
         yield
@@ -48,10 +47,10 @@ def test_a_wide_pipe_takes_every_request_asked_ahead_at_once(shop_db: Path, tmp_
         for sql in SQLS:
             g.submit(sql, gold)
         tickets = [c.ticket for c in g._ahead.values()]
-        assert g.host is not None and g.host.process.capacity >= 16 * _pipe_cost(4000)
+        assert engine_process_of(g).capacity >= 16 * _pipe_cost(4000)
         assert [t.sent for t in tickets] == [True, True, True]
         assert [g.grade(sql, gold).passed for sql in SQLS] == [True, False, True]
-        assert g.host.restarts == 0
+        assert host_of(g).restarts == 0
     finally:
         g.close()
 
@@ -72,7 +71,7 @@ def test_a_request_held_ahead_is_sent_once_an_answer_is_read(shop_db: Path, tmp_
         verdicts = [first, g.grade(SQLS[1], gold), g.grade(SQLS[2], gold)]
         assert [v.passed for v in verdicts] == [True, False, True]
         assert [v.executed_sql for v in verdicts] == list(SQLS)
-        assert g.host.restarts == 0
+        assert host_of(g).restarts == 0
     finally:
         g.close()
 
@@ -89,7 +88,7 @@ def test_a_closed_database_drops_its_held_requests(shop_db: Path, tmp_path: Path
             for sql in SQLS:
                 g.submit(sql, gold)
         assert len(process.held) == 1
-        g.host.close()  # shared: the child lets the database go, and nothing of it is sent after
+        host_of(g).close()  # shared: the child lets the database go, and nothing of it is sent after
         assert not process.held
     finally:
         process.close()

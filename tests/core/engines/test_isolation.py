@@ -17,6 +17,7 @@ from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.host import EngineProcess, InProcessEngine
 from pytest_sqleval.core.errors import BadInputError
 from tests.engine_databases import build_sqlite
+from tests.hosts import host_of
 
 GOLD = "SELECT country, count(*) FROM singer GROUP BY country"
 NORMAL = "SELECT s.country AS c, count(s.singer_id) AS n FROM singer s GROUP BY 1"
@@ -24,13 +25,24 @@ RUNAWAY = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
            "SELECT country, count(*) FROM singer, (SELECT max(n) FROM r) GROUP BY country")
 
 
+def engine_of(grader: Grader) -> object:
+    """What serves the grader's queries: its engine host's process (or this one)."""
+    return host_of(grader._grader).process
+
+
+def child_running(grader: Grader) -> bool:
+    """Whether the grader's engine runs in a child process."""
+    process = engine_of(grader)
+    return isinstance(process, EngineProcess) and process.proc is not None
+
+
 @pytest.mark.parametrize("isolation, served_by", [("auto", InProcessEngine), ("process", EngineProcess)])
 def test_sqlite_is_served_where_isolation_says(tmp_path: Path, isolation: str, served_by: type) -> None:
     db = build_sqlite(tmp_path / "singers.sqlite")
     with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache", limits=Limits(isolation=isolation)) as grader:
-        assert isinstance(grader._grader.host.process, served_by)
+        assert isinstance(engine_of(grader), served_by)
         assert grader.compare(NORMAL, GOLD).passed
-        children = grader._grader.host.process.proc is not None if served_by is EngineProcess else False
+        children = child_running(grader)
         assert children == (isolation == "process")
 
 
@@ -38,7 +50,7 @@ def test_the_default_is_the_engine_process(tmp_path: Path) -> None:
     db = build_sqlite(tmp_path / "singers.sqlite")
     assert Limits().isolation == "process"
     with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache") as grader:
-        assert isinstance(grader._grader.host.process, EngineProcess)
+        assert isinstance(engine_of(grader), EngineProcess)
 
 
 def test_duckdb_always_runs_in_the_engine_process(tmp_path: Path) -> None:
@@ -49,7 +61,7 @@ def test_duckdb_always_runs_in_the_engine_process(tmp_path: Path) -> None:
     con.execute("INSERT INTO singer VALUES ('US'), ('UK'), ('US')")
     con.close()
     with Grader(db, cache_dir=tmp_path / "cache", limits=Limits(isolation="auto")) as grader:
-        assert isinstance(grader._grader.host.process, EngineProcess)
+        assert isinstance(engine_of(grader), EngineProcess)
         assert grader.compare("SELECT country, count(*) FROM singer GROUP BY 1", GOLD).passed
 
 
@@ -57,7 +69,7 @@ def test_in_process_sqlite_refuses_the_hostile_corpus_and_leaves_the_database_as
     db = build_sqlite(tmp_path / "singers.sqlite")
     before = db.read_bytes()
     with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache", limits=Limits(isolation="auto")) as grader:
-        assert isinstance(grader._grader.host.process, InProcessEngine)
+        assert isinstance(engine_of(grader), InProcessEngine)
         escaped = {}
         for param in HOSTILE:
             verdict = grader.compare(param.values[0], GOLD)
@@ -73,7 +85,7 @@ def test_a_runaway_query_stops_at_its_limit_in_the_grading_process(tmp_path: Pat
     db = build_sqlite(tmp_path / "singers.sqlite")
     with Grader(db, dialect="sqlite", cache_dir=tmp_path / "cache",
                 limits=Limits(timeout_s=0.3, isolation="auto")) as grader:
-        assert isinstance(grader._grader.host.process, InProcessEngine)
+        assert isinstance(engine_of(grader), InProcessEngine)
         verdict = grader.compare(RUNAWAY, GOLD)
         assert not verdict.passed
         assert verdict.layers["execution"]["error"]["category"] in ("timeout", "unfinished")

@@ -12,6 +12,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.cases import Limits
 
+from tests.hosts import host_of
 from tests.sqleval_helpers import INI
 
 
@@ -24,7 +25,7 @@ def test_an_uninterruptible_query_is_killed_and_the_next_case_is_graded(shop_db:
         assert v.layers["execution"]["error"]["exception"] == "ProcessKilled"
         assert "CPU time, over the limit of 1 s" in v.explanation  # killed for its CPU time, not the wall's
         assert g.compare("SELECT count(*) FROM orders", "SELECT count(*) FROM orders").passed
-        assert g._grader.host.restarts == 1
+        assert host_of(g._grader).restarts == 1
 
 
 def test_requests_queued_behind_a_killed_query_go_to_a_fresh_engine(shop_db: Path, tmp_path: Path) -> None:
@@ -40,7 +41,7 @@ def test_requests_queued_behind_a_killed_query_go_to_a_fresh_engine(shop_db: Pat
         assert [p.ticket.sent for p in g._ahead.values()] == [True, True, True]  # both queued behind the running one
         assert g.grade(count, gold).passed  # read behind the killed one, answered by a fresh engine
         assert g.grade(bomb, gold).failure_kind == "timeout"
-        assert g.host.restarts == 1
+        assert host_of(g).restarts == 1
         verdict = g.grade(wrong, gold)
         assert not verdict.passed and verdict.failure_kind != "timeout" and verdict.executed_sql == wrong
     finally:

@@ -9,6 +9,7 @@ from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.duckdb_sandbox import result_byte_cap
 from tests.engine_databases import PgServer
+from tests.rows import error_of, table_of
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +29,11 @@ def test_postgres_caps_a_result_at_an_eighth_of_memory_limit(pg_caps: str) -> No
         after = box.run("SELECT 1 AS one")
     finally:
         box.close()
-    assert at_cap.error is None and at_cap.table.num_rows == cap // width
+    assert at_cap.error is None and table_of(at_cap).num_rows == cap // width
     assert over.table is None and over.truncated
-    assert over.error.category == "resource_exceeded" and over.error.exception == "ResultTooLarge"
-    assert f"{cap} bytes" in over.error.message and "memory_limit 1MB / 8" in over.error.message
-    assert after.table.column(0).to_pylist() == [1]  # the session is still usable
+    assert error_of(over).category == "resource_exceeded" and error_of(over).exception == "ResultTooLarge"
+    assert f"{cap} bytes" in error_of(over).message and "memory_limit 1MB / 8" in error_of(over).message
+    assert table_of(after).column(0).to_pylist() == [1]  # the session is still usable
 
 
 def test_postgres_max_bytes_still_caps_below_the_memory_share(pg_caps: str) -> None:
@@ -42,5 +43,5 @@ def test_postgres_max_bytes_still_caps_below_the_memory_share(pg_caps: str) -> N
         over = box.run("SELECT repeat('x', 1000) AS s FROM generate_series(1, 6)")
     finally:
         box.close()
-    assert over.error.category == "resource_exceeded"
-    assert "5000 bytes (max_bytes)" in over.error.message
+    assert error_of(over).category == "resource_exceeded"
+    assert "5000 bytes (max_bytes)" in error_of(over).message

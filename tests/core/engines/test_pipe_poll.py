@@ -16,6 +16,7 @@ import pytest
 from pytest_sqleval.core.cases import BenchmarkCase, Limits
 from pytest_sqleval.core.engines.host import _HDR, PIPE_MARGIN, _Frames, _pipe_cost
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from tests.hosts import child_of, host_of
 
 from .test_held_ahead import COUNT, SQLS, paused
 
@@ -50,8 +51,7 @@ def test_an_answer_already_written_is_taken_without_waiting(shop_db: Path, tmp_p
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=5), cache_dir=tmp_path)
     try:
         gold = g.gold(COUNT)
-        assert g.host is not None and g.host.process.proc is not None
-        g.host.process.proc.pipe_bytes = PIPE_MARGIN + 2 * _pipe_cost(4000)  # a pipe that holds two requests
+        setattr(child_of(g), "pipe_bytes", PIPE_MARGIN + 2 * _pipe_cost(4000))  # a pipe that holds two requests
         with paused(g):
             for sql in SQLS:
                 g.submit(sql, gold)
@@ -59,13 +59,13 @@ def test_an_answer_already_written_is_taken_without_waiting(shop_db: Path, tmp_p
         assert [t.sent for t in tickets] == [True, True, False]  # two answers unread fill it: the third is held
         bound = time.monotonic() + BOUND_S
         while not tickets[0].done and time.monotonic() < bound:
-            g.host.poll()  # never waits: takes what the engine has written
+            host_of(g).poll()  # never waits: takes what the engine has written
             time.sleep(0.01)
         assert tickets[0].done and tickets[0].value["compare"]["match"]
         assert tickets[2].sent  # room made by the answer taken: the held request went out then
         verdicts = [g.grade(sql, gold) for sql in SQLS]
         assert [v.passed for v in verdicts] == [True, False, True]
-        assert g.host.restarts == 0
+        assert host_of(g).restarts == 0
     finally:
         g.close()
 

@@ -12,6 +12,7 @@ from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from tests.engine_databases import PgServer
+from tests.rows import table_of
 
 ROWS = ("(1, DATE '2020-01-01', DATE '2022-06-30', TIMESTAMP '2022-06-30 10:00:00', "
         "TIMESTAMPTZ '2022-06-30 10:00:00+02'), "
@@ -76,10 +77,12 @@ def test_postgres_stores_infinity_as_duckdb_does(scd: str) -> None:
     finally:
         box.close()
     assert got.error is None, got.error
-    duck = duckdb.sql(sql.replace("TIMESTAMPTZ 'infinity'", "'infinity'::TIMESTAMPTZ")).to_arrow_table()
+    relation = duckdb.sql(sql.replace("TIMESTAMPTZ 'infinity'", "'infinity'::TIMESTAMPTZ"))
+    assert relation is not None
+    duck = relation.to_arrow_table()
 
     for name in duck.column_names:
-        p, d = got.table.column(name), duck.column(name)
+        p, d = table_of(got).column(name), duck.column(name)
         assert pa.types.is_timestamp(p.type) == pa.types.is_timestamp(d.type)
         assert bool(getattr(p.type, "tz", None)) == bool(getattr(d.type, "tz", None))
         assert storage(p) == storage(d), name

@@ -12,6 +12,7 @@ from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.postgres_sandbox import PostgresSandbox
 from tests.engine_databases import PgServer
+from tests.rows import table_of
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (fixture)
 
 
@@ -85,7 +86,7 @@ def test_postgres_sandbox_refuses_a_denied_call_however_it_is_spelt(pg: PgServer
             assert out.error.category == "permission_error" and out.error.message.startswith("refused"), out.error
             # the session is still there, still the reader
             after = box.run("SELECT current_user, count(*) FROM singer")
-            assert after.error is None and after.table.to_pylist() == [{"current_user": "grader", "count": 5}]
+            assert after.error is None and table_of(after).to_pylist() == [{"current_user": "grader", "count": 5}]
         finally:
             box.close()
 
@@ -96,7 +97,7 @@ def test_postgres_name_check_leaves_ordinary_calls_alone(pg_hard: str) -> None:
         out = box.run("SELECT left(name, 1) AS i, coalesce(age, 0) AS a, 'query_to_xml(' AS s, $$set_config(1)$$ AS t "
                       "FROM singer WHERE xmlparse(content '<a/>') IS NOT NULL ORDER BY singer_id LIMIT 1")
         assert out.error is None, out.error
-        assert out.table.to_pylist() == [{"i": "J", "a": 52, "s": "query_to_xml(", "t": "set_config(1)"}]
+        assert table_of(out).to_pylist() == [{"i": "J", "a": 52, "s": "query_to_xml(", "t": "set_config(1)"}]
     finally:
         box.close()
 
@@ -128,7 +129,7 @@ def test_postgres_server_refuses_what_the_name_check_missed(pg: PgServer, pg_har
             assert out.error is not None and out.error.category == "permission_error", (sql, out)
         # a role undone inside one query does not outlive it
         assert box.run("SELECT set_config('role', 'none', false)").error is None
-        assert box.run("SELECT current_user").table.column(0).to_pylist() == ["grader"]
+        assert table_of(box.run("SELECT current_user")).column(0).to_pylist() == ["grader"]
     finally:
         box.close()
 
@@ -143,7 +144,7 @@ def test_postgres_session_killed_from_inside_is_reopened(pg_hard: str, monkeypat
             again = box.run("SELECT current_user, current_setting('transaction_read_only') AS ro, "
                             "current_setting('TimeZone') AS tz, count(*) FROM singer")
             assert again.error is None, again.error
-            assert again.table.to_pylist() == [{"current_user": "grader", "ro": "on", "tz": "UTC", "count": 5}]
+            assert table_of(again).to_pylist() == [{"current_user": "grader", "ro": "on", "tz": "UTC", "count": 5}]
         assert box.reconnects == 1
     finally:
         box.close()
@@ -153,11 +154,11 @@ def test_postgres_session_killed_while_idle_is_reopened_before_the_next_query(pg
     import psycopg
     box = open_sandbox(pg_hard, Limits(timeout_s=5))
     try:
-        pid = box.run("SELECT pg_backend_pid()").table.column(0).to_pylist()[0]
+        pid = table_of(box.run("SELECT pg_backend_pid()")).column(0).to_pylist()[0]
         with psycopg.connect(pg.url("hard2"), autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))
         out = box.run("SELECT count(*) FROM orders")
-        assert out.error is None and out.table.column(0).to_pylist() == [7], out.error
+        assert out.error is None and table_of(out).column(0).to_pylist() == [7], out.error
         assert box.reconnects == 1
     finally:
         box.close()

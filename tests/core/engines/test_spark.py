@@ -19,6 +19,7 @@ from pytest_sqleval.core.engines.spark_sandbox import (SparkSettings, gate, pars
                                                        spark_location, wrapped)
 from pytest_sqleval.core.errors import BadInputError, UsageError
 from tests.core.engines.conftest import spark_missing
+from tests.rows import table_of
 
 _spark_missing = spark_missing  # the name the other Spark test modules import
 
@@ -292,7 +293,7 @@ def test_a_rerun_loads_nothing(location: str, sandbox: Any, monkeypatch: pytest.
     again = SparkSandbox(location, Limits())
     try:
         assert again.content_hash() == sandbox.content_hash()
-        assert again.run("SELECT count(*) FROM sales.orders").table.column(0).to_pylist() == [5000]
+        assert table_of(again.run("SELECT count(*) FROM sales.orders")).column(0).to_pylist() == [5000]
     finally:
         again.close()
     assert sandbox.run("SELECT count(*) FROM singer").table.column(0).to_pylist() == [5]  # its tables come back

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.engines.sqlite_sandbox import MIXED_TYPE, SQLiteSandbox
+from tests.rows import table_of
 from tests.sqleval_helpers import read_results, sandbox_hash
 
 #: (id, name as hex bytes): 1 and 2 differ in one invalid byte, 3 is the same bytes as 1
@@ -50,11 +51,11 @@ def test_a_database_with_invalid_utf8_opens_and_hashes_by_its_bytes(tmp_path: Pa
 def test_invalid_text_comes_back_as_its_bytes(tmp_path: Path) -> None:
     box = SQLiteSandbox(build(tmp_path / "p.sqlite"))
     try:
-        table = box.run("SELECT name FROM person ORDER BY id").table
+        table = table_of(box.run("SELECT name FROM person ORDER BY id"))
         assert table.schema.types == [pa.binary()]
         assert table.column(0).to_pylist() == [bytes.fromhex(h) for _, h in ROWS]
-        assert box.run("SELECT note FROM person").table.schema.types == [pa.string()]  # valid text stays text
-        mixed = box.run("SELECT name FROM person UNION ALL SELECT 7").table
+        assert table_of(box.run("SELECT note FROM person")).schema.types == [pa.string()]  # valid text stays text
+        mixed = table_of(box.run("SELECT name FROM person UNION ALL SELECT 7"))
         assert mixed.schema.types == [MIXED_TYPE]
     finally:
         box.close()

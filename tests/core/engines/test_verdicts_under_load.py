@@ -23,6 +23,8 @@ import pytest
 
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.engines.watchdog import CPU_CLOCKS
+from tests.hosts import child_of
+from tests.rows import table_of
 from tests.sqleval_helpers import read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 pytestmark = pytest.mark.skipif(not CPU_CLOCKS, reason="the CPU-time limit needs per-thread CPU clocks (Linux)")
@@ -149,8 +151,7 @@ def test_a_query_the_machine_starves_past_its_wall_bound_is_not_graded(
     g = SuiteGrader(shop_db, limits=Limits(timeout_s=0.2), cache_dir=tmp_path)
     try:
         gold = g.gold("SELECT count(*) FROM customers")
-        proc = g.host.process.proc
-        assert proc is not None
+        proc = child_of(g)
         g.submit(_pairs_sql(200_000), gold)  # seconds of CPU time: it would be a timeout if it ran
         time.sleep(0.05)
         os.kill(proc.pid, signal.SIGSTOP)
@@ -189,5 +190,5 @@ def test_postgres_runs_an_overrun_again_at_ten_times_the_limit_before_it_is_a_ti
         out = box.run(sql.format(n=n))
     finally:
         box.close()
-    assert out.error is None and out.table.column(0).to_pylist() == [len(range(3, n + 1, 7))]
+    assert out.error is None and table_of(out).column(0).to_pylist() == [len(range(3, n + 1, 7))]
     assert out.meta["first_attempt"]["limit_s"] == 1.0 and out.meta["first_attempt"]["elapsed_ms"] >= 1000

@@ -198,6 +198,7 @@ def test_default_deprecated_patterns() -> None:
 ])
 def test_deprecated_tables_found_in_sql(sql: str, stale: list[str]) -> None:
     tree = parse_sql(sql, "duckdb").expression
+    assert tree is not None
     assert deprecated_refs(table_names(tree), PATTERNS) == stale
     # the cheap check the stale layer asks first never hides a deprecated table the scopes find
     assert may_read_deprecated(tree, PATTERNS) or not stale

@@ -41,6 +41,7 @@ def test_column_bijection_near_misses(pred: pa.Table, spec: CompareSpec, match: 
     assert res.match is match and res.column_order == spec.column_order
     assert (res.other_column_order or {}).get("match") == other
     if match and other is False:  # passed only thanks to the bijection: which one is recorded
+        assert res.column_permutation is not None
         assert [pred.column_names[j] for j in res.column_permutation] == list(GOLD.column_names)
 
 
@@ -72,7 +73,7 @@ def test_any_accepts_every_permutation_and_position_records_it(case: tuple[pa.Ta
                                                                                          for c in gold.columns)))
     assert by_position.match is same_in_place
     if not by_position.match:  # the other rule's verdict is recorded: a bijection matches
-        assert by_position.other_column_order["match"] is True
+        assert by_position.other_column_order is not None and by_position.other_column_order["match"] is True
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

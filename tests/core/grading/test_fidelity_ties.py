@@ -33,6 +33,7 @@ def cut_ties(draw: st.DrawFn) -> dict:
     k = draw(st.sampled_from(cuts)) if cuts else None
     from hypothesis import assume
     assume(k is not None)
+    assert k is not None  # what assume made sure of
     tie_key = keys[k - 1]
     before = keys.index(tie_key)
     group = [r for r in rows if r[0] == tie_key]

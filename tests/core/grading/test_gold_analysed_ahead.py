@@ -14,6 +14,7 @@ from pytest_sqleval.core.errors import GoldError
 from pytest_sqleval.core.grading import gold_analysis
 from pytest_sqleval.core.grading.gold_analysis import analyse
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
+from tests.hosts import host_of
 
 from .test_gold_analysis import GOLD, PREDICTIONS, pets_db
 
@@ -81,7 +82,7 @@ def test_the_engine_process_answers_a_gold_with_its_analysis(tmp_path: Path) -> 
     try:
         case = BenchmarkCase(id="q1", question="?", gold_sql=GOLD)
         g._ask_analysed(GOLD, case, None)
-        answer = g.host.result(g._analysed_ahead[(GOLD, None)])
+        answer = host_of(g).result(g._analysed_ahead[(GOLD, None)])
         _, request, _ = g._make_gold_request(GOLD, case)
     finally:
         g.close()

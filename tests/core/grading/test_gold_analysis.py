@@ -136,6 +136,7 @@ def test_the_stored_gold_side_gives_the_structural_evidence_of_the_gold_tree(pre
     """The gold's side read back from its stored form, and the shortcut for a prediction
     written as the gold, give the evidence the diff of the two trees gives."""
     gold_tree, tree = parse_sql(GOLD, "sqlite").expression, parse_sql(pred, "sqlite").expression
+    assert gold_tree is not None and tree is not None
     side = gold_side(gold_tree, "sqlite", GOLD)
     stored = type(side).from_json(json.loads(json.dumps(side.to_json())))
     direct = compare_structure(tree, gold_tree, "sqlite").to_dict()

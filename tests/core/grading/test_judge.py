@@ -101,17 +101,17 @@ def test_parse_normalises_labels_and_drops_bad_confidence() -> None:
 def test_a_confidence_that_is_no_number_in_0_1_is_dropped_with_a_note(confidence: Any) -> None:
     """Wherever a judgement comes from (a reply, the cache, a plugin), reports can format its confidence."""
     verdict, error = parse_verdict(json.dumps({"equivalence": "equivalent", "rationale": "ok", "confidence": confidence}))
-    assert error is None and verdict["confidence"] is None and "is not a number from 0 to 1" in verdict["note"]
+    assert error is None and verdict is not None and verdict["confidence"] is None and "is not a number from 0 to 1" in verdict["note"]
     for result in (JudgeResult("equivalent", "ok", confidence, "m", JUDGE_PROMPT_VERSION, False, None),
                    JudgeResult.from_dict({"equivalence": "equivalent", "confidence": confidence})):
-        assert result.confidence is None and "is not a number from 0 to 1" in result.note
+        assert result.confidence is None and result.note is not None and "is not a number from 0 to 1" in result.note
         assert result.to_dict()["note"] == result.note  # the record's judge says what was dropped
 
 
 @pytest.mark.parametrize("confidence, number", [(0, 0.0), (1, 1.0), (0.75, 0.75), ("0.8", 0.8), (None, None)])
 def test_a_confidence_in_0_1_is_kept_as_a_float(confidence: Any, number: float | None) -> None:
     verdict, _ = parse_verdict(json.dumps({"equivalence": "different", "rationale": "", "confidence": confidence}))
-    assert verdict["confidence"] == number and "note" not in verdict
+    assert verdict is not None and verdict["confidence"] == number and "note" not in verdict
     assert JudgeResult.from_dict({"equivalence": "different", "confidence": confidence}).note is None
 
 

@@ -63,7 +63,7 @@ def test_a_rejected_key_stops_the_judge_object_after_one_call(tmp_path: Path, ll
     assert llm_server.calls == 1  # not retried, and not asked again
     assert all(r.skipped for r in results)
     assert len({r.error for r in results}) == 1
-    assert results[0].error.startswith("judge call failed: authentication failed (HTTP 401)")
+    assert results[0].error is not None and results[0].error.startswith("judge call failed: authentication failed (HTTP 401)")
     assert not list(tmp_path.glob("*.json"))  # nothing cached
 
 

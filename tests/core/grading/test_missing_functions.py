@@ -18,6 +18,7 @@ from pytest_sqleval.core.grading.grounding import CatalogIndex, ground
 from pytest_sqleval.core.grading.verdict import classify
 from pytest_sqleval.core.records import build_record
 from pytest_sqleval.reports.terminal import render_failure
+from tests.rows import error_of, table_of
 from tests.sqleval_helpers import by_case, read_results, sqleval_ini  # noqa: F401  (autouse fixture)
 
 ENGINE = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
@@ -81,10 +82,10 @@ def test_a_postgres_function_of_that_name_with_other_argument_types_is_a_type_mi
         after = box.run("SELECT count(*) FROM singer")  # the lookup left the session usable
     finally:
         box.close()
-    assert overload.error.category == "type_mismatch" and overload.error.subject is None
-    assert operator.error.category == "type_mismatch"
-    assert (missing.error.category, missing.error.subject) == ("missing_function", "public.to_pinyin")
-    assert after.table.column(0).to_pylist() == [5]
+    assert error_of(overload).category == "type_mismatch" and error_of(overload).subject is None
+    assert error_of(operator).category == "type_mismatch"
+    assert (error_of(missing).category, error_of(missing).subject) == ("missing_function", "public.to_pinyin")
+    assert table_of(after).column(0).to_pylist() == [5]
 
 
 def test_grounding_does_not_count_an_unknown_function_as_a_missing_name() -> None:

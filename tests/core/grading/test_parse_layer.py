@@ -52,7 +52,7 @@ def test_ok_or_failed_per_dialect(sql: str, dialect: str, ok: bool) -> None:
 ])
 def test_syntax_error_has_line_and_col(sql: str, dialect: str, line: int, col: int) -> None:
     res = parse_sql(sql, dialect)
-    assert not res.ok
+    assert not res.ok and res.error is not None
     assert (res.error["line"], res.error["col"]) == (line, col)
     assert res.to_dict() == {"ok": False, "dialect": dialect, "statements": 0, "error": res.error}
 
@@ -61,13 +61,13 @@ def test_syntax_error_has_line_and_col(sql: str, dialect: str, line: int, col: i
                                        "with line=None, col=None; the contract says a parse error carries line/col")
 def test_unterminated_string_has_line_and_col() -> None:
     res = parse_sql("SELECT a\nFROM t\nWHERE name = 'unterminated", "duckdb")
-    assert not res.ok
+    assert not res.ok and res.error is not None
     assert res.error["line"] == 3 and res.error["col"] is not None
 
 
 def test_unterminated_string_is_a_result_not_an_exception() -> None:
     res = parse_sql("SELECT 'unterminated", "duckdb")
-    assert not res.ok and res.statements == 0
+    assert not res.ok and res.statements == 0 and res.error is not None
     assert res.error["message"].startswith("cannot tokenize")
 
 

@@ -14,6 +14,7 @@ from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.reports.terminal import render_failure
 from tests.core.grading.test_missing_functions import _record
+from tests.rows import error_of
 
 ENGINE = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
 #: rule -> engine -> a statement only that rule of that engine's sandbox refuses
@@ -31,7 +32,7 @@ def test_each_sandbox_names_the_rule_it_refused_by(request: pytest.FixtureReques
     db = request.getfixturevalue(f"{engine}_shop" if engine != "postgres" else "pg_shop")
     box = open_sandbox(db, Limits(timeout_s=5))
     try:
-        error = box.run(sql).error
+        error = error_of(box.run(sql))
     finally:
         box.close()
     assert (error.category, error.exception, error.subject) == ("permission_error", "Refused", rule), error

@@ -84,7 +84,7 @@ def test_allowed_queries(sql: str) -> None:
 def test_refused_as_not_a_query(sql: str, detail: str) -> None:
     res = safety(sql)
     assert (res.ok, res.reason) == (False, "not_a_query")
-    assert detail in res.detail
+    assert res.detail is not None and detail in res.detail
 
 
 @pytest.mark.parametrize(("sql", "detail"), [
@@ -118,7 +118,7 @@ def test_refused_as_not_a_query(sql: str, detail: str) -> None:
 def test_refused_as_file_or_system_access(sql: str, detail: str) -> None:
     res = safety(sql)
     assert (res.ok, res.reason) == (False, "file_or_system_access")
-    assert detail in res.detail
+    assert res.detail is not None and detail in res.detail
 
 
 @pytest.mark.parametrize(("sql", "statements"), [

@@ -18,6 +18,7 @@ from pytest_sqleval.core.grading.layers import StructureEvidence
 from pytest_sqleval.core.grading.parse import parse_sql
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
 from pytest_sqleval.core.grading.structure import compare_structure
+from tests.hosts import host_of
 
 from .test_gold_analysis import GOLD, PREDICTIONS, pets_db
 
@@ -85,13 +86,15 @@ def test_the_engine_answers_a_grade_request_with_the_structure_evidence(tmp_path
         gold = g.gold(GOLD)
         assert gold.analysis is not None and gold.analysis.structure is not None
         sql = PREDICTIONS[1]
-        answer = g.host.call("grade", {"sql": sql, "gold_key": gold.key, "spec": gold.policy.to_wire(),
+        answer = host_of(g).call("grade", {"sql": sql, "gold_key": gold.key, "spec": gold.policy.to_wire(),
                                        "gold_sql": gold.sql, "structure": {
                                            "sql": sql, "dialect": "sqlite", "gold": gold.analysis.structure.to_json(),
                                            "budget_s": 5.0}})
     finally:
         g.close()
-    local = compare_structure(parse_sql(sql, "sqlite").expression, gold.analysis.structure, "sqlite", pred_sql=sql)
+    tree = parse_sql(sql, "sqlite").expression
+    assert tree is not None
+    local = compare_structure(tree, gold.analysis.structure, "sqlite", pred_sql=sql)
     assert answer["structure"] == local.to_dict()
     assert StructureEvidence.from_record(answer["structure"]).distance == local.distance > 0
 
@@ -103,7 +106,7 @@ def test_a_spent_budget_is_the_same_evidence_in_the_engine(tmp_path: Path) -> No
         gold = g.gold(GOLD)
         assert gold.analysis is not None and gold.analysis.structure is not None
         sql = PREDICTIONS[4]
-        answer = g.host.call("grade", {"sql": sql, "gold_key": gold.key, "spec": gold.policy.to_wire(),
+        answer = host_of(g).call("grade", {"sql": sql, "gold_key": gold.key, "spec": gold.policy.to_wire(),
                                        "gold_sql": gold.sql, "structure": {
                                            "sql": sql, "dialect": "sqlite", "gold": gold.analysis.structure.to_json(),
                                            "budget_s": 0.0}})
@@ -129,7 +132,7 @@ def test_a_killed_execution_leaves_the_diff_to_the_grading_process(shop_db: Path
         gold = g.gold(count)
         assert gold.cached
         v = g.grade(bomb, gold, gold_sql=count)
-        assert g.host.restarts == 1 and v.failure_kind == "timeout"
+        assert host_of(g).restarts == 1 and v.failure_kind == "timeout"
         assert g.grade(count, gold, gold_sql=count).passed  # a fresh engine makes the next one's diff
     finally:
         g.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 import pytest
@@ -18,8 +18,10 @@ from pytest_sqleval.core.variants import clones, outputs
 from pytest_sqleval.core.variants.boundaries import BoundaryRows
 from pytest_sqleval.core.variants.build import build_variants, plan
 from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD, MutantsAhead
+from pytest_sqleval.core.variants.memo import LastOne
 from pytest_sqleval.core.variants.mutants import mutants
 from tests.core.variants.test_new_rows import golds, make_shops
+from tests.rows import scalar
 
 LIMIT_GOLD = ("SELECT s.s_code, sum(f.qty) AS q FROM sales f JOIN store s ON f.store_code = s.s_code "
               "GROUP BY s.s_code ORDER BY q DESC LIMIT 20")
@@ -54,16 +56,16 @@ def test_each_golds_clone_analysis_is_made_once_per_build_process(tmp_path: Path
         return analysed(*args, **kwargs)
 
     monkeypatch.setattr(clones, "_select_witnesses", counted)
-    monkeypatch.setattr(clones, "_WITNESSES", {})
-    monkeypatch.setattr(outputs, "_CACHE", {})  # the output paths' own memo of what they asked
+    monkeypatch.setattr(clones, "_WITNESSES", LastOne())
+    monkeypatch.setattr(outputs, "_CACHE", LastOne())  # the output paths' own memo of what they asked
     once = _build(db, tmp_path / "once", gold_sqls)
     assert len(calls) == selects  # not once for the boundary rows and again for the output paths
 
-    class Forgetful(dict):  # type: ignore[type-arg]
-        def __setitem__(self, key: Any, value: Any) -> None:
-            pass  # every asking analyses again, as before
+    class Forgetful(LastOne[str, Any]):
+        def get(self, key: str, make: Callable[[], Any]) -> Any:
+            return make()  # every asking analyses again, as before
     monkeypatch.setattr(clones, "_WITNESSES", Forgetful())
-    monkeypatch.setattr(outputs, "_CACHE", {})
+    monkeypatch.setattr(outputs, "_CACHE", LastOne())
     again = _build(db, tmp_path / "again", gold_sqls)
     assert len(calls) > 2 * selects
     assert [(v.kind, v.content_hash, v.params) for v in once] == [(v.kind, v.content_hash, v.params) for v in again]
@@ -108,7 +110,7 @@ def test_a_variant_is_counted_as_it_is_written_not_opened_again(tmp_path: Path,
 def _rows(path: Path, observed: Any) -> int:
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return sum(int(con.execute(f"SELECT count(*) FROM {build_mod.qualified(t, 'duckdb')}").fetchone()[0])
+        return sum(int(scalar(con, f"SELECT count(*) FROM {build_mod.qualified(t, 'duckdb')}"))
                    for t in observed.tables)
     finally:
         con.close()

@@ -12,6 +12,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.clones import clone_witnesses
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.rows import scalar
 
 
 def make_star(path: Path) -> None:
@@ -103,10 +104,10 @@ def test_witnesses_keep_every_reference_and_key(star: Path, cache: Path) -> None
     cloned = 0
     for variant in built:
         con = duckdb.connect(str(variant), read_only=True)
-        assert con.execute("SELECT count(*) FROM sales WHERE sold NOT IN (SELECT d_date FROM date_dim) "
-                           "OR item_id NOT IN (SELECT i_id FROM item)").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) - count(DISTINCT ticket) FROM sales").fetchone()[0] == 0
-        cloned += con.execute("SELECT count(*) FROM sales WHERE ticket > 210").fetchone()[0]
+        assert scalar(con, "SELECT count(*) FROM sales WHERE sold NOT IN (SELECT d_date FROM date_dim) "
+                           "OR item_id NOT IN (SELECT i_id FROM item)") == 0
+        assert scalar(con, "SELECT count(*) - count(DISTINCT ticket) FROM sales") == 0
+        cloned += scalar(con, "SELECT count(*) FROM sales WHERE ticket > 210")
         con.close()
     assert cloned > 0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sqleval.core.engines.host import EngineHost, HostCrashed
+from pytest_sqleval.core.engines.host import EngineHost, EngineProcess, HostCrashed
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
 from pytest_sqleval.core.variants.distill import MUTANTS_PER_GOLD, VariantSet, merge_distilled
 from pytest_sqleval.core.variants.mutants import mutants
@@ -82,7 +82,8 @@ def test_a_failing_second_process_is_a_clear_error_and_is_ended(shop, tmp_path: 
     variants._helper = broken
     with pytest.raises(HostCrashed, match="the second distillation engine process failed: cannot open"):
         _distill(variants, grader, golds[0])
-    assert variants._helper is None and broken.process.proc is None  # ended, not left running
+    assert variants._helper is None  # ended, not left running
+    assert isinstance(broken.process, EngineProcess) and broken.process.proc is None
     chosen = _distill(variants, grader, golds[0])  # the next gold starts a sound one
     assert chosen["variants"] and variants._helper is not None and variants._helper is not broken
 

@@ -29,6 +29,7 @@ import duckdb
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.groups import group_witnesses, row_identity
+from tests.rows import scalar
 
 # lines per order, per customer: 4, 6, 8, 12, 14 and 16 lines; no customer has 9, 10 or 11
 ORDERS = {1: [2, 2], 2: [2, 4], 3: [4, 4], 4: [4, 4, 4], 5: [7, 7], 6: [4, 4, 4, 4]}
@@ -100,11 +101,11 @@ def test_group_witnesses_catch_what_no_pinned_row_shows(tmp_path: Path) -> None:
         assert v.passed, (right, v.explanation)
     for variant in sorted((tmp_path / "cache").rglob("variant-*.duckdb")):
         con = duckdb.connect(str(variant), read_only=True)
-        assert con.execute("SELECT count(*) FROM (SELECT 1 FROM lineitem GROUP BY l_orderkey, l_linenumber "
-                           "HAVING count(*) > 1)").fetchone()[0] == 0  # no line duplicated
-        assert con.execute("SELECT max(l_linenumber) FROM lineitem").fetchone()[0] <= 7  # a code domain kept
-        assert con.execute("SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN "
-                           "(SELECT o_orderkey FROM orders)").fetchone()[0] == 0
+        assert scalar(con, "SELECT count(*) FROM (SELECT 1 FROM lineitem GROUP BY l_orderkey, l_linenumber "
+                           "HAVING count(*) > 1)") == 0  # no line duplicated
+        assert scalar(con, "SELECT max(l_linenumber) FROM lineitem") <= 7  # a code domain kept
+        assert scalar(con, "SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN "
+                           "(SELECT o_orderkey FROM orders)") == 0
         con.close()
 
 

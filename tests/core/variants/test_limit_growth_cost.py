@@ -20,6 +20,7 @@ from pytest_sqleval.core.variants import clones, outputs
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from tests.core.variants.test_limit_output_paths import BRANDS, _connect, make_shop
 from tests.recorded_calls import record_calls
+from tests.rows import scalar
 
 # three Books brands sell on the pinned data: LIMIT 2 already cuts them
 PAST = BRANDS.replace("LIMIT 8", "LIMIT 2")
@@ -62,7 +63,7 @@ def _copy(shop: Path, tmp_path: Path) -> Path:
     return variant
 
 def _count(con: Any, sql: str) -> int:
-    return int(con.execute(f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g").fetchone()[0])
+    return int(scalar(con, f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g"))
 
 
 def test_a_gold_past_its_limit_on_the_pinned_data_is_not_grown(shop: Path, tmp_path: Path,

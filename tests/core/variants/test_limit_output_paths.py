@@ -19,6 +19,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.rows import scalar
 
 BRANDS = ("SELECT i_brand, sum(total) AS total FROM ("
           "SELECT i_brand, sum(ss_sales_price) AS total FROM store_sales, item, date_dim WHERE ss_item_sk = i_item_sk "
@@ -98,7 +99,7 @@ def _connect(path: Path, read_only: bool = True) -> Any:
 def _rows(path: Path, sql: str) -> int:
     con = _connect(path)
     try:
-        return int(con.execute(f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g").fetchone()[0])
+        return int(scalar(con, f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g"))
     finally:
         con.close()
 
@@ -155,7 +156,7 @@ def test_the_grown_variant_keeps_every_reference_and_no_duplicate_sale(shop: tup
     try:
         for g in growths:
             assert writer.grow(g)
-            assert con.execute(g.count_sql).fetchone()[0] > g.limit
+            assert scalar(con, g.count_sql) > g.limit
         if dialect == "sqlite":
             con.commit()
     finally:

@@ -25,6 +25,7 @@ import pytest
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.clones import clone_witnesses
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.rows import scalar
 
 
 def make_shops(path: Path) -> int:
@@ -131,12 +132,12 @@ def test_new_rows_keep_every_key_and_reference(shops: tuple[Path, int]) -> None:
     new_stores = 0
     for variant in built:
         con = duckdb.connect(str(variant), read_only=True)
-        assert con.execute("SELECT count(*) FROM sales WHERE store_code NOT IN (SELECT s_code FROM store)").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) - count(DISTINCT s_code) FROM store").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) FROM sales WHERE qty NOT BETWEEN 1 AND 9").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) FROM store WHERE s_type NOT IN ('big', 'small')").fetchone()[0] == 0
-        new_stores += con.execute("SELECT count(*) FROM store WHERE s_code NOT IN "
-                                  "('S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7')").fetchone()[0]
+        assert scalar(con, "SELECT count(*) FROM sales WHERE store_code NOT IN (SELECT s_code FROM store)") == 0
+        assert scalar(con, "SELECT count(*) - count(DISTINCT s_code) FROM store") == 0
+        assert scalar(con, "SELECT count(*) FROM sales WHERE qty NOT BETWEEN 1 AND 9") == 0
+        assert scalar(con, "SELECT count(*) FROM store WHERE s_type NOT IN ('big', 'small')") == 0
+        new_stores += scalar(con, "SELECT count(*) FROM store WHERE s_code NOT IN "
+                                  "('S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7')")
         con.close()
     assert new_stores > 0
 
@@ -162,8 +163,8 @@ def test_a_new_key_every_row_of_a_child_uses_gets_a_child_row_too(tmp_path: Path
     new_stores = 0
     for variant in sorted((tmp_path / "cache").rglob("rows-*/variant-*.duckdb")):
         con = duckdb.connect(str(variant), read_only=True)
-        assert con.execute("SELECT count(*) FROM store WHERE s_code NOT IN (SELECT store_code FROM sales)").fetchone()[0] == 0
-        new_stores += con.execute("SELECT count(*) FROM store WHERE s_code NOT IN ('S1', 'S2', 'S3')").fetchone()[0]
+        assert scalar(con, "SELECT count(*) FROM store WHERE s_code NOT IN (SELECT store_code FROM sales)") == 0
+        new_stores += scalar(con, "SELECT count(*) FROM store WHERE s_code NOT IN ('S1', 'S2', 'S3')")
         con.close()
     assert new_stores > 0
 
@@ -220,6 +221,6 @@ def test_a_group_key_takes_a_pinned_value_the_variant_lacks(tmp_path: Path) -> N
     assert writer.write(regroup, 0)
     domain.close()
     assert con.execute("SELECT model, count(*) FROM aircraft WHERE model = 'E' GROUP BY 1").fetchall() == [("E", 1)]
-    assert con.execute("SELECT count(*) - count(DISTINCT id) FROM aircraft").fetchone()[0] == 0
+    assert scalar(con, "SELECT count(*) - count(DISTINCT id) FROM aircraft") == 0
     assert "model = 'E'" in writer.sentences[regroup.gold][0]
     con.close()

@@ -23,6 +23,7 @@ import duckdb
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.separators import near_misses
+from tests.rows import scalar
 
 
 def make_star(path: Path) -> None:
@@ -104,7 +105,7 @@ def test_the_near_misses_are_traced_through_unions_and_ctes(tmp_path: Path) -> N
     # the rows a target copies reach its SELECT: web sales of music in 2000 (10 rows; 3 drawn)
     web = next(t for t in swap.targets if t.table == "main.web_sales")
     rows = con.execute(web.rows_sql, [7]).fetchall()
-    numbers = [con.execute(f"SELECT ws_order_number FROM web_sales WHERE rowid = {r[0]}").fetchone()[0] for r in rows]
+    numbers = [scalar(con, f"SELECT ws_order_number FROM web_sales WHERE rowid = {r[0]}") for r in rows]
     assert len(numbers) == 3 and all(5000 + 4000 < n <= 5000 + 4020 for n in numbers), numbers
     con.close()
 
@@ -127,10 +128,10 @@ def test_aggregate_swaps_and_dropped_joins_are_caught_on_a_star(tmp_path: Path) 
     for variant in sorted((tmp_path / "cache").rglob("variant-*.duckdb")):
         con = duckdb.connect(str(variant), read_only=True)
         for table, number in (("store_sales", "ss_ticket_number"), ("web_sales", "ws_order_number")):
-            assert con.execute(f"SELECT count(*) - count(DISTINCT {number}) FROM {table}").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) - count(DISTINCT i_item_sk) FROM item").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) FROM store_sales WHERE ss_item_sk NOT IN "
-                           "(SELECT i_item_sk FROM item)").fetchone()[0] == 0
+            assert scalar(con, f"SELECT count(*) - count(DISTINCT {number}) FROM {table}") == 0
+        assert scalar(con, "SELECT count(*) - count(DISTINCT i_item_sk) FROM item") == 0
+        assert scalar(con, "SELECT count(*) FROM store_sales WHERE ss_item_sk NOT IN "
+                           "(SELECT i_item_sk FROM item)") == 0
         con.close()
 
 
@@ -207,6 +208,6 @@ def test_aggregate_swaps_and_dropped_joins_are_caught_on_sqlite(tmp_path: Path) 
         con = sqlite3.connect(variant)
         assert con.execute("PRAGMA foreign_key_check").fetchall() == []
         for table in ("enrollment", "attendance"):
-            assert con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} GROUP BY student_id, course_id "
-                               f"HAVING count(*) > 1)").fetchone()[0] == 0
+            assert scalar(con, f"SELECT count(*) FROM (SELECT 1 FROM {table} GROUP BY student_id, course_id "
+                               f"HAVING count(*) > 1)") == 0
         con.close()

@@ -30,6 +30,7 @@ from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.separators import near_misses
 from pytest_sqleval.core.variants.witnesses import unique_by_chance
+from tests.rows import scalar
 
 
 def make_campus(path: Path) -> None:
@@ -172,8 +173,8 @@ def test_declared_keys_and_references_hold_on_every_variant(campus: tuple[Path, 
         assert con.execute("PRAGMA foreign_key_check").fetchall() == []
         for table, key in (("department", "dept_code"), ("store", "store_code"), ("order_line", "order_id, sku"),
                            ("departure", "route_no, dep_date"), ("route", "route_no")):
-            assert con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} GROUP BY {key} "
-                               f"HAVING count(*) > 1)").fetchone()[0] == 0, (variant.name, table)
+            assert scalar(con, f"SELECT count(*) FROM (SELECT 1 FROM {table} GROUP BY {key} "
+                               f"HAVING count(*) > 1)") == 0, (variant.name, table)
         # names stay unique: a correct query may rely on them (DISTINCT name for IN)
-        assert con.execute("SELECT count(*) - count(DISTINCT name) FROM department").fetchone()[0] == 0
+        assert scalar(con, "SELECT count(*) - count(DISTINCT name) FROM department") == 0
         con.close()

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.rows import scalar
 
 BOOKS = ("SELECT i_item_id, sum(ss_quantity) AS q FROM store_sales, item, date_dim WHERE ss_item_sk = i_item_sk "
          "AND ss_sold_date_sk = d_date_sk AND d_year = 2000 AND i_category = 'Books' "
@@ -144,11 +145,11 @@ def test_a_limit_gold_no_path_reaches_on_the_variant_gets_one_from_the_pinned_da
     pinned = duckdb.connect(str(path), read_only=True) if dialect == "duckdb" else sqlite3.connect(path)
     con = duckdb.connect(str(variant)) if dialect == "duckdb" else sqlite3.connect(variant)
     con.execute("DELETE FROM store_sales WHERE ss_item_sk <= 12")  # no Books sale left
-    assert con.execute(witness.count_sql).fetchone()[0] == 0
+    assert scalar(con, witness.count_sql) == 0
     writer = CloneWriter(con, dialect, c.tables, c.dependencies, lambda sql, params: con.execute(sql, params).fetchall(),
                          pinned=lambda sql, params: pinned.execute(sql, params).fetchall())
     assert writer.write(witness, 0)
-    assert con.execute(witness.count_sql).fetchone()[0] == 21
+    assert scalar(con, witness.count_sql) == 21
     dangling = con.execute("SELECT count(*) FROM store_sales WHERE ss_item_sk NOT IN (SELECT i_item_sk FROM item) "
                            "OR ss_sold_date_sk NOT IN (SELECT d_date_sk FROM date_dim)").fetchone()
     assert dangling is not None and dangling[0] == 0

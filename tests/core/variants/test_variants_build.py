@@ -17,6 +17,7 @@ from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.errors import UsageError
 from pytest_sqleval.core.variants.build import Variant, build_variants
 from pytest_sqleval.core.variants.constraints import Constraints, observe_constraints, qualified, quote
+from tests.rows import scalar
 
 # customers.id PK, customers.email declared UNIQUE, orders.customer_id a declared FK;
 # orders.ref unique but undeclared, payments.order_id an undeclared reference to orders.id,
@@ -90,10 +91,6 @@ def connect(path: Path) -> Any:
     if path.suffix == ".duckdb":
         return duckdb.connect(str(path), read_only=True)
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-
-
-def scalar(con: Any, sql: str) -> Any:
-    return con.execute(sql).fetchone()[0]
 
 
 def violations(path: Path, c: Constraints) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.witnesses import witness_groups
+from tests.rows import scalar
 
 COLUMNS = {"main.part": {"id", "size", "brand", "made"}, "main.item": {"id", "part_id", "qty", "mode"}}
 KEYS = {("main.part", "id"), ("main.item", "id"), ("main.item", "part_id")}
@@ -103,9 +104,9 @@ def test_a_wrong_bound_with_a_support_of_one_row_is_caught(tmp_path: Path, wrong
     assert len(built) == 4
     for variant in built:
         con = duckdb.connect(str(variant), read_only=True)
-        assert con.execute("SELECT min(size) >= 1 AND max(size) <= 50 FROM part").fetchone()[0]
-        assert con.execute("SELECT count(*) FROM item WHERE mode NOT IN ('AIR', 'RAIL', 'SHIP', 'MAIL', 'FOB')"
-                           ).fetchone()[0] == 0
+        assert scalar(con, "SELECT min(size) >= 1 AND max(size) <= 50 FROM part")
+        assert scalar(con, "SELECT count(*) FROM item WHERE mode NOT IN ('AIR', 'RAIL', 'SHIP', 'MAIL', 'FOB')"
+                           ) == 0
         con.close()
 
 

@@ -8,7 +8,6 @@ import asyncio
 import json
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,7 +23,7 @@ from pytest_sqleval.products.agent.context import build_context  # noqa: E402
 from pytest_sqleval.products.agent.extract import extract_sql  # noqa: E402
 from pytest_sqleval.products.agent.retriever import SchemaRetriever, tokenize  # noqa: E402
 from pytest_sqleval.products.agent.schema import reset_workspaces, workspace_for  # noqa: E402
-from pytest_sqleval.products.agent.selfcheck import inspect  # noqa: E402
+from pytest_sqleval.products.agent.selfcheck import Problem, inspect  # noqa: E402
 from pytest_sqleval.products.agent.tokens import TokenCounter  # noqa: E402
 from pytest_sqleval.products.agent.backends import make_llm_backend  # noqa: E402
 from pytest_sqleval.core.backends.base import BackendOptions  # noqa: E402
@@ -196,15 +195,20 @@ def test_self_check_flags_errors_empty_and_suspicious_results(tmp_path: Path) ->
         def __init__(self, sql: str) -> None:
             self.table, self.error, self.truncated = con.sql(sql).to_arrow_table(), None, False
 
+    def problem(sql: str, shape: str) -> Problem:
+        found = inspect(Out(sql), shape)[0]
+        assert found is not None, sql
+        return found
+
     assert inspect(Out("SELECT 1 AS n"), "scalar")[0] is None
-    assert inspect(Out("SELECT 1 AS n WHERE false"), "scalar")[0].kind == "empty"
+    assert problem("SELECT 1 AS n WHERE false", "scalar").kind == "empty"
     assert inspect(Out("SELECT 1 AS n WHERE false"), "empty")[0] is None  # declared empty answer
-    problem = inspect(Out("SELECT * FROM range(3)"), "scalar")[0]
-    assert problem.kind == "suspicious" and "single value" in problem.message
-    assert "NULL in every row" in inspect(Out("SELECT 'a' AS k, NULL::INT AS v"), "table")[0].message
+    many = problem("SELECT * FROM range(3)", "scalar")
+    assert many.kind == "suspicious" and "single value" in many.message
+    assert "NULL in every row" in problem("SELECT 'a' AS k, NULL::INT AS v", "table").message
     assert inspect(Out("SELECT NULL::INT AS v"), "null")[0] is None  # a declared answer of NULLs only
-    assert "negative" in inspect(Out("SELECT 'a' AS k, -3 AS order_count"), "table")[0].message
-    dup = inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'north', 2"), "table")[0]
+    assert "negative" in problem("SELECT 'a' AS k, -3 AS order_count", "table").message
+    dup = problem("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'north', 2", "table")
     assert dup.kind == "suspicious" and "repeat" in dup.message
     assert inspect(Out("SELECT 'north' AS region, 1 AS n UNION ALL SELECT 'south', 2"), "table")[0] is None
 
@@ -329,11 +333,18 @@ def test_an_empty_result_is_repaired_but_not_without_self_check(llm_server: Scri
 
 
 def test_rate_limit_then_success_honours_retry_after(llm_server: ScriptedLLMServer, mini: dict[str, BenchmarkCase],
-                                                     tmp_path: Path) -> None:
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     llm_server.script(Reply.rate_limited(retry_after=0.3), fenced(GOLD["r3"]))
-    start = time.monotonic()
+    asked: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded_sleep(delay: float, *args: Any, **kwargs: Any) -> Any:
+        asked.append(delay)  # every wait asked for; it still waits
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "sleep", recorded_sleep)
     result = run(backend("a0", llm_server, tmp_path), mini["r3"])
-    assert time.monotonic() - start >= 0.3
+    assert 0.3 in asked  # the server's Retry-After, over the backoff's 5-10 ms (backoff_base 0.01)
     assert result.sql == GOLD["r3"] and llm_server.calls == 2
     assert result.metadata["n_llm_calls"] == 1 and result.metadata["http_attempts"] == 2
 

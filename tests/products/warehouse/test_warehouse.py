@@ -20,6 +20,7 @@ from pytest_sqleval.core.cases import load_manifest, read_cases, split_of
 from pytest_sqleval.products.warehouse import (DATABASE_NAME, WarehouseHashMismatch, build_warehouse, check_pin,
                                       pinned_hash, render_schema)
 from pytest_sqleval.products.warehouse.spec import SCHEMAS, TABLES
+from tests.rows import scalar
 
 SCALE = 0.1
 CUTOVER = datetime.date.fromisoformat(warehouse.spec.ERP_CUTOVER)
@@ -36,10 +37,6 @@ def con(built: warehouse.BuildInfo):
     c = duckdb.connect(str(built.path), read_only=True)
     yield c
     c.close()
-
-
-def one(con: duckdb.DuckDBPyConnection, sql: str):
-    return con.execute(sql).fetchone()[0]
 
 
 # ------------------------------------------------------------------ determinism and the pin
@@ -147,8 +144,8 @@ def test_126_tables_across_the_schemas_and_the_graveyard(con) -> None:
     for suffix in ("_old", "_v1", "_bak"):
         assert any(n.endswith(suffix) for n in names), suffix
     assert sum(s == "legacy" for s, _ in rows) >= 10
-    assert one(con, "SELECT count(*) FROM duckdb_views() WHERE NOT internal") == 0
-    empty = [f"{s}.{t}" for s, t in rows if one(con, f"SELECT count(*) FROM {s}.{t}") == 0]
+    assert scalar(con, "SELECT count(*) FROM duckdb_views() WHERE NOT internal") == 0
+    empty = [f"{s}.{t}" for s, t in rows if scalar(con, f"SELECT count(*) FROM {s}.{t}") == 0]
     assert not empty
 
 
@@ -177,66 +174,66 @@ def test_schema_files_match_the_catalog(built) -> None:
 # ------------------------------------------------------------------ traps
 def test_v1_revenue_coincides_before_the_cutover_and_diverges_after(con) -> None:
     def total(table: str, cond: str) -> object:
-        return one(con, f"SELECT sum(amount_usd) FROM finance.{table} WHERE posting_status = 'posted' AND {cond}")
+        return scalar(con, f"SELECT sum(amount_usd) FROM finance.{table} WHERE posting_status = 'posted' AND {cond}")
     before, after = "recognized_date <= DATE '2024-06-30'", "recognized_date > DATE '2024-06-30'"
     assert total("revenue_recognized", before) == total("revenue_recognized_v1", before)
     live, v1 = total("revenue_recognized", after), total("revenue_recognized_v1", after)
     assert v1 and live and v1 < live  # the zombie job still loads, so v1 looks alive
-    assert one(con, "SELECT max(recognized_date) FROM finance.revenue_recognized_v1") > CUTOVER
+    assert scalar(con, "SELECT max(recognized_date) FROM finance.revenue_recognized_v1") > CUTOVER
 
 
 def test_frozen_tables_stop_at_the_cutover_and_match_before(con) -> None:
-    assert str(one(con, "SELECT max(order_date) FROM orders.orders_old")) == "2024-06-30"
-    assert one(con, "SELECT count(*) FROM orders.orders WHERE order_date <= DATE '2024-06-30'") == \
-        one(con, "SELECT count(*) FROM orders.orders_old")
-    assert one(con, "SELECT max(requested_date) FROM returns.returns_old") <= CUTOVER
+    assert str(scalar(con, "SELECT max(order_date) FROM orders.orders_old")) == "2024-06-30"
+    assert scalar(con, "SELECT count(*) FROM orders.orders WHERE order_date <= DATE '2024-06-30'") == \
+        scalar(con, "SELECT count(*) FROM orders.orders_old")
+    assert scalar(con, "SELECT max(requested_date) FROM returns.returns_old") <= CUTOVER
     # fx backup: identical before the provider change, different after
     diff = "SELECT count(*) FROM finance.fx_rates a JOIN finance.fx_rates_bak b USING (rate_date, currency_code) " \
            "WHERE a.usd_per_unit <> b.usd_per_unit AND a.rate_date {} DATE '2025-01-01'"
-    assert one(con, diff.format("<")) == 0 and one(con, diff.format(">=")) > 0
+    assert scalar(con, diff.format("<")) == 0 and scalar(con, diff.format(">=")) > 0
 
 
 def test_redundant_revenue_metrics_disagree(con) -> None:
     window = "BETWEEN DATE '2025-01-01' AND DATE '2025-06-30'"
-    canonical = one(con, f"SELECT sum(amount_usd) FROM finance.revenue_recognized WHERE posting_status = 'posted' AND recognized_date {window}")
-    unfiltered = one(con, f"SELECT sum(amount_usd) FROM finance.revenue_recognized WHERE recognized_date {window}")
-    billed = one(con, f"SELECT sum(amount_usd) FROM sales.rev_billed WHERE billed_date {window}")
-    booked = one(con, f"SELECT sum(gross_amount_usd) FROM sales.bookings_gross WHERE booking_date {window}")
+    canonical = scalar(con, f"SELECT sum(amount_usd) FROM finance.revenue_recognized WHERE posting_status = 'posted' AND recognized_date {window}")
+    unfiltered = scalar(con, f"SELECT sum(amount_usd) FROM finance.revenue_recognized WHERE recognized_date {window}")
+    billed = scalar(con, f"SELECT sum(amount_usd) FROM sales.rev_billed WHERE billed_date {window}")
+    booked = scalar(con, f"SELECT sum(gross_amount_usd) FROM sales.bookings_gross WHERE booking_date {window}")
     assert len({canonical, unfiltered, billed, booked}) == 4
-    assert one(con, "SELECT count(*) FROM sales.rev_billed WHERE line_type IN ('tax', 'shipping')") > 0
-    assert one(con, "SELECT count(*) FROM finance.revenue_recognized WHERE posting_status = 'reversed'") > 0
+    assert scalar(con, "SELECT count(*) FROM sales.rev_billed WHERE line_type IN ('tax', 'shipping')") > 0
+    assert scalar(con, "SELECT count(*) FROM finance.revenue_recognized WHERE posting_status = 'reversed'") > 0
 
 
 def test_dirty_rows_are_there(con) -> None:
-    assert one(con, "SELECT count(*) FROM orders.orders o JOIN sales.customers c USING (customer_id) WHERE c.is_test") > 0
-    assert one(con, "SELECT count(*) FROM orders.orders WHERE deleted_at IS NOT NULL") > 0
-    assert one(con, "SELECT count(*) FROM sales.customers WHERE deleted_at IS NOT NULL AND email IS NULL") > 0
-    assert one(con, "SELECT min(order_date) FROM orders.orders WHERE status = 'void'") > CUTOVER
-    assert one(con, "SELECT count(*) FROM orders.orders WHERE status = 'cancelled'") > 0
-    assert one(con, "SELECT count(*) - count(DISTINCT event_uuid) FROM web.events") > 0
-    assert one(con, "SELECT count(*) FROM web.sessions WHERE is_bot") > 0
+    assert scalar(con, "SELECT count(*) FROM orders.orders o JOIN sales.customers c USING (customer_id) WHERE c.is_test") > 0
+    assert scalar(con, "SELECT count(*) FROM orders.orders WHERE deleted_at IS NOT NULL") > 0
+    assert scalar(con, "SELECT count(*) FROM sales.customers WHERE deleted_at IS NOT NULL AND email IS NULL") > 0
+    assert scalar(con, "SELECT min(order_date) FROM orders.orders WHERE status = 'void'") > CUTOVER
+    assert scalar(con, "SELECT count(*) FROM orders.orders WHERE status = 'cancelled'") > 0
+    assert scalar(con, "SELECT count(*) - count(DISTINCT event_uuid) FROM web.events") > 0
+    assert scalar(con, "SELECT count(*) FROM web.sessions WHERE is_bot") > 0
     # UTC vs store-local time
-    assert one(con, "SELECT count(*) FROM orders.orders WHERE CAST(ordered_at AS DATE) <> order_date") > 0
+    assert scalar(con, "SELECT count(*) FROM orders.orders WHERE CAST(ordered_at AS DATE) <> order_date") > 0
     # a stale flag: terminated after the cutover but still "active"
-    assert one(con, "SELECT count(*) FROM hr.employees WHERE is_active AND termination_date IS NOT NULL") > 0
+    assert scalar(con, "SELECT count(*) FROM hr.employees WHERE is_active AND termination_date IS NOT NULL") > 0
 
 
 def test_currencies_and_the_fx_table(con) -> None:
     assert {r[0] for r in con.execute("SELECT DISTINCT currency_code FROM orders.orders").fetchall()} == {"USD", "CAD", "GBP", "EUR"}
-    assert one(con, "SELECT count(*) FROM finance.fx_rates WHERE isodow(rate_date) >= 6 OR currency_code = 'USD'") == 0
-    assert one(con, "SELECT comment FROM duckdb_columns() WHERE table_name = 'fx_rates' AND column_name = 'usd_per_unit'") \
+    assert scalar(con, "SELECT count(*) FROM finance.fx_rates WHERE isodow(rate_date) >= 6 OR currency_code = 'USD'") == 0
+    assert scalar(con, "SELECT comment FROM duckdb_columns() WHERE table_name = 'fx_rates' AND column_name = 'usd_per_unit'") \
         == "units of this currency per 1 USD"  # the stale comment; the values are USD per unit
-    assert 1.1 < float(one(con, "SELECT avg(usd_per_unit) FROM finance.fx_rates WHERE currency_code = 'GBP'")) < 1.5
+    assert 1.1 < float(scalar(con, "SELECT avg(usd_per_unit) FROM finance.fx_rates WHERE currency_code = 'GBP'")) < 1.5
 
 
 @pytest.mark.parametrize("table, key", [("sales.dim_customer", "customer_id"), ("sales.product_price_history", "product_id"),
                                         ("hr.employee_history", "employee_id")])
 def test_scd2_dimensions_have_one_current_version_and_no_gaps(con, table: str, key: str) -> None:
-    assert one(con, f"SELECT count(*) FROM (SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) FILTER (WHERE is_current) <> 1)") == 0
-    assert one(con, f"SELECT count(*) FROM {table} WHERE NOT is_current") > 0
+    assert scalar(con, f"SELECT count(*) FROM (SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) FILTER (WHERE is_current) <> 1)") == 0
+    assert scalar(con, f"SELECT count(*) FROM {table} WHERE NOT is_current") > 0
     gaps = (f"SELECT count(*) FROM (SELECT valid_to, lead(valid_from) OVER (PARTITION BY {key} ORDER BY valid_from) AS nxt "
             f"FROM {table}) WHERE nxt IS NOT NULL AND nxt <> valid_to")
-    assert one(con, gaps) == 0
+    assert scalar(con, gaps) == 0
 
 
 # ------------------------------------------------------------------ the suite
@@ -244,7 +241,7 @@ def test_scd2_dimensions_have_one_current_version_and_no_gaps(con, table: str, k
 def cases():
     manifest = load_manifest(SUITE / "sqleval.toml")
     assert manifest.build == "pytest_sqleval.products.warehouse:build"
-    assert manifest.database.name == DATABASE_NAME
+    assert isinstance(manifest.database, Path) and manifest.database.name == DATABASE_NAME
     assert "legacy.*" in manifest.deprecated_tables
     return read_cases(manifest.questions, manifest.name)
 
