@@ -54,7 +54,8 @@ from typing import Any
 
 from .nonempty import Written
 
-SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here")
+SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here",
+                "order_not_few")
 
 
 @dataclass
@@ -78,6 +79,8 @@ MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact c
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
+ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
+MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
 OUTPUT_WORK_S = 10.0  # per query run while a gold grows: its work (watchdog.Work)
 OUTPUT_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
 
@@ -126,6 +129,84 @@ class OutputGrowth:
     probe_sql: str | None  # the grader's probe: the (augmented) gold with LIMIT n + 1
     key_positions: tuple[int, ...] | None  # its ORDER BY keys' positions in the probe's rows
     leaves: tuple[Leaf, ...]
+
+
+@dataclass(frozen=True)
+class OrderGrowth:
+    """One ordered gold to give a new output row that sorts apart from its pinned ones: a
+    copy of the ``anchor`` row (a table of its top SELECT whose columns it orders by) that
+    ``rows_sql`` gives (the reaching row the gold orders last), with a fresh ``key`` and
+    every ``children`` row that references it copied onto the new key (an order's lines:
+    a group filter such as ``sum(l_quantity) > 300`` holds for the copy as for its source)."""
+
+    gold: str
+    count_sql: str  # the gold's rows, its ORDER BY and LIMIT left off
+    anchor: str
+    key: str
+    rows_sql: str
+    sort: tuple[tuple[str, bool], ...]  # the anchor's columns among the ORDER BY keys, in order: (column, desc)
+    children: tuple[tuple[str, str], ...]  # (child table, its column referencing ``key``)
+
+
+def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
+                  dependencies: Iterable[Any]) -> list[OrderGrowth]:
+    """Per gold with a top-level ORDER BY over a SELECT of base tables, the ``OrderGrowth``
+    of the table its last sort key that is a column belongs to (a reversed or dropped key
+    shows only where a row sorts apart from the others, and the pinned data may have one)."""
+    from sqlglot import exp
+
+    from .clones import fresh_columns, deps_columns, gold_digest, turned_rowid
+    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    every = list(dependencies)
+    out: list[OrderGrowth] = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        order = tree.args.get("order") if isinstance(tree, exp.Select) else None
+        if order is None or tree.args.get("offset") is not None:
+            continue
+        try:
+            sources = select_sources(tree, names)
+            joins = tree.args.get("joins") or []
+            if not sources or len(sources) != 1 + len(joins) or any(j.side for j in joins):
+                continue
+            by_alias = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
+            sort: list[tuple[str, str, bool]] = []
+            for k in order.expressions:
+                target = k.this
+                if isinstance(target, exp.Column) and not target.table and target.name.lower() in by_alias:
+                    target = by_alias[target.name.lower()]
+                found = resolve_column(target, sources, names.lower) if isinstance(target, exp.Column) else None
+                if found is not None:
+                    sort.append((found[0], found[1], bool(k.args.get("desc"))))
+            if not sort:
+                continue
+            alias = sort[-1][0]
+            table = names.originals[sources[alias]]
+            t = tables[table]
+            keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if len(k) == 1]
+            fresh = fresh_columns(t, deps_columns(every, table))
+            key = next((k[0] for k in keys if fresh and k[0] in fresh), None)
+            if key is None:
+                continue
+            children = tuple(dict.fromkeys((d.child, d.child_columns[0]) for d in every
+                                           if d.origin != "total" and d.parent == table and d.parent_columns == (key,)
+                                           and len(d.child_columns) == 1 and d.child != table))
+            rows = tree.copy()
+            for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+                rows.set(arg, None)
+            rows.set("expressions", [exp.alias_(exp.column("rowid", table=alias), "w0")])
+            last = [exp.Ordered(this=exp.column(c, table=a), desc=not desc) for a, c, desc in sort]
+            rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            rows.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+            counted = tree.copy()
+            counted.set("order", None)
+            counted.set("limit", None)
+            count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=engine)}) AS gold_rows"
+        except Exception:  # an odd tree: no order growth for this gold
+            continue
+        out.append(OrderGrowth(gold_digest(sql), count_sql, table, key, rows.sql(dialect=engine),
+                               tuple((c, desc) for a, c, desc in sort if a == alias), children))
+    return out
 
 
 def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -428,7 +509,7 @@ class OutputWriter:
             self._pinned = variant_connection(self.database, self.engine, read_only=True)
         return _bounded(self._pinned, sql, params)
 
-    def count(self, g: OutputGrowth) -> int:
+    def count(self, g: OutputGrowth | OrderGrowth) -> int:
         if self.counted >= MAX_COUNTS or self.spent >= MAX_VARIANT_COUNTS:
             raise _Undone("too many runs of the gold")
         self.counted += 1
@@ -436,7 +517,7 @@ class OutputWriter:
         self.written.add("counts")
         return int(self.bounded(g.count_sql, [])[0][0])
 
-    def pinned_count(self, g: OutputGrowth) -> int | None:
+    def pinned_count(self, g: OutputGrowth | OrderGrowth) -> int | None:
         """The gold's rows on the pinned database (its ORDER BY and LIMIT left off), once per
         process and gold; None where it fails or overruns there."""
         key = (str(self.database), g.gold)
@@ -507,6 +588,88 @@ class OutputWriter:
         self.written.sentences.setdefault(g.gold, []).append(
             f"{added} new output rows ({how}) lift the gold from {have} rows past its LIMIT {g.limit}")
         return True
+
+    def order(self, g: OrderGrowth) -> bool:
+        """Give ``g`` one new output row: a copy of its anchor row with a fresh key, its last
+        sort column set to sort first (the column's least value for ASC, greatest for DESC, a
+        new one where the column is a key) and the rows referencing the anchor copied onto
+        it; kept only when the gold then has more rows and every constraint holds."""
+        from .constraints import qualified, quote
+        self.counted = 0
+        pinned = self.pinned_count(g)
+        if pinned is None or not 1 <= pinned <= ORDER_FEW:
+            self.written.add("order_not_few")
+            return False
+        if self.spent >= MAX_VARIANT_COUNTS:
+            self.written.add("over_budget")
+            return False
+        self.touchable = sorted({g.anchor, *(c for c, _ in g.children)})
+        start = self._marks()
+        try:
+            have = self.count(g)
+            found = self.bounded(g.rows_sql, [_salt_of(self.index)])
+            if not found:
+                raise _Undone("no reaching row")
+            rowid = int(found[0][0])
+            rel, t = qualified(g.anchor, self.engine), self.tables[g.anchor]
+            old = self.con.execute(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {rowid}").fetchone()[0]
+            moved = self._first_value(g)
+            made = self.cloner.clone(g.anchor, rowid, moved, given=frozenset(moved))
+            if made is None or g.key not in made:
+                raise _Undone("no copy")
+            copied = 0
+            for child, column in g.children:
+                crel, ccol = qualified(child, self.engine), quote(column)
+                there = self.con.execute(f"SELECT count(*) FROM {crel} WHERE {ccol} = ?", [made[g.key]]).fetchone()[0]
+                rows = self.con.execute(f"SELECT rowid FROM {crel} WHERE {ccol} = ? ORDER BY rowid LIMIT "
+                                        f"{MAX_ORDER_CHILDREN + 1}", [old]).fetchall()
+                if len(rows) > MAX_ORDER_CHILDREN:
+                    raise _Undone("too many child rows")
+                for (child_rowid,) in rows[there:]:  # the clone's own total-dependency copy took the first
+                    if self.cloner.clone(child, int(child_rowid), {column: made[g.key]},
+                                         given=frozenset({column})) is None:
+                        raise _Undone("a child row refused")
+                    copied += 1
+            if self.count(g) <= have:
+                raise _Undone("no new output row")
+            new = self._since(start)
+            if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
+                raise _Undone("a constraint")
+        except Exception:  # undone: no reaching row, no new output row, a constraint, or a refused query
+            self._rollback(start)
+            self.written.add("order_undone")
+            return False
+        self.written.add("order_grown")
+        for table, n in self._counts(start).items():
+            self.written.rows[table] = self.written.rows.get(table, 0) + n
+        shown = ", ".join(f"{c} = {v!r}" for c, v in moved.items()) or "its sort keys tied"
+        self.written.sentences.setdefault(g.gold, []).append(
+            f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last ({shown}), with its {copied} "
+            f"referencing rows: a new output row that sorts apart from the {have} there")
+        return True
+
+    def _first_value(self, g: OrderGrowth) -> dict[str, Any]:
+        """The anchor's last sort column and a value sorting first under it: a free column's
+        least (ASC) or greatest (DESC) value here; a key column's new value beside it (a
+        number one past it, text with ``#n`` appended); nothing for a column in a reference."""
+        from .constraints import qualified, quote
+        column, desc = g.sort[-1]
+        t, rel = self.tables[g.anchor], qualified(g.anchor, self.engine)
+        if column == g.key or any(d.child == g.anchor and column in d.child_columns for d in self.c.dependencies):
+            return {}
+        edge = self.con.execute(f"SELECT {'max' if desc else 'min'}({quote(column)}) FROM {rel}").fetchone()[0]
+        if edge is None:
+            return {}
+        if column in t.free:
+            return {column: edge}
+        if column not in t.key_columns:
+            return {}
+        if isinstance(edge, (int, float)) or type(edge).__name__ == "Decimal":
+            return {column: edge + (1 if desc else -1)}
+        if isinstance(edge, str):
+            count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+            return {column: f"{edge}#{count}"}
+        return {}
 
     def _grow(self, g: OutputGrowth, have: int, extra: int = 0) -> tuple[int, str]:
         """Units of the first move that adds output rows, until the gold has ``g.limit + 1 +
@@ -785,9 +948,9 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
     fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
     variant)."""
-    growths = _growths(list(gold_sqls), dialect, engine, constraints)
+    growths, ordered = _growths(list(gold_sqls), dialect, engine, constraints)
     out = Grown()
-    if not growths:
+    if not growths and not ordered:
         return out
     from .sqlite_io import variant_connection
     con = variant_connection(target, engine)
@@ -796,6 +959,9 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
         for i, g in enumerate(growths):
             if (i + index) % OUTPUT_SPREAD == 0:
                 writer.grow(g)
+        for i, o in enumerate(ordered):
+            if (i + index) % OUTPUT_SPREAD == 0:
+                writer.order(o)
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
@@ -808,13 +974,14 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     return out
 
 
-_CACHE: dict[str, list[OutputGrowth]] = {}
+_CACHE: dict[str, tuple[list[OutputGrowth], list[OrderGrowth]]] = {}
 _PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
-def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) -> list[OutputGrowth]:
-    """``output_growths`` once per process for the same golds and constraints (a build
-    writes many variants)."""
+def _growths(gold_sqls: list[str], dialect: str, engine: str,
+             constraints: Any) -> tuple[list[OutputGrowth], list[OrderGrowth]]:
+    """``output_growths`` and ``order_growths`` once per process for the same golds and
+    constraints (a build writes many variants)."""
     from .clones import clone_witnesses
     key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
                                sorted(constraints.tables))).encode()).hexdigest()
@@ -822,7 +989,8 @@ def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) 
         deps = list(constraints.dependencies)
         witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
         _CACHE.clear()
-        _CACHE[key] = output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
+        _CACHE[key] = (output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed),
+                       order_growths(gold_sqls, dialect, engine, constraints.tables, deps))
     return _CACHE[key]
 
 
@@ -837,4 +1005,5 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S, OUTPUT_TIMEOUT_S), what="outputs")
 
 
-__all__ = ["Grown", "Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
+__all__ = ["Grown", "Leaf", "Move", "OrderGrowth", "OutputGrowth", "OutputWriter", "order_growths", "output_growths",
+           "write_outputs"]
