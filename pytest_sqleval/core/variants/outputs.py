@@ -43,7 +43,17 @@ that exist, every other value is one the row or the pinned data holds; the rows 
 added are checked against every dependency, key and NOT NULL column, else removed. Where
 no row reaches a leaf on the variant (a subset of a star join keeps few), one reaching path
 of the pinned database is copied in first (``CloneWriter.import_row``), as the clone
-witnesses do. Each gold's rows go into every ``OUTPUT_SPREAD``-th variant."""
+witnesses do. Each gold's rows go into every ``OUTPUT_SPREAD``-th variant.
+
+An ordered gold with one or two rows on the pinned data (TPC-H q18, q20, q21 at scale 0.01)
+returns them in its order under a sort key reversed or dropped too; only more output rows,
+sorting apart, tell those apart (``OrderGrowth``). Its *anchor* is the table of its last sort
+key that is a column (``orders`` for ``ORDER BY o_totalprice DESC, o_orderdate``); the
+anchor row the gold orders last is copied with a fresh key, its last sort column set to sort
+first (a tie on the keys before it), and every row referencing it copied onto the new key
+(an order's lines, so that ``o_orderkey IN (... HAVING sum(l_quantity) > 300)`` holds for the
+copy as for its source). Where no anchor row reaches the output on the variant, the pinned
+ones are copied in first. Kept only when the gold has more rows and every constraint holds."""
 from __future__ import annotations
 
 import hashlib
@@ -144,6 +154,7 @@ class OrderGrowth:
     anchor: str
     key: str
     rows_sql: str
+    anchors_sql: str  # the reaching anchor rows' row ids (at most ``ORDER_FEW + 1``), on the pinned database
     sort: tuple[tuple[str, bool], ...]  # the anchor's columns among the ORDER BY keys, in order: (column, desc)
     children: tuple[tuple[str, str], ...]  # (child table, its column referencing ``key``)
 
@@ -197,6 +208,10 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             rows.set("expressions", [exp.alias_(exp.column("rowid", table=alias), "w0")])
             last = [exp.Ordered(this=exp.column(c, table=a), desc=not desc) for a, c, desc in sort]
             rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            anchors = rows.copy()
+            anchors.set("distinct", exp.Distinct())
+            anchors.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("w0"))]))
+            anchors.set("limit", exp.Limit(expression=exp.Literal.number(ORDER_FEW + 1)))
             rows.set("limit", exp.Limit(expression=exp.Literal.number(1)))
             counted = tree.copy()
             counted.set("order", None)
@@ -205,6 +220,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
         except Exception:  # an odd tree: no order growth for this gold
             continue
         out.append(OrderGrowth(gold_digest(sql), count_sql, table, key, rows.sql(dialect=engine),
+                               anchors.sql(dialect=engine),
                                tuple((c, desc) for a, c, desc in sort if a == alias), children))
     return out
 
@@ -603,13 +619,16 @@ class OutputWriter:
         if self.spent >= MAX_VARIANT_COUNTS:
             self.written.add("over_budget")
             return False
-        self.touchable = sorted({g.anchor, *(c for c, _ in g.children)})
+        self.touchable = self._with_parents({g.anchor, *(c for c, _ in g.children)}, [])
         start = self._marks()
         try:
-            have = self.count(g)
             found = self.bounded(g.rows_sql, [_salt_of(self.index)])
+            if not found:  # none here (a subset keeps few whole orders): the pinned ones are copied in
+                self._import_anchors(g)
+                found = self.bounded(g.rows_sql, [_salt_of(self.index)])
             if not found:
                 raise _Undone("no reaching row")
+            have = self.count(g)
             rowid = int(found[0][0])
             rel, t = qualified(g.anchor, self.engine), self.tables[g.anchor]
             old = self.con.execute(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {rowid}").fetchone()[0]
@@ -647,6 +666,25 @@ class OutputWriter:
             f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last ({shown}), with its {copied} "
             f"referencing rows: a new output row that sorts apart from the {have} there")
         return True
+
+    def _import_anchors(self, g: OrderGrowth) -> None:
+        """Copy in the pinned database's reaching anchor rows (at most ``ORDER_FEW + 1``), each
+        with the rows referencing it and the rows they reference (``CloneWriter.import_row``);
+        raises when one cannot be (the caller undoes it all)."""
+        from .constraints import qualified, quote
+        rel = qualified(g.anchor, self.engine)
+        for (rowid,) in self.pinned_rows(g.anchors_sql, []):
+            added: list[tuple[str, int]] = []
+            if self.cloner.import_row(g.anchor, int(rowid), added) is None:
+                raise _Undone("an anchor row")
+            key = self.pinned_rows(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {int(rowid)}", [])[0][0]
+            for child, column in g.children:
+                for (child_rowid,) in self.pinned_rows(f"SELECT rowid FROM {qualified(child, self.engine)} WHERE "
+                                                       f"{quote(column)} = ? ORDER BY rowid", [key]):
+                    if self.cloner.import_row(child, int(child_rowid), added) is None:
+                        raise _Undone("a child row")
+            if not self.cloner.kept(added):
+                raise _Undone("a dependency")
 
     def _first_value(self, g: OrderGrowth) -> dict[str, Any]:
         """The anchor's last sort column and a value sorting first under it: a free column's
@@ -856,7 +894,10 @@ class OutputWriter:
         reaching path copied in from the pinned data brings them) and those of the rows a
         correlated subquery needs (``Leaf.children``)."""
         out = {t for leaf in g.leaves for t in leaf.tables} | {c[1] for leaf in g.leaves for c in leaf.children}
-        links = [d for leaf in g.leaves for d in leaf.links]
+        return self._with_parents(out, [d for leaf in g.leaves for d in leaf.links])
+
+    def _with_parents(self, tables: set[str], links: list[Any]) -> list[str]:
+        out = set(tables)
         for _ in range(4):  # a path copied in brings the rows it references (three levels up)
             out |= {d.parent for d in [*self.c.dependencies, *links] if d.child in out}
         return sorted(t for t in out if t in self.tables)
