@@ -91,6 +91,7 @@ WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching r
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
+MAX_DEEP_ROWS = 40  # reaching child rows of an anchor row copied, each into a copy of its other parent, at most
 OUTPUT_WORK_S = 10.0  # per query run while a gold grows: its work (watchdog.Work)
 OUTPUT_TIMEOUT_S = 10.0  # ... and DuckDB's safety net, CPU seconds: its firing is recorded, the variant not kept
 
@@ -157,6 +158,11 @@ class OrderGrowth:
     anchors_sql: str  # the reaching anchor rows' row ids (at most ``ORDER_FEW + 1``), on the pinned database
     sort: tuple[tuple[str, bool], ...]  # the anchor's columns among the ORDER BY keys, in order: (column, desc)
     children: tuple[tuple[str, str], ...]  # (child table, its column referencing ``key``)
+    # where the copy's children, in their own parents, change those parents' answer (TPC-H q21: a
+    # second late supplier in an order takes the order out): per child table of the gold's FROM with
+    # another parent in it, (child table, its column to the anchor, its column to the other parent,
+    # the other parent, its key, the reaching child rows of an anchor row: one parameter, its row id)
+    deep: tuple[tuple[str, str, str, str, str, str], ...] = ()
 
 
 def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -205,6 +211,24 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             rows = tree.copy()
             for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
                 rows.set(arg, None)
+            deep = []
+            in_from = {names.originals[v]: [a for a, w in sources.items() if w == v] for v in sources.values()}
+            for child, column in children:
+                if len(in_from.get(child, [])) != 1:
+                    continue
+                for d in every:
+                    other = d.parent
+                    if d.origin == "total" or d.child != child or len(d.child_columns) != 1 \
+                            or d.child_columns[0] == column or len(in_from.get(other, [])) != 1 or other == table:
+                        continue
+                    reached = rows.copy()
+                    reached.set("expressions", [exp.alias_(exp.column("rowid", table=in_from[child][0]), "c0")])
+                    reached.set("distinct", exp.Distinct())
+                    reached = reached.where(exp.EQ(this=exp.column("rowid", table=alias), expression=exp.Placeholder()))
+                    reached.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("c0"))]))
+                    reached.set("limit", exp.Limit(expression=exp.Literal.number(MAX_DEEP_ROWS + 1)))
+                    deep.append((child, column, d.child_columns[0], other, d.parent_columns[0],
+                                 reached.sql(dialect=engine)))
             rows.set("expressions", [exp.alias_(exp.column("rowid", table=alias), "w0")])
             last = [exp.Ordered(this=exp.column(c, table=a), desc=not desc) for a, c, desc in sort]
             rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
@@ -221,7 +245,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             continue
         out.append(OrderGrowth(gold_digest(sql), count_sql, table, key, rows.sql(dialect=engine),
                                anchors.sql(dialect=engine),
-                               tuple((c, desc) for a, c, desc in sort if a == alias), children))
+                               tuple((c, desc) for a, c, desc in sort if a == alias), children, tuple(deep)))
     return out
 
 
@@ -606,10 +630,14 @@ class OutputWriter:
         return True
 
     def order(self, g: OrderGrowth) -> bool:
-        """Give ``g`` one new output row: a copy of its anchor row with a fresh key, its last
-        sort column set to sort first (the column's least value for ASC, greatest for DESC, a
-        new one where the column is a key) and the rows referencing the anchor copied onto
-        it; kept only when the gold then has more rows and every constraint holds."""
+        """Give ``g`` new output rows: a copy of its anchor row with a fresh key, its last sort
+        column set to sort first (the column's least value for ASC, greatest for DESC, a new
+        one where the column is a key) and the rows referencing the anchor copied onto it.
+        Where that adds no output row and a child has another parent in the gold's FROM (a
+        line's order), two deep copies instead: the anchor's reaching child rows each in a
+        copy of its other parent with that parent's other children (a tie where the gold
+        counts them), then one such row alone (another count). Kept only when the gold has
+        more rows after each and every constraint holds."""
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
@@ -619,8 +647,9 @@ class OutputWriter:
         if self.spent >= MAX_VARIANT_COUNTS:
             self.written.add("over_budget")
             return False
-        self.touchable = self._with_parents({g.anchor, *(c for c, _ in g.children)}, [])
+        self.touchable = self._with_parents({g.anchor, *(c for c, _ in g.children), *(d[3] for d in g.deep)}, [])
         start = self._marks()
+        made: list[str] = []
         try:
             found = self.bounded(g.rows_sql, [_salt_of(self.index)])
             if not found:  # none here (a subset keeps few whole orders): the pinned ones are copied in
@@ -630,26 +659,24 @@ class OutputWriter:
                 raise _Undone("no reaching row")
             have = self.count(g)
             rowid = int(found[0][0])
-            rel, t = qualified(g.anchor, self.engine), self.tables[g.anchor]
+            rel = qualified(g.anchor, self.engine)
             old = self.con.execute(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {rowid}").fetchone()[0]
             moved = self._first_value(g)
-            made = self.cloner.clone(g.anchor, rowid, moved, given=frozenset(moved))
-            if made is None or g.key not in made:
-                raise _Undone("no copy")
-            copied = 0
-            for child, column in g.children:
-                crel, ccol = qualified(child, self.engine), quote(column)
-                there = self.con.execute(f"SELECT count(*) FROM {crel} WHERE {ccol} = ?", [made[g.key]]).fetchone()[0]
-                rows = self.con.execute(f"SELECT rowid FROM {crel} WHERE {ccol} = ? ORDER BY rowid LIMIT "
-                                        f"{MAX_ORDER_CHILDREN + 1}", [old]).fetchall()
-                if len(rows) > MAX_ORDER_CHILDREN:
-                    raise _Undone("too many child rows")
-                for (child_rowid,) in rows[there:]:  # the clone's own total-dependency copy took the first
-                    if self.cloner.clone(child, int(child_rowid), {column: made[g.key]},
-                                         given=frozenset({column})) is None:
-                        raise _Undone("a child row refused")
-                    copied += 1
-            if self.count(g) <= have:
+            mark = self._marks()
+            _, copied = self._copy_with_children(g, rowid, old, moved)
+            if self.count(g) > have:
+                made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
+            else:
+                self._rollback(mark)
+                for width in (MAX_DEEP_ROWS, 1) if g.deep else ():
+                    mark, now, moved = self._marks(), self.count(g), self._first_value(g)
+                    copied = self._deep_copy(g, rowid, old, moved, width)
+                    if copied and self.count(g) > now:
+                        made.append(f"({self._shown(moved)}), with {copied} of its reaching rows, each in a copy of "
+                                    f"its own parent")
+                    else:
+                        self._rollback(mark)
+            if not made:
                 raise _Undone("no new output row")
             new = self._since(start)
             if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
@@ -661,11 +688,75 @@ class OutputWriter:
         self.written.add("order_grown")
         for table, n in self._counts(start).items():
             self.written.rows[table] = self.written.rows.get(table, 0) + n
-        shown = ", ".join(f"{c} = {v!r}" for c, v in moved.items()) or "its sort keys tied"
-        self.written.sentences.setdefault(g.gold, []).append(
-            f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last ({shown}), with its {copied} "
-            f"referencing rows: a new output row that sorts apart from the {have} there")
+        for how in made:
+            self.written.sentences.setdefault(g.gold, []).append(
+                f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last {how}: a new output row that "
+                f"sorts apart from the {have} there")
         return True
+
+    @staticmethod
+    def _shown(moved: dict[str, Any]) -> str:
+        return ", ".join(f"{c} = {v!r}" for c, v in moved.items()) or "its sort keys tied"
+
+    def _copy_with_children(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any],
+                            skip: Iterable[str] = ()) -> tuple[dict[str, Any], int]:
+        """A copy of anchor row ``rowid`` (key ``old``) and of every row referencing it (but in
+        the tables ``skip`` names), onto the copy's fresh key; (the copy's values, the child rows
+        copied). Raises when one is refused."""
+        from .constraints import qualified, quote
+        made = self.cloner.clone(g.anchor, rowid, moved, given=frozenset(moved))
+        if made is None or g.key not in made:
+            raise _Undone("no copy")
+        copied = 0
+        for child, column in [c for c in g.children if c[0] not in set(skip)]:
+            crel, ccol = qualified(child, self.engine), quote(column)
+            there = self.con.execute(f"SELECT count(*) FROM {crel} WHERE {ccol} = ?", [made[g.key]]).fetchone()[0]
+            rows = self.con.execute(f"SELECT rowid FROM {crel} WHERE {ccol} = ? ORDER BY rowid LIMIT "
+                                    f"{MAX_ORDER_CHILDREN + 1}", [old]).fetchall()
+            if len(rows) > MAX_ORDER_CHILDREN:
+                raise _Undone("too many child rows")
+            for (child_rowid,) in rows[there:]:  # the clone's own total-dependency copy took the first
+                if self.cloner.clone(child, int(child_rowid), {column: made[g.key]}, given=frozenset({column})) is None:
+                    raise _Undone("a child row refused")
+                copied += 1
+        return made, copied
+
+    def _deep_copy(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any], width: int) -> int:
+        """A copy of anchor row ``rowid`` whose reaching child rows (at most ``width``) are each
+        copied into a copy of its other parent, with that parent's other children copied as
+        they are (an order copied whole, its one line of this supplier moved to the copy); the
+        child rows so placed. The copy's own total-dependency child row in such a table is
+        taken out again (it sits in its source's parent); the rows of its other child tables
+        are copied onto it as they are. Raises when a row is refused."""
+        from .constraints import qualified, quote
+        made, _ = self._copy_with_children(g, rowid, old, moved, skip={d[0] for d in g.deep})
+        placed = 0
+        for child, column, up, parent, parent_key, reached_sql in g.deep:
+            crel, prel = qualified(child, self.engine), qualified(self.c.tables[parent].name, self.engine)
+            self.con.execute(f"DELETE FROM {crel} WHERE {quote(column)} = ?", [made[g.key]])
+            reached = [int(r[0]) for r in self.bounded(reached_sql, [rowid])][:width]
+            for child_rowid in reached:
+                value = self.con.execute(f"SELECT {quote(up)} FROM {crel} WHERE rowid = {child_rowid}").fetchone()[0]
+                source = self.con.execute(f"SELECT rowid FROM {prel} WHERE {quote(parent_key)} = ? LIMIT 1",
+                                          [value]).fetchone()
+                if source is None:
+                    raise _Undone("no parent")
+                copy = self.cloner.clone(parent, int(source[0]), {})
+                if copy is None or parent_key not in copy:
+                    raise _Undone("no parent copy")
+                self.con.execute(f"DELETE FROM {crel} WHERE {quote(up)} = ?", [copy[parent_key]])
+                siblings = self.con.execute(f"SELECT rowid FROM {crel} WHERE {quote(up)} = ? ORDER BY rowid LIMIT "
+                                            f"{MAX_ORDER_CHILDREN + 1}", [value]).fetchall()
+                if len(siblings) > MAX_ORDER_CHILDREN:
+                    raise _Undone("too many child rows")
+                for (sibling,) in siblings:
+                    onto = {up: copy[parent_key]}
+                    if int(sibling) == child_rowid:
+                        onto[column] = made[g.key]
+                    if self.cloner.clone(child, int(sibling), onto, given=frozenset(onto)) is None:
+                        raise _Undone("a child row refused")
+                placed += 1
+        return placed
 
     def _import_anchors(self, g: OrderGrowth) -> None:
         """Copy in the pinned database's reaching anchor rows (at most ``ORDER_FEW + 1``), each
