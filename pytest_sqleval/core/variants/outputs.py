@@ -636,8 +636,8 @@ class OutputWriter:
         Where that adds no output row and a child has another parent in the gold's FROM (a
         line's order), two deep copies instead: the anchor's reaching child rows each in a
         copy of its other parent with that parent's other children (a tie where the gold
-        counts them), then one such row alone (another count). Kept only when the gold has
-        more rows after each and every constraint holds."""
+        counts them), then another number of them (one, or the one twice). Kept only when the
+        gold has more rows after each and every constraint holds."""
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
@@ -668,9 +668,9 @@ class OutputWriter:
                 made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
             else:
                 self._rollback(mark)
-                for width in (MAX_DEEP_ROWS, 1) if g.deep else ():
+                for tie in (True, False) if g.deep else ():
                     mark, now, moved = self._marks(), self.count(g), self._first_value(g)
-                    copied = self._deep_copy(g, rowid, old, moved, width)
+                    copied = self._deep_copy(g, rowid, old, moved, tie)
                     if copied and self.count(g) > now:
                         made.append(f"({self._shown(moved)}), with {copied} of its reaching rows, each in a copy of "
                                     f"its own parent")
@@ -721,8 +721,9 @@ class OutputWriter:
                 copied += 1
         return made, copied
 
-    def _deep_copy(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any], width: int) -> int:
-        """A copy of anchor row ``rowid`` whose reaching child rows (at most ``width``) are each
+    def _deep_copy(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any], tie: bool) -> int:
+        """A copy of anchor row ``rowid`` whose reaching child rows (``tie``: each of them, as
+        many as the source has; else another number: one of them, or the one twice) are each
         copied into a copy of its other parent, with that parent's other children copied as
         they are (an order copied whole, its one line of this supplier moved to the copy); the
         child rows so placed. The copy's own total-dependency child row in such a table is
@@ -734,7 +735,9 @@ class OutputWriter:
         for child, column, up, parent, parent_key, reached_sql in g.deep:
             crel, prel = qualified(child, self.engine), qualified(self.c.tables[parent].name, self.engine)
             self.con.execute(f"DELETE FROM {crel} WHERE {quote(column)} = ?", [made[g.key]])
-            reached = [int(r[0]) for r in self.bounded(reached_sql, [rowid])][:width]
+            reached = [int(r[0]) for r in self.bounded(reached_sql, [rowid])][:MAX_DEEP_ROWS]
+            if not tie:
+                reached = reached[:1] if len(reached) > 1 else reached * 2
             for child_rowid in reached:
                 value = self.con.execute(f"SELECT {quote(up)} FROM {crel} WHERE rowid = {child_rowid}").fetchone()[0]
                 source = self.con.execute(f"SELECT rowid FROM {prel} WHERE {quote(parent_key)} = ? LIMIT 1",

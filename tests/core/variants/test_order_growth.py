@@ -80,6 +80,39 @@ SUPPLIER_GOLD = ("SELECT s_name FROM supplier WHERE s_suppkey IN (SELECT ps_supp
 SUPPLIER_WRONG = SUPPLIER_GOLD.replace("ORDER BY s_name", "ORDER BY s_name DESC")
 
 
+def make_waits(path: Path) -> None:
+    import duckdb
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE supplier (s_suppkey INTEGER PRIMARY KEY, s_name VARCHAR, s_nation VARCHAR)")
+    con.execute("CREATE TABLE orders (o_orderkey INTEGER PRIMARY KEY, o_orderstatus VARCHAR)")
+    con.execute("CREATE TABLE lineitem (l_orderkey INTEGER, l_linenumber INTEGER, l_suppkey INTEGER, "
+                "l_commitdate DATE, l_receiptdate DATE)")
+    con.executemany("INSERT INTO supplier VALUES (?, ?, ?)",
+                    [(s, f"Supplier#{s:09d}", "SAUDI ARABIA" if s % 3 == 0 else "PERU") for s in range(1, 13)])
+    con.executemany("INSERT INTO orders VALUES (?, ?)", [(o, "F" if o % 5 else "O") for o in range(1, 41)])
+    day, lines = dt.date(1995, 1, 1), []
+    for o in range(1, 41):
+        for n in range(1, 4):
+            s = 1 + (o + n * 4) % 12
+            late = (s == 3 and o <= 20) or (s % 3 != 0 and (o + n) % 2 == 0)
+            commit = day + dt.timedelta(days=(o * 3 + n) % 17)  # repeated: no date is a key
+            lines.append((o, n, s, commit, commit + dt.timedelta(days=4 if late else -2)))
+    con.executemany("INSERT INTO lineitem VALUES (?, ?, ?, ?, ?)", lines)
+    con.close()
+
+WAITS_GOLD = ("SELECT s_name, count(*) AS numwait FROM supplier, lineitem l1, orders WHERE s_suppkey = l1.l_suppkey "
+        "AND o_orderkey = l1.l_orderkey AND o_orderstatus = 'F' AND l1.l_receiptdate > l1.l_commitdate "
+        "AND EXISTS (SELECT * FROM lineitem l2 WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey) "
+        "AND NOT EXISTS (SELECT * FROM lineitem l3 WHERE l3.l_orderkey = l1.l_orderkey AND l3.l_suppkey <> l1.l_suppkey "
+        "AND l3.l_receiptdate > l3.l_commitdate) AND s_nation = 'SAUDI ARABIA' GROUP BY s_name "
+        "ORDER BY numwait DESC, s_name LIMIT 100")
+WAITS_WRONG = {
+    "count_reversed": WAITS_GOLD.replace("ORDER BY numwait DESC, s_name", "ORDER BY numwait, s_name"),
+    "count_dropped": WAITS_GOLD.replace("ORDER BY numwait DESC, s_name", "ORDER BY s_name"),
+    "name_reversed": WAITS_GOLD.replace("ORDER BY numwait DESC, s_name", "ORDER BY numwait DESC, s_name DESC"),
+}
+
+
 @pytest.fixture(scope="module")
 def orders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Grader]]:
     yield from graded_with_variants(tmp_path_factory, "orders", make_orders, GOLD)
@@ -121,4 +154,20 @@ def test_one_supplier_reversed_is_caught(suppliers: tuple[Path, Grader]) -> None
     with Grader(suppliers[0] / "suppliers.duckdb", dialect="duckdb") as pinned:
         assert pinned.compare(SUPPLIER_WRONG, SUPPLIER_GOLD).passed
     verdict = suppliers[1].compare(SUPPLIER_WRONG, SUPPLIER_GOLD)
+    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
+
+
+@pytest.fixture(scope="module")
+def waits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Grader]]:
+    yield from graded_with_variants(tmp_path_factory, "waits", make_waits, WAITS_GOLD)
+
+
+@pytest.mark.parametrize("name", sorted(WAITS_WRONG))
+def test_one_supplier_late_reordered_is_caught(waits: tuple[Path, Grader], name: str) -> None:
+    """TPC-H q21's shape: a new supplier's late lines, each in a copy of its order, tie the
+    count or make another; copied into the orders as they are, they would take the
+    supplier's own orders out of the answer (a second late supplier)."""
+    with Grader(waits[0] / "waits.duckdb", dialect="duckdb") as pinned:
+        assert pinned.compare(WAITS_WRONG[name], WAITS_GOLD).passed
+    verdict = waits[1].compare(WAITS_WRONG[name], WAITS_GOLD)
     assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
