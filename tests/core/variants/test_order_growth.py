@@ -3,13 +3,15 @@
 TPC-H q18 returns two orders at scale 0.01, ordered by ``o_totalprice DESC, o_orderdate``;
 the dearer one is also the older, so ``ORDER BY o_orderdate`` alone, or ``o_orderdate DESC``
 as the second key, returns the gold's rows in the gold's order, and so does every subset of
-the pinned data. q20 returns one supplier, so ``ORDER BY s_name DESC`` coincides. On main
-(664f38a) no variant told them apart: the clone witnesses' LIMIT growth copies one line of
-an order (its ``sum(l_quantity) > 300`` then fails) and the tie witnesses are for ungrouped
-golds. A copy of the order the gold puts last, with all its lines, a fresh key and the
-earliest date does (a tie on the first key, sorting first on the second); a copy of the
-supplier with its part-supplies and lines, and a name sorting before, does for q20. The
-equivalent rewrites pass on every variant."""
+the pinned data. q20 returns one supplier, so ``ORDER BY s_name DESC`` coincides; q21 one
+supplier under ``numwait DESC, s_name``. On main (664f38a) no variant told q18's or q21's
+apart (both fail there): the clone witnesses' LIMIT growth copies one line of an order (its
+``sum(l_quantity) > 300`` then fails) and the tie witnesses are for ungrouped golds. A copy
+of the order the gold puts last, with all its lines, a fresh key and the earliest date does
+(a tie on the first key, sorting first on the second); a copy of the supplier whose late
+lines each sit in a copy of their order does for q21. The q20-shaped case passes on main
+too (on this small database a copy of the supplier alone reaches); here it guards the copy
+with its part-supplies. The equivalent rewrites pass on every variant."""
 from __future__ import annotations
 
 import datetime as dt
