@@ -65,7 +65,8 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 11  # 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
+GENERATOR_VERSION = 12  # 12: an ordered gold with 1-2 pinned rows gets a new output row that sorts apart
+# (outputs.OrderGrowth); 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
 # issue 31: content independent of the load); 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
 # written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold

@@ -43,7 +43,17 @@ that exist, every other value is one the row or the pinned data holds; the rows 
 added are checked against every dependency, key and NOT NULL column, else removed. Where
 no row reaches a leaf on the variant (a subset of a star join keeps few), one reaching path
 of the pinned database is copied in first (``CloneWriter.import_row``), as the clone
-witnesses do. Each gold's rows go into every ``OUTPUT_SPREAD``-th variant."""
+witnesses do. Each gold's rows go into every ``OUTPUT_SPREAD``-th variant.
+
+An ordered gold with one or two rows on the pinned data (TPC-H q18, q20, q21 at scale 0.01)
+returns them in its order under a sort key reversed or dropped too; only more output rows,
+sorting apart, tell those apart (``OrderGrowth``). Its *anchor* is the table of its last sort
+key that is a column (``orders`` for ``ORDER BY o_totalprice DESC, o_orderdate``); the
+anchor row the gold orders last is copied with a fresh key, its last sort column set to sort
+first (a tie on the keys before it), and every row referencing it copied onto the new key
+(an order's lines, so that ``o_orderkey IN (... HAVING sum(l_quantity) > 300)`` holds for the
+copy as for its source). Where no anchor row reaches the output on the variant, the pinned
+ones are copied in first. Kept only when the gold has more rows and every constraint holds."""
 from __future__ import annotations
 
 import hashlib
@@ -55,7 +65,8 @@ from typing import Any
 from .memo import LastOne
 from .nonempty import Written
 
-SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here")
+SKIP_REASONS = ("past_limit_on_pinned", "past_limit_here", "no_output_row", "over_budget", "failed_here",
+                "order_not_few")
 
 
 @dataclass
@@ -79,6 +90,9 @@ MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact c
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
+ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
+MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
+MAX_DEEP_ROWS = 40  # reaching child rows of an anchor row copied, each into a copy of its other parent, at most
 # per query run while a gold grows: its work (watchdog.Work), and DuckDB's safety net in CPU seconds
 # (its firing is recorded, the variant not kept)
 OUTPUT_WORK_S = 10.0
@@ -128,6 +142,113 @@ class OutputGrowth:
     probe_sql: str | None  # the grader's probe: the (augmented) gold with LIMIT n + 1
     key_positions: tuple[int, ...] | None  # its ORDER BY keys' positions in the probe's rows
     leaves: tuple[Leaf, ...]
+
+
+@dataclass(frozen=True)
+class OrderGrowth:
+    """One ordered gold to give a new output row that sorts apart from its pinned ones: a
+    copy of the ``anchor`` row (a table of its top SELECT whose columns it orders by) that
+    ``rows_sql`` gives (the reaching row the gold orders last), with a fresh ``key`` and
+    every ``children`` row that references it copied onto the new key (an order's lines:
+    a group filter such as ``sum(l_quantity) > 300`` holds for the copy as for its source)."""
+
+    gold: str
+    count_sql: str  # the gold's rows, its ORDER BY and LIMIT left off
+    anchor: str
+    key: str
+    rows_sql: str
+    anchors_sql: str  # the reaching anchor rows' row ids (at most ``ORDER_FEW + 1``), on the pinned database
+    sort: tuple[tuple[str, bool], ...]  # the anchor's columns among the ORDER BY keys, in order: (column, desc)
+    children: tuple[tuple[str, str], ...]  # (child table, its column referencing ``key``)
+    # where the copy's children, in their own parents, change those parents' answer (TPC-H q21: a
+    # second late supplier in an order takes the order out): per child table of the gold's FROM with
+    # another parent in it, (child table, its column to the anchor, its column to the other parent,
+    # the other parent, its key, the reaching child rows of an anchor row: one parameter, its row id)
+    deep: tuple[tuple[str, str, str, str, str, str], ...] = ()
+
+
+def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
+                  dependencies: Iterable[Any]) -> list[OrderGrowth]:
+    """Per gold with a top-level ORDER BY over a SELECT of base tables, the ``OrderGrowth``
+    of the table its last sort key that is a column belongs to (a reversed or dropped key
+    shows only where a row sorts apart from the others, and the pinned data may have one)."""
+    from sqlglot import exp
+
+    from .clones import fresh_columns, deps_columns, gold_digest, turned_rowid
+    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    every = list(dependencies)
+    out: list[OrderGrowth] = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        order = tree.args.get("order") if isinstance(tree, exp.Select) else None
+        if order is None or tree.args.get("offset") is not None:
+            continue
+        try:
+            sources = select_sources(tree, names)
+            joins = tree.args.get("joins") or []
+            if not sources or len(sources) != 1 + len(joins) or any(j.side for j in joins):
+                continue
+            by_alias = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
+            sort: list[tuple[str, str, bool]] = []
+            for k in order.expressions:
+                target = k.this
+                if isinstance(target, exp.Column) and not target.table and target.name.lower() in by_alias:
+                    target = by_alias[target.name.lower()]
+                found = resolve_column(target, sources, names.lower) if isinstance(target, exp.Column) else None
+                if found is not None:
+                    sort.append((found[0], found[1], bool(k.args.get("desc"))))
+            if not sort:
+                continue
+            alias = sort[-1][0]
+            table = names.originals[sources[alias]]
+            t = tables[table]
+            keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if len(k) == 1]
+            fresh = fresh_columns(t, deps_columns(every, table))
+            key = next((k[0] for k in keys if fresh and k[0] in fresh), None)
+            if key is None:
+                continue
+            children = tuple(dict.fromkeys((d.child, d.child_columns[0]) for d in every
+                                           if d.origin != "total" and d.parent == table and d.parent_columns == (key,)
+                                           and len(d.child_columns) == 1 and d.child != table))
+            rows = tree.copy()
+            for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+                rows.set(arg, None)
+            deep = []
+            in_from = {names.originals[v]: [a for a, w in sources.items() if w == v] for v in sources.values()}
+            for child, column in children:
+                if len(in_from.get(child, [])) != 1:
+                    continue
+                for d in every:
+                    other = d.parent
+                    if d.origin == "total" or d.child != child or len(d.child_columns) != 1 \
+                            or d.child_columns[0] == column or len(in_from.get(other, [])) != 1 or other == table:
+                        continue
+                    reached = rows.copy()
+                    reached.set("expressions", [exp.alias_(exp.column("rowid", table=in_from[child][0]), "c0")])
+                    reached.set("distinct", exp.Distinct())
+                    reached = reached.where(exp.EQ(this=exp.column("rowid", table=alias), expression=exp.Placeholder()))
+                    reached.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("c0"))]))
+                    reached.set("limit", exp.Limit(expression=exp.Literal.number(MAX_DEEP_ROWS + 1)))
+                    deep.append((child, column, d.child_columns[0], other, d.parent_columns[0],
+                                 reached.sql(dialect=engine)))
+            rows.set("expressions", [exp.alias_(exp.column("rowid", table=alias), "w0")])
+            last = [exp.Ordered(this=exp.column(c, table=a), desc=not desc) for a, c, desc in sort]
+            rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            anchors = rows.copy()
+            anchors.set("distinct", exp.Distinct())
+            anchors.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("w0"))]))
+            anchors.set("limit", exp.Limit(expression=exp.Literal.number(ORDER_FEW + 1)))
+            rows.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+            counted = tree.copy()
+            counted.set("order", None)
+            counted.set("limit", None)
+            count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=engine)}) AS gold_rows"
+        except Exception:  # an odd tree: no order growth for this gold
+            continue
+        out.append(OrderGrowth(gold_digest(sql), count_sql, table, key, rows.sql(dialect=engine),
+                               anchors.sql(dialect=engine),
+                               tuple((c, desc) for a, c, desc in sort if a == alias), children, tuple(deep)))
+    return out
 
 
 def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -430,7 +551,7 @@ class OutputWriter:
             self._pinned = variant_connection(self.database, self.engine, read_only=True)
         return _bounded(self._pinned, sql, params)
 
-    def count(self, g: OutputGrowth) -> int:
+    def count(self, g: OutputGrowth | OrderGrowth) -> int:
         if self.counted >= MAX_COUNTS or self.spent >= MAX_VARIANT_COUNTS:
             raise _Undone("too many runs of the gold")
         self.counted += 1
@@ -438,7 +559,7 @@ class OutputWriter:
         self.written.add("counts")
         return int(self.bounded(g.count_sql, [])[0][0])
 
-    def pinned_count(self, g: OutputGrowth) -> int | None:
+    def pinned_count(self, g: OutputGrowth | OrderGrowth) -> int | None:
         """The gold's rows on the pinned database (its ORDER BY and LIMIT left off), once per
         process and gold; None where it fails or overruns there."""
         key = (str(self.database), g.gold)
@@ -509,6 +630,180 @@ class OutputWriter:
         self.written.sentences.setdefault(g.gold, []).append(
             f"{added} new output rows ({how}) lift the gold from {have} rows past its LIMIT {g.limit}")
         return True
+
+    def order(self, g: OrderGrowth) -> bool:
+        """Give ``g`` new output rows: a copy of its anchor row with a fresh key, its last sort
+        column set to sort first (the column's least value for ASC, greatest for DESC, a new
+        one where the column is a key) and the rows referencing the anchor copied onto it.
+        Where that adds no output row and a child has another parent in the gold's FROM (a
+        line's order), two deep copies instead: the anchor's reaching child rows each in a
+        copy of its other parent with that parent's other children (a tie where the gold
+        counts them), then another number of them (one, or the one twice). Kept only when the
+        gold has more rows after each and every constraint holds."""
+        from .constraints import qualified, quote
+        self.counted = 0
+        pinned = self.pinned_count(g)
+        if pinned is None or not 1 <= pinned <= ORDER_FEW:
+            self.written.add("order_not_few")
+            return False
+        if self.spent >= MAX_VARIANT_COUNTS:
+            self.written.add("over_budget")
+            return False
+        self.touchable = self._with_parents({g.anchor, *(c for c, _ in g.children), *(d[3] for d in g.deep)}, [])
+        start = self._marks()
+        made: list[str] = []
+        try:
+            found = self.bounded(g.rows_sql, [_salt_of(self.index)])
+            if not found:  # none here (a subset keeps few whole orders): the pinned ones are copied in
+                self._import_anchors(g)
+                found = self.bounded(g.rows_sql, [_salt_of(self.index)])
+            if not found:
+                raise _Undone("no reaching row")
+            have = self.count(g)
+            rowid = int(found[0][0])
+            rel = qualified(g.anchor, self.engine)
+            old = self.con.execute(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {rowid}").fetchone()[0]
+            moved = self._first_value(g)
+            mark = self._marks()
+            _, copied = self._copy_with_children(g, rowid, old, moved)
+            if self.count(g) > have:
+                made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
+            else:
+                self._rollback(mark)
+                for tie in (True, False) if g.deep else ():
+                    mark, now, moved = self._marks(), self.count(g), self._first_value(g)
+                    copied = self._deep_copy(g, rowid, old, moved, tie)
+                    if copied and self.count(g) > now:
+                        made.append(f"({self._shown(moved)}), with {copied} of its reaching rows, each in a copy of "
+                                    f"its own parent")
+                    else:
+                        self._rollback(mark)
+            if not made:
+                raise _Undone("no new output row")
+            new = self._since(start)
+            if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
+                raise _Undone("a constraint")
+        except Exception:  # undone: no reaching row, no new output row, a constraint, or a refused query
+            self._rollback(start)
+            self.written.add("order_undone")
+            return False
+        self.written.add("order_grown")
+        for table, n in self._counts(start).items():
+            self.written.rows[table] = self.written.rows.get(table, 0) + n
+        for how in made:
+            self.written.sentences.setdefault(g.gold, []).append(
+                f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last {how}: a new output row that "
+                f"sorts apart from the {have} there")
+        return True
+
+    @staticmethod
+    def _shown(moved: dict[str, Any]) -> str:
+        return ", ".join(f"{c} = {v!r}" for c, v in moved.items()) or "its sort keys tied"
+
+    def _copy_with_children(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any],
+                            skip: Iterable[str] = ()) -> tuple[dict[str, Any], int]:
+        """A copy of anchor row ``rowid`` (key ``old``) and of every row referencing it (but in
+        the tables ``skip`` names), onto the copy's fresh key; (the copy's values, the child rows
+        copied). Raises when one is refused."""
+        from .constraints import qualified, quote
+        made = self.cloner.clone(g.anchor, rowid, moved, given=frozenset(moved))
+        if made is None or g.key not in made:
+            raise _Undone("no copy")
+        copied = 0
+        for child, column in [c for c in g.children if c[0] not in set(skip)]:
+            crel, ccol = qualified(child, self.engine), quote(column)
+            there = self.con.execute(f"SELECT count(*) FROM {crel} WHERE {ccol} = ?", [made[g.key]]).fetchone()[0]
+            rows = self.con.execute(f"SELECT rowid FROM {crel} WHERE {ccol} = ? ORDER BY rowid LIMIT "
+                                    f"{MAX_ORDER_CHILDREN + 1}", [old]).fetchall()
+            if len(rows) > MAX_ORDER_CHILDREN:
+                raise _Undone("too many child rows")
+            for (child_rowid,) in rows[there:]:  # the clone's own total-dependency copy took the first
+                if self.cloner.clone(child, int(child_rowid), {column: made[g.key]}, given=frozenset({column})) is None:
+                    raise _Undone("a child row refused")
+                copied += 1
+        return made, copied
+
+    def _deep_copy(self, g: OrderGrowth, rowid: int, old: Any, moved: dict[str, Any], tie: bool) -> int:
+        """A copy of anchor row ``rowid`` whose reaching child rows (``tie``: each of them, as
+        many as the source has; else another number: one of them, or the one twice) are each
+        copied into a copy of its other parent, with that parent's other children copied as
+        they are (an order copied whole, its one line of this supplier moved to the copy); the
+        child rows so placed. The copy's own total-dependency child row in such a table is
+        taken out again (it sits in its source's parent); the rows of its other child tables
+        are copied onto it as they are. Raises when a row is refused."""
+        from .constraints import qualified, quote
+        made, _ = self._copy_with_children(g, rowid, old, moved, skip={d[0] for d in g.deep})
+        placed = 0
+        for child, column, up, parent, parent_key, reached_sql in g.deep:
+            crel, prel = qualified(child, self.engine), qualified(self.c.tables[parent].name, self.engine)
+            self.con.execute(f"DELETE FROM {crel} WHERE {quote(column)} = ?", [made[g.key]])
+            reached = [int(r[0]) for r in self.bounded(reached_sql, [rowid])][:MAX_DEEP_ROWS]
+            if not tie:
+                reached = reached[:1] if len(reached) > 1 else reached * 2
+            for child_rowid in reached:
+                value = self.con.execute(f"SELECT {quote(up)} FROM {crel} WHERE rowid = {child_rowid}").fetchone()[0]
+                source = self.con.execute(f"SELECT rowid FROM {prel} WHERE {quote(parent_key)} = ? LIMIT 1",
+                                          [value]).fetchone()
+                if source is None:
+                    raise _Undone("no parent")
+                copy = self.cloner.clone(parent, int(source[0]), {})
+                if copy is None or parent_key not in copy:
+                    raise _Undone("no parent copy")
+                self.con.execute(f"DELETE FROM {crel} WHERE {quote(up)} = ?", [copy[parent_key]])
+                siblings = self.con.execute(f"SELECT rowid FROM {crel} WHERE {quote(up)} = ? ORDER BY rowid LIMIT "
+                                            f"{MAX_ORDER_CHILDREN + 1}", [value]).fetchall()
+                if len(siblings) > MAX_ORDER_CHILDREN:
+                    raise _Undone("too many child rows")
+                for (sibling,) in siblings:
+                    onto = {up: copy[parent_key]}
+                    if int(sibling) == child_rowid:
+                        onto[column] = made[g.key]
+                    if self.cloner.clone(child, int(sibling), onto, given=frozenset(onto)) is None:
+                        raise _Undone("a child row refused")
+                placed += 1
+        return placed
+
+    def _import_anchors(self, g: OrderGrowth) -> None:
+        """Copy in the pinned database's reaching anchor rows (at most ``ORDER_FEW + 1``), each
+        with the rows referencing it and the rows they reference (``CloneWriter.import_row``);
+        raises when one cannot be (the caller undoes it all)."""
+        from .constraints import qualified, quote
+        rel = qualified(g.anchor, self.engine)
+        for (rowid,) in self.pinned_rows(g.anchors_sql, []):
+            added: list[tuple[str, int]] = []
+            if self.cloner.import_row(g.anchor, int(rowid), added) is None:
+                raise _Undone("an anchor row")
+            key = self.pinned_rows(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {int(rowid)}", [])[0][0]
+            for child, column in g.children:
+                for (child_rowid,) in self.pinned_rows(f"SELECT rowid FROM {qualified(child, self.engine)} WHERE "
+                                                       f"{quote(column)} = ? ORDER BY rowid", [key]):
+                    if self.cloner.import_row(child, int(child_rowid), added) is None:
+                        raise _Undone("a child row")
+            if not self.cloner.kept(added):
+                raise _Undone("a dependency")
+
+    def _first_value(self, g: OrderGrowth) -> dict[str, Any]:
+        """The anchor's last sort column and a value sorting first under it: a free column's
+        least (ASC) or greatest (DESC) value here; a key column's new value beside it (a
+        number one past it, text with ``#n`` appended); nothing for a column in a reference."""
+        from .constraints import qualified, quote
+        column, desc = g.sort[-1]
+        t, rel = self.tables[g.anchor], qualified(g.anchor, self.engine)
+        if column == g.key or any(d.child == g.anchor and column in d.child_columns for d in self.c.dependencies):
+            return {}
+        edge = self.con.execute(f"SELECT {'max' if desc else 'min'}({quote(column)}) FROM {rel}").fetchone()[0]
+        if edge is None:
+            return {}
+        if column in t.free:
+            return {column: edge}
+        if column not in t.key_columns:
+            return {}
+        if isinstance(edge, (int, float)) or type(edge).__name__ == "Decimal":
+            return {column: edge + (1 if desc else -1)}
+        if isinstance(edge, str):
+            count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+            return {column: f"{edge}#{count}"}
+        return {}
 
     def _grow(self, g: OutputGrowth, have: int, extra: int = 0) -> tuple[int, str]:
         """Units of the first move that adds output rows, until the gold has ``g.limit + 1 +
@@ -695,7 +990,10 @@ class OutputWriter:
         reaching path copied in from the pinned data brings them) and those of the rows a
         correlated subquery needs (``Leaf.children``)."""
         out = {t for leaf in g.leaves for t in leaf.tables} | {c[1] for leaf in g.leaves for c in leaf.children}
-        links = [d for leaf in g.leaves for d in leaf.links]
+        return self._with_parents(out, [d for leaf in g.leaves for d in leaf.links])
+
+    def _with_parents(self, tables: set[str], links: list[Any]) -> list[str]:
+        out = set(tables)
         for _ in range(4):  # a path copied in brings the rows it references (three levels up)
             out |= {d.parent for d in [*self.c.dependencies, *links] if d.child in out}
         return sorted(t for t in out if t in self.tables)
@@ -787,9 +1085,9 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
     fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
     variant)."""
-    growths = _growths(list(gold_sqls), dialect, engine, constraints)
+    growths, ordered = _growths(list(gold_sqls), dialect, engine, constraints)
     out = Grown()
-    if not growths:
+    if not growths and not ordered:
         return out
     from .sqlite_io import variant_connection
     con = variant_connection(target, engine)
@@ -798,6 +1096,9 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
         for i, g in enumerate(growths):
             if (i + index) % OUTPUT_SPREAD == 0:
                 writer.grow(g)
+        for i, o in enumerate(ordered):
+            if (i + index) % OUTPUT_SPREAD == 0:
+                writer.order(o)
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
@@ -810,20 +1111,22 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     return out
 
 
-_CACHE: LastOne[str, list[OutputGrowth]] = LastOne()
+_CACHE: LastOne[str, tuple[list[OutputGrowth], list[OrderGrowth]]] = LastOne()
 _PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
-def _growths(gold_sqls: list[str], dialect: str, engine: str, constraints: Any) -> list[OutputGrowth]:
-    """``output_growths`` once per process for the same golds and constraints (a build
-    writes many variants)."""
+def _growths(gold_sqls: list[str], dialect: str, engine: str,
+             constraints: Any) -> tuple[list[OutputGrowth], list[OrderGrowth]]:
+    """``output_growths`` and ``order_growths`` once per process for the same golds and
+    constraints (a build writes many variants)."""
     from .clones import clone_witnesses
     key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
                                sorted(constraints.tables))).encode()).hexdigest()
-    def make() -> list[OutputGrowth]:
+    def make() -> tuple[list[OutputGrowth], list[OrderGrowth]]:
         deps = list(constraints.dependencies)
         witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
-        return output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed)
+        return (output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed),
+                order_growths(gold_sqls, dialect, engine, constraints.tables, deps))
     return _CACHE.get(key, make)
 
 
@@ -838,4 +1141,5 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S), what="outputs")
 
 
-__all__ = ["Grown", "Leaf", "Move", "OutputGrowth", "OutputWriter", "output_growths", "write_outputs"]
+__all__ = ["Grown", "Leaf", "Move", "OrderGrowth", "OutputGrowth", "OutputWriter", "order_growths", "output_growths",
+           "write_outputs"]

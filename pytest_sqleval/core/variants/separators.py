@@ -287,10 +287,30 @@ def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, diale
     if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column):
         return []  # a join equality: the join near-misses
     mutant = _dropped(tree, nodes, node, dialect)
-    targets = _failing_targets(tree, nodes, select, node, names, tables, dialect)
+    targets = _outside_targets(tree, nodes, select, node, names, tables, dialect) \
+        + _failing_targets(tree, nodes, select, node, names, tables, dialect)
     if not mutant or mutant == sql or not targets:
         return []
     return [NearMiss(digest, sql, mutant, f"the gold against itself without `{_short(node, dialect)}`", targets)]
+
+
+def _outside_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
+                     dialect: str) -> tuple[Target, ...]:
+    """A list of literals, ``p_container IN ('SM CASE', 'SM BOX', ...)``, dropped (TPC-H q19,
+    where every pinned row that passes the rest of its branch has a listed container): a
+    reaching row but for it, its free column set in place to the column's least or greatest
+    value (a value the column holds, outside the list where the list is not the domain)."""
+    from sqlglot import exp
+    if not isinstance(node, exp.In) or node.args.get("query") is not None or not isinstance(node.this, exp.Column) \
+            or not node.expressions or not all(isinstance(e, exp.Literal) for e in node.expressions):
+        return ()
+    out: list[Target] = []
+    for table, column, path in _trace(select, node.this, names):
+        t = tables.get(table)
+        rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+        if t is not None and column in t.free and rows_sql is not None:
+            out.append(Target(table, column, rows_sql, ("outside=least", "outside=greatest")))
+    return tuple(out[:2])
 
 
 def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names: Any, tables: dict[str, Any],
@@ -861,7 +881,7 @@ class SeparatingWriter:
                         continue
                     trials += 1
                     moved = {} if edit == "same" else {target.column: value}
-                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=", "pair=")),
+                    if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=", "pair=", "outside=")),
                                      keep=target.keep):
                         continue
                     self.written += 1
@@ -894,6 +914,13 @@ class SeparatingWriter:
                     or self.con.execute(f"SELECT 1 FROM {rel} WHERE {col} = ? LIMIT 1", [text]).fetchone():
                 return None
             return text
+        if edit.startswith("outside="):  # a dropped list of literals: the free column's extreme, in place
+            if target.column not in self.tables[target.table].free:
+                return None
+            found = self.con.execute(f"SELECT {'min' if edit.endswith('least') else 'max'}({col}) FROM {rel}").fetchone()
+            if found is None or found[0] is None or not self.allowed(target.table, target.column, _plain(found[0])):
+                return None
+            return found[0]
         if "=" in edit:  # a literal's edge, as text: in the pinned domain, on a free column (or a copy's key)
             text = edit.split("=", 1)[1]
             t = self.tables[target.table]
@@ -1119,7 +1146,7 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
     if edit == "same":
         return f"a copy of a {name} row that reaches the output (fresh keys): separates {what}"
     shown = f"{target.column} = {_show(value) if isinstance(value, str) and '=' not in edit else _plain(value)}"
-    if edit.startswith("set="):
+    if edit.startswith(("set=", "outside=")):
         return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
     if edit.startswith("pair="):
         return (f"a {name} row that reaches the output (or does but for this comparison), its {target.column} set to "
