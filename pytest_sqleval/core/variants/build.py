@@ -64,8 +64,9 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 11  # 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
-# issue 31: content independent of the load); 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
+GENERATOR_VERSION = 13  # 13: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
+# issue 31: content independent of the load), and edge witnesses through the join path that keep the HAVING golds'
+# answers (pathedges.py guards); 10: the LIMIT growth bounded (golds past their LIMIT on the pinned data skipped, trials
 # written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
@@ -253,10 +254,11 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
-            if rows is not None and (rows.witnessed or made.sentences):
+            if rows is not None and (rows.witnessed or made.sentences or grown.later):
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
-                                       for k in sorted({*rows.witnessed, *made.sentences})}
+                                       + grown.later.get(k, [])  # pathedges' edge rows last
+                                       for k in sorted({*rows.witnessed, *made.sentences, *grown.later})}
         if net_fired()[fired:]:  # a query stopped by time, not work: this content is the load's (issue 31)
             params["load_dependent"] = net_fired()[fired:]
         digest = content_hash(tmp)
