@@ -65,9 +65,11 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 12  # 12: an ordered gold with 1-2 pinned rows gets a new output row that sorts apart
-# (outputs.OrderGrowth); 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
-# issue 31: content independent of the load); 10: the LIMIT growth bounded (skips golds past their LIMIT on the pinned data, trials
+GENERATOR_VERSION = 15  # 15: both of 12 and 14 (merged); 14: witness rows within a table's floor cost no rebuild of the
+# subset (_witness_cost); 13: edge witnesses through the join path that keep the HAVING golds' answers (pathedges.py
+# guards); 12: an ordered gold with 1-2 pinned rows gets a new output row that sorts apart (outputs.OrderGrowth);
+# 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,
+# issue 31: content independent of the load); 10: the LIMIT growth bounded (golds past their LIMIT on the pinned data skipped, trials
 # written in batches, a budget of counts per variant; outputs.py); 9: LIMIT golds grown past their LIMIT by new output rows (outputs.py); 8: rows made from
 # scratch in empty tables, broken SQLite foreign keys skipped (nonempty.py, constraints.py); 7: a tuple for each gold
 # with no value on the pinned data (nonempty.py); 6: witness rows
@@ -214,9 +216,9 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     """Build variant ``index``: its subset, then the golds' boundary, witness and clone rows.
     Those rows count against the size budget like any other (``_row_budget`` plans the
     subset from rows): when they add more than ``WITNESS_SLACK`` of the rows the variant was
-    planned to hold, the subset is built again that many rows smaller (once, and to no less
-    than ``MIN_SUBSET_LEFT`` of its plan) and the rows written again; then the file is
-    compacted (``_compact``)."""
+    planned to hold (``_witness_cost``: rows within a table's floor cost nothing), the subset
+    is built again that many rows smaller (once, and to no less than ``MIN_SUBSET_LEFT`` of
+    its plan) and the rows written again; then the file is compacted (``_compact``)."""
     kind, fraction, tag = plan(index, job.seed)
     path = job.folder / f"variant-{index:03d}{job.suffix}"
     tmp = job.folder / f".{path.name}.{os.getpid()}.building"
@@ -246,19 +248,21 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 written = {**(written or {}), **{f"{t} (LIMIT output rows)": n for t, n in grown.rows.items()}}
             # compacted here, not after the loop: the copy counts the rows it writes, so the file is
             # not opened once more to count them (a second attempt's subset replaces it anyway)
-            added = _compact(job.engine, tmp, job.constraints) - before if written is not None else 0
-            params["witness_rows"] = added
-            if attempt or added <= WITNESS_SLACK * target * total:
+            after = _compact(job.engine, tmp, job.constraints) if written is not None else before
+            params["witness_rows"] = sum(after.values()) - sum(before.values())
+            cost = _witness_cost(before, after, job.engine)
+            if attempt or cost <= WITNESS_SLACK * target * total:
                 break
-            target = max(target * MIN_SUBSET_LEFT, target - added / total)
+            target = max(target * MIN_SUBSET_LEFT, target - cost / total)
             for leftover in (tmp, Path(str(tmp) + ".wal")):
                 leftover.unlink(missing_ok=True)
         if written is not None:
             kind, params["boundary_rows"] = kind + "+boundary", written
-            if rows is not None and (rows.witnessed or made.sentences):
+            if rows is not None and (rows.witnessed or made.sentences or grown.later):
                 # gold digest -> what its clone witnesses and its non-empty tuple are
                 params["witnesses"] = {k: made.sentences.get(k, []) + rows.witnessed.get(k, [])
-                                       for k in sorted({*rows.witnessed, *made.sentences})}
+                                       + grown.later.get(k, [])  # pathedges' edge rows last
+                                       for k in sorted({*rows.witnessed, *made.sentences, *grown.later})}
         if net_fired()[fired:]:  # a query stopped by time, not work: this content is the load's (issue 31)
             params["load_dependent"] = net_fired()[fired:]
         digest = content_hash(tmp)
@@ -269,14 +273,25 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     return Variant(index, kind, params, path, digest)
 
 
-def _row_count(con: Any, engine: str, constraints: Constraints) -> int:
-    """Rows of a variant's tables, all together, on a connection already open to it (opening
-    a 126-table DuckDB file costs about 0.3 s: the count used to open it twice a variant)."""
-    tables = [qualified(name, engine) for name in constraints.tables]
-    if not tables:
-        return 0
-    row: Any = con.execute("SELECT " + " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone()
-    return int(row[0])
+def _row_counts(con: Any, engine: str, constraints: Constraints) -> dict[str, int]:
+    """Rows of each of a variant's tables, on a connection already open to it (opening a
+    126-table DuckDB file costs about 0.3 s: the count used to open it twice a variant)."""
+    names = list(constraints.tables)
+    if not names:
+        return {}
+    row: Any = con.execute("SELECT " + ", ".join(f"(SELECT count(*) FROM {qualified(n, engine)})"
+                                                 for n in names)).fetchone()
+    return {n: int(v) for n, v in zip(names, row)}
+
+
+def _witness_cost(before: dict[str, int], after: dict[str, int], engine: str) -> int:
+    """The rows the witnesses add that take space: a table's rows past its floor
+    (``TABLE_FLOOR_ROWS``, the least space it takes, which ``_row_budget`` charges every
+    variant anyway) or past its subset's rows, whichever is more. On a database of small
+    tables the witness rows used to rebuild a subset so small that none of them fit again
+    (a new order and its lines, in a subset with no order), for no byte saved."""
+    floor = TABLE_FLOOR_ROWS[engine]
+    return sum(max(0, n - max(floor, before.get(t, 0))) for t, n in after.items())
 
 
 def _inserted(cur: Any) -> int:
@@ -285,7 +300,7 @@ def _inserted(cur: Any) -> int:
     return int(row[0]) if row else 0
 
 
-def _compact(engine: str, path: Path, constraints: Constraints) -> int:
+def _compact(engine: str, path: Path, constraints: Constraints) -> dict[str, int]:
     """Rewrite a variant after its boundary, witness and clone rows were written, so that
     its file holds its rows and no more. Those writes are updates and inserts into a file
     already written: DuckDB writes each changed column segment to new blocks at the
@@ -295,15 +310,15 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> int:
     ``SIZE_BUDGET``, which ``_row_budget`` computes from rows. A DuckDB variant is copied
     table by table (parents first, in row order) into a fresh file of the same block size;
     a SQLite one is vacuumed (its page size stays). The content, and so the content hash,
-    is the same. Returns the variant's rows, all tables together (counted as they are copied)."""
+    is the same. Returns the variant's rows per table (counted as they are copied)."""
     if engine != "duckdb":
         lite = variant_connection(path, engine, isolation_level=None)
         try:
-            total = _row_count(lite, engine, constraints)
+            counts = _row_counts(lite, engine, constraints)
             lite.execute("VACUUM")
         finally:
             lite.close()
-        return total
+        return counts
     fresh = path.with_name(path.name + ".compact")
     fresh.unlink(missing_ok=True)
     con = variant_connection(":memory:", "duckdb")  # one thread: rows are copied in their order
@@ -312,10 +327,10 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> int:
         con.execute(f"ATTACH {_lit(str(path))} AS src (READ_ONLY)")
         con.execute(f"ATTACH {_lit(str(fresh))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
-        total = 0
+        counts = {}
         for name in _insert_order(constraints):
             table = qualified(name, "duckdb")
-            total += _inserted(con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}"))
+            counts[name] = _inserted(con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}"))
         con.execute("DETACH dst")
         con.execute("DETACH src")
     except BaseException:
@@ -325,7 +340,7 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> int:
         con.close()
     Path(str(fresh) + ".wal").unlink(missing_ok=True)
     os.replace(fresh, path)
-    return total
+    return counts
 
 
 def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list[Variant]:
@@ -497,8 +512,8 @@ def _build_one(engine: str, database: Path, target: Path, constraints: Constrain
 
 
 def _build_subset(engine: str, database: Path, target: Path, constraints: Constraints, kind: str, share: float,
-                  tag: str, index: int) -> tuple[dict[str, Any], int]:
-    """``_build_one``, and the rows the variant holds (counted as the builder writes them)."""
+                  tag: str, index: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """``_build_one``, and the rows of each table the variant holds (counted as the builder writes them)."""
     params: dict[str, Any] = {}
     duplicated = _duplicable(constraints) if kind == "subset+duplicates" else []
     shuffled = {t.name: t.free for t in constraints.tables.values() if len(t.free) and t.rows > 1} \
@@ -608,7 +623,7 @@ class _Builder:
         self.index = index
         self.by = sampling_columns(constraints, index)
         self.emptied = 0
-        self.written = 0  # rows the variant holds once built, all tables together
+        self.written: dict[str, int] = {}  # rows of each table the variant holds once built
 
     def choose_subset(self) -> None:
         self.sample()
@@ -749,10 +764,10 @@ class _DuckDBBuilder(_Builder):
             self.covers: dict[tuple[str, tuple[str, ...]], tuple[set[Any], list[int]]] = {}
             self.choose_subset()
             for name in _insert_order(self.c):
-                self.written += self.insert(self.c.tables[name], shuffled.get(name, []))
+                self.written[name] = self.insert(self.c.tables[name], shuffled.get(name, []))
             for name in duplicated:
                 t = self.c.tables[name]
-                self.written += _inserted(con.execute(
+                self.written[name] += _inserted(con.execute(
                     f"INSERT INTO {self.dst(name)} SELECT * FROM {self.dst(name)} "
                     f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True, where='dst')} "
                     f"< {int(DUPLICATE_SHARE * _SCALE)}"))
@@ -934,7 +949,7 @@ class _SQLiteBuilder(_Builder):
                 con.execute(f"INSERT INTO {quote(name)} SELECT * FROM {quote(name)} "
                             f"WHERE {self.pick(t, self.tag + ':dup', whole_row=True)} < {int(DUPLICATE_SHARE * _SCALE)}")
             con.execute("COMMIT")
-            self.written = _row_count(con, "sqlite", self.c)
+            self.written = _row_counts(con, "sqlite", self.c)
             if self.database.stat().st_size < SMALL_SQLITE:  # a table takes at least a page
                 con.execute("PRAGMA page_size = 512")
             con.execute("VACUUM")

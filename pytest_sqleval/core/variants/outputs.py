@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .leaves import MAX_CHILD_ROWS, MAX_SOURCES, MAX_TARGETS, Leaf, LeafShape, Move, leaf_of, leaf_shape
 from .memo import LastOne
 from .nonempty import Written
 
@@ -76,17 +77,17 @@ class Grown(Written):
     spent: ``counts`` (runs of a gold's count) and ``units`` (units written, kept or not)."""
 
     tally: dict[str, int] = field(default_factory=dict)
+    # per gold, sentences listed after the boundary and clone witnesses' (``pathedges``' edge rows: a
+    # caught prediction's record shows the first three, which stay the clone witnesses' as before them)
+    later: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, key: str, n: int = 1) -> None:
         self.tally[key] = self.tally.get(key, 0) + n
 
 MAX_OUTPUT_ROWS = 160  # new fact rows per gold and variant, at most
-MAX_SOURCES = 200  # reaching rows of a leaf read per variant (each unit starts from another)
-MAX_TARGETS = 256  # parent rows read per ``repoint`` move
 MAX_TRIALS = 3  # units written at once as one trial per move and width (one count), before the move is given up
 MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
-MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact copy's fresh key, per subquery
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
@@ -96,40 +97,6 @@ MAX_DEEP_ROWS = 40  # reaching child rows of an anchor row copied, each into a c
 # per query run while a gold grows: its work (watchdog.Work), and DuckDB's safety net in CPU seconds
 # (its firing is recorded, the variant not kept)
 OUTPUT_WORK_S = 10.0
-
-
-@dataclass(frozen=True)
-class Move:
-    """One way a leaf gets a new output row: ``kind`` ``copy``, ``repoint`` (``column`` of
-    the fact set to a key of an existing ``parent`` row that ``targets_sql`` gives) or
-    ``fresh`` (a copy of the source's ``parent`` row, its path position ``position``, with a
-    fresh ``key`` and fresh ``renamed`` identifiers)."""
-
-    kind: str
-    column: str = ""
-    parent: str = ""
-    key: str = ""
-    targets_sql: str = ""
-    renamed: tuple[str, ...] = ()
-    position: int = -1
-
-
-@dataclass(frozen=True)
-class Leaf:
-    """A SELECT of the gold over base tables: ``rows_sql`` (one parameter, the variant's
-    salt) gives its reaching rows, ``w0`` the fact's row id, then ``u0..`` the row ids of
-    ``tables`` (its sources in order)."""
-
-    fact: str
-    tables: tuple[str, ...]
-    rows_sql: str
-    moves: tuple[Move, ...]
-    links: tuple[Any, ...]  # the join's references no dependency backs (``clones.CloneWitness.links``)
-    through: str
-    # rows a correlated subquery of the leaf needs for a copy of the fact (``EXISTS (SELECT ... FROM
-    # store_sales WHERE c.c_customer_sk = ss_customer_sk ...)``): (the fact's column, the child table,
-    # its column, the child rows that satisfy the subquery for the value bound to its parameters, how many)
-    children: tuple[tuple[str, str, str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -282,7 +249,7 @@ def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: 
             ctes = tree.args.get(with_key)
             leaves = []
             for select in tree.find_all(exp.Select):
-                leaf = _leaf(select, names, tables, deps, every, engine, ctes if select is not tree else None, with_key)
+                leaf = leaf_of(select, names, tables, deps, every, engine, ctes if select is not tree else None, with_key)
                 if leaf is not None:
                     leaves.append(leaf)
             probe_sql, keys = _probe(tree, engine)
@@ -312,208 +279,6 @@ def _probe(tree: Any, engine: str) -> tuple[str | None, tuple[int, ...] | None]:
     if info.n_appended and any(s.find(exp.Star) for s in tree.selects):
         return None, None
     return info.probe_sql, tuple(info.key_positions)
-
-
-def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
-          engine: str, ctes: Any = None, with_key: str = "with") -> Leaf | None:
-    """The leaf ``select`` is, with its moves, or None (a derived table or an outer column
-    in it, an outer join, a filter's subquery, no table a copy may be made of). ``ctes``:
-    the gold's WITH, which a filter of the leaf may read (``IN (SELECT ... FROM cte)``)."""
-    from sqlglot import exp
-
-    from .clones import IDENTIFIER_SUFFIXES, freshable, turned_rowid, deps_columns, fresh_columns, joined_key
-    from .constraints import Dependency
-    from .witnesses import resolve_column, select_sources, split_terms
-    if select.find_ancestor(exp.Where, exp.Having) is not None:
-        return None  # a filter's subquery: a row it adds is no output row
-    sources = select_sources(select, names)
-    joins = select.args.get("joins") or []
-
-    def optional(j: Any) -> bool:  # a LEFT JOIN's table (a sale's return): a copy of the fact keeps its row
-        return j.side == "LEFT" and j.kind in ("", None, "OUTER") and j.args.get("on") is not None
-
-    if not sources or len(sources) != 1 + len(joins) or any(
-            j.args.get("using") or (j.side and not optional(j))
-            or (not j.side and j.kind not in ("", None, "INNER", "CROSS")) for j in joins):
-        return None
-    conjuncts: list[Any] = []
-    if select.args.get("where") is not None:
-        conjuncts += split_terms(select.args["where"].this, exp.And)
-    for j in joins:
-        if j.args.get("on") is not None and not optional(j):
-            conjuncts += split_terms(j.args["on"], exp.And)
-    outer = {j.this.alias_or_name.lower() for j in joins if optional(j)}
-
-    def own(node: Any) -> list[Any]:
-        return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
-
-    def resolve(col: Any) -> tuple[str, str] | None:
-        return resolve_column(col, sources, names.lower)
-
-    alias_sets: list[set[str]] = []
-    for c in conjuncts:
-        found = [resolve(col) for col in own(c)]
-        if any(f is None for f in found):
-            return None  # an outer query's column: not a leaf of its own
-        alias_sets.append({f[0] for f in found if f is not None})
-    if any(resolve(col) is None for j in joins if optional(j) for col in own(j.args["on"])):
-        return None
-    if any(outer & s for s in alias_sets):
-        return None  # a filter on the optional side: it decides whether a copy reaches
-    if any(resolve(c) is None for e in select.expressions for c in own(e) if not _is_alias_ref(c, select)):
-        return None
-    table_of = {a: names.originals[t] for a, t in sources.items()}
-    edges: list[tuple[str, str, str, str]] = []
-    for c in conjuncts:
-        if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column)):
-            continue
-        left, right = resolve(c.this), resolve(c.expression)
-        if left is None or right is None or left[0] == right[0]:
-            continue
-        for (ca, cc), (pa, pc) in ((left, right), (right, left)):
-            if any(d.child == table_of[ca] and d.child_columns == (cc,) and d.parent == table_of[pa]
-                   and d.parent_columns == (pc,) for d in deps):
-                edges.append((ca, cc, pa, pc))
-                break
-        else:
-            implied = joined_key(tables[table_of[left[0]]], left[1], tables[table_of[right[0]]], right[1])
-            if implied is not None:
-                (ca, cc), (pa, pc) = (left, right) if implied else (right, left)
-                edges.append((ca, cc, pa, pc))
-    parents = {e[2] for e in edges}
-    sinks = sorted((a for a in sources if a not in parents and a not in outer),
-                   key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
-    if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
-        return None
-    fact = sinks[0]
-    links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
-                                for ca, cc, pa, pc in edges))
-    linked = every + list(links)
-    fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact]))
-    if fact_fresh is None:
-        return None
-    aliases = sorted(sources)
-    group = select.args.get("group")
-    if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
-                             for a in e.find_all(exp.AggFunc)):
-        return None  # one row of aggregates: no new output row
-    shown = [group] if group is not None else list(select.expressions)
-    keys = {k for node in shown for c in own(node) if (k := resolve(c)) is not None}
-
-    def base(expressions: list[Any]) -> Any:
-        q = select.copy()
-        for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
-            q.set(arg, None)
-        q.set("expressions", expressions)
-        if ctes is not None and q.args.get(with_key) is None:
-            q.set(with_key, ctes.copy())
-        return q
-
-    rows = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
-                + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
-    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
-    rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
-    moves: list[Move] = []
-    grouped_fact = any(k == (fact, c) for c in fact_fresh for k in keys)
-    if grouped_fact or (group is None and not select.args.get("distinct")
-                        and not any(e.find(exp.AggFunc) for e in select.expressions)):
-        moves.append(Move("copy"))
-    other = "sqleval_p"
-    for ca, cc, pa, pc in edges:
-        if ca != fact:
-            continue
-        parent = tables[table_of[pa]]
-        on_parent = sorted(c for a, c in keys if a == pa)
-        if not on_parent:
-            continue
-
-        own_conds = []  # the parent's own conjuncts, about the candidate row (a detached copy's own columns)
-        for cond, aset in zip(conjuncts, alias_sets):
-            if aset == {pa} and not isinstance(cond, exp.Column):
-                copy = cond.copy()
-                for col in list(copy.find_all(exp.Column)):
-                    if col.find_ancestor(exp.Select) is None:
-                        col.replace(exp.column(col.name, table=other))
-                own_conds.append(copy)
-        reached = base([exp.Literal.number(1)])
-        match = [exp.EQ(this=exp.column(c, table=pa), expression=exp.column(c, table=other)) for c in on_parent]
-        where = reached.args.get("where")
-        reached.set("where", exp.Where(this=exp.and_(*([where.this.copy()] if where is not None else []), *match)))
-        table = exp.Table(this=exp.to_identifier(parent.name.rsplit(".", 1)[-1]),
-                          db=exp.to_identifier(parent.name.split(".", 1)[0]) if "." in parent.name else None,
-                          alias=exp.TableAlias(this=exp.to_identifier(other)))
-        targets = exp.select(exp.alias_(exp.column("rowid", table=other), "t0"),
-                             exp.alias_(exp.column(pc, table=other), "t1"),
-                             *[exp.alias_(exp.column(c, table=other), f"g{k}") for k, c in enumerate(on_parent)]
-                             ).from_(table)
-        targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)),
-                                         exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()))
-        targets.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
-        targets.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
-        if ctes is not None:
-            targets.set(with_key, ctes.copy())
-        moves.append(Move("repoint", cc, parent.name, pc, targets.sql(dialect=engine)))
-        fresh = fresh_columns(parent, deps_columns(linked, parent.name))
-        if fresh and pc in fresh and not set(on_parent) & set(fresh):
-            named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES)
-                     and freshable(parent.columns.get(c, "")) and c not in parent.key_columns
-                     and not any(d.parent == parent.name and c in d.parent_columns for d in linked)]
-            if named:
-                moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa)))
-    if not moves:
-        return None
-    if "copy" not in {m.kind for m in moves}:
-        moves.append(Move("copy"))  # last: a copy of a fact row may still be a new output row
-    path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
-    children = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
-    return Leaf(table_of[fact], tuple(table_of[a] for a in aliases), rows.sql(dialect=engine), tuple(moves), links,
-                f" joined through {path}" if path else "", children)
-
-
-def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str, ctes: Any,
-              with_key: str) -> tuple[tuple[str, str, str, str, int], ...]:
-    """Per correlated subquery of a conjunct that equates a column of the fact with a column
-    of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
-    copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
-    the subquery: no output row)."""
-    from sqlglot import exp
-
-    from .witnesses import resolve_column, select_sources, split_terms
-    out: list[tuple[str, str, str, str, int]] = []
-    for cond in conjuncts:
-        for sub in cond.find_all(exp.Select):
-            if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
-                continue
-            inner = select_sources(sub, names)
-            if not inner or len(inner) != 1 + len(sub.args.get("joins") or []):
-                continue
-            for eq in split_terms(sub.args["where"].this, exp.And):
-                if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
-                        and isinstance(eq.expression, exp.Column)):
-                    continue
-                for outer_col, inner_col in ((eq.this, eq.expression), (eq.expression, eq.this)):
-                    if not outer_col.table or outer_col.table.lower() in inner:
-                        continue
-                    o, i = resolve(outer_col), resolve_column(inner_col, inner, names.lower)
-                    if o is None or i is None or o[0] != fact:
-                        continue
-                    query, bound = sub.copy(), 0
-                    for col in list(query.find_all(exp.Column)):
-                        if col.table.lower() == outer_col.table.lower() and col.name.lower() == outer_col.name.lower():
-                            col.replace(exp.Placeholder())
-                            bound += 1
-                    query.set("expressions", [exp.column("rowid", table=i[0])])
-                    query.set("limit", exp.Limit(expression=exp.Literal.number(MAX_CHILD_ROWS)))
-                    if ctes is not None and query.args.get(with_key) is None:
-                        query.set(with_key, ctes.copy())
-                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound))
-    return tuple(dict.fromkeys(out))
-
-
-def _is_alias_ref(col: Any, select: Any) -> bool:
-    """A bare name that is one of the SELECT's output aliases (ORDER BY or an outer reference)."""
-    return not col.table and any(getattr(e, "alias", "") and e.alias.lower() == col.name.lower()
-                                 for e in select.expressions)
 
 
 # -- on a variant -----------------------------------------------------------------------
@@ -985,12 +750,16 @@ class OutputWriter:
 
     # -- marks and undo -------------------------------------------------------------------
     def _touchable(self, g: OutputGrowth) -> list[str]:
+        return self.touchable_of(g.leaves)
+
+    def touchable_of(self, leaves: Iterable[Leaf]) -> list[str]:
         """The leaves' tables and the child tables a copy's total dependencies add rows to
         (``CloneWriter.clone``, two levels down), the tables the leaves' rows reference (a
         reaching path copied in from the pinned data brings them) and those of the rows a
         correlated subquery needs (``Leaf.children``)."""
-        out = {t for leaf in g.leaves for t in leaf.tables} | {c[1] for leaf in g.leaves for c in leaf.children}
-        return self._with_parents(out, [d for leaf in g.leaves for d in leaf.links])
+        leaves = list(leaves)
+        out = {t for leaf in leaves for t in leaf.tables} | {c[1] for leaf in leaves for c in leaf.children}
+        return self._with_parents(out, [d for leaf in leaves for d in leaf.links])
 
     def _with_parents(self, tables: set[str], links: list[Any]) -> list[str]:
         out = set(tables)
@@ -1062,6 +831,26 @@ class OutputWriter:
         return True
 
 
+    # for ``pathedges``, which edits the same variant through this writer
+    def marks(self) -> dict[str, int]:
+        return self._marks()
+
+    def since(self, mark: dict[str, int]) -> list[tuple[str, int]]:
+        return self._since(mark)
+
+    def counts(self, mark: dict[str, int]) -> dict[str, int]:
+        return self._counts(mark)
+
+    def rollback(self, mark: dict[str, int]) -> None:
+        self._rollback(mark)
+
+    def keys_hold(self, touched: set[str]) -> bool:
+        return self._keys_hold(touched)
+
+    def write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
+        return self._write_unit(leaf, move, rows, target)
+
+
 class _Units:
     """The units of one move: each takes ``width`` reaching rows (the next ones, in turn) and,
     for a ``repoint``, the next target parent row."""
@@ -1085,9 +874,11 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     """Grow, in the variant ``target`` being built, every LIMIT gold that has ``n`` rows or
     fewer there and no LIMIT witness of ``clones`` (each into every ``OUTPUT_SPREAD``-th
     variant)."""
-    growths, ordered = _growths(list(gold_sqls), dialect, engine, constraints)
+    from .pathedges import write_path_edges
+    golds = list(gold_sqls)
+    growths, ordered, edges = _growths(golds, dialect, engine, constraints)
     out = Grown()
-    if not growths and not ordered:
+    if not growths and not ordered and not edges:
         return out
     from .sqlite_io import variant_connection
     con = variant_connection(target, engine)
@@ -1099,6 +890,7 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
         for i, o in enumerate(ordered):
             if (i + index) % OUTPUT_SPREAD == 0:
                 writer.order(o)
+        write_path_edges(writer, edges, index)  # after the growths: their copies are reaching rows too
         if engine == "duckdb":
             con.execute("CHECKPOINT")
         else:
@@ -1111,22 +903,25 @@ def write_outputs(target: Path, engine: str, constraints: Any, gold_sqls: Iterab
     return out
 
 
-_CACHE: LastOne[str, tuple[list[OutputGrowth], list[OrderGrowth]]] = LastOne()
+_CACHE: LastOne[str, tuple[list[OutputGrowth], list[OrderGrowth], list[Any]]] = LastOne()
 _PINNED_COUNTS: dict[tuple[str, str], int | None] = {}  # (pinned database, gold digest) -> its rows there
 
 
 def _growths(gold_sqls: list[str], dialect: str, engine: str,
-             constraints: Any) -> tuple[list[OutputGrowth], list[OrderGrowth]]:
-    """``output_growths`` and ``order_growths`` once per process for the same golds and
-    constraints (a build writes many variants)."""
+             constraints: Any) -> tuple[list[OutputGrowth], list[OrderGrowth], list[Any]]:
+    """``output_growths``, ``order_growths`` and ``pathedges.path_golds`` once per process for
+    the same golds and constraints (a build writes many variants)."""
     from .clones import clone_witnesses
+    from .pathedges import path_golds
     key = hashlib.sha256(repr((gold_sqls, dialect, engine, sorted(map(str, constraints.dependencies)),
                                sorted(constraints.tables))).encode()).hexdigest()
-    def make() -> tuple[list[OutputGrowth], list[OrderGrowth]]:
+
+    def make() -> tuple[list[OutputGrowth], list[OrderGrowth], list[Any]]:
         deps = list(constraints.dependencies)
         witnessed = {w.gold for w in clone_witnesses(gold_sqls, dialect, constraints.tables, deps) if w.limit}
         return (output_growths(gold_sqls, dialect, engine, constraints.tables, deps, witnessed),
-                order_growths(gold_sqls, dialect, engine, constraints.tables, deps))
+                order_growths(gold_sqls, dialect, engine, constraints.tables, deps),
+                path_golds(gold_sqls, dialect, engine, constraints.tables, deps))
     return _CACHE.get(key, make)
 
 
@@ -1141,5 +936,6 @@ def _bounded(con: Any, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, 
     return bounded_rows(con, sql, params, work=Work.like(OUTPUT_WORK_S), what="outputs")
 
 
-__all__ = ["Grown", "Leaf", "Move", "OrderGrowth", "OutputGrowth", "OutputWriter", "order_growths", "output_growths",
+__all__ = ["Grown", "Leaf", "LeafShape", "Move", "OrderGrowth", "OutputGrowth", "OutputWriter", "leaf_shape",
+           "order_growths", "output_growths",
            "write_outputs"]

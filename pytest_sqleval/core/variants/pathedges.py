@@ -1,0 +1,405 @@
+"""Edge witnesses through the join path: a copy of a fact row moved to a dimension row at a filter's edge.
+
+A star join of four to six tables (TPC-DS) answers from fact rows each joined to one row of
+every dimension. A near-miss that changes one dimension filter (``cd_education_status =
+'College'`` dropped, ``d_date BETWEEN ... AND '1999-03-24'`` moved a day, ``c_birth_month IN
+(..., 9, ...)`` losing 9, ``=`` flipped to ``<>``) coincides with the gold wherever no fact row
+that passes every *other* conjunct joins a dimension row on that filter's edge. Moving a
+dimension row's value would change every fact row joined to it (and break what the row's other
+columns say of it: a date's year); the clone witnesses move a copy of a fact row only within
+one SELECT over base tables and stop at ``clones.MAX_CLONE_WITNESSES``, which the earlier
+witnesses of a six-table join fill first.
+
+Here, for each leaf of a gold (``leaves.leaf_shape``: a SELECT over base tables by inner
+joins, also a CTE's body, a derived table, a UNION branch, an ungrouped aggregate), per
+reference ``fact.fk -> dimension`` and per conjunct on that dimension alone comparing one
+column with constants (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``, ``IN``):
+
+- its *edge rows*: dimension rows that pass the dimension's other conjuncts and hold, per
+  constant, the constant itself, or the nearest value above or below it that the column
+  holds; rows of the variant first, then of the pinned database (copied in as they are). No
+  value is made up: every dimension row is one the pinned data has;
+- per edge row, a copy of a fact row that reaches the leaf (fresh row identity, every other
+  reference kept: ``CloneWriter.clone``) with its reference moved to that row;
+- the edit is kept only when it tells something apart on the variant: a row that passes the
+  conjunct must change the gold's answer, one that fails it the answer of the gold without
+  that conjunct; else it is undone, as it is when a key, a NOT NULL column or a dependency
+  would not hold.
+
+Each gold's edits go into every ``EDGE_SPREAD``-th variant, at most ``MAX_TRIALS`` per gold
+and variant (each one write and one run of the gold or its probe; ``TRIALS_PER_PROBE`` per
+conjunct), so the first build pays a bounded price per gold.
+
+An edit must also leave alone what the variant already shows for the other golds: a group
+witness (``groups.py``) puts a group of a HAVING gold at exactly its bound (``count(*) >= 50``
+against ``>= 51``), and a fact copy joined to that group moves it off the bound. So every
+other gold with a HAVING that reads one of the leaf's tables is a *guard*: its answer is read
+once per gold and variant, and an edit that changes it is undone and tried again from the next
+reaching row (``SOURCES_PER_TARGET``), within the same trials."""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_PROBES = 8  # conjuncts per gold
+MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
+MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
+MAX_TRIALS = 8  # edits tried per gold and variant
+TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
+KEPT_PER_PROBE = 2  # edits kept per conjunct and variant
+EDGE_SPREAD = 2  # a gold's edits go into every EDGE_SPREAD-th variant
+SOURCES_PER_TARGET = 3  # reaching rows tried per edge row when a guard's answer moves
+MAX_GUARDS = 4  # other golds whose answers an edit must keep (HAVING golds over the leaf's tables)
+_T, _X = "sqleval_e", "sqleval_x"
+
+
+@dataclass(frozen=True)
+class EdgeProbe:
+    """One conjunct on a dimension of a leaf: ``targets_sql`` (its parameters: the variant's
+    salt, once per part) gives the edge rows ``(rowid t0, key t1, passes t2, value t3, part t4)``;
+    ``probe_sql`` is the gold without the conjunct."""
+
+    leaf: int  # index into ``PathGold.leaves``
+    column: str  # the fact's reference
+    parent: str
+    key: str
+    attribute: str
+    parts: int
+    targets_sql: str
+    probe_sql: str
+    rendered: str
+    members: bool = False  # an IN list: its members' rows are tried first, else the rows that fail it
+    # a dimension of a dimension (``customer_address`` through ``customer``): the fact's column, the
+    # middle table, its key and its position in the leaf's tables; a copy of the middle row moves
+    via: tuple[str, str, str, int] | None = None
+
+
+@dataclass(frozen=True)
+class PathGold:
+    gold: str  # ``clones.gold_digest``
+    sql: str
+    leaves: tuple[Any, ...]  # ``leaves.Leaf``
+    probes: tuple[EdgeProbe, ...]
+    guards: tuple[str, ...] = ()  # other golds (rendered for the engine) whose answer an edit must keep
+
+
+def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
+               dependencies: Iterable[Any]) -> list[PathGold]:
+    """Every gold with a dimension conjunct a moved fact copy may sit on the edge of."""
+    from sqlglot import exp
+
+    from .clones import gold_digest
+    from .leaves import leaf_shape
+    from .witnesses import Catalog, parsed_golds
+    names = Catalog({t: set(c.columns) for t, c in tables.items()})
+    every = list(dependencies)
+    deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
+    with_key = "with_" if "with_" in exp.Select.arg_types else "with"
+    out: list[PathGold] = []
+    golds = list(gold_sqls)
+    having = _having_golds(golds, dialect, engine)
+    for sql, tree in parsed_golds(golds, dialect):
+        try:
+            ctes = tree.args.get(with_key)
+            nodes = list(tree.dfs())
+            leaves: list[Any] = []
+            probes: list[EdgeProbe] = []
+            for select in tree.find_all(exp.Select):
+                shape = leaf_shape(select, names, tables, deps, every, engine, ctes if select is not tree else None,
+                                   with_key)
+                if shape is None:
+                    continue
+                leaves.append(shape.leaf)
+                probes += _probes(shape, len(leaves) - 1, tree, nodes, tables, engine)
+        except Exception:  # an odd tree: no edge witness for this gold
+            continue
+        if probes:
+            read = {t.rsplit(".", 1)[-1].lower() for leaf in leaves for t in leaf.tables}
+            guards = tuple(g for other, g, names_read in having if other != sql and names_read & read)
+            out.append(PathGold(gold_digest(sql), sql, tuple(leaves), tuple(probes[:MAX_PROBES]),
+                                guards[:MAX_GUARDS]))
+    return out
+
+
+def _having_golds(gold_sqls: list[str], dialect: str, engine: str) -> list[tuple[str, str, set[str]]]:
+    """(gold, the gold rendered for ``engine``, the table names it reads) of every gold with a
+    HAVING: a group witness may hold one of its groups at exactly the bound."""
+    from sqlglot import exp
+
+    from .witnesses import parsed_golds
+    out = []
+    for sql, tree in parsed_golds(gold_sqls, dialect):
+        if tree.find(exp.Having) is not None:
+            try:
+                out.append((sql, str(tree.sql(dialect=engine)), {t.name.lower() for t in tree.find_all(exp.Table)}))
+            except Exception:  # a tree sqlglot cannot render for the engine: no guard
+                continue
+    return out
+
+
+def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: dict[str, Any],
+            engine: str) -> list[EdgeProbe]:
+    from sqlglot import exp
+
+    from .constraints import qualified, quote
+    from .witnesses import split_terms
+    table_of = dict(shape.table_of)
+    out: list[EdgeProbe] = []
+    hops: list[tuple[str, str, str, tuple[str, str, str, int] | None]] = []  # (alias, its key, the column
+    # referencing it, and for a dimension of a dimension the fact's column, the middle table, its key, its position)
+    for ca, cc, pa, pc in shape.edges:
+        if ca == shape.fact:
+            hops.append((pa, pc, cc, None))
+            hops += [(pa2, pc2, cc2, (cc, table_of[pa], pc, shape.aliases.index(pa)))
+                     for ca2, cc2, pa2, pc2 in shape.edges if ca2 == pa and pa2 not in (shape.fact, pa)]
+    for pa, pc, cc, via in hops:
+        parent = tables[table_of[pa]]
+        lower = {c.lower(): c for c in parent.columns}
+        own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
+        for i in own:
+            cond = shape.conjuncts[i]
+            if cond.find(exp.Select) is not None:
+                continue
+            form = _form(cond)
+            atoms = split_terms(cond, exp.Or) if form is None else []
+            if form is None and not 1 <= len(atoms) <= MAX_ATOMS:
+                continue
+            named = [c.name for c in cond.find_all(exp.Column)]
+            attribute = lower.get((form[0].name if form is not None else named[0] if named else "").lower())
+            if attribute is None:
+                continue
+            others = [shape.conjuncts[k] for k in own if k != i and shape.conjuncts[k].find(exp.Select) is None]
+            if not any(n is cond for n in nodes):
+                continue
+            marker = exp.true()
+            cond.replace(marker)  # the gold without the conjunct, rendered in place (a copy of a large tree costs)
+            try:
+                dropped = tree.sql(dialect=engine)
+            finally:
+                marker.replace(cond)
+            rel = qualified(parent.name, engine)
+            parts: list[str] = []
+
+            def sql(node: Any) -> str:
+                return str(node.sql(dialect=engine))
+
+            def about(node: Any, alias: str) -> str:
+                return sql(_renamed(node, alias))
+
+            cond_t = about(cond, _T)
+            others_t = "".join(f" AND ({about(o, _T)})" for o in others)
+            others_x = "".join(f" AND ({about(o, _X)})" for o in others)
+            column_t, column_x = f"{_T}.{quote(attribute)}", f"{_X}.{quote(attribute)}"
+
+            def part(test: str) -> str:  # the first edge row (by the turned row id) where ``test`` holds
+                n = len(parts)
+                return (f"SELECT * FROM (SELECT {_T}.rowid AS t0, {_T}.{quote(pc)} AS t1, CASE WHEN {cond_t} THEN 1 "
+                        f"ELSE 0 END AS t2, {column_t} AS t3, {n} AS t4 FROM {rel} AS {_T} WHERE ({test}) AND "
+                        f"{_T}.{quote(pc)} IS NOT NULL{others_t} ORDER BY ({_T}.rowid * 2654435761 + ?) % 4294967291 "
+                        f"LIMIT 1) AS p{n}")
+
+            if form is None:  # an OR, a LIKE, a function: one row per truth value of each disjunct
+                atoms_t = [about(a, _T) for a in atoms]
+                for truths in itertools.product((False, True), repeat=len(atoms)):
+                    parts.append(part(" AND ".join(f"(CASE WHEN {a} THEN 1 ELSE 0 END) = {int(t)}"
+                                                   for a, t in zip(atoms_t, truths))))
+                out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
+                                     dropped, " ".join(cond.sql().split()), False, via))
+                continue
+            col, constants = form
+            members = isinstance(cond, exp.In)
+            # per constant: itself, the nearest value below, above; an IN list's members all first
+            order = [(c, k) for k in range(3) for c in constants] if members else \
+                [(c, k) for c in constants for k in range(3)]
+            for constant, k in order:
+                value = sql(constant)
+                if k:  # the nearest value the column holds below (1) or above (2) the constant
+                    value = (f"(SELECT {'max' if k == 1 else 'min'}({column_x}) FROM {rel} AS {_X} WHERE "
+                             f"{column_x} {'<' if k == 1 else '>'} {value}{others_x})")
+                parts.append(part(f"{column_t} = {value}"))
+                if len(parts) >= MAX_PARTS:
+                    break
+            out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
+                                 dropped, " ".join(cond.sql().split()), members, via))
+    return out
+
+
+def _form(cond: Any) -> tuple[Any, list[Any]] | None:
+    """(the column, its constants) of ``column op constant``, ``BETWEEN`` or ``IN (constants)``."""
+    from sqlglot import exp
+
+    def constant(node: Any) -> bool:
+        return node is not None and node.find(exp.Column) is None and node.find(exp.Select) is None \
+            and not isinstance(node, exp.Null)
+    if isinstance(cond, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        if isinstance(cond.this, exp.Column) and constant(cond.expression):
+            return cond.this, [cond.expression]
+        if isinstance(cond.expression, exp.Column) and constant(cond.this):
+            return cond.expression, [cond.this]
+    if isinstance(cond, exp.Between) and isinstance(cond.this, exp.Column) \
+            and constant(cond.args.get("low")) and constant(cond.args.get("high")):
+        return cond.this, [cond.args["low"], cond.args["high"]]
+    if isinstance(cond, exp.In) and isinstance(cond.this, exp.Column) and not cond.args.get("query") \
+            and cond.expressions and all(constant(e) for e in cond.expressions):
+        return cond.this, list(dict.fromkeys(cond.expressions))
+    return None
+
+
+def _renamed(cond: Any, alias: str) -> Any:
+    """``cond`` (on one table of the leaf) about the row aliased ``alias``."""
+    from sqlglot import exp
+    copy = cond.copy()
+    for col in list(copy.find_all(exp.Column)):
+        col.replace(exp.column(col.name, table=alias))
+    return copy
+
+
+# -- on a variant -----------------------------------------------------------------------
+def write_path_edges(writer: Any, golds: list[PathGold], index: int) -> None:
+    """Write the edge witnesses of ``golds`` into the variant ``writer`` (an
+    ``outputs.OutputWriter``) is building; counts and sentences go to ``writer.written``."""
+    for i, g in enumerate(golds):
+        if (i + index) % EDGE_SPREAD == 0:
+            try:
+                _write_gold(writer, g)
+            except Exception:  # the gold fails or overruns here, or an undo failed: nothing more for it
+                continue
+
+
+def _write_gold(writer: Any, g: PathGold) -> None:
+    from .clones import _salt_of
+    writer.touchable = writer.touchable_of(g.leaves)
+    salt = _salt_of(writer.index)
+    answers: dict[str, Counter[tuple[str, ...]]] = {}
+
+    def answer(sql: str) -> Counter[tuple[str, ...]]:
+        if sql not in answers:
+            answers[sql] = Counter(tuple(str(v) for v in r) for r in writer.bounded(sql, []))
+        return answers[sql]
+
+    answer(g.sql)  # a gold that fails here gets nothing
+    guarded: dict[str, Counter[tuple[str, ...]]] = {}  # a kept edit keeps them: read once
+    for sql in g.guards:
+        try:
+            guarded[sql] = _counted(writer, sql)
+        except Exception:  # a guard that fails here has no answer a witness could hold
+            continue
+    sources: dict[int, list[tuple[Any, ...]]] = {}
+    trials = shift = 0
+    for probe in g.probes:
+        if trials >= MAX_TRIALS:
+            break
+        leaf = g.leaves[probe.leaf]
+        writer.cloner.links = list(leaf.links)
+        if probe.leaf not in sources:
+            sources[probe.leaf] = writer.select_sources(leaf)
+        reaching = sources[probe.leaf]
+        if not reaching:
+            continue
+        # per part, the variant's row, or the pinned database's where its value is nearer (a
+        # subset keeps few of a calendar's days: the nearest day past a bound may be only there)
+        found: dict[str, dict[int, tuple[Any, ...]]] = {}
+        for where, run in (("variant", writer.bounded), ("pinned", writer.pinned_rows)):
+            try:
+                found[where] = {int(r[4]): r for r in run(probe.targets_sql, [salt] * probe.parts)}
+            except Exception:  # too slow, or a form the engine refuses
+                found[where] = {}
+        targets: list[tuple[Any, Any, int, Any, str]] = []
+        keys: set[str] = set()
+        for part in range(probe.parts):
+            mine, pinned = found["variant"].get(part), found["pinned"].get(part)
+            where, row = ("variant", mine) if mine is not None and (pinned is None or str(mine[3]) == str(pinned[3])) \
+                else ("pinned", pinned)
+            if row is not None and str(row[1]) not in keys:
+                keys.add(str(row[1]))
+                targets.append((row[0], row[1], int(row[2]), row[3], where))
+        if not probe.members:
+            targets.sort(key=lambda t: t[2])  # rows that fail the conjunct first, then its bounds
+        kept = 0
+        for rowid, key, passes, value, where in targets[:TRIALS_PER_PROBE]:
+            for _ in range(SOURCES_PER_TARGET):
+                if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
+                    break
+                source = reaching[(trials + shift) % len(reaching)]
+                trials += 1
+                outcome = _trial(writer, g, leaf, probe, source, rowid, key, passes, where, answer, answers, guarded)
+                if outcome == "guard":
+                    shift += 1  # the next reaching row may sit in no guarded group
+                    continue
+                if outcome == "kept":
+                    kept += 1
+                    _said(writer, g, leaf, probe, value, passes)
+                break
+
+
+def _trial(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
+           passes: int, where: str, answer: Any, answers: dict[str, Any], guarded: dict[str, Any]) -> str:
+    """One edit: ``kept``, ``undone``, or ``guard`` (undone: a guard's answer moved)."""
+    from .leaves import Move
+    asked = g.sql if passes else probe.probe_sql
+    try:
+        before = answer(asked)
+    except Exception:  # the probe fails or overruns here
+        return "undone"
+    mark = writer.marks()
+    moved = False
+    try:
+        if probe.via is not None:
+            ok = _through_middle(writer, leaf, probe, source, rowid, key, where)
+        else:
+            ok = writer.write_unit(leaf, Move("repoint", probe.column, probe.parent, probe.key),
+                                   [source], (rowid, key, where))
+        new = writer.since(mark) if ok else []
+        answers.pop(asked)
+        ok = ok and answer(asked) != before and writer.cloner.kept(new) \
+            and writer.keys_hold({t for t, _ in new})
+        if ok:
+            moved = any(_counted(writer, sql) != held for sql, held in guarded.items())
+            ok = not moved
+    except Exception:  # a query the engine refused or that overran: undone
+        ok = False
+    if not ok:
+        writer.rollback(mark)
+        answers.clear()
+        return "guard" if moved else "undone"
+    answers.clear()  # every answer may have moved (the guards' did not)
+    for table, n in writer.counts(mark).items():
+        writer.written.rows[table] = writer.written.rows.get(table, 0) + n
+    return "kept"
+
+
+def _counted(writer: Any, sql: str) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(str(v) for v in r) for r in writer.bounded(sql, []))
+
+
+def _said(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, value: Any, passes: int) -> None:
+    """The kept edit's sentence, listed after the clone witnesses' in the record."""
+    fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
+    if probe.via is not None:
+        parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
+    how = "passes" if passes else "fails only"
+    writer.written.later.setdefault(g.gold, []).append(
+        f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
+        f"{value} ({how} `{probe.rendered}`)")
+
+
+def _through_middle(writer: Any, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
+                    where: str) -> bool:
+    """A copy of the middle row the source joins (fresh key) moved to the edge row, and a copy
+    of the source fact row moved to that copy."""
+    assert probe.via is not None
+    column, middle, middle_key, position = probe.via
+    if where == "pinned" and writer.cloner.import_row(probe.parent, int(rowid), []) is None:
+        return False
+    if source[1 + position] is None:
+        return False
+    made = writer.cloner.clone(middle, int(source[1 + position]), {probe.column: key})
+    if made is None or middle_key not in made:
+        return False
+    return writer.cloner.clone(leaf.fact, int(source[0]), {column: made[middle_key]}) is not None
+
+
+__all__ = ["EdgeProbe", "PathGold", "path_golds", "write_path_edges"]
