@@ -488,7 +488,7 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
         if root_with is not None and q.args.get("with_") is None and q.args.get("with") is None:
             q.set("with_" if "with_" in exp.Select.arg_types else "with", root_with.copy())
         try:
-            inner = q.sql(dialect=dialect)
+            inner = q.sql(dialect=dialect, copy=False)  # ``q`` and all it holds are this loop's own copies
         except Exception:  # sqlglot cannot render it
             continue
         rows_sql = (f"SELECT w0, s, n{', v' if column else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
@@ -544,7 +544,7 @@ def _replaced(tree: Any, nodes: list[Any], node: Any, new: Any, dialect: str) ->
     twin = list(copy.dfs())[_index(nodes, node)]
     twin.replace(new.copy())
     try:
-        return str(copy.sql(dialect=dialect))
+        return str(copy.sql(dialect=dialect, copy=False))  # a private tree: rendered without a second copy
     except Exception:  # sqlglot cannot render it: no near-miss
         return None
 
@@ -557,7 +557,7 @@ def _dropped(tree: Any, nodes: list[Any], node: Any, dialect: str) -> str | None
     copy = tree.copy()
     _remove_conjunct(list(copy.dfs())[_index(nodes, node)])
     try:
-        return str(copy.sql(dialect=dialect))
+        return str(copy.sql(dialect=dialect, copy=False))  # a private tree: rendered without a second copy
     except Exception:  # sqlglot cannot render it: no near-miss
         return None
 
@@ -790,15 +790,21 @@ def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop
             branch.append("expressions", exp.alias_(value.copy() if branch is select else exp.Null(), _W))
     if carried is None:
         return None
-    top = twins[at[id(path[0].select)]].copy()
+    # ``top`` is this call's own (in ``copy``): taken out, changed and rendered in place, not copied
+    # again; the WITH it is given is copied first, as it was (``top`` may be a CTE's body in it)
+    top = twins[at[id(path[0].select)]]
+    root_with = copy.args.get("with_") or copy.args.get("with")
+    with_ = root_with.copy() if root_with is not None and top.args.get("with_") is None \
+        and top.args.get("with") is None else None
+    if top is not copy:
+        top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
         top.set(arg, None)
     top.set("expressions", [exp.alias_(carried, "w0")])
-    root_with = copy.args.get("with_") or copy.args.get("with")
-    if root_with is not None and top.args.get("with_") is None and top.args.get("with") is None:
-        top.set("with_" if "with_" in exp.Select.arg_types else "with", root_with.copy())
+    if with_ is not None:
+        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
     try:
-        inner = top.sql(dialect=dialect)
+        inner = top.sql(dialect=dialect, copy=False)
     except Exception:  # sqlglot cannot render it
         return None
     return (f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL GROUP BY w0 "
