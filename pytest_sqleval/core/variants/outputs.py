@@ -382,19 +382,27 @@ class OutputWriter:
                 added += more
             else:
                 raise _Undone("a tie at the cut")
-            new = self._since(start)
-            if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
-                raise _Undone("a constraint")
+            self._check_kept(start)
         except Exception:  # undone: a tie, a constraint, too few rows, or a query the engine refused
             self._rollback(start)
             self.written.add("undone")
             return False
-        self.written.add("grown")
-        for table, n in self._counts(start).items():
-            self.written.rows[table] = self.written.rows.get(table, 0) + n
+        self._tally(start, "grown")
         self.written.sentences.setdefault(g.gold, []).append(
             f"{added} new output rows ({how}) lift the gold from {have} rows past its LIMIT {g.limit}")
         return True
+
+    def _check_kept(self, start: dict[str, int]) -> None:
+        """Raise ``_Undone`` unless the rows added since ``start`` keep every constraint."""
+        new = self._since(start)
+        if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
+            raise _Undone("a constraint")
+
+    def _tally(self, start: dict[str, int], tag: str) -> None:
+        """Record a kept growth: its tag and the rows it added to each table since ``start``."""
+        self.written.add(tag)
+        for table, n in self._counts(start).items():
+            self.written.rows[table] = self.written.rows.get(table, 0) + n
 
     def order(self, g: OrderGrowth) -> bool:
         """Give ``g`` new output rows: a copy of its anchor row with a fresh key, its last sort
@@ -445,16 +453,12 @@ class OutputWriter:
                         self._rollback(mark)
             if not made:
                 raise _Undone("no new output row")
-            new = self._since(start)
-            if not self.cloner.kept(new) or not self._keys_hold({t for t, _ in new}):
-                raise _Undone("a constraint")
+            self._check_kept(start)
         except Exception:  # undone: no reaching row, no new output row, a constraint, or a refused query
             self._rollback(start)
             self.written.add("order_undone")
             return False
-        self.written.add("order_grown")
-        for table, n in self._counts(start).items():
-            self.written.rows[table] = self.written.rows.get(table, 0) + n
+        self._tally(start, "order_grown")
         for how in made:
             self.written.sentences.setdefault(g.gold, []).append(
                 f"a copy of the {g.anchor.rsplit('.', 1)[-1]} row the gold orders last {how}: a new output row that "
