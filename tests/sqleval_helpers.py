@@ -27,6 +27,11 @@ import pytest_sqleval.core.records  # noqa: E402,F401
 import pytest_sqleval.reports.summary  # noqa: E402,F401
 import pytest_sqleval.reports.terminal  # noqa: E402,F401
 import pytest_sqleval.plugin.session  # noqa: E402,F401
+# A test that patches a module by its package's attribute (``from pytest_sqleval.reports import
+# progress``) must patch the one the plugin imports: a module first imported inside an in-process
+# run is dropped from ``sys.modules`` but stays its package's attribute, and the next run imports
+# another copy. Imported here, it is one module for the whole worker.
+import pytest_sqleval.reports.progress  # noqa: E402,F401
 
 try:  # psycopg's C extension keeps the error classes of its first import: a pytester run that
     # imported psycopg and dropped it would leave later sandboxes catching other classes
