@@ -220,7 +220,7 @@ class EngineProcess:
         ticket.reset()
         ticket.sent_at = time.monotonic()
         if TRACING:
-            trace_event("send", ticket.op, ticket.sent_at, len(self.pending))
+            trace_event("send", ticket.op, ticket.sent_at, len(self.pending), len(ticket.blob))
         self.pending.append(ticket)
 
     def drain(self) -> None:

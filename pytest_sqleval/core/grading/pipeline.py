@@ -37,6 +37,10 @@ __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy
 
 DEFAULT_DIALECT = "duckdb"
 GOLDS_AHEAD = 32  # gold requests sent ahead and not yet read: room for the next case's every gold
+#: the cases after the one graded whose golds and predictions go to the engine ahead of their
+#: turn (``CaseItem.runtest``): the engine always has work queued while pytest reports a case,
+#: and a first run's gold is answered before its case's turn comes, so its prediction goes too
+CASES_AHEAD = 3
 
 
 def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePolicy:
@@ -515,7 +519,7 @@ class SuiteGrader:
         for pytest. ``grade`` picks it up; a request that could stall the pipe waits for it."""
         key = (sql, gold.key)
         if self.host is not None and key not in self._ahead:
-            while len(self._ahead) >= 4:  # never picked up (a setup error, -x): forget the oldest
+            while len(self._ahead) > CASES_AHEAD:  # never picked up (a setup error, -x): forget the oldest
                 self._ahead.pop(next(iter(self._ahead)))
             self._ahead[key] = self._walk_ahead(sql, gold, ahead=True)
 
