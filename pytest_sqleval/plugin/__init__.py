@@ -232,9 +232,9 @@ class _Hooks:
     def _window(self, item: pytest.Item, nextitem: pytest.Item | None) -> tuple[pytest.Item, ...]:
         """The items after ``item`` in the session's order whose golds and predictions are
         sent to the engine ahead of their turn (``CaseItem.runtest``): ``nextitem`` and the
-        ones after it, ``CASES_AHEAD`` in all, when ``nextitem`` follows ``item`` there
+        ones after it, ``GOLD_CASES_AHEAD`` in all, when ``nextitem`` follows ``item`` there
         (serially always; under xdist when the two are scheduled together)."""
-        from ..core.grading.pipeline import CASES_AHEAD
+        from ..core.grading.pipeline import GOLD_CASES_AHEAD
         items = item.session.items
         positions = self._positions
         if positions is None or len(positions) != len(items):
@@ -242,7 +242,7 @@ class _Hooks:
         i = positions.get(id(item))
         if nextitem is None or i is None or i + 1 >= len(items) or items[i + 1] is not nextitem:
             return ()
-        return tuple(items[i + 1:i + 1 + CASES_AHEAD])
+        return tuple(items[i + 1:i + 1 + GOLD_CASES_AHEAD])
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self) -> None:

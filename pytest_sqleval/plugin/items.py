@@ -265,8 +265,8 @@ class CaseItem(pytest.Item):
             self._sent = True
 
     def _ask_gold_ahead(self) -> None:
-        """Send this case's golds not analysed yet to the engine, up to ``CASES_AHEAD`` cases
-        ahead: it analyses and runs them beside pytest, so on a first run too their answers
+        """Send this case's golds not analysed yet to the engine, up to ``GOLD_CASES_AHEAD``
+        cases ahead: it analyses and runs them beside pytest, so on a first run too their answers
         are in when a case before this one sends this one's execution ahead
         (``SuiteGrader.ask_gold_ahead``)."""
         if self.record is not None or self.manifest.database is None:
@@ -278,17 +278,19 @@ class CaseItem(pytest.Item):
             grader.ask_gold_ahead(self.case)
 
     def runtest(self) -> None:
-        """Grade this case with the engine kept busy: the cases of its window (``sqleval_ahead``,
-        the next ``CASES_AHEAD`` in order) each have their execution sent once their gold is
-        answered, without waiting for it, and their golds asked, so the engine works on them
-        while this process grades this case and pytest reports it. Nothing sent ahead changes
-        a case's record: each is graded at its own turn, from its own answers."""
+        """Grade this case with the engine kept busy: of the cases of its window
+        (``sqleval_ahead``, the next ``GOLD_CASES_AHEAD`` in order) the first ``CASES_AHEAD``
+        have their execution sent once their gold is answered, without waiting for it, and
+        every one its golds asked, so the engine works on them while this process grades this
+        case and pytest reports it. Nothing sent ahead changes a case's record: each is
+        graded at its own turn, from its own answers."""
+        from ..core.grading.pipeline import CASES_AHEAD
         self._send_ahead()
         window = getattr(self, "sqleval_ahead", ())
-        for later in window:  # in order: the engine answers requests in order, the nearest case first
+        for later in window[:CASES_AHEAD]:  # in order: the engine answers requests in order, the nearest case first
             if isinstance(later, CaseItem):
                 later._send_ahead(wait=False)
-        for later in window:  # the ones whose gold is not answered yet: asked now, sent by a case before theirs
+        for later in window:  # golds not answered yet: asked now, so each is in before its case's execution is due
             if isinstance(later, CaseItem):
                 later._ask_gold_ahead()
         record = self._grade()

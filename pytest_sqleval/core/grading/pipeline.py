@@ -37,10 +37,14 @@ __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy
 
 DEFAULT_DIALECT = "duckdb"
 GOLDS_AHEAD = 32  # gold requests sent ahead and not yet read: room for the next case's every gold
-#: the cases after the one graded whose golds and predictions go to the engine ahead of their
-#: turn (``CaseItem.runtest``): the engine always has work queued while pytest reports a case,
-#: and a first run's gold is answered before its case's turn comes, so its prediction goes too
+#: the cases after the one graded whose executions go to the engine ahead of their turn once
+#: their golds are answered (``CaseItem.runtest``, ``submit``): the engine has work queued while
+#: pytest reports a case
 CASES_AHEAD = 3
+#: the cases after the one graded whose golds go to the engine ahead (``ask_gold_ahead``): on a
+#: first run, where the engine's share (analysing and running each gold) is the larger, it is
+#: never idle waiting for pytest, and a gold is answered before its case's execution is due
+GOLD_CASES_AHEAD = 6
 
 
 def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePolicy:
