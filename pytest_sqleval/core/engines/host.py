@@ -40,6 +40,8 @@ PIPE_BYTES = 65_536  # what a pipe holds where it cannot be widened (Linux's def
 WIDE_PIPE_BYTES = 1 << 18  # asked for each of the child's two pipes (Linux allows up to /proc/sys/fs/pipe-max-size)
 PIPE_MARGIN = 4_096  # left free in the request pipe for the requests with no answer (``tell``)
 HELD_MAX = 8  # requests asked ahead and held until they can be sent (EngineProcess.hold)
+BEHIND_S = 0.0005  # waited longer than this for a grade's answer, on average: the engine process is behind
+BEHIND_WEIGHT = 0.25  # the last grade's wait's weight in that average (EngineHost.behind)
 
 
 def describe_timeout(limits: Limits) -> float:
@@ -153,6 +155,7 @@ class EngineProcess:
         self.restarts = 0
         self._frames: _Frames | None = None  # the current child's answers, as read so far
         self._last_end: tuple[float, float] | None = None  # (monotonic, its CPU time) when the child last answered
+        self.grade_wait = 0.0  # seconds waited for a grade's answer, a moving average (EngineHost.result)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -413,6 +416,7 @@ class InProcessEngine:
     def __init__(self) -> None:
         self.pending: deque[Ticket] = deque()
         self.restarts = 0  # nothing is ever killed here
+        self.grade_wait = 0.0  # nothing runs beside this process: nothing is waited for
         self._servers: dict[bytes, _Server] = {}  # a database's key -> its open sandbox, in order of use
 
     def alive(self) -> bool:
@@ -592,11 +596,25 @@ class EngineHost:
         """Take the answers the engine has written already, without waiting (``EngineProcess.poll``)."""
         self.process.poll()
 
+    @property
+    def behind(self) -> bool:
+        """The engine process is the slower of the two: this process waits for grades'
+        answers (over ``BEHIND_S`` a grade, a moving average), so work that either process
+        can do (the structural diff, ``layers.send``) is better done here, where it fills a
+        wait, than there, where it lengthens it. The average balances the two: the more is
+        kept here, the less this process waits, and the more goes to the engine again."""
+        return self.process.grade_wait > BEHIND_S
+
     def result(self, ticket: "Ticket") -> dict[str, Any]:
+        began = time.monotonic() if ticket.op == "grade" and not ticket.asked else None  # its first asking only
+        ticket.asked = True
         while not ticket.done:
             if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
                 self.process.send(ticket, self._start)
             self.process.read_next()
+        if began is not None:
+            process = self.process
+            process.grade_wait += BEHIND_WEIGHT * (time.monotonic() - began - process.grade_wait)
         if ticket.error is not None:
             raise ticket.error
         value: dict[str, Any] = ticket.value
@@ -634,6 +652,7 @@ class Ticket:
         self.look = float("inf")  # when to read the child's CPU time next
         self.sent_at = 0.0  # monotonic, when it was written to the child
         self.waited = 0.0  # seconds this process was blocked on the pipe for it (SQLEVAL_IPC_TRACE only)
+        self.asked = False  # its answer was asked for (``EngineHost.result``)
 
     def started(self, at: float, cpu: float | None) -> None:
         """The child started a query of this request at ``at`` (monotonic) with ``cpu``
