@@ -40,8 +40,7 @@ PIPE_BYTES = 65_536  # what a pipe holds where it cannot be widened (Linux's def
 WIDE_PIPE_BYTES = 1 << 18  # asked for each of the child's two pipes (Linux allows up to /proc/sys/fs/pipe-max-size)
 PIPE_MARGIN = 4_096  # left free in the request pipe for the requests with no answer (``tell``)
 HELD_MAX = 8  # requests asked ahead and held until they can be sent (EngineProcess.hold)
-BEHIND_S = 0.0005  # waited longer than this for a grade's answer, on average: the engine process is behind
-BEHIND_WEIGHT = 0.25  # the last grade's wait's weight in that average (EngineHost.behind)
+BEHIND_WEIGHT = 0.1  # the last case's weight in the moving average of the two processes' CPU (EngineHost.behind)
 
 
 def describe_timeout(limits: Limits) -> float:
@@ -155,10 +154,23 @@ class EngineProcess:
         self.restarts = 0
         self._frames: _Frames | None = None  # the current child's answers, as read so far
         self._last_end: tuple[float, float] | None = None  # (monotonic, its CPU time) when the child last answered
-        self.grade_wait = 0.0  # seconds waited for a grade's answer, a moving average (EngineHost.result)
+        #: the engine's CPU seconds a grade less this process's, a moving average (``EngineHost.behind``),
+        #: and (this process's CPU time, the engine's) when the last grade's answer was asked for
+        self.cpu_balance = 0.0
+        self.cpu_mark: tuple[float, float] | None = None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def weigh(self, own_cpu: float) -> None:
+        """At a grade's answer: each process's CPU time since the last one (the engine's as
+        its last answer stamped it) into the moving average ``EngineHost.behind`` reads.
+        A fresh child (its clock starts again) starts a new mark."""
+        engine_cpu = self._last_end[1] if self._last_end is not None else None
+        mark, self.cpu_mark = self.cpu_mark, (own_cpu, engine_cpu) if engine_cpu is not None else None
+        if mark is None or engine_cpu is None or engine_cpu < mark[1]:
+            return
+        self.cpu_balance += BEHIND_WEIGHT * ((engine_cpu - mark[1]) - (own_cpu - mark[0]) - self.cpu_balance)
 
     def hold(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
         """A request asked ahead that could not be sent without risk of stalling the pipe
@@ -416,7 +428,7 @@ class InProcessEngine:
     def __init__(self) -> None:
         self.pending: deque[Ticket] = deque()
         self.restarts = 0  # nothing is ever killed here
-        self.grade_wait = 0.0  # nothing runs beside this process: nothing is waited for
+        self.cpu_balance = 0.0  # nothing runs beside this process: never behind it
         self._servers: dict[bytes, _Server] = {}  # a database's key -> its open sandbox, in order of use
 
     def alive(self) -> bool:
@@ -598,23 +610,23 @@ class EngineHost:
 
     @property
     def behind(self) -> bool:
-        """The engine process is the slower of the two: this process waits for grades'
-        answers (over ``BEHIND_S`` a grade, a moving average), so work that either process
-        can do (the structural diff, ``layers.send``) is better done here, where it fills a
-        wait, than there, where it lengthens it. The average balances the two: the more is
-        kept here, the less this process waits, and the more goes to the engine again."""
-        return self.process.grade_wait > BEHIND_S
+        """The engine process is the slower of the two: from one grade to the next it spends
+        more CPU time than this process (a moving average; CPU, not waits, so the machine's
+        load does not move it), so it sets a serial run's pace, and work that either process
+        can do (the structural diff, ``layers.send``) is better done here. The average
+        balances the two: the more is kept here, the more this process spends, and the
+        more goes to the engine again."""
+        return self.process.cpu_balance > 0.0
 
     def result(self, ticket: "Ticket") -> dict[str, Any]:
-        began = time.monotonic() if ticket.op == "grade" and not ticket.asked else None  # its first asking only
+        first = ticket.op == "grade" and not ticket.asked  # a grade's first asking: one a case
         ticket.asked = True
         while not ticket.done:
             if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
                 self.process.send(ticket, self._start)
             self.process.read_next()
-        if began is not None:
-            process = self.process
-            process.grade_wait += BEHIND_WEIGHT * (time.monotonic() - began - process.grade_wait)
+        if first and isinstance(self.process, EngineProcess):
+            self.process.weigh(time.process_time())
         if ticket.error is not None:
             raise ticket.error
         value: dict[str, Any] = ticket.value
