@@ -111,6 +111,7 @@ class CaseItem(pytest.Item):
         self._generation: Any = None
         self._gold: Any = None
         self._sent = False  # its execution sent ahead (``_send_ahead``): not asked for again
+        self._gold_asked = False  # its golds asked ahead (``_ask_gold_ahead``): asked, analysed or stored
         self._mark_labels((case.difficulty, case.category, *case.tags))
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         assert self.parent is not None  # an item is collected from its questions file
@@ -269,13 +270,14 @@ class CaseItem(pytest.Item):
         cases ahead: it analyses and runs them beside pytest, so on a first run too their answers
         are in when a case before this one sends this one's execution ahead
         (``SuiteGrader.ask_gold_ahead``)."""
-        if self.record is not None or self.manifest.database is None:
-            return
+        if self._sent or self._gold_asked or self.record is not None or self.manifest.database is None:
+            return  # (sent: its gold is answered) each case's golds are asked once, from the first case before it
         state = self._state
         grader = state.pool.open_grader(self.manifest)
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is not None and (generation is None or generation.sql is not None):  # else no gold is needed
             grader.ask_gold_ahead(self.case)
+            self._gold_asked = True
 
     def runtest(self) -> None:
         """Grade this case with the engine kept busy: of the cases of its window
