@@ -63,6 +63,7 @@ _SELF_PEAK = ("import atexit, resource, runpy, sys; "
               "getattr(sys.modules.get('pytest_sqleval'), '__path__', ['-'])[0], file=sys.stderr)); "
               "sys.argv = ['pytest', *sys.argv[1:]]; runpy.run_module('pytest', run_name='__main__', alter_sys=True)")
 CPU: dict[str, list[float]] = {}  # figure -> CPU seconds (process and children) of each sample
+SPLIT: dict[str, list[tuple[float, float]]] = {}  # figure -> (the pytest process's CPU, its engine's) of each sample
 
 
 def empty_tests(n: int) -> Path:
@@ -114,7 +115,18 @@ def pytest_run(args: list[str], *, peak: bool = False, code: Path | None = None,
         raise RuntimeError(f"the pytest process imported {package}, not {expected}")
     if label:
         CPU.setdefault(label, []).append(float(own) + float(children))
+        SPLIT.setdefault(label, []).append((float(own), float(children)))
     return wall, proc.stdout, (int(kib) / 1024 if peak else None)
+
+
+def split_note(label: str) -> str:
+    """The CPU split of a figure's runs between the pytest process and its engine process
+    (medians): where a serial run's work is, so whether one process waits on the other."""
+    parts = SPLIT.get(label) or []
+    if not parts:
+        return ""
+    return (f"grading process {median([p[0] for p in parts]):.2f} s, engine process "
+            f"{median([p[1] for p in parts]):.2f} s (medians)")
 
 
 def suite_args(suite: Path, preds: Path, cache: Path, results: Path) -> list[str]:
@@ -163,7 +175,8 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
     own_ms = 1000 * (t - d - e) / n
     ct, cd, ce = median(CPU["run"]), median(CPU["duckdb"]), median(CPU["empty"])
     own_cpu_ms = 1000 * (ct - cd - ce) / n
-    report.add(SECTION, f"{n} cases: CPU seconds (pytest and its engine process)", ct, "s", samples=CPU["run"])
+    report.add(SECTION, f"{n} cases: CPU seconds (pytest and its engine process)", ct, "s", samples=CPU["run"],
+               note=split_note("run"))
     report.add(SECTION, f"{n} queries: DuckDB alone, CPU seconds", cd, "s", samples=CPU["duckdb"])
     report.add(SECTION, f"{n} empty parametrized tests: CPU seconds", ce, "s", samples=CPU["empty"])
     report.add(SECTION, "own cost per case, CPU", own_cpu_ms, "ms", target="<= 0.5 ms", met=own_cpu_ms <= 0.5,
@@ -171,7 +184,7 @@ def run_bench(report: Report, n: int, repeat: int, big: int, before: Path | None
     if before is not None:
         cb = median(CPU["before"])
         report.add(SECTION, f"{n} cases: CPU seconds, the code before ({before})", cb, "s", samples=CPU["before"],
-                   note=f"own cost per case, CPU, before: {1000 * (cb - cd - ce) / n:.2f} ms")
+                   note=f"own cost per case, CPU, before: {1000 * (cb - cd - ce) / n:.2f} ms; {split_note('before')}")
     report.add(SECTION, f"{n} cases: pytest-sqleval run", t, "s", samples=runs,
                note=f"passed {sum(r['status'] == 'passed' for r in recs)}, failed {sum(r['status'] == 'failed' for r in recs)}")
     report.add(SECTION, f"{n} queries: DuckDB alone in-process", d, "s", samples=alone)

@@ -160,7 +160,7 @@ class _Hooks:
 
     def __init__(self, state: Any) -> None:
         self.state = state
-        self._positions: dict[int, int] | None = None  # id(item) -> its place in session.items (_after)
+        self._positions: dict[int, int] | None = None  # id(item) -> its place in session.items (_window)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:  # xdist controller -> worker
@@ -223,23 +223,26 @@ class _Hooks:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
         item.sqleval_next = nextitem  # type: ignore[attr-defined]  # the case graded ahead (CaseItem.runtest)
-        item.sqleval_after = self._after(item, nextitem)  # type: ignore[attr-defined]  # its gold asked ahead
+        item.sqleval_ahead = self._window(item, nextitem)  # type: ignore[attr-defined]  # its window of cases ahead
         yield
         release = getattr(item, "release", None)  # its reports are logged: the record is the sink's now
         if release is not None:
             release()
 
-    def _after(self, item: pytest.Item, nextitem: pytest.Item | None) -> pytest.Item | None:
-        """The item after ``nextitem`` in the session's order, when ``nextitem`` follows
-        ``item`` there (serially always; under xdist when the two are scheduled together)."""
+    def _window(self, item: pytest.Item, nextitem: pytest.Item | None) -> tuple[pytest.Item, ...]:
+        """The items after ``item`` in the session's order whose golds and predictions are
+        sent to the engine ahead of their turn (``CaseItem.runtest``): ``nextitem`` and the
+        ones after it, ``GOLD_CASES_AHEAD`` in all, when ``nextitem`` follows ``item`` there
+        (serially always; under xdist when the two are scheduled together)."""
+        from ..core.grading.pipeline import GOLD_CASES_AHEAD
         items = item.session.items
         positions = self._positions
         if positions is None or len(positions) != len(items):
             positions = self._positions = {id(it): i for i, it in enumerate(items)}
         i = positions.get(id(item))
-        if nextitem is None or i is None or i + 2 >= len(items) or items[i + 1] is not nextitem:
-            return None
-        return items[i + 2]
+        if nextitem is None or i is None or i + 1 >= len(items) or items[i + 1] is not nextitem:
+            return ()
+        return tuple(items[i + 1:i + 1 + GOLD_CASES_AHEAD])
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self) -> None:

@@ -111,6 +111,7 @@ class CaseItem(pytest.Item):
         self._generation: Any = None
         self._gold: Any = None
         self._sent = False  # its execution sent ahead (``_send_ahead``): not asked for again
+        self._gold_asked = False  # its golds asked ahead (``_ask_gold_ahead``): asked, analysed or stored
         self._mark_labels((case.difficulty, case.category, *case.tags))
         state: SqlevalSession = self.config.stash[SESSION_KEY]
         assert self.parent is not None  # an item is collected from its questions file
@@ -250,8 +251,8 @@ class CaseItem(pytest.Item):
         """Send this case's execution to the engine now if everything it needs is ready
         without waiting: the generation finished, the gold answer stored (else its gold
         query), the grader open. Without ``wait``, not even for its gold's answer asked ahead.
-        Once sent, a later call does nothing: the two cases before it and the case itself each
-        ask, and each asking built the case's gold answer again (three a case, on a rerun)."""
+        Once sent, a later call does nothing: the cases before it in its window and the case
+        itself each ask, and each asking built the case's gold answer again."""
         if self._sent or self.record is not None or self.manifest.database is None:
             return
         state = self._state
@@ -265,27 +266,37 @@ class CaseItem(pytest.Item):
             self._sent = True
 
     def _ask_gold_ahead(self) -> None:
-        """Send this case's golds not analysed yet to the engine, two cases ahead: it analyses
-        and runs them beside pytest, so the case before this one can send this one's
-        execution ahead on a first run too (``SuiteGrader.ask_gold_ahead``)."""
-        if self.record is not None or self.manifest.database is None:
-            return
+        """Send this case's golds not analysed yet to the engine, up to ``GOLD_CASES_AHEAD``
+        cases ahead: it analyses and runs them beside pytest, so on a first run too their answers
+        are in when a case before this one sends this one's execution ahead
+        (``SuiteGrader.ask_gold_ahead``)."""
+        if self._sent or self._gold_asked or self.record is not None or self.manifest.database is None:
+            return  # (sent: its gold is answered) each case's golds are asked once, from the first case before it
         state = self._state
         grader = state.pool.open_grader(self.manifest)
         generation = self._generation or state.generation.ready(self.backend, self.case)
         if grader is not None and (generation is None or generation.sql is not None):  # else no gold is needed
             grader.ask_gold_ahead(self.case)
+            self._gold_asked = True
 
     def runtest(self) -> None:
+        """Grade this case with the engine kept busy: of the cases of its window
+        (``sqleval_ahead``, the next ``GOLD_CASES_AHEAD`` in order) the first ``CASES_AHEAD``
+        have their execution sent once their gold is answered, without waiting for it, and
+        every one its golds asked, so the engine works on them while this process grades this
+        case and pytest reports it. Nothing sent ahead changes a case's record: each is
+        graded at its own turn, from its own answers."""
+        from ..core.grading.pipeline import CASES_AHEAD
         self._send_ahead()
-        nxt = getattr(self, "sqleval_next", None)
-        if isinstance(nxt, CaseItem):  # its execution overlaps this case's remaining work and pytest's
-            nxt._send_ahead(wait=False)
-        after = getattr(self, "sqleval_after", None)
-        if isinstance(after, CaseItem):  # two ahead: its gold analysed and run now, so the next case sends it
-            after._ask_gold_ahead()
-            after._send_ahead(wait=False)  # its gold stored already (a rerun): its prediction runs two cases ahead
+        window = getattr(self, "sqleval_ahead", ())
+        for later in window[:CASES_AHEAD]:  # in order: the engine answers requests in order, the nearest case first
+            if isinstance(later, CaseItem):
+                later._send_ahead(wait=False)
+        for later in window:  # golds not answered yet: asked now, so each is in before its case's execution is due
+            if isinstance(later, CaseItem):
+                later._ask_gold_ahead()
         record = self._grade()
+        nxt = getattr(self, "sqleval_next", None)
         if isinstance(nxt, CaseItem):  # (a first run) its gold is answered by now: it runs during our reports
             nxt._send_ahead()
         if record.status != "passed":

@@ -40,6 +40,7 @@ PIPE_BYTES = 65_536  # what a pipe holds where it cannot be widened (Linux's def
 WIDE_PIPE_BYTES = 1 << 18  # asked for each of the child's two pipes (Linux allows up to /proc/sys/fs/pipe-max-size)
 PIPE_MARGIN = 4_096  # left free in the request pipe for the requests with no answer (``tell``)
 HELD_MAX = 8  # requests asked ahead and held until they can be sent (EngineProcess.hold)
+BEHIND_WEIGHT = 0.1  # the last case's weight in the moving average of the two processes' CPU (EngineHost.behind)
 
 
 def describe_timeout(limits: Limits) -> float:
@@ -153,9 +154,23 @@ class EngineProcess:
         self.restarts = 0
         self._frames: _Frames | None = None  # the current child's answers, as read so far
         self._last_end: tuple[float, float] | None = None  # (monotonic, its CPU time) when the child last answered
+        #: the engine's CPU seconds a grade less this process's, a moving average (``EngineHost.behind``),
+        #: and (this process's CPU time, the engine's) when the last grade's answer was asked for
+        self.cpu_balance = 0.0
+        self.cpu_mark: tuple[float, float] | None = None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def weigh(self, own_cpu: float) -> None:
+        """At a grade's answer: each process's CPU time since the last one (the engine's as
+        its last answer stamped it) into the moving average ``EngineHost.behind`` reads.
+        A fresh child (its clock starts again) starts a new mark."""
+        engine_cpu = self._last_end[1] if self._last_end is not None else None
+        mark, self.cpu_mark = self.cpu_mark, (own_cpu, engine_cpu) if engine_cpu is not None else None
+        if mark is None or engine_cpu is None or engine_cpu < mark[1]:
+            return
+        self.cpu_balance += BEHIND_WEIGHT * ((engine_cpu - mark[1]) - (own_cpu - mark[0]) - self.cpu_balance)
 
     def hold(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
         """A request asked ahead that could not be sent without risk of stalling the pipe
@@ -220,7 +235,7 @@ class EngineProcess:
         ticket.reset()
         ticket.sent_at = time.monotonic()
         if TRACING:
-            trace_event("send", ticket.op, ticket.sent_at, len(self.pending))
+            trace_event("send", ticket.op, ticket.sent_at, len(self.pending), len(ticket.blob))
         self.pending.append(ticket)
 
     def drain(self) -> None:
@@ -413,6 +428,7 @@ class InProcessEngine:
     def __init__(self) -> None:
         self.pending: deque[Ticket] = deque()
         self.restarts = 0  # nothing is ever killed here
+        self.cpu_balance = 0.0  # nothing runs beside this process: never behind it
         self._servers: dict[bytes, _Server] = {}  # a database's key -> its open sandbox, in order of use
 
     def alive(self) -> bool:
@@ -592,11 +608,25 @@ class EngineHost:
         """Take the answers the engine has written already, without waiting (``EngineProcess.poll``)."""
         self.process.poll()
 
+    @property
+    def behind(self) -> bool:
+        """The engine process is the slower of the two: from one grade to the next it spends
+        more CPU time than this process (a moving average; CPU, not waits, so the machine's
+        load does not move it), so it sets a serial run's pace, and work that either process
+        can do (the structural diff, ``layers.send``) is better done here. The average
+        balances the two: the more is kept here, the more this process spends, and the
+        more goes to the engine again."""
+        return self.process.cpu_balance > 0.0
+
     def result(self, ticket: "Ticket") -> dict[str, Any]:
+        first = ticket.op == "grade" and not ticket.asked  # a grade's first asking: one a case
+        ticket.asked = True
         while not ticket.done:
             if not ticket.sent:  # queued ahead, or queued behind a request whose child was killed
                 self.process.send(ticket, self._start)
             self.process.read_next()
+        if first and isinstance(self.process, EngineProcess):
+            self.process.weigh(time.process_time())
         if ticket.error is not None:
             raise ticket.error
         value: dict[str, Any] = ticket.value
@@ -634,6 +664,7 @@ class Ticket:
         self.look = float("inf")  # when to read the child's CPU time next
         self.sent_at = 0.0  # monotonic, when it was written to the child
         self.waited = 0.0  # seconds this process was blocked on the pipe for it (SQLEVAL_IPC_TRACE only)
+        self.asked = False  # its answer was asked for (``EngineHost.result``)
 
     def started(self, at: float, cpu: float | None) -> None:
         """The child started a query of this request at ``at`` (monotonic) with ``cpu``

@@ -37,6 +37,14 @@ __all__ = ["GoldAnswer", "SuiteGrader", "Verdict", "case_contract", "case_policy
 
 DEFAULT_DIALECT = "duckdb"
 GOLDS_AHEAD = 32  # gold requests sent ahead and not yet read: room for the next case's every gold
+#: the cases after the one graded whose executions go to the engine ahead of their turn once
+#: their golds are answered (``CaseItem.runtest``, ``submit``): the engine has work queued while
+#: pytest reports a case
+CASES_AHEAD = 3
+#: the cases after the one graded whose golds go to the engine ahead (``ask_gold_ahead``): on a
+#: first run, where the engine's share (analysing and running each gold) is the larger, it is
+#: never idle waiting for pytest, and a gold is answered before its case's execution is due
+GOLD_CASES_AHEAD = 6
 
 
 def case_policy(policy: ComparePolicy, case: BenchmarkCase | None) -> ComparePolicy:
@@ -111,7 +119,8 @@ class SuiteGrader:
         # gold SQL -> what follows from it alone, stored with the gold answers (a rerun parses no gold)
         self.analyses = GoldAnalyses(self.gold_dir.parent / ANALYSIS_FOLDER if self.host is not None else None,
                                      self.dialect, self.engine_dialect, refuse_unsafe=self.host is not None)
-        self._ahead: dict[tuple[str, str], Candidate] = {}  # (SQL, gold key) -> sent ahead of its turn (see submit)
+        self._ahead: dict[int, Candidate] = {}  # sent ahead of their turn, in order (see submit)
+        self._sent_ahead = 0  # how many were: each one's place in ``_ahead``
         self._golds_ahead: dict[str, Any] = {}  # gold key -> its request's ticket, sent ahead (see stored_gold)
         self._analysed_ahead: dict[tuple[str, str | None], Any] = {}  # (gold SQL, dialect) -> ticket (_ask_analysed)
         self._answered: dict[str, dict[str, Any]] = {}  # gold key -> the engine's answer to it, asked ahead
@@ -248,9 +257,9 @@ class SuiteGrader:
 
     def ask_gold_ahead(self, case: BenchmarkCase) -> None:
         """Send each SQL gold of a case that is not analysed yet to the engine process, to be
-        analysed, run and stored there (``_ask_analysed``), two cases ahead of its turn: when
-        the case before it asks ahead (``stored_case_gold``), its answer is in, so its
-        prediction is sent ahead on a first run too. Never waits, never raises."""
+        analysed, run and stored there (``_ask_analysed``), up to ``GOLD_CASES_AHEAD`` cases
+        ahead of its turn: when a case before it asks ahead (``stored_case_gold``), its answer
+        is in, so its prediction is sent ahead on a first run too. Never waits, never raises."""
         if self.host is None:
             return
         for g in case.golds_for(self.engine):
@@ -512,12 +521,22 @@ class SuiteGrader:
     def submit(self, sql: str, gold: GoldAnswer) -> None:
         """Start grading ``sql`` now, ahead of its turn: its execution runs in the engine
         process while this process finishes the case before it, so the engine never waits
-        for pytest. ``grade`` picks it up; a request that could stall the pipe waits for it."""
-        key = (sql, gold.key)
-        if self.host is not None and key not in self._ahead:
-            while len(self._ahead) >= 4:  # never picked up (a setup error, -x): forget the oldest
+        for pytest. ``grade`` picks it up; a request that could stall the pipe waits for it.
+        Each call is one case's (``CaseItem._send_ahead`` sends a case once): two cases of the
+        same SQL and gold (Spider's paraphrased questions: a fifth of its dev set) each get
+        their own, where one was kept before and the second case's execution waited for its turn."""
+        if self.host is not None:
+            while len(self._ahead) > CASES_AHEAD:  # never picked up (a setup error, -x): forget the oldest
                 self._ahead.pop(next(iter(self._ahead)))
-            self._ahead[key] = self._walk_ahead(sql, gold, ahead=True)
+            self._sent_ahead += 1
+            self._ahead[self._sent_ahead] = self._walk_ahead(sql, gold, ahead=True)
+
+    def _taken_ahead(self, sql: str, gold: GoldAnswer) -> Candidate | None:
+        """The oldest candidate sent ahead for ``sql`` against ``gold``'s answer, taken out."""
+        for n, c in self._ahead.items():
+            if c.sql == sql and c.gold.key == gold.key:
+                return self._ahead.pop(n)
+        return None
 
     def _walk_ahead(self, sql: str, gold: GoldAnswer, ahead: bool = False) -> Candidate:
         """The layers that run before the candidate's turn, up to sending its execution;
@@ -538,7 +557,7 @@ class SuiteGrader:
         failure, the judge (when one is given and its mode is not ``off``), and
         ``verdict.decide``, which makes the ``Verdict``; never raises for a wrong answer."""
         start = time.perf_counter()
-        c = self._ahead.pop((sql, gold.key), None) or self._walk_ahead(sql, gold)
+        c = self._taken_ahead(sql, gold) or self._walk_ahead(sql, gold)
         c.budget.resume()
         for layer in self.layers:
             if not layer.ahead:

@@ -26,6 +26,14 @@ GOLDS = [GOLD, "SELECT name FROM owner ORDER BY name", "SELECT count(*) FROM pet
 UNSAFE = "DELETE FROM pet"  # refused by safety: never sent, its diff (it parses) made here as before
 
 
+def never_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests grade case by case, nothing sent ahead, so each grade waits for its
+    answer and the engine would count as the slower process, the diff kept here
+    (``EngineHost.behind``): what they pin is the diff made in the engine."""
+    from pytest_sqleval.core.engines.host import EngineHost
+    monkeypatch.setattr(EngineHost, "behind", property(lambda self: False))
+
+
 def local_diffs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every structural diff made in this (the grading) process from here on."""
     seen: list[str] = []
@@ -52,6 +60,7 @@ def graded(grader: SuiteGrader) -> list[dict[str, Any]]:
 
 def test_the_engine_process_makes_the_structure_diff_and_the_verdicts_are_the_same(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    never_behind(monkeypatch)
     db = pets_db(tmp_path / "pets.sqlite")
     here = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "here", limits=Limits(isolation="auto"))
     try:
@@ -119,6 +128,7 @@ def test_a_spent_budget_is_the_same_evidence_in_the_engine(tmp_path: Path) -> No
 
 def test_a_killed_execution_leaves_the_diff_to_the_grading_process(shop_db: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    never_behind(monkeypatch)
     count, bomb = "SELECT count(*) FROM customers", "SELECT md5(repeat('ab', 400000000))"  # ignores its interrupt
     limits = Limits(timeout_s=1)
     warm = SuiteGrader(shop_db, cache_dir=tmp_path, limits=limits)
@@ -166,6 +176,7 @@ def test_a_query_stopped_at_its_limit_still_gets_its_diff_from_the_engine(
 def test_a_huge_prediction_keeps_its_diff_in_the_grading_process(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine would parse it again (an IN of 20,000 values: seconds); it is parsed here already."""
+    never_behind(monkeypatch)
     from pytest_sqleval.core.grading.layers.send import STRUCTURE_SQL_MAX
     db = pets_db(tmp_path / "pets.sqlite")
     huge = "SELECT count(*) FROM pet WHERE age IN (" + ", ".join(str(i) for i in range(2000)) + ")"
@@ -186,3 +197,61 @@ def test_a_huge_prediction_keeps_its_diff_in_the_grading_process(tmp_path: Path,
         g.close()
     assert seen == [huge]  # the short one's diff was made in the engine
     assert v.layers["structure"]["differing_clauses"]
+
+
+def test_while_the_engine_is_the_slower_process_the_diff_is_made_here_with_the_same_verdicts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a suite whose queries cost the engine more than the grading process's work
+    (DuckDB on a warehouse: the own-cost bench), the grading process waits for every answer
+    and the engine is the critical path: the diff then stays here, where it fills a wait
+    (``EngineHost.behind``), and the evidence is the same."""
+    from pytest_sqleval.core.engines import host as host_module
+    from tests.hosts import engine_process_of
+    db = pets_db(tmp_path / "pets.sqlite")
+    here = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "here", limits=Limits(isolation="auto"))
+    try:
+        expected = graded(here)
+    finally:
+        here.close()
+    first = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "moved")
+    try:  # a first run stores the golds
+        graded(first)
+    finally:
+        first.close()
+    monkeypatch.setattr(host_module, "BEHIND_WEIGHT", 0.0)  # the average stays where it is set below
+    seen = local_diffs(monkeypatch)
+    rerun = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "moved")
+    try:
+        engine_process_of(rerun).cpu_balance = 1.0  # a second of CPU a case more than this process: far behind
+        assert host_of(rerun).behind
+        got = graded(rerun)
+    finally:
+        rerun.close()
+    assert got == expected
+    assert len(seen) == len(GOLDS) * (len(PREDICTIONS) + 1)  # every diff made here
+
+
+def test_the_engine_is_behind_while_it_spends_more_cpu_a_case_than_this_process(shop_db: Path,
+                                                                                tmp_path: Path) -> None:
+    """The signal is CPU time, not waits (load on the machine does not move it): grades
+    whose queries cost the engine more than this process spends between them make the
+    engine behind; grades that cost it less than this process's own work bring it back."""
+    import time
+    heavy = "SELECT count(*) FROM range(60000000) WHERE hash(range) % 7 = 0"
+    g = SuiteGrader(shop_db, limits=Limits(timeout_s=30, threads=1), cache_dir=tmp_path)
+    try:
+        host = host_of(g)
+        gold = g.gold("SELECT count(*) FROM customers")
+        g.grade("SELECT count(*) FROM customers", gold)
+        assert not host.behind
+        for _ in range(3):
+            g.grade(heavy, gold)
+        assert host.behind
+        for _ in range(40):
+            spin = time.process_time() + 0.01  # this process's own work between two grades
+            while time.process_time() < spin:
+                pass
+            g.grade("SELECT count(*) FROM customers", gold)
+        assert not host.behind
+    finally:
+        g.close()

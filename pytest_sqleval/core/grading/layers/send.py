@@ -19,8 +19,8 @@ class SendLayer:
     """Sends the candidate, in the engine's dialect, to the engine process; its result is
     collected by ``ExecutionLayer``. Nothing to send without a database. With it goes the
     gold's side of the structural diff, when the built-in structure layer runs, the engine
-    is a process of its own and the gold's answer was stored before: the engine makes the
-    diff (``StructureLayer`` reads it)."""
+    is a process of its own, not behind this one, and the gold's answer was stored before:
+    the engine makes the diff (``StructureLayer`` reads it)."""
 
     name, ahead = "send", True
 
@@ -43,12 +43,14 @@ class SendLayer:
                  "gold_sql": alt.sql} for alt in gold.alternatives])
         side = gold.analysis.structure if gold.analysis is not None and gold.kind == "sql" else None
         if side is not None and gold.cached and len(c.sql) <= STRUCTURE_SQL_MAX and \
-                not getattr(grader.host, "in_process", True) and \
+                not getattr(grader.host, "in_process", True) and not getattr(grader.host, "behind", False) and \
                 any(type(layer) is StructureLayer for layer in getattr(grader, "layers", ())):
             # The structural diff is made in the engine process beside the execution when the
             # gold's answer was read from the store: that engine process has CPU to spare while
             # the grading process (pytest's, the serial run's critical path) does not. A gold
-            # run in this run (a first run) already keeps the engine busy: the diff stays here.
+            # run in this run (a first run) already keeps the engine busy: the diff stays here;
+            # so it does while the engine is the slower process (its queries cost more than
+            # this process's work: ``EngineHost.behind``), for this process would wait anyway.
             payload["structure"] = {"sql": c.sql, "dialect": grader.dialect, "gold": side.to_json(),
                                     "budget_s": max(0.0, c.budget.seconds - c.budget.spent)}
             if SHIP_TREE and c.sql != side.sql and c.parsed.expression is not None:
