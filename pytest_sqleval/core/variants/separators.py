@@ -832,6 +832,9 @@ class SeparatingWriter:
         self.con, self.engine, self.tables, self.grouper, self.allowed = con, engine, tables, grouper, allowed
         self.sentences: dict[str, list[str]] = {}
         self.written = 0
+        #: per gold, the near-misses this variant tells apart (by its data or a kept edit): a later
+        #: edit is kept only if they stay told apart (``_attempt``)
+        self.separated: dict[str, list[NearMiss]] = {}
 
     def run(self, sql: str, params: list[Any] | None = None, work_s: float = CHECK_WORK_S) -> list[tuple[Any, ...]] | None:
         """A query's rows on the variant, or None (an error, or past the work of ``work_s``:
@@ -855,13 +858,17 @@ class SeparatingWriter:
             if not _informative(mine):
                 continue
             theirs = self.run(m.sql)
-            if theirs is None or _differ(mine or [], theirs, m.order):  # broken here, or already told apart
+            if theirs is None:  # broken here
+                continue
+            if _differ(mine or [], theirs, m.order):  # already told apart: kept so (``_attempt``)
+                self.separated.setdefault(m.gold, []).append(m)
                 continue
             try:
                 separated = self._separate(m, index)
             except Exception:  # an engine error outside a trial's own handling: this near-miss gets none
                 separated = False
             if separated:
+                self.separated.setdefault(m.gold, []).append(m)
                 gold_rows.clear()  # a row was added or moved: every gold's answer may have moved
 
     def _separate(self, m: NearMiss, index: int) -> bool:
@@ -977,7 +984,7 @@ class SeparatingWriter:
         rows = [r for r in rows if r[0] not in written]
         for edit in target.edits:
             goal = Decimal(edit.split("=", 1)[1])
-            plans: list[tuple[Decimal, int, dict[str, Any], int]] = []
+            plans: list[tuple[Decimal, int, dict[str, Any], int, Any]] = []
             seen: set[Any] = set()
             for row in rows:
                 rowid, agg, n = row[0], row[1], row[2]
@@ -988,7 +995,7 @@ class SeparatingWriter:
                     if gap != gap.to_integral_value() or not 1 <= gap <= MAX_PUSH or agg in seen:
                         continue
                     seen.add(agg)
-                    plans.append((gap, int(rowid), {}, int(gap)))
+                    plans.append((gap, int(rowid), {}, int(gap), agg))
                     continue
                 own = row[3] if len(row) > 3 else None
                 if own is None or isinstance(own, (str, bytes)):
@@ -999,8 +1006,14 @@ class SeparatingWriter:
                 value: Any = int(landed) if integral or isinstance(own, int) else float(landed)
                 if not self.allowed(target.table, target.column, _plain(value)):
                     continue
-                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1))
-            for _, rowid, moved, copies in sorted(plans, key=lambda p: (p[0], p[1]))[:EDGE_ROWS]:
+                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1, (agg, n)))
+            # one plan per group (its aggregate and size stand for it): the two rows of one group
+            # were tried in turn, and where an edit of that group would undo an earlier
+            # separation (``_attempt``), no other group was
+            first: dict[Any, tuple[Decimal, int, dict[str, Any], int, Any]] = {}
+            for plan in sorted(plans, key=lambda p: (p[0], p[1])):
+                first.setdefault(plan[4], plan)
+            for _, rowid, moved, copies, _group in list(first.values())[:EDGE_ROWS]:
                 if trials >= MAX_TRIALS:
                     return False, trials
                 trials += 1
@@ -1025,7 +1038,11 @@ class SeparatingWriter:
 
     def _attempt(self, m: NearMiss, write: Callable[[], bool]) -> bool:
         """Run ``write`` in a transaction; keep what it wrote if the gold (still with a value) and
-        ``m`` now differ, else roll it back."""
+        ``m`` now differ, and the gold's near-misses told apart before still are; else roll it
+        back. Without that last check the near-misses of one bound undid each other: ``hired_year
+        >= 2016`` moved to 2015 set a reaching row to 2015, then the comparison flipped set the
+        same row back to 2016, and no variant held a row at 2015 (a HAVING sum pushed to 11 for
+        ``> 11``, then back to 10 for ``>= 10``, alike)."""
         saved = ({t: set(r) for t, r in self.grouper.rows.items()},
                  {t: set(r) for t, r in self.grouper.cloner.rows.items()})
         kept = False
@@ -1034,6 +1051,11 @@ class SeparatingWriter:
             if write():
                 mine, theirs = self.run(m.gold_sql), self.run(m.sql)
                 kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs, m.order)
+                for earlier in self.separated.get(m.gold, []) if kept else []:
+                    others = self.run(earlier.sql)
+                    if others is None or not _differ(mine or [], others, earlier.order):
+                        kept = False
+                        break
             self._end(commit=kept)
         except Exception:  # a constraint the engine checks refused the copy: nothing kept
             kept = False
