@@ -86,6 +86,9 @@ class Target:
     #: a HAVING push (``count``, ``sum`` or ``avg``): ``rows_sql`` gives (row, the group's
     #: aggregate, its rows, the row's ``column``); ``edits`` are ``push=<value>`` (see ``_push``)
     push: str = ""
+    #: a ``count`` push: the table's GROUP BY columns, along which a row may leave its group
+    #: (one row fewer: ``HAVING count(*) >= 2`` against ``>= 1`` where every group has two)
+    moves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -454,11 +457,12 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
     ctes = _ctes(select.root())
     sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
     base: dict[str, str] = {}
+    lowered: dict[str, str] = {}  # alias -> the catalog's lower-case name of its table
     for alias, source in sources.items():
         if isinstance(source, exp.Table) and _body_of(source, ctes, names) is None:
             t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
             if t_name in names.lower:
-                base[alias] = names.originals[t_name]
+                base[alias], lowered[alias] = names.originals[t_name], t_name
     if isinstance(agg, exp.Count):
         kind, column = "count", ""
         aliases = sorted(base, key=lambda a: -getattr(tables.get(base[a]), "rows", 0))[:2]
@@ -493,7 +497,11 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
             continue
         rows_sql = (f"SELECT w0, s, n{', v' if column else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
                     f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {PUSH_CANDIDATES}")
-        out.append(Target(base[alias], column, rows_sql, edits, push=kind))
+        own = names.lower[lowered[alias]]
+        moves = tuple(dict.fromkeys(own[g.name.lower()] for g in (group.expressions if group is not None else [])
+                                    if isinstance(g, exp.Column) and _alias_of(g, select, names) == alias
+                                    and g.name.lower() in own))
+        out.append(Target(base[alias], column, rows_sql, edits, push=kind, moves=moves if kind == "count" else ()))
     return tuple(out)
 
 
@@ -992,10 +1000,11 @@ class SeparatingWriter:
                     continue
                 gap = goal - _decimal(agg)
                 if target.push == "count":
-                    if gap != gap.to_integral_value() or not 1 <= gap <= MAX_PUSH or agg in seen:
+                    if gap != gap.to_integral_value() or not (1 <= gap <= MAX_PUSH or gap == -1 and goal >= 1 and target.moves) \
+                            or agg in seen:
                         continue
                     seen.add(agg)
-                    plans.append((gap, int(rowid), {}, int(gap), agg))
+                    plans.append((abs(gap), int(rowid), {}, int(gap), agg))
                     continue
                 own = row[3] if len(row) > 3 else None
                 if own is None or isinstance(own, (str, bytes)):
@@ -1019,6 +1028,9 @@ class SeparatingWriter:
                 trials += 1
 
                 def write(rowid: int = rowid, moved: dict[str, Any] = moved, copies: int = copies) -> bool:
+                    if target.push == "count" and copies < 0:
+                        moved.update(self._out_of_group(target, rowid))
+                        return bool(moved) and self._set(target.table, rowid, moved, moving=True)
                     if target.push == "count":
                         return all(self._copy(target.table, rowid, {}) for _ in range(copies))
                     return self._set(target.table, rowid, moved)
@@ -1029,7 +1041,9 @@ class SeparatingWriter:
                     from .clones import MAX_SENTENCES
                     if len(kept) < MAX_SENTENCES:
                         name = target.table.rsplit(".", 1)[-1]
-                        how = (f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
+                        how = (f"a {name} row moved out of it ({', '.join(f'{c} set to {_plain(v)}' for c, v in moved.items())})"
+                               if copies < 0 else
+                               f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
                                else f"a {name} row's {target.column} set to {_plain(next(iter(moved.values())))}")
                         kept.append(f"a group pushed to {target.push} = {edit.split('=', 1)[1]} by {how}: "
                                     f"separates {m.what}")
@@ -1067,10 +1081,33 @@ class SeparatingWriter:
             self.grouper.rows, self.grouper.cloner.rows = saved
         return kept
 
-    def _set(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
-        """Set free columns of an existing row (as a filter witness does, ``witnesses.py``)."""
+    def _out_of_group(self, target: Target, rowid: int) -> dict[str, Any]:
+        """A GROUP BY column of the row and another value that column holds (the next up, else
+        down), which takes the row out of its group; {} where none moves (``_movable``)."""
+        for column in target.moves:
+            for edit in ("up", "down"):
+                value = self._value(Target(target.table, column, "", ()), rowid, edit)
+                if value is not None:
+                    return {column: value}
+        return {}
+
+    def _set(self, table: str, rowid: int, moved: dict[str, Any], moving: bool = False) -> bool:
+        """Set free columns of an existing row (as a filter witness does, ``witnesses.py``).
+        ``moving``: a row leaving its group (``_out_of_group``), whose column may also be a
+        reference (to another value it holds: the parent exists; the group keeps a row, so the
+        one it leaves keeps a child); a key it is in is checked unique once written."""
         from .constraints import qualified, quote
         t = self.tables[table]
+        if moving and moved and all(self._movable(table, c) for c in moved):
+            rel = qualified(table, self.engine)
+            sets = ", ".join(f"{quote(c)} = ?" for c in moved)
+            self.con.execute(f"UPDATE {rel} SET {sets} WHERE rowid = {int(rowid)}", list(moved.values()))
+            for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]]
+                        if k and set(k) & set(moved)]:
+                cols = ", ".join(quote(c) for c in key)
+                if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
+                    return False  # the caller rolls the move back
+            return True
         if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
                                 or self._unique_text(table, c, moved[c]) for c in moved):
             return False
