@@ -67,8 +67,10 @@ _UNINFORMATIVE: dict[tuple[Any, ...], list[str]] = {}
 
 
 def uninformative_golds(database: Path, engine: str, gold_sqls: Iterable[str], dialect: str) -> list[str]:
-    """The golds whose answer on the pinned database has no value (no row, or NULLs only):
-    once per database file and golds in a process."""
+    """The golds whose answer on the pinned database has no value (no row, or NULLs only),
+    or is one row of zeros (``count(DISTINCT c.cust_id) ... WHERE s.country_code = 'JP'``
+    where no store is Japanese: a count over no row, which every wrong filter and every
+    aggregate swap answers too): once per database file and golds in a process."""
     golds = list(dict.fromkeys(gold_sqls))
     stat = database.stat()
     key = (str(database.resolve()), stat.st_size, stat.st_mtime_ns, dialect,
@@ -78,7 +80,7 @@ def uninformative_golds(database: Path, engine: str, gold_sqls: Iterable[str], d
         con = variant_connection(database, engine, read_only=True)
         try:
             _UNINFORMATIVE[key] = [g for g in golds
-                                   if _has_value(con, _runnable(g, dialect, engine), trusted=False) is False]
+                                   if _has_value(con, _runnable(g, dialect, engine)) is False]
         finally:
             con.close()
     return _UNINFORMATIVE[key]
@@ -113,7 +115,7 @@ def write_nonempty(target: Path, engine: str, constraints: Any, gold_sqls: Itera
             if made and _has_value(con, _runnable(gold, dialect, engine)):  # still, after the others' tuples
                 out.sentences[gold_digest(gold)] = [
                     f"new rows in {', '.join(sorted(made))} through the gold's join path, satisfying every "
-                    f"conjunct (the gold answers nothing on the pinned database)"]
+                    f"conjunct (the gold answers nothing, or a count of nothing, on the pinned database)"]
     finally:
         con.close()
     Path(str(target) + ".wal").unlink(missing_ok=True)
@@ -206,13 +208,16 @@ class _Maker:
         if tree is None:
             return None
         runnable = _runnable(sql, self.dialect, self.engine)
-        for fresh_everywhere in (False, True):
+        counted = self._counted(tree)
+        for fresh_everywhere, twin in ((f, t) for f in (False, True) for t in ((True, False) if counted else (False,))):
             self._begin()
             try:
                 self._query(tree, [], fresh_everywhere, 0)
                 self._repair()
                 if not _has_value(self.con, runnable) and not self._having(tree, runnable):
                     raise _Failed("the gold still has no value")
+                if twin:
+                    self._twin(counted, runnable)
                 self._check()
             except Exception:  # _Failed, or a write the engine refused: nothing of this try stays
                 self._undo()
@@ -623,6 +628,38 @@ class _Maker:
                 return True
         return False
 
+    def _counted(self, tree: Any) -> set[str]:
+        """The tables whose column a ``count(DISTINCT x)`` of the gold counts."""
+        from sqlglot import exp
+
+        from .witnesses import select_sources
+        out = set()
+        for count in tree.find_all(exp.Count):
+            arg, select = count.this, count.find_ancestor(exp.Select)
+            if not isinstance(arg, exp.Distinct) or len(arg.expressions) != 1 or select is None \
+                    or not isinstance(arg.expressions[0], exp.Column):
+                continue
+            col = arg.expressions[0]
+            sources = select_sources(select, self.catalog)
+            owners = [t for a, t in sources.items() if (a == col.table.lower() if col.table
+                                                        else col.name.lower() in self.catalog.lower[t])]
+            if len(owners) == 1:
+                out.add(self.catalog.originals[owners[0]])
+        return out
+
+    def _twin(self, counted: set[str], runnable: str) -> None:
+        """A second copy of the tuple's new row that a ``count(DISTINCT x)`` counts (fresh
+        keys, ``x`` kept): a tuple of one row answers 1, as ``count(x)`` does; two rows with one
+        ``x`` tell them apart. Where no copy keeps the gold's value, the try without it."""
+        mine = [(table, rowid) for table, rowid in self.new if table in counted]
+        if not mine:
+            return
+        table, rowid = mine[-1]
+        self.insert(table, rowid, {})
+        self._repair()
+        if not _has_value(self.con, runnable):
+            raise _Failed("the gold has no value with a second counted row")
+
     def _sink(self) -> tuple[str, int]:
         """The new row no other new row's table references (the fact of the tuple)."""
         parents = {d.parent for d in self.c.dependencies if d.origin != "total"}
@@ -632,20 +669,24 @@ class _Maker:
         return self.new[0]
 
     def _check(self) -> None:
-        """Every key, NOT NULL column and duplicate-free table the tuple touched still is."""
+        """Every key, NOT NULL column and duplicate-free table the tuple touched still is, for
+        the tuple's own rows: a column unique only by chance that an earlier witness of the
+        variant repeated (two orders on the day a gold's ``order_date < '2018-05-23'`` bounds)
+        refused every tuple on that table, though none of its rows repeated a value."""
         for table in {table for table, _ in self.new}:
             t = self.tables[table]
             rel = self._rel(table)
+            mine = ", ".join(str(int(rowid)) for name, rowid in self.new if name == table)
             keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
             for key in keys:
                 cols = ", ".join(_q(c) for c in key)
-                nonnull = " AND ".join(f"{_q(c)} IS NOT NULL" for c in key)
-                if _bounded(self.con, f"SELECT 1 FROM {rel} WHERE {nonnull} GROUP BY {cols} "
-                                      f"HAVING count(*) > 1 LIMIT 1"):
+                same = " AND ".join(f"a.{_q(c)} = b.{_q(c)}" for c in key)
+                if _bounded(self.con, f"SELECT 1 FROM {rel} a JOIN {rel} b ON {same} AND a.rowid <> b.rowid "
+                                      f"WHERE a.rowid IN ({mine}) LIMIT 1"):
                     raise _Failed(f"{table}: key ({cols}) would repeat")
             nulls = [c for c in t.not_null_observed]
-            if nulls and _bounded(self.con, f"SELECT 1 FROM {rel} WHERE "
-                                            f"{' OR '.join(f'{_q(c)} IS NULL' for c in nulls)} LIMIT 1"):
+            if nulls and _bounded(self.con, f"SELECT 1 FROM {rel} WHERE rowid IN ({mine}) AND "
+                                            f"({' OR '.join(f'{_q(c)} IS NULL' for c in nulls)}) LIMIT 1"):
                 raise _Failed(f"{table}: a NOT NULL column would hold NULL")
             if not keys and not t.duplicate_rows:
                 distinct = _bounded(self.con, f"SELECT count(*) FROM (SELECT DISTINCT * FROM {rel}) AS d")[0][0]

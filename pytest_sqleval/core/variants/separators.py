@@ -86,6 +86,9 @@ class Target:
     #: a HAVING push (``count``, ``sum`` or ``avg``): ``rows_sql`` gives (row, the group's
     #: aggregate, its rows, the row's ``column``); ``edits`` are ``push=<value>`` (see ``_push``)
     push: str = ""
+    #: a ``count`` push: the table's GROUP BY columns, along which a row may leave its group
+    #: (one row fewer: ``HAVING count(*) >= 2`` against ``>= 1`` where every group has two)
+    moves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -454,11 +457,12 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
     ctes = _ctes(select.root())
     sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
     base: dict[str, str] = {}
+    lowered: dict[str, str] = {}  # alias -> the catalog's lower-case name of its table
     for alias, source in sources.items():
         if isinstance(source, exp.Table) and _body_of(source, ctes, names) is None:
             t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
             if t_name in names.lower:
-                base[alias] = names.originals[t_name]
+                base[alias], lowered[alias] = names.originals[t_name], t_name
     if isinstance(agg, exp.Count):
         kind, column = "count", ""
         aliases = sorted(base, key=lambda a: -getattr(tables.get(base[a]), "rows", 0))[:2]
@@ -493,7 +497,11 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
             continue
         rows_sql = (f"SELECT w0, s, n{', v' if column else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
                     f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {PUSH_CANDIDATES}")
-        out.append(Target(base[alias], column, rows_sql, edits, push=kind))
+        own = names.lower[lowered[alias]]
+        moves = tuple(dict.fromkeys(own[g.name.lower()] for g in (group.expressions if group is not None else [])
+                                    if isinstance(g, exp.Column) and _alias_of(g, select, names) == alias
+                                    and g.name.lower() in own))
+        out.append(Target(base[alias], column, rows_sql, edits, push=kind, moves=moves if kind == "count" else ()))
     return tuple(out)
 
 
@@ -832,6 +840,9 @@ class SeparatingWriter:
         self.con, self.engine, self.tables, self.grouper, self.allowed = con, engine, tables, grouper, allowed
         self.sentences: dict[str, list[str]] = {}
         self.written = 0
+        #: per gold, the near-misses this variant tells apart (by its data or a kept edit): a later
+        #: edit is kept only if they stay told apart (``_attempt``)
+        self.separated: dict[str, list[NearMiss]] = {}
 
     def run(self, sql: str, params: list[Any] | None = None, work_s: float = CHECK_WORK_S) -> list[tuple[Any, ...]] | None:
         """A query's rows on the variant, or None (an error, or past the work of ``work_s``:
@@ -855,13 +866,17 @@ class SeparatingWriter:
             if not _informative(mine):
                 continue
             theirs = self.run(m.sql)
-            if theirs is None or _differ(mine or [], theirs, m.order):  # broken here, or already told apart
+            if theirs is None:  # broken here
+                continue
+            if _differ(mine or [], theirs, m.order):  # already told apart: kept so (``_attempt``)
+                self.separated.setdefault(m.gold, []).append(m)
                 continue
             try:
                 separated = self._separate(m, index)
             except Exception:  # an engine error outside a trial's own handling: this near-miss gets none
                 separated = False
             if separated:
+                self.separated.setdefault(m.gold, []).append(m)
                 gold_rows.clear()  # a row was added or moved: every gold's answer may have moved
 
     def _separate(self, m: NearMiss, index: int) -> bool:
@@ -977,7 +992,7 @@ class SeparatingWriter:
         rows = [r for r in rows if r[0] not in written]
         for edit in target.edits:
             goal = Decimal(edit.split("=", 1)[1])
-            plans: list[tuple[Decimal, int, dict[str, Any], int]] = []
+            plans: list[tuple[Decimal, int, dict[str, Any], int, Any]] = []
             seen: set[Any] = set()
             for row in rows:
                 rowid, agg, n = row[0], row[1], row[2]
@@ -985,10 +1000,11 @@ class SeparatingWriter:
                     continue
                 gap = goal - _decimal(agg)
                 if target.push == "count":
-                    if gap != gap.to_integral_value() or not 1 <= gap <= MAX_PUSH or agg in seen:
+                    if gap != gap.to_integral_value() or not (1 <= gap <= MAX_PUSH or gap == -1 and goal >= 1 and target.moves) \
+                            or agg in seen:
                         continue
                     seen.add(agg)
-                    plans.append((gap, int(rowid), {}, int(gap)))
+                    plans.append((abs(gap), int(rowid), {}, int(gap), agg))
                     continue
                 own = row[3] if len(row) > 3 else None
                 if own is None or isinstance(own, (str, bytes)):
@@ -999,13 +1015,22 @@ class SeparatingWriter:
                 value: Any = int(landed) if integral or isinstance(own, int) else float(landed)
                 if not self.allowed(target.table, target.column, _plain(value)):
                     continue
-                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1))
-            for _, rowid, moved, copies in sorted(plans, key=lambda p: (p[0], p[1]))[:EDGE_ROWS]:
+                plans.append((abs(landed - _decimal(own)), int(rowid), {target.column: value}, 1, (agg, n)))
+            # one plan per group (its aggregate and size stand for it): the two rows of one group
+            # were tried in turn, and where an edit of that group would undo an earlier
+            # separation (``_attempt``), no other group was
+            first: dict[Any, tuple[Decimal, int, dict[str, Any], int, Any]] = {}
+            for plan in sorted(plans, key=lambda p: (p[0], p[1])):
+                first.setdefault(plan[4], plan)
+            for _, rowid, moved, copies, _group in list(first.values())[:EDGE_ROWS]:
                 if trials >= MAX_TRIALS:
                     return False, trials
                 trials += 1
 
                 def write(rowid: int = rowid, moved: dict[str, Any] = moved, copies: int = copies) -> bool:
+                    if target.push == "count" and copies < 0:
+                        moved.update(self._out_of_group(target, rowid))
+                        return bool(moved) and self._set(target.table, rowid, moved, moving=True)
                     if target.push == "count":
                         return all(self._copy(target.table, rowid, {}) for _ in range(copies))
                     return self._set(target.table, rowid, moved)
@@ -1016,7 +1041,9 @@ class SeparatingWriter:
                     from .clones import MAX_SENTENCES
                     if len(kept) < MAX_SENTENCES:
                         name = target.table.rsplit(".", 1)[-1]
-                        how = (f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
+                        how = (f"a {name} row moved out of it ({', '.join(f'{c} set to {_plain(v)}' for c, v in moved.items())})"
+                               if copies < 0 else
+                               f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
                                else f"a {name} row's {target.column} set to {_plain(next(iter(moved.values())))}")
                         kept.append(f"a group pushed to {target.push} = {edit.split('=', 1)[1]} by {how}: "
                                     f"separates {m.what}")
@@ -1025,7 +1052,11 @@ class SeparatingWriter:
 
     def _attempt(self, m: NearMiss, write: Callable[[], bool]) -> bool:
         """Run ``write`` in a transaction; keep what it wrote if the gold (still with a value) and
-        ``m`` now differ, else roll it back."""
+        ``m`` now differ, and the gold's near-misses told apart before still are; else roll it
+        back. Without that last check the near-misses of one bound undid each other: ``hired_year
+        >= 2016`` moved to 2015 set a reaching row to 2015, then the comparison flipped set the
+        same row back to 2016, and no variant held a row at 2015 (a HAVING sum pushed to 11 for
+        ``> 11``, then back to 10 for ``>= 10``, alike)."""
         saved = ({t: set(r) for t, r in self.grouper.rows.items()},
                  {t: set(r) for t, r in self.grouper.cloner.rows.items()})
         kept = False
@@ -1034,6 +1065,11 @@ class SeparatingWriter:
             if write():
                 mine, theirs = self.run(m.gold_sql), self.run(m.sql)
                 kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs, m.order)
+                for earlier in self.separated.get(m.gold, []) if kept else []:
+                    others = self.run(earlier.sql)
+                    if others is None or not _differ(mine or [], others, earlier.order):
+                        kept = False
+                        break
             self._end(commit=kept)
         except Exception:  # a constraint the engine checks refused the copy: nothing kept
             kept = False
@@ -1045,10 +1081,33 @@ class SeparatingWriter:
             self.grouper.rows, self.grouper.cloner.rows = saved
         return kept
 
-    def _set(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
-        """Set free columns of an existing row (as a filter witness does, ``witnesses.py``)."""
+    def _out_of_group(self, target: Target, rowid: int) -> dict[str, Any]:
+        """A GROUP BY column of the row and another value that column holds (the next up, else
+        down), which takes the row out of its group; {} where none moves (``_movable``)."""
+        for column in target.moves:
+            for edit in ("up", "down"):
+                value = self._value(Target(target.table, column, "", ()), rowid, edit)
+                if value is not None:
+                    return {column: value}
+        return {}
+
+    def _set(self, table: str, rowid: int, moved: dict[str, Any], moving: bool = False) -> bool:
+        """Set free columns of an existing row (as a filter witness does, ``witnesses.py``).
+        ``moving``: a row leaving its group (``_out_of_group``), whose column may also be a
+        reference (to another value it holds: the parent exists; the group keeps a row, so the
+        one it leaves keeps a child); a key it is in is checked unique once written."""
         from .constraints import qualified, quote
         t = self.tables[table]
+        if moving and moved and all(self._movable(table, c) for c in moved):
+            rel = qualified(table, self.engine)
+            sets = ", ".join(f"{quote(c)} = ?" for c in moved)
+            self.con.execute(f"UPDATE {rel} SET {sets} WHERE rowid = {int(rowid)}", list(moved.values()))
+            for key in [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]]
+                        if k and set(k) & set(moved)]:
+                cols = ", ".join(quote(c) for c in key)
+                if self.con.execute(f"SELECT 1 FROM {rel} GROUP BY {cols} HAVING count(*) > 1 LIMIT 1").fetchall():
+                    return False  # the caller rolls the move back
+            return True
         if not moved or not all(c in t.free or (_unique_by_chance(t, c) and not self._in_dependency(table, c))
                                 or self._unique_text(table, c, moved[c]) for c in moved):
             return False
