@@ -247,8 +247,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                 q.set(with_key, ctes.copy())
         moves.append(Move("repoint", cc, parent.name, pc, targets.sql(dialect=engine)))
         keys_sql, reached_sql, split = _groups(cc, pa, fact, on_parent, keys, base, engine)
-        grouped = {"keys_sql": keys_sql, "reached_sql": reached_sql, "split": split}
-        later = [Move("regroup", cc, parent.name, pc, every_target.sql(dialect=engine), **grouped)] if split else []
+        later = [Move("regroup", cc, parent.name, pc, every_target.sql(dialect=engine), keys_sql=keys_sql,
+                      reached_sql=reached_sql, split=split)] if split else []
         bound = parent.key_columns | deps_columns(linked, parent.name)  # a name another table's rows hold
         recombined = [c for c in on_parent if c not in bound and family(parent.columns.get(c, ""), engine) == "text"]
         for c in recombined:  # a new dimension row: one grouped name from another row
@@ -258,7 +258,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
             values.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("v"))]))
             values.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
             later.append(Move("recombine", cc, parent.name, pc, values.sql(dialect=engine), renamed=(c,),
-                              position=aliases.index(pa), slot=split + on_parent.index(c), **grouped))
+                              position=aliases.index(pa), keys_sql=keys_sql, reached_sql=reached_sql, split=split,
+                              slot=split + on_parent.index(c)))
         fresh = fresh_columns(parent, deps_columns(linked, parent.name))
         if fresh and pc in fresh and not set(on_parent) & set(fresh):
             named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES)
