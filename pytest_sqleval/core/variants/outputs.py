@@ -24,6 +24,14 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
     - ``fresh``: per such reference whose grouped column is an identifier (``i_manufact_id``,
       never a name or a state, whose domain a query may rely on), a copy of the parent row
       with a fresh key and a fresh identifier, referenced by the copy of a fact row;
+    - ``regroup``: per such reference where the leaf also groups by other tables' columns, a
+      copy moved to an existing parent row whose grouped values, with the source's other
+      grouped values, make a group no reaching row has (another month of that brand);
+    - ``recombine``: per grouped text column of the parent outside every key and dependency,
+      a copy of the source's parent row with a fresh key and that column set to another
+      row's value (a Books item of a Music class): a new group of values the pinned data
+      holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
+      ROLLUP: 72 pairs of 180 items at scale 0.01);
   and each unit is tried with one fact copy, then with two from other reaching rows (a
   group an outer filter keeps only when its rows differ: ``abs(sum - avg) / avg > 0.1``);
   a copy whose fresh key a correlated subquery reads (``EXISTS (... WHERE c.c_customer_sk =
