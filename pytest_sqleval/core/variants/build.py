@@ -65,7 +65,9 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 16  # 16: years with gaps are a sample of the calendar, counts over no row get a tuple (vspider); 15: both of 12 and 14 (merged); 14: witness rows within a table's floor cost no rebuild of the
+GENERATOR_VERSION = 17  # 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
+# get a tuple (vspider); the LIMIT growth's regroup and recombine moves (outputs.py, vlimit);
+# 15: both of 12 and 14 (merged); 14: witness rows within a table's floor cost no rebuild of the
 # subset (_witness_cost); 13: edge witnesses through the join path that keep the HAVING golds' answers (pathedges.py
 # guards); 12: an ordered gold with 1-2 pinned rows gets a new output row that sorts apart (outputs.OrderGrowth);
 # 11: the builders' queries bounded by work, not wall time (engines.watchdog.bounded_rows,

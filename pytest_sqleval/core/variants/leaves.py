@@ -11,14 +11,20 @@ from typing import Any
 MAX_SOURCES = 200  # reaching rows of a leaf read per variant (each unit starts from another)
 MAX_TARGETS = 256  # parent rows read per ``repoint`` move
 MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact copy's fresh key, per subquery
+MAX_REACHED = 5000  # distinct groups of a leaf read per ``regroup`` move (the ones a new pair must not be)
 
 
 @dataclass(frozen=True)
 class Move:
     """One way a leaf gets a new output row: ``kind`` ``copy``, ``repoint`` (``column`` of
-    the fact set to a key of an existing ``parent`` row that ``targets_sql`` gives) or
-    ``fresh`` (a copy of the source's ``parent`` row, its path position ``position``, with a
-    fresh ``key`` and fresh ``renamed`` identifiers)."""
+    the fact set to a key of an existing ``parent`` row that ``targets_sql`` gives),
+    ``regroup`` (the same, to a parent row whose grouped values are new only together with
+    the source row's other grouped values: ``keys_sql`` gives each source's group, its first
+    ``split`` values the other tables', ``reached_sql`` the leaf's groups), ``fresh`` (a copy
+    of the source's ``parent`` row, its path position ``position``, with a fresh ``key`` and
+    fresh ``renamed`` identifiers) or ``recombine`` (such a copy with its grouped text column
+    ``renamed[0]``, value ``slot`` of the group, set to another row's value that
+    ``targets_sql`` gives, making a group no reaching row has)."""
 
     kind: str
     column: str = ""
@@ -27,6 +33,10 @@ class Move:
     targets_sql: str = ""
     renamed: tuple[str, ...] = ()
     position: int = -1
+    keys_sql: str = ""
+    reached_sql: str = ""
+    split: int = 0
+    slot: int = -1
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     from sqlglot import exp
 
     from .clones import IDENTIFIER_SUFFIXES, freshable, turned_rowid, deps_columns, fresh_columns, joined_key
-    from .constraints import Dependency
+    from .constraints import Dependency, family
     from .witnesses import resolve_column, select_sources, split_terms
     if select.find_ancestor(exp.Where, exp.Having) is not None:
         return None  # a filter's subquery: a row it adds is no output row
@@ -227,13 +237,29 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                              exp.alias_(exp.column(pc, table=other), "t1"),
                              *[exp.alias_(exp.column(c, table=other), f"g{k}") for k, c in enumerate(on_parent)]
                              ).from_(table)
-        targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)),
-                                         exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()))
-        targets.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
-        targets.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
-        if ctes is not None:
-            targets.set(with_key, ctes.copy())
+        known = exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()
+        every_target = targets.copy().where(exp.and_(*own_conds, known))
+        targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)), known))
+        for q in (targets, every_target):
+            q.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
+            q.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
+            if ctes is not None:
+                q.set(with_key, ctes.copy())
         moves.append(Move("repoint", cc, parent.name, pc, targets.sql(dialect=engine)))
+        keys_sql, reached_sql, split = _groups(cc, pa, fact, on_parent, keys, base, engine)
+        later = [Move("regroup", cc, parent.name, pc, every_target.sql(dialect=engine), keys_sql=keys_sql,
+                      reached_sql=reached_sql, split=split)] if split else []
+        bound = parent.key_columns | deps_columns(linked, parent.name)  # a name another table's rows hold
+        recombined = [c for c in on_parent if c not in bound and family(parent.columns.get(c, ""), engine) == "text"]
+        for c in recombined:  # a new dimension row: one grouped name from another row
+            values = exp.select(exp.alias_(exp.column(c, table=other), "v")).from_(table.copy()).distinct()
+            reading = [cond for cond in own_conds if any(col.name == c for col in cond.find_all(exp.Column))]
+            values = values.where(exp.and_(*reading, exp.column(c, table=other).is_(exp.Null()).not_()))
+            values.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("v"))]))
+            values.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
+            later.append(Move("recombine", cc, parent.name, pc, values.sql(dialect=engine), renamed=(c,),
+                              position=aliases.index(pa), keys_sql=keys_sql, reached_sql=reached_sql, split=split,
+                              slot=split + on_parent.index(c)))
         fresh = fresh_columns(parent, deps_columns(linked, parent.name))
         if fresh and pc in fresh and not set(on_parent) & set(fresh):
             named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES)
@@ -241,6 +267,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                      and not any(d.parent == parent.name and c in d.parent_columns for d in linked)]
             if named:
                 moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa)))
+        moves += later  # after the parent's own new values: new pairs of existing ones
     if not moves:
         return None
     if "copy" not in {m.kind for m in moves}:
@@ -249,6 +276,29 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     children = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
     return Leaf(table_of[fact], tuple(table_of[a] for a in aliases), rows.sql(dialect=engine), tuple(moves), links,
                 f" joined through {path}" if path else "", children)
+
+
+def _groups(column: str, pa: str, fact: str, on_parent: list[str], keys: set[tuple[str, str]], base: Any,
+            engine: str) -> tuple[str, str, int]:
+    """For ``regroup`` and ``recombine`` moves of reference ``fact.column`` to the table
+    of alias ``pa``: each source row's group (the other tables' grouped values first, then
+    ``pa``'s), the leaf's groups, and how many of the other tables' values lead. A copy moved
+    to a parent row whose values the source's other grouped values never meet in a reaching
+    row (another month of that brand) is a new group even where every value of each column
+    is reached on its own (``repoint`` finds no row then)."""
+    from sqlglot import exp
+
+    from .clones import turned_rowid
+    others = sorted(k for k in keys if k[0] != pa and k != (fact, column))
+    values = [exp.column(c, table=a) for a, c in others] + [exp.column(c, table=pa) for c in on_parent]
+    per_source = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
+                      + [exp.alias_(v.copy(), f"k{i}") for i, v in enumerate(values)])
+    per_source.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+    per_source.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
+    reached = base([exp.alias_(v.copy(), f"k{i}") for i, v in enumerate(values)])
+    reached.set("distinct", exp.Distinct())
+    reached.set("limit", exp.Limit(expression=exp.Literal.number(MAX_REACHED)))
+    return per_source.sql(dialect=engine), reached.sql(dialect=engine), len(others)
 
 
 def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str, ctes: Any,

@@ -24,6 +24,14 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
     - ``fresh``: per such reference whose grouped column is an identifier (``i_manufact_id``,
       never a name or a state, whose domain a query may rely on), a copy of the parent row
       with a fresh key and a fresh identifier, referenced by the copy of a fact row;
+    - ``regroup``: per such reference where the leaf also groups by other tables' columns, a
+      copy moved to an existing parent row whose grouped values, with the source's other
+      grouped values, make a group no reaching row has (another month of that brand);
+    - ``recombine``: per grouped text column of the parent outside every key and dependency,
+      a copy of the source's parent row with a fresh key and that column set to another
+      row's value (a Books item of a Music class): a new group of values the pinned data
+      holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
+      ROLLUP: 72 pairs of 180 items at scale 0.01);
   and each unit is tried with one fact copy, then with two from other reaching rows (a
   group an outer filter keeps only when its rows differ: ``abs(sum - avg) / avg > 0.1``);
   a copy whose fresh key a correlated subquery reads (``EXISTS (... WHERE c.c_customer_sk =
@@ -585,13 +593,17 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in WIDTHS:
+                for width in WIDTHS if move.kind not in ("regroup", "recombine") else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
-                        targets = self._targets(move)
-                        if targets is not None and not targets:
+                        if move.kind in ("regroup", "recombine"):
+                            units = self._pairs(move, sources)
+                        else:
+                            targets = self._targets(move)
+                            units = _Units(sources, targets, width) if targets is None or targets else None
+                        if units is None:
                             break
-                        units = self.cursors[(id(leaf), move, width)] = _Units(sources, targets, width)
+                        self.cursors[(id(leaf), move, width)] = units
                     gain, wrote = 0, 0  # one trial: MAX_TRIALS units written at once, counted once
                     mark = self._marks()
                     while wrote < MAX_TRIALS and added + (wrote + 1) * width <= MAX_OUTPUT_ROWS:
@@ -626,8 +638,14 @@ class OutputWriter:
         copies = f"{width} {fact} cop{'ies' if width > 1 else 'y'} each{leaf.through}"
         if move.kind == "repoint":
             return f"{copies}, moved to another {move.parent.rsplit('.', 1)[-1]} row: a new group"
+        if move.kind == "regroup":
+            return (f"{copies}, moved to another {move.parent.rsplit('.', 1)[-1]} row: a new group of values the "
+                    f"pinned data holds, each apart")
         if move.kind == "fresh":
             return f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with a fresh {move.renamed[0]}"
+        if move.kind == "recombine":
+            return (f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with another row's "
+                    f"{move.renamed[0]}: a new group")
         return f"{copies}, with a fresh key"
 
     def select_sources(self, leaf: Leaf) -> list[tuple[Any, ...]]:
@@ -672,6 +690,11 @@ class OutputWriter:
         keeps few of a dimension's rows; such a row is copied in as it is when used)."""
         if move.kind != "repoint":
             return None
+        return [row[:3] for row in self._parent_rows(move)]
+
+    def _parent_rows(self, move: Move) -> list[tuple[Any, ...]]:
+        """``move.targets_sql``'s parent rows, one per grouped value: (row id, key, where, the
+        grouped values), the variant's first."""
         out: list[tuple[Any, ...]] = []
         seen: set[tuple[Any, ...]] = set()  # one parent row per new group
         for where, run in (("variant", self.bounded), ("pinned", self.pinned_rows)):
@@ -682,7 +705,53 @@ class OutputWriter:
             for rowid, key, *group in found:
                 if tuple(group) not in seen:
                     seen.add(tuple(group))
-                    out.append((rowid, key, where))
+                    out.append((rowid, key, where, tuple(group)))
+        return out
+
+    def _pairs(self, move: Move, sources: list[tuple[Any, ...]]) -> _Units | None:
+        """A ``regroup``'s or ``recombine``'s units: per source row in turn, the first parent
+        row (or value of the column to set) that makes, with the source's other grouped
+        values, a group no reaching row has and no earlier unit made; None where there is none."""
+        try:
+            reached = {tuple(r) for r in self.bounded(move.reached_sql, [])}
+            mine = {int(r[0]): tuple(r[1:]) for r in self.bounded(move.keys_sql, [_salt_of(self.index)])}
+        except Exception:  # too slow, or a form the engine refuses
+            return None
+        if move.kind == "regroup":
+            options = [(row[:3], row[3]) for row in self._parent_rows(move)]
+        else:
+            options = [(value, (value,)) for value in self._values(move)]
+        rows: list[tuple[Any, ...]] = []
+        targets: list[Any] = []
+        made: set[tuple[Any, ...]] = set()
+        for source in sources:
+            group = mine.get(int(source[0]))
+            if group is None:
+                continue
+            at, end = (move.split, len(group)) if move.kind == "regroup" else (move.slot, move.slot + 1)
+            for target, values in options:
+                new = group[:at] + values + group[end:]
+                if new not in reached and new not in made:
+                    made.add(new)
+                    rows.append(source)
+                    targets.append(target)
+                    break
+            if len(targets) >= MAX_TARGETS:
+                break
+        return _Units(rows, targets, 1) if targets else None
+
+    def _values(self, move: Move) -> list[Any]:
+        """A ``recombine``'s values of its column: the variant's, then the pinned database's;
+        none for a column the user froze."""
+        from .constraints import is_frozen
+        out: list[Any] = []
+        if is_frozen(move.parent, move.renamed[0], self.c.frozen):
+            return out
+        for run in (self.bounded, self.pinned_rows):
+            try:
+                out += [r[0] for r in run(move.targets_sql, []) if r[0] not in out]
+            except Exception:  # too slow, or a form the engine refuses
+                continue
         return out
 
     def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
@@ -700,12 +769,14 @@ class OutputWriter:
     def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
-        if move.kind == "repoint":
+        if move.kind in ("repoint", "regroup"):
             if target[2] == "pinned" and self.cloner.import_row(move.parent, int(target[0]), []) is None:
                 return False  # its key is another row's here
             moved[move.column] = target[1]
-        elif move.kind == "fresh":
-            made = self.cloner.clone(move.parent, int(rows[0][1 + move.position]), self._renamed(move, rows[0]))
+        elif move.kind in ("fresh", "recombine"):
+            values = self._renamed(move, rows[0]) if move.kind == "fresh" else {move.renamed[0]: target}
+            made = self.cloner.clone(move.parent, int(rows[0][1 + move.position]), values,
+                                     given=frozenset(values) if move.kind == "recombine" else frozenset())
             if made is None or move.key not in made:
                 return False
             moved[move.column] = made[move.key]
