@@ -19,7 +19,7 @@ import pyarrow as pa
 from .base import Limits
 from .base import RESULT_SHARE, ExecError, ExecOutcome, elapsed_ms as _ms, fetch_capped, refusal, resource_error, timed
 from .base import result_byte_cap, too_large  # noqa: F401  (re-exported: their home was here)
-from .watchdog import WATCHDOG, QueryTime, wall_bound
+from .watchdog import WATCHDOG, QueryTime, plan_rows, wall_bound
 
 __all__ = ["DuckDBSandbox", "ExecError", "ExecOutcome", "RESULT_SHARE", "classify_error", "result_byte_cap",
            "too_large"]
@@ -214,6 +214,17 @@ class DuckDBSandbox:
             return duckdb_type_name(cur.sql(f"SELECT CAST(NULL AS {_ident(schema)}.{_ident(name)})").types[0])
         except duckdb.Error as exc:
             return f"unreadable:{classify_error(exc).category}"
+
+    def plan_rows(self, sql: str) -> float | None:
+        """The rows DuckDB's plan of ``sql`` expects through its operators, a cross or
+        nested-loop join counting every pair (``watchdog.plan_rows``): what running it would
+        cost, from the content's statistics alone, before it runs. None where DuckDB explains
+        no plan."""
+        cur = self._conn.cursor()
+        try:
+            return plan_rows(cur, sql, [])
+        finally:
+            cur.close()
 
     # -- execution -----------------------------------------------------------------------
     def run(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None) -> ExecOutcome:

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..comparison import ComparePolicy
 from ..engines.host import executed, partial, started
@@ -551,6 +551,7 @@ class GradingHandler:
         the pinned database tells apart is not run on the variants (None: the choice only
         counts what the database cannot tell)."""
         budget = req.get("mutant_timeout_s")
+        refused = self._refused_by_plan(req)
         pinned = self._gold_table(req["gold"]["key"])
         spec = request_policy(req["gold"])
         on_variants = variant_policy(spec, pinned)
@@ -562,6 +563,10 @@ class GradingHandler:
             for i, (db, gold) in enumerate(places):
                 if gold is None or settled:
                     killed[i].append(None)
+                    continue
+                if i == 0 and refused(sql):  # a cross product, by its plan: as one past its time, unrun
+                    killed[i].append(None)
+                    settled = True
                     continue
                 started(out)
                 outcome = db.run(sql, timeout_s=budget)
@@ -578,6 +583,20 @@ class GradingHandler:
                 "informative": [gold is not None and gold.num_rows > 0 and not null_only(gold) for _, gold in places],
                 "differs": [None] + [None if gold is None else _difference(pinned, gold, on_variants, self.cmp)
                                      for _, gold in places[1:]]}
+
+    def _refused_by_plan(self, req: dict[str, Any]) -> Callable[[str], bool]:
+        """Whether a near-miss is refused unrun on the pinned database: its plan rows
+        (``plan_rows``) over ``mutant_plan_rows`` = (times the gold's plan rows, at least).
+        Never where not asked or where the engine gives no plan (the time budget alone then).
+        A dropped or reversed join condition's cross product ran to its time budget and was
+        left out anyway; its plan says so from the content, not from the machine's load."""
+        times_least = req.get("mutant_plan_rows")
+        plan = getattr(self.db, "plan_rows", None)
+        if not times_least or plan is None or not req["mutants"]:
+            return lambda sql: False
+        gold = req["gold"]
+        ceiling = max(float(times_least[1]), float(times_least[0]) * (plan(gold.get("exec_sql") or gold["sql"]) or 0.0))
+        return lambda sql: (plan(sql) or 0.0) > ceiling
 
     def _variant_db(self, path: str) -> Any:
         db = self._variant_dbs.get(path)

@@ -869,9 +869,13 @@ class OutputWriter:
             out[table] = out.get(table, 0) + 1
         return out
 
-    def _rollback(self, mark: dict[str, int]) -> None:
+    def _rollback(self, mark: dict[str, int], added: list[tuple[str, int]] | None = None) -> None:
+        """Delete the rows added since ``mark``; ``added``: those rows (``_since``), when known."""
         from .constraints import qualified
-        pending = [t for t, top in self._marks().items() if top > mark.get(t, -1)]
+        if added is None:
+            pending = [t for t, top in self._marks().items() if top > mark.get(t, -1)]
+        else:
+            pending = list(dict.fromkeys(t for t, _ in added))
         for _ in range(len(pending) + 1):  # a declared foreign key refuses a parent's delete before its child's
             refused = []
             for table in pending:
@@ -913,11 +917,8 @@ class OutputWriter:
     def since(self, mark: dict[str, int]) -> list[tuple[str, int]]:
         return self._since(mark)
 
-    def counts(self, mark: dict[str, int]) -> dict[str, int]:
-        return self._counts(mark)
-
-    def rollback(self, mark: dict[str, int]) -> None:
-        self._rollback(mark)
+    def rollback(self, mark: dict[str, int], added: list[tuple[str, int]] | None = None) -> None:
+        self._rollback(mark, added)
 
     def keys_hold(self, touched: set[str]) -> bool:
         return self._keys_hold(touched)
