@@ -81,6 +81,7 @@ def test_a_sqlite_column_is_typed_by_the_values_it_holds(declared: str, classes:
 
 
 def test_a_sqlite_file_is_mirrored_by_the_rule_and_once(shop: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyspark", reason="the mirror's Spark types come from pyspark (pip install 'pytest-sqleval[spark]')")
     import pyarrow.parquet as pq
 
     from pytest_sqleval.core.engines.sqlite_sandbox import SQLiteSandbox
