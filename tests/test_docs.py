@@ -249,7 +249,7 @@ def _ci_commands() -> dict[str, object]:
     lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").split("\n")
     lock = next(line.split("=", 1)[1] for line in lines if line.startswith("LOCK="))
     venv = next(line for line in lines if line.startswith("python3 -m venv"))
-    install = next(line for line in lines if ".venv/bin/pip install" in line and "'.[test]'" in line)
+    install = next(line for line in lines if ".venv/bin/pip install" in line and "'.[test" in line)
     env_words = [w for w in shlex.split(install.split("||")[0]) if "=" in w and not w.startswith("-")]
     env = {k: v.replace("$LOCK", lock) for k, v in (w.split("=", 1) for w in env_words)}
 
