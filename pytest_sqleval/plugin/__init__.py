@@ -234,6 +234,8 @@ class _Hooks:
         sent to the engine ahead of their turn (``CaseItem.runtest``): ``nextitem`` and the
         ones after it, ``GOLD_CASES_AHEAD`` in all, when ``nextitem`` follows ``item`` there
         (serially always; under xdist when the two are scheduled together)."""
+        if not hasattr(item, "case"):  # not a benchmark's case: a run without one never imports the grader
+            return ()
         from ..core.grading.pipeline import GOLD_CASES_AHEAD
         items = item.session.items
         positions = self._positions
