@@ -58,16 +58,22 @@ def graded(grader: SuiteGrader) -> list[dict[str, Any]]:
     return out
 
 
+def graded_in_process(db: Path, cache_dir: Path) -> list[dict[str, Any]]:
+    """The verdicts of a grader whose SQLite is served in this process: the diff made here,
+    the reference the engine-process runs are held to."""
+    here = SuiteGrader(db, dialect="sqlite", cache_dir=cache_dir, limits=Limits(isolation="auto"))
+    try:
+        assert here.host is not None and here.host.in_process
+        return graded(here)
+    finally:
+        here.close()
+
+
 def test_the_engine_process_makes_the_structure_diff_and_the_verdicts_are_the_same(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     never_behind(monkeypatch)
     db = pets_db(tmp_path / "pets.sqlite")
-    here = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "here", limits=Limits(isolation="auto"))
-    try:
-        assert here.host is not None and here.host.in_process
-        expected = graded(here)  # SQLite served in this process: the diff is made here, as before
-    finally:
-        here.close()
+    expected = graded_in_process(db, tmp_path / "here")  # the diff made here, as before
     seen = local_diffs(monkeypatch)
     first = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "moved")
     try:  # a first run: each gold runs in the engine process, which is busy enough; the diffs are made here
@@ -208,11 +214,7 @@ def test_while_the_engine_is_the_slower_process_the_diff_is_made_here_with_the_s
     from pytest_sqleval.core.engines import host as host_module
     from tests.hosts import engine_process_of
     db = pets_db(tmp_path / "pets.sqlite")
-    here = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "here", limits=Limits(isolation="auto"))
-    try:
-        expected = graded(here)
-    finally:
-        here.close()
+    expected = graded_in_process(db, tmp_path / "here")
     first = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "moved")
     try:  # a first run stores the golds
         graded(first)

@@ -22,7 +22,7 @@ from pytest_sqleval.core.grading.structure import compare_structure, gold_side
 from pytest_sqleval.core.grading.tree_wire import from_wire, to_wire
 
 from .test_gold_analysis import GOLD, pets_db
-from .test_structure_in_engine import GOLDS, graded, local_diffs, never_behind
+from .test_structure_in_engine import GOLDS, graded, graded_in_process, local_diffs, never_behind
 
 #: Spider-like predictions (DAIL-SQL's kinds, and what the parser keeps beyond the clauses:
 #: a function's spelling, data types, comments, quoting, double-quoted strings)
@@ -196,14 +196,9 @@ def test_the_tree_never_decides_what_runs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ship", [True, False])
 def test_a_rerun_with_the_tree_shipped_or_not_gives_every_verdict_of_a_grader_that_diffs_itself(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ship: bool) -> None:
-    from pytest_sqleval.core.engines.base import Limits
     never_behind(monkeypatch)
     db = pets_db(tmp_path / "pets.sqlite")
-    here = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "here", limits=Limits(isolation="auto"))
-    try:
-        expected = graded(here)
-    finally:
-        here.close()
+    expected = graded_in_process(db, tmp_path / "here")
     monkeypatch.setattr(send, "SHIP_TREE", ship)
     for _ in range(2):  # the first run stores the golds; the rerun sends the diffs to the engine
         g = SuiteGrader(db, dialect="sqlite", cache_dir=tmp_path / "moved")
