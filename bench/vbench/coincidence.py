@@ -18,6 +18,7 @@ time, and the variants' size on disk against the pinned database's."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -83,7 +84,6 @@ class _Graders:
                 # on the same files shares it (hashes/content-hash); gold answers are keyed by
                 # content hash, gold and engine version and only sound ones are stored, so the
                 # grader of an instance keeps its cache there too (a gold runs once per instance)
-                import hashlib
                 name = hashlib.sha256(json.dumps([str(root.resolve()), db, timeout]).encode()).hexdigest()[:16]
                 cache = self.hashes / "graders" / f"{root.name}-{db or ''}-{name}"
                 cache.mkdir(parents=True, exist_ok=True)
@@ -255,7 +255,6 @@ def _changes(gold: str, dialect: str, cache: Path | None) -> tuple[list[Change],
     of the gold, the dialect, mutate.py's source and sqlglot's version: a TPC-DS gold has
     hundreds of mutants, each copied, rendered and parsed again (seconds of CPU a gold),
     and they do not depend on the seed, so every later build reads them back."""
-    import hashlib
 
     import sqlglot
     if cache is None:
@@ -359,6 +358,19 @@ def _commit(*paths: str, root: Path = ROOT) -> str:
         return "unknown"
 
 
+def _generator_id(package: Path) -> str:
+    """The generator's commit, or, for a package that is no git checkout (a ``git archive`` of a
+    frozen commit), ``tree-`` and a digest of its sources: two such packages measured on one set
+    keep two result files, not one named "unknown"."""
+    commit = _commit("pytest_sqleval", root=package)
+    if commit != "unknown":
+        return commit
+    digest = hashlib.sha256()
+    for f in sorted((package / "pytest_sqleval").rglob("*.py")):
+        digest.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes())
+    return "tree-" + digest.hexdigest()[:10]
+
+
 def _dirty(root: Path = ROOT) -> bool:
     """Whether the package differs from its commit (then the generator is not the commit named)."""
     proc = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "pytest_sqleval"],
@@ -443,7 +455,7 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     graded = _records(work / f"r{variants}")
     plain = graded if catch_only else _records(work / "r0")
     out: dict[str, Any] = {"family": meta["family"], "set_seed": meta["seed"], "variants": variants,
-                           "generator_commit": _commit("pytest_sqleval", root=package), "package": str(package),
+                           "generator_commit": _generator_id(package), "package": str(package),
                            "bench_commit": _commit(), "dirty": _dirty(package), "load": os.getloadavg(),
                            "load_before": load_before, "cost": cost}
     if f"r{variants}" in cpu:
