@@ -212,7 +212,7 @@ class _Hooks:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.state.freeze_collection()
-        if not session.config.option.collectonly:
+        if not self.state.only_lists():
             from ..core.errors import SqlevalError
             try:
                 self.state.check_output_folders(session.items)

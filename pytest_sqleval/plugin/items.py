@@ -71,7 +71,10 @@ class SuiteFile(pytest.File):
             assert self.manifest.database is not None  # a build writes the suite's database
             ensure_database(self.manifest.database, self.manifest.build)
         state.pool.check_variants(self.manifest)
+        state.start_early(self.manifest, open_database=False)  # the engine process starts while cases are read
         pairs = collect_cases(self.manifest, self.path)
+        if pairs:
+            state.start_early(pairs[0][1])  # and opens the first database while they become items
         from ..core.backends.predictions import check_suite  # a predictions file made for another suite
         check_suite(self, backends, [case.id for case, _ in pairs], self.manifest.name)
         for case, manifest in pairs:  # Spider/BIRD: one manifest per db_id

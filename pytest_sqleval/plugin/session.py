@@ -40,6 +40,7 @@ class SqlevalSession:
         self._generation: GenerationService | None = None
         self._progress: LiveProgress | None = None
         self._prefetched = False
+        self._grades_early: bool | None = None  # grades_what_it_collects, asked once
         self.shard_plan: dict[str, Any] | None = None  # this shard's plan (ShardPlan.to_json_dict), when sharded
 
     def _layers_for(self, manifest: Any) -> list[Any]:
@@ -172,9 +173,39 @@ class SqlevalSession:
     def start_engines(self, items: list[pytest.Item]) -> None:
         """Start the engine process while pytest finishes starting. An xdist worker has
         collected every case but will grade only the databases the controller sends it,
-        so it opens none ahead: it only starts the process."""
+        so it opens none ahead: it only starts the process. A run left with no case to
+        grade (every one deselected) ends the process its collection started (``start_early``)."""
         manifests = [m for m in (getattr(it, "manifest", None) for it in items) if m is not None]
+        if not manifests:
+            self.pool.stop_engines()
+            return
         self.pool.start_engines(manifests, open_databases=not self.run.is_worker)
+
+    def start_early(self, manifest: Any, open_database: bool = True) -> None:
+        """As collection sees a suite: start the engine process (its start-up, 0.3 s of the
+        interpreter, DuckDB's and pyarrow's imports, then overlaps the rest of collection
+        instead of the first case waiting for it) and open the first database collected.
+        Only in a run known, before its collection ends, to grade what it collects
+        (``grades_what_it_collects``); any other run starts it when collection ends."""
+        if self._grades_early is None:
+            self._grades_early = self.grades_what_it_collects()
+        if self._grades_early:
+            self.pool.start_engines([manifest], most=1, open_databases=open_database)
+
+    def grades_what_it_collects(self) -> bool:
+        """No option of the run lists, plans or deselects cases, and this process grades them
+        (a serial run: not an xdist controller, which grades nothing, nor a worker, which
+        grades only what it is sent). Selection by node id needs no check: what it
+        collects is what runs."""
+        opt, run = self.config.option, self.run
+        return not (self.only_lists() or run.is_worker or run.xdist_workers or run.shard is not None
+                    or any(getattr(opt, name, None) for name in ("keyword", "markexpr", "deselect", "lf", "stepwise")))
+
+    def only_lists(self) -> bool:
+        """The run lists cases, fixtures or setups (``--collect-only``, ``--fixtures``,
+        ``--setup-plan``, ...): it runs no case, so it needs no engine process."""
+        listing = ("collectonly", "showfixtures", "show_fixtures_per_test", "setuponly", "setupplan")
+        return any(getattr(self.config.option, name, None) for name in listing)
 
     # -- the collected tree and the garbage collector ----------------------------------------
     def freeze_collection(self) -> None:

@@ -3,8 +3,10 @@ one clear collection error, labels as markers."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -157,18 +159,82 @@ def test_marker_selection_runs_under_strict_markers(pytester: pytest.Pytester, s
     result.assert_outcomes(passed=2, deselected=4)
 
 
-def test_engine_starts_once_when_collection_ends_and_never_for_collect_only(
-        pytester: pytest.Pytester, shop_suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine process is started as collection ends (its start-up overlaps pytest's)
-    and that same process grades the cases; listing the cases starts none."""
-    from pytest_sqleval.core.engines.host import EngineHost
-    starts: list[str] = []
-    real_start = EngineHost._start
-    monkeypatch.setattr(EngineHost, "_start", lambda self: starts.append(self.database) or real_start(self))
-    assert pytester.runpytest_inprocess("--collect-only", "-q").ret == pytest.ExitCode.OK
-    assert starts == []
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """Every engine process the runs of a test start (real ones), in order."""
+    from pytest_sqleval.core.engines import host
+    procs: list[subprocess.Popen[bytes]] = []
+    real_spawn = host.spawn_child
+
+    def spawn(*args: Any) -> subprocess.Popen[bytes]:
+        procs.append(real_spawn(*args))
+        return procs[-1]
+
+    monkeypatch.setattr(host, "spawn_child", spawn)
+    return procs
+
+
+def test_engine_starts_once_as_collection_reads_the_suite_and_grades_its_cases(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]]) -> None:
+    """The engine process is started as collection reads the suite (its start-up overlaps
+    the rest of collection) and that same process grades the cases; it ends with the run."""
     pytester.runpytest_inprocess("-q").assert_outcomes(passed=len(IDS))
-    assert len(starts) == 1
+    assert len(spawned) == 1
+    assert spawned[0].poll() is not None
+
+
+@pytest.mark.parametrize("args", [
+    ["--collect-only", "-q"],
+    ["-q", "-k", "no_such_case"],  # every case deselected
+    ["-q", "-m", "no_such_label"],
+    ["-q", "--fixtures"],
+    ["--help"],
+], ids=["collect-only", "k-selects-nothing", "m-selects-nothing", "fixtures", "help"])
+def test_a_run_that_grades_nothing_starts_no_engine_process(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]], args: list[str]) -> None:
+    result = pytester.runpytest_inprocess(*args)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert spawned == []
+
+
+CHILDREN = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")  # Linux: this thread's child processes
+
+
+@pytest.mark.skipif(not CHILDREN.exists(), reason="reads the child processes from /proc")
+def test_an_engine_started_for_cases_a_plugin_then_deselects_ends_with_collection(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]]) -> None:
+    """A deselection no option announces (a plugin's) is seen only once collection ends:
+    the process started as the suite was read is ended then, not left running to the end."""
+    pytester.makeconftest(f"""
+        import pytest
+        from pathlib import Path
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(config, items):
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+
+        def pytest_sessionfinish(session):
+            Path("children.txt").write_text(Path({str(CHILDREN)!r}).read_text())
+    """)
+    result = pytester.runpytest_inprocess("-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert len(spawned) == 1
+    assert str(spawned[0].pid) not in (pytester.path / "children.txt").read_text().split()
+
+
+def test_a_run_interrupted_during_collection_leaves_no_engine_process(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]]) -> None:
+    """Ctrl-C after the suite was read (its engine process started and opening the
+    database) but before collection ended: the run stops and the process is gone."""
+    pytester.makeconftest("""
+        def pytest_collection_modifyitems(items):
+            raise KeyboardInterrupt
+    """)
+    result = pytester.runpytest_inprocess("-q", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    assert len(spawned) == 1
+    assert spawned[0].poll() is not None
 
 
 def test_an_unexpected_collection_failure_is_reported_not_a_crash(pytester: pytest.Pytester, shop_suite: Path,

@@ -207,10 +207,11 @@ class EngineProcess:
         """Bytes the current child's request pipe holds (``spawn_child`` widens it)."""
         return int(getattr(self.proc, "pipe_bytes", PIPE_BYTES))
 
-    def prestart(self) -> None:
-        """Start the child now, before any database is named, so its start-up overlaps the caller's."""
+    def prestart(self, warm: tuple[str, ...] = ()) -> None:
+        """Start the child now, before any database is named, so its start-up overlaps the
+        caller's; it imports the modules ``warm`` names while no request has come yet."""
         if not self.alive():
-            self.proc, self._last_end = spawn_child(), None
+            self.proc, self._last_end = spawn_child(warm), None
 
     def send(self, ticket: "Ticket", start: Callable[[], subprocess.Popen[bytes]]) -> None:
         if self.pending and not self.alive():
@@ -434,7 +435,7 @@ class InProcessEngine:
     def alive(self) -> bool:
         return True
 
-    def prestart(self) -> None:
+    def prestart(self, warm: tuple[str, ...] = ()) -> None:
         pass
 
     def poll(self) -> None:
@@ -498,15 +499,16 @@ class InProcessEngine:
         self._servers.clear()
 
 
-def spawn_child() -> subprocess.Popen[bytes]:
-    """A new engine child, told the grading process's plugin engines; it serves any database."""
+def spawn_child(warm: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+    """A new engine child, told the grading process's plugin engines; it serves any database.
+    ``warm``: modules it imports before its first request (``main``)."""
     from ..childio import python_child
     cmd, env = python_child("-m", "pytest_sqleval.core.engines.host")
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     proc.pipe_bytes = _widen(proc)  # type: ignore[attr-defined]
     from .registry import exported
-    _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path)})
+    _write(proc.stdin, {"engines": exported(), "sys_path": list(sys.path), "warm": list(warm)})
     return proc
 
 
@@ -788,6 +790,11 @@ def main() -> None:  # pragma: no cover - runs in the child
         broken = None
     except Exception as exc:  # every database's requests say why
         broken = exc
+    for module in init.get("warm", ()) if broken is None else ():  # what its first request will need
+        try:
+            importlib.import_module(module)
+        except Exception:
+            pass  # the request that needs it says why
     servers: dict[bytes, _Server] = {}  # a database's key (see EngineHost) -> its open sandbox, in order of use
     # Each answer carries when it was written (``_stamp``): the parent times the next request
     # from it, so a request needs no "started" of its own, one message fewer a request. Only

@@ -97,7 +97,7 @@ def _claims_sqlite(location: Any) -> bool:
 
 
 def _claims_spark(location: Any) -> bool:
-    from .spark_sandbox import SPARK_SCHEMES
+    from .shared import SPARK_SCHEMES  # not from spark_sandbox: every lookup would import it
     scheme = _scheme(location)
     return scheme is not None and scheme in SPARK_SCHEMES
 

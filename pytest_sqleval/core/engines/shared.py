@@ -11,6 +11,7 @@ from typing import Any
 DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".db3")
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+SPARK_SCHEMES = ("spark", "sc")  # a mirrored local source; a Spark Connect server
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B?)\s*$", re.I)

@@ -41,14 +41,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from .shared import write_cache_file
+from .shared import SPARK_SCHEMES, write_cache_file
 from .base import REFUSED, ExecError, ExecOutcome, Limits, elapsed_ms as _ms, refusal, resource_error, result_byte_cap, too_large
 
 __all__ = ["LOCKED_CONF", "SPARK_SCHEMES", "SparkSandbox", "SparkSettings", "classify_error", "gate",
            "parse_location", "spark_location"]
 
 ENGINE_NAME = "spark"
-SPARK_SCHEMES = ("spark", "sc")  # a mirrored local source; a Spark Connect server
 EXTRA_HINT = "pip install 'pytest-sqleval[spark]'"
 CANCEL_EVERY_S = 0.2  # a timed-out query's tag is interrupted this often until the query returns
 QUERY_ALIAS = "sqleval_query"
