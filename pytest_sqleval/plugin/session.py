@@ -189,16 +189,16 @@ class SqlevalSession:
         (``grades_what_it_collects``); any other run starts it when collection ends."""
         if self._grades_early is None:
             self._grades_early = self.grades_what_it_collects()
-        if self._grades_early:
-            self.pool.start_engines([manifest], most=1, open_databases=open_database)
+        if self._grades_early:  # an xdist worker grades the databases it is sent: it opens none ahead
+            self.pool.start_engines([manifest], most=1, open_databases=open_database and not self.run.is_worker)
 
     def grades_what_it_collects(self) -> bool:
-        """No option of the run lists, plans or deselects cases, and this process grades them
-        (a serial run: not an xdist controller, which grades nothing, nor a worker, which
-        grades only what it is sent). Selection by node id needs no check: what it
-        collects is what runs."""
+        """No option of the run lists, plans or deselects cases, and this process grades them:
+        a serial run or an xdist worker, not the controller (it grades nothing). Selection by
+        node id needs no check: what it collects is what runs."""
         opt, run = self.config.option, self.run
-        return not (self.only_lists() or run.is_worker or run.xdist_workers or run.shard is not None
+        controller = run.xdist_workers > 0 and not run.is_worker
+        return not (self.only_lists() or controller or run.shard is not None
                     or any(getattr(opt, name, None) for name in ("keyword", "markexpr", "deselect", "lf", "stepwise")))
 
     def only_lists(self) -> bool:
