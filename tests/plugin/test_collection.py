@@ -237,6 +237,14 @@ def test_a_run_interrupted_during_collection_leaves_no_engine_process(
     assert spawned[0].poll() is not None
 
 
+def test_an_xdist_controller_starts_no_engine_process(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]]) -> None:
+    """Under ``-n 2`` the workers grade, each with its own engine process; the controller
+    (this process) grades nothing and starts none."""
+    pytester.runpytest_inprocess("-n", "2", "-q").assert_outcomes(passed=len(IDS))
+    assert spawned == []
+
+
 def test_an_unexpected_collection_failure_is_reported_not_a_crash(pytester: pytest.Pytester, shop_suite: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure that is not a user error (not a SqlevalError) gets pytest's own report of a
