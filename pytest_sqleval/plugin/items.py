@@ -193,6 +193,8 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         state = self._state
+        if state.only_lists():  # --setup-plan / --setup-only: pytest shows the setup; the case is not graded
+            return
         state.prefetch(self.session.items)
         try:
             grader = self._grader()

@@ -233,6 +233,8 @@ class SqlevalSession:
             if self.shard_plan is not None:  # the controller collects nothing: it learns the plan from a worker
                 self.config.workeroutput["sqleval_shard_plan"] = self.shard_plan  # type: ignore[attr-defined]
             return
+        if self.only_lists():  # it graded nothing: the last run's results stay as they were
+            return
         sink = self.sink
         facts = RunFacts()
         if sink.records or sink.case_nodeids:

@@ -197,6 +197,23 @@ def test_a_run_that_grades_nothing_starts_no_engine_process(
     assert spawned == []
 
 
+@pytest.mark.parametrize("listing", ["--setup-plan", "--setup-only"])
+def test_a_run_that_only_shows_setups_grades_nothing_and_keeps_the_last_results(
+        pytester: pytest.Pytester, shop_suite: Path, spawned: list[subprocess.Popen[bytes]], listing: str) -> None:
+    """``--setup-plan`` / ``--setup-only`` run no test: no case is graded, none is reported
+    lost, and the results of the last real run are neither overwritten nor emptied."""
+    pytester.runpytest_inprocess("-q").assert_outcomes(passed=len(IDS))
+    results = pytester.path / "sqleval-results"
+    before = {name: (results / name).read_bytes() for name in ("results.jsonl", "summary.json")}
+    spawned.clear()
+    result = pytester.runpytest_inprocess("-q", listing)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK, out
+    assert "LOST" not in out and "INTERNALERROR" not in out, out
+    assert spawned == []
+    assert {name: (results / name).read_bytes() for name in before} == before
+
+
 CHILDREN = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")  # Linux: this thread's child processes
 
 
