@@ -228,6 +228,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a copy of a row that reaches the output
     out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
                             f"a copy of a {fact_name} row that reaches the output{through}"))
+    out += _unjoined_witnesses(edges, fact, fact_name, through, table_of, tables, conjuncts, digest, query)
     out += _limit_witnesses(select, top, conjuncts, edges, fact, fact_name, through, table_of, tables, every, dialect,
                             digest, query, lambda c: resolve_column(c, sources, names.lower), sorted(sources))
     out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
@@ -286,6 +287,29 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
+
+
+def _unjoined_witnesses(edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
+                        table_of: dict[str, str], tables: dict[str, Any], conjuncts: list[Any], digest: str,
+                        query: Callable[..., str]) -> list[CloneWitness]:
+    """Per edge ``fact.fk -> parent`` whose foreign key holds NULLs on the pinned data: a copy
+    of a fact row that reaches the output, its key NULL. The join drops it; a near-miss that
+    drops the join predicate pairs it with every parent row the filters keep. Where the
+    parent is a dimension of one or two rows (TPC-DS's ``store`` at SF 0.01), every one of
+    them unique in each column, no parent row can be cloned or moved to, and every reaching
+    fact row joins the one row the filters keep: this row is then the only witness."""
+    from sqlglot import exp
+    t = tables[table_of[fact]]
+    out: list[CloneWitness] = []
+    for ca, cc, pa, _, _ in edges:
+        if ca != fact or cc in t.not_null_observed or cc in t.not_null_declared:
+            continue
+        pname = table_of[pa].rsplit(".", 1)[-1]
+        out.append(CloneWitness(
+            digest, table_of[fact], query([], conjuncts, [(exp.Null(), "r0")], []), (cc,), (),
+            f"a copy of a {fact_name} row that reaches the output{through}, its {cc} NULL (joined to no "
+            f"{pname} row)"))
+    return out
 
 
 def _settable(t: Any, column: str, every: list[Any]) -> bool:
