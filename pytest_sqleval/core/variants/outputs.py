@@ -96,6 +96,7 @@ MAX_OUTPUT_ROWS = 160  # new fact rows per gold and variant, at most
 MAX_TRIALS = 3  # units written at once as one trial per move and width (one count), before the move is given up
 MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
+MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's own conjuncts, per unit written
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
@@ -304,6 +305,7 @@ class OutputWriter:
         self._pinned: Any = None
         self.cloner = CloneWriter(con, engine, self.tables, list(constraints.dependencies), self.bounded,
                                   pinned=self.pinned_rows)
+        self.cloner.shared_keys = True  # a new customer (a copy of the fact ``customer``) takes a shared id
         self.written = Grown()
         self.counted = 0  # runs of the current gold's count
         self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
@@ -755,18 +757,26 @@ class OutputWriter:
         return out
 
     def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
-        """Write one unit; False (nothing written) when none is left or a copy was refused."""
-        picked = units.next()
-        if picked is None:
-            return False
-        self.written.add("units")
-        mark = self._marks()
-        if not self._write_unit(leaf, move, *picked):
+        """Write one unit; False (nothing written) when none is left or a copy was refused.
+        A unit whose new parent row fails the parent's own conjuncts is undone and the next
+        one tried (at most ``MAX_PASSED_OVER`` of them)."""
+        for _ in range(MAX_PASSED_OVER + 1):
+            picked = units.next()
+            if picked is None:
+                return False
+            self.written.add("units")
+            mark = self._marks()
+            done = self._write_unit(leaf, move, *picked)
+            if done:
+                return True
             self._rollback(mark)
-            return False
-        return True
+            if done is not None:
+                return False
+        return False
 
-    def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
+    def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool | None:
+        """Write one unit: True, False when a row was refused, None when the new parent row
+        fails the parent's own conjuncts (``Move.check_sql``)."""
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
         if move.kind in ("repoint", "regroup"):
@@ -775,10 +785,14 @@ class OutputWriter:
             moved[move.column] = target[1]
         elif move.kind in ("fresh", "recombine"):
             values = self._renamed(move, rows[0]) if move.kind == "fresh" else {move.renamed[0]: target}
+            if values is None:
+                return False
             made = self.cloner.clone(move.parent, int(rows[0][1 + move.position]), values,
                                      given=frozenset(values) if move.kind == "recombine" else frozenset())
             if made is None or move.key not in made:
                 return False
+            if move.check_sql and not self.bounded(move.check_sql, [made[move.key]]):
+                return None
             moved[move.column] = made[move.key]
         for row in rows:
             copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
@@ -794,14 +808,22 @@ class OutputWriter:
                         return False
         return True
 
-    def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any]:
+    def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any] | None:
         """Fresh values of a new parent row's identifier columns (a number: one more than the
-        column's greatest; text: the source's value marked with the table's row count)."""
+        column's greatest; text: the source's value marked with the table's row count; a column
+        a reference binds, TPC-DS's ``i_item_id`` in every other encoded id: a value each
+        referenced column holds and the table does not, ``CloneWriter.shared``); None where none is left."""
         from .clones import _NUMERIC
         from .constraints import qualified, quote
         rel, out = qualified(move.parent, self.engine), {}
         for name in move.renamed:
-            if any(t in self.tables[move.parent].columns[name].upper() for t in _NUMERIC):
+            refs = [d for d in [*self.c.dependencies, *self.cloner.links] if d.child == move.parent
+                    and d.child_columns == (name,) and d.origin != "total"]
+            if refs:
+                out[name] = self.cloner.shared(move.parent, name, refs)
+                if out[name] is None:
+                    return None
+            elif any(t in self.tables[move.parent].columns[name].upper() for t in _NUMERIC):
                 top = self.con.execute(f"SELECT max({quote(name)}) FROM {rel}").fetchone()[0]
                 out[name] = (top or 0) + 1
             else:
@@ -924,7 +946,7 @@ class OutputWriter:
         return self._keys_hold(touched)
 
     def write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
-        return self._write_unit(leaf, move, rows, target)
+        return bool(self._write_unit(leaf, move, rows, target))
 
 
 class _Units:
