@@ -846,8 +846,7 @@ class CloneWriter:
                 count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
                 renamed = {}
                 for name in w.renamed:
-                    refs = [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (name,)
-                            and d.origin != "total"]
+                    refs = self.references(table, name)
                     if refs:  # a reference (TPC-DS's encoded ids are in each other's): a value every parent holds
                         value = self.shared(table, name, refs)
                         if value is None:
@@ -1005,6 +1004,11 @@ class CloneWriter:
                 self.con.execute(f"DELETE FROM {qualified(table, self.engine)} WHERE rowid = {int(rowid)}")
             except Exception:  # nothing more can be undone; the dependency check ran before
                 pass
+
+    def references(self, table: str, column: str) -> list[Any]:
+        """The references (not total ones) whose child column is ``table.column``."""
+        return [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (column,)
+                and d.origin != "total"]
 
     def shared(self, table: str, column: str, refs: list[Any]) -> Any:
         """A value of ``table.column`` that every referenced parent column holds and no row of

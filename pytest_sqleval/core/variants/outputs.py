@@ -32,6 +32,12 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
       row's value (a Books item of a Music class): a new group of values the pinned data
       holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
       ROLLUP: 72 pairs of 180 items at scale 0.01);
+  a new parent row (``fresh``, ``recombine``) must pass the parent's own conjuncts, else the
+  next source is taken (an item id shared by a Books and a Music version passes ``i_item_id
+  IN (SELECT i_item_id FROM item WHERE i_category IN ('Music'))``; a fresh id of the Books
+  one does not); a fresh identifier an observed inclusion binds (TPC-DS's encoded ids are in
+  each other's columns) takes a value every referenced column holds (``CloneWriter.shared``),
+  as does a copied fact's key that only such inclusions bind (a new customer);
   and each unit is tried with one fact copy, then with two from other reaching rows (a
   group an outer filter keeps only when its rows differ: ``abs(sum - avg) / avg > 0.1``);
   a copy whose fresh key a correlated subquery reads (``EXISTS (... WHERE c.c_customer_sk =
@@ -817,8 +823,7 @@ class OutputWriter:
         from .constraints import qualified, quote
         rel, out = qualified(move.parent, self.engine), {}
         for name in move.renamed:
-            refs = [d for d in [*self.c.dependencies, *self.cloner.links] if d.child == move.parent
-                    and d.child_columns == (name,) and d.origin != "total"]
+            refs = self.cloner.references(move.parent, name)
             if refs:
                 out[name] = self.cloner.shared(move.parent, name, refs)
                 if out[name] is None:
