@@ -747,6 +747,19 @@ def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[s
     return chosen
 
 
+def sharable(t: Any, deps: Iterable[Any]) -> dict[str, list[Any]]:
+    """Per key column of ``t`` that only observed references bind (no declared foreign key, no
+    gold's join: TPC-DS's encoded ids, every ``c_customer_id`` a ``t_time_id`` too), those
+    references: a new row may take a value every referenced column holds and ``t`` does not
+    (``CloneWriter.shared``) where no other key column could be fresh."""
+    keys = {c for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] for c in k}
+    out: dict[str, list[Any]] = {}
+    for d in deps:
+        if d.child == t.name and d.origin != "total" and len(d.child_columns) == 1 and d.child_columns[0] in keys:
+            out.setdefault(d.child_columns[0], []).append(d)
+    return {c: refs for c, refs in out.items() if all(d.origin == "observed" for d in refs)}
+
+
 def freshable(ctype: str) -> bool:
     upper = ctype.upper()
     return any(w in upper for w in _NUMERIC) or any(w in upper for w in ("CHAR", "TEXT", "STRING")) or upper == ""
@@ -770,6 +783,10 @@ class CloneWriter:
         self.sentences: dict[str, list[str]] = {}
         self.rows: dict[str, set[int]] = {}
         self.links: list[Any] = []  # the witness being written's gold-implied references
+        # a key column that only observed references bind (TPC-DS's encoded ids: every ``c_customer_id`` is a
+        # ``t_time_id`` too) gets a value every referenced column holds and the table does not (``shared``),
+        # where no other key column could be fresh; set by ``outputs``, whose new customers need one
+        self.shared_keys = False
 
     def write(self, w: CloneWitness, turn: int = 0) -> bool:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
@@ -853,10 +870,9 @@ class CloneWriter:
                 count = self.con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
                 renamed = {}
                 for name in w.renamed:
-                    refs = [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (name,)
-                            and d.origin != "total"]
+                    refs = self.references(table, name)
                     if refs:  # a reference (TPC-DS's encoded ids are in each other's): a value every parent holds
-                        value = self._shared(table, name, refs)
+                        value = self.shared(table, name, refs)
                         if value is None:
                             return k > 0 and self._said(w, k, have)
                         renamed[name] = value
@@ -1013,7 +1029,12 @@ class CloneWriter:
             except Exception:  # nothing more can be undone; the dependency check ran before
                 pass
 
-    def _shared(self, table: str, column: str, refs: list[Any]) -> Any:
+    def references(self, table: str, column: str) -> list[Any]:
+        """The references (not total ones) whose child column is ``table.column``."""
+        return [d for d in self.all_deps + self.links if d.child == table and d.child_columns == (column,)
+                and d.origin != "total"]
+
+    def shared(self, table: str, column: str, refs: list[Any]) -> Any:
         """A value of ``table.column`` that every referenced parent column holds and no row of
         the table has yet on this variant (a new group that keeps each reference), or None."""
         from .constraints import qualified, quote
@@ -1053,7 +1074,11 @@ class CloneWriter:
         of the source's child rows, moved onto it (at most two levels down)."""
         from .constraints import qualified, quote
         t = self.tables[table]
-        fresh = fresh_columns(t, deps_columns(self.all_deps + self.links, table), set(given))
+        linked = deps_columns(self.all_deps + self.links, table)
+        fresh = fresh_columns(t, linked, set(given))
+        shared = sharable(t, self.all_deps + self.links) if fresh is None and self.shared_keys else {}
+        if shared:
+            fresh = fresh_columns(t, linked - set(shared), set(given))
         if fresh is None:
             return None
         rel = qualified(table, self.engine)
@@ -1077,7 +1102,11 @@ class CloneWriter:
         try:
             for col in fresh:
                 ctype = t.columns[col].upper()
-                if any(w in ctype for w in _NUMERIC) or (self.engine == "sqlite" and ctype in ("", "INTEGER")):
+                if col in shared:
+                    values[col] = self.shared(table, col, shared[col])
+                    if values[col] is None:
+                        return None
+                elif any(w in ctype for w in _NUMERIC) or (self.engine == "sqlite" and ctype in ("", "INTEGER")):
                     top = self.con.execute(f"SELECT max({quote(col)}) FROM {rel}").fetchone()[0]
                     values[col] = (top or 0) + 1
                 else:

@@ -37,6 +37,10 @@ class Move:
     reached_sql: str = ""
     split: int = 0
     slot: int = -1
+    # a ``fresh`` or ``recombine`` move's new parent row (one parameter, its key) against the parent's own
+    # conjuncts (``i_item_id IN (SELECT i_item_id FROM item WHERE i_category IN (...))``: a fresh id of a
+    # Children item that shares a Music item's id fails it): a source whose copy fails is passed over
+    check_sql: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     ``shape``: its ``LeafShape`` instead (``leaf_shape``)."""
     from sqlglot import exp
 
-    from .clones import IDENTIFIER_SUFFIXES, freshable, turned_rowid, deps_columns, fresh_columns, joined_key
+    from .clones import (IDENTIFIER_SUFFIXES, deps_columns, fresh_columns, freshable, joined_key, sharable,
+                         turned_rowid)
     from .constraints import Dependency, family
     from .witnesses import resolve_column, select_sources, split_terms
     if select.find_ancestor(exp.Where, exp.Having) is not None:
@@ -164,6 +169,9 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                                 for ca, cc, pa, pc in edges))
     linked = every + list(links)
     fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact]))
+    if fact_fresh is None and not shape:  # a key only observed references bind takes a shared value (``outputs``)
+        fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact])
+                                   - set(sharable(tables[table_of[fact]], linked)))
     if fact_fresh is None:
         return None
     aliases = sorted(sources)
@@ -239,6 +247,14 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                              ).from_(table)
         known = exp.Is(this=exp.column(pc, table=other), expression=exp.Null()).not_()
         every_target = targets.copy().where(exp.and_(*own_conds, known))
+        check = ""
+        if own_conds:
+            checked = exp.select(exp.Literal.number(1)).from_(table.copy()).where(
+                exp.and_(*[c.copy() for c in own_conds], exp.EQ(this=exp.column(pc, table=other),
+                                                                expression=exp.Placeholder())))
+            if ctes is not None:
+                checked.set(with_key, ctes.copy())
+            check = checked.sql(dialect=engine)
         targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)), known))
         for q in (targets, every_target):
             q.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
@@ -259,14 +275,15 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
             values.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
             later.append(Move("recombine", cc, parent.name, pc, values.sql(dialect=engine), renamed=(c,),
                               position=aliases.index(pa), keys_sql=keys_sql, reached_sql=reached_sql, split=split,
-                              slot=split + on_parent.index(c)))
+                              slot=split + on_parent.index(c), check_sql=check))
         fresh = fresh_columns(parent, deps_columns(linked, parent.name))
         if fresh and pc in fresh and not set(on_parent) & set(fresh):
             named = [c for c in on_parent if c.lower().endswith(IDENTIFIER_SUFFIXES)
                      and freshable(parent.columns.get(c, "")) and c not in parent.key_columns
                      and not any(d.parent == parent.name and c in d.parent_columns for d in linked)]
             if named:
-                moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa)))
+                moves.append(Move("fresh", cc, parent.name, pc, renamed=(named[0],), position=aliases.index(pa),
+                                  check_sql=check))
         moves += later  # after the parent's own new values: new pairs of existing ones
     if not moves:
         return None

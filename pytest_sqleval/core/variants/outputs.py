@@ -32,6 +32,12 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
       row's value (a Books item of a Music class): a new group of values the pinned data
       holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
       ROLLUP: 72 pairs of 180 items at scale 0.01);
+  a new parent row (``fresh``, ``recombine``) must pass the parent's own conjuncts, else the
+  next source is taken (an item id shared by a Books and a Music version passes ``i_item_id
+  IN (SELECT i_item_id FROM item WHERE i_category IN ('Music'))``; a fresh id of the Books
+  one does not); a fresh identifier an observed inclusion binds (TPC-DS's encoded ids are in
+  each other's columns) takes a value every referenced column holds (``CloneWriter.shared``),
+  as does a copied fact's key that only such inclusions bind (a new customer);
   and each unit is tried with one fact copy, then with two from other reaching rows (a
   group an outer filter keeps only when its rows differ: ``abs(sum - avg) / avg > 0.1``);
   a copy whose fresh key a correlated subquery reads (``EXISTS (... WHERE c.c_customer_sk =
@@ -96,6 +102,7 @@ MAX_OUTPUT_ROWS = 160  # new fact rows per gold and variant, at most
 MAX_TRIALS = 3  # units written at once as one trial per move and width (one count), before the move is given up
 MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
+MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's own conjuncts, per unit written
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
 OUTPUT_SPREAD = 2  # each gold's rows go into every OUTPUT_SPREAD-th variant (4 of 8)
@@ -304,6 +311,7 @@ class OutputWriter:
         self._pinned: Any = None
         self.cloner = CloneWriter(con, engine, self.tables, list(constraints.dependencies), self.bounded,
                                   pinned=self.pinned_rows)
+        self.cloner.shared_keys = True  # a new customer (a copy of the fact ``customer``) takes a shared id
         self.written = Grown()
         self.counted = 0  # runs of the current gold's count
         self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
@@ -711,7 +719,9 @@ class OutputWriter:
     def _pairs(self, move: Move, sources: list[tuple[Any, ...]]) -> _Units | None:
         """A ``regroup``'s or ``recombine``'s units: per source row in turn, the first parent
         row (or value of the column to set) that makes, with the source's other grouped
-        values, a group no reaching row has and no earlier unit made; None where there is none."""
+        values, a group no reaching row has and no earlier unit made, in rounds over the
+        sources until none gives one (a subset variant keeps few reaching rows: one unit each
+        stopped TPC-DS-shaped window golds at 88 of 101 rows); None where there is none."""
         try:
             reached = {tuple(r) for r in self.bounded(move.reached_sql, [])}
             mine = {int(r[0]): tuple(r[1:]) for r in self.bounded(move.keys_sql, [_salt_of(self.index)])}
@@ -724,20 +734,24 @@ class OutputWriter:
         rows: list[tuple[Any, ...]] = []
         targets: list[Any] = []
         made: set[tuple[Any, ...]] = set()
-        for source in sources:
-            group = mine.get(int(source[0]))
-            if group is None:
-                continue
-            at, end = (move.split, len(group)) if move.kind == "regroup" else (move.slot, move.slot + 1)
-            for target, values in options:
-                new = group[:at] + values + group[end:]
-                if new not in reached and new not in made:
-                    made.add(new)
-                    rows.append(source)
-                    targets.append(target)
+        more = True
+        while more and len(targets) < MAX_TARGETS:  # rounds: a variant keeps few reaching rows, each gives several
+            more = False
+            for source in sources:
+                group = mine.get(int(source[0]))
+                if group is None:
+                    continue
+                at, end = (move.split, len(group)) if move.kind == "regroup" else (move.slot, move.slot + 1)
+                for target, values in options:
+                    new = group[:at] + values + group[end:]
+                    if new not in reached and new not in made:
+                        made.add(new)
+                        rows.append(source)
+                        targets.append(target)
+                        more = True
+                        break
+                if len(targets) >= MAX_TARGETS:
                     break
-            if len(targets) >= MAX_TARGETS:
-                break
         return _Units(rows, targets, 1) if targets else None
 
     def _values(self, move: Move) -> list[Any]:
@@ -755,18 +769,26 @@ class OutputWriter:
         return out
 
     def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
-        """Write one unit; False (nothing written) when none is left or a copy was refused."""
-        picked = units.next()
-        if picked is None:
-            return False
-        self.written.add("units")
-        mark = self._marks()
-        if not self._write_unit(leaf, move, *picked):
+        """Write one unit; False (nothing written) when none is left or a copy was refused.
+        A unit whose new parent row fails the parent's own conjuncts is undone and the next
+        one tried (at most ``MAX_PASSED_OVER`` of them)."""
+        for _ in range(MAX_PASSED_OVER + 1):
+            picked = units.next()
+            if picked is None:
+                return False
+            self.written.add("units")
+            mark = self._marks()
+            done = self._write_unit(leaf, move, *picked)
+            if done:
+                return True
             self._rollback(mark)
-            return False
-        return True
+            if done is not None:
+                return False
+        return False
 
-    def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
+    def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool | None:
+        """Write one unit: True, False when a row was refused, None when the new parent row
+        fails the parent's own conjuncts (``Move.check_sql``)."""
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
         if move.kind in ("repoint", "regroup"):
@@ -775,10 +797,14 @@ class OutputWriter:
             moved[move.column] = target[1]
         elif move.kind in ("fresh", "recombine"):
             values = self._renamed(move, rows[0]) if move.kind == "fresh" else {move.renamed[0]: target}
+            if values is None:
+                return False
             made = self.cloner.clone(move.parent, int(rows[0][1 + move.position]), values,
                                      given=frozenset(values) if move.kind == "recombine" else frozenset())
             if made is None or move.key not in made:
                 return False
+            if move.check_sql and not self.bounded(move.check_sql, [made[move.key]]):
+                return None
             moved[move.column] = made[move.key]
         for row in rows:
             copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
@@ -794,14 +820,21 @@ class OutputWriter:
                         return False
         return True
 
-    def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any]:
+    def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any] | None:
         """Fresh values of a new parent row's identifier columns (a number: one more than the
-        column's greatest; text: the source's value marked with the table's row count)."""
+        column's greatest; text: the source's value marked with the table's row count; a column
+        a reference binds, TPC-DS's ``i_item_id`` in every other encoded id: a value each
+        referenced column holds and the table does not, ``CloneWriter.shared``); None where none is left."""
         from .clones import _NUMERIC
         from .constraints import qualified, quote
         rel, out = qualified(move.parent, self.engine), {}
         for name in move.renamed:
-            if any(t in self.tables[move.parent].columns[name].upper() for t in _NUMERIC):
+            refs = self.cloner.references(move.parent, name)
+            if refs:
+                out[name] = self.cloner.shared(move.parent, name, refs)
+                if out[name] is None:
+                    return None
+            elif any(t in self.tables[move.parent].columns[name].upper() for t in _NUMERIC):
                 top = self.con.execute(f"SELECT max({quote(name)}) FROM {rel}").fetchone()[0]
                 out[name] = (top or 0) + 1
             else:
@@ -924,7 +957,7 @@ class OutputWriter:
         return self._keys_hold(touched)
 
     def write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool:
-        return self._write_unit(leaf, move, rows, target)
+        return bool(self._write_unit(leaf, move, rows, target))
 
 
 class _Units:
