@@ -359,9 +359,10 @@ def _splits(select: Any, own: Any, resolve: Any) -> tuple[tuple[Any, str], ...]:
             for cond in split_terms(case.this, exp.And):
                 if not isinstance(cond, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)):
                     continue
-                found = {resolve(c) for c in own(cond)}
-                if len(found) == 1 and None not in found:
-                    out.append((cond, next(iter(found))[0]))
+                found = [resolve(c) for c in own(cond)]
+                aliases = {f[0] for f in found if f is not None}
+                if found and None not in found and len(aliases) == 1:
+                    out.append((cond, aliases.pop()))
     return tuple(out)
 
 

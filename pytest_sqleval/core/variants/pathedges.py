@@ -78,6 +78,11 @@ class EdgeProbe:
     via: tuple[str, str, str, int] | None = None
     split: bool = False  # a comparison in a CASE of the SELECT list: every edge row passes the WHERE, and
     # is kept when the gold's answer moves (a row on either side of ``d_date < x`` lands in another sum)
+    # a bound on a difference of two of the fact's integer references (``cs_ship_date_sk - cs_sold_date_sk
+    # > 30``, day buckets): the fact's other column, +1 where ``column`` is the minuend, -1 the
+    # subtrahend, and per part the difference to give a copy and whether it passes; ``targets_sql``
+    # then takes the parent's key (the other column's value plus or minus the difference)
+    gap: tuple[str, int, tuple[tuple[int, bool], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,8 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
         parent = tables[table_of[pa]]
         lower = {c.lower(): c for c in parent.columns}
         own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
+        if via is None:
+            out += _gap_probes(shape, leaf_index, tree, nodes, parent, pa, pc, cc, engine)
         splits = [cond for cond, alias in shape.splits if alias == pa]
         for i in own + [-1 - k for k in range(len(splits))]:
             split = i < 0
@@ -245,15 +252,104 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
     return out
 
 
-def _sides(cond: Any, n: int) -> tuple[int, ...]:
+def _gap_probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], parent: Any, pa: str, pc: str,
+                cc: str, engine: str) -> list[EdgeProbe]:
+    """Per bound on ``fact.cc - fact.other`` (or ``other - cc``) in a conjunct on the fact alone or
+    in a CASE of the SELECT list: a probe whose copies move ``cc`` (a reference to ``pa``'s integer
+    key, a day) so that the difference sits on either side of the bound."""
+    from sqlglot import exp
+
+    from .constraints import qualified, quote
+    own = [(c, False) for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({shape.fact})]
+    own += [(c, True) for c, a in shape.splits if a == shape.fact]
+    others = [c for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({pa})
+              and c.find(exp.Select) is None]
+    rel = qualified(parent.name, engine)
+    out = []
+    seen = set()
+    for cond, split in own:
+        found = _gap(cond, cc)
+        if found is None or not any(n is cond for n in nodes):
+            continue
+        if split:  # ``<= 20`` and ``> 20`` of one bucket ask for the same differences
+            if (found[0], found[1], frozenset(v for v, _ in found[2])) in seen:
+                continue
+            seen.add((found[0], found[1], frozenset(v for v, _ in found[2])))
+        if split:
+            dropped = tree.sql(dialect=engine)
+        else:
+            marker = exp.true()
+            cond.replace(marker)
+            try:
+                dropped = tree.sql(dialect=engine)
+            finally:
+                marker.replace(cond)
+        others_t = "".join(f" AND ({_renamed(o, _T).sql(dialect=engine)})" for o in others)
+        targets = (f"SELECT {_T}.rowid AS t0, {_T}.{quote(pc)} AS t1, 1 AS t2, {_T}.{quote(pc)} AS t3, 0 AS t4 "
+                   f"FROM {rel} AS {_T} WHERE {_T}.{quote(pc)} = ?{others_t} LIMIT 1")
+        out.append(EdgeProbe(leaf_index, cc, parent.name, pc, pc, len(found[2]), targets, dropped,
+                             " ".join(cond.sql().split()), 0, None, split, found))
+    return out
+
+
+def _gap(cond: Any, column: str) -> tuple[str, int, tuple[tuple[int, bool], ...]] | None:
+    """``EdgeProbe.gap`` of ``a - b op k`` (``BETWEEN k1 AND k2``, ``k`` whole numbers) where
+    ``a`` or ``b`` is ``column``: the differences on either side of each bound."""
+    import operator
+
+    from sqlglot import exp
+
+    def unparen(node: Any) -> Any:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        return node
+
+    def whole(node: Any) -> int | None:
+        node = unparen(node)
+        negative = isinstance(node, exp.Neg)
+        node = node.this if negative else node
+        if not isinstance(node, exp.Literal) or node.is_string or not node.this.lstrip("-").isdigit():
+            return None
+        return -int(node.this) if negative else int(node.this)
+
+    ops = {exp.GT: operator.gt, exp.GTE: operator.ge, exp.LT: operator.lt, exp.LTE: operator.le, exp.EQ: operator.eq}
+    if isinstance(cond, exp.Between):
+        sub, found = unparen(cond.this), [whole(cond.args.get("low")), whole(cond.args.get("high"))]
+    elif type(cond) in ops:
+        sub, found = unparen(cond.this), [whole(cond.expression)]
+    else:
+        return None
+    bounds = [b for b in found if b is not None]
+    if not isinstance(sub, exp.Sub) or len(bounds) != len(found) \
+            or not (isinstance(sub.this, exp.Column) and isinstance(sub.expression, exp.Column)):
+        return None
+
+    def test(v: int) -> bool:
+        return bounds[0] <= v <= bounds[-1] if isinstance(cond, exp.Between) else bool(ops[type(cond)](v, bounds[0]))
+    a, b = sub.this.name, sub.expression.name
+    if a.lower() == column.lower() and b.lower() != column.lower():
+        other, sign = b, 1
+    elif b.lower() == column.lower() and a.lower() != column.lower():
+        other, sign = a, -1
+    else:
+        return None
+    step = {0: 0, 1: -1, 2: 1}
+    values = [bound + step[k] for n, bound in enumerate(bounds) for k in _sides(cond, n, left=True)]
+    return other, sign, tuple((v, test(v)) for v in dict.fromkeys(values))
+
+
+def _sides(cond: Any, n: int, left: bool | None = None) -> tuple[int, ...]:
     """Which rows of constant ``n`` of ``cond`` tell a moved or flipped bound apart: 0 the
     constant, 1 the nearest value below, 2 above. ``x >= c`` (and ``x < c``, a BETWEEN's low
     end) lies between the value below and ``c``; ``x > c`` (``x <= c``, the high end) between
-    ``c`` and the value above; an equality on both sides."""
+    ``c`` and the value above; an equality on both sides. ``left``: the compared side is on
+    the left (else read from ``cond``: a column or a cast column)."""
     from sqlglot import exp
     if isinstance(cond, exp.Between):
         return (1, 0) if n == 0 else (0, 2)
-    lower = (exp.GTE, exp.LT) if isinstance(cond.this, (exp.Column, exp.Cast)) else (exp.LTE, exp.GT)
+    if left is None:
+        left = isinstance(cond.this, (exp.Column, exp.Cast))
+    lower = (exp.GTE, exp.LT) if left else (exp.LTE, exp.GT)
     if isinstance(cond, lower):
         return (1, 0)
     if isinstance(cond, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
@@ -339,6 +435,9 @@ def _write_gold(writer: Any, g: PathGold) -> None:
         reaching = sources[probe.leaf]
         if not reaching:
             continue
+        if probe.gap is not None:
+            trials = _write_gap(writer, g, leaf, probe, reaching, trials, answer, answers, guarded)
+            continue
         # per part, the variant's row, or the pinned database's where its value is nearer (a
         # subset keeps few of a calendar's days: the nearest day past a bound may be only there)
         found: dict[str, dict[int, tuple[Any, ...]]] = {}
@@ -374,6 +473,40 @@ def _write_gold(writer: Any, g: PathGold) -> None:
                     kept += 1
                     _said(writer, g, leaf, probe, value, passes)
                 break
+
+
+def _write_gap(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, reaching: list[tuple[Any, ...]], trials: int,
+               answer: Any, answers: dict[str, Any], guarded: dict[str, Any]) -> int:
+    """A difference bound's edits: per difference, a reaching row's copy with ``probe.column``
+    moved to the parent row whose key puts the difference there (the variant's, else the
+    pinned database's). Returns the trials spent, in all."""
+    from .constraints import qualified, quote
+    assert probe.gap is not None
+    other, sign, values = probe.gap
+    fact = qualified(leaf.fact, writer.engine)
+    kept = 0
+    for n, (value, passes) in enumerate(values[:TRIALS_PER_PROBE]):
+        if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
+            break
+        source = reaching[(trials + n) % len(reaching)]
+        trials += 1
+        try:
+            base = writer.bounded(f"SELECT {quote(other)} FROM {fact} WHERE rowid = ?", [int(source[0])])
+            if not base or not isinstance(base[0][0], int):
+                continue
+            key = base[0][0] + sign * value
+            found = [(row, where) for where, run in (("variant", writer.bounded), ("pinned", writer.pinned_rows))
+                     for row in run(probe.targets_sql, [key])]
+        except Exception:  # too slow, or a form the engine refuses
+            continue
+        if not found:
+            continue
+        (row, where) = found[0]
+        if _trial(writer, g, leaf, probe, source, row[0], row[1], int(passes), where, answer, answers,
+                  guarded) == "kept":
+            kept += 1
+            _said(writer, g, leaf, probe, f"{other} {'+' if sign > 0 else '-'} {value}", int(passes))
+    return trials
 
 
 def _trial(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,

@@ -41,6 +41,11 @@ def make_shop(path: Path) -> None:
     # items 0, 1, 6, 7 (red, blue); days 2-4 of each week, days 30-330 of 2000
     con.execute("INSERT INTO store_sales SELECT 2451000 + 28 + 7 * (i % 43) + 2 + i % 3, [0, 1, 6, 7][1 + i % 4], "
                 "1000 + i, 1 + i % 9, 5 + i % 40 FROM range(400) t(i)")
+    # web orders shipped 2-4 or 8-10 days after the sale: none 5-7 days after
+    con.execute("CREATE TABLE web_sales (ws_sold_date_sk INTEGER NOT NULL, ws_ship_date_sk INTEGER NOT NULL, "
+                "ws_order_number INTEGER NOT NULL, ws_quantity INTEGER NOT NULL)")
+    con.execute("INSERT INTO web_sales SELECT 2451000 + 20 + i % 150, 2451000 + 20 + i % 150 + [2, 3, 4, 8, 9, 10][1 + i % 6], "
+                "5000 + i, 1 + i % 7 FROM range(300) t(i)")
     con.close()
 
 
@@ -55,7 +60,11 @@ SPLIT = ("SELECT i_item_id, sum(CASE WHEN d_date < CAST('2000-06-24' AS DATE) TH
          f"FROM {STAR} AND d_year = 2000 GROUP BY i_item_id ORDER BY i_item_id")
 COLOURED = (f"SELECT i_color, count(*) AS n FROM {STAR} AND i_color IN ('red', 'blue', 'green', 'pink', 'gray') "
             "AND d_year = 2000 GROUP BY i_color ORDER BY i_color")
-GOLDS = [WINDOW, SPLIT, COLOURED]
+# day buckets of a difference of two day keys
+DELAYS = ("SELECT d_year, sum(CASE WHEN ws_ship_date_sk - ws_sold_date_sk <= 6 THEN 1 ELSE 0 END) AS fast, "
+          "sum(CASE WHEN ws_ship_date_sk - ws_sold_date_sk > 6 THEN ws_quantity ELSE 0 END) AS slow "
+          "FROM web_sales, date_dim WHERE ws_ship_date_sk = d_date_sk GROUP BY d_year ORDER BY d_year")
+GOLDS = [WINDOW, SPLIT, COLOURED, DELAYS]
 COINCIDENCES = [
     (WINDOW, WINDOW.replace("'2000-02-26'", "'2000-02-27'")),  # inward: a sale on the 26th
     (WINDOW, WINDOW.replace("'2000-11-11'", "'2000-11-10'")),  # inward: a sale on the 11th
@@ -63,12 +72,15 @@ COINCIDENCES = [
     (SPLIT, SPLIT.replace("d_date < CAST", "d_date <= CAST")),  # a sale on the 24th
     (SPLIT, SPLIT.replace("d_date >= CAST('2000-06-24'", "d_date >= CAST('2000-06-23'")),  # on the 23rd
     (COLOURED, COLOURED.replace("'gray'", "'white'")),  # a gray item's sale
+    (DELAYS, DELAYS.replace("<= 6", "< 6")),  # an order shipped 6 days after its sale
+    (DELAYS, DELAYS.replace("> 6", "> 7")),  # one shipped 7 days after
 ]
 EQUIVALENTS = [
     (WINDOW, WINDOW.replace("d_date BETWEEN CAST('2000-02-26' AS DATE) AND CAST('2000-11-11' AS DATE)",
                             "d_date >= CAST('2000-02-26' AS DATE) AND d_date <= CAST('2000-11-11' AS DATE)")),
     (SPLIT, SPLIT.replace("d_date < CAST('2000-06-24' AS DATE)", "NOT d_date >= CAST('2000-06-24' AS DATE)")),
     (COLOURED, COLOURED.replace("('red', 'blue', 'green', 'pink', 'gray')", "('gray', 'pink', 'green', 'blue', 'red')")),
+    (DELAYS, DELAYS.replace("ws_ship_date_sk - ws_sold_date_sk <= 6", "ws_ship_date_sk <= ws_sold_date_sk + 6")),
 ]
 
 
@@ -87,6 +99,9 @@ def test_a_bound_gets_a_row_on_each_side_and_a_split_is_probed(tmp_path: Path) -
     assert len(split) == 1  # `<` and `>=` of one split ask for the same two days
     rows = con.execute(split[0].targets_sql, [7] * split[0].parts).fetchall()
     assert sorted(str(value) for _, _, _, value, _ in rows) == ["2000-06-23", "2000-06-24"]
+    # a bucket's bound on a difference of day keys: a copy shipped 6 and 7 days after its sale
+    gaps = [p.gap for p in found[DELAYS].probes if p.gap is not None]
+    assert gaps == [("ws_sold_date_sk", 1, ((6, True), (7, False)))]
     con.close()
 
 
