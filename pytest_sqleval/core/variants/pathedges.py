@@ -247,8 +247,8 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 if len(parts) >= MAX_PARTS:
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                 dropped, " ".join(cond.sql().split()), min(len(constants), len(parts)) if members else 0, via,
-                                 split))
+                                 dropped, " ".join(cond.sql().split()),
+                                 min(len(constants), len(parts)) if members else 0, via, split))
     return out
 
 
@@ -484,8 +484,16 @@ def _write_gap(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, reaching: 
     assert probe.gap is not None
     other, sign, values = probe.gap
     fact = qualified(leaf.fact, writer.engine)
+    try:  # the differences the pinned rows hold: a copy stays within them (a ship day never before its sale's)
+        least, most = writer.pinned_rows(f"SELECT min({quote(probe.column)} - {quote(other)}) * {sign}, "
+                                         f"max({quote(probe.column)} - {quote(other)}) * {sign} FROM {fact}", [])[0]
+    except Exception:  # too slow, or a form the engine refuses
+        return trials
+    if least is None or most is None:
+        return trials
+    low, high = min(least, most), max(least, most)
     kept = 0
-    for n, (value, passes) in enumerate(values[:TRIALS_PER_PROBE]):
+    for n, (value, passes) in enumerate([(v, p) for v, p in values if low <= v <= high][:TRIALS_PER_PROBE]):
         if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
             break
         source = reaching[(trials + n) % len(reaching)]

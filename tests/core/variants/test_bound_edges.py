@@ -44,8 +44,8 @@ def make_shop(path: Path) -> None:
     # web orders shipped 2-4 or 8-10 days after the sale: none 5-7 days after
     con.execute("CREATE TABLE web_sales (ws_sold_date_sk INTEGER NOT NULL, ws_ship_date_sk INTEGER NOT NULL, "
                 "ws_order_number INTEGER NOT NULL, ws_quantity INTEGER NOT NULL)")
-    con.execute("INSERT INTO web_sales SELECT 2451000 + 20 + i % 150, 2451000 + 20 + i % 150 + [2, 3, 4, 8, 9, 10][1 + i % 6], "
-                "5000 + i, 1 + i % 7 FROM range(300) t(i)")
+    con.execute("INSERT INTO web_sales SELECT 2451000 + 20 + i % 150, "
+                "2451000 + 20 + i % 150 + [2, 3, 4, 8, 9, 10][1 + i % 6], 5000 + i, 1 + i % 7 FROM range(300) t(i)")
     con.close()
 
 
@@ -79,7 +79,8 @@ EQUIVALENTS = [
     (WINDOW, WINDOW.replace("d_date BETWEEN CAST('2000-02-26' AS DATE) AND CAST('2000-11-11' AS DATE)",
                             "d_date >= CAST('2000-02-26' AS DATE) AND d_date <= CAST('2000-11-11' AS DATE)")),
     (SPLIT, SPLIT.replace("d_date < CAST('2000-06-24' AS DATE)", "NOT d_date >= CAST('2000-06-24' AS DATE)")),
-    (COLOURED, COLOURED.replace("('red', 'blue', 'green', 'pink', 'gray')", "('gray', 'pink', 'green', 'blue', 'red')")),
+    (COLOURED, COLOURED.replace("('red', 'blue', 'green', 'pink', 'gray')",
+                                "('gray', 'pink', 'green', 'blue', 'red')")),
     (DELAYS, DELAYS.replace("ws_ship_date_sk - ws_sold_date_sk <= 6", "ws_ship_date_sk <= ws_sold_date_sk + 6")),
 ]
 
