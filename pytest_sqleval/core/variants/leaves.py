@@ -74,6 +74,10 @@ class LeafShape:
     fact: str
     aliases: tuple[str, ...]
     table_of: tuple[tuple[str, str], ...]  # alias -> table, as the catalog spells it
+    # comparisons on one table inside a CASE of the SELECT list (``CASE WHEN d_date < '2000-03-11' THEN
+    # qty ELSE 0 END``: a before/after split), each with the alias it reads; no conjunct, so no row
+    # fails it, but a row on its either side lands in another sum
+    splits: tuple[tuple[Any, str], ...] = ()
 
 
 def leaf_shape(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
@@ -192,7 +196,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                     f" joined through {path}" if path else "", kids)
         return LeafShape(leaf, tuple(conjuncts), tuple(frozenset(a) for a in alias_sets),
                          tuple((ca, cc, pa, pc) for ca, cc, pa, pc in edges), fact, tuple(aliases),
-                         tuple(sorted(table_of.items())))
+                         tuple(sorted(table_of.items())), _splits(select, own, resolve))
     if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
                              for a in e.find_all(exp.AggFunc)):
         return None  # one row of aggregates: no new output row
@@ -356,6 +360,27 @@ def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names:
                         query.set(with_key, ctes.copy())
                     out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound))
     return tuple(dict.fromkeys(out))
+
+
+def _splits(select: Any, own: Any, resolve: Any) -> tuple[tuple[Any, str], ...]:
+    """The comparisons of one table's columns in the conditions of the SELECT list's CASEs
+    (``LeafShape.splits``), each with the alias it reads."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    out: list[tuple[Any, str]] = []
+    for e in select.expressions:
+        for case in e.find_all(exp.If):
+            if case.find_ancestor(exp.Select) is not select:
+                continue
+            for cond in split_terms(case.this, exp.And):
+                if not isinstance(cond, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)):
+                    continue
+                found = [resolve(c) for c in own(cond)]
+                aliases = {f[0] for f in found if f is not None}
+                if found and None not in found and len(aliases) == 1:
+                    out.append((cond, aliases.pop()))
+    return tuple(out)
 
 
 def _is_alias_ref(col: Any, select: Any) -> bool:

@@ -49,7 +49,7 @@ MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
 MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
 MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
-KEPT_PER_PROBE = 2  # edits kept per conjunct and variant
+KEPT_PER_PROBE = 4  # edits kept per conjunct and variant: a range's two bounds, each from both sides
 EDGE_SPREAD = 2  # a gold's edits go into every EDGE_SPREAD-th variant
 SOURCES_PER_TARGET = 3  # reaching rows tried per edge row when a guard's answer moves
 MAX_GUARDS = 4  # other golds whose answers an edit must keep (HAVING golds over the leaf's tables)
@@ -71,10 +71,18 @@ class EdgeProbe:
     targets_sql: str
     probe_sql: str
     rendered: str
-    members: bool = False  # an IN list: its members' rows are tried first, else the rows that fail it
+    members: int = 0  # an IN list's members: their rows are tried first (from another member on each
+    # variant), else the rows that fail the conjunct
     # a dimension of a dimension (``customer_address`` through ``customer``): the fact's column, the
     # middle table, its key and its position in the leaf's tables; a copy of the middle row moves
     via: tuple[str, str, str, int] | None = None
+    split: bool = False  # a comparison in a CASE of the SELECT list: every edge row passes the WHERE, and
+    # is kept when the gold's answer moves (a row on either side of ``d_date < x`` lands in another sum)
+    # a bound on a difference of two of the fact's integer references (``cs_ship_date_sk - cs_sold_date_sk
+    # > 30``, day buckets): the fact's other column, +1 where ``column`` is the minuend, -1 the
+    # subtrahend, and per part the difference to give a copy and whether it passes; ``targets_sql``
+    # then takes the parent's key (the other column's value plus or minus the difference)
+    gap: tuple[str, int, tuple[tuple[int, bool], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,15 +163,22 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             hops.append((pa, pc, cc, None))
             hops += [(pa2, pc2, cc2, (cc, table_of[pa], pc, shape.aliases.index(pa)))
                      for ca2, cc2, pa2, pc2 in shape.edges if ca2 == pa and pa2 not in (shape.fact, pa)]
+    seen: set[tuple[Any, ...]] = set()
     for pa, pc, cc, via in hops:
         parent = tables[table_of[pa]]
         lower = {c.lower(): c for c in parent.columns}
         own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
-        for i in own:
-            cond = shape.conjuncts[i]
+        if via is None:
+            out += _gap_probes(shape, leaf_index, tree, nodes, parent, pa, pc, cc, engine)
+        splits = [cond for cond, alias in shape.splits if alias == pa]
+        for i in own + [-1 - k for k in range(len(splits))]:
+            split = i < 0
+            cond = splits[-1 - i] if split else shape.conjuncts[i]
             if cond.find(exp.Select) is not None:
                 continue
             form = _form(cond)
+            if split and form is None:
+                continue
             atoms = split_terms(cond, exp.Or) if form is None else []
             if form is None and not 1 <= len(atoms) <= MAX_ATOMS:
                 continue
@@ -174,12 +189,15 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             others = [shape.conjuncts[k] for k in own if k != i and shape.conjuncts[k].find(exp.Select) is None]
             if not any(n is cond for n in nodes):
                 continue
-            marker = exp.true()
-            cond.replace(marker)  # the gold without the conjunct, rendered in place (a copy of a large tree costs)
-            try:
+            if split:  # asked of the gold itself: a split is no conjunct a near-miss drops
                 dropped = tree.sql(dialect=engine)
-            finally:
-                marker.replace(cond)
+            else:
+                marker = exp.true()
+                cond.replace(marker)  # the gold without the conjunct, rendered in place (a copy of a large tree costs)
+                try:
+                    dropped = tree.sql(dialect=engine)
+                finally:
+                    marker.replace(cond)
             rel = qualified(parent.name, engine)
             parts: list[str] = []
 
@@ -207,13 +225,19 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                     parts.append(part(" AND ".join(f"(CASE WHEN {a} THEN 1 ELSE 0 END) = {int(t)}"
                                                    for a, t in zip(atoms_t, truths))))
                 out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                     dropped, " ".join(cond.sql().split()), False, via))
+                                     dropped, " ".join(cond.sql().split()), 0, via))
                 continue
             col, constants = form
+            if split:  # ``x < c`` and ``x >= c`` of one before/after split ask for the same rows
+                edge = (pa, attribute, tuple(sorted((sql(c), _sides(cond, n)) for n, c in enumerate(constants))))
+                if edge in seen:
+                    continue
+                seen.add(edge)
             members = isinstance(cond, exp.In)
-            # per constant: itself, the nearest value below, above; an IN list's members all first
+            # per constant: itself, the nearest value below, above; an IN list's members all first; for a
+            # bound, the two values it falls between (a row on each side): the other neighbour tells nothing
             order = [(c, k) for k in range(3) for c in constants] if members else \
-                [(c, k) for c in constants for k in range(3)]
+                [(c, k) for n, c in enumerate(constants) for k in _sides(cond, n)]
             for constant, k in order:
                 value = sql(constant)
                 if k:  # the nearest value the column holds below (1) or above (2) the constant
@@ -223,8 +247,114 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 if len(parts) >= MAX_PARTS:
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                 dropped, " ".join(cond.sql().split()), members, via))
+                                 dropped, " ".join(cond.sql().split()),
+                                 min(len(constants), len(parts)) if members else 0, via, split))
     return out
+
+
+def _gap_probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], parent: Any, pa: str, pc: str,
+                cc: str, engine: str) -> list[EdgeProbe]:
+    """Per bound on ``fact.cc - fact.other`` (or ``other - cc``) in a conjunct on the fact alone or
+    in a CASE of the SELECT list: a probe whose copies move ``cc`` (a reference to ``pa``'s integer
+    key, a day) so that the difference sits on either side of the bound."""
+    from sqlglot import exp
+
+    from .constraints import qualified, quote
+    own = [(c, False) for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({shape.fact})]
+    own += [(c, True) for c, a in shape.splits if a == shape.fact]
+    others = [c for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({pa})
+              and c.find(exp.Select) is None]
+    rel = qualified(parent.name, engine)
+    out = []
+    seen = set()
+    for cond, split in own:
+        found = _gap(cond, cc)
+        if found is None or not any(n is cond for n in nodes):
+            continue
+        if split:  # ``<= 20`` and ``> 20`` of one bucket ask for the same differences
+            if (found[0], found[1], frozenset(v for v, _ in found[2])) in seen:
+                continue
+            seen.add((found[0], found[1], frozenset(v for v, _ in found[2])))
+        if split:
+            dropped = tree.sql(dialect=engine)
+        else:
+            marker = exp.true()
+            cond.replace(marker)
+            try:
+                dropped = tree.sql(dialect=engine)
+            finally:
+                marker.replace(cond)
+        others_t = "".join(f" AND ({_renamed(o, _T).sql(dialect=engine)})" for o in others)
+        targets = (f"SELECT {_T}.rowid AS t0, {_T}.{quote(pc)} AS t1, 1 AS t2, {_T}.{quote(pc)} AS t3, 0 AS t4 "
+                   f"FROM {rel} AS {_T} WHERE {_T}.{quote(pc)} = ?{others_t} LIMIT 1")
+        out.append(EdgeProbe(leaf_index, cc, parent.name, pc, pc, len(found[2]), targets, dropped,
+                             " ".join(cond.sql().split()), 0, None, split, found))
+    return out
+
+
+def _gap(cond: Any, column: str) -> tuple[str, int, tuple[tuple[int, bool], ...]] | None:
+    """``EdgeProbe.gap`` of ``a - b op k`` (``BETWEEN k1 AND k2``, ``k`` whole numbers) where
+    ``a`` or ``b`` is ``column``: the differences on either side of each bound."""
+    import operator
+
+    from sqlglot import exp
+
+    def unparen(node: Any) -> Any:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        return node
+
+    def whole(node: Any) -> int | None:
+        node = unparen(node)
+        negative = isinstance(node, exp.Neg)
+        node = node.this if negative else node
+        if not isinstance(node, exp.Literal) or node.is_string or not node.this.lstrip("-").isdigit():
+            return None
+        return -int(node.this) if negative else int(node.this)
+
+    ops = {exp.GT: operator.gt, exp.GTE: operator.ge, exp.LT: operator.lt, exp.LTE: operator.le, exp.EQ: operator.eq}
+    if isinstance(cond, exp.Between):
+        sub, found = unparen(cond.this), [whole(cond.args.get("low")), whole(cond.args.get("high"))]
+    elif type(cond) in ops:
+        sub, found = unparen(cond.this), [whole(cond.expression)]
+    else:
+        return None
+    bounds = [b for b in found if b is not None]
+    if not isinstance(sub, exp.Sub) or len(bounds) != len(found) \
+            or not (isinstance(sub.this, exp.Column) and isinstance(sub.expression, exp.Column)):
+        return None
+
+    def test(v: int) -> bool:
+        return bounds[0] <= v <= bounds[-1] if isinstance(cond, exp.Between) else bool(ops[type(cond)](v, bounds[0]))
+    a, b = sub.this.name, sub.expression.name
+    if a.lower() == column.lower() and b.lower() != column.lower():
+        other, sign = b, 1
+    elif b.lower() == column.lower() and a.lower() != column.lower():
+        other, sign = a, -1
+    else:
+        return None
+    step = {0: 0, 1: -1, 2: 1}
+    values = [bound + step[k] for n, bound in enumerate(bounds) for k in _sides(cond, n, left=True)]
+    return other, sign, tuple((v, test(v)) for v in dict.fromkeys(values))
+
+
+def _sides(cond: Any, n: int, left: bool | None = None) -> tuple[int, ...]:
+    """Which rows of constant ``n`` of ``cond`` tell a moved or flipped bound apart: 0 the
+    constant, 1 the nearest value below, 2 above. ``x >= c`` (and ``x < c``, a BETWEEN's low
+    end) lies between the value below and ``c``; ``x > c`` (``x <= c``, the high end) between
+    ``c`` and the value above; an equality on both sides. ``left``: the compared side is on
+    the left (else read from ``cond``: a column or a cast column)."""
+    from sqlglot import exp
+    if isinstance(cond, exp.Between):
+        return (1, 0) if n == 0 else (0, 2)
+    if left is None:
+        left = isinstance(cond.this, (exp.Column, exp.Cast))
+    lower = (exp.GTE, exp.LT) if left else (exp.LTE, exp.GT)
+    if isinstance(cond, lower):
+        return (1, 0)
+    if isinstance(cond, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        return (0, 2)
+    return (0, 1, 2)
 
 
 def _form(cond: Any) -> tuple[Any, list[Any]] | None:
@@ -234,11 +364,15 @@ def _form(cond: Any) -> tuple[Any, list[Any]] | None:
     def constant(node: Any) -> bool:
         return node is not None and node.find(exp.Column) is None and node.find(exp.Select) is None \
             and not isinstance(node, exp.Null)
+
+    def column(node: Any) -> Any:  # a column, or a column cast (``cast(d_date AS date) < ...``)
+        inner = node.this if isinstance(node, exp.Cast) else node
+        return inner if isinstance(inner, exp.Column) else None
     if isinstance(cond, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
-        if isinstance(cond.this, exp.Column) and constant(cond.expression):
-            return cond.this, [cond.expression]
-        if isinstance(cond.expression, exp.Column) and constant(cond.this):
-            return cond.expression, [cond.this]
+        if column(cond.this) is not None and constant(cond.expression):
+            return column(cond.this), [cond.expression]
+        if column(cond.expression) is not None and constant(cond.this):
+            return column(cond.expression), [cond.this]
     if isinstance(cond, exp.Between) and isinstance(cond.this, exp.Column) \
             and constant(cond.args.get("low")) and constant(cond.args.get("high")):
         return cond.this, [cond.args["low"], cond.args["high"]]
@@ -289,7 +423,9 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             continue
     sources: dict[int, list[tuple[Any, ...]]] = {}
     trials = shift = 0
-    for probe in g.probes:
+    turn = writer.index // EDGE_SPREAD  # this gold's n-th variant starts from its n-th conjunct: a gold
+    # with more conjuncts than ``MAX_TRIALS`` reach gets edges for each on some variant
+    for probe in g.probes[turn % len(g.probes):] + g.probes[:turn % len(g.probes)]:
         if trials >= MAX_TRIALS:
             break
         leaf = g.leaves[probe.leaf]
@@ -298,6 +434,9 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             sources[probe.leaf] = writer.select_sources(leaf)
         reaching = sources[probe.leaf]
         if not reaching:
+            continue
+        if probe.gap is not None:
+            trials = _write_gap(writer, g, leaf, probe, reaching, trials, answer, answers, guarded)
             continue
         # per part, the variant's row, or the pinned database's where its value is nearer (a
         # subset keeps few of a calendar's days: the nearest day past a bound may be only there)
@@ -309,7 +448,8 @@ def _write_gold(writer: Any, g: PathGold) -> None:
                 found[where] = {}
         targets: list[tuple[Any, Any, int, Any, str]] = []
         keys: set[str] = set()
-        for part in range(probe.parts):
+        lead = (turn * KEPT_PER_PROBE) % probe.members if probe.members else 0  # another member first
+        for part in [*range(lead, probe.members), *range(lead), *range(probe.members, probe.parts)]:
             mine, pinned = found["variant"].get(part), found["pinned"].get(part)
             where, row = ("variant", mine) if mine is not None and (pinned is None or str(mine[3]) == str(pinned[3])) \
                 else ("pinned", pinned)
@@ -335,11 +475,53 @@ def _write_gold(writer: Any, g: PathGold) -> None:
                 break
 
 
+def _write_gap(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, reaching: list[tuple[Any, ...]], trials: int,
+               answer: Any, answers: dict[str, Any], guarded: dict[str, Any]) -> int:
+    """A difference bound's edits: per difference, a reaching row's copy with ``probe.column``
+    moved to the parent row whose key puts the difference there (the variant's, else the
+    pinned database's). Returns the trials spent, in all."""
+    from .constraints import qualified, quote
+    assert probe.gap is not None
+    other, sign, values = probe.gap
+    fact = qualified(leaf.fact, writer.engine)
+    try:  # the differences the pinned rows hold: a copy stays within them (a ship day never before its sale's)
+        least, most = writer.pinned_rows(f"SELECT min({quote(probe.column)} - {quote(other)}) * {sign}, "
+                                         f"max({quote(probe.column)} - {quote(other)}) * {sign} FROM {fact}", [])[0]
+    except Exception:  # too slow, or a form the engine refuses
+        return trials
+    if least is None or most is None:
+        return trials
+    low, high = min(least, most), max(least, most)
+    kept = 0
+    for n, (value, passes) in enumerate([(v, p) for v, p in values if low <= v <= high][:TRIALS_PER_PROBE]):
+        if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE:
+            break
+        source = reaching[(trials + n) % len(reaching)]
+        trials += 1
+        try:
+            base = writer.bounded(f"SELECT {quote(other)} FROM {fact} WHERE rowid = ?", [int(source[0])])
+            if not base or not isinstance(base[0][0], int):
+                continue
+            key = base[0][0] + sign * value
+            found = [(row, where) for where, run in (("variant", writer.bounded), ("pinned", writer.pinned_rows))
+                     for row in run(probe.targets_sql, [key])]
+        except Exception:  # too slow, or a form the engine refuses
+            continue
+        if not found:
+            continue
+        (row, where) = found[0]
+        if _trial(writer, g, leaf, probe, source, row[0], row[1], int(passes), where, answer, answers,
+                  guarded) == "kept":
+            kept += 1
+            _said(writer, g, leaf, probe, f"{other} {'+' if sign > 0 else '-'} {value}", int(passes))
+    return trials
+
+
 def _trial(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
            passes: int, where: str, answer: Any, answers: dict[str, Any], guarded: dict[str, Any]) -> str:
     """One edit: ``kept``, ``undone``, or ``guard`` (undone: a guard's answer moved)."""
     from .leaves import Move
-    asked = g.sql if passes else probe.probe_sql
+    asked = g.sql if passes or probe.split else probe.probe_sql
     try:
         before = answer(asked)
     except Exception:  # the probe fails or overruns here
@@ -384,7 +566,7 @@ def _said(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, value: Any, pas
     fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
     if probe.via is not None:
         parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
-    how = "passes" if passes else "fails only"
+    how = "on the edge of" if probe.split else "passes" if passes else "fails only"
     writer.written.later.setdefault(g.gold, []).append(
         f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
         f"{value} ({how} `{probe.rendered}`)")
