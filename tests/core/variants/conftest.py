@@ -25,3 +25,33 @@ def graded_with_variants(factory: pytest.TempPathFactory, name: str, make: Calla
     path = made(folder, name, make)
     with Grader(path, dialect="duckdb", cache_dir=folder / "cache", variants=8, variant_golds=[gold]) as graded:
         yield folder, graded
+
+
+def output_rows(path: Path, sql: str) -> int:
+    """How many rows ``sql`` returns on the pinned ``path``, its ORDER BY and LIMIT cut off."""
+    import duckdb
+
+    from tests.rows import scalar
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return int(scalar(con, f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g"))
+    finally:
+        con.close()
+
+
+def assert_limit_move_caught(path: Path, cache: Path, wrong: str, gold: str, golds: list[str]) -> None:
+    """``wrong`` (the gold's LIMIT moved by one) passes on the pinned data, whose output is
+    shorter than the LIMIT, and is a coincidental pass on a variant grown past it."""
+    with Grader(path, dialect="duckdb", cache_dir=cache / "plain") as plain:
+        assert plain.compare(wrong, gold).passed  # fewer rows than the LIMIT: n - 1, n and n + 1 agree
+    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=golds) as graded:
+        verdict = graded.compare(wrong, gold)
+    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
+    assert "new output rows" in verdict.explanation and "past its LIMIT" in verdict.explanation
+
+
+def assert_passes_on_variants(path: Path, cache: Path, right: str, gold: str, golds: list[str]) -> None:
+    """A correct rewrite of ``gold`` passes on every one of four variants."""
+    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=golds) as graded:
+        verdict = graded.compare(right, gold)
+    assert verdict.passed, verdict.explanation

@@ -18,8 +18,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.core.variants.conftest import assert_limit_move_caught, assert_passes_on_variants, output_rows
 from tests.rows import scalar
 
 CHANNELS = ("SELECT i_item_id, sum(total) AS total FROM ("
@@ -80,13 +80,6 @@ def make_shop(path: Path) -> None:
     con.close()
 
 
-def _rows(path: Path, sql: str) -> int:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return int(scalar(con, f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g"))
-    finally:
-        con.close()
-
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
@@ -97,27 +90,20 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_golds_return_fewer_rows_than_their_limit_on_the_pinned_data(shop: tuple[Path, Path]) -> None:
     path, _ = shop
-    assert _rows(path, CHANNELS) == 4  # 4 item ids, each with a Music version
-    assert _rows(path, PEOPLE) == 3  # 4 customers on 3 demographics rows
+    assert output_rows(path, CHANNELS) == 4  # 4 item ids, each with a Music version
+    assert output_rows(path, PEOPLE) == 3  # 4 customers on 3 demographics rows
 
 
 @pytest.mark.parametrize("wrong,gold", COINCIDENCES, ids=["channels-5", "channels-7", "people-4", "people-6"])
 def test_a_limit_moved_by_one_is_caught_on_a_variant(shop: tuple[Path, Path], wrong: str, gold: str) -> None:
     path, cache = shop
-    with Grader(path, dialect="duckdb", cache_dir=cache / "plain") as plain:
-        assert plain.compare(wrong, gold).passed  # fewer rows than the LIMIT: n - 1, n and n + 1 agree
-    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=GOLDS) as graded:
-        verdict = graded.compare(wrong, gold)
-    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
-    assert "new output rows" in verdict.explanation and "past its LIMIT" in verdict.explanation
+    assert_limit_move_caught(path, cache, wrong, gold, GOLDS)
 
 
 @pytest.mark.parametrize("right,gold", EQUIVALENTS, ids=["channels", "people"])
 def test_a_correct_rewrite_passes_on_every_variant(shop: tuple[Path, Path], right: str, gold: str) -> None:
     path, cache = shop
-    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=GOLDS) as graded:
-        verdict = graded.compare(right, gold)
-    assert verdict.passed, verdict.explanation
+    assert_passes_on_variants(path, cache, right, gold, GOLDS)
 
 
 def test_new_items_and_customers_keep_the_filter_and_every_observed_inclusion(shop: tuple[Path, Path],

@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.core.variants.conftest import assert_limit_move_caught, assert_passes_on_variants, output_rows
 from tests.rows import scalar
 
 CLASSES = ("SELECT i_category, i_class, sum(ss_sales_price) AS sales, grouping(i_category) + grouping(i_class) "
@@ -63,13 +63,6 @@ def make_shop(path: Path) -> None:
     con.close()
 
 
-def _rows(path: Path, sql: str) -> int:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return int(scalar(con, f"SELECT count(*) FROM ({sql.rsplit(' ORDER BY ', 1)[0]}) AS g"))
-    finally:
-        con.close()
-
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
@@ -80,27 +73,20 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_the_golds_return_fewer_rows_than_their_limit_on_the_pinned_data(shop: tuple[Path, Path]) -> None:
     path, _ = shop
-    assert _rows(path, CLASSES) == 10  # 6 classes, 3 categories, 1 total
-    assert 0 < _rows(path, MONTHS) <= 8  # 2 Books brands by 4 months, those off their mean
+    assert output_rows(path, CLASSES) == 10  # 6 classes, 3 categories, 1 total
+    assert 0 < output_rows(path, MONTHS) <= 8  # 2 Books brands by 4 months, those off their mean
 
 
 @pytest.mark.parametrize("wrong,gold", COINCIDENCES, ids=["classes-11", "classes-13", "months-9", "months-11"])
 def test_a_limit_moved_by_one_is_caught_on_a_variant(shop: tuple[Path, Path], wrong: str, gold: str) -> None:
     path, cache = shop
-    with Grader(path, dialect="duckdb", cache_dir=cache / "plain") as plain:
-        assert plain.compare(wrong, gold).passed  # fewer rows than the LIMIT: n - 1, n and n + 1 agree
-    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=GOLDS) as graded:
-        verdict = graded.compare(wrong, gold)
-    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
-    assert "new output rows" in verdict.explanation and "past its LIMIT" in verdict.explanation
+    assert_limit_move_caught(path, cache, wrong, gold, GOLDS)
 
 
 @pytest.mark.parametrize("right,gold", EQUIVALENTS, ids=["classes", "months"])
 def test_a_correct_rewrite_passes_on_every_variant(shop: tuple[Path, Path], right: str, gold: str) -> None:
     path, cache = shop
-    with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=GOLDS) as graded:
-        verdict = graded.compare(right, gold)
-    assert verdict.passed, verdict.explanation
+    assert_passes_on_variants(path, cache, right, gold, GOLDS)
 
 
 def test_the_new_groups_hold_only_names_the_pinned_data_holds(shop: tuple[Path, Path], tmp_path: Path) -> None:
