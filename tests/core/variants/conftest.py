@@ -55,3 +55,30 @@ def assert_passes_on_variants(path: Path, cache: Path, right: str, gold: str, go
     with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=golds) as graded:
         verdict = graded.compare(right, gold)
     assert verdict.passed, verdict.explanation
+
+
+def assert_caught_on_variants(path: Path, folder: Path, golds: list[str], coincidences: list[tuple[str, str]],
+                              equivalents: list[tuple[str, str]],
+                              references: tuple[tuple[str, str, str], ...]) -> None:
+    """Every (gold, wrong) of ``coincidences`` and (gold, right) of ``equivalents`` passes on
+    the pinned ``path``; on four variants each wrong one is a coincidental pass and each right
+    one passes; every variant keeps ``store_sales``' tickets unique and its ``references``
+    (fact column, table, key) whole."""
+    import duckdb
+    with Grader(path, cache_dir=folder / "plain") as plain:
+        for gold, query in coincidences + equivalents:
+            assert plain.compare(query, gold).passed, query
+    with Grader(path, cache_dir=folder / "cache", variants=4, variant_golds=golds) as graded:
+        verdicts = [(wrong, graded.compare(wrong, gold)) for gold, wrong in coincidences]
+        rights = [(right, graded.compare(right, gold)) for gold, right in equivalents]
+    missed = [wrong for wrong, v in verdicts if (v.passed, v.failure_kind) != (False, "coincidental_pass")]
+    assert not missed, missed
+    for right, v in rights:
+        assert v.passed, (right, v.explanation)
+    for variant in sorted((folder / "cache").rglob("variant-*.duckdb")):
+        con = duckdb.connect(str(variant), read_only=True)
+        assert con.execute("SELECT count(*) - count(DISTINCT ss_ticket_number) FROM store_sales").fetchone()[0] == 0
+        for fk, table, key in references:
+            assert con.execute(f"SELECT count(*) FROM store_sales WHERE {fk} NOT IN (SELECT {key} FROM {table})"
+                               ).fetchone()[0] == 0
+        con.close()

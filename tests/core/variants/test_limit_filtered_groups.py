@@ -80,7 +80,6 @@ def make_shop(path: Path) -> None:
     con.close()
 
 
-
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("filtered")
