@@ -338,7 +338,8 @@ def main() -> None:
     if args.busy is not None:
         _busy(args.busy)
         return
-    if args.replay is not None:
+    if args.replay is not None:  # run in the code's folder: its package first, not this script's checkout's
+        sys.path.insert(0, os.getcwd())
         print(json.dumps(replay(args.replay, args.repeat, args.answers)))
         return
     from _util import PYTHON, ROOT, load
