@@ -44,20 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 WORK = Path(os.environ.get("SQLEVAL_BENCH_WORK", "/tmp/sqleval-bench")) / "engine_split"
 
-# Put first on the engine child's PYTHONPATH: wraps GradingHandler.grade, once its module is
-# loaded, to append each request (with what the handler was made with) to $ENGINE_SPLIT_CAPTURE.
-_HOOK = '''
-import importlib.abc, importlib.util, os, pickle, sys
+# Both hooks' import hook: once the grading handler's module is loaded, ``_patch`` it.
+_FINDER = '''
 _NAME = "pytest_sqleval.core.grading.engine_side"
-
-def _patch(module):
-    real = module.GradingHandler.grade
-    path = f"{os.environ['ENGINE_SPLIT_CAPTURE']}.{os.getpid()}.pkl"
-    def grade(self, req, out):
-        with open(path, "ab") as fh:
-            pickle.dump((str(self.db.path), self.limits, str(self.gold_dir), req), fh)
-        return real(self, req, out)
-    module.GradingHandler.grade = grade
 
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -71,7 +60,23 @@ class _Finder(importlib.abc.MetaPathFinder):
             _patch(module)
         spec.loader.exec_module = exec_module
         return spec
+'''
 
+# Put first on the engine child's PYTHONPATH: wraps GradingHandler.grade, once its module is
+# loaded, to append each request (with what the handler was made with) to $ENGINE_SPLIT_CAPTURE.
+_HOOK = '''
+import importlib.abc, importlib.util, os, pickle, sys
+
+def _patch(module):
+    real = module.GradingHandler.grade
+    path = f"{os.environ['ENGINE_SPLIT_CAPTURE']}.{os.getpid()}.pkl"
+    def grade(self, req, out):
+        with open(path, "ab") as fh:
+            pickle.dump((str(self.db.path), self.limits, str(self.gold_dir), req), fh)
+        return real(self, req, out)
+    module.GradingHandler.grade = grade
+
+''' + _FINDER + '''
 if os.environ.get("ENGINE_SPLIT_CAPTURE"):
     sys.meta_path.insert(0, _Finder())
 '''
@@ -81,7 +86,6 @@ if os.environ.get("ENGINE_SPLIT_CAPTURE"):
 # process's user and system time and page faults, to $ENGINE_SPLIT_TIMES.<pid>.json.
 _TIMERS = '''
 import atexit, gc, importlib.abc, importlib.util, json, os, resource, sys, time
-_NAME = "pytest_sqleval.core.grading.engine_side"
 S = {"steps": {}, "in_peers": False}
 
 def _add(name, spent):
@@ -131,19 +135,7 @@ def _patch(module):
     for name, label in (("_preview", "preview"), ("structure_on_wire", "structural diff")):
         setattr(module, name, _timed(label, getattr(module, name)))
 
-class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != _NAME:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        run = spec.loader.exec_module
-        def exec_module(module):
-            run(module)
-            _patch(module)
-        spec.loader.exec_module = exec_module
-        return spec
-
+''' + _FINDER + '''
 def _gc(phase, info):
     if phase == "start":
         S["gc_from"] = time.thread_time()
