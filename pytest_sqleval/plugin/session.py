@@ -41,6 +41,7 @@ class SqlevalSession:
         self._progress: LiveProgress | None = None
         self._prefetched = False
         self._grades_early: bool | None = None  # grades_what_it_collects, asked once
+        self._only_lists: bool | None = None  # only_lists, asked once
         self.shard_plan: dict[str, Any] | None = None  # this shard's plan (ShardPlan.to_json_dict), when sharded
 
     def _layers_for(self, manifest: Any) -> list[Any]:
@@ -204,8 +205,10 @@ class SqlevalSession:
     def only_lists(self) -> bool:
         """The run lists cases, fixtures or setups (``--collect-only``, ``--fixtures``,
         ``--setup-plan``, ...): it runs no case, so it needs no engine process."""
-        listing = ("collectonly", "showfixtures", "show_fixtures_per_test", "setuponly", "setupplan")
-        return any(getattr(self.config.option, name, None) for name in listing)
+        if self._only_lists is None:  # asked by every case's setup: the options do not change during a run
+            listing = ("collectonly", "showfixtures", "show_fixtures_per_test", "setuponly", "setupplan")
+            self._only_lists = any(getattr(self.config.option, name, None) for name in listing)
+        return self._only_lists
 
     # -- the collected tree and the garbage collector ----------------------------------------
     def freeze_collection(self) -> None:

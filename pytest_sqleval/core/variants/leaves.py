@@ -172,10 +172,10 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
                                 for ca, cc, pa, pc in edges))
     linked = every + list(links)
-    fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact]))
+    fact_table, fact_linked = tables[table_of[fact]], deps_columns(linked, table_of[fact])
+    fact_fresh = fresh_columns(fact_table, fact_linked)
     if fact_fresh is None and not shape:  # a key only observed references bind takes a shared value (``outputs``)
-        fact_fresh = fresh_columns(tables[table_of[fact]], deps_columns(linked, table_of[fact])
-                                   - set(sharable(tables[table_of[fact]], linked)))
+        fact_fresh = fresh_columns(fact_table, fact_linked - set(sharable(fact_table, linked)))
     if fact_fresh is None:
         return None
     aliases = sorted(sources)
