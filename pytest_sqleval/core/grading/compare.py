@@ -807,6 +807,7 @@ SMALL_ROWS = 20  # rows a side up to which a match is first looked for among Pyt
 #                 miss then costs the general path about 0.07 ms more at 5 rows (0.15 ms at 50, hence 20)
 _SMALL_TYPES = (pat.is_null, pat.is_boolean, pat.is_integer, pat.is_floating, pat.is_string, pat.is_large_string,
                 pat.is_date32)
+_SMALL_MATCH_TYPES = (*_SMALL_TYPES, pat.is_decimal)  # small_match's: decimals too, Python's Decimal is exact
 
 
 def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
@@ -814,10 +815,13 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
     fixed costs (a few hundred microseconds of Arrow and numpy set-up per comparison);
     None whenever it is not shown here, and the general path decides. Shown only where
     Python's equality of the values implies the contract's: one kind per column on both
-    sides (integers with numbers), of the types listed above (no decimals, temporals
+    sides (integers with numbers), of the types listed above and decimals (no temporals
     other than dates, nested values), the same rows as a multiset (in the same order when
-    ordered). Python's ``1 == 1.0`` is the contract's too; a NaN, never equal to itself
-    here, falls to the general path; the kinds keep a string from a number."""
+    ordered). Python's ``1 == 1.0`` is the contract's too, and so is ``Decimal('1.50') ==
+    Decimal('1.5')`` and ``Decimal('2.00') == 2`` (decimals and integers: exact, as ``_exact``); a decimal
+    beside a float is left to the general path, whose double of a long decimal may be a
+    tolerance away (its evidence says so). A NaN, never equal to itself here, falls to the
+    general path; the kinds keep a string from a number."""
     n = gold.num_columns
     if not n or gold.num_rows != pred.num_rows or gold.num_rows > SMALL_ROWS:
         return None
@@ -825,12 +829,9 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
         gold, n = gold.drop_columns([GID_COLUMN]), n - 1
     if not n or pred.num_columns != n:
         return None
-    gk, pk = _small_kinds(gold.schema.types), _small_kinds(pred.schema.types)
-    if gk is None or pk is None:
+    gk, pk = _small_kinds(gold.schema.types, _SMALL_MATCH_TYPES), _small_kinds(pred.schema.types, _SMALL_MATCH_TYPES)
+    if gk is None or pk is None or not all(_python_equal(a, b) for a, b in zip(gk, pk)):
         return None
-    if any(a != b and not (a in NUMBERS and b in NUMBERS) and "null" not in (a, b)
-           for a, b in zip(gk, pk)):
-        return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
     try:
         rows_g = list(zip(*(c.to_pylist() for c in gold.columns)))
         rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
@@ -847,15 +848,23 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
 
 
 @functools.lru_cache(maxsize=512)
-def _small_kind(t: pa.DataType) -> str | None:
-    """``kind_of(t)`` for the types the small paths read as Python values, else None."""
-    return kind_of(t) if any(test(t) for test in _SMALL_TYPES) else None
+def _small_kind(t: pa.DataType, tests: tuple[Callable[[pa.DataType], bool], ...] = _SMALL_TYPES) -> str | None:
+    """``kind_of(t)`` for the types a small path reads as Python values (``tests``), else None."""
+    return kind_of(t) if any(test(t) for test in tests) else None
 
 
-def _small_kinds(types: list[pa.DataType]) -> list[str] | None:
+def _small_kinds(types: list[pa.DataType],
+                 tests: tuple[Callable[[pa.DataType], bool], ...] = _SMALL_TYPES) -> list[str] | None:
     """Each type's ``_small_kind``; None if one has none."""
-    kinds = [_small_kind(t) for t in types]
+    kinds = [_small_kind(t, tests) for t in types]
     return None if None in kinds else [k for k in kinds if k is not None]
+
+
+def _python_equal(a: str, b: str) -> bool:
+    """Whether Python's ``==`` between values of small kinds ``a`` and ``b`` shows the
+    contract's equality, evidence and all: one kind, numbers but a decimal beside a float,
+    or a NULL-only column beside any kind (only NULLs equal it, and Python agrees)."""
+    return a == b or "null" in (a, b) or (a in NUMBERS and b in NUMBERS and {a, b} != {"decimal", "float"})
 
 
 def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
@@ -900,8 +909,8 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
 
         def holds(mapping: list[int]) -> bool:
             for a, j in zip(gk, mapping):
-                b = pk[j]  # Python's == is the contract's between these kinds
-                if b is None or not (a == b or (a in NUMBERS and b in NUMBERS) or "null" in (a, b)):
+                b = pk[j]
+                if b is None or not _python_equal(a, b):
                     return False
             g = list(zip(*gvals))
             p = list(zip(*(pvals(j) for j in mapping)))
