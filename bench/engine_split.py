@@ -177,7 +177,8 @@ def main() -> None:
     ap.add_argument("--replay", type=Path, default=None, help=argparse.SUPPRESS)  # the child's part
     ap.add_argument("--answers", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.replay is not None:
+    if args.replay is not None:  # run in the code's folder: its package first, not this script's checkout's
+        sys.path.insert(0, os.getcwd())
         print(json.dumps(replay(args.replay, args.repeat, args.answers)))
         return
     from _util import PYTHON, ROOT, load
