@@ -287,7 +287,7 @@ class Comparator:
         keys = table.select(key_positions)
         kinds = [kind_of(f.type) for f in keys.schema]
         st = _Stack.build(keys, keys.slice(0, 0), kinds, kinds, self._cast)
-        return pa.array(_breaks(st, np.arange(st.ng)).cumsum(), pa.int64())
+        return _int64_array(_breaks(st, np.arange(st.ng)).cumsum())
 
     def compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         """The verdict under ``spec``'s column rule, with the other rule's verdict recorded
@@ -408,7 +408,7 @@ class Comparator:
     def _compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
-            gid = pc.cast(gold.column(gold.num_columns - 1), pa.int64()).to_numpy()
+            gid = _numpy(pc.cast(gold.column(gold.num_columns - 1), pa.int64()))
             gold = gold.drop_columns([GID_COLUMN])
         gk = [kind_of(f.type) for f in gold.schema]
         pk = [kind_of(f.type) for f in pred.schema]
@@ -521,7 +521,7 @@ class Comparator:
                 return strict  # a row from outside the tie group
             chosen = np.concatenate((chosen, spare[owner]))
         rows = np.concatenate((np.arange(before), np.sort(chosen)))
-        expected = full.take(pa.array(rows, pa.int64())).rename_columns(plain.column_names)
+        expected = full.take(_int64_array(rows)).rename_columns(plain.column_names)
         tie_gid = gid.slice(before, 1).to_pylist()[0] if before < k else None
         gids = pa.array(gid.slice(0, before).to_pylist() + [tie_gid] * (k - before), gid.type)
         result = self._compare(expected.append_column(GID_COLUMN, gids), pred, spec)
@@ -807,6 +807,7 @@ SMALL_ROWS = 20  # rows a side up to which a match is first looked for among Pyt
 #                 miss then costs the general path about 0.07 ms more at 5 rows (0.15 ms at 50, hence 20)
 _SMALL_TYPES = (pat.is_null, pat.is_boolean, pat.is_integer, pat.is_floating, pat.is_string, pat.is_large_string,
                 pat.is_date32)
+_SMALL_MATCH_TYPES = (*_SMALL_TYPES, pat.is_decimal)  # small_match's: decimals too, Python's Decimal is exact
 
 
 def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
@@ -814,10 +815,13 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
     fixed costs (a few hundred microseconds of Arrow and numpy set-up per comparison);
     None whenever it is not shown here, and the general path decides. Shown only where
     Python's equality of the values implies the contract's: one kind per column on both
-    sides (integers with numbers), of the types listed above (no decimals, temporals
+    sides (integers with numbers), of the types listed above and decimals (no temporals
     other than dates, nested values), the same rows as a multiset (in the same order when
-    ordered). Python's ``1 == 1.0`` is the contract's too; a NaN, never equal to itself
-    here, falls to the general path; the kinds keep a string from a number."""
+    ordered). Python's ``1 == 1.0`` is the contract's too, and so is ``Decimal('1.50') ==
+    Decimal('1.5')`` and ``Decimal('2.00') == 2`` (decimals and integers: exact, as ``_exact``); a decimal
+    beside a float is left to the general path, whose double of a long decimal may be a
+    tolerance away (its evidence says so). A NaN, never equal to itself here, falls to the
+    general path; the kinds keep a string from a number."""
     n = gold.num_columns
     if not n or gold.num_rows != pred.num_rows or gold.num_rows > SMALL_ROWS:
         return None
@@ -825,12 +829,9 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
         gold, n = gold.drop_columns([GID_COLUMN]), n - 1
     if not n or pred.num_columns != n:
         return None
-    gk, pk = _small_kinds(gold.schema.types), _small_kinds(pred.schema.types)
-    if gk is None or pk is None:
+    gk, pk = _small_kinds(gold.schema.types, _SMALL_MATCH_TYPES), _small_kinds(pred.schema.types, _SMALL_MATCH_TYPES)
+    if gk is None or pk is None or not all(_python_equal(a, b) for a, b in zip(gk, pk)):
         return None
-    if any(a != b and not (a in NUMBERS and b in NUMBERS) and "null" not in (a, b)
-           for a, b in zip(gk, pk)):
-        return None  # a NULL-only column beside any kind: only NULLs equal it, and Python agrees
     try:
         rows_g = list(zip(*(c.to_pylist() for c in gold.columns)))
         rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
@@ -847,15 +848,23 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
 
 
 @functools.lru_cache(maxsize=512)
-def _small_kind(t: pa.DataType) -> str | None:
-    """``kind_of(t)`` for the types the small paths read as Python values, else None."""
-    return kind_of(t) if any(test(t) for test in _SMALL_TYPES) else None
+def _small_kind(t: pa.DataType, tests: tuple[Callable[[pa.DataType], bool], ...] = _SMALL_TYPES) -> str | None:
+    """``kind_of(t)`` for the types a small path reads as Python values (``tests``), else None."""
+    return kind_of(t) if any(test(t) for test in tests) else None
 
 
-def _small_kinds(types: list[pa.DataType]) -> list[str] | None:
+def _small_kinds(types: list[pa.DataType],
+                 tests: tuple[Callable[[pa.DataType], bool], ...] = _SMALL_TYPES) -> list[str] | None:
     """Each type's ``_small_kind``; None if one has none."""
-    kinds = [_small_kind(t) for t in types]
+    kinds = [_small_kind(t, tests) for t in types]
     return None if None in kinds else [k for k in kinds if k is not None]
+
+
+def _python_equal(a: str, b: str) -> bool:
+    """Whether Python's ``==`` between values of small kinds ``a`` and ``b`` shows the
+    contract's equality, evidence and all: one kind, numbers but a decimal beside a float,
+    or a NULL-only column beside any kind (only NULLs equal it, and Python agrees)."""
+    return a == b or "null" in (a, b) or (a in NUMBERS and b in NUMBERS and {a, b} != {"decimal", "float"})
 
 
 def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
@@ -900,8 +909,8 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
 
         def holds(mapping: list[int]) -> bool:
             for a, j in zip(gk, mapping):
-                b = pk[j]  # Python's == is the contract's between these kinds
-                if b is None or not (a == b or (a in NUMBERS and b in NUMBERS) or "null" in (a, b)):
+                b = pk[j]
+                if b is None or not _python_equal(a, b):
                     return False
             g = list(zip(*gvals))
             p = list(zip(*(pvals(j) for j in mapping)))
@@ -1281,14 +1290,14 @@ def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -
     if both is None:
         sql_type = "DOUBLE" if kind == "float" else "VARCHAR"
         both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "float" else pa.string())
-    null = pc.is_null(both).to_numpy(zero_copy_only=False) if both.null_count else None
+    null = _numpy(pc.is_null(both)) if both.null_count else None
     tol = pat.is_float64(both.type)
     if pat.is_string(both.type) or pat.is_large_string(both.type):
         key = _codes(both)
     else:
         if pat.is_temporal(both.type):
             both = pc.cast(both, pa.int32() if pat.is_date32(both.type) else pa.int64())
-        key = (pc.fill_null(both, 0) if null is not None else both).to_numpy() if n else np.zeros(0, np.int64)
+        key = _numpy(both) if n else np.zeros(0, np.int64)
     return _Col(key, null, tol)
 
 
@@ -1319,7 +1328,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
     is read from its buffer (the low word, when the higher words only extend its sign),
     never through a double."""
     n = len(x)
-    null = pc.is_null(x).to_numpy(zero_copy_only=False) if x.null_count else np.zeros(n, bool)
+    null = _numpy(pc.is_null(x)) if x.null_count else np.zeros(n, bool)
     if pat.is_null(x.type):
         return np.zeros(n, np.int64), null
     if pat.is_integer(x.type):
@@ -1327,7 +1336,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
             ints = pc.cast(x, pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None  # uint64 past 2**63
-        key, factor = (pc.fill_null(ints, 0) if x.null_count else ints).to_numpy(), 10 ** scale
+        key, factor = _numpy(ints), 10 ** scale
     else:
         words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
         dtype = np.int32 if x.type.bit_width == 32 else np.int64
@@ -1341,7 +1350,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
                 both = both.reshape(-1, words)
                 sign = low >> 63
                 fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
-                if not fits.all() and not (fits | pc.is_null(c).to_numpy(zero_copy_only=False)).all():
+                if not fits.all() and not (fits | _numpy(pc.is_null(c))).all():
                     return None  # a value past int64
             lows.append(low)
         key = np.concatenate(lows) if len(lows) > 1 else lows[0] if lows else np.zeros(0, np.int64)
@@ -1377,6 +1386,43 @@ def _stacked(sides: list[pa.ChunkedArray], target: pa.DataType) -> pa.ChunkedArr
     return pa.chunked_array([c for x in sides for c in x.chunks], type=target)
 
 
+def _numpy(x: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A column of fixed-width numbers (0 under a NULL) or of booleans without NULLs as numpy,
+    read from its buffers: pyarrow's ``to_numpy``, like ``pa.array`` and ``pc.fill_null(x, 0)``
+    (see ``_int64_array``), imports pandas on its first call, 150 ms of an engine process's
+    CPU, 0.15 ms a case of a 1000-case run."""
+    parts = []
+    for c in x.chunks if isinstance(x, pa.ChunkedArray) else [x]:
+        n, at = len(c), c.offset
+        if pat.is_boolean(c.type) and not c.null_count:
+            parts.append(_bits(c.buffers()[1], at, n))
+        elif pat.is_integer(c.type) or pat.is_floating(c.type):
+            dtype = np.dtype(c.type.to_pandas_dtype())
+            values = np.frombuffer(c.buffers()[1], dtype, at + n)[at:] if n else np.zeros(0, dtype)
+            if c.null_count:
+                values = values.copy()
+                values[~_bits(c.buffers()[0], at, n)] = 0
+            parts.append(values)
+        else:
+            parts.append(c.to_numpy(zero_copy_only=False))
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, np.dtype(x.type.to_pandas_dtype()))
+
+
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
+    """``n`` bits of an Arrow bitmap from bit ``offset``, as booleans."""
+    return np.unpackbits(np.frombuffer(buffer, np.uint8), bitorder="little")[offset:offset + n].view(bool) if n \
+        else np.zeros(0, bool)
+
+
+def _int64_array(values: Any) -> pa.Array:
+    """Integers (positions, group ids) as an Arrow int64 array made on numpy's buffer, not by
+    ``pa.array``, which imports pandas on its first call (``_numpy``)."""
+    data = np.ascontiguousarray(values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
 def _codes(strings: pa.ChunkedArray) -> np.ndarray:
     """Codes of one dictionary over all chunks (a NULL's code is 0; its mask says NULL)."""
     enc = pc.dictionary_encode(strings)
@@ -1384,8 +1430,7 @@ def _codes(strings: pa.ChunkedArray) -> np.ndarray:
         enc = pa.chunked_array([pc.dictionary_encode(strings.combine_chunks())])
     if not enc.num_chunks:
         return np.zeros(0, np.int32)
-    codes = [c.indices if not c.null_count else pc.fill_null(c.indices, 0) for c in enc.chunks]
-    return np.concatenate([c.to_numpy() for c in codes])
+    return np.concatenate([_numpy(c.indices) for c in enc.chunks])
 
 
 # -- grouping and pairing ----------------------------------------------------------------------
@@ -1604,7 +1649,7 @@ def _overlap(res: CompareResult, counts: tuple[int, int] | None) -> None:
 
 def _rows_at(table: pa.Table, positions: Any) -> list[list[Any]]:
     """The rows at ``positions``, as they came (not canonical), for reports."""
-    return _report_rows(table.take(pa.array(np.asarray(positions, np.int64))))
+    return _report_rows(table.take(_int64_array(positions)))
 
 
 def _renamed(t: pa.Table) -> pa.Table:

@@ -3,6 +3,7 @@ and the evidence is the general path's to the last field, on random small tables
 retyped columns, NULLs, floats with noise, NaN, -0.0, duplicates, ordered and not)."""
 from __future__ import annotations
 
+import decimal
 import json
 from dataclasses import replace
 
@@ -33,6 +34,7 @@ def _text(res: C.CompareResult) -> str:
 
 def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
     decided: list[bool] = []
+    decimals: list[bool] = []  # decided with a decimal column (of the gold's or the prediction's)
 
     @settings(PROPS, derandomize=True)  # the floor below counts examples: random draws left it at 14 once
     @given(case=tables())
@@ -42,12 +44,15 @@ def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
             s = replace(spec, column_order=column_order)
             fast = C.small_match(gold, pred, s)
             decided.append(fast is not None)
+            decimals.append(fast is not None and any(pa.types.is_decimal(t)
+                                                     for t in gold.schema.types + pred.schema.types))
             general = _general(cmp, gold, pred, s)
             assert _text(cmp.compare(gold, pred, s)) == general, (gold.to_pydict(), pred.to_pydict(), s)
             if fast is not None:
                 assert fast.match and _text(fast) == general
     agree()
     assert sum(decided) >= 20, "the small path decided too few cases: the general path was compared with itself"
+    assert sum(decimals) >= 10, "too few decimal results decided on the small path"
 
 
 def test_a_shuffled_five_row_result_is_matched_on_the_small_path(cmp: Comparator) -> None:
@@ -63,3 +68,25 @@ def test_a_shuffled_five_row_result_is_matched_on_the_small_path(cmp: Comparator
     assert not cmp.compare(gold, wrong, CompareSpec()).match
     as_text = pred.set_column(0, "a", pa.array(["3", "5", "1", "3", "2"]))
     assert C.small_match(gold, as_text, CompareSpec()) is None  # a string never equals a number
+
+
+def test_decimal_results_are_matched_on_the_small_path(cmp: Comparator) -> None:
+    """Sums and averages of money arrive as decimals: matched on the small path at any scale
+    and beside integers (exactly, as the general path's ``_exact``), with its evidence."""
+    gold = pa.table({"name": ["a", "b", "c"], "total": pa.array([decimal.Decimal("1.50"), None,
+                                                                decimal.Decimal("1999000.00")], pa.decimal128(38, 2))})
+    finer = pa.table({"n": ["c", "a", "b"], "t": pa.array([decimal.Decimal("1999000.0000"), decimal.Decimal("1.5000"),
+                                                          None], pa.decimal128(20, 4))})
+    for spec in (CompareSpec(), CompareSpec(column_order="any")):
+        fast = C.small_match(gold, finer, spec)
+        assert fast is not None and fast.match and _text(fast) == _general(cmp, gold, finer, spec)
+    whole = pa.table({"n": [2, 3]}), pa.table({"n": pa.array([decimal.Decimal("3"), decimal.Decimal("2.000")],
+                                                             pa.decimal128(10, 3))})
+    fast = C.small_match(*whole, CompareSpec())
+    assert fast is not None and _text(fast) == _general(cmp, *whole, CompareSpec())
+    cent = finer.set_column(1, "t", pa.array([decimal.Decimal("1999000.0100"), decimal.Decimal("1.5"), None],
+                                             pa.decimal128(20, 4)))
+    assert C.small_match(gold, cent, CompareSpec()) is None and not cmp.compare(gold, cent, CompareSpec()).match
+    as_float = finer.set_column(1, "t", pa.array([1999000.0, 1.5, None], pa.float64()))
+    assert C.small_match(gold, as_float, CompareSpec()) is None  # a double beside a decimal: the general path's
+    assert cmp.compare(gold, as_float, CompareSpec()).match

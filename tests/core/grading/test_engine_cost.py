@@ -138,3 +138,36 @@ def _in_process_grader(shop_db: Path, tmp_path: Path) -> SuiteGrader:
     limits = Limits(timeout_s=5)
     return SuiteGrader(shop_db, limits=limits, cache_dir=tmp_path,
                        started=SuiteGrader.start_engine(shop_db, limits, tmp_path, InProcessEngine()))
+
+
+_COMPARISONS = '''
+import sys, duckdb
+from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
+con = duckdb.connect()
+def q(sql):
+    return con.sql(sql).to_arrow_table()
+gold = q("SELECT * FROM (VALUES (1, 'a', 1.50::DECIMAL(38,2), 0.5, DATE '2020-01-01', TRUE),"
+         " (2, NULL, NULL, NULL, NULL, NULL), (2, 'b', 3.25::DECIMAL(38,2), 1e300, DATE '1999-12-31', FALSE)) t")
+preds = [q("SELECT * FROM (VALUES (2, 'b', 3.25::DECIMAL(20,4), 1e300*(1+1e-9), DATE '1999-12-31', FALSE),"
+           " (1, 'a', 1.5::DECIMAL(20,4), 0.5, DATE '2020-01-01', TRUE), (2, NULL, NULL, NULL, NULL, NULL)) t"),
+         q("SELECT * FROM (VALUES (1, 'a', 1.51::DECIMAL(38,2), 0.5, DATE '2020-01-01', TRUE),"
+           " (3, NULL, NULL, 2.0, NULL, NULL)) t"),
+         q("SELECT range AS i, range::VARCHAR AS s FROM range(50)")]
+cmp = Comparator(threads=1)
+verdicts = [(cmp.compare(gold, p, CompareSpec(ordered=o)).to_dict()["reason"]) for p in preds for o in (False, True)]
+ties = cmp.tie_groups(gold, [0])
+print(verdicts, ties.to_pylist(), "pandas" in sys.modules)
+'''
+
+
+def test_comparing_results_on_the_general_path_does_not_import_pandas() -> None:
+    """The general path reads Arrow columns as numpy from their buffers: pyarrow's
+    ``to_numpy``, ``pa.array`` and ``fill_null(x, 0)`` import pandas on their first call,
+    150 ms of the engine process's CPU in every run (0.15 ms a case of a 1000-case run)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _COMPARISONS], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3])
+    assert out.stdout.split()[-1] == "False", out.stdout
+    assert out.stdout.startswith("['equal', 'order_only', 'row_count', 'row_count', 'arity_mismatch', "
+                                 "'arity_mismatch'] [1, 2, 2]"), out.stdout
