@@ -207,8 +207,9 @@ class BoundaryRows:
             turns = {False: 0, True: 0}
             for clone in self.clones:
                 i = turns[bool(clone.limit)]
-                turns[bool(clone.limit)] += 1
-                if (i + index) % (CLONE_SPREAD * clone.spread) == 0 and cloner.write(clone, index):
+                turns[bool(clone.limit)] += bool(clone.spread)  # spread 0: in every variant, no turn taken
+                if (not clone.spread or (i + index) % (CLONE_SPREAD * clone.spread) == 0) \
+                        and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
             grouper = GroupWriter(con, engine, tables, cloner, lambda sql, params: _bounded(con, sql, params),
                                   lambda table: self._identity(table, tables, list(dependencies)), writer.allowed)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .memo import LastOne
 
@@ -78,7 +78,9 @@ class CloneWitness:
     # then one more with r1 (the rest of the gap to the bound)
     filled: bool = False
     regroup: str | None = None  # a fact column given a pinned value the variant's column lacks: a new group
-    spread: int = 1  # written into every spread-th variant (new-row kinds: NEW_ROW_SPREAD, within the disk budget)
+    # written into every (CLONE_SPREAD * spread)-th variant (new-row kinds: NEW_ROW_SPREAD, within the disk
+    # budget); 0: into every variant (a set operation's branch rows: one tuple's rows go into each branch together)
+    spread: int = 1
     # a LIMIT witness: ``count_sql`` gives the gold's rows (its LIMIT left off) on the variant;
     # new paths (``parent`` given: each a new parent row with ``renamed`` given new values) are
     # added until there are ``limit + 1`` of them, so LIMIT n-1, n and n+1 differ
@@ -128,11 +130,150 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
+        for setop in tree.find_all(exp.Intersect, exp.Except):
+            if isinstance(setop.parent, type(setop)):
+                continue  # a chain's inner node: its outermost node takes every branch
+            try:
+                found = _branch_witnesses(setop, names, tables, deps, dialect, digest)
+            except Exception:  # an odd tree: no branch witness for this set operation
+                continue
+            out += [w for w in found if w not in out]
     return out
 
 
-def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
-                      digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
+def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
+                      digest: str) -> list[CloneWitness]:
+    """Rows that give branches of an INTERSECT or EXCEPT a tuple in common: a copy of a fact
+    row that reaches branch Y's output, its foreign keys moved to the parent rows of a row
+    that reaches branch X's (the branches project the same parent columns), so Y outputs
+    X's tuple. Branches of different fact tables rarely share a tuple on the pinned data
+    (TPC-DS's channels: one customer's store, catalog and web sales on one date), so such a
+    gold is often empty there, and a near-miss whose branch lost a join predicate (a cross
+    product: every customer of its sales with every date) coincides with it. Per variant:
+    one tuple in every branch (an INTERSECT's answer with a value), and per branch Z and
+    projected parent, a tuple in the two other branches whose parent row Z's reaching rows
+    use (the tuple Z's cross product adds). An EXCEPT: each later branch given a tuple of
+    the first (the answer loses it)."""
+    from sqlglot import exp
+
+    from .constraints import Dependency
+    from .witnesses import resolve_column
+
+    def leaves(node: Any) -> list[Any]:
+        if isinstance(node, type(setop)):
+            return leaves(node.this) + leaves(node.expression)
+        return [node]
+
+    branches = leaves(setop)
+    if len(branches) < 2 or not all(isinstance(b, exp.Select) for b in branches):
+        return []
+    shapes: list[tuple[Any, _Star, list[tuple[Any, ...]]]] = []
+    for b in branches:
+        star = _star(b, names, tables, deps)
+        if star is None:
+            return []
+        projected = []
+        for e in b.expressions:
+            key = resolve_column(e.unalias(), star.sources, names.lower) if isinstance(e.unalias(), exp.Column) \
+                else None
+            # the fact's edge whose parent side reads the projected column
+            edge = next((g for g in star.edges if key is not None and g[0] == star.fact
+                         and key[0] in _reached(g[2], star.edges)), None)
+            if key is None or edge is None:
+                return []
+            projected.append((star.table_of[edge[2]], edge[3], star.table_of[key[0]], key[1], edge))
+        shapes.append((b, star, projected))
+    if any([p[:4] for p in shape[2]] != [p[:4] for p in shapes[0][2]] for shape in shapes):
+        return []
+    moved = [list(dict.fromkeys(p[4] for p in shape[2])) for shape in shapes]  # per branch, its edges to move
+    if len({len(m) for m in moved}) != 1:
+        return []
+
+    def reaching(k: int, columns: list[Any]) -> Any:
+        q = shapes[k][0].copy()
+        for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+            q.set(arg, None)
+        q.set("expressions", columns)
+        return q
+
+    def witness(x: int, y: int, turn: int, apart: tuple[int, ...] = (), only: int | None = None) -> CloneWitness:
+        """Y given the tuple of a reaching X row (rotated by ``turn``) that no branch of ``apart``
+        gives yet; ``only``: Y's row moved on that edge alone (its other parents its own)."""
+        (_, xstar, _), (yb, ystar, _) = shapes[x], shapes[y]
+        edges = list(range(len(moved[y]))) if only is None else [only]
+        xq = reaching(x, [exp.alias_(exp.column(moved[x][k][1], table=moved[x][k][0]), f"r{k}") for k in edges])
+        mine = [exp.column(e[1], table=e[0]) for e in moved[x]]
+        for other in apart:
+            keys = [exp.column(e[1], table=e[0]) for e in moved[other]]
+            xq = xq.where(exp.not_(exp.In(this=mine[0] if len(mine) == 1 else exp.Tuple(expressions=mine),
+                                          query=exp.Subquery(this=reaching(other, keys)))))
+        xq = xq.join(exp.to_table("__turn"), join_type="cross")
+        xq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=xstar.fact), turn))]))
+        xq.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+        # Y's reaching row, its moved edges' parents joined to X's values instead
+        yq = reaching(y, [exp.alias_(exp.column("rowid", table=ystar.fact), "w0")]
+                      + [exp.alias_(exp.column(f"r{k}", table="__x"), f"r{k}") for k in edges])
+        yq.set("where", None)
+        for j in yq.args.get("joins") or []:
+            j.set("on", None)
+            j.set("kind", "CROSS")
+        dropped = {moved[y][k][4] for k in edges}
+        filters = [c.copy() for i, c in enumerate(ystar.conjuncts) if i not in dropped]
+        filters += [exp.EQ(this=exp.column(moved[y][k][3], table=moved[y][k][2]),
+                           expression=exp.column(f"r{k}", table="__x")) for k in edges]
+        yq = yq.join(exp.Subquery(this=xq, alias=exp.TableAlias(this=exp.to_identifier("__x"))), join_type="cross")
+        yq = yq.join(exp.to_table("__turn"), join_type="cross")
+        yq.set("where", exp.Where(this=exp.and_(*filters)))
+        yq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=ystar.fact)))]))
+        yq.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+        table_of = ystar.table_of
+        links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
+                                    for ca, cc, pa, pc, _ in ystar.edges))
+        fact_name, x_name = (s.table_of[s.fact].rsplit(".", 1)[-1] for s in (ystar, xstar))
+        shown = ", ".join(f"{p[2].rsplit('.', 1)[-1]}.{p[3]}" for p in shapes[y][2])
+        what = (f"a copy of a {fact_name} row moved to the ({shown}) of a {x_name} row: both branches of the "
+                f"gold's {setop.key.upper()} give that tuple") if only is None else (
+                f"a copy of a {fact_name} row moved to the {table_of[moved[y][only][2]].rsplit('.', 1)[-1]} row of a "
+                f"{x_name} row (a branch that lost a join predicate gives that row's tuple)")
+        return CloneWitness(digest, table_of[ystar.fact], f"WITH __turn AS (SELECT ? AS salt) {yq.sql(dialect=dialect)}",
+                            tuple(moved[y][k][1] for k in edges), (), what, links=links, spread=0)
+
+    n = len(branches)
+    out = [witness(0, y, 0) for y in range(1, n)]  # INTERSECT: one tuple in every branch; EXCEPT: one left out
+    if isinstance(setop, exp.Intersect):
+        # per branch Z and edge k: a tuple of X and Y (none of Z's), and a row of Z on the tuple's k-th parent
+        for z in range(n):
+            x, y = [k for k in range(n) if k != z][:2]
+            for k in range(len(moved[0]) if len(moved[0]) > 1 else 0):
+                turn = 1 + z * len(moved[0]) + k
+                out += [witness(x, z, turn, (y, z), k), witness(x, y, turn, (y, z))]
+    return out
+
+
+def _turned(rowid: Any, shift: int = 0) -> Any:
+    """``turned_rowid`` with the turn read from the ``__turn`` row (a query that scrambles two
+    row choices, each in its own SELECT, and has one parameter); ``shift`` another order for
+    another witness of the same turn."""
+    from sqlglot import exp
+    salt = exp.Add(this=exp.column("salt", table="__turn"), expression=exp.Literal.number(shift * 1000003))
+    scrambled = exp.Add(this=exp.Mul(this=rowid, expression=exp.Literal.number(2654435761)), expression=salt)
+    return exp.Mod(this=exp.Paren(this=scrambled), expression=exp.Literal.number(4294967291))
+
+
+class _Star(NamedTuple):
+    """A SELECT read as a star: its tables by alias, its WHERE/ON conjuncts (with the
+    aliases each reads), the join edges a reference backs, and the fact (the sink)."""
+    sources: dict[str, str]
+    table_of: dict[str, str]
+    conjuncts: list[Any]
+    alias_sets: list[Any]
+    edges: list[tuple[str, str, str, str, int]]  # child alias, child col, parent alias, parent col, conjunct
+    fact: str
+
+
+def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _Star | None:
+    """``select`` as a star of tables joined by references, or None (an outer join, a
+    derived table, an outer query's column, no fact)."""
     from sqlglot import exp
 
     from .witnesses import resolve_column, select_sources, split_terms
@@ -140,9 +281,9 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
                           for j in joins):
-        return []
+        return None
     if len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
-        return []  # a derived table in FROM: its rows are not a table's
+        return None  # a derived table in FROM: its rows are not a table's
     conjuncts: list[Any] = []
     where = select.args.get("where")
     if where is not None:
@@ -151,12 +292,11 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         if j.args.get("on") is not None:
             conjuncts += split_terms(j.args["on"], exp.And)
 
-    def own_columns(node: Any) -> list[Any]:
-        return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
-
     def aliases_of(node: Any) -> set[str] | None:
         out = set()
-        for col in own_columns(node):
+        for col in node.find_all(exp.Column):
+            if col.find_ancestor(exp.Select) is not select:
+                continue
             key = resolve_column(col, sources, names.lower)
             if key is None:
                 return None  # an outer query's column, or an ambiguous one
@@ -165,9 +305,9 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
 
     alias_sets = [aliases_of(c) for c in conjuncts]
     if any(a is None for a in alias_sets):
-        return []
+        return None
     table_of = {a: names.originals[t] for a, t in sources.items()}
-    edges: list[tuple[str, str, str, str, int]] = []  # child alias, child col, parent alias, parent col, conjunct
+    edges: list[tuple[str, str, str, str, int]] = []
     for i, c in enumerate(conjuncts):
         if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column):
             left, right = resolve_column(c.this, sources, names.lower), resolve_column(c.expression, sources, names.lower)
@@ -187,8 +327,23 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     sinks = sorted((a for a in sources if a not in parents),
                    key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
+        return None
+    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0])
+
+
+def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
+                      digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
+    from sqlglot import exp
+
+    from .witnesses import resolve_column
+    star = _star(select, names, tables, deps)
+    if star is None:
         return []
-    fact = sinks[0]
+    sources, table_of, conjuncts, alias_sets, edges, fact = star
+
+    def own_columns(node: Any) -> list[Any]:
+        return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
+
     # the path's references count as dependencies where nothing declared or observed backs
     # them (TPC-DS's ``ss_item_sk = i_item_sk``: no foreign key, no name the observer links):
     # a clone keeps them pointing at rows that exist, and never gives them a fresh value
