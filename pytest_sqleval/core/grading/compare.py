@@ -408,7 +408,7 @@ class Comparator:
     def _compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
-            gid = _numpy(pc.cast(gold.column(gold.num_columns - 1), pa.int64()))
+            gid = numpy_numbers(pc.cast(gold.column(gold.num_columns - 1), pa.int64()))
             gold = gold.drop_columns([GID_COLUMN])
         gk = [kind_of(f.type) for f in gold.schema]
         pk = [kind_of(f.type) for f in pred.schema]
@@ -1290,14 +1290,14 @@ def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -
     if both is None:
         sql_type = "DOUBLE" if kind == "float" else "VARCHAR"
         both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "float" else pa.string())
-    null = _numpy(pc.is_null(both)) if both.null_count else None
+    null = numpy_numbers(pc.is_null(both)) if both.null_count else None
     tol = pat.is_float64(both.type)
     if pat.is_string(both.type) or pat.is_large_string(both.type):
         key = _codes(both)
     else:
         if pat.is_temporal(both.type):
             both = pc.cast(both, pa.int32() if pat.is_date32(both.type) else pa.int64())
-        key = _numpy(both) if n else np.zeros(0, np.int64)
+        key = numpy_numbers(both) if n else np.zeros(0, np.int64)
     return _Col(key, null, tol)
 
 
@@ -1328,7 +1328,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
     is read from its buffer (the low word, when the higher words only extend its sign),
     never through a double."""
     n = len(x)
-    null = _numpy(pc.is_null(x)) if x.null_count else np.zeros(n, bool)
+    null = numpy_numbers(pc.is_null(x)) if x.null_count else np.zeros(n, bool)
     if pat.is_null(x.type):
         return np.zeros(n, np.int64), null
     if pat.is_integer(x.type):
@@ -1336,7 +1336,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
             ints = pc.cast(x, pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None  # uint64 past 2**63
-        key, factor = _numpy(ints), 10 ** scale
+        key, factor = numpy_numbers(ints), 10 ** scale
     else:
         words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
         dtype = np.int32 if x.type.bit_width == 32 else np.int64
@@ -1350,7 +1350,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
                 both = both.reshape(-1, words)
                 sign = low >> 63
                 fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
-                if not fits.all() and not (fits | _numpy(pc.is_null(c))).all():
+                if not fits.all() and not (fits | numpy_numbers(pc.is_null(c))).all():
                     return None  # a value past int64
             lows.append(low)
         key = np.concatenate(lows) if len(lows) > 1 else lows[0] if lows else np.zeros(0, np.int64)
@@ -1386,7 +1386,7 @@ def _stacked(sides: list[pa.ChunkedArray], target: pa.DataType) -> pa.ChunkedArr
     return pa.chunked_array([c for x in sides for c in x.chunks], type=target)
 
 
-def _numpy(x: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def numpy_numbers(x: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of fixed-width numbers (0 under a NULL) or of booleans without NULLs as numpy,
     read from its buffers: pyarrow's ``to_numpy``, like ``pa.array`` and ``pc.fill_null(x, 0)``
     (see ``_int64_array``), imports pandas on its first call, 150 ms of an engine process's
@@ -1418,7 +1418,7 @@ def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
 
 def _int64_array(values: Any) -> pa.Array:
     """Integers (positions, group ids) as an Arrow int64 array made on numpy's buffer, not by
-    ``pa.array``, which imports pandas on its first call (``_numpy``)."""
+    ``pa.array``, which imports pandas on its first call (``numpy_numbers``)."""
     data = np.ascontiguousarray(values, np.int64)
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
@@ -1430,7 +1430,7 @@ def _codes(strings: pa.ChunkedArray) -> np.ndarray:
         enc = pa.chunked_array([pc.dictionary_encode(strings.combine_chunks())])
     if not enc.num_chunks:
         return np.zeros(0, np.int32)
-    return np.concatenate([_numpy(c.indices) for c in enc.chunks])
+    return np.concatenate([numpy_numbers(c.indices) for c in enc.chunks])
 
 
 # -- grouping and pairing ----------------------------------------------------------------------
