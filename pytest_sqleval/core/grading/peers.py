@@ -158,11 +158,12 @@ def _print_alike(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]]) -> bo
     sorts a row's values by their text and type) sorts equal rows alike: integers, text,
     NULLs, dates and floats (not beside integers: ``1 == 1.0``; no zero: ``0.0 == -0.0``).
     Not decimals (``1.5 == 1.50``), booleans (``True == 1``), timestamps (time zones)."""
-    values = list(itertools.chain.from_iterable(gold)) + list(itertools.chain.from_iterable(pred))
-    types = set(map(type, values))
+    types = set(map(type, itertools.chain.from_iterable(gold)))
+    types.update(map(type, itertools.chain.from_iterable(pred)))
     if not types <= _PRINT_ALIKE:
         return False
-    return float not in types or (int not in types and all(v != 0 for v in values if type(v) is float))
+    return float not in types or (int not in types and all(
+        v != 0 for v in itertools.chain.from_iterable(gold + pred) if type(v) is float))
 
 
 def spider_order_matters(gold_sql: str) -> bool:
