@@ -40,9 +40,11 @@ computed by the ``official`` request (``engine_side``) under the case's limits.
 from __future__ import annotations
 
 import datetime
+import decimal
 import functools
 import itertools
 import math
+import operator
 import re
 from collections import Counter
 from typing import Any, Callable, Iterable
@@ -150,20 +152,32 @@ def spider_equal(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], order
     return False
 
 
-_PRINT_ALIKE = frozenset({int, str, type(None), datetime.date, float})
+_PRINT_ALIKE = frozenset({int, str, bool, datetime.date, float, decimal.Decimal})
 
 
 def _print_alike(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]]) -> bool:
-    """Whether equal values among these rows always print alike, so ``_unorder_row`` (which
-    sorts a row's values by their text and type) sorts equal rows alike: integers, text,
-    NULLs, dates and floats (not beside integers: ``1 == 1.0``; no zero: ``0.0 == -0.0``).
-    Not decimals (``1.5 == 1.50``), booleans (``True == 1``), timestamps (time zones)."""
-    types = set(map(type, itertools.chain.from_iterable(gold)))
-    types.update(map(type, itertools.chain.from_iterable(pred)))
-    if not types <= _PRINT_ALIKE:
-        return False
-    return float not in types or (int not in types and all(
-        v != 0 for v in itertools.chain.from_iterable(gold + pred) if type(v) is float))
+    """Whether values equal at one position of two rows always print alike, so
+    ``_unorder_row`` (which sorts a row's values by their text and type) sorts equal rows
+    alike: each column holds one type on both sides (NULLs aside: ``1 == 1.0 == True``
+    print otherwise), of integers, text, booleans, dates, floats but zero (``0.0 ==
+    -0.0``), or finite decimals of one exponent, no negative zero (``1.5 == 1.50``). Not
+    timestamps or times (one instant in two time zones)."""
+    for values in map(operator.add, zip(*gold), zip(*pred)):
+        types = set(map(type, values))
+        types.discard(type(None))
+        if not types:
+            continue
+        if len(types) > 1 or not types <= _PRINT_ALIKE:
+            return False
+        kind = types.pop()
+        if kind is float and any(v == 0 for v in values if v is not None):
+            return False
+        if kind is decimal.Decimal:
+            present = [v for v in values if v is not None]
+            if len({v.as_tuple().exponent for v in present}) > 1 or not all(
+                    v.is_finite() and not (v.is_zero() and v.is_signed()) for v in present):
+                return False
+    return True
 
 
 def spider_order_matters(gold_sql: str) -> bool:

@@ -179,7 +179,8 @@ def test_comparing_results_on_the_general_path_does_not_import_pandas() -> None:
 
 _VALUE = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, float("nan"), 1e300]),
                    st.booleans(), st.sampled_from([Decimal("1.5"), Decimal("1.50"), Decimal("2"), Decimal("2.05"),
-                                                   Decimal("2.0"), Decimal("2.00")]),
+                                                   Decimal("2.0"), Decimal("2.00"), Decimal("0.00"), Decimal("-0.00"),
+                                                   Decimal("2.50"), Decimal("-1.25")]),
                    st.sampled_from(["a", "b", "1", "2.0"]), st.sampled_from([date(2020, 1, 1), date(1999, 12, 31)]),
                    st.just(datetime(2020, 1, 1)))
 
@@ -194,7 +195,8 @@ def _row_pairs(draw: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
     pred = [list(r) for r in gold]
     if draw(st.booleans()):
         pred = [list(r) for r in draw(st.permutations(gold))]
-    twins = {1: [1.0, True], 0: [0.0, -0.0, False], 1.5: [Decimal("1.50"), 1.5], 2: [2.0, Decimal("2.00")]}
+    twins = {1: [1.0, True], 0: [0.0, -0.0, False, Decimal("0.00"), Decimal("-0.00")], 1.5: [Decimal("1.50"), 1.5],
+             2: [2.0, Decimal("2.00")], 2.5: [Decimal("2.50"), Decimal("2.5")]}
     for row in pred:
         for i, v in enumerate(row):
             if type(v) in (int, float, Decimal) and v in twins and draw(st.integers(0, 3)) == 0:
@@ -212,8 +214,8 @@ def _row_pairs(draw: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
 def test_spider_s_rule_on_equal_rows_is_its_search_s_verdict(pair: Any, order_matters: bool) -> None:
     """Spider's ``result_eq`` on rows equal as they come (in order, or as bags) is decided
     without sorting every row's values by their text or searching the permutations, where
-    that gives what they give: up to ``ALWAYS_SEARCHED`` columns, of values whose equal ones
-    print alike. Its quirks stay: a row with 1 and 1.5 against 1.0 and 1.5 (or 2.0 and 2.05
+    that gives what they give: up to ``ALWAYS_SEARCHED`` columns, each of one type whose
+    equal values print alike (decimals of one exponent). Its quirks stay: a row with 1 and 1.5 against 1.0 and 1.5 (or 2.0 and 2.05
     against 2.00 and 2.05) sorts otherwise, and Spider calls the results different."""
     gold, pred = pair
     fast = peers.spider_equal(gold, pred, order_matters)
@@ -227,5 +229,7 @@ def test_spider_s_rule_keeps_its_text_sorting_quirk() -> None:
     Spider's rule (the search, not the shortcut for rows that print alike) says different."""
     assert not peers.spider_equal([(1, 1.5)], [(1.0, 1.5)], True)
     assert not peers.spider_equal([(Decimal("2.0"), Decimal("2.05"))], [(Decimal("2.00"), Decimal("2.05"))], False)
+    assert not peers.spider_equal([(Decimal("0.00"), Decimal("-1.25"))], [(Decimal("-0.00"), Decimal("-1.25"))], True)
+    assert peers.spider_equal([(Decimal("1.50"), "a", 2)], [(Decimal("1.50"), "a", 2)], True)  # one exponent
     assert peers.spider_equal([(1, "a"), (2, None)], [(2, None), (1, "a")], False)
     assert not peers.spider_equal([(1, "a"), (2, None)], [(2, None), (1, "a")], True)
