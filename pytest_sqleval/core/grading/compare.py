@@ -112,16 +112,18 @@ class CompareResult:
         """Its fields as plain data. Each field's container is copied, not deep-copied
         (``asdict`` deep-copied every row: 3 % of a Spider case's CPU time): the
         result owns its values and is not used after this."""
-        d = {name: _plain(getattr(self, name)) for name in _RESULT_FIELDS}
+        own = self.__dict__
+        d = {name: own[name] for name in _RESULT_FIELDS}
+        for name, value in d.items():
+            if isinstance(value, list):
+                d[name] = list(value)
+            elif isinstance(value, dict):
+                d[name] = dict(value)
         d["gold_columns_found_at"] = {str(k): v for k, v in self.gold_columns_found_at.items()}
         return d
 
 
 _RESULT_FIELDS = tuple(f.name for f in fields(CompareResult))  # in order: read once, not per result
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
 
 
 NUMBERS = ("integer", "decimal", "float")  # compare with each other by value: integers and decimals exactly
@@ -245,10 +247,9 @@ def _report_rows(rows: pa.Table) -> list[list[Any]]:
     if not rows.num_columns:
         return [[] for _ in range(rows.num_rows)]
     cols = []
-    for col in rows.columns:
-        t = col.type
-        text = pat.is_string(t) or pat.is_large_string(t)
-        if (text or pat.is_binary(t) or pat.is_large_binary(t)) and len(col) and \
+    for t, col in zip(rows.schema.types, rows.columns):
+        text = _bounded(t)
+        if text is not None and len(col) and \
                 col.nbytes > (PREVIEW_CHARS if text else PREVIEW_CHARS // 2):  # else no value can be over the limit
             lengths = (pc.utf8_length(col) if text else pc.binary_length(col)).to_pylist()
             limit = PREVIEW_CHARS if text else PREVIEW_CHARS // 2  # binary shows as hex, two characters a byte
@@ -260,6 +261,14 @@ def _report_rows(rows: pa.Table) -> list[list[Any]]:
         else:
             cols.append([clip(jsonable(x)) for x in python_values(col)])
     return [list(r) for r in zip(*cols)]
+
+
+@functools.lru_cache(maxsize=512)
+def _bounded(t: pa.DataType) -> bool | None:
+    """Whether a report cuts values of type ``t`` in Arrow: True for text, False for binary, None: no."""
+    if pat.is_string(t) or pat.is_large_string(t):
+        return True
+    return False if pat.is_binary(t) or pat.is_large_binary(t) else None
 
 
 class Comparator:
@@ -298,8 +307,12 @@ class Comparator:
         pred = coerce_to_file_gold(gold, pred, self._cast)
         if spec.by_values:
             return small_by_values(gold, pred, spec) or self.by_values(
-                gold, pred, spec, lambda g, p, sp: small_match(g, p, sp) or self._compare(g, p, sp))
-        return small_match(gold, pred, spec) or self._each_column_order(gold, pred, spec, self._compare)
+                gold, pred, spec, self._small_first)
+        return self._each_column_order(gold, pred, spec, self._small_first)
+
+    def _small_first(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
+        """``_compare``'s result, found on Python values when the results are small (``small_compare``)."""
+        return small_compare(gold, pred, spec) or self._compare(gold, pred, spec)
 
     def by_values(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy,
                   compare: Callable[[pa.Table, pa.Table, ComparePolicy], CompareResult]) -> CompareResult:
@@ -393,6 +406,9 @@ class Comparator:
         gold_rows, pred_rows = np.arange(rows), np.arange(rows, 2 * rows)
 
         def same_values(i: int, j: int) -> bool:
+            small = small_same_bag(plain.column(i), pred.column(j)) if rows <= SMALL_ROWS else None
+            if small is not None:
+                return small
             return (plain.column(i).null_count == pred.column(j).null_count and _encode(
                 plain.column(i), pred.column(j), gk[i], pk[j], self._cast).same_bag(gold_rows, pred_rows, spec))
         cand: list[list[int]] = [[] for _ in range(n)]
@@ -408,7 +424,7 @@ class Comparator:
     def _compare(self, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult:
         gid = None
         if gold.num_columns and gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold
-            gid = _numpy(pc.cast(gold.column(gold.num_columns - 1), pa.int64()))
+            gid = numpy_numbers(pc.cast(gold.column(gold.num_columns - 1), pa.int64()))
             gold = gold.drop_columns([GID_COLUMN])
         gk = [kind_of(f.type) for f in gold.schema]
         pk = [kind_of(f.type) for f in pred.schema]
@@ -822,8 +838,19 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
     beside a float is left to the general path, whose double of a long decimal may be a
     tolerance away (its evidence says so). A NaN, never equal to itself here, falls to the
     general path; the kinds keep a string from a number."""
-    n = gold.num_columns
-    if not n or gold.num_rows != pred.num_rows or gold.num_rows > SMALL_ROWS:
+    return _small(gold, pred, spec, mismatches=False)
+
+
+def small_compare(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareResult | None:
+    """``Comparator._compare``'s result on two small results (at most ``SMALL_ROWS`` rows a
+    side): ``small_match``'s match, or a mismatch of values or row count found on the same
+    Python values, evidence and all (``_small_mismatch``); None: the general path decides."""
+    return _small(gold, pred, spec, mismatches=True)
+
+
+def _small(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, mismatches: bool) -> CompareResult | None:
+    n, rows, other = gold.num_columns, gold.num_rows, pred.num_rows
+    if not n or max(rows, other) > SMALL_ROWS or (rows != other and not mismatches):
         return None
     if gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold: only the order check reads them
         gold, n = gold.drop_columns([GID_COLUMN]), n - 1
@@ -837,14 +864,68 @@ def small_match(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> CompareR
         rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
     except (OverflowError, ValueError, pa.ArrowInvalid):  # a value Python cannot hold (DuckDB's infinite dates)
         return None
-    if rows_g != rows_p and (spec.ordered or collections.Counter(rows_g) != collections.Counter(rows_p)):
-        return None  # equal hashes are not trusted: a Counter compares its keys with ==
-    rows = gold.num_rows
+    if rows_g != rows_p and (spec.ordered or rows != other or collections.Counter(rows_g) != collections.Counter(rows_p)):
+        # equal hashes are not trusted: a Counter compares its keys with ==
+        return _small_mismatch(gold, pred, spec, gk, pk, rows_g, rows_p) if mismatches else None
     return CompareResult(match=True, reason="equal", gold_rows=rows, pred_rows=rows, gold_columns=gold.column_names,
                          pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk, ordered=spec.ordered,
                          row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
                          column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
                          schema_match=True, column_order=spec.column_order)
+
+
+def small_same_bag(g: pa.ChunkedArray, p: pa.ChunkedArray) -> bool | None:
+    """Whether two small columns hold the same values as multisets, on Python values, where
+    Python's equality is the contract's and no tolerance is involved (``_python_equal``
+    kinds, no float); None otherwise, and ``_encode`` decides."""
+    a, b = _small_kind(g.type, _SMALL_MATCH_TYPES), _small_kind(p.type, _SMALL_MATCH_TYPES)
+    if a is None or b is None or "float" in (a, b) or not _python_equal(a, b):
+        return None
+    try:
+        return collections.Counter(g.to_pylist()) == collections.Counter(p.to_pylist())
+    except (OverflowError, ValueError, pa.ArrowInvalid):
+        return None
+
+
+def _small_mismatch(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, gk: list[str], pk: list[str],
+                    rows_g: list[tuple[Any, ...]], rows_p: list[tuple[Any, ...]]) -> CompareResult | None:
+    """The general path's mismatch on rows that are not the same multiset, from Python
+    values: its exact multiset difference (within each group of equal rows, the first
+    rows of one side pair with the other side's, the rest are left over, in row order),
+    each column's ``column_matches`` (the left-over rows' values of that column, a
+    multiset on each side), its overlap and evidence rows. Only where no tolerance is
+    involved (no float on either side) and no reported text is long enough for a report
+    to cut it in Arrow (``_report_rows``); None otherwise, and for rows that are the same
+    multiset in another order (ordered: the general path's order check)."""
+    if "float" in gk or "float" in pk:
+        return None
+    count_g, count_p = collections.Counter(rows_g), collections.Counter(rows_p)
+    if count_g == count_p:
+        return None
+
+    def left_over(side: list[tuple[Any, ...]], other: collections.Counter[tuple[Any, ...]]) -> list[int]:
+        seen: collections.Counter[tuple[Any, ...]] = collections.Counter()
+        out = []
+        for i, row in enumerate(side):
+            seen[row] += 1
+            if seen[row] > other[row]:
+                out.append(i)
+        return out
+    missing, extra = left_over(rows_g, count_p), left_over(rows_p, count_g)
+    shown_g, shown_p = [rows_g[i] for i in missing[:PREVIEW_ROWS]], [rows_p[i] for i in extra[:PREVIEW_ROWS]]
+    if any(isinstance(v, str) and len(v) > PREVIEW_CHARS for row in shown_g + shown_p for v in row):
+        return None
+    ng, npred = len(rows_g), len(rows_p)
+    res = CompareResult(match=False, reason="values" if ng == npred else "row_count", gold_rows=ng, pred_rows=npred,
+                        gold_columns=gold.column_names, pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk,
+                        ordered=spec.ordered, cardinality_delta=npred - ng,
+                        cardinality_ratio=(npred / ng) if ng else None, schema_match=True,
+                        column_matches=[collections.Counter(rows_g[i][c] for i in missing)
+                                        == collections.Counter(rows_p[i][c] for i in extra) for c in range(len(gk))],
+                        missing_rows=[[clip(jsonable(v)) for v in row] for row in shown_g],
+                        extra_rows=[[clip(jsonable(v)) for v in row] for row in shown_p])
+    _overlap(res, (len(missing), len(extra)))
+    return res
 
 
 @functools.lru_cache(maxsize=512)
@@ -1290,14 +1371,14 @@ def _encode(g: pa.ChunkedArray, p: pa.ChunkedArray, a: str, b: str, cast: Any) -
     if both is None:
         sql_type = "DOUBLE" if kind == "float" else "VARCHAR"
         both = _stacked([cast(x, sql_type) for x in (g, p)], pa.float64() if kind == "float" else pa.string())
-    null = _numpy(pc.is_null(both)) if both.null_count else None
+    null = numpy_numbers(pc.is_null(both)) if both.null_count else None
     tol = pat.is_float64(both.type)
     if pat.is_string(both.type) or pat.is_large_string(both.type):
         key = _codes(both)
     else:
         if pat.is_temporal(both.type):
             both = pc.cast(both, pa.int32() if pat.is_date32(both.type) else pa.int64())
-        key = _numpy(both) if n else np.zeros(0, np.int64)
+        key = numpy_numbers(both) if n else np.zeros(0, np.int64)
     return _Col(key, null, tol)
 
 
@@ -1328,7 +1409,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
     is read from its buffer (the low word, when the higher words only extend its sign),
     never through a double."""
     n = len(x)
-    null = _numpy(pc.is_null(x)) if x.null_count else np.zeros(n, bool)
+    null = numpy_numbers(pc.is_null(x)) if x.null_count else np.zeros(n, bool)
     if pat.is_null(x.type):
         return np.zeros(n, np.int64), null
     if pat.is_integer(x.type):
@@ -1336,7 +1417,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
             ints = pc.cast(x, pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None  # uint64 past 2**63
-        key, factor = _numpy(ints), 10 ** scale
+        key, factor = numpy_numbers(ints), 10 ** scale
     else:
         words = max(x.type.bit_width // 64, 1)  # 64-bit words a value (decimal32: one int32)
         dtype = np.int32 if x.type.bit_width == 32 else np.int64
@@ -1350,7 +1431,7 @@ def _scaled_int64(x: pa.ChunkedArray, scale: int) -> tuple[np.ndarray, np.ndarra
                 both = both.reshape(-1, words)
                 sign = low >> 63
                 fits = both[:, 1] == sign if words == 2 else (both[:, 1:] == sign[:, None]).all(axis=1)
-                if not fits.all() and not (fits | _numpy(pc.is_null(c))).all():
+                if not fits.all() and not (fits | numpy_numbers(pc.is_null(c))).all():
                     return None  # a value past int64
             lows.append(low)
         key = np.concatenate(lows) if len(lows) > 1 else lows[0] if lows else np.zeros(0, np.int64)
@@ -1386,7 +1467,7 @@ def _stacked(sides: list[pa.ChunkedArray], target: pa.DataType) -> pa.ChunkedArr
     return pa.chunked_array([c for x in sides for c in x.chunks], type=target)
 
 
-def _numpy(x: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def numpy_numbers(x: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of fixed-width numbers (0 under a NULL) or of booleans without NULLs as numpy,
     read from its buffers: pyarrow's ``to_numpy``, like ``pa.array`` and ``pc.fill_null(x, 0)``
     (see ``_int64_array``), imports pandas on its first call, 150 ms of an engine process's
@@ -1418,7 +1499,7 @@ def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
 
 def _int64_array(values: Any) -> pa.Array:
     """Integers (positions, group ids) as an Arrow int64 array made on numpy's buffer, not by
-    ``pa.array``, which imports pandas on its first call (``_numpy``)."""
+    ``pa.array``, which imports pandas on its first call (``numpy_numbers``)."""
     data = np.ascontiguousarray(values, np.int64)
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
@@ -1430,7 +1511,7 @@ def _codes(strings: pa.ChunkedArray) -> np.ndarray:
         enc = pa.chunked_array([pc.dictionary_encode(strings.combine_chunks())])
     if not enc.num_chunks:
         return np.zeros(0, np.int32)
-    return np.concatenate([_numpy(c.indices) for c in enc.chunks])
+    return np.concatenate([numpy_numbers(c.indices) for c in enc.chunks])
 
 
 # -- grouping and pairing ----------------------------------------------------------------------

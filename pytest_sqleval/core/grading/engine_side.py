@@ -103,14 +103,14 @@ def variant_policy(spec: ComparePolicy, pinned_gold: Any) -> ComparePolicy:
     the pinned database: no column gets more slack than the pinned comparison gave it."""
     import numpy as np
 
-    from .compare import kind_of
+    from .compare import kind_of, numpy_numbers
     if pinned_gold is None or not spec.float_rel_tol:
         return spec
     scales = []
     for field, column in zip(pinned_gold.schema, pinned_gold.columns):
         if kind_of(field.type) != "float":
             continue
-        values = np.abs(column.to_numpy(zero_copy_only=False).astype("float64"))
+        values = np.abs(numpy_numbers(column.drop_null()).astype("float64"))  # not to_numpy: it imports pandas
         values = values[np.isfinite(values)]
         if values.size:
             scales.append(float(values.max()))

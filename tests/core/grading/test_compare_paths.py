@@ -122,8 +122,8 @@ RETYPE = {
 
 
 @st.composite
-def tables(draw: st.DrawFn) -> tuple[pa.Table, pa.Table, CompareSpec]:
-    kinds = draw(st.lists(st.sampled_from(sorted(KINDS)), min_size=1, max_size=3))
+def tables(draw: st.DrawFn, kinds_from: tuple[str, ...] = tuple(KINDS)) -> tuple[pa.Table, pa.Table, CompareSpec]:
+    kinds = draw(st.lists(st.sampled_from(sorted(kinds_from)), min_size=1, max_size=3))
     n = draw(st.integers(0, 6))
     cols = [draw(st.lists(KINDS[k][1], min_size=n, max_size=n)) for k in kinds]
     rows = list(zip(*cols)) if cols else []

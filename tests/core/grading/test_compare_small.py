@@ -1,5 +1,6 @@
 """Small results are matched without the general path's fixed costs (``compare.small_match``),
-and the evidence is the general path's to the last field, on random small tables (kinds,
+and their mismatches of values or row count found there too (``compare.small_compare``), and
+the evidence is the general path's to the last field, on random small tables (kinds,
 retyped columns, NULLs, floats with noise, NaN, -0.0, duplicates, ordered and not)."""
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def cmp() -> Comparator:
 def _general(cmp: Comparator, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> str:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(C, "small_match", lambda *a: None)
+        mp.setattr(C, "small_compare", lambda *a: None)
+        mp.setattr(C, "small_same_bag", lambda *a: None)
         return _text(cmp.compare(gold, pred, spec))
 
 
@@ -35,8 +38,9 @@ def _text(res: C.CompareResult) -> str:
 def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
     decided: list[bool] = []
     decimals: list[bool] = []  # decided with a decimal column (of the gold's or the prediction's)
+    mismatches: list[str] = []  # the reasons of the mismatches decided on the small path
 
-    @settings(PROPS, derandomize=True)  # the floor below counts examples: random draws left it at 14 once
+    @settings(PROPS, max_examples=300, derandomize=True)  # the floors below count examples: 150 left one at 4
     @given(case=tables())
     def agree(case: tuple) -> None:
         gold, pred, spec = case
@@ -50,9 +54,44 @@ def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
             assert _text(cmp.compare(gold, pred, s)) == general, (gold.to_pydict(), pred.to_pydict(), s)
             if fast is not None:
                 assert fast.match and _text(fast) == general
+            coerced = C.coerce_to_file_gold(gold, pred, cmp._cast)
+            inner = C.small_compare(gold, coerced, s)
+            if inner is not None and not inner.match:  # the same result as the general path's, evidence and all
+                mismatches.append(inner.reason)
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(C, "small_compare", lambda *a: None)
+                    mp.setattr(C, "small_same_bag", lambda *a: None)
+                    assert _text(inner) == _text(cmp._small_first(gold, coerced, s))
     agree()
     assert sum(decided) >= 20, "the small path decided too few cases: the general path was compared with itself"
     assert sum(decimals) >= 10, "too few decimal results decided on the small path"
+    assert len(mismatches) >= 20, f"too few mismatches decided on the small path: {mismatches}"
+
+
+def test_a_small_mismatch_is_the_general_paths_to_the_last_field(cmp: Comparator) -> None:
+    """Exact kinds only (no float, whose tolerance leaves a mismatch to the general path):
+    values changed, NULLed, rows dropped and duplicated, columns retyped; the whole
+    comparison (the other column rule's verdict included) and the inner one the same."""
+    reasons: list[str] = []
+
+    @settings(PROPS, max_examples=300, derandomize=True)
+    @given(case=tables(kinds_from=("int", "str", "date", "bool", "dec")))
+    def agree(case: tuple) -> None:
+        gold, pred, spec = case
+        for column_order in ("position", "any"):
+            s = replace(spec, column_order=column_order)
+            assert _text(cmp.compare(gold, pred, s)) == _general(cmp, gold, pred, s), (gold.to_pydict(),
+                                                                                       pred.to_pydict(), s)
+            coerced = C.coerce_to_file_gold(gold, pred, cmp._cast)
+            inner = C.small_compare(gold, coerced, s)
+            if inner is not None and not inner.match:
+                reasons.append(inner.reason)
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr(C, "small_compare", lambda *a: None)
+                    mp.setattr(C, "small_same_bag", lambda *a: None)
+                    assert _text(inner) == _text(cmp._small_first(gold, coerced, s))
+    agree()
+    assert reasons.count("values") >= 30 and reasons.count("row_count") >= 30, reasons
 
 
 def test_a_shuffled_five_row_result_is_matched_on_the_small_path(cmp: Comparator) -> None:
@@ -90,3 +129,31 @@ def test_decimal_results_are_matched_on_the_small_path(cmp: Comparator) -> None:
     as_float = finer.set_column(1, "t", pa.array([1999000.0, 1.5, None], pa.float64()))
     assert C.small_match(gold, as_float, CompareSpec()) is None  # a double beside a decimal: the general path's
     assert cmp.compare(gold, as_float, CompareSpec()).match
+
+
+def test_a_small_mismatch_by_column_order_is_found_on_python_values(cmp: Comparator) -> None:
+    """Columns swapped (two of one kind, NULLs among them): by position a mismatch of values,
+    whose record says a bijection would match; under ``any`` the match through it. The
+    candidate columns are found on Python values (``small_same_bag``); the results are the
+    general path's, field for field."""
+    gold = pa.table({"a": [1, 2, None, 2], "b": [2, None, 1, 2], "s": ["x", "y", None, "x"],
+                     "d": pa.array([decimal.Decimal("1.50"), None, decimal.Decimal("2"), decimal.Decimal("0")],
+                                   pa.decimal128(38, 2))})
+    pred = pa.table({"b": [2, None, 1, 2], "a": [1, 2, None, 2], "s": ["x", "y", None, "x"],
+                     "d": pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("2.000"), decimal.Decimal("0")],
+                                   pa.decimal128(20, 3))})
+    seen: list[bool | None] = []
+    real = C.small_same_bag
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "small_same_bag", lambda g, p: seen.append(real(g, p)) or seen[-1])
+        by_position = cmp.compare(gold, pred, CompareSpec())
+        any_order = cmp.compare(gold, pred, CompareSpec(column_order="any"))
+    assert seen and None not in seen and True in seen and False in seen
+    assert not by_position.match and by_position.reason == "values"
+    assert by_position.other_column_order == {"column_order": "any", "match": True, "column_permutation": [1, 0, 2, 3]}
+    assert any_order.match and any_order.column_permutation == [1, 0, 2, 3]
+    assert _text(by_position) == _general(cmp, gold, pred, CompareSpec())
+    assert _text(any_order) == _general(cmp, gold, pred, CompareSpec(column_order="any"))
+    fewer_nulls = pred.set_column(0, "b", pa.array([2, 0, 1, 2]))  # a has a NULL, b none: no partner for a
+    assert cmp.compare(gold, fewer_nulls, CompareSpec()).other_column_order is None
+    assert _text(cmp.compare(gold, fewer_nulls, CompareSpec())) == _general(cmp, gold, fewer_nulls, CompareSpec())

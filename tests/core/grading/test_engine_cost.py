@@ -4,10 +4,14 @@ a request writes a message only where the parent needs one. The verdicts and evi
 the same either way (the bench's 1000-case A/B compares every record)."""
 from __future__ import annotations
 
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_sqleval.core.cases import Limits
 from pytest_sqleval.core.grading import peers
@@ -171,3 +175,61 @@ def test_comparing_results_on_the_general_path_does_not_import_pandas() -> None:
     assert out.stdout.split()[-1] == "False", out.stdout
     assert out.stdout.startswith("['equal', 'order_only', 'row_count', 'row_count', 'arity_mismatch', "
                                  "'arity_mismatch'] [1, 2, 2]"), out.stdout
+
+
+_VALUE = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, float("nan"), 1e300]),
+                   st.booleans(), st.sampled_from([Decimal("1.5"), Decimal("1.50"), Decimal("2"), Decimal("2.05"),
+                                                   Decimal("2.0"), Decimal("2.00"), Decimal("0.00"), Decimal("-0.00"),
+                                                   Decimal("2.50"), Decimal("-1.25")]),
+                   st.sampled_from(["a", "b", "1", "2.0"]), st.sampled_from([date(2020, 1, 1), date(1999, 12, 31)]),
+                   st.just(datetime(2020, 1, 1)))
+
+
+@st.composite
+def _row_pairs(draw: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Two results of one width (1 to 7 columns), the second often the first's rows again,
+    shuffled, with some values swapped for equal ones of another type or text (1 / 1.0 / True,
+    1.5 / 1.50, 0.0 / -0.0) or columns permuted."""
+    width = draw(st.integers(1, 7))
+    gold = draw(st.lists(st.tuples(*[_VALUE] * width), min_size=1, max_size=6))
+    pred = [list(r) for r in gold]
+    if draw(st.booleans()):
+        pred = [list(r) for r in draw(st.permutations(gold))]
+    twins = {1: [1.0, True], 0: [0.0, -0.0, False, Decimal("0.00"), Decimal("-0.00")], 1.5: [Decimal("1.50"), 1.5],
+             2: [2.0, Decimal("2.00")], 2.5: [Decimal("2.50"), Decimal("2.5")]}
+    for row in pred:
+        for i, v in enumerate(row):
+            if type(v) in (int, float, Decimal) and v in twins and draw(st.integers(0, 3)) == 0:
+                row[i] = draw(st.sampled_from(twins[v]))
+    if draw(st.integers(0, 3)) == 0:
+        perm = draw(st.permutations(range(width)))
+        pred = [[r[j] for j in perm] for r in pred]
+    if draw(st.integers(0, 3)) == 0:
+        pred = draw(st.lists(st.tuples(*[_VALUE] * width), min_size=1, max_size=6))
+    return gold, [tuple(r) for r in pred]
+
+
+@settings(max_examples=600, derandomize=True, deadline=None)
+@given(_row_pairs(), st.booleans())
+def test_spider_s_rule_on_equal_rows_is_its_search_s_verdict(pair: Any, order_matters: bool) -> None:
+    """Spider's ``result_eq`` on rows equal as they come (in order, or as bags) is decided
+    without sorting every row's values by their text or searching the permutations, where
+    that gives what they give: up to ``ALWAYS_SEARCHED`` columns, each of one type whose
+    equal values print alike (decimals of one exponent). Its quirks stay: a row with 1 and 1.5 against 1.0 and 1.5 (or 2.0 and 2.05
+    against 2.00 and 2.05) sorts otherwise, and Spider calls the results different."""
+    gold, pred = pair
+    fast = peers.spider_equal(gold, pred, order_matters)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(peers, "ALWAYS_SEARCHED", 0)
+        assert fast == peers.spider_equal(gold, pred, order_matters)
+
+
+def test_spider_s_rule_keeps_its_text_sorting_quirk() -> None:
+    """Equal rows whose values print otherwise: ``_unorder_row`` sorts them apart, and
+    Spider's rule (the search, not the shortcut for rows that print alike) says different."""
+    assert not peers.spider_equal([(1, 1.5)], [(1.0, 1.5)], True)
+    assert not peers.spider_equal([(Decimal("2.0"), Decimal("2.05"))], [(Decimal("2.00"), Decimal("2.05"))], False)
+    assert not peers.spider_equal([(Decimal("0.00"), Decimal("-1.25"))], [(Decimal("-0.00"), Decimal("-1.25"))], True)
+    assert peers.spider_equal([(Decimal("1.50"), "a", 2)], [(Decimal("1.50"), "a", 2)], True)  # one exponent
+    assert peers.spider_equal([(1, "a"), (2, None)], [(2, None), (1, "a")], False)
+    assert not peers.spider_equal([(1, "a"), (2, None)], [(2, None), (1, "a")], True)
