@@ -326,7 +326,12 @@ class _Correlation:
 
     def needy(self, skip: int) -> Any:
         """A scalar subquery: the ``skip``-th outer value (in order) the subquery holds no row
-        for, where that row's passing turns on it."""
+        for, where that row's passing turns on it; the first where there are fewer."""
+        from sqlglot import exp
+        first = self._needy(0)
+        return exp.Coalesce(this=self._needy(skip), expressions=[first]) if skip else first
+
+    def _needy(self, skip: int) -> Any:
         from sqlglot import exp
         q = exp.Select(expressions=[self.outer_column.copy()]).from_(self.outer_from.copy())
         for j in self.outer_joins:
