@@ -53,7 +53,7 @@ from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 SHARE_PER_VALUE = 0.01  # of a table's rows given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 19  # 19: years with gaps take any year 1800-2200 (Domain), a separating edit keeps the earlier ones, a HAVING count pushed down by a row leaving its group (vspider); 18: a dropped list of literals set outside it (vorder); 17: pattern and column-pair witnesses (vhdisk); bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 20  # 20: moved clone witnesses name their columns (unqualified ones were ambiguous beside the copies: none was written on TPC-DS or TPC-H), and the moved witnesses of a correlated EXISTS subquery (vdsconj); 19: years with gaps take any year 1800-2200 (Domain), a separating edit keeps the earlier ones, a HAVING count pushed down by a row leaving its group (vspider); 18: a dropped list of literals set outside it (vorder); 17: pattern and column-pair witnesses (vhdisk); bump when what a boundary variant holds changes: cached ones are then rebuilt
 # (16: separating witnesses for literal edges actually made, HAVING bounds pushed, other conjuncts dropped,
 #  group keys unique by chance kept in aggregate copies, ORDER BY golds compared in order; separators.py)
 # (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)

@@ -304,6 +304,10 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
         return out
 
     alias_sets = [aliases_of(c) for c in conjuncts]
+    correlated = _correlation(select, conjuncts, alias_sets, sources, names)
+    if correlated is not None:  # a correlated EXISTS: its correlation is the moved witnesses' second move
+        conjuncts, alias_sets = ([x for i, x in enumerate(k) if i != correlated.conjunct]
+                                 for k in (conjuncts, alias_sets))
     if any(a is None for a in alias_sets):
         return None
     table_of = {a: names.originals[t] for a, t in sources.items()}
@@ -352,6 +356,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                 for ca, cc, pa, pc, _ in edges))
     every = every + list(links)
     if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
+        return []
+    if correlated is not None and correlated.alias != fact:
         return []
     out: list[CloneWitness] = []
     base_from = select.copy()
@@ -407,6 +413,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                     f"pinned column this variant lacks)", regroup=key[1]))
     out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
     out = [replace(w, links=links) for w in out[:MAX_CLONE_WITNESSES]]
+    if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
+        out = []
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
@@ -421,6 +429,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 return n
             return node.copy().transform(swap)
 
+        # the source row's conjuncts name their tables: the copied tables' columns are the same names
+        own = [c.copy().transform(lambda n: _qualified(n, sources, names)) for c in conjuncts]
         touching = [i for i, a in enumerate(alias_sets) if a and a & subtree and i != edge_i]
         targets = [i for i in touching if len(alias_sets[i] or ()) == 1 and not conjuncts[i].find(exp.Select)
                    and not (isinstance(conjuncts[i], exp.EQ) and isinstance(conjuncts[i].expression, exp.Column))]
@@ -434,14 +444,120 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 (exp.column(c, table=copy[alias]), f"v{k}") for k, c in enumerate(shown_cols)]
             kept = [renamed(conjuncts[k]) for k in touching if k != i]
             rendered = " ".join(target.sql(dialect=dialect).split())
+            moved: tuple[str, ...] = (cc,)
+            whose = ""
+            if correlated is not None:  # and given to an outer row the subquery holds no row for
+                moved, whose = (cc, correlated.column), f" given to a {correlated.outer} row it held none for"
             for cond, order, how in _edges_of(renamed(target), target, dialect):
-                filters = conjuncts + kept + [cond]
+                filters, given = own + kept + [cond], cols
+                if correlated is not None:  # each witness another outer row: a passing one takes its row out
+                    outer = correlated.needy(len(out))
+                    given = cols[:1] + [(outer, "r1")] + cols[1:]
+                    filters = filters + [exp.Not(this=exp.Is(this=outer.copy(), expression=exp.Null()))]
                 out.append(CloneWitness(
-                    digest, table_of[fact], query(extra, filters, cols, order), (cc,), shown,
-                    f"a {fact_name} row{through}, moved to {{shown}} ({how} `{rendered}`)", links=links))
+                    digest, table_of[fact], query(extra, filters, given, order), moved, shown,
+                    f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
+
+
+@dataclass(frozen=True)
+class _Correlation:
+    """A subquery under EXISTS (or NOT EXISTS) tied to its outer query by one equality
+    (``c.c_customer_sk = ss_customer_sk``). Its rows reach no output as they are: a row that
+    passes or fails only one of its filters shows only for an outer row that has no row in it
+    yet and whose passing the outer WHERE then turns on it (a customer with no store sale in
+    the year's first quarters, who passes every other condition)."""
+
+    conjunct: int  # the correlation equality among the subquery's conjuncts
+    alias: str  # the subquery's FROM item whose column it equates (the fact a witness copies)
+    column: str  # that column: a witness's copy takes the outer row's value in it
+    outer: str  # the outer table's name, for the sentence
+    outer_from: Any  # the outer SELECT's FROM and joins, its WHERE's conjuncts, the outer column
+    outer_joins: tuple[Any, ...]
+    outer_terms: tuple[Any, ...]
+    outer_column: Any
+
+    def needy(self, skip: int) -> Any:
+        """A scalar subquery: the ``skip``-th outer value (in order) the subquery holds no row
+        for, where that row's passing turns on it; the first where there are fewer."""
+        from sqlglot import exp
+        first = self._needy(0)
+        return exp.Coalesce(this=self._needy(skip), expressions=[first]) if skip else first
+
+    def _needy(self, skip: int) -> Any:
+        from sqlglot import exp
+        q = exp.Select(expressions=[self.outer_column.copy()]).from_(self.outer_from.copy())
+        for j in self.outer_joins:
+            q.append("joins", j.copy())
+        q.set("where", exp.Where(this=exp.and_(*[t.copy() for t in self.outer_terms])))
+        q.set("order", exp.Order(expressions=[exp.Ordered(this=self.outer_column.copy())]))
+        q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+        if skip:
+            q.set("offset", exp.Offset(expression=exp.Literal.number(skip)))
+        return exp.Subquery(this=q)
+
+
+def _correlation(select: Any, conjuncts: list[Any], alias_sets: list[Any], sources: dict[str, str],
+                 names: Any) -> _Correlation | None:
+    """The correlation of ``select`` where it is an EXISTS subquery of a SELECT of base tables
+    and one of its conjuncts, a column equality, reads the outer query; None otherwise."""
+    from sqlglot import exp
+
+    from .witnesses import resolve_column, select_sources, split_terms
+    exists = select.parent
+    outer = exists.find_ancestor(exp.Select) if isinstance(exists, exp.Exists) else None
+    unresolved = [i for i, a in enumerate(alias_sets) if a is None]
+    if outer is None or len(unresolved) != 1 or outer.args.get("where") is None:
+        return None
+    c = conjuncts[unresolved[0]]
+    outer_sources = select_sources(outer, names)
+    joins = outer.args.get("joins") or []
+    if not isinstance(c, exp.EQ) or not isinstance(c.this, exp.Column) or not isinstance(c.expression, exp.Column) \
+            or len(outer_sources) != 1 + len(joins) \
+            or any(j.args.get("on") is not None or j.args.get("using") or j.side for j in joins):
+        return None
+    found = None
+    for a, b in ((c.this, c.expression), (c.expression, c.this)):
+        inner, theirs = resolve_column(a, sources, names.lower), resolve_column(b, outer_sources, names.lower)
+        if inner is not None and theirs is not None and resolve_column(b, sources, names.lower) is None:
+            found = inner, theirs
+    terms = split_terms(outer.args["where"].this, exp.And)
+    holder = next((t for t in terms if any(n is exists for n in t.walk())), None)
+    if found is None or holder is None:
+        return None
+    at = next(i for i, n in enumerate(holder.dfs()) if n is exists)
+
+    def given(value: bool) -> Any:  # the conjunct holding the EXISTS, with it decided
+        twin = holder.copy()
+        node = list(twin.dfs())[at]
+        decided = exp.true() if value else exp.false()
+        if node is twin:
+            return decided
+        node.replace(decided)
+        return twin
+
+    turns = exp.NEQ(this=exp.Coalesce(this=given(True), expressions=[exp.false()]),
+                    expression=exp.Coalesce(this=given(False), expressions=[exp.false()]))
+    kept = tuple(t.copy() for t in terms if t is not holder) + (turns, exp.not_(exists.copy()))
+    (alias, column), (o_alias, o_column) = found
+    from_ = outer.args.get("from_") or outer.args.get("from")
+    if from_ is None:
+        return None
+    return _Correlation(unresolved[0], alias, column, names.originals[outer_sources[o_alias]].rsplit(".", 1)[-1],
+                        from_.this, tuple(joins), kept, exp.column(o_column, table=o_alias))
+
+
+def _qualified(node: Any, sources: dict[str, str], names: Any) -> Any:
+    """A column of the SELECT itself (no subquery's) named with the alias of its table."""
+    from sqlglot import exp
+
+    from .witnesses import resolve_column
+    if not isinstance(node, exp.Column) or node.table or node.find_ancestor(exp.Select) is not None:
+        return node
+    key = resolve_column(node, sources, names.lower)
+    return node if key is None else exp.column(node.name, table=key[0])
 
 
 def _unjoined_witnesses(edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
