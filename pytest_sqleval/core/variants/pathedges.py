@@ -178,13 +178,15 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
         mine = [shape.conjuncts[k] for k in own if shape.conjuncts[k].find(exp.Select) is None]
         # (the conjunct, the others on the dimension an edge row passes, a split, the reaching rows' query)
         asked: list[tuple[Any, list[Any], bool, str]] = [(c, [o for o in mine if o is not c], False, "") for c in mine]
+        asked += [(c, mine, False, "") for k in own if _listed(c := shape.conjuncts[k]) is not None]
         asked += [(cond, mine, True, "") for cond, alias in shape.splits if alias == pa]
         if via is None:
             asked += _group_terms(shape, pa, mine, engine, with_key)
         for cond, others, split, sources_sql in asked:
-            if cond.find(exp.Select) is not None:
+            listed = None if split else _listed(cond)
+            if cond.find(exp.Select) is not None and listed is None:
                 continue
-            form = _form(cond)
+            form = listed[:2] if listed is not None else _form(cond)
             if split and form is None:
                 continue
             atoms = split_terms(cond, exp.Or) if form is None else []
@@ -240,12 +242,17 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 if edge in seen:
                     continue
                 seen.add(edge)
-            members = isinstance(cond, exp.In)
+            members = isinstance(cond, exp.In) if listed is None else isinstance(listed[3], exp.In)
             # per constant: itself, the nearest value below, above; an IN list's members all first; for a
             # bound, the two values it falls between (a row on each side): the other neighbour tells nothing
             order = [(c, k) for k in range(3) for c in constants] if members else \
                 [(c, k) for n, c in enumerate(constants) for k in _sides(cond, n)]
             for constant, k in order:
+                if listed is not None:
+                    parts.append(part(f"{column_t} IN ({sql(_member_query(listed[2], listed[3], constant, k))})"))
+                    if len(parts) >= MAX_PARTS:
+                        break
+                    continue
                 value = sql(constant)
                 if k:  # the nearest value the column holds below (1) or above (2) the constant
                     value = (f"(SELECT {'max' if k == 1 else 'min'}({column_x}) FROM {rel} AS {_X} WHERE "
@@ -425,12 +432,66 @@ def _form(cond: Any) -> tuple[Any, list[Any]] | None:
 
 
 def _renamed(cond: Any, alias: str) -> Any:
-    """``cond`` (on one table of the leaf) about the row aliased ``alias``."""
+    """``cond`` (on one table of the leaf) about the row aliased ``alias`` (a subquery's own
+    columns left as they are)."""
     from sqlglot import exp
     copy = cond.copy()
     for col in list(copy.find_all(exp.Column)):
-        col.replace(exp.column(col.name, table=alias))
+        if col.find_ancestor(exp.Select) is None:
+            col.replace(exp.column(col.name, table=alias))
     return copy
+
+
+def _listed(cond: Any) -> tuple[Any, list[Any], Any, Any] | None:
+    """``x IN (SELECT y FROM t WHERE ... AND c IN (constants) ...)``, uncorrelated, over one
+    table (TPC-DS q56: ``i_item_id IN (SELECT i_item_id FROM item WHERE i_color IN ('slate',
+    'blanched', 'burnished'))``): (``x``, the constants, the subquery, its term on ``c``). An
+    edge row is a dimension row whose ``x`` the subquery gives for one constant, or for the
+    value beside it (``_member_query``): the list's members are then tried as a plain list's."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    if not isinstance(cond, exp.In) or not isinstance(cond.this, exp.Column):
+        return None
+    query = cond.args.get("query")
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(inner, exp.Select) or inner.args.get("joins") or inner.args.get("where") is None \
+            or len(inner.expressions) != 1 or any(inner.args.get(a) for a in ("group", "having", "limit", "with", "with_")):
+        return None
+    source = inner.args.get("from_") or inner.args.get("from")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table) or len(list(inner.find_all(exp.Select))) != 1:
+        return None
+    known = {table.name.lower(), table.alias_or_name.lower(), ""}
+    if any(c.table.lower() not in known for c in inner.find_all(exp.Column)):
+        return None  # a column of the outer query: correlated
+    for term in split_terms(inner.args["where"].this, exp.And):
+        form = _form(term)
+        if form is not None and isinstance(term, (exp.In, exp.EQ)):
+            return cond.this, form[1], inner, term
+    return None
+
+
+def _member_query(inner: Any, term: Any, constant: Any, k: int) -> Any:
+    """``_listed``'s subquery with its term ``c IN (...)`` made ``c = constant`` (``k`` 0), or
+    ``c`` = the nearest value the subquery's table holds below (1) or above (2) it, passing its
+    other terms."""
+    from sqlglot import exp
+    form = _form(term)
+    assert form is not None  # ``_listed`` chose the term by it
+    column = form[0]
+    query = inner.copy()
+    at = next(n for n in query.find_all(type(term)) if n == term)
+    if k:
+        nearest = inner.copy()
+        edge = next(n for n in nearest.find_all(type(term)) if n == term)
+        nearest.set("expressions", [(exp.Max if k == 1 else exp.Min)(this=column.copy())])
+        edge.replace((exp.LT if k == 1 else exp.GT)(this=column.copy(), expression=constant.copy()))
+        value: Any = exp.Subquery(this=nearest)
+    else:
+        value = constant.copy()
+    at.replace(exp.EQ(this=column.copy(), expression=value))
+    return query
 
 
 # -- on a variant -----------------------------------------------------------------------

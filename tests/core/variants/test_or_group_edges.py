@@ -7,7 +7,7 @@ group, an ``=`` flipped to ``<>`` in it, or a state member changed to one no sto
 returns the gold's rows. Only a sale whose price is in that group's range, joined to a row on
 the term's edge, tells them apart. Before, the join named only inside the groups was no join
 (no edge, no witness), and a copy of a sale reaching by another group kept its price outside
-this one's range.
+this one's range; and a subset, knowing no reference from sales to stores, left sales whose store it dropped.
 
 The star is ``test_path_edges``': 2000's sales are male college graduates' in Tennessee stores."""
 from __future__ import annotations
