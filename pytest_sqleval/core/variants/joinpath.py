@@ -16,11 +16,11 @@ Join = tuple[str, str, str, str]  # (table, column, table, column), as the catal
 
 
 def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]]) -> set[Join]:
-    """Every column equality joining two tables in a gold's SELECTs (WHERE and ON conjuncts),
-    in both orders. Columns of an outer query (correlated) and ambiguous ones are skipped."""
+    """Every column equality joining two tables in a gold's SELECTs (WHERE and ON conjuncts, and
+    those every disjunct of an OR among them holds), in both orders. Columns of an outer query (correlated) and ambiguous ones are skipped."""
     from sqlglot import exp
 
-    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources, split_terms
+    from .witnesses import Catalog, conjuncts_of, parsed_golds, resolve_column, select_sources
     names = Catalog(columns)
     out: set[Join] = set()
     for _, tree in parsed_golds(gold_sqls, dialect):
@@ -31,7 +31,7 @@ def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
             conditions = [select.args["where"].this] if select.args.get("where") is not None else []
             conditions += [j.args["on"] for j in select.args.get("joins") or [] if j.args.get("on") is not None]
             for cond in conditions:
-                for c in split_terms(cond, exp.And):
+                for c in conjuncts_of(cond):
                     if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
                             and isinstance(c.expression, exp.Column)):
                         continue

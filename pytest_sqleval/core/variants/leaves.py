@@ -78,6 +78,10 @@ class LeafShape:
     # qty ELSE 0 END``: a before/after split), each with the alias it reads; no conjunct, so no row
     # fails it, but a row on its either side lands in another sum
     splits: tuple[tuple[Any, str], ...] = ()
+    select: Any = None  # the SELECT itself, and the gold's WITH it may read (``reaching_rows_sql``)
+    ctes: Any = None
+    # per conjunct that is an OR of AND-groups (its index), each group's terms with the aliases each reads
+    groups: tuple[tuple[int, tuple[tuple[tuple[Any, frozenset[str]], ...], ...]], ...] = ()
 
 
 def leaf_shape(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
@@ -106,7 +110,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     from .clones import (IDENTIFIER_SUFFIXES, deps_columns, fresh_columns, freshable, joined_key, sharable,
                          turned_rowid)
     from .constraints import Dependency, family
-    from .witnesses import resolve_column, select_sources, split_terms
+    from .witnesses import conjuncts_of, resolve_column, select_sources
     if select.find_ancestor(exp.Where, exp.Having) is not None:
         return None  # a filter's subquery: a row it adds is no output row
     sources = select_sources(select, names)
@@ -121,10 +125,10 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
         return None
     conjuncts: list[Any] = []
     if select.args.get("where") is not None:
-        conjuncts += split_terms(select.args["where"].this, exp.And)
+        conjuncts += conjuncts_of(select.args["where"].this)
     for j in joins:
         if j.args.get("on") is not None and not optional(j):
-            conjuncts += split_terms(j.args["on"], exp.And)
+            conjuncts += conjuncts_of(j.args["on"])
     outer = {j.this.alias_or_name.lower() for j in joins if optional(j)}
 
     def own(node: Any) -> list[Any]:
@@ -181,22 +185,15 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     aliases = sorted(sources)
     group = select.args.get("group")
     if shape:
-        base_rows = select.copy()
-        for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
-            base_rows.set(arg, None)
-        base_rows.set("expressions", [exp.alias_(exp.column("rowid", table=fact), "w0")]
-                      + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
-        if ctes is not None and base_rows.args.get(with_key) is None:
-            base_rows.set(with_key, ctes.copy())
-        base_rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
-        base_rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
         path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
         kids = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
-        leaf = Leaf(table_of[fact], tuple(table_of[a] for a in aliases), base_rows.sql(dialect=engine), (), links,
+        leaf = Leaf(table_of[fact], tuple(table_of[a] for a in aliases),
+                    reaching_rows_sql(select, fact, aliases, ctes, with_key, engine), (), links,
                     f" joined through {path}" if path else "", kids)
         return LeafShape(leaf, tuple(conjuncts), tuple(frozenset(a) for a in alias_sets),
                          tuple((ca, cc, pa, pc) for ca, cc, pa, pc in edges), fact, tuple(aliases),
-                         tuple(sorted(table_of.items())), _splits(select, own, resolve))
+                         tuple(sorted(table_of.items())), _splits(select, own, resolve), select, ctes,
+                         _or_groups(conjuncts, own, resolve))
     if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
                              for a in e.find_all(exp.AggFunc)):
         return None  # one row of aggregates: no new output row
@@ -299,6 +296,24 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
                 f" joined through {path}" if path else "", children)
 
 
+def reaching_rows_sql(select: Any, fact: str, aliases: list[str], ctes: Any, with_key: str, engine: str) -> str:
+    """``Leaf.rows_sql`` of ``select`` as it stands (a caller may have put a node of it in place
+    of another first): the fact's row id ``w0``, then ``u0..`` those of ``aliases``."""
+    from sqlglot import exp
+
+    from .clones import turned_rowid
+    rows = select.copy()
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+        rows.set(arg, None)
+    rows.set("expressions", [exp.alias_(exp.column("rowid", table=fact), "w0")]
+             + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
+    if ctes is not None and rows.args.get(with_key) is None:
+        rows.set(with_key, ctes.copy())
+    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+    rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
+    return str(rows.sql(dialect=engine))
+
+
 def _groups(column: str, pa: str, fact: str, on_parent: list[str], keys: set[tuple[str, str]], base: Any,
             engine: str) -> tuple[str, str, int]:
     """For ``regroup`` and ``recombine`` moves of reference ``fact.column`` to the table
@@ -383,10 +398,38 @@ def _splits(select: Any, own: Any, resolve: Any) -> tuple[tuple[Any, str], ...]:
     return tuple(out)
 
 
+def _or_groups(conjuncts: list[Any], own: Any, resolve: Any
+               ) -> tuple[tuple[int, tuple[tuple[tuple[Any, frozenset[str]], ...], ...]], ...]:
+    """``LeafShape.groups``: the ORs among ``conjuncts``, each disjunct's AND terms with the
+    aliases they read (an OR with a term that reads no column of the leaf is left out)."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    out = []
+    for i, cond in enumerate(conjuncts):
+        if not isinstance(cond, exp.Or):
+            continue
+        groups = []
+        for disjunct in split_terms(cond, exp.Or):
+            terms = []
+            for term in split_terms(disjunct, exp.And):
+                found = [resolve(c) for c in own(term)]
+                if not found or None in found:
+                    break
+                terms.append((term, frozenset(f[0] for f in found)))
+            else:
+                groups.append(tuple(terms))
+                continue
+            break
+        else:
+            out.append((i, tuple(groups)))
+    return tuple(out)
+
+
 def _is_alias_ref(col: Any, select: Any) -> bool:
     """A bare name that is one of the SELECT's output aliases (ORDER BY or an outer reference)."""
     return not col.table and any(getattr(e, "alias", "") and e.alias.lower() == col.name.lower()
                                  for e in select.expressions)
 
 
-__all__ = ["Leaf", "LeafShape", "Move", "leaf_of", "leaf_shape"]
+__all__ = ["Leaf", "LeafShape", "Move", "leaf_of", "leaf_shape", "reaching_rows_sql"]

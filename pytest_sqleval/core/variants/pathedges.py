@@ -38,19 +38,21 @@ once per gold and variant, and an edit that changes it is undone and tried again
 reaching row (``SOURCES_PER_TARGET``), within the same trials."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-MAX_PROBES = 8  # conjuncts per gold
+MAX_PROBES = 16  # conjuncts per gold (an OR of three AND-groups on two dimensions holds twelve)
 MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
 MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
 MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
 KEPT_PER_PROBE = 4  # edits kept per conjunct and variant: a range's two bounds, each from both sides
 EDGE_SPREAD = 2  # a gold's edits go into every EDGE_SPREAD-th variant
+TURNS = 4  # a gold's variants with edits at ``--sqleval-variants=8``: its conjuncts are spread over them
 SOURCES_PER_TARGET = 3  # reaching rows tried per edge row when a guard's answer moves
 MAX_GUARDS = 4  # other golds whose answers an edit must keep (HAVING golds over the leaf's tables)
 _T, _X = "sqleval_e", "sqleval_x"
@@ -83,6 +85,9 @@ class EdgeProbe:
     # subtrahend, and per part the difference to give a copy and whether it passes; ``targets_sql``
     # then takes the parent's key (the other column's value plus or minus the difference)
     gap: tuple[str, int, tuple[tuple[int, bool], ...]] | None = None
+    # the reaching rows a copy is made of, where not the leaf's (``Leaf.rows_sql``'s columns): a term of
+    # an AND-group inside an OR is passed only by a copy that passes the group's terms on other tables
+    sources_sql: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict
                 if shape is None:
                     continue
                 leaves.append(shape.leaf)
-                probes += _probes(shape, len(leaves) - 1, tree, nodes, tables, engine)
+                probes += _probes(shape, len(leaves) - 1, tree, nodes, tables, engine, with_key)
         except Exception:  # an odd tree: no edge witness for this gold
             continue
         if probes:
@@ -149,7 +154,7 @@ def _having_golds(gold_sqls: list[str], dialect: str, engine: str) -> list[tuple
 
 
 def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: dict[str, Any],
-            engine: str) -> list[EdgeProbe]:
+            engine: str, with_key: str = "with") -> list[EdgeProbe]:
     from sqlglot import exp
 
     from .constraints import qualified, quote
@@ -170,13 +175,18 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
         own = [k for k, a in enumerate(shape.alias_sets) if a == frozenset({pa})]
         if via is None:
             out += _gap_probes(shape, leaf_index, tree, nodes, parent, pa, pc, cc, engine)
-        splits = [cond for cond, alias in shape.splits if alias == pa]
-        for i in own + [-1 - k for k in range(len(splits))]:
-            split = i < 0
-            cond = splits[-1 - i] if split else shape.conjuncts[i]
-            if cond.find(exp.Select) is not None:
+        mine = [shape.conjuncts[k] for k in own if shape.conjuncts[k].find(exp.Select) is None]
+        # (the conjunct, the others on the dimension an edge row passes, a split, the reaching rows' query)
+        asked: list[tuple[Any, list[Any], bool, str]] = [(c, [o for o in mine if o is not c], False, "") for c in mine]
+        asked += [(c, mine, False, "") for k in own if _listed(c := shape.conjuncts[k]) is not None]
+        asked += [(cond, mine, True, "") for cond, alias in shape.splits if alias == pa]
+        if via is None:
+            asked += _group_terms(shape, pa, mine, engine, with_key)
+        for cond, others, split, sources_sql in asked:
+            listed = None if split else _listed(cond)
+            if cond.find(exp.Select) is not None and listed is None:
                 continue
-            form = _form(cond)
+            form = listed[:2] if listed is not None else _form(cond)
             if split and form is None:
                 continue
             atoms = split_terms(cond, exp.Or) if form is None else []
@@ -186,7 +196,6 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
             attribute = lower.get((form[0].name if form is not None else named[0] if named else "").lower())
             if attribute is None:
                 continue
-            others = [shape.conjuncts[k] for k in own if k != i and shape.conjuncts[k].find(exp.Select) is None]
             if not any(n is cond for n in nodes):
                 continue
             if split:  # asked of the gold itself: a split is no conjunct a near-miss drops
@@ -225,7 +234,7 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                     parts.append(part(" AND ".join(f"(CASE WHEN {a} THEN 1 ELSE 0 END) = {int(t)}"
                                                    for a, t in zip(atoms_t, truths))))
                 out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
-                                     dropped, " ".join(cond.sql().split()), 0, via))
+                                     dropped, " ".join(cond.sql().split()), 0, via, sources_sql=sources_sql))
                 continue
             col, constants = form
             if split:  # ``x < c`` and ``x >= c`` of one before/after split ask for the same rows
@@ -233,12 +242,17 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                 if edge in seen:
                     continue
                 seen.add(edge)
-            members = isinstance(cond, exp.In)
+            members = isinstance(cond, exp.In) if listed is None else isinstance(listed[3], exp.In)
             # per constant: itself, the nearest value below, above; an IN list's members all first; for a
             # bound, the two values it falls between (a row on each side): the other neighbour tells nothing
             order = [(c, k) for k in range(3) for c in constants] if members else \
                 [(c, k) for n, c in enumerate(constants) for k in _sides(cond, n)]
             for constant, k in order:
+                if listed is not None:
+                    parts.append(part(f"{column_t} IN ({sql(_member_query(listed[2], listed[3], constant, k))})"))
+                    if len(parts) >= MAX_PARTS:
+                        break
+                    continue
                 value = sql(constant)
                 if k:  # the nearest value the column holds below (1) or above (2) the constant
                     value = (f"(SELECT {'max' if k == 1 else 'min'}({column_x}) FROM {rel} AS {_X} WHERE "
@@ -248,7 +262,42 @@ def _probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], tables: di
                     break
             out.append(EdgeProbe(leaf_index, cc, parent.name, pc, attribute, len(parts), " UNION ALL ".join(parts),
                                  dropped, " ".join(cond.sql().split()),
-                                 min(len(constants), len(parts)) if members else 0, via, split))
+                                 min(len(constants), len(parts)) if members else 0, via, split,
+                                 sources_sql=sources_sql))
+    return out
+
+
+def _group_terms(shape: Any, pa: str, mine: list[Any], engine: str,
+                 with_key: str) -> list[tuple[Any, list[Any], bool, str]]:
+    """The comparisons on dimension ``pa`` alone inside an AND-group of an OR that also reads
+    other tables (TPC-DS q13: ``(cd_marital_status = 'M' AND cd_education_status = '4 yr Degree'
+    AND ss_sales_price BETWEEN 100 AND 150) OR ...``), each with the group's other terms on
+    ``pa`` (an edge row passes them) and its reaching rows: the leaf's with the OR replaced by
+    the group's terms on the other tables, so a copy moved to an edge row passes that group (its
+    price in the group's range) whatever group it reached by."""
+    from sqlglot import exp
+
+    from .leaves import reaching_rows_sql
+    from .witnesses import split_terms
+    if shape.select is None:
+        return []
+    out: list[tuple[Any, list[Any], bool, str]] = []
+    for i, disjuncts in shape.groups:
+        either = shape.conjuncts[i]
+        for terms in disjuncts:
+            here = [t for t, a in terms if a == frozenset({pa})]
+            if not here or len(here) == len(terms):
+                continue  # no term on ``pa``, or an OR on it alone (an edge per truth value: ``_probes``)
+            rest = [t.copy() for t, a in terms if a != frozenset({pa})]
+            stand_in = exp.and_(*rest) if rest else exp.true()
+            either.replace(stand_in)
+            try:
+                sources_sql = reaching_rows_sql(shape.select, shape.fact, list(shape.aliases), shape.ctes, with_key,
+                                                engine)
+            finally:
+                stand_in.replace(either)
+            out += [(t, [o for o in here if o is not t] + mine, False, sources_sql) for t in here
+                    if not split_terms(t, exp.Or)[1:]]
     return out
 
 
@@ -383,12 +432,66 @@ def _form(cond: Any) -> tuple[Any, list[Any]] | None:
 
 
 def _renamed(cond: Any, alias: str) -> Any:
-    """``cond`` (on one table of the leaf) about the row aliased ``alias``."""
+    """``cond`` (on one table of the leaf) about the row aliased ``alias`` (a subquery's own
+    columns left as they are)."""
     from sqlglot import exp
     copy = cond.copy()
     for col in list(copy.find_all(exp.Column)):
-        col.replace(exp.column(col.name, table=alias))
+        if col.find_ancestor(exp.Select) is None:
+            col.replace(exp.column(col.name, table=alias))
     return copy
+
+
+def _listed(cond: Any) -> tuple[Any, list[Any], Any, Any] | None:
+    """``x IN (SELECT y FROM t WHERE ... AND c IN (constants) ...)``, uncorrelated, over one
+    table (TPC-DS q56: ``i_item_id IN (SELECT i_item_id FROM item WHERE i_color IN ('slate',
+    'blanched', 'burnished'))``): (``x``, the constants, the subquery, its term on ``c``). An
+    edge row is a dimension row whose ``x`` the subquery gives for one constant, or for the
+    value beside it (``_member_query``): the list's members are then tried as a plain list's."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    if not isinstance(cond, exp.In) or not isinstance(cond.this, exp.Column):
+        return None
+    query = cond.args.get("query")
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(inner, exp.Select) or inner.args.get("joins") or inner.args.get("where") is None \
+            or len(inner.expressions) != 1 or any(inner.args.get(a) for a in ("group", "having", "limit", "with", "with_")):
+        return None
+    source = inner.args.get("from_") or inner.args.get("from")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table) or len(list(inner.find_all(exp.Select))) != 1:
+        return None
+    known = {table.name.lower(), table.alias_or_name.lower(), ""}
+    if any(c.table.lower() not in known for c in inner.find_all(exp.Column)):
+        return None  # a column of the outer query: correlated
+    for term in split_terms(inner.args["where"].this, exp.And):
+        form = _form(term)
+        if form is not None and isinstance(term, (exp.In, exp.EQ)):
+            return cond.this, form[1], inner, term
+    return None
+
+
+def _member_query(inner: Any, term: Any, constant: Any, k: int) -> Any:
+    """``_listed``'s subquery with its term ``c IN (...)`` made ``c = constant`` (``k`` 0), or
+    ``c`` = the nearest value the subquery's table holds below (1) or above (2) it, passing its
+    other terms."""
+    from sqlglot import exp
+    form = _form(term)
+    assert form is not None  # ``_listed`` chose the term by it
+    column = form[0]
+    query = inner.copy()
+    at = next(n for n in query.find_all(type(term)) if n == term)
+    if k:
+        nearest = inner.copy()
+        edge = next(n for n in nearest.find_all(type(term)) if n == term)
+        nearest.set("expressions", [(exp.Max if k == 1 else exp.Min)(this=column.copy())])
+        edge.replace((exp.LT if k == 1 else exp.GT)(this=column.copy(), expression=constant.copy()))
+        value: Any = exp.Subquery(this=nearest)
+    else:
+        value = constant.copy()
+    at.replace(exp.EQ(this=column.copy(), expression=value))
+    return query
 
 
 # -- on a variant -----------------------------------------------------------------------
@@ -421,18 +524,20 @@ def _write_gold(writer: Any, g: PathGold) -> None:
             guarded[sql] = _counted(writer, sql)
         except Exception:  # a guard that fails here has no answer a witness could hold
             continue
-    sources: dict[int, list[tuple[Any, ...]]] = {}
+    sources: dict[str, list[tuple[Any, ...]]] = {}  # by the reaching rows' query
     trials = shift = 0
-    turn = writer.index // EDGE_SPREAD  # this gold's n-th variant starts from its n-th conjunct: a gold
-    # with more conjuncts than ``MAX_TRIALS`` reach gets edges for each on some variant
-    for probe in g.probes[turn % len(g.probes):] + g.probes[:turn % len(g.probes)]:
+    turn = writer.index // EDGE_SPREAD  # this gold's n-th variant starts n ``TURNS``-th parts into its
+    # conjuncts: a gold with more conjuncts than ``MAX_TRIALS`` reach gets edges for each on some variant
+    start = turn * -(-len(g.probes) // TURNS) % len(g.probes)
+    for probe in g.probes[start:] + g.probes[:start]:
         if trials >= MAX_TRIALS:
             break
         leaf = g.leaves[probe.leaf]
         writer.cloner.links = list(leaf.links)
-        if probe.leaf not in sources:
-            sources[probe.leaf] = writer.select_sources(leaf)
-        reaching = sources[probe.leaf]
+        rows_sql = probe.sources_sql or leaf.rows_sql
+        if rows_sql not in sources:
+            sources[rows_sql] = writer.select_sources(dataclasses.replace(leaf, rows_sql=rows_sql))
+        reaching = sources[rows_sql]
         if not reaching:
             continue
         if probe.gap is not None:

@@ -246,7 +246,9 @@ def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     l1.l_commitdate``) flipped (``>`` and ``>=``): it shows only on a row where the two are
     equal, which the pinned rows reaching the output may not hold. A reaching row (or one
     that reaches but for this comparison) gets one column set to the other's value, in place
-    (a free column, the value in its pinned domain): one side keeps it, the other drops it."""
+    (a free column, the value in its pinned domain): one side keeps it, the other drops it.
+    Of two tables (TPC-DS q72's ``inv_quantity_on_hand < cs_quantity``), the other's value
+    is the one the row is joined to (``pair=`` with no column: ``_rows_sql``'s ``peer``)."""
     from sqlglot import exp
     select = node.find_ancestor(exp.Select)
     if select is None or type(node) not in _FLIPS or _remove_conjunct(node, probe=True) is None:
@@ -255,12 +257,19 @@ def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     if not all(isinstance(c, exp.Column) for c in sides):
         return []
     alias = _alias_of(sides[0], select, names)
-    if alias is None or _alias_of(sides[1], select, names) != alias:
+    other_alias = _alias_of(sides[1], select, names)
+    if alias is None or other_alias is None:
         return []
     places: list[tuple[str, str, str, str]] = []
     for col, other in (sides, sides[::-1]):
         for table, column, path in _trace(select, col, names):
             t = tables.get(table)
+            if alias != other_alias:  # two tables (``inv_quantity_on_hand < cs_quantity``): the joined row's value
+                if t is not None and len(path) == 1 and column in t.free:
+                    rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node, peer=other)
+                    if rows_sql is not None:
+                        places.append((table, column, rows_sql, ""))
+                continue
             twin = names.lower.get(names.table(table.lower()), {}).get(other.name.lower()) if t is not None else None
             if t is None or len(path) != 1 or column not in t.free or twin is None \
                     or t.columns.get(column, "") != t.columns.get(twin, ""):
@@ -765,11 +774,12 @@ def _single_key(t: Any, column: str) -> bool:
 
 
 def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None,
-             failing: bool = False) -> str | None:
+             failing: bool = False, peer: Any = None) -> str | None:
     """A query of the row ids of the base table at the end of ``path`` whose rows reach the
     path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
     up as a new output column of each SELECT on the path, NULL in the other UNION branches.
-    ``failing``: only those that fail ``drop`` (it is neither true nor NULL)."""
+    ``failing``: only those that fail ``drop`` (it is neither true nor NULL). ``peer``: a
+    column of the first SELECT, given beside each row id (the least it is joined to)."""
     from sqlglot import exp
     copy = tree.copy()
     twins = list(copy.dfs())
@@ -808,14 +818,15 @@ def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop
         top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
         top.set(arg, None)
-    top.set("expressions", [exp.alias_(carried, "w0")])
+    top.set("expressions", [exp.alias_(carried, "w0")] + ([exp.alias_(peer.copy(), "w1")] if peer is not None else []))
     if with_ is not None:
         top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
     try:
         inner = top.sql(dialect=dialect, copy=False)
     except Exception:  # sqlglot cannot render it
         return None
-    return (f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL GROUP BY w0 "
+    return (f"SELECT w0{', min(w1)' if peer is not None else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
+            f"{'AND w1 IS NOT NULL ' if peer is not None else ''}GROUP BY w0 "
             f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
 
 
@@ -840,6 +851,7 @@ class SeparatingWriter:
         self.con, self.engine, self.tables, self.grouper, self.allowed = con, engine, tables, grouper, allowed
         self.sentences: dict[str, list[str]] = {}
         self.written = 0
+        self.peers: dict[int, Any] = {}  # per row id of the current target, the value it is compared with
         #: per gold, the near-misses this variant tells apart (by its data or a kept edit): a later
         #: edit is kept only if they stay told apart (``_attempt``)
         self.separated: dict[str, list[NearMiss]] = {}
@@ -892,7 +904,9 @@ class SeparatingWriter:
                 if pushed:
                     return True
                 continue
-            rows = [int(r[0]) for r in self.run(target.rows_sql, [_salt_of(index)]) or []]
+            found = self.run(target.rows_sql, [_salt_of(index)]) or []
+            rows = [int(r[0]) for r in found]
+            self.peers = {int(r[0]): r[1] for r in found if len(r) > 1}  # ``pair=`` of two tables
             for edit in target.edits:
                 for rowid in rows[:EDGE_ROWS] if "=" in edit and not edit.startswith("pair=") else rows:
                     if trials >= MAX_TRIALS:
@@ -921,9 +935,10 @@ class SeparatingWriter:
         if edit.startswith("pair="):  # the row's own value of the other column (``_pair_near_misses``)
             t = self.tables[target.table]
             twin = edit.split("=", 1)[1]
-            if target.column not in t.free or twin not in t.columns:
+            if target.column not in t.free or (twin and twin not in t.columns):
                 return None
-            own = self.con.execute(f"SELECT {quote(twin)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
+            own = self.con.execute(f"SELECT {quote(twin)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone() \
+                if twin else (self.peers.get(rowid),)  # of two tables: the value the row is joined to
             if own is None or own[0] is None or not self.allowed(target.table, target.column, _plain(own[0])):
                 return None
             return own[0]
@@ -1214,8 +1229,9 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
     if edit.startswith(("set=", "outside=")):
         return f"a {name} row that reaches the output but for this filter, set to {shown}: separates {what}"
     if edit.startswith("pair="):
+        twin = edit.split("=", 1)[1]
         return (f"a {name} row that reaches the output (or does but for this comparison), its {target.column} set to "
-                f"its own {edit.split('=', 1)[1]} ({_plain(value)}): separates {what}")
+                f"{'its own ' + twin if twin else 'the value it is compared with'} ({_plain(value)}): separates {what}")
     if edit.startswith("like="):
         return f"a {name} row a reaching row refers to, its {target.column} set to {_plain(value)!r}: separates {what}"
     if edit.startswith("copy="):

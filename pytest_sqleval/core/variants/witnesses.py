@@ -194,6 +194,21 @@ def split_terms(node: Any, kind: type[Any]) -> list[Any]:
     return [node]
 
 
+def conjuncts_of(node: Any) -> list[Any]:
+    """``node``'s AND terms, and after each OR among them the terms every one of its disjuncts
+    holds (the first disjunct's nodes): TPC-DS q13 repeats ``cd_demo_sk = ss_cdemo_sk`` in each
+    AND-group of an OR, a join of the whole SELECT that no top-level term states."""
+    from sqlglot import exp
+    out: list[Any] = []
+    for term in split_terms(node, exp.And):
+        out.append(term)
+        groups = [split_terms(d, exp.And) for d in split_terms(term, exp.Or)] if isinstance(term, exp.Or) else []
+        if len(groups) > 1:
+            rest = [{t.sql() for t in g} for g in groups[1:]]
+            out += [t for t in groups[0] if all(t.sql() in r for r in rest)]
+    return out
+
+
 def _group(select: Any, disjunct: Any, sources: dict[str, str], names: Catalog,
            free: Callable[[str, str], bool], dialect: str, root_with: Any,
            with_key: str) -> WitnessGroup | None:
