@@ -93,7 +93,9 @@ def test_a_limit_no_pinned_answer_reaches_is_told_apart(star: tuple[Path, Path, 
         for wrong in COINCIDENCES:
             verdict = graded.compare(wrong, BOOKS)
             assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), wrong
-            assert "past its LIMIT 20" in verdict.explanation
+            # told apart by the rows grown past the LIMIT, or first by a variant whose witness already
+            # brings the output to the LIMIT (a moved copy of a reaching sale): either way by its row count
+            assert "past its LIMIT 20" in verdict.explanation or "row count" in verdict.explanation
 
 
 @pytest.mark.parametrize("right", EQUIVALENTS)
