@@ -170,8 +170,8 @@ def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list
     shapes: list[tuple[Any, _Star, list[tuple[Any, ...]]]] = []
     for b in branches:
         star = _star(b, names, tables, deps)
-        if star is None:
-            return []
+        if star is None or star.correlated is not None:
+            return []  # a branch tied to an outer query: its rows are not its own
         projected = []
         for e in b.expressions:
             key = resolve_column(e.unalias(), star.sources, names.lower) if isinstance(e.unalias(), exp.Column) \
@@ -269,6 +269,7 @@ class _Star(NamedTuple):
     alias_sets: list[Any]
     edges: list[tuple[str, str, str, str, int]]  # child alias, child col, parent alias, parent col, conjunct
     fact: str
+    correlated: _Correlation | None  # a correlated EXISTS's tie to its outer query (not in ``conjuncts``)
 
 
 def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _Star | None:
@@ -332,7 +333,7 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
                    key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
         return None
-    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0])
+    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0], correlated)
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
@@ -343,7 +344,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     star = _star(select, names, tables, deps)
     if star is None:
         return []
-    sources, table_of, conjuncts, alias_sets, edges, fact = star
+    sources, table_of, conjuncts, alias_sets, edges, fact, correlated = star
 
     def own_columns(node: Any) -> list[Any]:
         return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
