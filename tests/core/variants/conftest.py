@@ -82,3 +82,36 @@ def assert_caught_on_variants(path: Path, folder: Path, golds: list[str], coinci
             assert con.execute(f"SELECT count(*) FROM store_sales WHERE {fk} NOT IN (SELECT {key} FROM {table})"
                                ).fetchone()[0] == 0
         con.close()
+
+
+def assert_coincidence_caught(pinned: Path, graded: Grader, wrong: str, gold: str) -> None:
+    """``wrong`` passes on the ``pinned`` database that ``graded`` reads, and is a
+    coincidental pass with its variants."""
+    with Grader(pinned, dialect="duckdb", cache_dir=pinned.parent / "plain") as plain:
+        assert plain.compare(wrong, gold).passed, wrong  # a coincidence on the pinned data
+    verdict = graded.compare(wrong, gold)
+    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), (wrong, verdict.explanation)
+
+
+def assert_rewrites_pass_keeping_rows(folder: Path, graded: Grader, gold: str, equivalents: list[str],
+                                      references: tuple[tuple[str, str, str, str], ...],
+                                      numbers: tuple[tuple[str, str], ...]) -> None:
+    """Every rewrite in ``equivalents`` passes with ``graded``'s variants, and every variant
+    keeps its ``references`` (table, column, parent table, parent column) whole and its
+    ``numbers`` (table, ticket or order number) unique: the witnesses broke no constraint."""
+    import duckdb
+    for right in equivalents:
+        verdict = graded.compare(right, gold)
+        assert verdict.passed, (right, verdict.explanation)
+    variants = sorted((folder / "cache").rglob("variant-*.duckdb"))
+    assert variants
+    for variant in variants:
+        con = duckdb.connect(str(variant), read_only=True)
+        try:
+            for table, column, parent, key in references:
+                assert con.execute(f"SELECT count(*) FROM {table} WHERE {column} NOT IN (SELECT {key} FROM {parent})"
+                                   ).fetchone() == (0,), (variant.name, table, column)
+            for table, number in numbers:
+                assert con.execute(f"SELECT count(*) - count(DISTINCT {number}) FROM {table}").fetchone() == (0,)
+        finally:
+            con.close()
