@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 
+from pytest_sqleval.core.comparison import ComparePolicy
 from pytest_sqleval.core.grading import compare as C
 from pytest_sqleval.core.grading.compare import Comparator, CompareSpec
 from tests.core.grading.test_compare_paths import PROPS, tables
@@ -34,6 +35,20 @@ def _text(res: C.CompareResult) -> str:
     """Every field of a result, as text (a NaN in a row equals itself here)."""
     return json.dumps(res.to_dict(), sort_keys=True, default=str)
 
+def _small_mismatch_agrees(cmp: Comparator, gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> str | None:
+    """The reason of the small path's mismatch of ``gold`` and ``pred``, after checking it is
+    the general path's inner comparison to the last field (evidence and all); None if the
+    small path decides no mismatch here."""
+    coerced = C.coerce_to_file_gold(gold, pred, cmp._cast)
+    inner = C.small_compare(gold, coerced, spec)
+    if inner is None or inner.match:
+        return None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "small_compare", lambda *a: None)
+        mp.setattr(C, "small_same_bag", lambda *a: None)
+        assert _text(inner) == _text(cmp._small_first(gold, coerced, spec))
+    return inner.reason
+
 
 def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
     decided: list[bool] = []
@@ -54,14 +69,9 @@ def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
             assert _text(cmp.compare(gold, pred, s)) == general, (gold.to_pydict(), pred.to_pydict(), s)
             if fast is not None:
                 assert fast.match and _text(fast) == general
-            coerced = C.coerce_to_file_gold(gold, pred, cmp._cast)
-            inner = C.small_compare(gold, coerced, s)
-            if inner is not None and not inner.match:  # the same result as the general path's, evidence and all
-                mismatches.append(inner.reason)
-                with pytest.MonkeyPatch.context() as mp:
-                    mp.setattr(C, "small_compare", lambda *a: None)
-                    mp.setattr(C, "small_same_bag", lambda *a: None)
-                    assert _text(inner) == _text(cmp._small_first(gold, coerced, s))
+            reason = _small_mismatch_agrees(cmp, gold, pred, s)
+            if reason is not None:
+                mismatches.append(reason)
     agree()
     assert sum(decided) >= 20, "the small path decided too few cases: the general path was compared with itself"
     assert sum(decimals) >= 10, "too few decimal results decided on the small path"
@@ -82,14 +92,9 @@ def test_a_small_mismatch_is_the_general_paths_to_the_last_field(cmp: Comparator
             s = replace(spec, column_order=column_order)
             assert _text(cmp.compare(gold, pred, s)) == _general(cmp, gold, pred, s), (gold.to_pydict(),
                                                                                        pred.to_pydict(), s)
-            coerced = C.coerce_to_file_gold(gold, pred, cmp._cast)
-            inner = C.small_compare(gold, coerced, s)
-            if inner is not None and not inner.match:
-                reasons.append(inner.reason)
-                with pytest.MonkeyPatch.context() as mp:
-                    mp.setattr(C, "small_compare", lambda *a: None)
-                    mp.setattr(C, "small_same_bag", lambda *a: None)
-                    assert _text(inner) == _text(cmp._small_first(gold, coerced, s))
+            reason = _small_mismatch_agrees(cmp, gold, pred, s)
+            if reason is not None:
+                reasons.append(reason)
     agree()
     assert reasons.count("values") >= 30 and reasons.count("row_count") >= 30, reasons
 
