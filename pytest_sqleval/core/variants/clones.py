@@ -392,7 +392,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
-    from .groups import band_terms, group_keys
+    from .witnesses import band_terms, group_keys
     band = band_terms(select) if select.args.get("group") is not None else []
     # a derived table's group reaches the output only where the enclosing query's joins find its key's row
     grouped_on = conjuncts + _outer_joins(select, names) if band else conjuncts
@@ -942,7 +942,7 @@ def _having_witnesses(select: Any, band: list[Any], conjuncts: list[Any], fact: 
     group = select.args.get("group")
     if not band or group is None:
         return []
-    from .groups import group_keys
+    from .witnesses import group_keys
     keys = group_keys(select)
     out = []
     ops = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}

@@ -101,7 +101,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     from sqlglot import exp
 
     from .clones import turned_rowid, deps_columns, fresh_columns
-    from .witnesses import resolve_column, select_sources, split_terms
+    from .witnesses import band_terms, group_keys, resolve_column, select_sources, split_terms
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS") for j in joins):
@@ -234,41 +234,6 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     return out[:MAX_WITNESSES]
 
 
-def band_terms(select: Any) -> list[Any]:
-    """The conditions on ``select``'s groups, each one comparison: its HAVING's conjuncts and,
-    where ``select`` is a derived table, its enclosing query's WHERE conjuncts that read only
-    its aggregate outputs (TPC-DS's ``cnt BETWEEN 15 AND 20`` on ``(... count(*) cnt ... GROUP
-    BY ss_ticket_number, ss_customer_sk) dn``), the alias read as the aggregate; a BETWEEN as
-    its two bounds."""
-    from sqlglot import exp
-
-    from .witnesses import split_terms
-    terms = []
-    having = select.args.get("having")
-    if having is not None:
-        terms += split_terms(having.this, exp.And)
-    derived = select.parent
-    outer = derived.find_ancestor(exp.Select) if isinstance(derived, exp.Subquery) and derived.alias else None
-    aggregates = {e.alias: e.unalias() for e in select.expressions
-                  if e.alias and e.unalias().find(exp.AggFunc) is not None}
-    if outer is not None and aggregates and outer.args.get("where") is not None:
-        for cond in split_terms(outer.args["where"].this, exp.And):
-            cols = [c for c in cond.find_all(exp.Column) if c.find_ancestor(exp.Select) is outer]
-            if cond.find(exp.Select) is not None or not cols or any(
-                    c.name not in aggregates or (c.table and c.table != derived.alias) for c in cols):
-                continue
-            terms.append(cond.copy().transform(
-                lambda n: aggregates[n.name].copy() if isinstance(n, exp.Column) and n.name in aggregates else n))
-    out = []
-    for term in terms:
-        if isinstance(term, exp.Between):
-            out += [exp.GTE(this=term.this.copy(), expression=term.args["low"].copy()),
-                    exp.LTE(this=term.this.copy(), expression=term.args["high"].copy())]
-        else:
-            out.append(term)
-    return out
-
-
 def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
                         resolve: Callable[[Any], tuple[str, str] | None], inner: Callable[..., str],
                         shown_keys: list[tuple[Any, str]], shown_out: str, turned: str, dialect: str, digest: str,
@@ -311,23 +276,6 @@ def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], 
                 f"a copy of a {{fact}} row{{through}} in the group {{shown}}, its {mine[1]} NULL (joined to no row "
                 f"of the gold's `{' '.join(cond.sql(dialect=dialect).split())}`)"), True, kept, reads))
     return out
-
-
-def group_keys(select: Any) -> list[Any]:
-    """The GROUP BY expressions, an ordinal or an output alias read as the expression it names."""
-    from sqlglot import exp
-    group = select.args.get("group")
-    aliases = {e.alias: e.unalias() for e in select.expressions if e.alias}
-    keys = []
-    for g in (group.expressions if group is not None else []):
-        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit() \
-                and 0 < int(g.this) <= len(select.expressions):
-            keys.append(select.expressions[int(g.this) - 1].unalias())
-        elif isinstance(g, exp.Column) and not g.table and g.name in aliases:
-            keys.append(aliases[g.name])
-        else:
-            keys.append(g)
-    return keys
 
 
 def _numeric(ctype: str) -> bool:
@@ -576,4 +524,4 @@ def _plain(value: Any) -> str:
     return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
-__all__ = ["GroupWitness", "GroupWriter", "band_terms", "group_keys", "group_witnesses", "row_identity"]
+__all__ = ["GroupWitness", "GroupWriter", "group_witnesses", "row_identity"]
