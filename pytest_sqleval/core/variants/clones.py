@@ -48,7 +48,6 @@ from .memo import LastOne
 
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
-MAX_SECOND_PARENTS = 50  # other reaching rows' parents a second-parent copy may move to
 MAX_PARTNER_CHECKS = 12  # columns checked per table for one unique together with its ticket number
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
@@ -97,7 +96,6 @@ class CloneWitness:
     # keeps its ticket, another reference the gold does not read taking a value the ticket lacks
     keep: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
-    given: bool = False  # the moved columns make the copy a new row (a new pair of references): no fresh column
 
 
 def gold_digest(sql: str) -> str:
@@ -363,7 +361,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
                                 for ca, cc, pa, pc, _ in edges))
     every = every + list(links)
-    unclonable = fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None
+    if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
+        return []
     if correlated is not None and correlated.alias != fact:
         return []
     out: list[CloneWitness] = []
@@ -394,10 +393,6 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         return str(q.sql(dialect=dialect))
 
     from .witnesses import band_terms, group_keys
-    if unclonable:  # no fresh key: only a copy made new by its moved reference
-        return [replace(w, links=links) for w in _second_parent_witnesses(
-            select, conjuncts, edges, fact, fact_name, through, table_of, dialect, digest, query,
-            lambda c: resolve_column(c, sources, names.lower))] if correlated is None else []
     band = band_terms(select) if select.args.get("group") is not None else []
     # a derived table's group reaches the output only where the enclosing query's joins find its key's row
     grouped_on = conjuncts + _outer_joins(select, names) if band else conjuncts
@@ -582,51 +577,6 @@ def _qualified(node: Any, sources: dict[str, str], names: Any) -> Any:
         return node
     key = resolve_column(node, sources, names.lower)
     return node if key is None else exp.column(node.name, table=key[0])
-
-
-def _second_parent_witnesses(select: Any, conjuncts: list[Any], edges: list[tuple[str, str, str, str, int]],
-                             fact: str, fact_name: str, through: str, table_of: dict[str, str], dialect: str,
-                             digest: str, query: Callable[..., str],
-                             resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
-    """A fact with no column a copy could take fresh (TPC-H's ``partsupp``: its key is its two
-    references), grouped by one of its columns and summed or averaged: per edge ``fact.fk ->
-    parent`` whose ``fk`` the gold does not group by, a copy of a reaching row with ``fk``
-    moved to the parent of another reaching row, where its group has no row with that
-    parent: the pair is new, every reference and filter holds, and the group has one row
-    more (q11's part with a second German supplier: ``sum`` then differs from ``avg``, which
-    one row per group on the pinned data never tells apart)."""
-    from sqlglot import exp
-
-    from .witnesses import group_keys
-    keys = [resolve(k) if isinstance(k, exp.Column) else None for k in group_keys(select)]
-    own = [k for k in keys if k is not None and k[0] == fact]
-    if not own or len(own) != len(keys) or not any(
-            a.find_ancestor(exp.Select) is select for a in select.find_all(exp.Sum, exp.Avg)):
-        return []
-    table = table_of[fact]
-    rel = exp.Table(this=exp.to_identifier(table.rsplit(".", 1)[-1]),
-                    db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None,
-                    alias=exp.TableAlias(this=exp.to_identifier("x__w"))).sql(dialect=dialect)
-    grouped = {k[1] for k in own}
-    out = []
-    for ca, cc, pa, _, _ in edges:
-        if ca != fact or cc in grouped:
-            continue
-        key_cols = [(exp.column(k, table=fact), f"k{i}") for i, k in enumerate(sorted(grouped))]
-        inner = query([], conjuncts, [(exp.column(cc, table=fact), "f")] + key_cols, [], limit=False)
-        same = " AND ".join(f"x__w.{exp.to_identifier(k).sql(dialect=dialect)} = a.k{i}"
-                            for i, k in enumerate(sorted(grouped)))
-        q_fk = exp.to_identifier(cc).sql(dialect=dialect)
-        turned = turned_rowid(exp.column("w0", table="a")).sql(dialect=dialect)
-        rows_sql = (f"SELECT a.w0, b.f AS r0, b.f AS v0 FROM ({inner}) AS a, (SELECT DISTINCT f FROM ({inner}) AS c "
-                    f"ORDER BY f LIMIT {MAX_SECOND_PARENTS}) AS b WHERE a.f <> b.f AND NOT EXISTS (SELECT 1 FROM "
-                    f"{rel} WHERE {same} AND x__w.{q_fk} = b.f) ORDER BY {turned} LIMIT 1")
-        pname = table_of[pa].rsplit(".", 1)[-1]
-        out.append(CloneWitness(digest, table, rows_sql, (cc,), (f"{fact_name}.{cc}",),
-                                f"a copy of a {fact_name} row{through} in its group, moved to the {pname} row "
-                                f"{{shown}} of another row that reaches the output: a group of two rows",
-                                given=True))
-    return out
 
 
 def _outer_joins(select: Any, names: Any) -> list[Any]:
@@ -1247,8 +1197,6 @@ class CloneWriter:
         and another column takes a value the ticket has no row with (``partner``): a fresh
         ticket would be a group of one line, outside a band such as ``count(*) BETWEEN 15 AND
         20``. Where no reference can, the fresh copy as before."""
-        if w.given:
-            return self.clone(w.table, rowid, moved, given=frozenset(moved))
         if w.keep:
             t = self.tables[w.table]
             fresh = fresh_columns(t, deps_columns(self.all_deps + self.links, w.table))
