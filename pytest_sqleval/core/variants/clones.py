@@ -622,16 +622,12 @@ def _band_rows(band: list[Any], keys: list[Any], conjuncts: list[Any], query: Ca
     more takes it out), given the columns after ``w0`` (``"NULL AS r0"``); None when a term
     aggregates DISTINCT."""
     from sqlglot import exp
-    windows, terms = [], []
-    for i, cond in enumerate(band):
-        term = cond.copy()
-        aggs = list(term.find_all(exp.AggFunc))
-        if not aggs or any(a.find(exp.Distinct) for a in aggs):
-            return None
-        for j, agg in enumerate(aggs):
-            windows.append((exp.Window(this=agg.copy(), partition_by=[k.copy() for k in keys]), f"a{i}_{j}"))
-            agg.replace(exp.column(f"a{i}_{j}"))
-        terms.append(term.sql(dialect=dialect))
+
+    from .witnesses import band_windows
+    found = band_windows(band, keys)
+    if found is None:
+        return None
+    windows, terms = found[0], [t.sql(dialect=dialect) for t in found[1]]
     inner = query([], conjuncts, windows, [], limit=False)
     turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
     return lambda given: (f"SELECT w0, {given} FROM ({inner}) AS grouped WHERE {' AND '.join(terms)} "

@@ -248,16 +248,11 @@ def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], 
     group the band keeps with the greatest aggregate first (at its upper edge, one more row
     takes it out)."""
     from sqlglot import exp
-    windows, renamed = [], []
-    for i, cond in enumerate(band):
-        term = cond.copy()
-        aggs = list(term.find_all(exp.AggFunc))
-        if not aggs or any(a.find(exp.Distinct) for a in aggs):
-            return []
-        for j, agg in enumerate(aggs):
-            windows.append((exp.Window(this=agg.copy(), partition_by=[k.copy() for k in keys]), f"a{i}_{j}"))
-            agg.replace(exp.column(f"a{i}_{j}"))
-        renamed.append(term)
+    from .witnesses import band_windows
+    found = band_windows(band, keys)
+    if found is None:
+        return []
+    windows, renamed = found
     where = " AND ".join(r.sql(dialect=dialect) for r in renamed)
     grouped = inner(windows + shown_keys, conjuncts)
     out = []

@@ -372,6 +372,24 @@ def band_terms(select: Any) -> list[Any]:
     return out
 
 
+def band_windows(band: list[Any], keys: list[Any]) -> tuple[list[tuple[Any, str]], list[Any]] | None:
+    """``band``'s aggregates as windows over the groups ``keys`` make (``a0_0``, ...: the
+    columns of a query over the gold's rows) and its terms on those columns; None when a
+    term has no aggregate or a DISTINCT one."""
+    from sqlglot import exp
+    windows, terms = [], []
+    for i, cond in enumerate(band):
+        term = cond.copy()
+        aggs = list(term.find_all(exp.AggFunc))
+        if not aggs or any(a.find(exp.Distinct) for a in aggs):
+            return None
+        for j, agg in enumerate(aggs):
+            windows.append((exp.Window(this=agg.copy(), partition_by=[k.copy() for k in keys]), f"a{i}_{j}"))
+            agg.replace(exp.column(f"a{i}_{j}"))
+        terms.append(term)
+    return windows, terms
+
+
 def resolve_column(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]]) -> tuple[str, str] | None:
     """(alias, column as the database spells it) of a column reference, if it is one of the sources'."""
     name = col.name.lower()
