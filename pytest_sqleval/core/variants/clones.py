@@ -48,6 +48,7 @@ from .memo import LastOne
 
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
+MAX_PARTNER_CHECKS = 12  # columns checked per table for one unique together with its ticket number
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
@@ -91,6 +92,10 @@ class CloneWitness:
     # the join path's references no declared or observed dependency backs (``origin`` "gold"):
     # the writer keeps them like dependencies (never a fresh value in them)
     links: tuple[Any, ...] = ()
+    # fact columns the gold groups by and reads (``groups.GroupWitness``'s): a copy of a per-ticket group's row
+    # keeps its ticket, another reference the gold does not read taking a value the ticket lacks
+    keep: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
 
 
 def gold_digest(sql: str) -> str:
@@ -387,15 +392,28 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
+    from .witnesses import band_terms, group_keys
+    band = band_terms(select) if select.args.get("group") is not None else []
+    # a derived table's group reaches the output only where the enclosing query's joins find its key's row
+    grouped_on = conjuncts + _outer_joins(select, names) if band else conjuncts
+    keys = [resolve_column(k, sources, names.lower) if isinstance(k, exp.Column) else None for k in group_keys(select)]
+    group_cols = tuple(dict.fromkeys(k[1] for k in keys if k is not None and k[0] == fact))
+    reads = tuple(sorted({k[1] for k in (resolve_column(c, sources, names.lower) for c in own_columns(select))
+                          if k is not None and k[0] == fact}))
     # a copy of a row that reaches the output
     out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (),
-                            f"a copy of a {fact_name} row that reaches the output{through}"))
-    out += _unjoined_witnesses(edges, fact, fact_name, through, table_of, tables, conjuncts, digest, query)
+                            f"a copy of a {fact_name} row that reaches the output{through}", keep=group_cols, reads=reads))
+    if not band:
+        out += _unjoined_witnesses(edges, fact, fact_name, through, table_of, tables, conjuncts, digest, query)
     out += _limit_witnesses(select, top, conjuncts, edges, fact, fact_name, through, table_of, tables, every, dialect,
                             digest, query, lambda c: resolve_column(c, sources, names.lower), sorted(sources))
-    out += _having_witnesses(select, conjuncts, fact, fact_name, through, base_from, dialect, digest,
-                             table_of[fact], query, resolve=lambda c: resolve_column(c, sources, names.lower),
-                             free=set(tables[table_of[fact]].free))
+    out += [replace(w, keep=group_cols, reads=reads) for w in _having_witnesses(
+        select, band, grouped_on, fact, fact_name, through, base_from, dialect, digest, table_of[fact], query,
+        resolve=lambda c: resolve_column(c, sources, names.lower), free=set(tables[table_of[fact]].free))]
+    if band:  # after the pushes, in every variant (one row): a group a push brings into the band may be the only one
+        out += [replace(w, keep=group_cols, reads=reads, spread=0) for w in _unjoined_witnesses(
+            edges, fact, fact_name, through, table_of, tables, conjuncts, digest, query,
+            band=_band_rows(band, group_keys(select), grouped_on, query, dialect))]
     first_new = len(out)
     out += _new_parent_witnesses(conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
                                  every, dialect, digest, query, lambda c: resolve_column(c, sources, names.lower))
@@ -561,9 +579,64 @@ def _qualified(node: Any, sources: dict[str, str], names: Any) -> Any:
     return node if key is None else exp.column(node.name, table=key[0])
 
 
+def _outer_joins(select: Any, names: Any) -> list[Any]:
+    """Where ``select`` is a derived table, per equality of the enclosing query's WHERE between
+    one of its outputs and another table's column (TPC-DS's ``ss_customer_sk = c_customer_sk``
+    on ``(... GROUP BY ss_ticket_number, ss_customer_sk) dn, customer``): ``EXISTS`` a row of
+    that table with the output's value, over ``select``'s own tables. A group whose customer the
+    variant lacks reaches no output: a witness pushed into it shows nothing."""
+    from sqlglot import exp
+
+    from .witnesses import resolve_column, select_sources, split_terms
+    derived = select.parent
+    outer = derived.find_ancestor(exp.Select) if isinstance(derived, exp.Subquery) and derived.alias else None
+    if outer is None or outer.args.get("where") is None:
+        return []
+    outputs = {e.alias_or_name: e.unalias() for e in select.expressions}
+    sources = select_sources(outer, names)
+    out: list[Any] = []
+    for cond in split_terms(outer.args["where"].this, exp.And):
+        if not (isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column)
+                and isinstance(cond.expression, exp.Column)):
+            continue
+        for mine, other in ((cond.this, cond.expression), (cond.expression, cond.this)):
+            key = resolve_column(other, sources, names.lower)
+            if mine.name not in outputs or (mine.table and mine.table != derived.alias) or key is None \
+                    or (not mine.table and resolve_column(mine, sources, names.lower) is not None):
+                continue
+            table = names.originals[sources[key[0]]]
+            found = exp.select("1").from_(exp.Table(
+                this=exp.to_identifier(table.rsplit(".", 1)[-1]),
+                db=exp.to_identifier(table.split(".", 1)[0]) if "." in table else None,
+                alias=exp.TableAlias(this=exp.to_identifier("o__w")))).where(
+                exp.EQ(this=exp.column(key[1], table="o__w"), expression=outputs[mine.name].copy()))
+            out.append(exp.Exists(this=found))
+            break
+    return out
+
+
+def _band_rows(band: list[Any], keys: list[Any], conjuncts: list[Any], query: Callable[..., str],
+               dialect: str) -> Callable[[str], str] | None:
+    """``rows_sql`` for a reaching row of a group the gold's ``band`` (``groups.band_terms``)
+    keeps, the group with the greatest first aggregate first (at a band's upper edge, one row
+    more takes it out), given the columns after ``w0`` (``"NULL AS r0"``); None when a term
+    aggregates DISTINCT."""
+    from sqlglot import exp
+
+    from .witnesses import band_windows
+    found = band_windows(band, keys)
+    if found is None:
+        return None
+    windows, terms = found[0], [t.sql(dialect=dialect) for t in found[1]]
+    inner = query([], conjuncts, windows, [], limit=False)
+    turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
+    return lambda given: (f"SELECT w0, {given} FROM ({inner}) AS grouped WHERE {' AND '.join(terms)} "
+                          f"ORDER BY a0_0 DESC, {turned} LIMIT 1")
+
+
 def _unjoined_witnesses(edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
                         table_of: dict[str, str], tables: dict[str, Any], conjuncts: list[Any], digest: str,
-                        query: Callable[..., str]) -> list[CloneWitness]:
+                        query: Callable[..., str], band: Callable[[str], str] | None = None) -> list[CloneWitness]:
     """Per edge ``fact.fk -> parent`` whose foreign key holds NULLs on the pinned data: a copy
     of a fact row that reaches the output, its key NULL. The join drops it; a near-miss that
     drops the join predicate pairs it with every parent row the filters keep. Where the
@@ -578,9 +651,9 @@ def _unjoined_witnesses(edges: list[tuple[str, str, str, str, int]], fact: str, 
             continue
         pname = table_of[pa].rsplit(".", 1)[-1]
         out.append(CloneWitness(
-            digest, table_of[fact], query([], conjuncts, [(exp.Null(), "r0")], []), (cc,), (),
-            f"a copy of a {fact_name} row that reaches the output{through}, its {cc} NULL (joined to no "
-            f"{pname} row)"))
+            digest, table_of[fact], band("NULL AS r0") if band else query([], conjuncts, [(exp.Null(), "r0")], []),
+            (cc,), (), f"a copy of a {fact_name} row that reaches the output{through}"
+                       f"{' in a group the band keeps' if band else ''}, its {cc} NULL (joined to no {pname} row)"))
     return out
 
 
@@ -850,7 +923,8 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
     return [fails]
 
 
-def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: str, through: str, base_from: Any,
+def _having_witnesses(select: Any, band: list[Any], conjuncts: list[Any], fact: str, fact_name: str, through: str,
+                      base_from: Any,
                       dialect: str, digest: str, table: str, query: Callable[..., str], *,
                       resolve: Callable[[Any], tuple[str, str] | None] | None = None,
                       free: set[str] | None = None) -> list[CloneWitness]:
@@ -861,22 +935,14 @@ def _having_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: s
     written only when that ``x`` lies between the column's least and greatest value."""
     from sqlglot import exp
 
-    from .witnesses import split_terms
-    having, group = select.args.get("having"), select.args.get("group")
-    if having is None or group is None:
+    group = select.args.get("group")
+    if not band or group is None:
         return []
-    keys = []
-    aliases = {e.alias: e.unalias() for e in select.expressions if e.alias}
-    for g in group.expressions:
-        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit():
-            keys.append(select.expressions[int(g.this) - 1].unalias())
-        elif isinstance(g, exp.Column) and not g.table and g.name in aliases:
-            keys.append(aliases[g.name])
-        else:
-            keys.append(g)
+    from .witnesses import group_keys
+    keys = group_keys(select)
     out = []
     ops = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}
-    for cond in split_terms(having.this, exp.And):
+    for cond in band:
         if type(cond) not in ops:
             continue
         agg, bound = cond.this, cond.expression
@@ -1059,6 +1125,7 @@ class CloneWriter:
         # ``t_time_id`` too) gets a value every referenced column holds and the table does not (``shared``),
         # where no other key column could be fresh; set by ``outputs``, whose new customers need one
         self.shared_keys = False
+        self._partner_columns: dict[tuple[str, str], list[str]] = {}
 
     def write(self, w: CloneWitness, turn: int = 0) -> bool:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
@@ -1082,7 +1149,7 @@ class CloneWriter:
             if need < 0 or need >= MAX_GROUP_CLONES:
                 return False
             for _ in range(need):
-                if self.clone(w.table, int(row[0]), {w.moved[0]: row[2]}) is None:
+                if self._fact_clone(w, int(row[0]), {w.moved[0]: row[2]}) is None:
                     return False
             need, moved, shown_values = 1, {w.moved[0]: row[3]}, row[4:]
         elif w.grouped:
@@ -1111,7 +1178,7 @@ class CloneWriter:
                 return False
             moved[column] = made[key]
         for _ in range(need):
-            if self.clone(w.table, int(row[0]), moved) is None:
+            if self._fact_clone(w, int(row[0]), moved) is None:
                 return False
         shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
         sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(row[1] if w.filled else need))
@@ -1119,6 +1186,69 @@ class CloneWriter:
         if len(kept) < MAX_SENTENCES:
             kept.append(sentence)
         return True
+
+    def _fact_clone(self, w: CloneWitness, rowid: int, moved: dict[str, Any]) -> dict[str, Any] | None:
+        """``clone`` of the witness's fact row; where the gold groups by the column a copy would
+        take fresh (a keyless table's ticket number, ``row_number_column``), the copy keeps it
+        and another column takes a value the ticket has no row with (``partner``): a fresh
+        ticket would be a group of one line, outside a band such as ``count(*) BETWEEN 15 AND
+        20``. Where no reference can, the fresh copy as before."""
+        if w.keep:
+            t = self.tables[w.table]
+            fresh = fresh_columns(t, deps_columns(self.all_deps + self.links, w.table))
+            keyed = any(k for k in [t.primary_key, *t.unique_keys, *t.observed_unique])
+            if fresh and len(fresh) == 1 and fresh[0] in w.keep and not keyed:
+                partner = self.partner(w.table, rowid, fresh[0], {*w.keep, *w.reads, *moved})
+                if partner is not None:
+                    return self.clone(w.table, rowid, {**moved, **partner}, given=frozenset(partner))
+        return self.clone(w.table, rowid, moved)
+
+    def partner(self, table: str, rowid: int, number: str, avoid: Iterable[str]) -> dict[str, Any] | None:
+        """``{d: value}`` for a copy of row ``rowid`` that keeps its ``number`` (a ticket): ``d`` the
+        integer column with the most values that is never NULL and unique together with
+        ``number`` on the pinned data (the item of a ticket's line), none of ``avoid`` (what the
+        gold reads or groups by, what the witness moves); ``value`` the least value the variant's
+        column holds and the ticket has no row with. A value another row holds keeps every
+        reference of ``d``, declared or not (TPC-DS's ``ss_item_sk`` has no foreign key). None
+        when there is none."""
+        from .constraints import qualified, quote
+        avoid = set(avoid)
+        rel = qualified(table, self.engine)
+        for d in self._partners(table, number):
+            if d in avoid:
+                continue
+            try:
+                found = self.con.execute(
+                    f"SELECT min({quote(d)}) FROM {rel} WHERE {quote(d)} IS NOT NULL AND {quote(d)} NOT IN (SELECT "
+                    f"{quote(d)} FROM {rel} WHERE {quote(d)} IS NOT NULL AND {quote(number)} = (SELECT "
+                    f"{quote(number)} FROM {rel} WHERE rowid = {int(rowid)}))").fetchone()
+            except Exception:  # the engine refused it: not this column
+                continue
+            if found is not None and found[0] is not None:
+                return {d: found[0]}
+        return None
+
+    def _partners(self, table: str, number: str) -> list[str]:
+        """``partner``'s candidate columns of ``table``, most values first (checked once per writer)."""
+        from .constraints import qualified, quote
+        if (table, number) in self._partner_columns:
+            return self._partner_columns[(table, number)]
+        t = self.tables[table]
+        ask = self.pinned or self.bounded
+        rel = qualified(table, self.engine)
+        keyed = {c for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] for c in k}
+        options = [c for c, ctype in sorted(t.columns.items()) if c != number and c not in keyed
+                   and c in t.not_null_observed and "INT" in ctype.upper()][:MAX_PARTNER_CHECKS]
+        found: list[tuple[int, str]] = []
+        for c in options:
+            try:
+                if ask(f"SELECT 1 FROM {rel} GROUP BY {quote(number)}, {quote(c)} HAVING count(*) > 1 LIMIT 1", []):
+                    continue
+                found.append((-int(ask(f"SELECT count(DISTINCT {quote(c)}) FROM {rel}", [])[0][0]), c))
+            except Exception:  # too slow, or refused: not a candidate
+                continue
+        self._partner_columns[(table, number)] = [c for _, c in sorted(found)]
+        return self._partner_columns[(table, number)]
 
     def _fill(self, w: CloneWitness, row: tuple[Any, ...]) -> bool:
         """A LIMIT witness: new paths (a copy of the reaching fact row ``w0``, through a copy of

@@ -45,7 +45,7 @@ a sentence the record shows when a variant catches a prediction."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_GROUP_COPIES = 100  # rows added to push one group to a HAVING bound, at most
@@ -70,6 +70,10 @@ class GroupWitness:
     column: str | None
     what: str  # the sentence, with {shown} and {need} filled in when written
     keyless: bool  # the fact table has no key a clone can take fresh: ``row_identity`` gives one
+    # fact columns the gold groups by: a copy keeps them (a fresh ticket would leave a per-ticket group), and
+    # where ``row_identity``'s number is one of them, its reference takes a value the group lacks instead
+    keep: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()  # fact columns the gold reads: that reference may not be one of them
 
 
 def group_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
@@ -97,7 +101,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     from sqlglot import exp
 
     from .clones import turned_rowid, deps_columns, fresh_columns
-    from .witnesses import resolve_column, select_sources, split_terms
+    from .witnesses import band_terms, group_keys, resolve_column, select_sources, split_terms
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS") for j in joins):
@@ -143,7 +147,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         return str(q.sql(dialect=dialect))
 
     out: list[GroupWitness] = []
-    keys = _group_keys(select)
+    keys = group_keys(select)
     shown_keys = [(k.copy(), f"v{i}") for i, k in enumerate(keys[:2])]
     shown_out = ", ".join(f"v{i}" for i in range(len(shown_keys))) or "NULL AS v0"
 
@@ -186,9 +190,14 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
                 "null", column, sentence(f"a copy of a {{fact}} row{{through}} with {column} NULL (the pinned "
                                          f"column holds NULLs) joins the group {{shown}}"), keyless))
     out = out[:MAX_SINGLES]  # written before the HAVING pushes: a single copy never moves a pushed group
-    having = select.args.get("having")
     ops = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ)
-    for cond in (split_terms(having.this, exp.And) if having is not None and keys else []):
+    band = band_terms(select) if keys else []
+    kept = tuple(dict.fromkeys(k[1] for k in (resolve(g) if isinstance(g, exp.Column) else None for g in keys)
+                               if k is not None and k[0] == fact))
+    reads = tuple(sorted({k[1] for k in (resolve(c) for c in select.find_all(exp.Column)
+                                         if c.find_ancestor(exp.Select) is select) if k is not None and k[0] == fact}))
+    first_count = len(out)
+    for cond in band:
         if type(cond) not in ops:
             continue
         agg, bound = cond.this, cond.expression
@@ -218,24 +227,50 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
                 continue
             out += _sum_witnesses(agg, bound.this, rendered, keys, shown_keys, shown_out, key[1], table, inner,
                                   conjuncts, turned, dialect, digest, sentence, keyless)
+    out[first_count:] = [replace(w, keep=kept, reads=reads) for w in out[first_count:]]
+    if band and keyless:
+        out += _unjoined_witnesses(band, keys, conjuncts, fact, t, resolve, inner, shown_keys, shown_out, turned,
+                                   dialect, digest, sentence, kept, reads)
     return out[:MAX_WITNESSES]
 
 
-def _group_keys(select: Any) -> list[Any]:
-    """The GROUP BY expressions, an ordinal or an output alias read as the expression it names."""
+def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
+                        resolve: Callable[[Any], tuple[str, str] | None], inner: Callable[..., str],
+                        shown_keys: list[tuple[Any, str]], shown_out: str, turned: str, dialect: str, digest: str,
+                        sentence: Callable[[str], str], kept: tuple[str, ...],
+                        reads: tuple[str, ...]) -> list[GroupWitness]:
+    """Per join ``fact.fk = other.col`` whose ``fk`` holds NULLs on the pinned data: a copy of a
+    row of a group that passes the gold's band, its ``fk`` NULL, in the same group (its
+    ticket kept: ``keep``). The join drops it; a near-miss that drops the join predicate
+    pairs it with every row of ``other`` its filters keep and counts it: where one store
+    passes (TPC-DS's ``s_county IN (...)`` at SF 0.01) that is the only row that tells them
+    apart, and a copy given a fresh ticket is a group of one line, outside the band. The
+    group the band keeps with the greatest aggregate first (at its upper edge, one more row
+    takes it out)."""
     from sqlglot import exp
-    group = select.args.get("group")
-    aliases = {e.alias: e.unalias() for e in select.expressions if e.alias}
-    keys = []
-    for g in (group.expressions if group is not None else []):
-        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit() \
-                and 0 < int(g.this) <= len(select.expressions):
-            keys.append(select.expressions[int(g.this) - 1].unalias())
-        elif isinstance(g, exp.Column) and not g.table and g.name in aliases:
-            keys.append(aliases[g.name])
-        else:
-            keys.append(g)
-    return keys
+    from .witnesses import band_windows
+    found = band_windows(band, keys)
+    if found is None:
+        return []
+    windows, renamed = found
+    where = " AND ".join(r.sql(dialect=dialect) for r in renamed)
+    grouped = inner(windows + shown_keys, conjuncts)
+    out = []
+    for cond in conjuncts:
+        if not (isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression,
+                                                                                                exp.Column)):
+            continue
+        sides = [resolve(cond.this), resolve(cond.expression)]
+        for mine, other in ((sides[0], sides[1]), (sides[1], sides[0])):
+            if mine is None or other is None or mine[0] != fact or other[0] == fact \
+                    or mine[1] in t.not_null_observed or mine[1] in t.not_null_declared or mine[1] in kept:
+                continue
+            rows_sql = (f"SELECT w0, 1 AS need, NULL AS r0, NULL AS r1, {shown_out} FROM ({grouped}) AS grouped "
+                        f"WHERE {where} ORDER BY a0_0 DESC, {turned} LIMIT {CANDIDATE_ROWS}")
+            out.append(GroupWitness(digest, t.name, rows_sql, "unjoined", mine[1], sentence(
+                f"a copy of a {{fact}} row{{through}} in the group {{shown}}, its {mine[1]} NULL (joined to no row "
+                f"of the gold's `{' '.join(cond.sql(dialect=dialect).split())}`)"), True, kept, reads))
+    return out
 
 
 def _numeric(ctype: str) -> bool:
@@ -363,15 +398,15 @@ class GroupWriter:
             w0, need, r0, r1, shown = row[0], int(row[1] or 0), row[2], row[3], row[4:]
             if need < 0 or need > MAX_GROUP_COPIES or (need == 0 and r1 is None):
                 continue
-            moved = {w.column: r0} if w.column is not None and w.kind in ("sum", "spread", "null") else {}
+            moved = {w.column: r0} if w.column is not None and w.kind in ("sum", "spread", "null", "unjoined") else {}
             if not all(v is None or self.allowed(w.table, c, _plain(v)) for c, v in moved.items()):
                 continue  # a value outside the pinned column's domain is never written
             last = {w.column: r1} if w.column is not None and r1 is not None else None
             if last and not all(self.allowed(w.table, c, _plain(v)) for c, v in last.items()):
                 continue
             made: list[int] = []
-            ok = all(self._copy(w.table, int(w0), moved, made) for _ in range(need))
-            ok = ok and (last is None or self._copy(w.table, int(w0), last, made))
+            ok = all(self._copy(w.table, int(w0), moved, made, w) for _ in range(need))
+            ok = ok and (last is None or self._copy(w.table, int(w0), last, made, w))
             if not ok:
                 self._undo(w.table, made)
                 continue
@@ -388,8 +423,12 @@ class GroupWriter:
         identity (``separators`` rolls it back itself when it separates nothing)."""
         return self._copy(table, rowid, moved, [])
 
-    def _copy(self, table: str, rowid: int, moved: dict[str, Any], made: list[int]) -> bool:
-        """One copy of row ``rowid`` with ``moved`` values; its new row id appended to ``made``."""
+    def _copy(self, table: str, rowid: int, moved: dict[str, Any], made: list[int],
+              w: GroupWitness | None = None) -> bool:
+        """One copy of row ``rowid`` with ``moved`` values; its new row id appended to ``made``.
+        Where the gold groups by the identity's number (``w.keep``: a per-ticket count), the
+        copy keeps it and its reference takes a value the number has no row with instead
+        (another item on the same ticket: still no duplicate identity, still in the group)."""
         from .constraints import qualified, quote
         t = self.tables[table]
         rel = qualified(table, self.engine)
@@ -404,6 +443,8 @@ class GroupWriter:
         d, c, code, top = ident
         if c in moved:
             return False
+        if w is not None and c in w.keep:
+            return self._copy_in_group(table, rowid, moved, made, c, w)
         try:
             own = self.con.execute(f"SELECT {quote(d)} FROM {rel} WHERE rowid = {int(rowid)}").fetchone()
             if own is None or own[0] is None:
@@ -425,6 +466,32 @@ class GroupWriter:
                              f"FROM {rel} WHERE rowid = {int(rowid)}", [values[k] for k in cols if k in values])
             new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {quote(d)} = ? AND {quote(c)} = ?",
                                    [own[0], value]).fetchall()
+        except Exception:  # a constraint the engine checks refused it: no witness
+            return False
+        made += [r[0] for r in new]
+        self.rows.setdefault(table, set()).update(r[0] for r in new)
+        return True
+
+    def _copy_in_group(self, table: str, rowid: int, moved: dict[str, Any], made: list[int], c: str,
+                       w: GroupWitness) -> bool:
+        """``_copy`` keeping the identity's number ``c`` (a group key): another column takes a
+        value the number has no row with (``CloneWriter.partner``)."""
+        from .constraints import qualified, quote
+        partner = self.cloner.partner(table, rowid, c, {*w.keep, *w.reads, *moved})
+        if partner is None:
+            return False
+        t = self.tables[table]
+        rel = qualified(table, self.engine)
+        values = {**moved, **partner}
+        (d, value), = partner.items()
+        try:
+            cols = list(t.columns)
+            exprs = [(f"CAST(? AS {t.columns[k]})" if self.engine == "duckdb" and t.columns[k] else "?")
+                     if k in values else quote(k) for k in cols]
+            self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(k) for k in cols)}) SELECT {', '.join(exprs)} "
+                             f"FROM {rel} WHERE rowid = {int(rowid)}", [values[k] for k in cols if k in values])
+            new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {quote(d)} = ? AND {quote(c)} = (SELECT "
+                                   f"{quote(c)} FROM {rel} WHERE rowid = {int(rowid)})", [value]).fetchall()
         except Exception:  # a constraint the engine checks refused it: no witness
             return False
         made += [r[0] for r in new]

@@ -322,6 +322,74 @@ def _bounds(conjunct: Any, sources: dict[str, str], names: Catalog, free: Callab
     return [(where[0], where[1], op, v) for op, v in values]
 
 
+def group_keys(select: Any) -> list[Any]:
+    """The GROUP BY expressions, an ordinal or an output alias read as the expression it names."""
+    from sqlglot import exp
+    group = select.args.get("group")
+    aliases = {e.alias: e.unalias() for e in select.expressions if e.alias}
+    keys = []
+    for g in (group.expressions if group is not None else []):
+        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit() \
+                and 0 < int(g.this) <= len(select.expressions):
+            keys.append(select.expressions[int(g.this) - 1].unalias())
+        elif isinstance(g, exp.Column) and not g.table and g.name in aliases:
+            keys.append(aliases[g.name])
+        else:
+            keys.append(g)
+    return keys
+
+
+def band_terms(select: Any) -> list[Any]:
+    """The conditions on ``select``'s groups, each one comparison: its HAVING's conjuncts and,
+    where ``select`` is a derived table, its enclosing query's WHERE conjuncts that read only
+    its aggregate outputs (TPC-DS's ``cnt BETWEEN 15 AND 20`` on ``(... count(*) cnt ... GROUP
+    BY ss_ticket_number, ss_customer_sk) dn``), the alias read as the aggregate; a BETWEEN as
+    its two bounds."""
+    from sqlglot import exp
+    terms = []
+    having = select.args.get("having")
+    if having is not None:
+        terms += split_terms(having.this, exp.And)
+    derived = select.parent
+    outer = derived.find_ancestor(exp.Select) if isinstance(derived, exp.Subquery) and derived.alias else None
+    aggregates = {e.alias: e.unalias() for e in select.expressions
+                  if e.alias and e.unalias().find(exp.AggFunc) is not None}
+    if outer is not None and aggregates and outer.args.get("where") is not None:
+        for cond in split_terms(outer.args["where"].this, exp.And):
+            cols = [c for c in cond.find_all(exp.Column) if c.find_ancestor(exp.Select) is outer]
+            if cond.find(exp.Select) is not None or not cols or any(
+                    c.name not in aggregates or (c.table and c.table != derived.alias) for c in cols):
+                continue
+            terms.append(cond.copy().transform(
+                lambda n: aggregates[n.name].copy() if isinstance(n, exp.Column) and n.name in aggregates else n))
+    out = []
+    for term in terms:
+        if isinstance(term, exp.Between):
+            out += [exp.GTE(this=term.this.copy(), expression=term.args["low"].copy()),
+                    exp.LTE(this=term.this.copy(), expression=term.args["high"].copy())]
+        else:
+            out.append(term)
+    return out
+
+
+def band_windows(band: list[Any], keys: list[Any]) -> tuple[list[tuple[Any, str]], list[Any]] | None:
+    """``band``'s aggregates as windows over the groups ``keys`` make (``a0_0``, ...: the
+    columns of a query over the gold's rows) and its terms on those columns; None when a
+    term has no aggregate or a DISTINCT one."""
+    from sqlglot import exp
+    windows, terms = [], []
+    for i, cond in enumerate(band):
+        term = cond.copy()
+        aggs = list(term.find_all(exp.AggFunc))
+        if not aggs or any(a.find(exp.Distinct) for a in aggs):
+            return None
+        for j, agg in enumerate(aggs):
+            windows.append((exp.Window(this=agg.copy(), partition_by=[k.copy() for k in keys]), f"a{i}_{j}"))
+            agg.replace(exp.column(f"a{i}_{j}"))
+        terms.append(term)
+    return windows, terms
+
+
 def resolve_column(col: Any, sources: dict[str, str], catalog: dict[str, dict[str, str]]) -> tuple[str, str] | None:
     """(alias, column as the database spells it) of a column reference, if it is one of the sources'."""
     name = col.name.lower()
