@@ -91,6 +91,9 @@ class CloneWitness:
     # the join path's references no declared or observed dependency backs (``origin`` "gold"):
     # the writer keeps them like dependencies (never a fresh value in them)
     links: tuple[Any, ...] = ()
+    # the fact's key only observed references bind (TPC-DS's encoded ``c_customer_id``, each one a
+    # ``t_time_id`` too): its copy takes a value every referenced column holds (``CloneWriter.shared``)
+    shared: bool = False
 
 
 def gold_digest(sql: str) -> str:
@@ -118,6 +121,7 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
                      every: list[Any]) -> list[CloneWitness]:
     from sqlglot import exp
 
+    from .separators import reaching_top_sql
     from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
@@ -126,7 +130,8 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
         digest = gold_digest(sql)
         for select in tree.find_all(exp.Select):
             try:
-                found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree)
+                found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree,
+                                          lambda alias, s=select, t=tree: reaching_top_sql(t, s, alias, dialect))
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
@@ -337,7 +342,13 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
-                      digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
+                      digest: str, every: list[Any], top: bool = False,
+                      reach: Callable[[str], str | None] = lambda alias: None) -> list[CloneWitness]:
+    """``reach``: the row ids of a FROM item's rows that reach the gold's output, where ``select``
+    sits in a derived table or CTE (a UNION ALL branch): its witnesses copy those rows first,
+    since a row that reaches only the branch (an item of another manager, a sale at another
+    hour) changes no answer, however it is moved."""
+    import sqlglot
     from sqlglot import exp
 
     from .witnesses import resolve_column
@@ -356,7 +367,11 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
                                 for ca, cc, pa, pc, _ in edges))
     every = every + list(links)
-    if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
+    fact_t, fact_linked = tables[table_of[fact]], deps_columns(every, table_of[fact])
+    # a customer (the fact of a star of its address, demographics and returns) whose id only observed
+    # references bind is copied too, its id a shared one: else no witness of a filter on its path
+    shared = fresh_columns(fact_t, fact_linked) is None
+    if shared and fresh_columns(fact_t, fact_linked - set(sharable(fact_t, every))) is None:
         return []
     if correlated is not None and correlated.alias != fact:
         return []
@@ -370,6 +385,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
     through = f" joined through {path}" if path else ""
     fact_name = table_of[fact].rsplit(".", 1)[-1]
+    reaching_sql = reach(fact)
+    first: list[Any] = [] if reaching_sql is None else [exp.Ordered(this=exp.If(
+        this=exp.In(this=exp.column("rowid", table=fact), query=exp.Subquery(this=sqlglot.parse_one(reaching_sql, read=dialect))),
+        true=exp.Literal.number(0), false=exp.Literal.number(1)))]
 
     def query(extra_tables: list[tuple[str, str]], filters: list[Any], columns: list[tuple[Any, str]],
               order: list[Any], limit: bool = True) -> str:
@@ -383,7 +402,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         if filters:
             q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
         if limit:
-            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            q.set("order", exp.Order(expressions=[k.copy() for k in first] + order
+                                     + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
@@ -413,7 +433,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                     f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
                                     f"pinned column this variant lacks)", regroup=key[1]))
     out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
-    out = [replace(w, links=links) for w in out[:MAX_CLONE_WITNESSES]]
+    out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
         out = []
     # per edge from the fact, per filter on the tables reached through it: a moved clone
@@ -457,7 +477,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     filters = filters + [exp.Not(this=exp.Is(this=outer.copy(), expression=exp.Null()))]
                 out.append(CloneWitness(
                     digest, table_of[fact], query(extra, filters, given, order), moved, shown,
-                    f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links))
+                    f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links,
+                    shared=shared))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
@@ -1064,6 +1085,12 @@ class CloneWriter:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
         scrambles which of the qualifying rows that is."""
         self.links = list(w.links)
+        if w.shared and not self.shared_keys:
+            self.shared_keys = True  # for this witness's copies only
+            try:
+                return self.write(w, turn)
+            finally:
+                self.shared_keys = False
         try:
             found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here
