@@ -48,6 +48,7 @@ from .memo import LastOne
 
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
+MAX_GROUP_EDGES = 8  # per SELECT: edge values of fact columns bounded inside an OR's AND-groups
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
@@ -282,7 +283,7 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
     derived table, an outer query's column, no fact)."""
     from sqlglot import exp
 
-    from .witnesses import resolve_column, select_sources, split_terms
+    from .witnesses import conjuncts_of, resolve_column, select_sources
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
@@ -290,13 +291,14 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
         return None
     if len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
         return None  # a derived table in FROM: its rows are not a table's
+    # an OR's AND-groups that each join ``cd_demo_sk = ss_cdemo_sk`` (TPC-DS q13): a join of the star
     conjuncts: list[Any] = []
     where = select.args.get("where")
     if where is not None:
-        conjuncts += split_terms(where.this, exp.And)
+        conjuncts += conjuncts_of(where.this)
     for j in joins:
         if j.args.get("on") is not None:
-            conjuncts += split_terms(j.args["on"], exp.And)
+            conjuncts += conjuncts_of(j.args["on"])
 
     def aliases_of(node: Any) -> set[str] | None:
         out = set()
@@ -810,7 +812,51 @@ def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str
             out.append(CloneWitness(digest, table_of[fact], rows_sql, (), (),
                                     f"a {fact_name} row{through} with {key[1]} = {text} (at the edge of `{rendered}`)",
                                     fixed=((key[1], text),)))
-    return out
+    return out + _group_edge_witnesses(conjuncts, fact, fact_name, through, table_of, free, dialect, digest, query,
+                                       resolve)
+
+
+def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, through: str, table_of: dict[str, str],
+                          free: set[str], dialect: str, digest: str, query: Callable[..., str],
+                          resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """A fact column's bound inside an AND-group of an OR (``(ca_state IN ('VA', 'CA') AND
+    ss_net_profit BETWEEN 50 AND 25000) OR (...)``): a copy of a row that passes every other
+    conjunct and the rest of its group, with the column just outside the bound (a dropped
+    bound keeps it), then at it (a moved or flipped one). Round the groups' bounds in turn,
+    at most ``MAX_GROUP_EDGES`` per SELECT, so the moved witnesses after them keep their room."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours, split_terms
+    per_term: list[list[CloneWitness]] = []
+    for i, top in enumerate(conjuncts):
+        if not isinstance(top, exp.Or) or top.find(exp.Select):
+            continue
+        for disjunct in split_terms(top, exp.Or):
+            group = split_terms(disjunct, exp.And)
+            for term in group:
+                if isinstance(term, exp.Between):
+                    low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
+                                 for b in (term.args.get("low"), term.args.get("high")))
+                    values = [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
+                        if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
+                elif type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
+                    lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
+                    values = neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
+                else:
+                    continue
+                key = resolve(term.this) if isinstance(term.this, exp.Column) else None
+                if key is None or key[0] != fact or key[1] not in free \
+                        or any(resolve(c) is None or resolve(c)[0] != fact for c in term.find_all(exp.Column)):
+                    continue
+                others = [c for k, c in enumerate(conjuncts) if k != i] + [t for t in group if t is not term]
+                rows_sql = query([], others, [], [])
+                rendered = " ".join(term.sql(dialect=dialect).split())
+                per_term.append([CloneWitness(digest, table_of[fact], rows_sql, (), (),
+                                              f"a {fact_name} row{through} with {key[1]} = {v} (at the edge of "
+                                              f"`{rendered}`, in an OR's AND-group)", fixed=((key[1], v),))
+                                 for v in dict.fromkeys(values)])
+    out = [t[k] for k in range(max((len(t) for t in per_term), default=0)) for t in per_term if k < len(t)]
+    return out[:MAX_GROUP_EDGES]
 
 
 def turned_rowid(rowid: Any) -> Any:
