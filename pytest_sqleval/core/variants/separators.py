@@ -701,6 +701,15 @@ def _trace(select: Any, col: Any, names: Any, depth: int = 0) -> list[tuple[str,
     return out
 
 
+def base_columns(select: Any, col: Any, names: Any) -> list[tuple[str, str]]:
+    """(base table, its column) of each base column ``col`` of ``select`` reads, through derived
+    tables, CTEs and UNION branches; [] where it cannot be traced."""
+    try:
+        return [(table, column) for table, column, _ in _trace(select, col, names)]
+    except Exception:  # an odd tree: no base column
+        return []
+
+
 def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits: tuple[str, ...], names: Any,
              tables: dict[str, Any], dialect: str, references: bool = False, grouped: bool = False) -> tuple[Target, ...]:
     """``grouped``: an aggregate's argument; a copy of a base table ``select`` reads directly keeps
@@ -1322,4 +1331,4 @@ def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], order: tuple[int
     return False
 
 
-__all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses", "reaching_top_sql"]
+__all__ = ["NearMiss", "SeparatingWriter", "Target", "base_columns", "near_misses", "reaching_top_sql"]
