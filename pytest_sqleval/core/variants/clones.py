@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 from .memo import LastOne
@@ -132,7 +133,7 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
         for select in tree.find_all(exp.Select):
             try:
                 found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree,
-                                          lambda alias, s=select, t=tree: reaching_top_sql(t, s, alias, dialect))
+                                          partial(reaching_top_sql, tree, select, dialect=dialect))
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
@@ -846,7 +847,7 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
                     continue
                 key = resolve(term.this) if isinstance(term.this, exp.Column) else None
                 if key is None or key[0] != fact or key[1] not in free \
-                        or any(resolve(c) is None or resolve(c)[0] != fact for c in term.find_all(exp.Column)):
+                        or any((resolve(c) or ("",))[0] != fact for c in term.find_all(exp.Column)):
                     continue
                 others = [c for k, c in enumerate(conjuncts) if k != i] + [t for t in group if t is not term]
                 rows_sql = query([], others, [], [])

@@ -86,8 +86,8 @@ CHANNEL_EQUIVALENTS = [
 
 
 def make_customers(path: Path) -> None:
-    """Customers in Hillcrest (every fourth) live in households of bands 5-20 only; every
-    customer's demographics have store returns; every customer id is a ``time_dim`` id too."""
+    """Customers in Hillcrest (every fourth address) live in households of bands 5-20 only;
+    every customer's demographics have store returns; every customer id is a ``time_dim`` id too."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE income_band (ib_income_band_sk INTEGER NOT NULL, ib_lower_bound INTEGER NOT NULL, "
                 "ib_upper_bound INTEGER NOT NULL)")
@@ -95,22 +95,27 @@ def make_customers(path: Path) -> None:
                 "FROM range(1, 21) t(i)")
     con.execute("CREATE TABLE household_demographics (hd_demo_sk INTEGER NOT NULL, hd_income_band_sk INTEGER NOT NULL)")
     con.execute("INSERT INTO household_demographics SELECT i, 1 + (i - 1) % 20 FROM range(1, 201) t(i)")
-    con.execute("CREATE TABLE customer_address (ca_address_sk INTEGER NOT NULL, ca_city VARCHAR NOT NULL)")
-    con.execute("INSERT INTO customer_address SELECT i, CASE i % 4 WHEN 0 THEN 'Hillcrest' WHEN 1 THEN 'Oakland' "
-                "WHEN 2 THEN 'Shiloh' ELSE 'Marion' END FROM range(1, 41) t(i)")
+    con.execute("CREATE TABLE customer_address (ca_address_sk INTEGER NOT NULL, ca_address_id VARCHAR NOT NULL, "
+                "ca_city VARCHAR NOT NULL)")
+    con.execute("INSERT INTO customer_address SELECT i, 'AAAAAAAA' || lpad(CAST(i AS VARCHAR), 4, '0'), CASE i % 4 "
+                "WHEN 0 THEN 'Hillcrest' WHEN 1 THEN 'Oakland' WHEN 2 THEN 'Shiloh' ELSE 'Marion' END FROM range(1, 41) t(i)")
+    # as in TPC-DS, a store's id is an id of a customer and of an address too: both tables hold facts
+    # (referenced by a natural key) that no variant moves; a customer copy needs an id time_dim holds
+    con.execute("CREATE TABLE store (s_store_sk INTEGER NOT NULL, s_store_id VARCHAR NOT NULL)")
+    con.execute("INSERT INTO store VALUES (1, 'AAAAAAAA0007')")
     con.execute("CREATE TABLE customer_demographics (cd_demo_sk INTEGER NOT NULL, cd_gender VARCHAR NOT NULL)")
     con.execute("INSERT INTO customer_demographics SELECT i, CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END "
                 "FROM range(1, 101) t(i)")
     con.execute("CREATE TABLE time_dim (t_time_sk INTEGER NOT NULL, t_time_id VARCHAR NOT NULL, t_hour INTEGER NOT NULL)")
     con.execute("INSERT INTO time_dim SELECT i, 'AAAAAAAA' || lpad(CAST(i AS VARCHAR), 4, '0'), i % 24 "
-                "FROM range(1, 501) t(i)")
+                "FROM range(1, 5001) t(i)")
     con.execute("CREATE TABLE customer (c_customer_sk INTEGER NOT NULL, c_customer_id VARCHAR NOT NULL, "
                 "c_current_cdemo_sk INTEGER NOT NULL, c_current_hdemo_sk INTEGER NOT NULL, "
                 "c_current_addr_sk INTEGER NOT NULL, c_last_name VARCHAR NOT NULL)")
     # Hillcrest's addresses are 4, 8, ..., 40: customer i lives at 1 + i % 40
     con.execute("INSERT INTO customer SELECT i, 'AAAAAAAA' || lpad(CAST(7 * i AS VARCHAR), 4, '0'), 1 + i % 50, "
                 "CASE WHEN (1 + i % 40) % 4 = 0 THEN 5 + i % 16 ELSE 1 + i % 200 END, 1 + i % 40, "
-                "'Name' || CAST(i AS VARCHAR) FROM range(1, 61) t(i)")
+                "'Name' || CAST(i AS VARCHAR) FROM range(1, 601) t(i)")
     con.execute("CREATE TABLE store_returns (sr_cdemo_sk INTEGER NOT NULL, sr_ticket_number INTEGER NOT NULL, "
                 "sr_return_amt DECIMAL(7,2) NOT NULL)")
     con.execute("INSERT INTO store_returns SELECT 1 + i % 50, 100 + i, 5 + i % 40 FROM range(120) t(i)")
@@ -122,7 +127,7 @@ CUSTOMERS = ("SELECT c_customer_id AS customer_id, c_last_name FROM customer, cu
              "WHERE ca_city = 'Hillcrest' AND c_current_addr_sk = ca_address_sk AND ib_lower_bound >= 40000 "
              "AND ib_upper_bound <= 40000 + 50000 AND ib_income_band_sk = hd_income_band_sk "
              "AND cd_demo_sk = c_current_cdemo_sk AND hd_demo_sk = c_current_hdemo_sk AND sr_cdemo_sk = cd_demo_sk "
-             "ORDER BY c_customer_id LIMIT 100")
+             "ORDER BY c_customer_id")
 CUSTOMER_COINCIDENCES = [CUSTOMERS.replace(" AND ib_lower_bound >= 40000", "")]
 CUSTOMER_EQUIVALENTS = [
     CUSTOMERS.replace("ib_upper_bound <= 40000 + 50000", "ib_upper_bound <= 90000"),
