@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 from .memo import LastOne
@@ -49,6 +50,7 @@ from .memo import LastOne
 MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at most
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_PARTNER_CHECKS = 12  # columns checked per table for one unique together with its ticket number
+MAX_GROUP_EDGES = 8  # per SELECT: edge values of fact columns bounded inside an OR's AND-groups
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
@@ -96,6 +98,9 @@ class CloneWitness:
     # keeps its ticket, another reference the gold does not read taking a value the ticket lacks
     keep: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
+    # the fact's key only observed references bind (TPC-DS's encoded ``c_customer_id``, each one a
+    # ``t_time_id`` too): its copy takes a value every referenced column holds (``CloneWriter.shared``)
+    shared: bool = False
 
 
 def gold_digest(sql: str) -> str:
@@ -123,6 +128,7 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
                      every: list[Any]) -> list[CloneWitness]:
     from sqlglot import exp
 
+    from .separators import reaching_top_sql
     from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
@@ -131,7 +137,8 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
         digest = gold_digest(sql)
         for select in tree.find_all(exp.Select):
             try:
-                found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree)
+                found = _select_witnesses(select, names, tables, deps, dialect, digest, every, select is tree,
+                                          partial(reaching_top_sql, tree, select, dialect=dialect))
             except Exception:  # an odd tree: no clone witness for this SELECT
                 continue
             out += [w for w in found if w not in out]
@@ -282,7 +289,7 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
     derived table, an outer query's column, no fact)."""
     from sqlglot import exp
 
-    from .witnesses import resolve_column, select_sources, split_terms
+    from .witnesses import conjuncts_of, resolve_column, select_sources
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
     if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
@@ -290,13 +297,14 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
         return None
     if len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
         return None  # a derived table in FROM: its rows are not a table's
+    # an OR's AND-groups that each join ``cd_demo_sk = ss_cdemo_sk`` (TPC-DS q13): a join of the star
     conjuncts: list[Any] = []
     where = select.args.get("where")
     if where is not None:
-        conjuncts += split_terms(where.this, exp.And)
+        conjuncts += conjuncts_of(where.this)
     for j in joins:
         if j.args.get("on") is not None:
-            conjuncts += split_terms(j.args["on"], exp.And)
+            conjuncts += conjuncts_of(j.args["on"])
 
     def aliases_of(node: Any) -> set[str] | None:
         out = set()
@@ -342,7 +350,13 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
-                      digest: str, every: list[Any], top: bool = False) -> list[CloneWitness]:
+                      digest: str, every: list[Any], top: bool = False,
+                      reach: Callable[[str], str | None] = lambda alias: None) -> list[CloneWitness]:
+    """``reach``: the row ids of a FROM item's rows that reach the gold's output, where ``select``
+    sits in a derived table or CTE (a UNION ALL branch): its witnesses copy those rows first,
+    since a row that reaches only the branch (an item of another manager, a sale at another
+    hour) changes no answer, however it is moved."""
+    import sqlglot
     from sqlglot import exp
 
     from .witnesses import resolve_column
@@ -361,7 +375,11 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
                                 for ca, cc, pa, pc, _ in edges))
     every = every + list(links)
-    if fresh_columns(tables[table_of[fact]], deps_columns(every, table_of[fact])) is None:
+    fact_t, fact_linked = tables[table_of[fact]], deps_columns(every, table_of[fact])
+    # a customer (the fact of a star of its address, demographics and returns) whose id only observed
+    # references bind is copied too, its id a shared one: else no witness of a filter on its path
+    shared = fresh_columns(fact_t, fact_linked) is None
+    if shared and fresh_columns(fact_t, fact_linked - set(sharable(fact_t, every))) is None:
         return []
     if correlated is not None and correlated.alias != fact:
         return []
@@ -375,6 +393,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
     through = f" joined through {path}" if path else ""
     fact_name = table_of[fact].rsplit(".", 1)[-1]
+    reaching_sql = reach(fact)
+    first: list[Any] = [] if reaching_sql is None else [exp.Ordered(this=exp.If(
+        this=exp.In(this=exp.column("rowid", table=fact), query=exp.Subquery(this=sqlglot.parse_one(reaching_sql, read=dialect))),
+        true=exp.Literal.number(0), false=exp.Literal.number(1)))]
 
     def query(extra_tables: list[tuple[str, str]], filters: list[Any], columns: list[tuple[Any, str]],
               order: list[Any], limit: bool = True) -> str:
@@ -388,7 +410,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         if filters:
             q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
         if limit:
-            q.set("order", exp.Order(expressions=order + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            q.set("order", exp.Order(expressions=[k.copy() for k in first] + order
+                                     + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
@@ -431,7 +454,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                     f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
                                     f"pinned column this variant lacks)", regroup=key[1]))
     out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
-    out = [replace(w, links=links) for w in out[:MAX_CLONE_WITNESSES]]
+    out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
         out = []
     # per edge from the fact, per filter on the tables reached through it: a moved clone
@@ -475,7 +498,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     filters = filters + [exp.Not(this=exp.Is(this=outer.copy(), expression=exp.Null()))]
                 out.append(CloneWitness(
                     digest, table_of[fact], query(extra, filters, given, order), moved, shown,
-                    f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links))
+                    f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links,
+                    shared=shared))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
@@ -862,7 +886,51 @@ def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str
             out.append(CloneWitness(digest, table_of[fact], rows_sql, (), (),
                                     f"a {fact_name} row{through} with {key[1]} = {text} (at the edge of `{rendered}`)",
                                     fixed=((key[1], text),)))
-    return out
+    return out + _group_edge_witnesses(conjuncts, fact, fact_name, through, table_of, free, dialect, digest, query,
+                                       resolve)
+
+
+def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, through: str, table_of: dict[str, str],
+                          free: set[str], dialect: str, digest: str, query: Callable[..., str],
+                          resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """A fact column's bound inside an AND-group of an OR (``(ca_state IN ('VA', 'CA') AND
+    ss_net_profit BETWEEN 50 AND 25000) OR (...)``): a copy of a row that passes every other
+    conjunct and the rest of its group, with the column just outside the bound (a dropped
+    bound keeps it), then at it (a moved or flipped one). Round the groups' bounds in turn,
+    at most ``MAX_GROUP_EDGES`` per SELECT, so the moved witnesses after them keep their room."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours, split_terms
+    per_term: list[list[CloneWitness]] = []
+    for i, top in enumerate(conjuncts):
+        if not isinstance(top, exp.Or) or top.find(exp.Select):
+            continue
+        for disjunct in split_terms(top, exp.Or):
+            group = split_terms(disjunct, exp.And)
+            for term in group:
+                if isinstance(term, exp.Between):
+                    low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
+                                 for b in (term.args.get("low"), term.args.get("high")))
+                    values = [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
+                        if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
+                elif type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
+                    lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
+                    values = neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
+                else:
+                    continue
+                key = resolve(term.this) if isinstance(term.this, exp.Column) else None
+                if key is None or key[0] != fact or key[1] not in free \
+                        or any((resolve(c) or ("",))[0] != fact for c in term.find_all(exp.Column)):
+                    continue
+                others = [c for k, c in enumerate(conjuncts) if k != i] + [t for t in group if t is not term]
+                rows_sql = query([], others, [], [])
+                rendered = " ".join(term.sql(dialect=dialect).split())
+                per_term.append([CloneWitness(digest, table_of[fact], rows_sql, (), (),
+                                              f"a {fact_name} row{through} with {key[1]} = {v} (at the edge of "
+                                              f"`{rendered}`, in an OR's AND-group)", fixed=((key[1], v),))
+                                 for v in dict.fromkeys(values)])
+    out = [t[k] for k in range(max((len(t) for t in per_term), default=0)) for t in per_term if k < len(t)]
+    return out[:MAX_GROUP_EDGES]
 
 
 def turned_rowid(rowid: Any) -> Any:
@@ -1131,6 +1199,12 @@ class CloneWriter:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
         scrambles which of the qualifying rows that is."""
         self.links = list(w.links)
+        if w.shared and not self.shared_keys:
+            self.shared_keys = True  # for this witness's copies only
+            try:
+                return self.write(w, turn)
+            finally:
+                self.shared_keys = False
         try:
             found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here

@@ -17,7 +17,8 @@ Join = tuple[str, str, str, str]  # (table, column, table, column), as the catal
 
 def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]]) -> set[Join]:
     """Every column equality joining two tables in a gold's SELECTs (WHERE and ON conjuncts, and
-    those every disjunct of an OR among them holds), in both orders. Columns of an outer query (correlated) and ambiguous ones are skipped."""
+    those every disjunct of an OR among them holds), in both orders, a derived table's column
+    read as the base columns it reads. Columns of an outer query (correlated) and ambiguous ones are skipped."""
     from sqlglot import exp
 
     from .witnesses import Catalog, conjuncts_of, parsed_golds, resolve_column, select_sources
@@ -35,13 +36,24 @@ def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
                     if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column)
                             and isinstance(c.expression, exp.Column)):
                         continue
-                    left = resolve_column(c.this, sources, names.lower)
-                    right = resolve_column(c.expression, sources, names.lower)
-                    if left is None or right is None or sources[left[0]] == sources[right[0]]:
-                        continue
-                    a, b = names.originals[sources[left[0]]], names.originals[sources[right[0]]]
-                    out |= {(a, left[1], b, right[1]), (b, right[1], a, left[1])}
+                    for (a, x), (b, y) in ((p, q) for p in _bases(c.this, select, sources, names)
+                                           for q in _bases(c.expression, select, sources, names)):
+                        if a != b:
+                            out |= {(a, x, b, y), (b, y, a, x)}
     return out
+
+
+def _bases(col: object, select: object, sources: dict[str, str], names: object) -> list[tuple[str, str]]:
+    """The (table, column) a join's column reads: its own table's, or through a derived table,
+    CTE or UNION ALL the base column of each branch (TPC-DS's ``sold_item_sk = i_item_sk`` of a
+    channel union: ``ws_item_sk``, ``cs_item_sk``, ``ss_item_sk``). Without it a subset kept
+    the union's items and times apart from its sales, and the gold had no row on a variant."""
+    from .separators import base_columns
+    from .witnesses import resolve_column
+    key = resolve_column(col, sources, names.lower)  # type: ignore[attr-defined]
+    if key is not None:
+        return [(names.originals[sources[key[0]]], key[1])]  # type: ignore[attr-defined]
+    return base_columns(select, col, names)
 
 
 __all__ = ["Join", "gold_joins"]

@@ -701,6 +701,15 @@ def _trace(select: Any, col: Any, names: Any, depth: int = 0) -> list[tuple[str,
     return out
 
 
+def base_columns(select: Any, col: Any, names: Any) -> list[tuple[str, str]]:
+    """(base table, its column) of each base column ``col`` of ``select`` reads, through derived
+    tables, CTEs and UNION branches; [] where it cannot be traced."""
+    try:
+        return [(table, column) for table, column, _ in _trace(select, col, names)]
+    except Exception:  # an odd tree: no base column
+        return []
+
+
 def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits: tuple[str, ...], names: Any,
              tables: dict[str, Any], dialect: str, references: bool = False, grouped: bool = False) -> tuple[Target, ...]:
     """``grouped``: an aggregate's argument; a copy of a base table ``select`` reads directly keeps
@@ -774,12 +783,13 @@ def _single_key(t: Any, column: str) -> bool:
 
 
 def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None,
-             failing: bool = False, peer: Any = None) -> str | None:
+             failing: bool = False, peer: Any = None, every: bool = False) -> str | None:
     """A query of the row ids of the base table at the end of ``path`` whose rows reach the
     path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
     up as a new output column of each SELECT on the path, NULL in the other UNION branches.
     ``failing``: only those that fail ``drop`` (it is neither true nor NULL). ``peer``: a
-    column of the first SELECT, given beside each row id (the least it is joined to)."""
+    column of the first SELECT, given beside each row id (the least it is joined to).
+    ``every``: all of them, with no parameter (else a few, chosen by the variant's turn)."""
     from sqlglot import exp
     copy = tree.copy()
     twins = list(copy.dfs())
@@ -825,9 +835,51 @@ def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop
         inner = top.sql(dialect=dialect, copy=False)
     except Exception:  # sqlglot cannot render it
         return None
+    if every:
+        return f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL"
     return (f"SELECT w0{', min(w1)' if peer is not None else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
             f"{'AND w1 IS NOT NULL ' if peer is not None else ''}GROUP BY w0 "
             f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
+
+
+def _outer_path(tree: Any, select: Any) -> list[_Step] | None:
+    """The SELECTs from the gold's top down to ``select`` through the derived tables and CTEs
+    (read once) that hold it, each with the FROM item it goes through; [] for the top itself or
+    a branch of a top UNION; None where a subquery of another kind holds it (EXISTS, IN, a scalar)."""
+    from sqlglot import exp
+    steps: list[_Step] = []
+    at = select
+    while at is not tree:
+        body = _body_parent(at)
+        holder = body.parent
+        if body is tree:
+            break
+        if isinstance(holder, exp.Subquery) and isinstance(holder.parent, (exp.From, exp.Join)) \
+                and isinstance(holder.parent.parent, exp.Select):
+            outer, alias = holder.parent.parent, holder.alias_or_name.lower()
+        elif isinstance(holder, exp.CTE):
+            name = holder.alias_or_name.lower()
+            users = [t for t in tree.find_all(exp.Table) if not t.db and t.name.lower() == name
+                     and isinstance(t.parent, (exp.From, exp.Join)) and isinstance(t.parent.parent, exp.Select)]
+            if len(users) != 1:
+                return None
+            outer, alias = users[0].parent.parent, users[0].alias_or_name.lower()
+        else:
+            return None
+        steps.insert(0, _Step(outer, alias, 0))
+        at = outer
+    return steps
+
+
+def reaching_top_sql(tree: Any, select: Any, alias: str, dialect: str) -> str | None:
+    """The row ids of ``select``'s base table ``alias`` whose rows reach the gold's top SELECT
+    (its joins and WHERE) through the derived tables or CTEs that hold ``select``: a branch of
+    a channel UNION ALL joined to ``item`` and ``time_dim`` outside it. None for the top (its
+    rows are the output's) or where another kind of subquery holds it."""
+    path = _outer_path(tree, select)
+    if not path:
+        return None
+    return _rows_sql(tree, list(tree.dfs()), path + [_Step(select, alias.lower(), None)], dialect, every=True)
 
 
 def _body_parent(select: Any) -> Any:
@@ -1279,4 +1331,4 @@ def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], order: tuple[int
     return False
 
 
-__all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses"]
+__all__ = ["NearMiss", "SeparatingWriter", "Target", "base_columns", "near_misses", "reaching_top_sql"]
