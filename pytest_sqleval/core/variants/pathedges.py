@@ -664,10 +664,12 @@ def _write_gap_across(writer: Any, g: PathGold, probe: EdgeProbe, reaching: list
     edges = {v for p in g.probes if p.gap is not None and p.across == probe.across for v, _ in p.gap[2]}
     held = [h for h in held if h[0] * sign not in edges]
     kept = 0
-    for n, (value, passes) in enumerate([(v, p) for v, p in values if low <= v <= high][:TRIALS_PER_PROBE]):
-        if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE or kept >= len(held):
+    inside = [(v, p) for v, p in values if low <= v <= high]
+    turn = writer.index // EDGE_SPREAD % max(1, len(inside))  # a variant with one reaching row: another side first
+    for n, (value, passes) in enumerate((inside[turn:] + inside[:turn])[:TRIALS_PER_PROBE]):
+        if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE or not held:
             break
-        _, base, rowid = held[(kept + n) % len(held)]
+        _, base, rowid = held[n % len(held)]
         trials += 1
         key = base + sign * value
         mark = writer.marks()
