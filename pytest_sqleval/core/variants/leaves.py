@@ -82,6 +82,9 @@ class LeafShape:
     ctes: Any = None
     # per conjunct that is an OR of AND-groups (its index), each group's terms with the aliases each reads
     groups: tuple[tuple[int, tuple[tuple[tuple[Any, frozenset[str]], ...], ...]], ...] = ()
+    # comparisons inside a CASE of the SELECT list that read two tables (``sr_returned_date_sk -
+    # ss_sold_date_sk <= 30``: a sale's return within 30 days), each with the aliases it reads
+    pairs: tuple[tuple[Any, frozenset[str]], ...] = ()
 
 
 def leaf_shape(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], every: list[Any],
@@ -193,7 +196,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
         return LeafShape(leaf, tuple(conjuncts), tuple(frozenset(a) for a in alias_sets),
                          tuple((ca, cc, pa, pc) for ca, cc, pa, pc in edges), fact, tuple(aliases),
                          tuple(sorted(table_of.items())), _splits(select, own, resolve), select, ctes,
-                         _or_groups(conjuncts, own, resolve))
+                         _or_groups(conjuncts, own, resolve), _splits(select, own, resolve, 2))
     if group is None and any(a.find_ancestor(exp.Window) is None for e in select.expressions
                              for a in e.find_all(exp.AggFunc)):
         return None  # one row of aggregates: no new output row
@@ -377,13 +380,14 @@ def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names:
     return tuple(dict.fromkeys(out))
 
 
-def _splits(select: Any, own: Any, resolve: Any) -> tuple[tuple[Any, str], ...]:
-    """The comparisons of one table's columns in the conditions of the SELECT list's CASEs
-    (``LeafShape.splits``), each with the alias it reads."""
+def _splits(select: Any, own: Any, resolve: Any, tables: int = 1) -> tuple[tuple[Any, Any], ...]:
+    """The comparisons in the conditions of the SELECT list's CASEs that read ``tables`` tables:
+    one (``LeafShape.splits``, each with the alias it reads) or two (``LeafShape.pairs``, with
+    the aliases)."""
     from sqlglot import exp
 
     from .witnesses import split_terms
-    out: list[tuple[Any, str]] = []
+    out: list[tuple[Any, Any]] = []
     for e in select.expressions:
         for case in e.find_all(exp.If):
             if case.find_ancestor(exp.Select) is not select:
@@ -393,8 +397,8 @@ def _splits(select: Any, own: Any, resolve: Any) -> tuple[tuple[Any, str], ...]:
                     continue
                 found = [resolve(c) for c in own(cond)]
                 aliases = {f[0] for f in found if f is not None}
-                if found and None not in found and len(aliases) == 1:
-                    out.append((cond, aliases.pop()))
+                if found and None not in found and len(aliases) == tables:
+                    out.append((cond, aliases.pop() if tables == 1 else frozenset(aliases)))
     return tuple(out)
 
 

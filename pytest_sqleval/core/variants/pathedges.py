@@ -48,6 +48,7 @@ from typing import Any
 MAX_PROBES = 16  # conjuncts per gold (an OR of three AND-groups on two dimensions holds twelve)
 MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
 MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
+GAP_SOURCES = 64  # the reaching rows whose differences bound a moved row's
 MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
 KEPT_PER_PROBE = 4  # edits kept per conjunct and variant: a range's two bounds, each from both sides
@@ -85,6 +86,10 @@ class EdgeProbe:
     # subtrahend, and per part the difference to give a copy and whether it passes; ``targets_sql``
     # then takes the parent's key (the other column's value plus or minus the difference)
     gap: tuple[str, int, tuple[tuple[int, bool], ...]] | None = None
+    # where the gap's other column is another table's of the leaf (``sr_returned_date_sk - ss_sold_date_sk
+    # <= 30``, a return joined to its sale): that table and its position in ``Leaf.tables``; a copy of the
+    # fact would lose the row it joins (a fresh ticket), so the fact row itself moves
+    across: tuple[str, int] | None = None
     # the reaching rows a copy is made of, where not the leaf's (``Leaf.rows_sql``'s columns): a term of
     # an AND-group inside an OR is passed only by a copy that passes the group's terms on other tables
     sources_sql: str = ""
@@ -303,20 +308,26 @@ def _group_terms(shape: Any, pa: str, mine: list[Any], engine: str,
 
 def _gap_probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], parent: Any, pa: str, pc: str,
                 cc: str, engine: str) -> list[EdgeProbe]:
-    """Per bound on ``fact.cc - fact.other`` (or ``other - cc``) in a conjunct on the fact alone or
-    in a CASE of the SELECT list: a probe whose copies move ``cc`` (a reference to ``pa``'s integer
-    key, a day) so that the difference sits on either side of the bound."""
+    """Per bound on ``fact.cc - fact.other`` (or ``other - cc``; ``other`` also a column of a table
+    joined to the fact: ``EdgeProbe.across``) in a conjunct or in a CASE of the SELECT list: a
+    probe whose copies move ``cc`` (a reference to ``pa``'s integer key, a day) so that the
+    difference sits on either side of the bound."""
     from sqlglot import exp
 
     from .constraints import qualified, quote
-    own = [(c, False) for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({shape.fact})]
-    own += [(c, True) for c, a in shape.splits if a == shape.fact]
+    table_of = dict(shape.table_of)
+    own: list[tuple[Any, bool, str | None]] = [(c, False, None) for c, a in zip(shape.conjuncts, shape.alias_sets)
+                                               if a == frozenset({shape.fact})]
+    own += [(c, True, None) for c, a in shape.splits if a == shape.fact]
+    own += [(c, split, next(iter(a - {shape.fact}))) for pairs, split in ((zip(shape.conjuncts, shape.alias_sets), False),
+                                                                         (shape.pairs, True))
+            for c, a in pairs if len(a) == 2 and shape.fact in a]
     others = [c for c, a in zip(shape.conjuncts, shape.alias_sets) if a == frozenset({pa})
               and c.find(exp.Select) is None]
     rel = qualified(parent.name, engine)
     out = []
     seen = set()
-    for cond, split in own:
+    for cond, split, beside in own:
         found = _gap(cond, cc)
         if found is None or not any(n is cond for n in nodes):
             continue
@@ -336,8 +347,9 @@ def _gap_probes(shape: Any, leaf_index: int, tree: Any, nodes: list[Any], parent
         others_t = "".join(f" AND ({_renamed(o, _T).sql(dialect=engine)})" for o in others)
         targets = (f"SELECT {_T}.rowid AS t0, {_T}.{quote(pc)} AS t1, 1 AS t2, {_T}.{quote(pc)} AS t3, 0 AS t4 "
                    f"FROM {rel} AS {_T} WHERE {_T}.{quote(pc)} = ?{others_t} LIMIT 1")
+        across = None if beside is None else (table_of[beside], shape.aliases.index(beside))
         out.append(EdgeProbe(leaf_index, cc, parent.name, pc, pc, len(found[2]), targets, dropped,
-                             " ".join(cond.sql().split()), 0, None, split, found))
+                             " ".join(cond.sql().split()), 0, None, split, found, across=across))
     return out
 
 
@@ -589,6 +601,10 @@ def _write_gap(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, reaching: 
     assert probe.gap is not None
     other, sign, values = probe.gap
     fact = qualified(leaf.fact, writer.engine)
+    if probe.across is not None:
+        trials = _write_gap_across(writer, g, probe, reaching, trials, guarded)
+        answers.clear()  # a row moved in place: every answer may have moved
+        return trials
     try:  # the differences the pinned rows hold: a copy stays within them (a ship day never before its sale's)
         least, most = writer.pinned_rows(f"SELECT min({quote(probe.column)} - {quote(other)}) * {sign}, "
                                          f"max({quote(probe.column)} - {quote(other)}) * {sign} FROM {fact}", [])[0]
@@ -620,6 +636,84 @@ def _write_gap(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, reaching: 
             kept += 1
             _said(writer, g, leaf, probe, f"{other} {'+' if sign > 0 else '-'} {value}", int(passes))
     return trials
+
+
+def _write_gap_across(writer: Any, g: PathGold, probe: EdgeProbe, reaching: list[tuple[Any, ...]], trials: int,
+                      guarded: dict[str, Any]) -> int:
+    """``_write_gap`` where the other column is a joined table's (``probe.across``): a reaching fact
+    row itself moves (in place) to the parent row whose key puts the difference to the joined row
+    there, within the differences the pinned database's reaching rows hold (a sale never after its
+    return). A copy would need a fresh key (a ticket) and lose the joined row."""
+    from .clones import _salt_of
+    from .constraints import qualified, quote
+    assert probe.gap is not None and probe.across is not None
+    leaf = g.leaves[probe.leaf]
+    other, sign, values = probe.gap
+    fact, column = qualified(leaf.fact, writer.engine), quote(probe.column)
+    beside = qualified(probe.across[0], writer.engine)
+    try:
+        held = _differences(writer.bounded, fact, beside, column, probe, reaching)
+        pinned = _differences(writer.pinned_rows, fact, beside, column, probe,
+                              writer.pinned_rows(leaf.rows_sql, [_salt_of(writer.index)]))
+    except Exception:  # too slow, or a form the engine refuses
+        return trials
+    if not held or not pinned:
+        return trials
+    low, high = min(h[0] * sign for h in pinned), max(h[0] * sign for h in pinned)
+    # a row already on a bound of the gold (moved there by another probe, or so on the pinned data) stays
+    edges = {v for p in g.probes if p.gap is not None and p.across == probe.across for v, _ in p.gap[2]}
+    held = [h for h in held if h[0] * sign not in edges]
+    kept = 0
+    inside = [(v, p) for v, p in values if low <= v <= high]
+    turn = writer.index // EDGE_SPREAD % max(1, len(inside))  # a variant with one reaching row: another side first
+    for n, (value, passes) in enumerate((inside[turn:] + inside[:turn])[:TRIALS_PER_PROBE]):
+        if trials >= MAX_TRIALS or kept >= KEPT_PER_PROBE or not held:
+            break
+        _, base, rowid = held[n % len(held)]
+        trials += 1
+        key = base + sign * value
+        mark = writer.marks()
+        old = None
+        try:
+            if not writer.bounded(probe.targets_sql, [key]):  # the parent row only on the pinned database: copied in
+                found = writer.pinned_rows(probe.targets_sql, [key])
+                if not found or writer.cloner.import_row(probe.parent, int(found[0][0]), []) is None:
+                    writer.rollback(mark, writer.since(mark))
+                    continue
+            old = writer.bounded(f"SELECT {column} FROM {fact} WHERE rowid = ?", [rowid])[0][0]
+            writer.con.execute(f"UPDATE {fact} SET {column} = ? WHERE rowid = ?", [key, rowid])
+            ok = writer.keys_hold({leaf.fact}) and all(_counted(writer, sql) == was for sql, was in guarded.items())
+        except Exception:  # a query the engine refused or that overran: undone
+            ok = False
+        if not ok:
+            if old is not None:
+                writer.con.execute(f"UPDATE {fact} SET {column} = ? WHERE rowid = ?", [old, rowid])
+            writer.rollback(mark, writer.since(mark))
+            continue
+        for table, added in Counter(t for t, _ in writer.since(mark)).items():
+            writer.written.rows[table] = writer.written.rows.get(table, 0) + added
+        kept += 1
+        held = [h for h in held if h[2] != rowid]
+        _said(writer, g, leaf, probe, f"{other} {'+' if sign > 0 else '-'} {value}", int(passes), copy=False)
+    return trials
+
+
+def _differences(run: Any, fact: str, beside: str, column: str, probe: EdgeProbe, reaching: list[tuple[Any, ...]]
+                 ) -> list[tuple[int, int, int]]:
+    """Per reaching row (the first ``GAP_SOURCES``), read by ``run``: the difference of ``probe.gap``,
+    the joined table's value and the fact's row id."""
+    from .constraints import quote
+    assert probe.gap is not None and probe.across is not None
+    position = probe.across[1]
+    pairs = [(int(r[0]), int(r[1 + position])) for r in reaching[:GAP_SOURCES] if r[1 + position] is not None]
+    if not pairs:
+        return []
+    picked = " UNION ALL ".join("SELECT ? AS w, ? AS u" for _ in pairs)
+    other = quote(probe.gap[0])
+    held = run(f"SELECT f.{column} - o.{other}, o.{other}, p.w FROM ({picked}) AS p JOIN {fact} AS f "
+               f"ON f.rowid = p.w JOIN {beside} AS o ON o.rowid = p.u",
+               [v for pair in pairs for v in pair])
+    return [(int(d), int(v), int(w)) for d, v, w in held if isinstance(d, int) and isinstance(v, int)]
 
 
 def _trial(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, source: tuple[Any, ...], rowid: Any, key: Any,
@@ -666,14 +760,14 @@ def _counted(writer: Any, sql: str) -> Counter[tuple[str, ...]]:
     return Counter(tuple(str(v) for v in r) for r in writer.bounded(sql, []))
 
 
-def _said(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, value: Any, passes: int) -> None:
+def _said(writer: Any, g: PathGold, leaf: Any, probe: EdgeProbe, value: Any, passes: int, copy: bool = True) -> None:
     """The kept edit's sentence, listed after the clone witnesses' in the record."""
     fact, parent = leaf.fact.rsplit(".", 1)[-1], probe.parent.rsplit(".", 1)[-1]
     if probe.via is not None:
         parent = f"{probe.via[1].rsplit('.', 1)[-1]} copy joined to a {parent}"
     how = "on the edge of" if probe.split else "passes" if passes else "fails only"
     writer.written.later.setdefault(g.gold, []).append(
-        f"a copy of a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
+        f"{'a copy of ' if copy else ''}a {fact} row{leaf.through}, moved to a {parent} row with {probe.attribute} = "
         f"{value} ({how} `{probe.rendered}`)")
 
 
