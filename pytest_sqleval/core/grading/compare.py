@@ -201,6 +201,41 @@ def python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
     return out
 
 
+READ_KEPT = 4  # small results whose Python values are kept (table_values): a request's prediction and gold
+_read: collections.OrderedDict[int, tuple[pa.Table, list[list[Any]], bool]] = collections.OrderedDict()
+
+
+def table_values(table: pa.Table) -> tuple[list[list[Any]], bool]:
+    """A result's columns as ``python_values`` gives them, and whether every value came as
+    Python holds it (no temporal beyond Python made text). Why kept: one request reads its
+    prediction's values three times (the comparison, the preview, the peers' rules) and
+    its gold's (the same table object, request after request) once more. A result of at
+    most ``SMALL_ROWS`` rows is read once and kept by identity among the last
+    ``READ_KEPT`` read; readers must not change the lists."""
+    if table.num_rows > SMALL_ROWS:
+        return _read_columns(table)
+    got = _read.get(id(table))
+    if got is not None and got[0] is table:
+        _read.move_to_end(id(table))
+        return got[1], got[2]
+    cols, exact = _read_columns(table)
+    _read[id(table)] = (table, cols, exact)
+    if len(_read) > READ_KEPT:
+        _read.popitem(last=False)
+    return cols, exact
+
+
+def _read_columns(table: pa.Table) -> tuple[list[list[Any]], bool]:
+    cols, exact = [], True
+    for col in table.columns:
+        try:
+            cols.append(col.to_pylist())
+        except (OverflowError, ValueError, pa.ArrowInvalid):
+            cols.append(python_values(col))
+            exact = False
+    return cols, exact
+
+
 def _beyond_python(scalar: pa.Scalar) -> str:
     t = scalar.type
     one = pa.array([scalar], type=t)
@@ -217,6 +252,8 @@ def _beyond_python(scalar: pa.Scalar) -> str:
 def preview_rows(table: pa.Table, n: int = PREVIEW_ROWS) -> list[list[Any]]:
     """The first ``n`` rows of a result as they appear in reports (see ``jsonable``), each
     value bounded (see ``clip``)."""
+    if table.num_rows <= n:  # the whole result: its values as the comparison read them
+        return _report_rows(table, table_values(table)[0])
     return _report_rows(table.slice(0, n))
 
 
@@ -241,13 +278,14 @@ def clip(v: Any) -> Any:
     return v
 
 
-def _report_rows(rows: pa.Table) -> list[list[Any]]:
+def _report_rows(rows: pa.Table, values: list[list[Any]] | None = None) -> list[list[Any]]:
     """Rows for a report, bounded: long text and binary values are cut in Arrow before they
-    become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``."""
+    become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``.
+    ``values``: the rows' columns as ``python_values``, when read already."""
     if not rows.num_columns:
         return [[] for _ in range(rows.num_rows)]
     cols = []
-    for t, col in zip(rows.schema.types, rows.columns):
+    for i, (t, col) in enumerate(zip(rows.schema.types, rows.columns)):
         text = _bounded(t)
         if text is not None and len(col) and \
                 col.nbytes > (PREVIEW_CHARS if text else PREVIEW_CHARS // 2):  # else no value can be over the limit
@@ -259,7 +297,7 @@ def _report_rows(rows: pa.Table) -> list[list[Any]]:
                          f"{x}… ({n:,} {'characters' if text else 'bytes'}, truncated)"
                          for x, n in zip(values, lengths)])
         else:
-            cols.append([clip(jsonable(x)) for x in python_values(col)])
+            cols.append([clip(jsonable(x)) for x in (python_values(col) if values is None else values[i])])
     return [list(r) for r in zip(*cols)]
 
 
@@ -849,7 +887,7 @@ def small_compare(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Compar
 
 
 def _small(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, mismatches: bool) -> CompareResult | None:
-    n, rows, other = gold.num_columns, gold.num_rows, pred.num_rows
+    n, rows, other, whole = gold.num_columns, gold.num_rows, pred.num_rows, gold
     if not n or max(rows, other) > SMALL_ROWS or (rows != other and not mismatches):
         return None
     if gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold: only the order check reads them
@@ -862,10 +900,10 @@ def _small(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, mismatches: bool
     as_they_come = all(_python_equal(a, b) for a, b in zip(gk, pk))
     if not as_they_come and not (mismatches and all(_compatible(a, b) for a, b in zip(gk, pk))):
         return None  # a decimal beside a float: only its double (``_small_canonical``) is the contract's
-    try:
-        cols_g, cols_p = [c.to_pylist() for c in gold.columns], [c.to_pylist() for c in pred.columns]
-    except (OverflowError, ValueError, pa.ArrowInvalid):  # a value Python cannot hold (DuckDB's infinite dates)
+    (cols_g, exact_g), (cols_p, exact_p) = table_values(whole), table_values(pred)
+    if not (exact_g and exact_p):  # a value Python cannot hold (DuckDB's infinite dates)
         return None
+    cols_g = cols_g[:n]  # not the tie groups
     if as_they_come:
         rows_g, rows_p = list(zip(*cols_g)), list(zip(*cols_p))
         if rows_g == rows_p or (not spec.ordered and rows == other
