@@ -128,7 +128,7 @@ def _clone_witnesses(gold_sqls: list[str], dialect: str, tables: dict[str, Any],
                      every: list[Any]) -> list[CloneWitness]:
     from sqlglot import exp
 
-    from .separators import reaching_top_sql
+    from .tracing import reaching_top_sql
     from .witnesses import Catalog, parsed_golds
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]

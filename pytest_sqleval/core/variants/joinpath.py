@@ -48,7 +48,7 @@ def _bases(col: object, select: object, sources: dict[str, str], names: object) 
     CTE or UNION ALL the base column of each branch (TPC-DS's ``sold_item_sk = i_item_sk`` of a
     channel union: ``ws_item_sk``, ``cs_item_sk``, ``ss_item_sk``). Without it a subset kept
     the union's items and times apart from its sales, and the gold had no row on a variant."""
-    from .separators import base_columns
+    from .tracing import base_columns
     from .witnesses import resolve_column
     key = resolve_column(col, sources, names.lower)  # type: ignore[attr-defined]
     if key is not None:

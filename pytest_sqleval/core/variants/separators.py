@@ -53,11 +53,11 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from . import tracing
+
 MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
 MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
 EDGE_ROWS = 2  # rows tried per value of a literal's edge
-CANDIDATE_ROWS = 3  # rows of a traced table tried per target
-MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the base table
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
 # per query: a near-miss past the work a quiet core does in this long is left alone (watchdog.Work); also
 # DuckDB's safety net of every query here, CPU seconds (its firing is recorded, the variant not kept)
@@ -65,7 +65,6 @@ CHECK_WORK_S = 3.0
 SLOW_GOLD_WORK_S = 1.0  # a gold past the work of this long on a variant gets no separating witness (its net: CHECK_WORK_S)
 MAX_PUSH = 12  # copies written to push a group's count to a HAVING bound, at most
 PUSH_CANDIDATES = 200  # rows (with their group's aggregate) read per HAVING push
-_W = "__sqleval_w"
 _FLIPS: dict[type[Any], type[Any]] = {}  # filled below: < and <=, > and >=
 
 
@@ -137,7 +136,7 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
             else None
         if select is not None:
             for new, edits in _swaps(node):
-                targets = _targets(tree, nodes, select, _own_columns(_argument(node), select), edits, names, tables,
+                targets = _targets(tree, nodes, select, tracing.own_columns(_argument(node), select), edits, names, tables,
                                    dialect, grouped=True)
                 if targets:
                     mutant = _replaced(tree, nodes, node, new, dialect)
@@ -150,8 +149,8 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
             select = node.find_ancestor(exp.Select)
             if mutant is None or select is None:
                 continue
-            sides = [c for c in (node.this, node.expression) if _alias_of(c, select, names) is not None]
-            if len(sides) != 2 or _alias_of(sides[0], select, names) == _alias_of(sides[1], select, names):
+            sides = [c for c in (node.this, node.expression) if tracing.alias_of(c, select, names) is not None]
+            if len(sides) != 2 or tracing.alias_of(sides[0], select, names) == tracing.alias_of(sides[1], select, names):
                 continue
             targets = _targets(tree, nodes, select, sides, ("same", "up", "down"), names, tables, dialect, True)
             if targets:
@@ -191,7 +190,7 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     select = node.find_ancestor(exp.Select)
     col = node.this
     # the probe reads the node's own parents: a copy has none, and every edge was refused (BOUNDARY_VERSION 16)
-    if select is None or not isinstance(col, exp.Column) or _remove_conjunct(node, probe=True) is None:
+    if select is None or not isinstance(col, exp.Column) or tracing.remove_conjunct(node, probe=True) is None:
         return []
     bounds = [node.args.get("low"), node.args.get("high")] if isinstance(node, exp.Between) else [node.expression]
     literals: list[Any] = [b.this if isinstance(b, exp.Cast) else b for b in bounds]
@@ -222,9 +221,9 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     # a free column: an existing row set to the value, or a copy; a key column (a departure's day
     # in its key of route and day): only a copy, its key checked unique (``SeparatingWriter._copy``)
     places = []
-    for table, column, path in _trace(select, col, names):
+    for table, column, path in tracing.trace(select, col, names):
         t = tables.get(table)
-        rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+        rows_sql = tracing.rows_sql(tree, nodes, path, dialect, drop=node)
         if t is not None and (column in t.free or column in t.key_columns) and rows_sql is not None:
             places.append((table, column, rows_sql, column in t.free or _unique_by_chance(t, column)))
     failing = _failing_targets(tree, nodes, select, node, names, tables, dialect)
@@ -248,25 +247,25 @@ def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
     that reaches but for this comparison) gets one column set to the other's value, in place
     (a free column, the value in its pinned domain): one side keeps it, the other drops it.
     Of two tables (TPC-DS q72's ``inv_quantity_on_hand < cs_quantity``), the other's value
-    is the one the row is joined to (``pair=`` with no column: ``_rows_sql``'s ``peer``)."""
+    is the one the row is joined to (``pair=`` with no column: ``tracing.rows_sql``'s ``peer``)."""
     from sqlglot import exp
     select = node.find_ancestor(exp.Select)
-    if select is None or type(node) not in _FLIPS or _remove_conjunct(node, probe=True) is None:
+    if select is None or type(node) not in _FLIPS or tracing.remove_conjunct(node, probe=True) is None:
         return []
     sides = [node.this, node.expression]
     if not all(isinstance(c, exp.Column) for c in sides):
         return []
-    alias = _alias_of(sides[0], select, names)
-    other_alias = _alias_of(sides[1], select, names)
+    alias = tracing.alias_of(sides[0], select, names)
+    other_alias = tracing.alias_of(sides[1], select, names)
     if alias is None or other_alias is None:
         return []
     places: list[tuple[str, str, str, str]] = []
     for col, other in (sides, sides[::-1]):
-        for table, column, path in _trace(select, col, names):
+        for table, column, path in tracing.trace(select, col, names):
             t = tables.get(table)
             if alias != other_alias:  # two tables (``inv_quantity_on_hand < cs_quantity``): the joined row's value
                 if t is not None and len(path) == 1 and column in t.free:
-                    rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node, peer=other)
+                    rows_sql = tracing.rows_sql(tree, nodes, path, dialect, drop=node, peer=other)
                     if rows_sql is not None:
                         places.append((table, column, rows_sql, ""))
                 continue
@@ -274,7 +273,7 @@ def _pair_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
             if t is None or len(path) != 1 or column not in t.free or twin is None \
                     or t.columns.get(column, "") != t.columns.get(twin, ""):
                 continue
-            rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+            rows_sql = tracing.rows_sql(tree, nodes, path, dialect, drop=node)
             if rows_sql is not None:
                 places.append((table, column, rows_sql, twin))
     flipped = _replaced(tree, nodes, node, _FLIPS[type(node)](this=node.this.copy(), expression=node.expression.copy()),
@@ -294,7 +293,7 @@ def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, diale
     parent (an instructor moved to a poorer department)."""
     from sqlglot import exp
     select = node.find_ancestor(exp.Select)
-    if select is None or _remove_conjunct(node, probe=True) is None or node.find_ancestor(exp.Having) is not None:
+    if select is None or tracing.remove_conjunct(node, probe=True) is None or node.find_ancestor(exp.Having) is not None:
         return []
     if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column):
         return []  # a join equality: the join near-misses
@@ -317,9 +316,9 @@ def _outside_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
             or not node.expressions or not all(isinstance(e, exp.Literal) for e in node.expressions):
         return ()
     out: list[Target] = []
-    for table, column, path in _trace(select, node.this, names):
+    for table, column, path in tracing.trace(select, node.this, names):
         t = tables.get(table)
-        rows_sql = _rows_sql(tree, nodes, path, dialect, drop=node)
+        rows_sql = tracing.rows_sql(tree, nodes, path, dialect, drop=node)
         if t is not None and column in t.free and rows_sql is not None:
             out.append(Target(table, column, rows_sql, ("outside=least", "outside=greatest")))
     return tuple(out[:2])
@@ -331,27 +330,27 @@ def _failing_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
     SELECT but fail ``node`` (exact copies, fresh keys); then copies of rows that reach it but
     for ``node`` with the compared reference column moved to another value it holds."""
     from sqlglot import exp
-    ctes = _ctes(select.root())
+    ctes = tracing.ctes_of(select.root())
     out: list[Target] = []
-    read = {_alias_of(c, select, names) for c in _own_columns(node, select)} - {None}
-    for source in _from_nodes(select):
+    read = {tracing.alias_of(c, select, names) for c in tracing.own_columns(node, select)} - {None}
+    for source in tracing.from_nodes(select):
         alias = source.alias_or_name.lower()
-        if not isinstance(source, exp.Table) or _body_of(source, ctes, names) is not None or alias not in read:
+        if not isinstance(source, exp.Table) or tracing.body_of(source, ctes, names) is not None or alias not in read:
             continue
         t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
         if t_name not in names.lower:
             continue
         table = names.originals[t_name]
         t = tables.get(table)
-        path = [_Step(select, alias, None)]
-        failing = _rows_sql(tree, nodes, path, dialect, drop=node, failing=True)
+        path = [tracing.Step(select, alias, None)]
+        failing = tracing.rows_sql(tree, nodes, path, dialect, drop=node, failing=True)
         if t is None or failing is None:
             continue
         out.append(Target(table, "", failing, ("same",)))
-        reaching = _rows_sql(tree, nodes, path, dialect, drop=node)
-        for col in _own_columns(node, select):
+        reaching = tracing.rows_sql(tree, nodes, path, dialect, drop=node)
+        for col in tracing.own_columns(node, select):
             column = names.lower[t_name].get(col.name.lower())
-            if reaching is not None and column is not None and _alias_of(col, select, names) == alias \
+            if reaching is not None and column is not None and tracing.alias_of(col, select, names) == alias \
                     and column not in t.free and not _single_key(t, column):
                 out.append(Target(table, column, reaching, ("up", "down")))  # a reference: another parent
     out += _pattern_targets(tree, nodes, select, node, names, tables, dialect)
@@ -383,9 +382,9 @@ def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
     sub = query.this if isinstance(query, exp.Subquery) else query
     if not isinstance(sub, exp.Select) or len(sub.expressions) != 1 or not isinstance(sub.expressions[0], exp.Column):
         return []
-    sources = _from_nodes(sub)
-    alias = _alias_of(inner.this, select, names)
-    outer = next((s for s in _from_nodes(select) if s.alias_or_name.lower() == alias), None)
+    sources = tracing.from_nodes(sub)
+    alias = tracing.alias_of(inner.this, select, names)
+    outer = next((s for s in tracing.from_nodes(select) if s.alias_or_name.lower() == alias), None)
     if len(sources) != 1 or not isinstance(sources[0], exp.Table) or not isinstance(outer, exp.Table):
         return []
     t_name = names.table(".".join(p for p in (sources[0].db, sources[0].name) if p).lower())
@@ -394,7 +393,7 @@ def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
     table = names.originals[t_name]
     t = tables.get(table)
     where = sub.args.get("where")
-    reaching = _rows_sql(tree, nodes, [_Step(select, alias or "", None)], dialect, drop=node)
+    reaching = tracing.rows_sql(tree, nodes, [tracing.Step(select, alias or "", None)], dialect, drop=node)
     if t is None or where is None or reaching is None:
         return []
     from .witnesses import split_terms
@@ -409,7 +408,7 @@ def _pattern_targets(tree: Any, nodes: list[Any], select: Any, node: Any, names:
             continue
         y, x = sub.expressions[0].sql(dialect=dialect), exp.column(inner.this.name, table=alias).sql(dialect=dialect)
         rows_sql = (f"SELECT rowid FROM {sources[0].sql(dialect=dialect)} WHERE {y} IN (SELECT {x} FROM "
-                    f"{outer.sql(dialect=dialect)} WHERE rowid IN ({reaching})) ORDER BY rowid LIMIT {CANDIDATE_ROWS}")
+                    f"{outer.sql(dialect=dialect)} WHERE rowid IN ({reaching})) ORDER BY rowid LIMIT {tracing.CANDIDATE_ROWS}")
         out.append(Target(table, column, rows_sql, (f"like={text}",)))
     return out
 
@@ -463,12 +462,12 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
     rows reaching ``select``, by a window partitioned by the GROUP BY."""
     from sqlglot import exp
     edits = tuple(f"push={v}" for v in values)
-    ctes = _ctes(select.root())
-    sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
+    ctes = tracing.ctes_of(select.root())
+    sources = {s.alias_or_name.lower(): s for s in tracing.from_nodes(select)}
     base: dict[str, str] = {}
     lowered: dict[str, str] = {}  # alias -> the catalog's lower-case name of its table
     for alias, source in sources.items():
-        if isinstance(source, exp.Table) and _body_of(source, ctes, names) is None:
+        if isinstance(source, exp.Table) and tracing.body_of(source, ctes, names) is None:
             t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
             if t_name in names.lower:
                 base[alias], lowered[alias] = names.originals[t_name], t_name
@@ -477,7 +476,7 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
         aliases = sorted(base, key=lambda a: -getattr(tables.get(base[a]), "rows", 0))[:2]
     else:
         arg = agg.this
-        alias = _alias_of(arg, select, names) if isinstance(arg, exp.Column) else None
+        alias = tracing.alias_of(arg, select, names) if isinstance(arg, exp.Column) else None
         t = tables.get(base.get(alias or "", ""))
         column = next((c for c in t.columns if c.lower() == arg.name.lower()), "") if t is not None else ""
         if alias is None or t is None or column not in t.free:
@@ -508,7 +507,7 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
                     f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {PUSH_CANDIDATES}")
         own = names.lower[lowered[alias]]
         moves = tuple(dict.fromkeys(own[g.name.lower()] for g in (group.expressions if group is not None else [])
-                                    if isinstance(g, exp.Column) and _alias_of(g, select, names) == alias
+                                    if isinstance(g, exp.Column) and tracing.alias_of(g, select, names) == alias
                                     and g.name.lower() in own))
         out.append(Target(base[alias], column, rows_sql, edits, push=kind, moves=moves if kind == "count" else ()))
     return tuple(out)
@@ -546,11 +545,6 @@ def _argument(node: Any) -> Any:
     return arg.expressions[0] if isinstance(arg, exp.Distinct) and arg.expressions else arg
 
 
-def _own_columns(node: Any, select: Any) -> list[Any]:
-    from sqlglot import exp
-    return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
-
-
 def _short(node: Any, dialect: str) -> str:
     text = " ".join(node.sql(dialect=dialect).split())
     return text if len(text) <= 60 else text[:57] + "..."
@@ -569,37 +563,14 @@ def _replaced(tree: Any, nodes: list[Any], node: Any, new: Any, dialect: str) ->
 def _dropped(tree: Any, nodes: list[Any], node: Any, dialect: str) -> str | None:
     """The gold without the conjunct ``node``: a conjunct of a WHERE, or of an inner join's ON
     of two conjuncts or more (an ON left empty is no query a model writes)."""
-    if _remove_conjunct(node, probe=True) is None:
+    if tracing.remove_conjunct(node, probe=True) is None:
         return None
     copy = tree.copy()
-    _remove_conjunct(list(copy.dfs())[_index(nodes, node)])
+    tracing.remove_conjunct(list(copy.dfs())[_index(nodes, node)])
     try:
         return str(copy.sql(dialect=dialect, copy=False))  # a private tree: rendered without a second copy
     except Exception:  # sqlglot cannot render it: no near-miss
         return None
-
-
-def _remove_conjunct(node: Any, probe: bool = False) -> Any:
-    """Remove ``node`` from its WHERE or inner ON (``probe``: only say whether it can be); None
-    when it is no conjunct of one."""
-    from sqlglot import exp
-    twin, up = node, node.parent
-    while isinstance(up, exp.Paren):
-        twin, up = up, up.parent
-    if not isinstance(up, (exp.And, exp.Where)):
-        return None
-    clause = node.find_ancestor(exp.Where, exp.Join, exp.Having)
-    if not isinstance(clause, (exp.Where, exp.Join)):
-        return None
-    if isinstance(clause, exp.Join) and (clause.side or not isinstance(up, exp.And)):
-        return None
-    if probe:
-        return node
-    if isinstance(up, exp.Where):
-        up.pop()
-    else:
-        up.replace(up.expression if up.this is twin else up.this)
-    return node
 
 
 def _index(nodes: list[Any], node: Any) -> int:
@@ -608,116 +579,14 @@ def _index(nodes: list[Any], node: Any) -> int:
 
 # --- tracing a column to the base table it reads -----------------------------------------
 
-def _from_nodes(select: Any) -> list[Any]:
-    from_ = select.args.get("from_") or select.args.get("from")
-    return ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
-
-
-def _ctes(tree: Any) -> dict[str, Any]:
-    from sqlglot import exp
-    return {c.alias_or_name.lower(): c.this for c in tree.find_all(exp.CTE)}
-
-
-def _body_of(source: Any, ctes: dict[str, Any], names: Any) -> Any:
-    """The query a FROM item reads: a derived table's, a CTE's; None for a base table."""
-    from sqlglot import exp
-    if isinstance(source, exp.Subquery):
-        return source.this
-    if isinstance(source, exp.Table) and not source.db and source.name.lower() in ctes:
-        return ctes[source.name.lower()]
-    return None
-
-
-def _branches(body: Any) -> list[Any]:
-    """The SELECTs of a UNION (ALL) tree, first branch first; [] for any other set operation."""
-    from sqlglot import exp
-    while isinstance(body, exp.Subquery):
-        body = body.this
-    if isinstance(body, exp.Select):
-        return [body]
-    if isinstance(body, exp.Union):
-        return _branches(body.this) + _branches(body.expression)
-    return []
-
-
-def _output_names(select: Any) -> list[str]:
-    return [e.alias_or_name.lower() for e in select.expressions]
-
-
-def _alias_of(col: Any, select: Any, names: Any) -> str | None:
-    """The FROM item alias (lower case) of ``select`` a column reads, if one surely is."""
-    from sqlglot import exp
-    ctes = _ctes(select.root())
-    sources = {s.alias_or_name.lower(): s for s in _from_nodes(select)}
-    if col.table:
-        return col.table.lower() if col.table.lower() in sources else None
-    owners = []
-    for alias, s in sources.items():
-        body = _body_of(s, ctes, names)
-        if body is not None:
-            branches = _branches(body)
-            if branches and col.name.lower() in _output_names(branches[0]):
-                owners.append(alias)
-        elif isinstance(s, exp.Table):
-            t = names.table(".".join(p for p in (s.db, s.name) if p).lower())
-            if t in names.lower and col.name.lower() in names.lower[t]:
-                owners.append(alias)
-    return owners[0] if len(owners) == 1 else None
-
-
-@dataclass(frozen=True)
-class _Step:
-    select: Any  # a SELECT on the path, in the gold's tree
-    alias: str  # the FROM item of it the path goes through
-    position: int | None  # the output position the path's column has in its body (None: a base table)
-
-
-def _trace(select: Any, col: Any, names: Any, depth: int = 0) -> list[tuple[str, str, list[_Step]]]:
-    """(base table, its column, the path from ``select`` down) of each base column ``col`` reads."""
-    from sqlglot import exp
-    alias = _alias_of(col, select, names)
-    if alias is None or depth > MAX_TRACE_DEPTH:
-        return []
-    source = next(s for s in _from_nodes(select) if s.alias_or_name.lower() == alias)
-    body = _body_of(source, _ctes(select.root()), names)
-    if body is None:
-        if not isinstance(source, exp.Table):
-            return []
-        t = names.table(".".join(p for p in (source.db, source.name) if p).lower())
-        if t not in names.lower or col.name.lower() not in names.lower[t]:
-            return []
-        return [(names.originals[t], names.lower[t][col.name.lower()], [_Step(select, alias, None)])]
-    branches = _branches(body)
-    if not branches or col.name.lower() not in _output_names(branches[0]):
-        return []
-    position = _output_names(branches[0]).index(col.name.lower())
-    out = []
-    for branch in branches:
-        if position >= len(branch.expressions) or any(e.is_star for e in branch.expressions):
-            return []
-        for inner in _own_columns(branch.expressions[position], branch):
-            for table, column, path in _trace(branch, inner, names, depth + 1):
-                out.append((table, column, [_Step(select, alias, position)] + path))
-    return out
-
-
-def base_columns(select: Any, col: Any, names: Any) -> list[tuple[str, str]]:
-    """(base table, its column) of each base column ``col`` of ``select`` reads, through derived
-    tables, CTEs and UNION branches; [] where it cannot be traced."""
-    try:
-        return [(table, column) for table, column, _ in _trace(select, col, names)]
-    except Exception:  # an odd tree: no base column
-        return []
-
-
 def _targets(tree: Any, nodes: list[Any], select: Any, columns: list[Any], edits: tuple[str, ...], names: Any,
              tables: dict[str, Any], dialect: str, references: bool = False, grouped: bool = False) -> tuple[Target, ...]:
     """``grouped``: an aggregate's argument; a copy of a base table ``select`` reads directly keeps
     the group keys of ``select`` that are unique in that table only by chance (``_unique_by_chance``)."""
     out: list[Target] = []
     for col in columns:
-        for table, column, path in _trace(select, col, names):
-            rows_sql = _rows_sql(tree, nodes, path, dialect)
+        for table, column, path in tracing.trace(select, col, names):
+            rows_sql = tracing.rows_sql(tree, nodes, path, dialect)
             t = tables.get(table)
             if rows_sql is None or t is None:
                 continue
@@ -746,7 +615,7 @@ def _chance_keys(select: Any, path: list[Any], t: Any, names: Any) -> tuple[str,
         return ()
     out = []
     for g in group.expressions:
-        if isinstance(g, exp.Column) and _alias_of(g, select, names) == path[0].alias:
+        if isinstance(g, exp.Column) and tracing.alias_of(g, select, names) == path[0].alias:
             column = next((c for c in t.columns if c.lower() == g.name.lower()), None)
             if column is not None and _unique_by_chance(t, column) and column not in out:
                 out.append(column)
@@ -780,116 +649,6 @@ def _order_positions(tree: Any) -> tuple[int, ...] | None:
 
 def _single_key(t: Any, column: str) -> bool:
     return column in t.observed_unique or (column,) in [t.primary_key, *t.unique_keys]
-
-
-def _rows_sql(tree: Any, nodes: list[Any], path: list[_Step], dialect: str, drop: Any = None,
-             failing: bool = False, peer: Any = None, every: bool = False) -> str | None:
-    """A query of the row ids of the base table at the end of ``path`` whose rows reach the
-    path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
-    up as a new output column of each SELECT on the path, NULL in the other UNION branches.
-    ``failing``: only those that fail ``drop`` (it is neither true nor NULL). ``peer``: a
-    column of the first SELECT, given beside each row id (the least it is joined to).
-    ``every``: all of them, with no parameter (else a few, chosen by the variant's turn)."""
-    from sqlglot import exp
-    copy = tree.copy()
-    twins = list(copy.dfs())
-    at = {id(n): i for i, n in enumerate(nodes)}
-    if drop is not None:  # the rows that reach the SELECT but for this conjunct
-        _remove_conjunct(twins[at[id(drop)]])
-        if failing:
-            owner = twins[at[id(path[0].select)]]
-            fails = exp.EQ(this=exp.Case(ifs=[exp.If(this=drop.copy(), true=exp.Literal.number(1))],
-                                         default=exp.Literal.number(0)), expression=exp.Literal.number(0))
-            where = owner.args.get("where")
-            owner.set("where", exp.Where(this=exp.and_(where.this.copy(), fails) if where is not None else fails))
-    carried: exp.Expr | None = None
-    for step in reversed(path):
-        select = twins[at[id(step.select)]]
-        if step.position is None:
-            carried = exp.column("rowid", table=step.alias)
-        else:
-            carried = exp.column(_W, table=step.alias)
-        if step is path[0]:
-            break
-        parent = _body_parent(select)
-        grouped = select.args.get("group") is not None or any(e.find(exp.AggFunc) for e in select.expressions)
-        value = exp.Min(this=carried) if grouped else carried
-        for branch in _branches(parent) if parent is not None else [select]:
-            branch.append("expressions", exp.alias_(value.copy() if branch is select else exp.Null(), _W))
-    if carried is None:
-        return None
-    # ``top`` is this call's own (in ``copy``): taken out, changed and rendered in place, not copied
-    # again; the WITH it is given is copied first, as it was (``top`` may be a CTE's body in it)
-    top = twins[at[id(path[0].select)]]
-    root_with = copy.args.get("with_") or copy.args.get("with")
-    with_ = root_with.copy() if root_with is not None and top.args.get("with_") is None \
-        and top.args.get("with") is None else None
-    if top is not copy:
-        top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
-    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
-        top.set(arg, None)
-    top.set("expressions", [exp.alias_(carried, "w0")] + ([exp.alias_(peer.copy(), "w1")] if peer is not None else []))
-    if with_ is not None:
-        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
-    try:
-        inner = top.sql(dialect=dialect, copy=False)
-    except Exception:  # sqlglot cannot render it
-        return None
-    if every:
-        return f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL"
-    return (f"SELECT w0{', min(w1)' if peer is not None else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
-            f"{'AND w1 IS NOT NULL ' if peer is not None else ''}GROUP BY w0 "
-            f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
-
-
-def _outer_path(tree: Any, select: Any) -> list[_Step] | None:
-    """The SELECTs from the gold's top down to ``select`` through the derived tables and CTEs
-    (read once) that hold it, each with the FROM item it goes through; [] for the top itself or
-    a branch of a top UNION; None where a subquery of another kind holds it (EXISTS, IN, a scalar)."""
-    from sqlglot import exp
-    steps: list[_Step] = []
-    at = select
-    while at is not tree:
-        body = _body_parent(at)
-        holder = body.parent
-        if body is tree:
-            break
-        if isinstance(holder, exp.Subquery) and isinstance(holder.parent, (exp.From, exp.Join)) \
-                and isinstance(holder.parent.parent, exp.Select):
-            outer, alias = holder.parent.parent, holder.alias_or_name.lower()
-        elif isinstance(holder, exp.CTE):
-            name = holder.alias_or_name.lower()
-            users = [t for t in tree.find_all(exp.Table) if not t.db and t.name.lower() == name
-                     and isinstance(t.parent, (exp.From, exp.Join)) and isinstance(t.parent.parent, exp.Select)]
-            if len(users) != 1:
-                return None
-            outer, alias = users[0].parent.parent, users[0].alias_or_name.lower()
-        else:
-            return None
-        steps.insert(0, _Step(outer, alias, 0))
-        at = outer
-    return steps
-
-
-def reaching_top_sql(tree: Any, select: Any, alias: str, dialect: str) -> str | None:
-    """The row ids of ``select``'s base table ``alias`` whose rows reach the gold's top SELECT
-    (its joins and WHERE) through the derived tables or CTEs that hold ``select``: a branch of
-    a channel UNION ALL joined to ``item`` and ``time_dim`` outside it. None for the top (its
-    rows are the output's) or where another kind of subquery holds it."""
-    path = _outer_path(tree, select)
-    if not path:
-        return None
-    return _rows_sql(tree, list(tree.dfs()), path + [_Step(select, alias.lower(), None)], dialect, every=True)
-
-
-def _body_parent(select: Any) -> Any:
-    """The whole body (a UNION tree, or the SELECT) a derived table or CTE holds ``select`` in."""
-    from sqlglot import exp
-    body = select
-    while isinstance(body.parent, exp.Union) or (isinstance(body.parent, exp.Subquery)
-                                                 and isinstance(body.parent.parent, exp.Union)):
-        body = body.parent
-    return body
 
 
 # --- writing them into a variant ----------------------------------------------------------
@@ -1331,4 +1090,4 @@ def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], order: tuple[int
     return False
 
 
-__all__ = ["NearMiss", "SeparatingWriter", "Target", "base_columns", "near_misses", "reaching_top_sql"]
+__all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses"]
