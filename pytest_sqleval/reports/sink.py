@@ -197,9 +197,11 @@ def lean_record(record: CaseRecord) -> CaseRecord:
     the page read the journal's lines."""
     from dataclasses import replace
     layers: dict[str, Any] = {}
-    chosen = record.layer("variants").get("chosen")
-    if chosen is not None:
-        layers["variants"] = {"chosen": chosen}
+    variants = record.layer("variants")
+    if variants.get("chosen") is not None:
+        layers["variants"] = {"chosen": variants["chosen"]}
+    elif variants.get("error"):  # a check that failed: counted and its first error shown (``summary``)
+        layers["variants"] = {"error": variants["error"]}
     golds = record.layer("golds")
     if golds:
         layers["golds"] = {"compared": golds.get("compared")}

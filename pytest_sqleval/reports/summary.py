@@ -66,13 +66,19 @@ def rates(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any]:
 def _variant_rates(records: list[CaseRecord], passed: int, graded: int) -> dict[str, Any]:
     """With database variants: execution accuracy on the snapshot alone (a coincidental
     pass counted as a pass) beside the one on the snapshot and its variants (test-suite
-    accuracy), and the coincidental passes caught."""
+    accuracy), the coincidental passes caught, and the matching cases whose check on the
+    variants failed (their pass rests on the database alone: counted, and the first error
+    shown, so that a broken check never reads as a verified run)."""
     checked = [r for r in records if r.layer("variants").get("chosen") is not None]
-    if not checked:
+    unchecked = [r for r in records if r.layer("variants").get("error")]  # matched; the variants' check failed
+    if not checked and not unchecked:
         return {}
     coincidental = sum(1 for r in records if r.failure_kind == "coincidental_pass")
     return {"snapshot_accuracy": _ratio(passed + coincidental, graded), "test_suite_accuracy": _ratio(passed, graded),
-            "coincidental_passes": coincidental, "variant_checked_cases": len(checked)}
+            "coincidental_passes": coincidental, "variant_checked_cases": len(checked),
+            "variant_unchecked_cases": len(unchecked),
+            **({"variant_check_error": str(unchecked[0].layer("variants")["error"]).splitlines()[0][:200]}
+               if unchecked else {})}
 
 
 def _ratio(a: int, b: int) -> float | None:

@@ -230,6 +230,10 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"    variants: execution accuracy {_pct(b['snapshot_accuracy'])} on the database alone, "
                          f"{_pct(b['test_suite_accuracy'])} on the database and its variants (test-suite accuracy); "
                          f"{b['coincidental_passes']} coincidental pass(es) caught")
+        if b.get("variant_unchecked_cases"):
+            lines.append(f"    VARIANTS NOT CHECKED: {b['variant_unchecked_cases']} matching case(s) pass on the database "
+                         f"alone: their check on the variants failed (first: {b['variant_check_error']}); "
+                         "see each record's layers.variants.error")
         if b.get("no_prediction"):
             lines.append(f"    no prediction: {b['no_prediction']} case(s) the backend has no answer for; they fail "
                          "(counted in class other)")

@@ -181,8 +181,12 @@ class SuiteGrader:
             self._stored_now.add(request["key"])
         answer = self._gold_answer(static, request, policy, meta)
         if answer.empty:  # graded on the variants where it has a value; known at setup, so an error is an error
-            chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
-                                               answer.elapsed_ms)
+            try:
+                chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
+                                                   answer.elapsed_ms)
+            except HostCrashed as exc:  # the case's error, recorded (not a lost case)
+                raise GoldError(f"the gold is empty on the database, and its variants could not be chosen: {exc}") \
+                    from None
             if not chosen.graded_with_value():
                 raise GoldError(_uninformative(answer.rows, answer.null_only, len(self.variant_set.pool)))
         return answer

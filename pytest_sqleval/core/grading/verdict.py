@@ -236,9 +236,12 @@ def classification(evidence: Evidence, assessment: Assessment, classifier: Class
         return Classification(None, None, "parses and is grounded; equivalence is for the judge to decide", 0.0)
     compare, variants = evidence.compare, evidence.variants
     graded = variants.graded if variants is not None else 0
+    unchecked = variants.error if variants is not None else None  # said, never a silent pass on the database alone
     return Classification(None, None, "result matches the gold answer"
                           + (" within float tolerance" if compare is not None and compare.within_tolerance else "")
-                          + (f", on the database and on {graded} variant(s) of it" if graded else ""), 1.0)
+                          + (f", on the database and on {graded} variant(s) of it" if graded else "")
+                          + (f", on the database only: its check on the variants failed ({unchecked.splitlines()[0][:200]})"
+                             if unchecked else ""), 1.0)
 
 
 def classified_by(classifier: Classifier | None, evidence: Evidence) -> Classification:

@@ -196,3 +196,30 @@ def test_a_match_with_a_result_file_gold_says_it_has_no_variants(pytester: pytes
     (record,) = read_results(pytester.path)
     assert record["matched_gold"]["index"] == 1 and record["matched_gold"]["kind"] == "result"
     assert "a result file has no query to run on a database variant" in record["layers"]["variants"]["skipped"]
+
+
+def test_a_failed_check_on_the_variants_is_said_not_passed_off_as_checked(
+        pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the engine process fails while choosing a gold's variants (a grader's bug, a
+    crash, a timeout), a case that matched on the database keeps that verdict, and its
+    record, its explanation, the summary and the terminal all say that it rests on the
+    database alone: never a run that reads as checked on variants it never saw."""
+    from pytest_sqleval.core.engines.host import HostCrashed
+    from pytest_sqleval.core.variants.distill import VariantSet
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise HostCrashed("IndexError: list index out of range")
+    monkeypatch.setattr(VariantSet, "_distill", broken)
+    result = pytester.runpytest_inprocess(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
+    records = {r["case_id"]: r for r in read_results(pytester.path)}
+    big = records["big"]  # a coincidence the variants would have caught
+    assert big["status"] == "passed" and big["layers"]["variants"] == {"error": "IndexError: list index out of range"}
+    assert "on the database only: its check on the variants failed (IndexError" in big["explanation"]
+    b = read_summary(pytester.path)["backends"]["preds"]
+    assert b["variant_unchecked_cases"] == 2 and b["variant_checked_cases"] == 0  # big and fr matched; exact: an error
+    assert b["variant_check_error"] == "IndexError: list index out of range"
+    out = result.stdout.str()
+    assert "VARIANTS NOT CHECKED: 2 matching case(s) pass on the database alone" in out
+    exact = records["exact"]  # empty on the database: without its variants it cannot be graded, and says why
+    assert exact["status"] == "error" and "its variants could not be chosen: IndexError" in exact["explanation"]
+    assert "LOST" not in out
