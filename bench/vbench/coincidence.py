@@ -484,6 +484,8 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
         out["unseen"] = {"tuning_sets": [str(d) for d in seen_sets], "coincidences": len(fresh),
                          "caught": len(fresh_caught), "on_golds_never_tuned": len(fresh_golds),
                          "caught_on_golds_never_tuned": sum(x in caught for x in fresh_golds)}
+    unchecked = [x for x in labels if ((graded[x["id"]].get("layers") or {}).get("variants") or {}).get("error")]
+    out["unchecked"] = [{"id": x["id"], "error": graded[x["id"]]["layers"]["variants"]["error"][:200]} for x in unchecked]
     missed = [x for x in coinc if x not in caught]
     out["missed"] = [{"id": x["id"], "gid": x["gid"], "kind": x["kind"], "detail": x["detail"],
                       "status": graded[x["id"]]["status"], "failure_kind": graded[x["id"]].get("failure_kind")}
@@ -494,6 +496,9 @@ def measure(set_dir: Path, variants: int, show_missed: bool, work: Path | None,
     print(f"  coincidences caught: {len(caught)}/{len(coinc)} = {len(caught) / max(1, len(coinc)):.1%}  ("
           + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())) + ")")
     print(f"  false fails: {len(false_fails)}/{len(ctrl)} controls {out['false_fail_ids'][:10]}")
+    if unchecked:  # a failed check passes on the database alone: a miss that is the grader's, not the variants'
+        print(f"  NOT CHECKED on the variants (the check failed): {len(unchecked)} labelled case(s), first: "
+              f"{out['unchecked'][0]['id']}: {out['unchecked'][0]['error']}")
     if "unseen" in out:
         u = out["unseen"]
         print(f"  never in the tuning set(s): caught {u['caught']}/{u['coincidences']}; on golds never tuned on: "
