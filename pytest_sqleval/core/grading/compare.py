@@ -278,10 +278,10 @@ def clip(v: Any) -> Any:
     return v
 
 
-def _report_rows(rows: pa.Table, values: list[list[Any]] | None = None) -> list[list[Any]]:
+def _report_rows(rows: pa.Table, read: list[list[Any]] | None = None) -> list[list[Any]]:
     """Rows for a report, bounded: long text and binary values are cut in Arrow before they
     become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``.
-    ``values``: the rows' columns as ``python_values``, when read already."""
+    ``read``: the rows' columns as ``python_values``, when read already."""
     if not rows.num_columns:
         return [[] for _ in range(rows.num_rows)]
     cols = []
@@ -292,12 +292,12 @@ def _report_rows(rows: pa.Table, values: list[list[Any]] | None = None) -> list[
             lengths = (pc.utf8_length(col) if text else pc.binary_length(col)).to_pylist()
             limit = PREVIEW_CHARS if text else PREVIEW_CHARS // 2  # binary shows as hex, two characters a byte
             head = pc.utf8_slice_codeunits(col, 0, limit) if text else pc.binary_slice(col, 0, limit)
-            values = [jsonable(x) for x in python_values(head)]
+            heads = [jsonable(x) for x in python_values(head)]
             cols.append([x if n is None or n <= limit else
                          f"{x}… ({n:,} {'characters' if text else 'bytes'}, truncated)"
-                         for x, n in zip(values, lengths)])
+                         for x, n in zip(heads, lengths)])
         else:
-            cols.append([clip(jsonable(x)) for x in (python_values(col) if values is None else values[i])])
+            cols.append([clip(jsonable(x)) for x in (python_values(col) if read is None else read[i])])
     return [list(r) for r in zip(*cols)]
 
 

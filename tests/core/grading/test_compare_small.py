@@ -328,3 +328,17 @@ def test_within_tolerance_is_one_definition(cmp: Comparator) -> None:
         assert small is not None and small.match and small.within_tolerance and calls
         calls.clear()
         assert _text(cmp._compare(gold, pred, CompareSpec())) == _text(small) and calls
+
+
+@pytest.mark.parametrize("rows", [3, C.PREVIEW_ROWS + 3])  # the whole result (values read once), and its first rows
+def test_preview_after_a_long_text_column_shows_the_next_columns_own_values(rows: int) -> None:
+    """A report's preview cuts long text in Arrow; the columns after it are their own values
+    (a cut column's text once stood in for the next column's: an IndexError in the engine
+    process that took the variants' distillation down with it)."""
+    long = "x" * (C.PREVIEW_CHARS + 10)
+    table = pa.table({"note": [long] * rows, "n": list(range(rows)), "name": [f"r{i}" for i in range(rows)]})
+    C.table_values(table)  # as the comparison would have read it first
+    preview = C.preview_rows(table)
+    shown = min(rows, C.PREVIEW_ROWS)
+    assert [r[1:] for r in preview] == [[i, f"r{i}"] for i in range(shown)]
+    assert all(r[0].startswith("x" * C.PREVIEW_CHARS) and "truncated" in r[0] for r in preview)
