@@ -13,6 +13,7 @@ only the evidence comes back.
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -802,43 +803,51 @@ def main() -> None:  # pragma: no cover - runs in the child
     # after work the parent cannot see (start-up, opening a database, letting one go) is the
     # start told: that work's time is not the query's.
     tell_start = True
-    while True:
-        idle = time.monotonic() if TRACING else 0.0
-        message = read()
-        if len(message) == 2:  # ("quit", {})
-            return
-        key, op, payload = message
-        received = time.monotonic() if TRACING else 0.0
-        server = servers.pop(key, None)
-        if op == "forget":
-            if server is not None:
-                server.close()
-            tell_start = True
-            continue
-        if server is None:
-            config = pickle.loads(key)
-            tell_start = True
-            try:
-                if broken is not None:
-                    raise broken
-                server = _Server(**config)
-            except Exception as exc:  # this request fails; the child goes on serving the others
-                from .shared import display_location
-                _write(out, ("error", f"cannot open {display_location(config.get('database'))}: {exc}"))
+    # What start-up made (the modules imported, their objects) lives as long as the process:
+    # frozen, it is not traversed again by every later collection (a full one cost 12-20 ms a
+    # run, about 0.02 ms a request at 1000 cases). Unfrozen before exit: frozen objects are never
+    # freed, and DuckDB's bindings would report theirs leaked.
+    gc.freeze()
+    try:
+        while True:
+            idle = time.monotonic() if TRACING else 0.0
+            message = read()
+            if len(message) == 2:  # ("quit", {})
+                return
+            key, op, payload = message
+            received = time.monotonic() if TRACING else 0.0
+            server = servers.pop(key, None)
+            if op == "forget":
+                if server is not None:
+                    server.close()
+                tell_start = True
                 continue
-            while len(servers) >= MAX_OPEN_IN_CHILD:
-                servers.pop(next(iter(servers))).close()
-        servers[key] = server
-        if tell_start:
-            started(out)
-            tell_start = False
-        try:
-            body = server.serve(op, payload, out)
-            _write(out, ("result", body, _stamp()))
-        except Exception as exc:
-            _write(out, ("error", f"{type(exc).__name__}: {exc}", _stamp()))
-        if TRACING:  # the pipe's timeline: idle from, received, answered (monotonic), this process's CPU
-            trace_event("serve", op, idle, received, time.monotonic(), time.process_time())
+            if server is None:
+                config = pickle.loads(key)
+                tell_start = True
+                try:
+                    if broken is not None:
+                        raise broken
+                    server = _Server(**config)
+                except Exception as exc:  # this request fails; the child goes on serving the others
+                    from .shared import display_location
+                    _write(out, ("error", f"cannot open {display_location(config.get('database'))}: {exc}"))
+                    continue
+                while len(servers) >= MAX_OPEN_IN_CHILD:
+                    servers.pop(next(iter(servers))).close()
+            servers[key] = server
+            if tell_start:
+                started(out)
+                tell_start = False
+            try:
+                body = server.serve(op, payload, out)
+                _write(out, ("result", body, _stamp()))
+            except Exception as exc:
+                _write(out, ("error", f"{type(exc).__name__}: {exc}", _stamp()))
+            if TRACING:  # the pipe's timeline: idle from, received, answered (monotonic), this process's CPU
+                trace_event("serve", op, idle, received, time.monotonic(), time.process_time())
+    finally:
+        gc.unfreeze()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -201,6 +201,41 @@ def python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
     return out
 
 
+READ_KEPT = 4  # small results whose Python values are kept (table_values): a request's prediction and gold
+_read: collections.OrderedDict[int, tuple[pa.Table, list[list[Any]], bool]] = collections.OrderedDict()
+
+
+def table_values(table: pa.Table) -> tuple[list[list[Any]], bool]:
+    """A result's columns as ``python_values`` gives them, and whether every value came as
+    Python holds it (no temporal beyond Python made text). Why kept: one request reads its
+    prediction's values three times (the comparison, the preview, the peers' rules) and
+    its gold's (the same table object, request after request) once more. A result of at
+    most ``SMALL_ROWS`` rows is read once and kept by identity among the last
+    ``READ_KEPT`` read; readers must not change the lists."""
+    if table.num_rows > SMALL_ROWS:
+        return _read_columns(table)
+    got = _read.get(id(table))
+    if got is not None and got[0] is table:
+        _read.move_to_end(id(table))
+        return got[1], got[2]
+    cols, exact = _read_columns(table)
+    _read[id(table)] = (table, cols, exact)
+    if len(_read) > READ_KEPT:
+        _read.popitem(last=False)
+    return cols, exact
+
+
+def _read_columns(table: pa.Table) -> tuple[list[list[Any]], bool]:
+    cols, exact = [], True
+    for col in table.columns:
+        try:
+            cols.append(col.to_pylist())
+        except (OverflowError, ValueError, pa.ArrowInvalid):
+            cols.append(python_values(col))
+            exact = False
+    return cols, exact
+
+
 def _beyond_python(scalar: pa.Scalar) -> str:
     t = scalar.type
     one = pa.array([scalar], type=t)
@@ -217,6 +252,8 @@ def _beyond_python(scalar: pa.Scalar) -> str:
 def preview_rows(table: pa.Table, n: int = PREVIEW_ROWS) -> list[list[Any]]:
     """The first ``n`` rows of a result as they appear in reports (see ``jsonable``), each
     value bounded (see ``clip``)."""
+    if table.num_rows <= n:  # the whole result: its values as the comparison read them
+        return _report_rows(table, table_values(table)[0])
     return _report_rows(table.slice(0, n))
 
 
@@ -241,25 +278,26 @@ def clip(v: Any) -> Any:
     return v
 
 
-def _report_rows(rows: pa.Table) -> list[list[Any]]:
+def _report_rows(rows: pa.Table, read: list[list[Any]] | None = None) -> list[list[Any]]:
     """Rows for a report, bounded: long text and binary values are cut in Arrow before they
-    become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``."""
+    become Python objects (five 10 MB strings never cost 50 MB of copies), then ``clip``.
+    ``read``: the rows' columns as ``python_values``, when read already."""
     if not rows.num_columns:
         return [[] for _ in range(rows.num_rows)]
     cols = []
-    for t, col in zip(rows.schema.types, rows.columns):
+    for i, (t, col) in enumerate(zip(rows.schema.types, rows.columns)):
         text = _bounded(t)
         if text is not None and len(col) and \
                 col.nbytes > (PREVIEW_CHARS if text else PREVIEW_CHARS // 2):  # else no value can be over the limit
             lengths = (pc.utf8_length(col) if text else pc.binary_length(col)).to_pylist()
             limit = PREVIEW_CHARS if text else PREVIEW_CHARS // 2  # binary shows as hex, two characters a byte
             head = pc.utf8_slice_codeunits(col, 0, limit) if text else pc.binary_slice(col, 0, limit)
-            values = [jsonable(x) for x in python_values(head)]
+            heads = [jsonable(x) for x in python_values(head)]
             cols.append([x if n is None or n <= limit else
                          f"{x}… ({n:,} {'characters' if text else 'bytes'}, truncated)"
-                         for x, n in zip(values, lengths)])
+                         for x, n in zip(heads, lengths)])
         else:
-            cols.append([clip(jsonable(x)) for x in python_values(col)])
+            cols.append([clip(jsonable(x)) for x in (python_values(col) if read is None else read[i])])
     return [list(r) for r in zip(*cols)]
 
 
@@ -406,7 +444,7 @@ class Comparator:
         gold_rows, pred_rows = np.arange(rows), np.arange(rows, 2 * rows)
 
         def same_values(i: int, j: int) -> bool:
-            small = small_same_bag(plain.column(i), pred.column(j)) if rows <= SMALL_ROWS else None
+            small = small_same_bag(plain.column(i), pred.column(j), spec) if rows <= SMALL_ROWS else None
             if small is not None:
                 return small
             return (plain.column(i).null_count == pred.column(j).null_count and _encode(
@@ -849,7 +887,7 @@ def small_compare(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Compar
 
 
 def _small(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, mismatches: bool) -> CompareResult | None:
-    n, rows, other = gold.num_columns, gold.num_rows, pred.num_rows
+    n, rows, other, whole = gold.num_columns, gold.num_rows, pred.num_rows, gold
     if not n or max(rows, other) > SMALL_ROWS or (rows != other and not mismatches):
         return None
     if gold.column_names[-1] == GID_COLUMN:  # tie groups stored with the gold: only the order check reads them
@@ -857,51 +895,73 @@ def _small(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, mismatches: bool
     if not n or pred.num_columns != n:
         return None
     gk, pk = _small_kinds(gold.schema.types, _SMALL_MATCH_TYPES), _small_kinds(pred.schema.types, _SMALL_MATCH_TYPES)
-    if gk is None or pk is None or not all(_python_equal(a, b) for a, b in zip(gk, pk)):
+    if gk is None or pk is None:
         return None
-    try:
-        rows_g = list(zip(*(c.to_pylist() for c in gold.columns)))
-        rows_p = list(zip(*(c.to_pylist() for c in pred.columns)))
-    except (OverflowError, ValueError, pa.ArrowInvalid):  # a value Python cannot hold (DuckDB's infinite dates)
+    as_they_come = all(_python_equal(a, b) for a, b in zip(gk, pk))
+    if not as_they_come and not (mismatches and all(_compatible(a, b) for a, b in zip(gk, pk))):
+        return None  # a decimal beside a float: only its double (``_small_canonical``) is the contract's
+    (cols_g, exact_g), (cols_p, exact_p) = table_values(whole), table_values(pred)
+    if not (exact_g and exact_p):  # a value Python cannot hold (DuckDB's infinite dates)
         return None
-    if rows_g != rows_p and (spec.ordered or rows != other or collections.Counter(rows_g) != collections.Counter(rows_p)):
-        # equal hashes are not trusted: a Counter compares its keys with ==
-        return _small_mismatch(gold, pred, spec, gk, pk, rows_g, rows_p) if mismatches else None
+    cols_g = cols_g[:n]  # not the tie groups
+    if as_they_come:
+        rows_g, rows_p = list(zip(*cols_g)), list(zip(*cols_p))
+        if rows_g == rows_p or (not spec.ordered and rows == other
+                                and collections.Counter(rows_g) == collections.Counter(rows_p)):
+            # equal hashes are not trusted: a Counter compares its keys with ==
+            return _small_equal(gold, pred, spec, gk, pk)
+    return _small_mismatch(gold, pred, spec, gk, pk, cols_g, cols_p) if mismatches else None
+
+
+def _small_equal(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, gk: list[str], pk: list[str],
+                 within_tolerance: bool = False) -> CompareResult:
+    """The general path's match of two results of ``gold.num_rows`` rows each."""
+    rows = gold.num_rows
     return CompareResult(match=True, reason="equal", gold_rows=rows, pred_rows=rows, gold_columns=gold.column_names,
                          pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk, ordered=spec.ordered,
-                         row_precision=1.0, row_recall=1.0, row_f1=1.0, cell_overlap=1.0,
-                         column_matches=[True] * n, cardinality_delta=0, cardinality_ratio=1.0 if rows else None,
-                         schema_match=True, column_order=spec.column_order)
+                         within_tolerance=within_tolerance, row_precision=1.0, row_recall=1.0, row_f1=1.0,
+                         cell_overlap=1.0, column_matches=[True] * len(gk), cardinality_delta=0,
+                         cardinality_ratio=1.0 if rows else None, schema_match=True, column_order=spec.column_order)
 
 
-def small_same_bag(g: pa.ChunkedArray, p: pa.ChunkedArray) -> bool | None:
-    """Whether two small columns hold the same values as multisets, on Python values, where
-    Python's equality is the contract's and no tolerance is involved (``_python_equal``
-    kinds, no float); None otherwise, and ``_encode`` decides."""
+def small_same_bag(g: pa.ChunkedArray, p: pa.ChunkedArray, spec: ComparePolicy) -> bool | None:
+    """Whether two small columns of compatible kinds hold the same values as multisets, on
+    Python values: exactly (a ``Counter``, where Python's equality is the contract's), or
+    with a float on either side, as ``_Col.same_bag`` decides it, the same NULL count and
+    the sorted doubles within tolerance (``_small_close``); None for other types, and
+    ``_encode`` decides."""
     a, b = _small_kind(g.type, _SMALL_MATCH_TYPES), _small_kind(p.type, _SMALL_MATCH_TYPES)
-    if a is None or b is None or "float" in (a, b) or not _python_equal(a, b):
+    if a is None or b is None or not _compatible(a, b):
         return None
     try:
-        return collections.Counter(g.to_pylist()) == collections.Counter(p.to_pylist())
-    except (OverflowError, ValueError, pa.ArrowInvalid):
+        if _common_kind(a, b) != "float":
+            return collections.Counter(g.to_pylist()) == collections.Counter(p.to_pylist())
+        x, y = _small_doubles(g), _small_doubles(p)
+    except (OverflowError, ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    return x is not None and y is not None and _small_bag_close(x, y, spec)
 
 
 def _small_mismatch(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, gk: list[str], pk: list[str],
-                    rows_g: list[tuple[Any, ...]], rows_p: list[tuple[Any, ...]]) -> CompareResult | None:
-    """The general path's mismatch on rows that are not the same multiset, from Python
-    values: its exact multiset difference (within each group of equal rows, the first
-    rows of one side pair with the other side's, the rest are left over, in row order),
-    each column's ``column_matches`` (the left-over rows' values of that column, a
-    multiset on each side), its overlap and evidence rows. Only where no tolerance is
-    involved (no float on either side) and no reported text is long enough for a report
-    to cut it in Arrow (``_report_rows``); None otherwise, and for rows that are the same
-    multiset in another order (ordered: the general path's order check)."""
-    if "float" in gk or "float" in pk:
+                    cols_g: list[list[Any]], cols_p: list[list[Any]]) -> CompareResult | None:
+    """The general path's comparison of rows that are not the same multiset as they come,
+    from Python values (``_small_canonical``: each column as ``_encode`` compares it). Its
+    exact multiset difference (within each group of equal rows, the first rows of one side
+    pair with the other side's, the rest are left over, in row order); with a float column
+    and as many rows a side, ``_tolerant``'s verdict (``_small_tolerant``); then a match
+    within tolerance, or the mismatch: each column's ``column_matches`` (``_small_columns``),
+    the overlap and the evidence rows. None where no reported text may be long enough for
+    a report to cut it in Arrow (``_report_rows``), for a cast the small path does not make,
+    and for rows equal (exactly or within tolerance) in another order when ordered: the
+    general path's order check decides."""
+    floats = [_common_kind(a, b) == "float" for a, b in zip(gk, pk)]
+    can_g, can_p = _small_canonical(gold, cols_g, floats), _small_canonical(pred, cols_p, floats)
+    if can_g is None or can_p is None:
         return None
+    rows_g, rows_p = list(zip(*can_g)), list(zip(*can_p))
     count_g, count_p = collections.Counter(rows_g), collections.Counter(rows_p)
-    if count_g == count_p:
-        return None
+    if count_g == count_p:  # the same rows once NaN is NaN and every number a double where a float is
+        return _small_equal(gold, pred, spec, gk, pk) if rows_g == rows_p or not spec.ordered else None
 
     def left_over(side: list[tuple[Any, ...]], other: collections.Counter[tuple[Any, ...]]) -> list[int]:
         seen: collections.Counter[tuple[Any, ...]] = collections.Counter()
@@ -912,20 +972,117 @@ def _small_mismatch(gold: pa.Table, pred: pa.Table, spec: ComparePolicy, gk: lis
                 out.append(i)
         return out
     missing, extra = left_over(rows_g, count_p), left_over(rows_p, count_g)
-    shown_g, shown_p = [rows_g[i] for i in missing[:PREVIEW_ROWS]], [rows_p[i] for i in extra[:PREVIEW_ROWS]]
+    ng, npred = len(rows_g), len(rows_p)
+    matches = None
+    if any(floats) and ng == npred:
+        within, matches = _small_tolerant(can_g, can_p, floats, rows_g, rows_p, missing, extra, spec)
+        if within:
+            return None if spec.ordered else _small_equal(gold, pred, spec, gk, pk, within_tolerance=True)
+    shown_g = [[c[i] for c in cols_g] for i in missing[:PREVIEW_ROWS]]
+    shown_p = [[c[i] for c in cols_p] for i in extra[:PREVIEW_ROWS]]
     if any(isinstance(v, str) and len(v) > PREVIEW_CHARS for row in shown_g + shown_p for v in row):
         return None
-    ng, npred = len(rows_g), len(rows_p)
     res = CompareResult(match=False, reason="values" if ng == npred else "row_count", gold_rows=ng, pred_rows=npred,
                         gold_columns=gold.column_names, pred_columns=pred.column_names, gold_kinds=gk, pred_kinds=pk,
                         ordered=spec.ordered, cardinality_delta=npred - ng,
                         cardinality_ratio=(npred / ng) if ng else None, schema_match=True,
-                        column_matches=[collections.Counter(rows_g[i][c] for i in missing)
-                                        == collections.Counter(rows_p[i][c] for i in extra) for c in range(len(gk))],
+                        column_matches=matches or _small_columns(can_g, can_p, floats, missing, extra, spec),
                         missing_rows=[[clip(jsonable(v)) for v in row] for row in shown_g],
                         extra_rows=[[clip(jsonable(v)) for v in row] for row in shown_p])
     _overlap(res, (len(missing), len(extra)))
     return res
+
+
+_NAN = math.nan  # every NaN of a small float column, as one object: containers compare an object as equal to itself
+
+
+def _small_canonical(table: pa.Table, cols: list[list[Any]], floats: list[bool]) -> list[list[Any]] | None:
+    """A small result's columns as ``_encode`` compares them: where a float is on either side
+    (``floats``), doubles (``_small_doubles``), every NaN the one ``_NAN`` (so NaN equals NaN,
+    and -0.0 already equals 0.0); the rest as they come. None: a cast the small path leaves to DuckDB."""
+    out = []
+    for col, values, inexact in zip(table.columns, cols, floats):
+        if inexact:
+            doubles = values if pat.is_float64(col.type) or pat.is_null(col.type) else _small_doubles(col)
+            if doubles is None:
+                return None
+            values = [_NAN if v != v else v for v in doubles]
+        out.append(values)
+    return out
+
+
+def _small_doubles(col: pa.ChunkedArray) -> list[Any] | None:
+    """A small column of numbers as the doubles ``_encode`` compares (Arrow's unchecked cast,
+    the same call), None for NULL; None when Arrow cannot cast it (``_encode`` asks DuckDB)."""
+    try:
+        doubles = col if pat.is_float64(col.type) or pat.is_null(col.type) else pc.cast(col, pa.float64(), safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    values: list[Any] = doubles.to_pylist()
+    return values
+
+
+def _small_close(xs: list[Any], ys: list[Any], spec: ComparePolicy, grid: bool = False) -> np.ndarray:
+    """``_Col.close`` on two lists of doubles (None: NULL), pair by pair, or (``grid``) every
+    value of ``xs`` against every value of ``ys``: NULL only with NULL, else ``within_tolerance``."""
+    x = np.array([0.0 if v is None else v for v in xs], np.float64)
+    y = np.array([0.0 if v is None else v for v in ys], np.float64)
+    nx, ny = np.array([v is None for v in xs], bool), np.array([v is None for v in ys], bool)
+    if grid:
+        x, nx, y, ny = x[:, None], nx[:, None], y[None, :], ny[None, :]
+    close: np.ndarray = within_tolerance(x, y, spec) & (nx == ny)
+    return close
+
+
+def _small_bag_close(xs: list[Any], ys: list[Any], spec: ComparePolicy) -> bool:
+    """``_Col.same_bag`` within tolerance on two lists of doubles: as many values and NULLs,
+    and the values sorted alike (NaN last) paired in order within tolerance."""
+    x = [v for v in xs if v is not None]
+    y = [v for v in ys if v is not None]
+    return len(xs) == len(ys) and len(x) == len(y) and bool(within_tolerance(
+        np.sort(np.array(x, np.float64)), np.sort(np.array(y, np.float64)), spec).all())
+
+
+def _small_order(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row's sort key as ``_Col.sort_keys`` orders it, column by column: NULL last, NaN after any number."""
+    return tuple((v is None, v != v, 0 if v is None or v != v else v) for v in row)
+
+
+def _small_tolerant(can_g: list[list[Any]], can_p: list[list[Any]], floats: list[bool], rows_g: list[tuple[Any, ...]],
+                    rows_p: list[tuple[Any, ...]], missing: list[int], extra: list[int],
+                    spec: ComparePolicy) -> tuple[bool, list[bool] | None]:
+    """``_tolerant`` on small results (fewer rows than ``MATCH_ROWS``), in its order: the
+    rows left over by the exact difference sorted alike and paired in order (``_pairs``);
+    else each column's ``column_matches``; if every column pairs up on its own, an exact
+    matching of all the rows within tolerance (``_assignment``). Returns the verdict and the
+    column matches when they were needed."""
+    a = sorted((rows_g[i] for i in missing), key=_small_order)
+    b = sorted((rows_p[i] for i in extra), key=_small_order)
+    if all(_small_close([r[c] for r in a], [r[c] for r in b], spec).all() if inexact
+           else all(x[c] == y[c] for x, y in zip(a, b)) for c, inexact in enumerate(floats)):
+        return True, None
+    matches = _small_columns(can_g, can_p, floats, missing, extra, spec)
+    if not all(matches):
+        return False, matches
+    close = np.ones((len(rows_g), len(rows_p)), bool)
+    for g, p, inexact in zip(can_g, can_p, floats):
+        if inexact:
+            close &= _small_close(g, p, spec, grid=True)
+        else:  # one code per distinct value (Python's ==, as the Counters above)
+            codes: dict[Any, int] = {}
+            cg = np.array([codes.setdefault(v, len(codes)) for v in g], np.int64)
+            cp = np.array([codes.setdefault(v, len(codes)) for v in p], np.int64)
+            close &= cg[:, None] == cp[None, :]
+    return _assignment(close) is not None, matches
+
+
+def _small_columns(can_g: list[list[Any]], can_p: list[list[Any]], floats: list[bool], missing: list[int],
+                   extra: list[int], spec: ComparePolicy) -> list[bool]:
+    """``_Stack.column_matches`` on small results: per column, the rows left over by the
+    exact difference hold the same values on both sides, or (a float column) the whole
+    columns are the same multiset within tolerance (``_small_bag_close``: as many rows a side)."""
+    return [collections.Counter(g[i] for i in missing) == collections.Counter(p[i] for i in extra)
+            or (inexact and _small_bag_close(g, p, spec)) for g, p, inexact in zip(can_g, can_p, floats)]
 
 
 @functools.lru_cache(maxsize=512)
@@ -1038,6 +1195,20 @@ def small_by_values(gold: pa.Table, pred: pa.Table, spec: ComparePolicy) -> Comp
     return res
 
 
+def within_tolerance(x: np.ndarray, y: np.ndarray, spec: ComparePolicy, nan: bool = True) -> np.ndarray:
+    """The contract's equality of doubles, element by element (broadcast): identical (-0.0
+    is 0.0), both NaN (unless ``nan`` says neither side holds one), or finite and at most
+    max(abs_tol, rel_tol * max(|x|, |y|)) apart; an infinity equals only itself. The one
+    definition both paths use (``_Col.close``, the small path's ``_small_close``)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(x - y)  # not finite when either is not (or when they are that far apart)
+        c: np.ndarray = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
+                                                          spec.float_rel_tol * np.maximum(np.abs(x), np.abs(y)))))
+    if nan:
+        c |= np.isnan(x) & np.isnan(y)
+    return c
+
+
 class _Col:
     """One output column of both results, canonical. ``key`` identifies and orders the
     values: doubles as they are (``tol``: compared within tolerance; -0.0 is 0.0, NaN is
@@ -1084,13 +1255,7 @@ class _Col:
         return c
 
     def _close(self, x: np.ndarray, y: np.ndarray, spec: ComparePolicy) -> np.ndarray:
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = np.abs(x - y)  # not finite when either is not (or when they are that far apart)
-            c: np.ndarray = (x == y) | (np.isfinite(d) & (d <= np.maximum(spec.float_abs_tol,
-                                                              spec.float_rel_tol * np.maximum(np.abs(x), np.abs(y)))))
-        if self.nan:
-            c |= np.isnan(x) & np.isnan(y)
-        return c
+        return within_tolerance(x, y, spec, self.nan)
 
     def same_bag(self, a: np.ndarray, b: np.ndarray, spec: ComparePolicy | None) -> bool:
         """Whether rows ``a`` and rows ``b`` hold the same values, as multisets: exactly, or
@@ -1608,10 +1773,18 @@ def _matched(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> b
 def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> np.ndarray | None:
     """A matching of every row of ``a`` to its own row of ``b`` within tolerance (``b`` may
     hold more rows): for each row of ``a``, its partner's index in ``b``; None if none exists."""
-    nbrs = [np.flatnonzero(r).tolist() for r in st.close(a[:, None], b[None, :], spec)]
+    return _assignment(st.close(a[:, None], b[None, :], spec))
+
+
+def _assignment(close: np.ndarray) -> np.ndarray | None:
+    """For each row of the matrix ``close`` (``close[i, j]``: row i of one side may pair
+    with row j of the other), its own column, by Kuhn's augmenting paths; None if some
+    row can have none."""
+    nbrs = [np.flatnonzero(r).tolist() for r in close]
     if not all(nbrs):
         return None
-    owner = [-1] * len(b)
+    b = close.shape[1]
+    owner = [-1] * b
 
     def augment(i: int, seen: list[bool]) -> bool:
         for j in nbrs[i]:
@@ -1621,9 +1794,9 @@ def _matching(st: _Stack, a: np.ndarray, b: np.ndarray, spec: ComparePolicy) -> 
                     owner[j] = i
                     return True
         return False
-    if not all(augment(i, [False] * len(b)) for i in range(len(a))):
+    if not all(augment(i, [False] * b) for i in range(len(nbrs))):
         return None
-    partner = np.empty(len(a), np.int64)
+    partner = np.empty(len(nbrs), np.int64)
     for j, i in enumerate(owner):
         if i >= 0:
             partner[i] = j

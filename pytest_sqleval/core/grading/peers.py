@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable
 
 import pyarrow.types as pat
 
-from .compare import GID_COLUMN, python_values
+from .compare import GID_COLUMN, table_values
 from .spider_text import current_year, join_spaced_operators, official_prediction, official_rewrites
 
 MAX_ROWS = 1_000_000  # over this, rebuilding Python rows would cost more than the grading itself
@@ -86,10 +86,9 @@ def python_rows(table: Any) -> list[tuple[Any, ...]]:
     """An Arrow result as the list of tuples a DB-API ``fetchall()`` would give (infinite
     dates and timestamps as text, as ``python_values`` gives them). Only nested and
     interval values go through ``_hashable``: the others are hashable as they come."""
-    if GID_COLUMN in table.column_names:
-        table = table.drop_columns([GID_COLUMN])
+    read, _ = table_values(table)  # read once a request (the comparison read them)
     cols = [values if _flat(t) else [_hashable(v) for v in values]
-            for t, values in zip(table.schema.types, (python_values(c) for c in table.columns))]
+            for name, t, values in zip(table.column_names, table.schema.types, read) if name != GID_COLUMN]
     return list(zip(*cols)) if cols else [() for _ in range(table.num_rows)]
 
 

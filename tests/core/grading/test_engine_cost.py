@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_sqleval.core.cases import Limits
-from pytest_sqleval.core.grading import peers
+from pytest_sqleval.core.grading import compare, peers
 from pytest_sqleval.core.grading.pipeline import SuiteGrader
 from tests.recorded_calls import record_calls
 
@@ -58,6 +58,25 @@ def test_a_gold_is_read_as_python_rows_once_per_process(shop_db: Path, tmp_path:
         verdicts = [g.grade(p, gold) for p in preds]
         assert [v.passed for v in verdicts] == [True, False, True]
         assert calls == [3, 3, 2, 3]  # the gold's rows once, then each prediction's
+    finally:
+        g.close()
+
+
+def test_a_small_result_s_values_are_read_once(shop_db: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request reads its prediction's values for the comparison, the preview and the
+    peers' rules, and its gold's for the comparison: each small result is read once
+    (``compare.table_values``), the gold once for every request graded against it."""
+    calls = record_calls(monkeypatch, compare, "_read_columns", lambda table: table.num_rows)
+    g = _in_process_grader(shop_db, tmp_path)
+    try:
+        gold = g.gold("SELECT id, name FROM products WHERE id <= 3")
+        calls.clear()  # its two runs compared, its preview
+        preds = ["SELECT id, name FROM products WHERE id < 4", "SELECT id, name FROM products WHERE id <= 2",
+                 "SELECT id, name FROM products WHERE id IN (1, 2, 3)"]
+        verdicts = [g.grade(p, gold) for p in preds]
+        assert [v.passed for v in verdicts] == [True, False, True]
+        assert calls == [3, 3, 2, 3]  # the stored gold once, then each prediction once
     finally:
         g.close()
 
