@@ -184,8 +184,9 @@ class SuiteGrader:
             try:
                 chosen = self.variant_set.for_gold(answer.key, request, answer.sql, self.engine_dialect, self.host,
                                                    answer.elapsed_ms)
-            except HostCrashed as exc:  # the case's error, recorded (not a lost case)
-                raise GoldError(f"the gold is empty on the database, and its variants could not be chosen: {exc}") \
+            except Exception as exc:  # the case's error, recorded (not a lost case)
+                why = str(exc) if isinstance(exc, HostCrashed) else f"{type(exc).__name__}: {exc}"
+                raise GoldError(f"the gold is empty on the database, and its variants could not be chosen: {why}") \
                     from None
             if not chosen.graded_with_value():
                 raise GoldError(_uninformative(answer.rows, answer.null_only, len(self.variant_set.pool)))

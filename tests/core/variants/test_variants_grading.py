@@ -198,17 +198,20 @@ def test_a_match_with_a_result_file_gold_says_it_has_no_variants(pytester: pytes
     assert "a result file has no query to run on a database variant" in record["layers"]["variants"]["skipped"]
 
 
+@pytest.mark.parametrize("failure", ["engine", "grader"])
 def test_a_failed_check_on_the_variants_is_said_not_passed_off_as_checked(
-        pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
     """When the engine process fails while choosing a gold's variants (a grader's bug, a
     crash, a timeout), a case that matched on the database keeps that verdict, and its
     record, its explanation, the summary and the terminal all say that it rests on the
-    database alone: never a run that reads as checked on variants it never saw."""
+    database alone: never a run that reads as checked on variants it never saw. The same
+    for a bug of the grader's own while choosing them."""
     from pytest_sqleval.core.engines.host import HostCrashed
     from pytest_sqleval.core.variants.distill import VariantSet
 
-    def broken(*args: object, **kwargs: object) -> None:
-        raise HostCrashed("IndexError: list index out of range")
+    def broken(*args: object, **kwargs: object) -> None:  # the engine process's answer, or a bug in this process
+        raise HostCrashed("IndexError: list index out of range") if failure == "engine" else IndexError(
+            "list index out of range")
     monkeypatch.setattr(VariantSet, "_distill", broken)
     result = pytester.runpytest_inprocess(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
     records = {r["case_id"]: r for r in read_results(pytester.path)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...engines.host import HostCrashed, HostTimeout
+from ...engines.host import HostCrashed
 from .base import Candidate, RecordView
 from .execution import CompareEvidence, ExecutionEvidence
 
@@ -112,8 +112,8 @@ class VariantsLayer:
             else:
                 answer = (c.variants_answer if sent else None) or grader.host.call(
                     "variants", {"sql": c.executed_sql, "gold": gold.request, "variants": chosen.variants})
-        except (HostCrashed, HostTimeout) as exc:
-            answer = {"error": str(exc)}
+        except Exception as exc:  # the engine's failure (its message), or a grader's bug: said (``VariantsEvidence.error``)
+            answer = {"error": str(exc) if isinstance(exc, HostCrashed) else f"{type(exc).__name__}: {exc}"}
         finally:
             c.budget.resume()
         if "error" in answer:  # no evidence either way: the pinned verdict stands
