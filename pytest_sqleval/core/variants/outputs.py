@@ -68,8 +68,11 @@ key that is a column (``orders`` for ``ORDER BY o_totalprice DESC, o_orderdate``
 anchor row the gold orders last is copied with a fresh key, its last sort column set to sort
 first (a tie on the keys before it), and every row referencing it copied onto the new key
 (an order's lines, so that ``o_orderkey IN (... HAVING sum(l_quantity) > 300)`` holds for the
-copy as for its source). Where no anchor row reaches the output on the variant, the pinned
-ones are copied in first. Kept only when the gold has more rows and every constraint holds."""
+copy as for its source). A second copy sorts apart on an earlier key against the last (q18:
+cheaper and older), so a dropped or reversed first key shows too. Where no anchor row reaches
+the output on the variant, the pinned ones are copied in first, with the rows of their path
+through the FROM and the WHERE's subqueries (``_lineage``). Kept only when the gold has more
+rows and every constraint holds."""
 from __future__ import annotations
 
 import hashlib
@@ -286,7 +289,8 @@ def _lineage(tree: Any, alias: str, names: Any, engine: str) -> tuple[tuple[str,
             if not isinstance(sub, exp.Select) or sub.args.get("with") or any(j.side for j in sub.args.get("joins") or []):
                 continue
             inner = select_sources(sub, names)
-            nodes = [sub.args.get("from_") or sub.args.get("from")] + list(sub.args.get("joins") or [])
+            nodes: list[Any] = [n for n in [sub.args.get("from_") or sub.args.get("from"), *(sub.args.get("joins") or [])]
+                                if n is not None]
             if not inner or len(inner) != len(nodes) or taken & set(inner):
                 continue
             joined = select.copy()
@@ -503,8 +507,9 @@ class OutputWriter:
         Where that adds no output row and a child has another parent in the gold's FROM (a
         line's order), two deep copies instead: the anchor's reaching child rows each in a
         copy of its other parent with that parent's other children (a tie where the gold
-        counts them), then another number of them (one, or the one twice). Kept only when the
-        gold has more rows after each and every constraint holds."""
+        counts them), then another number of them (one, or the one twice). Where the plain copy
+        adds a row, a second sorting apart on an earlier key (``_apart_values``). Kept only when
+        the gold has more rows after each and every constraint holds."""
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
