@@ -286,11 +286,11 @@ def _lineage(tree: Any, alias: str, names: Any, engine: str) -> tuple[tuple[str,
                 side = term.expression if isinstance(term.expression, exp.Subquery) else \
                     term.this if isinstance(term.this, exp.Subquery) else None
                 sub = side.this if side is not None else None
-            if not isinstance(sub, exp.Select) or sub.args.get("with") or any(j.side for j in sub.args.get("joins") or []):
+            joins = sub.args.get("joins") or [] if isinstance(sub, exp.Select) else []
+            if not isinstance(sub, exp.Select) or sub.args.get("with") or any(j.side for j in joins):
                 continue
             inner = select_sources(sub, names)
-            nodes: list[Any] = [n for n in [sub.args.get("from_") or sub.args.get("from"), *(sub.args.get("joins") or [])]
-                                if n is not None]
+            nodes: list[Any] = [n for n in [sub.args.get("from_") or sub.args.get("from"), *joins] if n is not None]
             if not inner or len(inner) != len(nodes) or taken & set(inner):
                 continue
             joined = select.copy()
