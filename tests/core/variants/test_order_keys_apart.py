@@ -84,7 +84,7 @@ def test_equivalents_pass_on_every_variant(orders: tuple[Path, Grader], name: st
 
 def make_suppliers(path: Path) -> None:
     """q20's shape: supplier 12 of CANADA is the one whose forest part-supply holds more than
-    half its year's shipped quantity, through one pair's two lines of 1994 among its 130."""
+    half its year's shipped quantity, through one line of 1994 among its 130."""
     import duckdb
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE nation (n_nationkey INTEGER PRIMARY KEY, n_name VARCHAR)")
@@ -107,7 +107,7 @@ def make_suppliers(path: Path) -> None:
     lines, day = [], dt.date(1992, 1, 1)
     for i in range(4000):
         p, s = pairs[(i * 7) % len(pairs)]
-        year_1994 = (p, s) == (33, 12) and i < 800
+        year_1994 = (p, s) == (33, 12) and i < 400
         ship = dt.date(1994, 3, 1 + i % 28) if year_1994 else day + dt.timedelta(days=(i * 13) % 700)
         lines.append((i + 1, p, s, 1 + i % 9, ship))
     con.executemany("INSERT INTO lineitem VALUES (?, ?, ?, ?, ?)", lines)
@@ -141,7 +141,7 @@ def test_the_growth_copies_in_the_path_of_the_one_supplier(tmp_path: Path) -> No
         lines = con.execute("SELECT count(*) FROM lineitem WHERE l_suppkey = 12").fetchone()[0]
     finally:
         con.close()
-    assert reached == {"supplier": 1, "nation": 1, "partsupp": 1, "part": 1, "lineitem": 2}
+    assert reached == {"supplier": 1, "nation": 1, "partsupp": 1, "part": 1, "lineitem": 1}
     assert lines > 100
 
 
