@@ -10,8 +10,8 @@ one year); a variant keeps few of those rows, and the growth copied the supplier
 *every* row referencing it, past its budget, so ``s_name DESC`` coincided: only the rows of
 its path are copied in now (``test_the_growth_copies_in_the_path_of_the_one_supplier``; the
 reversal itself is caught on main too on this small database, where a subset keeps the path
-on some variant, and guards the path copy here). The q18 cases fail on main (24881be's
-parent, a916c8d's generator). The equivalent rewrites pass on every variant."""
+on some variant, and guards the path copy here). The q18 cases with the first key fail on main
+2a02d20 (generator 23). The equivalent rewrites pass on every variant."""
 from __future__ import annotations
 
 import datetime as dt
