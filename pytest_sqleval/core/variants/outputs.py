@@ -167,7 +167,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
     shows only where a row sorts apart from the others, and the pinned data may have one)."""
     from sqlglot import exp
 
-    from .clones import fresh_columns, deps_columns, gold_digest, turned_rowid
+    from .clones import deps_columns, fresh_columns, gold_digest, sharable, turned_rowid
     from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
@@ -196,7 +196,10 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             table = names.originals[sources[alias]]
             t = tables[table]
             keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if len(k) == 1]
-            fresh = fresh_columns(t, deps_columns(every, table))
+            linked = deps_columns(every, table)
+            fresh = fresh_columns(t, linked)
+            if fresh is None:  # a key only observed references bind takes a shared id (``CloneWriter.shared``)
+                fresh = fresh_columns(t, linked - set(sharable(t, every)))
             key = next((k[0] for k in keys if fresh and k[0] in fresh), None)
             if key is None:
                 continue
