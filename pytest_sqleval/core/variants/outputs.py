@@ -68,8 +68,11 @@ key that is a column (``orders`` for ``ORDER BY o_totalprice DESC, o_orderdate``
 anchor row the gold orders last is copied with a fresh key, its last sort column set to sort
 first (a tie on the keys before it), and every row referencing it copied onto the new key
 (an order's lines, so that ``o_orderkey IN (... HAVING sum(l_quantity) > 300)`` holds for the
-copy as for its source). Where no anchor row reaches the output on the variant, the pinned
-ones are copied in first. Kept only when the gold has more rows and every constraint holds."""
+copy as for its source). A second copy sorts apart on an earlier key against the last (q18:
+cheaper and older), so a dropped or reversed first key shows too. Where no anchor row reaches
+the output on the variant, the pinned ones are copied in first, with the rows of their path
+through the FROM and the WHERE's subqueries (``_lineage``). Kept only when the gold has more
+rows and every constraint holds."""
 from __future__ import annotations
 
 import hashlib
@@ -111,6 +114,8 @@ OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), 
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
 MAX_DEEP_ROWS = 40  # reaching child rows of an anchor row copied, each into a copy of its other parent, at most
+MAX_LINEAGE_ROWS = 16  # rows of one table a pinned anchor row reaches the output through, copied in with it, at most
+SUBQUERY_DEPTH = 2  # nested WHERE subqueries followed for those rows
 # per query run while a gold grows: its work (watchdog.Work), and DuckDB's safety net in CPU seconds
 # (its firing is recorded, the variant not kept)
 OUTPUT_WORK_S = 10.0
@@ -149,6 +154,10 @@ class OrderGrowth:
     # another parent in it, (child table, its column to the anchor, its column to the other parent,
     # the other parent, its key, the reaching child rows of an anchor row: one parameter, its row id)
     deep: tuple[tuple[str, str, str, str, str, str], ...] = ()
+    # the rows a pinned anchor row reaches the output through: per table of the gold's FROM and of the
+    # subqueries its WHERE requires (``IN``, ``EXISTS``, a comparison with one), the rows joined to it there
+    # (one parameter, its row id); copied in with it where none reaches on the variant
+    lineage: tuple[tuple[str, str], ...] = ()
 
 
 def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -158,7 +167,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
     shows only where a row sorts apart from the others, and the pinned data may have one)."""
     from sqlglot import exp
 
-    from .clones import fresh_columns, deps_columns, gold_digest, turned_rowid
+    from .clones import deps_columns, fresh_columns, gold_digest, sharable, turned_rowid
     from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
@@ -187,7 +196,10 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             table = names.originals[sources[alias]]
             t = tables[table]
             keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if len(k) == 1]
-            fresh = fresh_columns(t, deps_columns(every, table))
+            linked = deps_columns(every, table)
+            fresh = fresh_columns(t, linked)
+            if fresh is None:  # a key only observed references bind takes a shared id (``CloneWriter.shared``)
+                fresh = fresh_columns(t, linked - set(sharable(t, every)))
             key = next((k[0] for k in keys if fresh and k[0] in fresh), None)
             if key is None:
                 continue
@@ -231,8 +243,77 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
             continue
         out.append(OrderGrowth(gold_digest(sql), count_sql, table, key, rows.sql(dialect=engine),
                                anchors.sql(dialect=engine),
-                               tuple((c, desc) for a, c, desc in sort if a == alias), children, tuple(deep)))
+                               tuple((c, desc) for a, c, desc in sort if a == alias), children, tuple(deep),
+                               _lineage(tree, alias, names, engine)))
     return out
+
+
+def _lineage(tree: Any, alias: str, names: Any, engine: str) -> tuple[tuple[str, str], ...]:
+    """``OrderGrowth.lineage``: per table a SELECT of the row ids that reach the gold's output
+    together with anchor row ``alias.rowid = ?``: the tables of its FROM, then, per subquery a
+    WHERE conjunct requires (``x IN (SELECT ...)``, ``EXISTS``, ``col > (SELECT ...)``), its
+    tables joined into the same SELECT with its WHERE (and ``x`` equal to what it selects),
+    nested subqueries the same way, ``SUBQUERY_DEPTH`` deep. A subquery reusing a name
+    already in the SELECT is left out. TPC-H q20's supplier reaches through one part-supply of
+    a forest part and that pair's lines of 1994, where every row referencing it is 640."""
+    from sqlglot import exp
+
+    from .witnesses import select_sources, split_terms
+    base = tree.copy()
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
+        base.set(arg, None)
+    base = base.where(exp.EQ(this=exp.column("rowid", table=alias), expression=exp.Placeholder()))
+    out: list[tuple[str, str]] = []
+
+    def emit(select: Any, sources: dict[str, str]) -> None:
+        for a, name in sources.items():
+            q = select.copy()
+            q.set("expressions", [exp.alias_(exp.column("rowid", table=a), "w0")])
+            q.set("distinct", exp.Distinct())
+            q.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("w0"))]))
+            q.set("limit", exp.Limit(expression=exp.Literal.number(MAX_LINEAGE_ROWS + 1)))
+            out.append((names.originals[name], q.sql(dialect=engine)))
+
+    def walk(select: Any, where: Any, taken: set[str], depth: int) -> None:
+        if where is None or depth >= SUBQUERY_DEPTH:
+            return
+        for term in split_terms(where, exp.And):
+            sub, link = None, None
+            if isinstance(term, exp.In) and isinstance(term.args.get("query"), exp.Expression):
+                sub = term.args["query"].this if isinstance(term.args["query"], exp.Subquery) else term.args["query"]
+                if isinstance(sub, exp.Select) and len(sub.expressions) == 1:
+                    link = exp.EQ(this=term.this.copy(), expression=sub.expressions[0].unalias().copy())
+            elif isinstance(term, exp.Exists):
+                sub = term.this
+            elif isinstance(term, (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+                side = term.expression if isinstance(term.expression, exp.Subquery) else \
+                    term.this if isinstance(term.this, exp.Subquery) else None
+                sub = side.this if side is not None else None
+            joins = sub.args.get("joins") or [] if isinstance(sub, exp.Select) else []
+            if not isinstance(sub, exp.Select) or sub.args.get("with") or any(j.side for j in joins):
+                continue
+            inner = select_sources(sub, names)
+            nodes: list[Any] = [n for n in [sub.args.get("from_") or sub.args.get("from"), *joins] if n is not None]
+            if not inner or len(inner) != len(nodes) or taken & set(inner):
+                continue
+            joined = select.copy()
+            for node in nodes:
+                joined = joined.join(node.this.copy())
+                if node.args.get("on") is not None:
+                    joined = joined.where(node.args["on"].copy())
+            inner_where = sub.args.get("where")
+            if inner_where is not None:
+                joined = joined.where(inner_where.this.copy())
+            if link is not None:
+                joined = joined.where(link)
+            emit(joined, inner)
+            walk(joined, inner_where.this if inner_where is not None else None, taken | set(inner), depth + 1)
+
+    sources = select_sources(base, names)
+    emit(base, sources)
+    where = tree.args.get("where")
+    walk(base, where.this if where is not None else None, set(sources), 0)
+    return tuple(out)
 
 
 def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict[str, Any],
@@ -429,8 +510,9 @@ class OutputWriter:
         Where that adds no output row and a child has another parent in the gold's FROM (a
         line's order), two deep copies instead: the anchor's reaching child rows each in a
         copy of its other parent with that parent's other children (a tie where the gold
-        counts them), then another number of them (one, or the one twice). Kept only when the
-        gold has more rows after each and every constraint holds."""
+        counts them), then another number of them (one, or the one twice). Where the plain copy
+        adds a row, a second sorting apart on an earlier key (``_apart_values``). Kept only when
+        the gold has more rows after each and every constraint holds."""
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
@@ -457,7 +539,8 @@ class OutputWriter:
             moved = self._first_value(g)
             mark = self._marks()
             _, copied = self._copy_with_children(g, rowid, old, moved)
-            if self.count(g) > have:
+            plain = self.count(g) > have
+            if plain:
                 made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
             else:
                 self._rollback(mark)
@@ -469,6 +552,17 @@ class OutputWriter:
                                     f"its own parent")
                     else:
                         self._rollback(mark)
+            apart = self._apart_values(g, rowid) if plain else {}
+            if apart:  # a second copy, an earlier key against its last one: a dropped first key shows (q18)
+                mark, now = self._marks(), self.count(g)
+                try:
+                    _, copied = self._copy_with_children(g, rowid, old, apart)
+                except _Undone:
+                    copied = -1
+                if copied >= 0 and self.count(g) > now:
+                    made.append(f"({self._shown(apart)}), with its {copied} referencing rows")
+                else:
+                    self._rollback(mark)
             if not made:
                 raise _Undone("no new output row")
             self._check_kept(start)
@@ -552,22 +646,51 @@ class OutputWriter:
 
     def _import_anchors(self, g: OrderGrowth) -> None:
         """Copy in the pinned database's reaching anchor rows (at most ``ORDER_FEW + 1``), each
-        with the rows referencing it and the rows they reference (``CloneWriter.import_row``);
-        raises when one cannot be (the caller undoes it all)."""
-        from .constraints import qualified, quote
-        rel = qualified(g.anchor, self.engine)
+        with the rows it reaches the output through (``OrderGrowth.lineage``) and the rows they
+        reference (``CloneWriter.import_row``); raises when one cannot be (the caller undoes
+        it all). Not every row referencing it: q20's supplier has 640, past any budget."""
         for (rowid,) in self.pinned_rows(g.anchors_sql, []):
             added: list[tuple[str, int]] = []
             if self.cloner.import_row(g.anchor, int(rowid), added) is None:
                 raise _Undone("an anchor row")
-            key = self.pinned_rows(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {int(rowid)}", [])[0][0]
-            for child, column in g.children:
-                for (child_rowid,) in self.pinned_rows(f"SELECT rowid FROM {qualified(child, self.engine)} WHERE "
-                                                       f"{quote(column)} = ? ORDER BY rowid", [key]):
-                    if self.cloner.import_row(child, int(child_rowid), added) is None:
-                        raise _Undone("a child row")
+            for table, sql in g.lineage:
+                for (row,) in self.pinned_rows(sql, [int(rowid)])[:MAX_LINEAGE_ROWS]:
+                    if self.cloner.import_row(table, int(row), added) is None:
+                        raise _Undone("a row of its path")
             if not self.cloner.kept(added):
                 raise _Undone("a dependency")
+
+    def _apart_values(self, g: OrderGrowth, rowid: int) -> dict[str, Any]:
+        """Values for a copy of anchor row ``rowid`` that sorts apart from it on an earlier key
+        and the other way on the last: per earlier sort column that is free, the copy takes the
+        column's value that sorts last (first, where the row holds that one) and its last sort
+        column the value that sorts first (last). With the copy ``_first_value`` gives (a tie on
+        the earlier keys), every key then decides a pair: TPC-H q18's two orders, the dearer the
+        older, under ``o_totalprice DESC, o_orderdate`` say nothing of a dropped first key; an
+        order cheaper and older than the last one does. Empty where no such column is."""
+        from .constraints import qualified, quote
+        if len(g.sort) < 2:
+            return {}
+        t, rel = self.tables[g.anchor], qualified(g.anchor, self.engine)
+        last, last_desc = g.sort[-1]
+        if last not in t.free:
+            return {}
+        for column, desc in g.sort[:-1]:
+            if column not in t.free or column == last:
+                continue
+            low, high, lo_last, hi_last, value, mine = self.con.execute(
+                f"SELECT min({quote(column)}), max({quote(column)}), min({quote(last)}), max({quote(last)}), "
+                f"(SELECT {quote(column)} FROM {rel} WHERE rowid = {int(rowid)}), "
+                f"(SELECT {quote(last)} FROM {rel} WHERE rowid = {int(rowid)}) FROM {rel}").fetchone()
+            after, before = (low, high) if desc else (high, low)  # this key's value sorting last, and first
+            first, final = (hi_last, lo_last) if last_desc else (lo_last, hi_last)  # the last key's
+            if None in (low, high, lo_last, hi_last):
+                continue
+            if value != after and mine != first:
+                return {column: after, last: first}
+            if value != before and mine != final:
+                return {column: before, last: final}
+        return {}
 
     def _first_value(self, g: OrderGrowth) -> dict[str, Any]:
         """The anchor's last sort column and a value sorting first under it: a free column's

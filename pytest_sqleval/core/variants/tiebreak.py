@@ -41,6 +41,8 @@ from typing import Any
 MAX_CANDIDATES = 64  # values tried for a copied row's key column that references another table
 MAX_SWAP_ROWS = 2000  # rows of an unlimited gold's ranking an order witness reads
 MAX_TIE_EDITS = 8  # members moved per gold and variant, at most (a larger all-tied group moves its few chosen)
+MAX_PAIR_ROWS = 40  # output rows searched for a pair whose later keys disagree with the next (``_disagreeing``)
+MAX_PAIRS = 4  # such pairs tried before the adjacent ones
 MAX_TIE_STEPS = 4  # steps per member where an earlier witness decided the cut another way (``break_tie``)
 
 
@@ -536,6 +538,39 @@ def order_swaps(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[s
     return out
 
 
+def _disagreeing(top: list[tuple[Any, ...]], sw: OrderSwap) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    """Pairs of output rows (among the first ``MAX_PAIR_ROWS``) that, once tied on the key they
+    first differ on, are ordered one way by the next key and the other way by the keys after
+    it: a tie there shows that next key dropped, not only reversed (a gold's ``c_last_name,
+    c_first_name, c_salutation``: two customers of one last name whose salutations sort
+    against their first names). Adjacent pairs tie rows whose later keys mostly agree."""
+    n, out = sw.members, []
+    head = top[:MAX_PAIR_ROWS]
+    for i, a in enumerate(head):
+        for b in head[i + 1:]:
+            j = next((j for j in range(len(sw.columns) - 2) if a[n + j] != b[n + j]), None)
+            if j is None or sw.columns[j] is None:
+                continue
+            nxt = _sense(a[n + j + 1], b[n + j + 1], sw.desc[j + 1])
+            rest = next((c for c in (_sense(a[n + m], b[n + m], sw.desc[m]) for m in range(j + 2, len(sw.desc)))
+                         if c), 0)
+            if nxt and rest and nxt != rest:
+                out.append((a, b))
+                if len(out) >= MAX_PAIRS:
+                    return out
+    return out
+
+
+def _sense(a: Any, b: Any, desc: bool) -> int:
+    """-1 where one key orders ``a`` first, 1 where ``b``, 0 on a tie, a NULL or no order."""
+    if a is None or b is None or a == b:
+        return 0
+    try:
+        return (1 if a > b else -1) * (-1 if desc else 1)
+    except TypeError:
+        return 0
+
+
 def _swap_value(a: Any, b: Any, desc: bool, tie: bool) -> str | None:
     """The text ``b``'s key takes: ``a`` itself (a tie), or one grid unit past ``a`` so that this
     key alone orders ``b`` first; None where it already does, or the value has no grid."""
@@ -569,7 +604,7 @@ def _swap_order(writer: TieWriter, sw: OrderSwap, turn: int) -> bool:
         return False
     top = rows[:sw.limit] if sw.limit is not None else rows
     n, tie = sw.members, turn % 2 == 1
-    for first, second in zip(top, top[1:]):
+    for first, second in (_disagreeing(top, sw) if tie else []) + list(zip(top, top[1:])):
         j = next((j for j in range(len(sw.columns) - 1) if first[n + j] != second[n + j]), None)
         if j is None:
             continue
