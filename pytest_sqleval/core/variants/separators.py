@@ -88,6 +88,11 @@ class Target:
     #: a ``count`` push: the table's GROUP BY columns, along which a row may leave its group
     #: (one row fewer: ``HAVING count(*) >= 2`` against ``>= 1`` where every group has two)
     moves: tuple[str, ...] = ()
+    #: a change inside a scalar subquery ``column`` is compared with (``thresholds``): the comparison's
+    #: operator, ``column`` on its left; ``rows_sql`` gives (row, the compared side under the gold,
+    #: under the near-miss, the column); ``edits`` ``fewer`` / ``more``: the near-miss keeps fewer rows or more
+    threshold: str = ""
+    seed: Any = None  # ``thresholds.Seed``: inner rows to copy first, where the variant has none to move
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,10 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
             drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
         if isinstance(node, exp.Having) and len(bounds) < MAX_NEAR_MISSES:
             bounds += _having_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+    # a change inside a scalar subquery an outer column is compared with: dropped bounds first, as
+    # near-misses past MAX_NEAR_MISSES get nothing (TPC-H q20's second shipdate bound was the 11th)
+    edges.sort(key=_threshold_first)
+    drops.sort(key=_threshold_first)
     out: list[NearMiss] = []
     order = _order_positions(tree)
     if order is not None:
@@ -175,6 +184,22 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     for i in range(max(len(k) for k in kinds)):  # in turn: every kind gets slots
         out += [k[i] for k in kinds if i < len(k) and k[i].sql not in {o.sql for o in out}]
     return out[:MAX_NEAR_MISSES]
+
+
+def _threshold_first(m: NearMiss) -> tuple[bool, bool]:
+    return not any(t.threshold for t in m.targets), not m.what.startswith("the gold against itself without")
+
+
+def _threshold_targets(tree: Any, nodes: list[Any], node: Any, mutant: str | None, dialect: str, names: Any,
+                       tables: dict[str, Any], values: tuple[str, ...] = ()) -> tuple[Target, ...]:
+    """Where ``node`` lies in a scalar subquery a free column of the outer SELECT is compared with
+    (``thresholds``): that column, set on the rows reaching the outer SELECT."""
+    from .thresholds import rows_sql
+    found = rows_sql(tree, nodes, node, mutant, dialect, names, values) if mutant else None
+    if found is None or found[0] not in tables or found[1] not in tables[found[0]].free:
+        return ()
+    seed = found[4] if found[4] is not None and found[4].inner_table in tables else None
+    return (Target(found[0], found[1], found[2], ("fewer", "more"), threshold=found[3], seed=seed),)
 
 
 def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
@@ -234,6 +259,7 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
             f"copy={v}" for v in values)) for t, c, r, free in places[:2])
         if mutant == dropped:  # a copy of a row that fails only this conjunct shows a drop as it is
             targets += failing
+        targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables, tuple(values)) + targets
         if mutant != sql and targets:
             out.append(NearMiss(digest, sql, mutant, what, targets))
     return out
@@ -298,7 +324,8 @@ def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, diale
     if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column):
         return []  # a join equality: the join near-misses
     mutant = _dropped(tree, nodes, node, dialect)
-    targets = _outside_targets(tree, nodes, select, node, names, tables, dialect) \
+    targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables) \
+        + _outside_targets(tree, nodes, select, node, names, tables, dialect) \
         + _failing_targets(tree, nodes, select, node, names, tables, dialect)
     if not mutant or mutant == sql or not targets:
         return []
@@ -686,8 +713,8 @@ class SeparatingWriter:
                 # past SLOW_GOLD_WORK_S: its near-misses would cost more than they add
                 gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
             mine = gold_rows[m.gold]
-            if not _informative(mine):
-                continue
+            if mine is None or not _informative(mine) and not any(t.threshold for t in m.targets):
+                continue  # a threshold may give the gold its value (``thresholds.moves``)
             theirs = self.run(m.sql)
             if theirs is None:  # broken here
                 continue
@@ -695,18 +722,29 @@ class SeparatingWriter:
                 self.separated.setdefault(m.gold, []).append(m)
                 continue
             try:
-                separated = self._separate(m, index)
+                separated = self._separate(m, index, not _informative(mine))
             except Exception:  # an engine error outside a trial's own handling: this near-miss gets none
                 separated = False
             if separated:
                 self.separated.setdefault(m.gold, []).append(m)
                 gold_rows.clear()  # a row was added or moved: every gold's answer may have moved
 
-    def _separate(self, m: NearMiss, index: int) -> bool:
-        """Try each target's edits, each on its candidate rows in turn, until one separates."""
+    def _separate(self, m: NearMiss, index: int, empty: bool = False) -> bool:
+        """Try each target's edits, each on its candidate rows in turn, until one separates.
+        ``empty``: the gold answers nothing here; only a threshold may give it a value."""
         from .clones import MAX_SENTENCES, _salt_of
         trials = 0
         for target in m.targets:
+            if empty and not target.threshold:
+                continue
+            if target.threshold:
+                if trials >= MAX_TRIALS:
+                    return False
+                done, tried = self._threshold(m, target, index, empty)
+                trials += tried
+                if done:
+                    return True
+                continue
             if target.push:
                 if trials >= MAX_TRIALS:
                     return False
@@ -875,6 +913,84 @@ class SeparatingWriter:
                                     f"separates {m.what}")
                     return True, trials
         return False, trials
+
+    def _threshold(self, m: NearMiss, target: Target, index: int, empty: bool = False) -> tuple[bool, int]:
+        """Set the compared column on the rows reaching the outer SELECT (``thresholds.moves``), the
+        near-miss keeping fewer rows, then more; keep the first that separates. Else, with a
+        ``seed``, per outer row that reaches the output: copies of an inner row at the changed
+        bound's edge values, given that row's correlated values, then the column set. (separated,
+        trials)"""
+        from .clones import _salt_of
+        from .thresholds import MAX_ROWS, MAX_SEEDED, moves
+        t = self.tables[target.table]
+        if target.column not in t.free:
+            return False, 0
+        integral = "INT" in t.columns.get(target.column, "").upper()
+
+        def chosen(fewer: bool, only: int | None = None) -> dict[int, Any]:
+            rows = self.run(target.rows_sql) or []
+            out = moves(rows, target.threshold, fewer, integral,
+                        lambda v: self.allowed(target.table, target.column, _plain(v)), empty and only is None)
+            if only is not None:
+                out.update(moves([r for r in rows if r[0] == only], target.threshold, fewer, integral,
+                                 lambda v: self.allowed(target.table, target.column, _plain(v)), True))
+            return out
+
+        def set_all(values: dict[int, Any]) -> bool:
+            return bool(values) and all(self._set(target.table, r, {target.column: v}) for r, v in values.items())
+
+        trials = 0
+        for edit in target.edits:
+            values = chosen(edit == "fewer")
+            if not values:
+                continue
+            trials += 1
+            if self._attempt(m, lambda: set_all(values)):
+                return self._threshold_kept(m, target, len(values), False), trials
+        seed = target.seed
+        if seed is None:
+            return False, trials
+        reaching: list[int] = []
+        for row in (self.run(target.rows_sql) or [])[:MAX_ROWS]:
+            if len(reaching) >= MAX_SEEDED or trials + len(reaching) >= MAX_TRIALS:
+                break
+            if row[0] is not None and self.run(seed.reach_sql, [int(row[0])]):
+                reaching.append(int(row[0]))
+        source = self.run(seed.inner_sql, [_salt_of(index)]) or []
+        ctype = self.tables[seed.inner_table].columns.get(seed.column, "") if seed.inner_table in self.tables else ""
+        for rowid in reaching if source else []:
+            trials += 1
+
+            def write(rowid: int = rowid) -> bool:
+                own = self.run(seed.outer_sql, [rowid])
+                if not own:
+                    return False
+                sources = [int(r[0]) for r in source]
+                for value in seed.values:  # each from another source row: a row identity takes one copy
+                    moved = dict(zip(seed.correlated, own[0]))
+                    moved[seed.column] = _typed(value, ctype) if self.engine == "sqlite" else value
+                    while sources and not self._copy(seed.inner_table, sources[0], moved):
+                        sources.pop(0)
+                    if not sources:
+                        return False
+                    sources.pop(0)
+                return set_all(chosen(True, rowid))
+            if self._attempt(m, write):
+                return self._threshold_kept(m, target, len(seed.values), True), trials
+        return False, trials
+
+    def _threshold_kept(self, m: NearMiss, target: Target, rows: int, seeded: bool) -> bool:
+        from .clones import MAX_SENTENCES
+        self.written += 1
+        kept = self.sentences.setdefault(m.gold, [])
+        if len(kept) < MAX_SENTENCES:
+            name = target.table.rsplit(".", 1)[-1]
+            kept.append((f"{rows} copies of a {target.seed.inner_table.rsplit('.', 1)[-1]} row at the edge of the "
+                         f"changed bound, tied to a {name} row that reaches the output, whose "
+                         if seeded else f"{rows} {name} row{'s' if rows > 1 else ''} reaching the subquery's "
+                         f"comparison, ") + f"{target.column} set between the subquery's value under the gold and "
+                        f"under the near-miss: separates {m.what}")
+        return True
 
     def _attempt(self, m: NearMiss, write: Callable[[], bool]) -> bool:
         """Run ``write`` in a transaction; keep what it wrote if the gold (still with a value) and
