@@ -44,6 +44,7 @@ class Seed:
     correlated: tuple[str, ...]  # the inner columns set to the outer row's values, in ``outer_sql``'s order
     column: str  # the changed conjunct's inner column
     values: tuple[str, ...]  # the edge values it takes, one copy each
+    inside: tuple[str, ...]  # per value, a query answering 1 where the changed conjunct keeps it
 _ARITHMETIC = ("Mul", "Add", "Sub", "Div", "Paren", "Cast", "Neg")
 
 
@@ -143,14 +144,22 @@ def _seed(tree: Any, nodes: list[Any], node: Any, inner: Any, cmp: Any, outer: A
     rel = ".".join(p for p in (table.db, table.name) if p)
     outer_table = next(s for s in tracing.from_nodes(outer) if s.alias_or_name.lower() == alias)
     outer_rel = ".".join(p for p in (outer_table.db, outer_table.name) if p)
+    inside = []
+    for v in values:
+        number = _number_text(v)
+        literal = exp.Literal.number(v) if number else exp.Literal.string(v)
+        cond = node.copy().transform(lambda n: literal.copy() if isinstance(n, exp.Column) else n)
+        inside.append(exp.select(exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))],
+                                          default=exp.Literal.number(0))))
     try:
         reach = copy.sql(dialect=dialect, copy=False)
+        inside_sql = tuple(q.sql(dialect=dialect) for q in inside)
     except Exception:  # sqlglot cannot render it
         return None
     return Seed(f"SELECT 1 FROM ({reach}) AS reached LIMIT 1",
                 f"SELECT {', '.join(o for _, o in pairs)} FROM {outer_rel} WHERE rowid = ?", inner_table,
                 f"SELECT rowid FROM {rel} ORDER BY (rowid * 2654435761 + ?) % 4294967291 LIMIT {SOURCES}",
-                tuple(i for i, _ in pairs), column, values)
+                tuple(i for i, _ in pairs), column, values, inside_sql)
 
 
 def _at(nodes: list[Any], node: Any) -> int:
@@ -158,12 +167,12 @@ def _at(nodes: list[Any], node: Any) -> int:
 
 
 def moves(rows: list[tuple[Any, ...]], op: str, fewer: bool, integral: bool,
-          allowed: Any, empty: bool = False) -> dict[int, Any]:
+          allowed: Any, turn_on: bool = False) -> dict[int, Any]:
     """Per row id, the value nearest the row's own that keeps the comparison's outcome under the
     gold and gives it ``not fewer`` under the near-miss (``fewer``: the near-miss keeps fewer
-    rows); rows no value serves, or already served, are left out. ``empty``: the gold answers
-    nothing here (a subset kept no pair whose sum passes): a row it drops is first given a value
-    it keeps and the near-miss drops. ``allowed(value)``: a value of the column's pinned domain."""
+    rows); rows no value serves, or already served, are left out. ``turn_on`` (with ``fewer``): a
+    row the gold drops is first given a value it keeps and the near-miss drops (the outer row a
+    seed's copies were tied to). ``allowed(value)``: a value of the column's pinned domain."""
     out: dict[int, Any] = {}
     for rowid, gold, theirs, own in rows:
         if rowid is None or own is None or isinstance(own, (str, bytes, bool)):
@@ -173,7 +182,7 @@ def moves(rows: list[tuple[Any, ...]], op: str, fewer: bool, integral: bool,
         if v is None:
             continue
         keeps, wanted = _holds(v, op, g), not fewer
-        goals = [(True, False)] if empty and fewer and not keeps else []
+        goals = [(True, False)] if turn_on and fewer and not keeps else []
         if _holds(v, op, m) != wanted:
             goals.append((keeps, wanted))
         best = None
@@ -206,6 +215,14 @@ def _holds(v: Decimal, op: str, s: Decimal | None) -> bool:
     if s is None:
         return False  # a comparison with NULL keeps no row
     return {">": v > s, ">=": v >= s, "<": v < s, "<=": v <= s, "=": v == s, "<>": v != s}[op]
+
+
+def _number_text(text: str) -> bool:
+    try:
+        Decimal(text)
+    except InvalidOperation:
+        return False
+    return True
 
 
 def _number(value: Any) -> Decimal | None:
