@@ -714,7 +714,7 @@ class SeparatingWriter:
                 gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
             mine = gold_rows[m.gold]
             if mine is None or not _informative(mine) and not any(t.threshold for t in m.targets):
-                continue  # a threshold may give the gold its value (``thresholds.moves``)
+                continue  # a threshold is tried on a gold that answers nothing too, and leaves it so
             theirs = self.run(m.sql)
             if theirs is None:  # broken here
                 continue
@@ -731,7 +731,7 @@ class SeparatingWriter:
 
     def _separate(self, m: NearMiss, index: int, empty: bool = False) -> bool:
         """Try each target's edits, each on its candidate rows in turn, until one separates.
-        ``empty``: the gold answers nothing here; only a threshold may give it a value."""
+        ``empty``: the gold answers nothing here; only a threshold target is tried (``_threshold``)."""
         from .clones import MAX_SENTENCES, _salt_of
         trials = 0
         for target in m.targets:
@@ -921,7 +921,7 @@ class SeparatingWriter:
         bound's edge values, given that row's correlated values, then the column set. (separated,
         trials)"""
         from .clones import _salt_of
-        from .thresholds import MAX_ROWS, MAX_SEEDED, moves
+        from .thresholds import MAX_REACH_CHECKS, MAX_SEEDED, moves
         t = self.tables[target.table]
         if target.column not in t.free:
             return False, 0
@@ -954,7 +954,7 @@ class SeparatingWriter:
         if seed is None:
             return False, trials
         reaching: list[int] = []
-        for row in (self.run(target.rows_sql) or [])[:MAX_ROWS]:
+        for row in (self.run(target.rows_sql) or [])[:MAX_REACH_CHECKS]:  # each check runs the gold
             if len(reaching) >= MAX_SEEDED or trials + len(reaching) >= MAX_TRIALS:
                 break
             if row[0] is not None and self.run(seed.reach_sql, [int(row[0])]):

@@ -16,6 +16,13 @@ near-miss where it can (``ps_availqty`` 56 for the pair that passes with 33 and 
 The rows query gives, per such row, its row id, the compared side under the gold and under the
 near-miss, and the column's value; ``SeparatingWriter`` writes the values ``moves`` chooses and
 keeps them only where the gold and the near-miss now differ, as every separating edit is kept.
+
+Where the variant has no such row (a subset kept no line of the one Canadian forest pair), a
+``Seed`` copies lines first: any line, given the pair's keys and the changed bound's edge values
+(one copy per value), then the column is set. Where the gold answers nothing on the variant, it
+is left so: only the values the changed conjunct drops are copied, and the near-miss made to keep
+more. A gold given a row there would coincide with the near-misses that answer rows where it
+answers none (q20 without its comparison, caught so on the pinned data's subsets).
 """
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ from . import tracing
 
 MAX_ROWS = 200  # outer rows moved per edit, at most
 SOURCES = 12  # inner rows a seed's copies are made from (a keyless row identity takes one copy per source)
+MAX_REACH_CHECKS = 16  # outer rows checked for reaching the output (the gold run once each), per seeded edit
 MAX_SEEDED = 4  # outer rows tried per near-miss and variant for the seeded edit (each two copies, a write, the gold)
 
 
@@ -234,4 +242,4 @@ def _number(value: Any) -> Decimal | None:
         return None
 
 
-__all__ = ["MAX_ROWS", "MAX_SEEDED", "Seed", "moves", "rows_sql"]
+__all__ = ["MAX_REACH_CHECKS", "MAX_ROWS", "MAX_SEEDED", "SOURCES", "Seed", "moves", "rows_sql"]
