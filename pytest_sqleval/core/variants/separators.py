@@ -693,6 +693,9 @@ class SeparatingWriter:
         #: per gold, the near-misses this variant tells apart (by its data or a kept edit): a later
         #: edit is kept only if they stay told apart (``_attempt``)
         self.separated: dict[str, list[NearMiss]] = {}
+        #: per seed's reach query, the outer rows found reaching the output: the near-misses of one
+        #: subquery share it, and neither a seed's copies nor a threshold's values move it
+        self.reaching: dict[str, list[int]] = {}
 
     def run(self, sql: str, params: list[Any] | None = None, work_s: float = CHECK_WORK_S) -> list[tuple[Any, ...]] | None:
         """A query's rows on the variant, or None (an error, or past the work of ``work_s``:
@@ -953,12 +956,15 @@ class SeparatingWriter:
         seed = target.seed
         if seed is None:
             return False, trials
-        reaching: list[int] = []
-        for row in (self.run(target.rows_sql) or [])[:MAX_REACH_CHECKS]:  # each check runs the gold
-            if len(reaching) >= MAX_SEEDED or trials + len(reaching) >= MAX_TRIALS:
-                break
-            if row[0] is not None and self.run(seed.reach_sql, [int(row[0])]):
-                reaching.append(int(row[0]))
+        if seed.reach_sql not in self.reaching:
+            found: list[int] = []
+            for row in (self.run(target.rows_sql) or [])[:MAX_REACH_CHECKS]:  # each check runs the gold
+                if len(found) >= MAX_SEEDED:
+                    break
+                if row[0] is not None and self.run(seed.reach_sql, [int(row[0])]):
+                    found.append(int(row[0]))
+            self.reaching[seed.reach_sql] = found
+        reaching = self.reaching[seed.reach_sql][:max(0, MAX_TRIALS - trials)]
         source = self.run(seed.inner_sql, [_salt_of(index)]) or []
         # where the gold answers nothing: copies only at the values the changed conjunct drops
         edges = [v for v, q in zip(seed.values, seed.inside) if not empty or self.run(q) == [(0,)]]
