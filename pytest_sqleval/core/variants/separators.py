@@ -88,6 +88,11 @@ class Target:
     #: a ``count`` push: the table's GROUP BY columns, along which a row may leave its group
     #: (one row fewer: ``HAVING count(*) >= 2`` against ``>= 1`` where every group has two)
     moves: tuple[str, ...] = ()
+    #: a change inside a scalar subquery ``column`` is compared with (``thresholds``): the comparison's
+    #: operator, ``column`` on its left; ``rows_sql`` gives (row, the compared side under the gold,
+    #: under the near-miss, the column); ``edits`` ``fewer`` / ``more``: the near-miss keeps fewer rows or more
+    threshold: str = ""
+    seed: Any = None  # ``thresholds.Seed``: inner rows to copy first, where the variant has none to move
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,10 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
             drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
         if isinstance(node, exp.Having) and len(bounds) < MAX_NEAR_MISSES:
             bounds += _having_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+    # a change inside a scalar subquery an outer column is compared with: dropped bounds first, as
+    # near-misses past MAX_NEAR_MISSES get nothing (TPC-H q20's second shipdate bound was the 11th)
+    edges.sort(key=_threshold_first)
+    drops.sort(key=_threshold_first)
     out: list[NearMiss] = []
     order = _order_positions(tree)
     if order is not None:
@@ -175,6 +184,22 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     for i in range(max(len(k) for k in kinds)):  # in turn: every kind gets slots
         out += [k[i] for k in kinds if i < len(k) and k[i].sql not in {o.sql for o in out}]
     return out[:MAX_NEAR_MISSES]
+
+
+def _threshold_first(m: NearMiss) -> tuple[bool, bool]:
+    return not any(t.threshold for t in m.targets), not m.what.startswith("the gold against itself without")
+
+
+def _threshold_targets(tree: Any, nodes: list[Any], node: Any, mutant: str | None, dialect: str, names: Any,
+                       tables: dict[str, Any], values: tuple[str, ...] = ()) -> tuple[Target, ...]:
+    """Where ``node`` lies in a scalar subquery a free column of the outer SELECT is compared with
+    (``thresholds``): that column, set on the rows reaching the outer SELECT."""
+    from .thresholds import rows_sql
+    found = rows_sql(tree, nodes, node, mutant, dialect, names, values) if mutant else None
+    if found is None or found[0] not in tables or found[1] not in tables[found[0]].free:
+        return ()
+    seed = found[4] if found[4] is not None and found[4].inner_table in tables else None
+    return (Target(found[0], found[1], found[2], ("fewer", "more"), threshold=found[3], seed=seed),)
 
 
 def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
@@ -234,6 +259,7 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
             f"copy={v}" for v in values)) for t, c, r, free in places[:2])
         if mutant == dropped:  # a copy of a row that fails only this conjunct shows a drop as it is
             targets += failing
+        targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables, tuple(values)) + targets
         if mutant != sql and targets:
             out.append(NearMiss(digest, sql, mutant, what, targets))
     return out
@@ -298,7 +324,8 @@ def _dropped_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, diale
     if isinstance(node, exp.EQ) and isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Column):
         return []  # a join equality: the join near-misses
     mutant = _dropped(tree, nodes, node, dialect)
-    targets = _outside_targets(tree, nodes, select, node, names, tables, dialect) \
+    targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables) \
+        + _outside_targets(tree, nodes, select, node, names, tables, dialect) \
         + _failing_targets(tree, nodes, select, node, names, tables, dialect)
     if not mutant or mutant == sql or not targets:
         return []
@@ -666,6 +693,9 @@ class SeparatingWriter:
         #: per gold, the near-misses this variant tells apart (by its data or a kept edit): a later
         #: edit is kept only if they stay told apart (``_attempt``)
         self.separated: dict[str, list[NearMiss]] = {}
+        #: per seed's reach query, the outer rows found reaching the output: the near-misses of one
+        #: subquery share it, and neither a seed's copies nor a threshold's values move it
+        self.reaching: dict[str, list[int]] = {}
 
     def run(self, sql: str, params: list[Any] | None = None, work_s: float = CHECK_WORK_S) -> list[tuple[Any, ...]] | None:
         """A query's rows on the variant, or None (an error, or past the work of ``work_s``:
@@ -686,8 +716,8 @@ class SeparatingWriter:
                 # past SLOW_GOLD_WORK_S: its near-misses would cost more than they add
                 gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
             mine = gold_rows[m.gold]
-            if not _informative(mine):
-                continue
+            if mine is None or not _informative(mine) and not any(t.threshold for t in m.targets):
+                continue  # a threshold is tried on a gold that answers nothing too, and leaves it so
             theirs = self.run(m.sql)
             if theirs is None:  # broken here
                 continue
@@ -695,18 +725,29 @@ class SeparatingWriter:
                 self.separated.setdefault(m.gold, []).append(m)
                 continue
             try:
-                separated = self._separate(m, index)
+                separated = self._separate(m, index, not _informative(mine))
             except Exception:  # an engine error outside a trial's own handling: this near-miss gets none
                 separated = False
             if separated:
                 self.separated.setdefault(m.gold, []).append(m)
                 gold_rows.clear()  # a row was added or moved: every gold's answer may have moved
 
-    def _separate(self, m: NearMiss, index: int) -> bool:
-        """Try each target's edits, each on its candidate rows in turn, until one separates."""
+    def _separate(self, m: NearMiss, index: int, empty: bool = False) -> bool:
+        """Try each target's edits, each on its candidate rows in turn, until one separates.
+        ``empty``: the gold answers nothing here; only a threshold target is tried (``_threshold``)."""
         from .clones import MAX_SENTENCES, _salt_of
         trials = 0
         for target in m.targets:
+            if empty and not target.threshold:
+                continue
+            if target.threshold:
+                if trials >= MAX_TRIALS:
+                    return False
+                done, tried = self._threshold(m, target, index, empty)
+                trials += tried
+                if done:
+                    return True
+                continue
             if target.push:
                 if trials >= MAX_TRIALS:
                     return False
@@ -876,7 +917,94 @@ class SeparatingWriter:
                     return True, trials
         return False, trials
 
-    def _attempt(self, m: NearMiss, write: Callable[[], bool]) -> bool:
+    def _threshold(self, m: NearMiss, target: Target, index: int, empty: bool = False) -> tuple[bool, int]:
+        """Set the compared column on the rows reaching the outer SELECT (``thresholds.moves``), the
+        near-miss keeping fewer rows, then more; keep the first that separates. Else, with a
+        ``seed``, per outer row that reaches the output: copies of an inner row at the changed
+        bound's edge values, given that row's correlated values, then the column set. (separated,
+        trials)"""
+        from .clones import _salt_of
+        from .thresholds import MAX_REACH_CHECKS, MAX_SEEDED, moves
+        t = self.tables[target.table]
+        if target.column not in t.free:
+            return False, 0
+        integral = "INT" in t.columns.get(target.column, "").upper()
+
+        def chosen(fewer: bool, only: int | None = None) -> dict[int, Any]:
+            rows = self.run(target.rows_sql) or []
+            out = moves(rows, target.threshold, fewer, integral,
+                        lambda v: self.allowed(target.table, target.column, _plain(v)))
+            if only is not None and fewer:
+                out.update(moves([r for r in rows if r[0] == only], target.threshold, fewer, integral,
+                                 lambda v: self.allowed(target.table, target.column, _plain(v)), True))
+            return out
+
+        def set_all(values: dict[int, Any]) -> bool:
+            return bool(values) and all(self._set(target.table, r, {target.column: v}) for r, v in values.items())
+
+        trials = 0
+        # where the gold answers nothing it is left so (``empty_ok``): a near-miss answering rows is told
+        # apart by that already (TPC-H q20 without its comparison, on a subset keeping one Canadian
+        # forest pair and no 1994 line of it), and a gold given a row would lose it
+        for edit in ("more",) if empty else target.edits:
+            values = chosen(edit == "fewer")
+            if not values:
+                continue
+            trials += 1
+            if self._attempt(m, lambda: set_all(values), empty_ok=empty):
+                return self._threshold_kept(m, target, len(values), False), trials
+        seed = target.seed
+        if seed is None:
+            return False, trials
+        if seed.reach_sql not in self.reaching:
+            found: list[int] = []
+            for row in (self.run(target.rows_sql) or [])[:MAX_REACH_CHECKS]:  # each check runs the gold
+                if len(found) >= MAX_SEEDED:
+                    break
+                if row[0] is not None and self.run(seed.reach_sql, [int(row[0])]):
+                    found.append(int(row[0]))
+            self.reaching[seed.reach_sql] = found
+        reaching = self.reaching[seed.reach_sql][:max(0, MAX_TRIALS - trials)]
+        source = self.run(seed.inner_sql, [_salt_of(index)]) or []
+        # where the gold answers nothing: copies only at the values the changed conjunct drops
+        edges = [v for v, q in zip(seed.values, seed.inside) if not empty or self.run(q) == [(0,)]]
+        ctype = self.tables[seed.inner_table].columns.get(seed.column, "") if seed.inner_table in self.tables else ""
+        for rowid in reaching if source else []:
+            trials += 1
+
+            def write(rowid: int = rowid) -> bool:
+                own = self.run(seed.outer_sql, [rowid])
+                if not own:
+                    return False
+                sources = [int(r[0]) for r in source]
+                for value in edges:  # each from another source row: a row identity takes one copy
+                    moved = dict(zip(seed.correlated, own[0]))
+                    moved[seed.column] = _typed(value, ctype) if self.engine == "sqlite" else value
+                    while sources and not self._copy(seed.inner_table, sources[0], moved):
+                        sources.pop(0)
+                    if not sources:
+                        return False
+                    sources.pop(0)
+                moved = chosen(not empty, rowid)
+                return not moved or set_all(moved)  # the copies alone may do it
+            if edges and self._attempt(m, write, empty_ok=empty):
+                return self._threshold_kept(m, target, len(edges), True), trials
+        return False, trials
+
+    def _threshold_kept(self, m: NearMiss, target: Target, rows: int, seeded: bool) -> bool:
+        from .clones import MAX_SENTENCES
+        self.written += 1
+        kept = self.sentences.setdefault(m.gold, [])
+        if len(kept) < MAX_SENTENCES:
+            name = target.table.rsplit(".", 1)[-1]
+            kept.append((f"{rows} copies of a {target.seed.inner_table.rsplit('.', 1)[-1]} row at the edge of the "
+                         f"changed bound, tied to a {name} row that reaches the output, whose "
+                         if seeded else f"{rows} {name} row{'s' if rows > 1 else ''} reaching the subquery's "
+                         f"comparison, ") + f"{target.column} set between the subquery's value under the gold and "
+                        f"under the near-miss: separates {m.what}")
+        return True
+
+    def _attempt(self, m: NearMiss, write: Callable[[], bool], empty_ok: bool = False) -> bool:
         """Run ``write`` in a transaction; keep what it wrote if the gold (still with a value) and
         ``m`` now differ, and the gold's near-misses told apart before still are; else roll it
         back. Without that last check the near-misses of one bound undid each other: ``hired_year
@@ -890,7 +1018,8 @@ class SeparatingWriter:
             self._begin()
             if write():
                 mine, theirs = self.run(m.gold_sql), self.run(m.sql)
-                kept = _informative(mine) and theirs is not None and _differ(mine or [], theirs, m.order)
+                kept = (_informative(mine) or empty_ok and not mine) and theirs is not None \
+                    and _differ(mine or [], theirs, m.order)
                 for earlier in self.separated.get(m.gold, []) if kept else []:
                     others = self.run(earlier.sql)
                     if others is None or not _differ(mine or [], others, earlier.order):
