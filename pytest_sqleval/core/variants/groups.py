@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_GROUP_COPIES = 100  # rows added to push one group to a HAVING bound, at most
 CANDIDATE_ROWS = 8  # rows tried per witness (a full order has no line number left; the fewest rows first)
@@ -74,6 +74,25 @@ class GroupWitness:
     # where ``row_identity``'s number is one of them, its reference takes a value the group lacks instead
     keep: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()  # fact columns the gold reads: that reference may not be one of them
+    # every kind: the fact columns the gold groups by, and a query giving the row ids (``w0``) of the fact rows
+    # that reach the output: a pair identity's copy keeps the former and takes the other reference from the latter
+    grouped_by: tuple[str, ...] = ()
+    reaching: str = ""
+
+
+class Identity(NamedTuple):
+    """``row_identity``: a new row takes a fresh ``c`` within its reference ``d`` (``code``: one
+    more than ``d``'s greatest, never past ``top``; else the column's greatest plus one). With
+    ``pair``, ``d`` and ``c`` are two references unique together (``partsupp``'s part and
+    supplier, ``order_line``'s order and product): a copy keeps one and takes in the other a
+    value the table holds that the kept one has no row with, a value of a row that reaches
+    the gold's output first (another German supplier of the part, in TPC-H q11)."""
+
+    d: str
+    c: str
+    code: bool
+    top: Any
+    pair: bool = False
 
 
 def group_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
@@ -203,6 +222,12 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         agg, bound = cond.this, cond.expression
         if isinstance(agg, exp.Literal):
             agg, bound = bound, agg
+        if isinstance(agg, (exp.Sum, exp.Avg)) and isinstance(bound, exp.Subquery) and keyless \
+                and not agg.find(exp.Distinct) and all(resolve(c) is not None and resolve(c)[0] == fact  # type: ignore[index]
+                                                       for c in agg.find_all(exp.Column)):
+            out.append(_doubling_witness(agg, bound, cond, keys, shown_keys, shown_out, table, inner, conjuncts,
+                                         turned, dialect, digest, sentence, keyless))
+            continue
         if not isinstance(bound, exp.Literal) or bound.is_string or agg.find(exp.Distinct):
             continue
         rendered = " ".join(cond.sql(dialect=dialect).split())
@@ -231,7 +256,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     if band and keyless:
         out += _unjoined_witnesses(band, keys, conjuncts, fact, t, resolve, inner, shown_keys, shown_out, turned,
                                    dialect, digest, sentence, kept, reads)
-    return out[:MAX_WITNESSES]
+    reaching = inner([], conjuncts) if keyless else ""
+    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching) for w in out[:MAX_WITNESSES]]
 
 
 def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
@@ -271,6 +297,29 @@ def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], 
                 f"a copy of a {{fact}} row{{through}} in the group {{shown}}, its {mine[1]} NULL (joined to no row "
                 f"of the gold's `{' '.join(cond.sql(dialect=dialect).split())}`)"), True, kept, reads))
     return out
+
+
+def _doubling_witness(agg: Any, bound: Any, cond: Any, keys: list[Any], shown_keys: list[tuple[Any, str]],
+                      shown_out: str, table: str, inner: Callable[..., str], conjuncts: list[Any], turned: str,
+                      dialect: str, digest: str, sentence: Callable[[str], str], keyless: bool) -> GroupWitness:
+    """Per ``HAVING sum(e) op (SELECT ...)`` or ``avg``, over fact columns (TPC-H q11: a part's
+    stock value against a share of the nation's): a copy of the one row of a group whose
+    value lies at or under the threshold and over its half. Its sum then crosses the
+    threshold and its average does not, so ``sum`` and ``avg`` keep different groups; a copy
+    of a random row changes neither where the threshold is a small share of the total."""
+    from sqlglot import exp
+    window_s = exp.Window(this=exp.Sum(this=agg.this.copy()), partition_by=[k.copy() for k in keys])
+    window_n = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[k.copy() for k in keys])
+    grouped = inner([(window_s, "s"), (window_n, "n")] + shown_keys, conjuncts)
+    threshold = bound.sql(dialect=dialect)
+    rendered = " ".join(cond.sql(dialect=dialect).split())[:120]
+    rows_sql = (f"SELECT w0, 1 AS need, NULL AS r0, NULL AS r1, {shown_out} FROM ({grouped}) AS grouped "
+                f"WHERE n = 1 AND s > 0 AND s <= {threshold} AND 2 * s > {threshold} "
+                f"ORDER BY {turned} LIMIT {CANDIDATE_ROWS}")
+    return GroupWitness(digest, table, rows_sql, "copy", None, sentence(
+        f"a copy of the one {{fact}} row{{through}} of the group {{shown}}, whose value lies under the gold's "
+        f"threshold and over its half: its sum crosses it, its average does not (the gold's HAVING `{rendered}`)"),
+        keyless)
 
 
 def _numeric(ctype: str) -> bool:
@@ -328,16 +377,16 @@ def _sum_witnesses(agg: Any, bound: str, rendered: str, keys: list[Any], shown_k
     return out
 
 
-def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> tuple[str, str, bool, Any] | None:
-    """``(d, c, code, greatest c)`` for a table with no key (see the module docstring), found on
-    the pinned database ``con``; None when no such pair is unique there."""
+def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> Identity | None:
+    """The ``Identity`` of a table with no key a clone can take fresh (see the module
+    docstring), found on the pinned database ``con``; None when no pair is unique there."""
     from .constraints import qualified, quote
     not_null = set(t.not_null_observed)
     refs = sorted({d.child_columns[0] for d in dependencies if d.child == t.name and d.origin != "total"
                    and len(d.child_columns) == 1 and d.child_columns[0] in not_null})
     ints = [c for c in t.free if c in not_null and c not in refs
             and ("INT" in t.columns.get(c, "").upper() or (engine == "sqlite" and t.columns.get(c, "") == ""))]
-    if not refs or not ints or t.duplicate_rows:
+    if not refs or t.duplicate_rows:
         return None
     rel = qualified(t.name, engine)
     try:
@@ -355,10 +404,14 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
             return False
 
     # two references unique together (partsupp's part and supplier) are a key a copy would
-    # duplicate, whatever its identity column: no identity then
+    # duplicate, whatever its identity column: the pair is the identity then (one of them moves)
     pairs = [(a, b) for i, a in enumerate(refs) for b in refs[i + 1:]][:MAX_REFERENCE_PAIRS]
-    if len(refs) * (len(refs) - 1) // 2 > MAX_REFERENCE_PAIRS or any(unique(a, b) for a, b in pairs):
+    if len(refs) * (len(refs) - 1) // 2 > MAX_REFERENCE_PAIRS:
         return None
+    for a, b in pairs:
+        if unique(a, b):
+            others = [k for k in [t.primary_key, *t.unique_keys] if k and set(k) != {a, b}]
+            return None if others or t.observed_unique else Identity(a, b, False, None, pair=True)
     checks = 0
     for c in sorted(ints, key=lambda c: (-int(stats[c][0] or 0), c)):  # most values first: fewest collisions
         for d in refs:
@@ -367,7 +420,8 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
             checks += 1
             if unique(d, c):
                 distinct = int(stats[c][0] or 0)
-                return d, c, distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= t.rows, stats[c][1]
+                return Identity(d, c, distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= t.rows,
+                                stats[c][1])
     return None
 
 
@@ -379,7 +433,7 @@ class GroupWriter:
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], cloner: Any,
                  bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
-                 identity: Callable[[str], tuple[str, str, bool, Any] | None],
+                 identity: Callable[[str], Identity | None],
                  allowed: Callable[[str, str, str], bool]) -> None:
         self.con, self.engine, self.tables, self.cloner, self.bounded = con, engine, tables, cloner, bounded
         self.identity, self.allowed = identity, allowed
@@ -440,7 +494,9 @@ class GroupWriter:
             new = self.cloner.rows.get(table, set()) - before
             self.rows.setdefault(table, set()).update(new)
             return True
-        d, c, code, top = ident
+        if ident.pair:
+            return w is not None and self._copy_in_pair(table, rowid, moved, made, ident, w)
+        d, c, code, top = ident.d, ident.c, ident.code, ident.top
         if c in moved:
             return False
         if w is not None and c in w.keep:
@@ -498,6 +554,45 @@ class GroupWriter:
         self.rows.setdefault(table, set()).update(r[0] for r in new)
         return True
 
+    def _copy_in_pair(self, table: str, rowid: int, moved: dict[str, Any], made: list[int], ident: Identity,
+                      w: GroupWitness) -> bool:
+        """``_copy`` into a table whose identity is a pair of references: the copy keeps the one
+        the gold groups by (a part, a product) and takes in the other a value the table holds
+        and the kept one has no row with, a reaching row's first (``w.reaching``), so the pair
+        stays unique, every reference holds, and the copy joins the gold's path as its source did."""
+        from .constraints import qualified, quote
+        rel = qualified(table, self.engine)
+        options = [(m, k) for m, k in ((ident.c, ident.d), (ident.d, ident.c))
+                   if m not in moved and m not in w.grouped_by]
+        options.sort(key=lambda o: o[0] in w.reads)  # a column the gold does not read first
+        for m, kept in options:
+            qm, qk = quote(m), quote(kept)
+            lacking = (f"{qm} IS NOT NULL AND {qm} NOT IN (SELECT {qm} FROM {rel} WHERE {qm} IS NOT NULL AND "
+                       f"{qk} = (SELECT {qk} FROM {rel} WHERE rowid = {int(rowid)}))")
+            pools = ([f"rowid IN (SELECT w0 FROM ({w.reaching}) AS r) AND "] if w.reaching else []) + [""]
+            try:
+                value = next((v[0] for v in (self.con.execute(f"SELECT min({qm}) FROM {rel} WHERE {pool}{lacking}")
+                                             .fetchone() for pool in pools) if v is not None and v[0] is not None),
+                             None)
+                if value is None:
+                    continue
+                values = {**moved, m: value}
+                cols = list(self.tables[table].columns)
+                types = self.tables[table].columns
+                exprs = [(f"CAST(? AS {types[k]})" if self.engine == "duckdb" and types[k] else "?")
+                         if k in values else quote(k) for k in cols]
+                self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(k) for k in cols)}) SELECT "
+                                 f"{', '.join(exprs)} FROM {rel} WHERE rowid = {int(rowid)}",
+                                 [values[k] for k in cols if k in values])
+                new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {qm} = ? AND {qk} = (SELECT {qk} FROM {rel} "
+                                       f"WHERE rowid = {int(rowid)})", [value]).fetchall()
+            except Exception:  # a constraint the engine checks refused it: not this column
+                continue
+            made += [r[0] for r in new]
+            self.rows.setdefault(table, set()).update(r[0] for r in new)
+            return True
+        return False
+
     def _undo(self, table: str, made: list[int]) -> None:
         """Remove the copies of a witness that could not be written whole (a keyless table's only:
         a keyed copy may have copied child rows onto its key, which are kept with it)."""
@@ -519,4 +614,4 @@ def _plain(value: Any) -> str:
     return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
-__all__ = ["GroupWitness", "GroupWriter", "group_witnesses", "row_identity"]
+__all__ = ["GroupWitness", "GroupWriter", "Identity", "group_witnesses", "row_identity"]
