@@ -55,6 +55,7 @@ MAX_SINGLES = 3  # copy, spread and null witnesses per SELECT of a gold (each on
 KEYED_SPREAD = 2  # a keyed table's witnesses go into every (CLONE_SPREAD * this)-th variant: clones covers most
 MAX_IDENTITY_CHECKS = 12  # (d, c) pairs checked for uniqueness per table
 MAX_REFERENCE_PAIRS = 45  # pairs of references checked (none may be unique); more references: no identity
+MAX_SIBLINGS = 16  # other rows of a group a pair identity's copies are taken from, once one row's run out
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,10 @@ class GroupWitness:
     # that reach the output: a pair identity's copy keeps the former and takes the other reference from the latter
     grouped_by: tuple[str, ...] = ()
     reaching: str = ""
+    # the row ids of the other reaching rows in the group of row ``{rowid}``: a pair identity's copies of one row
+    # run out of values its kept reference lacks (an order has so many products), so further copies take these
+    siblings: str = ""
+    keyed_elsewhere: bool = False  # a group key is another table's column: a reference the gold reads may lead to it
 
 
 class Identity(NamedTuple):
@@ -256,8 +261,20 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     if band and keyless:
         out += _unjoined_witnesses(band, keys, conjuncts, fact, t, resolve, inner, shown_keys, shown_out, turned,
                                    dialect, digest, sentence, kept, reads)
-    reaching = inner([], conjuncts) if keyless else ""
-    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching) for w in out[:MAX_WITNESSES]]
+    reaching, siblings = (inner([], conjuncts), _siblings(keys, inner, conjuncts, dialect)) if keyless else ("", "")
+    elsewhere = len(kept) < len(keys)
+    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching, siblings=siblings, keyed_elsewhere=elsewhere)
+            for w in out[:MAX_WITNESSES]]
+
+
+def _siblings(keys: list[Any], inner: Callable[..., str], conjuncts: list[Any], dialect: str) -> str:
+    """``GroupWitness.siblings``: the reaching rows whose group keys equal row ``{rowid}``'s."""
+    from sqlglot import exp
+    grouped = inner([(k.copy(), f"g{i}") for i, k in enumerate(keys)], conjuncts)
+    same = [exp.NullSafeEQ(this=exp.column(f"g{i}", table="s"), expression=exp.column(f"g{i}", table="o"))
+            for i in range(len(keys))]
+    on = f" AND {exp.and_(*same).sql(dialect=dialect)}" if same else ""
+    return f"SELECT s.w0 FROM ({grouped}) AS s, ({grouped}) AS o WHERE o.w0 = {{rowid}}{on}"
 
 
 def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
@@ -565,11 +582,26 @@ class GroupWriter:
         options = [(m, k) for m, k in ((ident.c, ident.d), (ident.d, ident.c))
                    if m not in moved and m not in w.grouped_by]
         options.sort(key=lambda o: o[0] in w.reads)  # a column the gold does not read first
+        if self._pair_copy(rel, table, rowid, moved, made, options, w):
+            return True
+        try:
+            others = [int(r[0]) for r in self.bounded(f"{w.siblings.format(rowid=int(rowid))} ORDER BY 1 LIMIT "
+                                                      f"{MAX_SIBLINGS + 1}", [])] if w.siblings else []
+        except Exception:  # too slow, or refused: no other row of the group
+            return False
+        return any(self._pair_copy(rel, table, other, moved, made, options, w) for other in others if other != rowid)
+
+    def _pair_copy(self, rel: str, table: str, rowid: int, moved: dict[str, Any], made: list[int],
+                   options: list[tuple[str, str]], w: GroupWitness) -> bool:
+        from .constraints import quote
         for m, kept in options:
             qm, qk = quote(m), quote(kept)
             lacking = (f"{qm} IS NOT NULL AND {qm} NOT IN (SELECT {qm} FROM {rel} WHERE {qm} IS NOT NULL AND "
                        f"{qk} = (SELECT {qk} FROM {rel} WHERE rowid = {int(rowid)}))")
-            pools = ([f"rowid IN (SELECT w0 FROM ({w.reaching}) AS r) AND "] if w.reaching else []) + [""]
+            if m in w.reads and w.keyed_elsewhere:  # it may lead to the group key: a value of the group's rows only
+                pools = [f"rowid IN ({w.siblings.format(rowid=int(rowid))}) AND "] if w.siblings else []
+            else:  # a value of a reaching row first: the copy joins the gold's path as that row does
+                pools = ([f"rowid IN (SELECT w0 FROM ({w.reaching}) AS r) AND "] if w.reaching else []) + [""]
             try:
                 value = next((v[0] for v in (self.con.execute(f"SELECT min({qm}) FROM {rel} WHERE {pool}{lacking}")
                                              .fetchone() for pool in pools) if v is not None and v[0] is not None),
