@@ -15,10 +15,14 @@ Such a table gets a *row identity* here (``row_identity``): a pair (a reference 
 ``c``, one more than the greatest ``c`` of its ``d`` where ``c`` is a code domain (few values,
 each repeated: ``boundaries.Domain``; line numbers 1-7 stay 1-7, a full order gets no
 new line) and one more than the column's greatest value otherwise (a new ticket). A table
-where two references are unique together (``partsupp``: a part's supplier) gets none: a
-copy would duplicate that key whatever its ``c``. The pair stays unique, no row becomes a
+where two references are unique together (``partsupp``: a part's supplier; ``order_line``
+keyed by order and product) has that pair as its identity instead (``Identity.pair``): a
+copy keeps the reference the gold groups by and takes in the other a value the table holds
+that the kept one has no row with, a reaching row's value first (another German supplier
+of the part), then further copies from the group's other reaching rows once one row's
+values run out. The pair stays unique, no row becomes a
 duplicate, every reference holds (the copy keeps its
-source's references), every NOT NULL holds; every other value is one its source had or a
+source's references, or takes another row's), every NOT NULL holds; every other value is one its source had or a
 value inside the column's domain (``boundaries.Domain``).
 
 Witnesses, per SELECT of a gold whose tables are joined by inner joins, the *fact* being
@@ -32,7 +36,10 @@ join path: it is a copy of a row that passes every conjunct):
   the group's sum or average brought to ``b`` and the values beside it (the greatest value
   first), copies at values within the column's domain;
 - ``copy`` (only where ``clones`` writes none): one more row in a group, which tells
-  ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from ``AVG``, a bag from a set;
+  ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from ``AVG``, a bag from a set; per
+  ``HAVING sum(e) op (SELECT ...)`` (TPC-H q11's share of a nation's stock), a copy of the
+  one row of a group whose value lies under the threshold and over its half: a random copy
+  changes neither ``sum``'s nor ``avg``'s groups where the threshold is a small share;
 - ``spread``: per ``min``/``max`` of a free fact column, a copy with the column at its
   least and at its greatest value on the variant: a group of one value (where ``min(x)``
   equals ``max(x)``) then has two;
