@@ -15,10 +15,14 @@ Such a table gets a *row identity* here (``row_identity``): a pair (a reference 
 ``c``, one more than the greatest ``c`` of its ``d`` where ``c`` is a code domain (few values,
 each repeated: ``boundaries.Domain``; line numbers 1-7 stay 1-7, a full order gets no
 new line) and one more than the column's greatest value otherwise (a new ticket). A table
-where two references are unique together (``partsupp``: a part's supplier) gets none: a
-copy would duplicate that key whatever its ``c``. The pair stays unique, no row becomes a
+where two references are unique together (``partsupp``: a part's supplier; ``order_line``
+keyed by order and product) has that pair as its identity instead (``Identity.pair``): a
+copy keeps the reference the gold groups by and takes in the other a value the table holds
+that the kept one has no row with, a reaching row's value first (another German supplier
+of the part), then further copies from the group's other reaching rows once one row's
+values run out. The pair stays unique, no row becomes a
 duplicate, every reference holds (the copy keeps its
-source's references), every NOT NULL holds; every other value is one its source had or a
+source's references, or takes another row's), every NOT NULL holds; every other value is one its source had or a
 value inside the column's domain (``boundaries.Domain``).
 
 Witnesses, per SELECT of a gold whose tables are joined by inner joins, the *fact* being
@@ -32,7 +36,10 @@ join path: it is a copy of a row that passes every conjunct):
   the group's sum or average brought to ``b`` and the values beside it (the greatest value
   first), copies at values within the column's domain;
 - ``copy`` (only where ``clones`` writes none): one more row in a group, which tells
-  ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from ``AVG``, a bag from a set;
+  ``COUNT`` from ``COUNT(DISTINCT ...)``, ``SUM`` from ``AVG``, a bag from a set; per
+  ``HAVING sum(e) op (SELECT ...)`` (TPC-H q11's share of a nation's stock), a copy of the
+  one row of a group whose value lies under the threshold and over its half: a random copy
+  changes neither ``sum``'s nor ``avg``'s groups where the threshold is a small share;
 - ``spread``: per ``min``/``max`` of a free fact column, a copy with the column at its
   least and at its greatest value on the variant: a group of one value (where ``min(x)``
   equals ``max(x)``) then has two;
@@ -46,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_GROUP_COPIES = 100  # rows added to push one group to a HAVING bound, at most
 CANDIDATE_ROWS = 8  # rows tried per witness (a full order has no line number left; the fewest rows first)
@@ -55,6 +62,7 @@ MAX_SINGLES = 3  # copy, spread and null witnesses per SELECT of a gold (each on
 KEYED_SPREAD = 2  # a keyed table's witnesses go into every (CLONE_SPREAD * this)-th variant: clones covers most
 MAX_IDENTITY_CHECKS = 12  # (d, c) pairs checked for uniqueness per table
 MAX_REFERENCE_PAIRS = 45  # pairs of references checked (none may be unique); more references: no identity
+MAX_SIBLINGS = 16  # other rows of a group a pair identity's copies are taken from, once one row's run out
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,29 @@ class GroupWitness:
     # where ``row_identity``'s number is one of them, its reference takes a value the group lacks instead
     keep: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()  # fact columns the gold reads: that reference may not be one of them
+    # every kind: the fact columns the gold groups by, and a query giving the row ids (``w0``) of the fact rows
+    # that reach the output: a pair identity's copy keeps the former and takes the other reference from the latter
+    grouped_by: tuple[str, ...] = ()
+    reaching: str = ""
+    # the row ids of the other reaching rows in the group of row ``{rowid}``: a pair identity's copies of one row
+    # run out of values its kept reference lacks (an order has so many products), so further copies take these
+    siblings: str = ""
+    keyed_elsewhere: bool = False  # a group key is another table's column: a reference the gold reads may lead to it
+
+
+class Identity(NamedTuple):
+    """``row_identity``: a new row takes a fresh ``c`` within its reference ``d`` (``code``: one
+    more than ``d``'s greatest, never past ``top``; else the column's greatest plus one). With
+    ``pair``, ``d`` and ``c`` are two references unique together (``partsupp``'s part and
+    supplier, ``order_line``'s order and product): a copy keeps one and takes in the other a
+    value the table holds that the kept one has no row with, a value of a row that reaches
+    the gold's output first (another German supplier of the part, in TPC-H q11)."""
+
+    d: str
+    c: str
+    code: bool
+    top: Any
+    pair: bool = False
 
 
 def group_witnesses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any],
@@ -203,6 +234,12 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         agg, bound = cond.this, cond.expression
         if isinstance(agg, exp.Literal):
             agg, bound = bound, agg
+        if isinstance(agg, (exp.Sum, exp.Avg)) and isinstance(bound, exp.Subquery) and keyless \
+                and not agg.find(exp.Distinct) and all(resolve(c) is not None and resolve(c)[0] == fact  # type: ignore[index]
+                                                       for c in agg.find_all(exp.Column)):
+            out.append(_doubling_witness(agg, bound, cond, keys, shown_keys, shown_out, table, inner, conjuncts,
+                                         turned, dialect, digest, sentence, keyless))
+            continue
         if not isinstance(bound, exp.Literal) or bound.is_string or agg.find(exp.Distinct):
             continue
         rendered = " ".join(cond.sql(dialect=dialect).split())
@@ -231,7 +268,20 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     if band and keyless:
         out += _unjoined_witnesses(band, keys, conjuncts, fact, t, resolve, inner, shown_keys, shown_out, turned,
                                    dialect, digest, sentence, kept, reads)
-    return out[:MAX_WITNESSES]
+    reaching, siblings = (inner([], conjuncts), _siblings(keys, inner, conjuncts, dialect)) if keyless else ("", "")
+    elsewhere = len(kept) < len(keys)
+    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching, siblings=siblings, keyed_elsewhere=elsewhere)
+            for w in out[:MAX_WITNESSES]]
+
+
+def _siblings(keys: list[Any], inner: Callable[..., str], conjuncts: list[Any], dialect: str) -> str:
+    """``GroupWitness.siblings``: the reaching rows whose group keys equal row ``{rowid}``'s."""
+    from sqlglot import exp
+    grouped = inner([(k.copy(), f"g{i}") for i, k in enumerate(keys)], conjuncts)
+    same = [exp.NullSafeEQ(this=exp.column(f"g{i}", table="s"), expression=exp.column(f"g{i}", table="o"))
+            for i in range(len(keys))]
+    on = f" AND {exp.and_(*same).sql(dialect=dialect)}" if same else ""
+    return f"SELECT s.w0 FROM ({grouped}) AS s, ({grouped}) AS o WHERE o.w0 = {{rowid}}{on}"
 
 
 def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
@@ -271,6 +321,29 @@ def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], 
                 f"a copy of a {{fact}} row{{through}} in the group {{shown}}, its {mine[1]} NULL (joined to no row "
                 f"of the gold's `{' '.join(cond.sql(dialect=dialect).split())}`)"), True, kept, reads))
     return out
+
+
+def _doubling_witness(agg: Any, bound: Any, cond: Any, keys: list[Any], shown_keys: list[tuple[Any, str]],
+                      shown_out: str, table: str, inner: Callable[..., str], conjuncts: list[Any], turned: str,
+                      dialect: str, digest: str, sentence: Callable[[str], str], keyless: bool) -> GroupWitness:
+    """Per ``HAVING sum(e) op (SELECT ...)`` or ``avg``, over fact columns (TPC-H q11: a part's
+    stock value against a share of the nation's): a copy of the one row of a group whose
+    value lies at or under the threshold and over its half. Its sum then crosses the
+    threshold and its average does not, so ``sum`` and ``avg`` keep different groups; a copy
+    of a random row changes neither where the threshold is a small share of the total."""
+    from sqlglot import exp
+    window_s = exp.Window(this=exp.Sum(this=agg.this.copy()), partition_by=[k.copy() for k in keys])
+    window_n = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[k.copy() for k in keys])
+    grouped = inner([(window_s, "s"), (window_n, "n")] + shown_keys, conjuncts)
+    threshold = bound.sql(dialect=dialect)
+    rendered = " ".join(cond.sql(dialect=dialect).split())[:120]
+    rows_sql = (f"SELECT w0, 1 AS need, NULL AS r0, NULL AS r1, {shown_out} FROM ({grouped}) AS grouped "
+                f"WHERE n = 1 AND s > 0 AND s <= {threshold} AND 2 * s > {threshold} "
+                f"ORDER BY {turned} LIMIT {CANDIDATE_ROWS}")
+    return GroupWitness(digest, table, rows_sql, "copy", None, sentence(
+        f"a copy of the one {{fact}} row{{through}} of the group {{shown}}, whose value lies under the gold's "
+        f"threshold and over its half: its sum crosses it, its average does not (the gold's HAVING `{rendered}`)"),
+        keyless)
 
 
 def _numeric(ctype: str) -> bool:
@@ -328,16 +401,16 @@ def _sum_witnesses(agg: Any, bound: str, rendered: str, keys: list[Any], shown_k
     return out
 
 
-def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> tuple[str, str, bool, Any] | None:
-    """``(d, c, code, greatest c)`` for a table with no key (see the module docstring), found on
-    the pinned database ``con``; None when no such pair is unique there."""
+def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> Identity | None:
+    """The ``Identity`` of a table with no key a clone can take fresh (see the module
+    docstring), found on the pinned database ``con``; None when no pair is unique there."""
     from .constraints import qualified, quote
     not_null = set(t.not_null_observed)
     refs = sorted({d.child_columns[0] for d in dependencies if d.child == t.name and d.origin != "total"
                    and len(d.child_columns) == 1 and d.child_columns[0] in not_null})
     ints = [c for c in t.free if c in not_null and c not in refs
             and ("INT" in t.columns.get(c, "").upper() or (engine == "sqlite" and t.columns.get(c, "") == ""))]
-    if not refs or not ints or t.duplicate_rows:
+    if not refs or t.duplicate_rows:
         return None
     rel = qualified(t.name, engine)
     try:
@@ -355,10 +428,14 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
             return False
 
     # two references unique together (partsupp's part and supplier) are a key a copy would
-    # duplicate, whatever its identity column: no identity then
+    # duplicate, whatever its identity column: the pair is the identity then (one of them moves)
     pairs = [(a, b) for i, a in enumerate(refs) for b in refs[i + 1:]][:MAX_REFERENCE_PAIRS]
-    if len(refs) * (len(refs) - 1) // 2 > MAX_REFERENCE_PAIRS or any(unique(a, b) for a, b in pairs):
+    if len(refs) * (len(refs) - 1) // 2 > MAX_REFERENCE_PAIRS:
         return None
+    for a, b in pairs:
+        if unique(a, b):
+            others = [k for k in [t.primary_key, *t.unique_keys] if k and set(k) != {a, b}]
+            return None if others or t.observed_unique else Identity(a, b, False, None, pair=True)
     checks = 0
     for c in sorted(ints, key=lambda c: (-int(stats[c][0] or 0), c)):  # most values first: fewest collisions
         for d in refs:
@@ -367,7 +444,8 @@ def row_identity(con: Any, engine: str, t: Any, dependencies: Iterable[Any]) -> 
             checks += 1
             if unique(d, c):
                 distinct = int(stats[c][0] or 0)
-                return d, c, distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= t.rows, stats[c][1]
+                return Identity(d, c, distinct <= CODE_DOMAIN_VALUES and distinct * CODE_REPEATS <= t.rows,
+                                stats[c][1])
     return None
 
 
@@ -379,7 +457,7 @@ class GroupWriter:
 
     def __init__(self, con: Any, engine: str, tables: dict[str, Any], cloner: Any,
                  bounded: Callable[[str, list[Any]], list[tuple[Any, ...]]],
-                 identity: Callable[[str], tuple[str, str, bool, Any] | None],
+                 identity: Callable[[str], Identity | None],
                  allowed: Callable[[str, str, str], bool]) -> None:
         self.con, self.engine, self.tables, self.cloner, self.bounded = con, engine, tables, cloner, bounded
         self.identity, self.allowed = identity, allowed
@@ -440,7 +518,9 @@ class GroupWriter:
             new = self.cloner.rows.get(table, set()) - before
             self.rows.setdefault(table, set()).update(new)
             return True
-        d, c, code, top = ident
+        if ident.pair:
+            return w is not None and self._copy_in_pair(table, rowid, moved, made, ident, w)
+        d, c, code, top = ident.d, ident.c, ident.code, ident.top
         if c in moved:
             return False
         if w is not None and c in w.keep:
@@ -498,6 +578,60 @@ class GroupWriter:
         self.rows.setdefault(table, set()).update(r[0] for r in new)
         return True
 
+    def _copy_in_pair(self, table: str, rowid: int, moved: dict[str, Any], made: list[int], ident: Identity,
+                      w: GroupWitness) -> bool:
+        """``_copy`` into a table whose identity is a pair of references: the copy keeps the one
+        the gold groups by (a part, a product) and takes in the other a value the table holds
+        and the kept one has no row with, a reaching row's first (``w.reaching``), so the pair
+        stays unique, every reference holds, and the copy joins the gold's path as its source did."""
+        from .constraints import qualified, quote
+        rel = qualified(table, self.engine)
+        options = [(m, k) for m, k in ((ident.c, ident.d), (ident.d, ident.c))
+                   if m not in moved and m not in w.grouped_by]
+        options.sort(key=lambda o: o[0] in w.reads)  # a column the gold does not read first
+        if self._pair_copy(rel, table, rowid, moved, made, options, w):
+            return True
+        try:
+            others = [int(r[0]) for r in self.bounded(f"{w.siblings.format(rowid=int(rowid))} ORDER BY 1 LIMIT "
+                                                      f"{MAX_SIBLINGS + 1}", [])] if w.siblings else []
+        except Exception:  # too slow, or refused: no other row of the group
+            return False
+        return any(self._pair_copy(rel, table, other, moved, made, options, w) for other in others if other != rowid)
+
+    def _pair_copy(self, rel: str, table: str, rowid: int, moved: dict[str, Any], made: list[int],
+                   options: list[tuple[str, str]], w: GroupWitness) -> bool:
+        from .constraints import quote
+        for m, kept in options:
+            qm, qk = quote(m), quote(kept)
+            lacking = (f"{qm} IS NOT NULL AND {qm} NOT IN (SELECT {qm} FROM {rel} WHERE {qm} IS NOT NULL AND "
+                       f"{qk} = (SELECT {qk} FROM {rel} WHERE rowid = {int(rowid)}))")
+            if m in w.reads and w.keyed_elsewhere:  # it may lead to the group key: a value of the group's rows only
+                pools = [f"rowid IN ({w.siblings.format(rowid=int(rowid))}) AND "] if w.siblings else []
+            else:  # a value of a reaching row first: the copy joins the gold's path as that row does
+                pools = ([f"rowid IN (SELECT w0 FROM ({w.reaching}) AS r) AND "] if w.reaching else []) + [""]
+            try:
+                value = next((v[0] for v in (self.con.execute(f"SELECT min({qm}) FROM {rel} WHERE {pool}{lacking}")
+                                             .fetchone() for pool in pools) if v is not None and v[0] is not None),
+                             None)
+                if value is None:
+                    continue
+                values = {**moved, m: value}
+                cols = list(self.tables[table].columns)
+                types = self.tables[table].columns
+                exprs = [(f"CAST(? AS {types[k]})" if self.engine == "duckdb" and types[k] else "?")
+                         if k in values else quote(k) for k in cols]
+                self.con.execute(f"INSERT INTO {rel} ({', '.join(quote(k) for k in cols)}) SELECT "
+                                 f"{', '.join(exprs)} FROM {rel} WHERE rowid = {int(rowid)}",
+                                 [values[k] for k in cols if k in values])
+                new = self.con.execute(f"SELECT rowid FROM {rel} WHERE {qm} = ? AND {qk} = (SELECT {qk} FROM {rel} "
+                                       f"WHERE rowid = {int(rowid)})", [value]).fetchall()
+            except Exception:  # a constraint the engine checks refused it: not this column
+                continue
+            made += [r[0] for r in new]
+            self.rows.setdefault(table, set()).update(r[0] for r in new)
+            return True
+        return False
+
     def _undo(self, table: str, made: list[int]) -> None:
         """Remove the copies of a witness that could not be written whole (a keyless table's only:
         a keyed copy may have copied child rows onto its key, which are kept with it)."""
@@ -519,4 +653,4 @@ def _plain(value: Any) -> str:
     return format(value, "f") if isinstance(value, Decimal) else str(value)
 
 
-__all__ = ["GroupWitness", "GroupWriter", "group_witnesses", "row_identity"]
+__all__ = ["GroupWitness", "GroupWriter", "Identity", "group_witnesses", "row_identity"]

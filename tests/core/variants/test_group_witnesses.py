@@ -28,7 +28,7 @@ import duckdb
 
 from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
-from pytest_sqleval.core.variants.groups import group_witnesses, row_identity
+from pytest_sqleval.core.variants.groups import Identity, group_witnesses, row_identity
 from tests.rows import scalar
 
 # lines per order, per customer: 4, 6, 8, 12, 14 and 16 lines; no customer has 9, 10 or 11
@@ -80,7 +80,7 @@ def test_a_keyless_fact_table_gets_a_row_identity(tmp_path: Path) -> None:
     lines = c.tables["main.lineitem"]
     assert not lines.primary_key and not lines.observed_unique and not lines.duplicate_rows
     con = duckdb.connect(str(path), read_only=True)
-    assert row_identity(con, "duckdb", lines, c.dependencies) == ("l_orderkey", "l_linenumber", True, 7)
+    assert row_identity(con, "duckdb", lines, c.dependencies) == Identity("l_orderkey", "l_linenumber", True, 7)
     con.close()
     kinds = {w.kind for w in group_witnesses(GOLDS, "duckdb", c.tables, c.dependencies)}
     assert {"count", "copy", "spread", "null"} <= kinds
