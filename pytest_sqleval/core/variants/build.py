@@ -65,7 +65,7 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 19  # 19: session 48's three 18s merged: a reaching fact row with a NULL foreign key (vdsjoin); new output rows pass the dimension's own filter, shared encoded ids (vlimit2); edge rows on both sides of a bound, CASE splits, difference bounds, rotation (vdsbound); 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
+GENERATOR_VERSION = 20  # 20: a path copied into a variant brings the rows of its own table its row references (an item's class id) and the rows its correlated subqueries read (a sale's date), in bounds of 96 rows (vlimit3); 19: session 48's three 18s merged: a reaching fact row with a NULL foreign key (vdsjoin); new output rows pass the dimension's own filter, shared encoded ids (vlimit2); edge rows on both sides of a bound, CASE splits, difference bounds, rotation (vdsbound); 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
 # get a tuple (vspider); the LIMIT growth's regroup and recombine moves (outputs.py, vlimit);
 # 15: both of 12 and 14 (merged); 14: witness rows within a table's floor cost no rebuild of the
 # subset (_witness_cost); 13: edge witnesses through the join path that keep the HAVING golds' answers (pathedges.py
