@@ -681,13 +681,15 @@ class OutputWriter:
             for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
                 if self.cloner.import_row(table, int(rowid), added) is None:
                     raise LookupError(table)
-            for column, child, _, child_sql, bound in leaf.children:  # the rows its subqueries need
+            for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
                 fact_rowid = pinned[0][0]
                 value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
                                          f"WHERE rowid = {int(fact_rowid)}", [])[0][0]
-                for (rowid,) in self.pinned_rows(child_sql, [value] * bound):
-                    if self.cloner.import_row(child, int(rowid), added) is None:
-                        raise LookupError(child)
+                first = self.cloner.parents_first(list(path_tables))
+                for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
+                    for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
+                        if self.cloner.import_row(table, int(rowid), added) is None:
+                            raise LookupError(table)
             if not self.cloner.kept(added):
                 raise LookupError("a dependency")
             return self.bounded(leaf.rows_sql, [salt])
@@ -812,7 +814,7 @@ class OutputWriter:
             copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
             if copy is None:
                 return False
-            for column, child, child_column, child_sql, bound in leaf.children:
+            for column, child, child_column, child_sql, bound, _, _ in leaf.children:
                 if column not in copy or column in moved:
                     continue  # the copy keeps the source's value: the source's rows serve it too
                 value = self.con.execute(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
