@@ -106,7 +106,7 @@ MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its gro
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
 MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's own conjuncts, per unit written
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
-WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
+WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
@@ -603,11 +603,11 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in WIDTHS if move.kind not in ("regroup", "recombine") else WIDTHS[:1]:
+                for width in WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
                         if move.kind in ("regroup", "recombine"):
-                            units = self._pairs(move, sources)
+                            units = self._pairs(move, sources, width)
                         else:
                             targets = self._targets(move)
                             units = _Units(sources, targets, width) if targets is None or targets else None
@@ -720,12 +720,17 @@ class OutputWriter:
                     out.append((rowid, key, where, tuple(group)))
         return out
 
-    def _pairs(self, move: Move, sources: list[tuple[Any, ...]]) -> _Units | None:
+    def _pairs(self, move: Move, sources: list[tuple[Any, ...]], width: int = 1) -> _Units | None:
         """A ``regroup``'s or ``recombine``'s units: per source row in turn, the first parent
         row (or value of the column to set) that makes, with the source's other grouped
         values, a group no reaching row has and no earlier unit made, in rounds over the
         sources until none gives one (a subset variant keeps few reaching rows: one unit each
-        stopped TPC-DS-shaped window golds at 88 of 101 rows); None where there is none."""
+        stopped TPC-DS-shaped window golds at 88 of 101 rows); None where there is none.
+        ``width`` copies of the unit's one source each: a new month of a brand made of one
+        copy sums what the source's month sums, so a filter on a group's distance from its
+        partition's average (``abs(sum - avg) / avg > 0.1``) keeps neither; two copies sum
+        twice that, and both months pass; the next month of one copy, then of two, ... keep
+        the average between them (all of a brand's months in 2p drew it to 2p: 5 rows, then 2)."""
         try:
             reached = {tuple(r) for r in self.bounded(move.reached_sql, [])}
             mine = {int(r[0]): tuple(r[1:]) for r in self.bounded(move.keys_sql, [_salt_of(self.index)])}
@@ -756,7 +761,7 @@ class OutputWriter:
                         break
                 if len(targets) >= MAX_TARGETS:
                     break
-        return _Units(rows, targets, 1) if targets else None
+        return _Units(rows, targets, width, same=True) if targets else None
 
     def _values(self, move: Move) -> list[Any]:
         """A ``recombine``'s values of its column: the variant's, then the pinned database's;
@@ -965,18 +970,25 @@ class OutputWriter:
 
 
 class _Units:
-    """The units of one move: each takes ``width`` reaching rows (the next ones, in turn) and,
-    for a ``repoint``, the next target parent row."""
+    """The units of one move: each takes ``width`` reaching rows (the next ones, in turn; with
+    ``same``, ``width`` copies of the unit's own source, one per target) and, for a
+    ``repoint``, ``regroup`` or ``recombine``, the next target."""
 
-    def __init__(self, sources: list[tuple[Any, ...]], targets: list[tuple[Any, ...]] | None, width: int) -> None:
-        self.sources, self.targets, self.width, self.i = sources, targets, width, 0
+    def __init__(self, sources: list[tuple[Any, ...]], targets: list[Any] | None, width: int,
+                 same: bool = False) -> None:
+        self.sources, self.targets, self.width, self.same, self.i = sources, targets, width, same, 0
+        self.turns: dict[int, int] = {}  # with ``same``: units so far per source row
 
     def next(self) -> tuple[list[tuple[Any, ...]], Any] | None:
         if self.targets is not None and self.i >= len(self.targets):
             return None
         if self.targets is None and self.i * self.width >= MAX_OUTPUT_ROWS:
             return None
-        rows = [self.sources[(self.i * self.width + j) % len(self.sources)] for j in range(self.width)]
+        if self.same:  # two copies, then one, in turn per source: its months sum 2p, p, 2p, ... around an average
+            turn = self.turns[id(self.sources[self.i])] = self.turns.get(id(self.sources[self.i]), -1) + 1
+            rows = [self.sources[self.i]] * (self.width if turn % 2 == 0 else 1)
+        else:
+            rows = [self.sources[(self.i * self.width + j) % len(self.sources)] for j in range(self.width)]
         target = self.targets[self.i] if self.targets is not None else None
         self.i += 1
         return rows, target
