@@ -57,7 +57,8 @@ that exist, every other value is one the row or the pinned data holds; the rows 
 added are checked against every dependency, key and NOT NULL column, else removed. Where
 no row reaches a leaf on the variant (a subset of a star join keeps few), one reaching path
 of the pinned database is copied in first (``CloneWriter.import_row``), as the clone
-witnesses do. Each gold is grown first in every ``OUTPUT_SPREAD``-th variant (its turn), then,
+witnesses do: up to ``IMPORTED_PATHS`` of them (one path is one partition of a window
+filter's average, which new months of its sale give 12 rows at most). Each gold is grown first in every ``OUTPUT_SPREAD``-th variant (its turn), then,
 as a second chance, in the others (``in_turn``): where a gold's turn falls among the
 suite's golds decides nothing a growth needs.
 
@@ -105,6 +106,7 @@ MAX_TRIALS = 3  # units written at once as one trial per move and width (one cou
 MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
 MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's own conjuncts, per unit written
+IMPORTED_PATHS = 6  # reaching paths of the pinned database copied into a variant where none reaches a leaf
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
@@ -673,28 +675,30 @@ class OutputWriter:
             return []
         if not pinned:
             return []
-        mark = self._marks()
         order = self.cloner.parents_first(list(leaf.tables))
-        added: list[tuple[str, int]] = []
+        for reaching in pinned[:IMPORTED_PATHS]:
+            mark = self._marks()
+            added: list[tuple[str, int]] = []
+            try:
+                path = [(table, rowid) for table, rowid in zip(leaf.tables, reaching[1:]) if rowid is not None]
+                for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
+                    if self.cloner.import_row(table, int(rowid), added) is None:
+                        raise LookupError(table)
+                for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
+                    value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
+                                             f"WHERE rowid = {int(reaching[0])}", [])[0][0]
+                    first = self.cloner.parents_first(list(path_tables))
+                    for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
+                        for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
+                            if self.cloner.import_row(table, int(rowid), added) is None:
+                                raise LookupError(table)
+                if not self.cloner.kept(added):
+                    raise LookupError("a dependency")
+            except Exception:  # this path not copied
+                self._rollback(mark)
         try:
-            path = [(table, rowid) for table, rowid in zip(leaf.tables, pinned[0][1:]) if rowid is not None]
-            for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
-                if self.cloner.import_row(table, int(rowid), added) is None:
-                    raise LookupError(table)
-            for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
-                fact_rowid = pinned[0][0]
-                value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
-                                         f"WHERE rowid = {int(fact_rowid)}", [])[0][0]
-                first = self.cloner.parents_first(list(path_tables))
-                for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
-                    for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
-                        if self.cloner.import_row(table, int(rowid), added) is None:
-                            raise LookupError(table)
-            if not self.cloner.kept(added):
-                raise LookupError("a dependency")
             return self.bounded(leaf.rows_sql, [salt])
-        except Exception:  # nothing copied
-            self._rollback(mark)
+        except Exception:  # too slow, or a form the engine refuses
             return []
 
     def _targets(self, move: Move) -> list[tuple[Any, ...]] | None:
