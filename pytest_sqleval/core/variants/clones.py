@@ -53,8 +53,8 @@ MAX_PARTNER_CHECKS = 12  # columns checked per table for one unique together wit
 MAX_GROUP_EDGES = 8  # per SELECT: edge values of fact columns bounded inside an OR's AND-groups
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
-MAX_IMPORT_ROWS = 24  # rows of a pinned path (and the rows they reference) copied into a variant that has none
-MAX_IMPORT_DEPTH = 3  # references followed from a path's row when copying it in
+MAX_IMPORT_ROWS = 96  # rows of a pinned path (and the rows they reference) copied into a variant that has none (an item brings ~20: its class, category and manager ids are items, its id a customer's, ...)
+MAX_IMPORT_DEPTH = 96  # references followed from a path's row (each level copies a row, so the rows bound it too: a customer's address id is another customer's id, whose address ...)
 NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
@@ -1430,11 +1430,13 @@ class CloneWriter:
         return out
 
     def _import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]], budget: int,
-                    depth: int = 0) -> int | None:
+                    depth: int = 0, pending: frozenset[tuple[str, int]] = frozenset()) -> int | None:
         """The variant's row id of pinned row ``pinned_rowid`` of ``table``: the variant's own
         when it holds the same row, else a copy inserted after the rows it references (copied
         the same way, at most ``budget`` rows in all); None when it cannot be (a key value
-        the variant gives another row, or too many rows)."""
+        the variant gives another row, or too many rows). ``pending``: the rows being copied
+        in above this one; a reference to one of them holds once they are (a cycle of
+        references within a table: ``_kept`` checks every dependency after)."""
         from .constraints import qualified, quote
         assert self.pinned is not None
         t = self.tables[table]
@@ -1470,8 +1472,14 @@ class CloneWriter:
             if self.con.execute(f"SELECT 1 FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]]).fetchall():
                 continue
             source = self.pinned(f"SELECT rowid FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]])
-            if not source or parent.name == table or \
-                    self._import_row(d.parent, int(source[0][0]), added, budget, depth + 1) is None:
+            mine = {*pending, (table, int(pinned_rowid))}
+            if source and (d.parent, int(source[0][0])) in mine:
+                continue  # itself or a row being copied in above it: it holds once they are
+            # another row of the same table too (TPC-DS's observed ``i_manager_id`` in ``i_item_sk``,
+            # ``cp_catalog_page_number`` in ``cp_catalog_page_sk``: refusing them kept every item,
+            # customer and catalog page of a reaching path out of a subset variant)
+            if not source or self._import_row(d.parent, int(source[0][0]), added, budget, depth + 1,
+                                              frozenset(mine)) is None:
                 return None
         marks = ", ".join(f"CAST(? AS {t.columns[c]})" if self.engine == "duckdb" and t.columns[c] else "?" for c in cols)
         self.con.execute(f"INSERT INTO {rel} ({', '.join(map(quote, cols))}) VALUES ({marks})", [row[c] for c in cols])

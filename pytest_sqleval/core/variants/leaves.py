@@ -57,8 +57,10 @@ class Leaf:
     through: str
     # rows a correlated subquery of the leaf needs for a copy of the fact (``EXISTS (SELECT ... FROM
     # store_sales WHERE c.c_customer_sk = ss_customer_sk ...)``): (the fact's column, the child table,
-    # its column, the child rows that satisfy the subquery for the value bound to its parameters, how many)
-    children: tuple[tuple[str, str, str, str, int], ...] = ()
+    # its column, the child rows that satisfy the subquery for the value bound to its parameters, how many,
+    # the same with the row ids of every table the subquery reads, and those tables: what a path copied
+    # in from the pinned data needs, the sale's date row with it)
+    children: tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -341,7 +343,7 @@ def _groups(column: str, pa: str, fact: str, on_parent: list[str], keys: set[tup
 
 
 def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str, ctes: Any,
-              with_key: str) -> tuple[tuple[str, str, str, str, int], ...]:
+              with_key: str) -> tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...]:
     """Per correlated subquery of a conjunct that equates a column of the fact with a column
     of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
     copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
@@ -349,7 +351,7 @@ def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names:
     from sqlglot import exp
 
     from .witnesses import resolve_column, select_sources, split_terms
-    out: list[tuple[str, str, str, str, int]] = []
+    out: list[tuple[str, str, str, str, int, str, tuple[str, ...]]] = []
     for cond in conjuncts:
         for sub in cond.find_all(exp.Select):
             if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
@@ -372,11 +374,15 @@ def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names:
                         if col.table.lower() == outer_col.table.lower() and col.name.lower() == outer_col.name.lower():
                             col.replace(exp.Placeholder())
                             bound += 1
-                    query.set("expressions", [exp.column("rowid", table=i[0])])
                     query.set("limit", exp.Limit(expression=exp.Literal.number(MAX_CHILD_ROWS)))
                     if ctes is not None and query.args.get(with_key) is None:
                         query.set(with_key, ctes.copy())
-                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound))
+                    path = query.copy()
+                    aliases = sorted(inner)
+                    path.set("expressions", [exp.column("rowid", table=a) for a in aliases])
+                    query.set("expressions", [exp.column("rowid", table=i[0])])
+                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound,
+                                path.sql(dialect=engine), tuple(names.originals[inner[a]] for a in aliases)))
     return tuple(dict.fromkeys(out))
 
 

@@ -57,7 +57,8 @@ that exist, every other value is one the row or the pinned data holds; the rows 
 added are checked against every dependency, key and NOT NULL column, else removed. Where
 no row reaches a leaf on the variant (a subset of a star join keeps few), one reaching path
 of the pinned database is copied in first (``CloneWriter.import_row``), as the clone
-witnesses do. Each gold is grown first in every ``OUTPUT_SPREAD``-th variant (its turn), then,
+witnesses do: up to ``IMPORTED_PATHS`` of them (one path is one partition of a window
+filter's average, which new months of its sale give 12 rows at most). Each gold is grown first in every ``OUTPUT_SPREAD``-th variant (its turn), then,
 as a second chance, in the others (``in_turn``): where a gold's turn falls among the
 suite's golds decides nothing a growth needs.
 
@@ -108,8 +109,9 @@ MAX_TRIALS = 3  # units written at once as one trial per move and width (one cou
 MAX_COUNTS = 16  # runs of a gold's count per gold and variant, at most (its growth stops there)
 MAX_VARIANT_COUNTS = 160  # runs of the golds' counts per variant, all golds together; later golds are skipped
 MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's own conjuncts, per unit written
+IMPORTED_PATHS = 6  # reaching paths of the pinned database copied into a variant where none reaches a leaf
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
-WIDTHS = (1, 2)  # fact copies per unit: one, then two from different reaching rows
+WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
@@ -726,11 +728,11 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in WIDTHS if move.kind not in ("regroup", "recombine") else WIDTHS[:1]:
+                for width in WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
                         if move.kind in ("regroup", "recombine"):
-                            units = self._pairs(move, sources)
+                            units = self._pairs(move, sources, width)
                         else:
                             targets = self._targets(move)
                             units = _Units(sources, targets, width) if targets is None or targets else None
@@ -796,26 +798,30 @@ class OutputWriter:
             return []
         if not pinned:
             return []
-        mark = self._marks()
         order = self.cloner.parents_first(list(leaf.tables))
-        added: list[tuple[str, int]] = []
+        for reaching in pinned[:IMPORTED_PATHS]:
+            mark = self._marks()
+            added: list[tuple[str, int]] = []
+            try:
+                path = [(table, rowid) for table, rowid in zip(leaf.tables, reaching[1:]) if rowid is not None]
+                for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
+                    if self.cloner.import_row(table, int(rowid), added) is None:
+                        raise LookupError(table)
+                for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
+                    value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
+                                             f"WHERE rowid = {int(reaching[0])}", [])[0][0]
+                    first = self.cloner.parents_first(list(path_tables))
+                    for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
+                        for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
+                            if self.cloner.import_row(table, int(rowid), added) is None:
+                                raise LookupError(table)
+                if not self.cloner.kept(added):
+                    raise LookupError("a dependency")
+            except Exception:  # this path not copied
+                self._rollback(mark)
         try:
-            path = [(table, rowid) for table, rowid in zip(leaf.tables, pinned[0][1:]) if rowid is not None]
-            for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
-                if self.cloner.import_row(table, int(rowid), added) is None:
-                    raise LookupError(table)
-            for column, child, _, child_sql, bound in leaf.children:  # the rows its subqueries need
-                fact_rowid = pinned[0][0]
-                value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
-                                         f"WHERE rowid = {int(fact_rowid)}", [])[0][0]
-                for (rowid,) in self.pinned_rows(child_sql, [value] * bound):
-                    if self.cloner.import_row(child, int(rowid), added) is None:
-                        raise LookupError(child)
-            if not self.cloner.kept(added):
-                raise LookupError("a dependency")
             return self.bounded(leaf.rows_sql, [salt])
-        except Exception:  # nothing copied
-            self._rollback(mark)
+        except Exception:  # too slow, or a form the engine refuses
             return []
 
     def _targets(self, move: Move) -> list[tuple[Any, ...]] | None:
@@ -841,12 +847,17 @@ class OutputWriter:
                     out.append((rowid, key, where, tuple(group)))
         return out
 
-    def _pairs(self, move: Move, sources: list[tuple[Any, ...]]) -> _Units | None:
+    def _pairs(self, move: Move, sources: list[tuple[Any, ...]], width: int = 1) -> _Units | None:
         """A ``regroup``'s or ``recombine``'s units: per source row in turn, the first parent
         row (or value of the column to set) that makes, with the source's other grouped
         values, a group no reaching row has and no earlier unit made, in rounds over the
         sources until none gives one (a subset variant keeps few reaching rows: one unit each
-        stopped TPC-DS-shaped window golds at 88 of 101 rows); None where there is none."""
+        stopped TPC-DS-shaped window golds at 88 of 101 rows); None where there is none.
+        ``width`` copies of the unit's one source each: a new month of a brand made of one
+        copy sums what the source's month sums, so a filter on a group's distance from its
+        partition's average (``abs(sum - avg) / avg > 0.1``) keeps neither; two copies sum
+        twice that, and both months pass; the next month of one copy, then of two, ... keep
+        the average between them (all of a brand's months in 2p drew it to 2p: 5 rows, then 2)."""
         try:
             reached = {tuple(r) for r in self.bounded(move.reached_sql, [])}
             mine = {int(r[0]): tuple(r[1:]) for r in self.bounded(move.keys_sql, [_salt_of(self.index)])}
@@ -877,7 +888,7 @@ class OutputWriter:
                         break
                 if len(targets) >= MAX_TARGETS:
                     break
-        return _Units(rows, targets, 1) if targets else None
+        return _Units(rows, targets, width, same=True) if targets else None
 
     def _values(self, move: Move) -> list[Any]:
         """A ``recombine``'s values of its column: the variant's, then the pinned database's;
@@ -935,7 +946,7 @@ class OutputWriter:
             copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
             if copy is None:
                 return False
-            for column, child, child_column, child_sql, bound in leaf.children:
+            for column, child, child_column, child_sql, bound, _, _ in leaf.children:
                 if column not in copy or column in moved:
                     continue  # the copy keeps the source's value: the source's rows serve it too
                 value = self.con.execute(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
@@ -1086,18 +1097,25 @@ class OutputWriter:
 
 
 class _Units:
-    """The units of one move: each takes ``width`` reaching rows (the next ones, in turn) and,
-    for a ``repoint``, the next target parent row."""
+    """The units of one move: each takes ``width`` reaching rows (the next ones, in turn; with
+    ``same``, ``width`` copies of the unit's own source, one per target) and, for a
+    ``repoint``, ``regroup`` or ``recombine``, the next target."""
 
-    def __init__(self, sources: list[tuple[Any, ...]], targets: list[tuple[Any, ...]] | None, width: int) -> None:
-        self.sources, self.targets, self.width, self.i = sources, targets, width, 0
+    def __init__(self, sources: list[tuple[Any, ...]], targets: list[Any] | None, width: int,
+                 same: bool = False) -> None:
+        self.sources, self.targets, self.width, self.same, self.i = sources, targets, width, same, 0
+        self.turns: dict[int, int] = {}  # with ``same``: units so far per source row
 
     def next(self) -> tuple[list[tuple[Any, ...]], Any] | None:
         if self.targets is not None and self.i >= len(self.targets):
             return None
         if self.targets is None and self.i * self.width >= MAX_OUTPUT_ROWS:
             return None
-        rows = [self.sources[(self.i * self.width + j) % len(self.sources)] for j in range(self.width)]
+        if self.same:  # two copies, then one, in turn per source: its months sum 2p, p, 2p, ... around an average
+            turn = self.turns[id(self.sources[self.i])] = self.turns.get(id(self.sources[self.i]), -1) + 1
+            rows = [self.sources[self.i]] * (self.width if turn % 2 == 0 else 1)
+        else:
+            rows = [self.sources[(self.i * self.width + j) % len(self.sources)] for j in range(self.width)]
         target = self.targets[self.i] if self.targets is not None else None
         self.i += 1
         return rows, target
