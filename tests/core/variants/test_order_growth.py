@@ -26,7 +26,11 @@ from pytest_sqleval.core.variants.outputs import order_growths
 from tests.core.variants.conftest import graded_with_variants, made
 
 
-def make_orders(path: Path) -> None:
+#: the orders past ``sum(l_quantity) > 300``: their price and date (17 dearer and older than 42)
+TWO_BIG = {17: (480000, dt.date(1995, 10, 21)), 42: (420000, dt.date(1997, 4, 9))}
+
+
+def make_orders(path: Path, big_orders: dict[int, tuple[int, dt.date]] = TWO_BIG) -> None:
     import duckdb
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE customer (c_custkey INTEGER PRIMARY KEY, c_name VARCHAR)")
@@ -37,9 +41,8 @@ def make_orders(path: Path) -> None:
     day = dt.date(1992, 3, 1)
     orders, lines = [], []
     for o in range(1, 61):
-        big = o in (17, 42)  # the two orders past the bound: 17 dearer and older than 42
-        price = {17: 480000, 42: 420000}.get(o, 1000 + o % 7 * 313)
-        date = {17: dt.date(1995, 10, 21), 42: dt.date(1997, 4, 9)}.get(o, day + dt.timedelta(days=o % 9 * 37))
+        big = o in big_orders
+        price, date = big_orders.get(o, (1000 + o % 7 * 313, day + dt.timedelta(days=o % 9 * 37)))
         orders.append((o, 1 + o % 20, price, date))
         for n in range(1, 8 if big else 4):
             lines.append((o, n, 45 if big else 1 + (o * n) % 30))

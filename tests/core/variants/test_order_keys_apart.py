@@ -24,46 +24,18 @@ from pytest_sqleval.core.api import Grader
 from pytest_sqleval.core.variants.constraints import observe_constraints
 from pytest_sqleval.core.variants.outputs import order_growths
 from tests.core.variants.conftest import graded_with_variants, made
+from tests.core.variants.test_order_growth import EQUIVALENTS, GOLD, TWO_BIG
+from tests.core.variants.test_order_growth import WRONG as GROWTH_WRONG
+from tests.core.variants.test_order_growth import make_orders as make_two_orders
 
 
 def make_orders(path: Path) -> None:
     """One order past ``sum(l_quantity) > 300``: the gold answers one row."""
-    import duckdb
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE customer (c_custkey INTEGER PRIMARY KEY, c_name VARCHAR)")
-    con.execute("CREATE TABLE orders (o_orderkey INTEGER PRIMARY KEY, o_custkey INTEGER, o_totalprice DECIMAL(12, 2), "
-                "o_orderdate DATE)")
-    con.execute("CREATE TABLE lineitem (l_orderkey INTEGER, l_linenumber INTEGER, l_quantity INTEGER)")
-    con.executemany("INSERT INTO customer VALUES (?, ?)", [(c, f"Customer#{c:09d}") for c in range(1, 21)])
-    day = dt.date(1992, 3, 1)
-    orders, lines = [], []
-    for o in range(1, 61):
-        big = o == 17
-        price = 480000 if big else 1000 + o % 7 * 313
-        date = dt.date(1995, 10, 21) if big else day + dt.timedelta(days=o % 9 * 37)
-        orders.append((o, 1 + o % 20, price, date))
-        for n in range(1, 8 if big else 4):
-            lines.append((o, n, 45 if big else 1 + (o * n) % 30))
-    con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", orders)
-    con.executemany("INSERT INTO lineitem VALUES (?, ?, ?)", lines)
-    con.close()
+    make_two_orders(path, {17: TWO_BIG[17]})
 
 
-GOLD = ("SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity) FROM customer, orders, "
-        "lineitem WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) > 300) "
-        "AND c_custkey = o_custkey AND o_orderkey = l_orderkey GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, "
-        "o_totalprice ORDER BY o_totalprice DESC, o_orderdate LIMIT 100")
-WRONG = {
-    "first_key_dropped": GOLD.replace("ORDER BY o_totalprice DESC, o_orderdate", "ORDER BY o_orderdate"),
-    "first_key_reversed": GOLD.replace("o_totalprice DESC, o_orderdate", "o_totalprice, o_orderdate"),
-    "second_key_reversed": GOLD.replace("o_totalprice DESC, o_orderdate", "o_totalprice DESC, o_orderdate DESC"),
-}
-EQUIVALENTS = {
-    "ordinals": GOLD.replace("ORDER BY o_totalprice DESC, o_orderdate", "ORDER BY 5 DESC, 4"),
-    "exists": GOLD.replace("o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) "
-                           "> 300)", "EXISTS (SELECT 1 FROM lineitem big WHERE big.l_orderkey = o_orderkey "
-                                     "HAVING sum(big.l_quantity) > 300)"),
-}
+WRONG = {**GROWTH_WRONG,
+         "first_key_reversed": GOLD.replace("o_totalprice DESC, o_orderdate", "o_totalprice, o_orderdate")}
 
 
 @pytest.fixture(scope="module")
