@@ -9,6 +9,7 @@ import decimal
 import json
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -87,6 +88,15 @@ def test_the_small_path_gives_the_general_paths_result(cmp: Comparator) -> None:
     assert len(mismatches) >= 20, f"too few mismatches decided on the small path: {mismatches}"
 
 
+def _agreeing_specs(cmp: Comparator, gold: pa.Table, pred: pa.Table, spec: CompareSpec) -> Iterator[CompareSpec]:
+    """``spec`` under each column rule, once the whole comparison under it is the general path's."""
+    for column_order in ("position", "any"):
+        s = replace(spec, column_order=column_order)
+        assert _text(cmp.compare(gold, pred, s)) == _general(cmp, gold, pred, s), (gold.to_pydict(),
+                                                                                   pred.to_pydict(), s)
+        yield s
+
+
 def test_a_small_mismatch_is_the_general_paths_to_the_last_field(cmp: Comparator) -> None:
     """Exact kinds only (floats: the next test): values changed, NULLed, rows dropped and
     duplicated, columns retyped; the whole comparison (the other column rule's verdict
@@ -97,10 +107,7 @@ def test_a_small_mismatch_is_the_general_paths_to_the_last_field(cmp: Comparator
     @given(case=tables(kinds_from=("int", "str", "date", "bool", "dec")))
     def agree(case: tuple) -> None:
         gold, pred, spec = case
-        for column_order in ("position", "any"):
-            s = replace(spec, column_order=column_order)
-            assert _text(cmp.compare(gold, pred, s)) == _general(cmp, gold, pred, s), (gold.to_pydict(),
-                                                                                       pred.to_pydict(), s)
+        for s in _agreeing_specs(cmp, gold, pred, spec):
             small = _small_agrees(cmp, gold, pred, s)
             if small is not None and not small.match:
                 reasons.append(small.reason)
@@ -286,10 +293,7 @@ def test_a_small_float_result_is_the_general_paths_to_the_last_field(cmp: Compar
     @given(case=float_tables())
     def agree(case: tuple) -> None:
         gold, pred, spec = case
-        for column_order in ("position", "any"):
-            s = replace(spec, column_order=column_order)
-            assert _text(cmp.compare(gold, pred, s)) == _general(cmp, gold, pred, s), (gold.to_pydict(),
-                                                                                       pred.to_pydict(), s)
+        for s in _agreeing_specs(cmp, gold, pred, spec):
             matched.clear()
             small = _small_agrees(cmp, gold, pred, s)
             if small is None:
