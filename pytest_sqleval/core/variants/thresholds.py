@@ -53,6 +53,8 @@ class Seed:
     column: str  # the changed conjunct's inner column
     values: tuple[str, ...]  # the edge values it takes, one copy each
     inside: tuple[str, ...]  # per value, a query answering 1 where the changed conjunct keeps it
+
+
 _ARITHMETIC = ("Mul", "Add", "Sub", "Div", "Paren", "Cast", "Neg")
 
 
@@ -101,19 +103,10 @@ def rows_sql(tree: Any, nodes: list[Any], node: Any, mutant: str, dialect: str, 
     twins = list(copy.dfs())
     top, gold_side = twins[_at(nodes, outer)], twins[side_at].copy()
     tracing.remove_conjunct(twins[at])
-    root_with = copy.args.get("with_") or copy.args.get("with")
-    with_ = root_with.copy() if root_with is not None and top is not copy else None
-    if top is not copy:
-        top.pop()
-    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
-        top.set(arg, None)
-    top.set("expressions", [exp.alias_(exp.column("rowid", table=path[0].alias), "w0"), exp.alias_(gold_side, "w1"),
-                            exp.alias_(changed.copy(), "w2"), exp.alias_(exp.column(column, table=path[0].alias), "w3")])
-    if with_ is not None:
-        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
-    try:
-        inner_sql = top.sql(dialect=dialect, copy=False)
-    except Exception:  # sqlglot cannot render it
+    inner_sql = tracing.render_alone(copy, top, [
+        exp.alias_(exp.column("rowid", table=path[0].alias), "w0"), exp.alias_(gold_side, "w1"),
+        exp.alias_(changed.copy(), "w2"), exp.alias_(exp.column(column, table=path[0].alias), "w3")], dialect)
+    if inner_sql is None:
         return None
     seed = _seed(tree, nodes, node, inner, cmp, outer, path[0].alias, values, dialect, names) if values else None
     return table, column, f"SELECT w0, w1, w2, w3 FROM ({inner_sql}) AS outer_rows ORDER BY w0 LIMIT {MAX_ROWS}", op, seed

@@ -182,28 +182,40 @@ def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: 
             branch.append("expressions", exp.alias_(value.copy() if branch is select else exp.Null(), CARRIED))
     if carried is None:
         return None
-    # ``top`` is this call's own (in ``copy``): taken out, changed and rendered in place, not copied
-    # again; the WITH it is given is copied first, as it was (``top`` may be a CTE's body in it)
     top = twins[at[id(path[0].select)]]
-    root_with = copy.args.get("with_") or copy.args.get("with")
-    with_ = root_with.copy() if root_with is not None and top.args.get("with_") is None \
-        and top.args.get("with") is None else None
-    if top is not copy:
-        top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
-    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
-        top.set(arg, None)
-    top.set("expressions", [exp.alias_(carried, "w0")] + ([exp.alias_(peer.copy(), "w1")] if peer is not None else []))
-    if with_ is not None:
-        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
-    try:
-        inner = top.sql(dialect=dialect, copy=False)
-    except Exception:  # sqlglot cannot render it
+    inner = render_alone(copy, top, [exp.alias_(carried, "w0")]
+                         + ([exp.alias_(peer.copy(), "w1")] if peer is not None else []), dialect)
+    if inner is None:
         return None
     if every:
         return f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL"
     return (f"SELECT w0{', min(w1)' if peer is not None else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
             f"{'AND w1 IS NOT NULL ' if peer is not None else ''}GROUP BY w0 "
             f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
+
+
+def render_alone(copy: Any, top: Any, expressions: list[Any], dialect: str) -> str | None:
+    """``top``, a SELECT of the tree ``copy``, rendered alone with ``expressions`` as its outputs
+    and without its grouping, order or limit (its FROM, joins and WHERE are what is asked);
+    given the root's WITH where it has none of its own, so the CTEs it reads stay defined.
+    ``top`` is changed and rendered in place, not copied again (``copy`` is the caller's own);
+    None where sqlglot cannot render it."""
+    from sqlglot import exp
+    root_with = copy.args.get("with_") or copy.args.get("with")
+    # copied first, as it was: ``top`` may be a CTE's body in it
+    with_ = root_with.copy() if root_with is not None and top.args.get("with_") is None \
+        and top.args.get("with") is None else None
+    if top is not copy:
+        top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
+    for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+        top.set(arg, None)
+    top.set("expressions", expressions)
+    if with_ is not None:
+        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
+    try:
+        return str(top.sql(dialect=dialect, copy=False))
+    except Exception:  # sqlglot cannot render it
+        return None
 
 
 def outer_path(tree: Any, select: Any) -> list[Step] | None:
