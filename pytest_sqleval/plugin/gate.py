@@ -1,6 +1,7 @@
 """The pass-rate gate: the run's exit status from each backend's pass rate, refusing to
 pass a run whose rate covers only part of its cases (lost cases, collection errors, a
-stop with -x) or that broke non-benchmark tests. Exit codes 2-5 stay what pytest says."""
+stop with -x), whose passes were asked to be checked on database variants and were not,
+or that broke non-benchmark tests. Exit codes 2-5 stay what pytest says."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,6 +33,12 @@ def gate_verdict(min_pass_rate: float, summary: dict[str, Any], facts: RunFacts)
         ok = ok and good
         lines.append(f"gate {'PASSED' if good else 'FAILED'}: backend {name} pass rate "
                      f"{rate:.3f} {'>=' if good else '<'} {min_pass_rate:.3f}")
+        unchecked = b.get("variant_unchecked_cases")
+        if unchecked:  # the rate counts passes the variants were asked to check and could not
+            ok = False
+            lines.append(f"gate FAILED: backend {name}: {unchecked} matching case(s) pass on the database alone, "
+                         f"their check on the variants failed ({b.get('variant_check_error', 'no error kept')}); "
+                         "a pass rate that counts them as checked gates nothing")
     if facts.lost:
         ok = False
         lines.append(f"gate FAILED: {len(facts.lost)} case(s) lost")

@@ -213,7 +213,8 @@ def test_a_failed_check_on_the_variants_is_said_not_passed_off_as_checked(
         raise HostCrashed("IndexError: list index out of range") if failure == "engine" else IndexError(
             "list index out of range")
     monkeypatch.setattr(VariantSet, "_distill", broken)
-    result = pytester.runpytest_inprocess(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(str(suite), "--sqleval-backend=predictions:preds.jsonl", "-p", "no:cacheprovider",
+                                          "--sqleval-min-pass-rate=0")
     records = {r["case_id"]: r for r in read_results(pytester.path)}
     big = records["big"]  # a coincidence the variants would have caught
     assert big["status"] == "passed" and big["layers"]["variants"] == {"error": "IndexError: list index out of range"}
@@ -223,6 +224,10 @@ def test_a_failed_check_on_the_variants_is_said_not_passed_off_as_checked(
     assert b["variant_check_error"] == "IndexError: list index out of range"
     out = result.stdout.str()
     assert "VARIANTS NOT CHECKED: 2 matching case(s) pass on the database alone" in out
+    # a gate over passes that were never checked gates nothing, whatever the rate
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*gate FAILED: backend preds: 2 matching case(s) pass on the database alone, their "
+                                 "check on the variants failed (IndexError: list index out of range)*"])
     exact = records["exact"]  # empty on the database: without its variants it cannot be graded, and says why
     assert exact["status"] == "error" and "its variants could not be chosen: IndexError" in exact["explanation"]
     assert "LOST" not in out
