@@ -464,10 +464,12 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     counted = select.copy()
     for arg in ("order", "limit", "offset"):
         counted.set(arg, None)
-    imported = dict(reach_sql=query([], conjuncts, [(exp.column("rowid", table=fact), "p0")]
-                                    + [(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(sorted(sources))], []),
-                    count_sql=f"SELECT count(*) FROM ({counted.sql(dialect=dialect)}) AS gold_rows",
-                    path=tuple(table_of[a] for a in sorted(sources)))
+    # a correlated EXISTS's rows reach nothing as they are: no reaching path to copy in for its witnesses
+    reach_sql = "" if correlated is not None else query(
+        [], conjuncts, [(exp.column("rowid", table=fact), "p0")]
+        + [(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(sorted(sources))], [])
+    count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=dialect)}) AS gold_rows"
+    reach_path = tuple(table_of[a] for a in sorted(sources))
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
@@ -510,7 +512,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 out.append(CloneWitness(
                     digest, table_of[fact], query(extra, filters, given, order), moved, shown,
                     f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links,
-                    shared=shared, **(imported if correlated is None else {})))
+                    shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
