@@ -101,6 +101,10 @@ class CloneWitness:
     # the fact's key only observed references bind (TPC-DS's encoded ``c_customer_id``, each one a
     # ``t_time_id`` too): its copy takes a value every referenced column holds (``CloneWriter.shared``)
     shared: bool = False
+    # a moved witness on a variant where no row reaches the SELECT (a subset keeps none of the four customers
+    # of one city and income range): ``reach_sql`` (``w0``, ``p0``, then the rows of ``path``) finds a pinned
+    # reaching path, copied in (``_import_path``, as a LIMIT witness's) before ``rows_sql`` is asked again
+    reach_sql: str = ""
 
 
 def gold_digest(sql: str) -> str:
@@ -457,6 +461,15 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
         out = []
+    counted = select.copy()
+    for arg in ("order", "limit", "offset"):
+        counted.set(arg, None)
+    # a correlated EXISTS's rows reach nothing as they are: no reaching path to copy in for its witnesses
+    reach_sql = "" if correlated is not None else query(
+        [], conjuncts, [(exp.column("rowid", table=fact), "p0")]
+        + [(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(sorted(sources))], [])
+    count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=dialect)}) AS gold_rows"
+    reach_path = tuple(table_of[a] for a in sorted(sources))
     # per edge from the fact, per filter on the tables reached through it: a moved clone
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
@@ -499,7 +512,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 out.append(CloneWitness(
                     digest, table_of[fact], query(extra, filters, given, order), moved, shown,
                     f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links,
-                    shared=shared))
+                    shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
     return out[:MAX_CLONE_WITNESSES]
@@ -1193,7 +1206,11 @@ class CloneWriter:
         # ``t_time_id`` too) gets a value every referenced column holds and the table does not (``shared``),
         # where no other key column could be fresh; set by ``outputs``, whose new customers need one
         self.shared_keys = False
+        # the greatest free shared value, not the least: a LIMIT lift's new rows (``_fill``, ``outputs``) sort
+        # after every other witness's, so a moved customer of a gold ordered by its id stays inside the LIMIT
+        self.shared_last = False
         self._partner_columns: dict[tuple[str, str], list[str]] = {}
+        self._reached: dict[tuple[str, str], bool] = {}  # (gold, reach_sql): a pinned path copied in (``_reach``)
 
     def write(self, w: CloneWitness, turn: int = 0) -> bool:
         """Clone the row ``w.rows_sql`` picks on this variant; ``turn`` (the variant's index)
@@ -1211,6 +1228,8 @@ class CloneWriter:
             return False
         if not found and w.limit:
             found = self._import_path(w, turn)
+        elif not found and w.reach_sql and self._reach(w, turn):
+            found = self.bounded(w.rows_sql, [_salt_of(turn)])
         if not found:
             return False
         row = found[0]
@@ -1328,7 +1347,6 @@ class CloneWriter:
         """A LIMIT witness: new paths (a copy of the reaching fact row ``w0``, through a copy of
         its parent ``p0`` with a fresh key and fresh values in ``w.renamed``: a new group)
         until the gold, its LIMIT left off, has ``w.limit + 1`` rows on this variant."""
-        from .constraints import qualified, quote
         try:
             have = int(self.bounded(w.count_sql, [])[0][0])
         except Exception:  # too slow, or a form this engine refuses
@@ -1338,6 +1356,15 @@ class CloneWriter:
             return False  # LIMIT n - 1, n and n + 1 differ here already, or too many rows to add
         for table, rowid in zip(w.path, row[2:]):
             self.rows.setdefault(table, set()).add(int(rowid))
+        last, self.shared_last = self.shared_last, True
+        try:
+            return self._lift(w, row, need, have)
+        finally:
+            self.shared_last = last
+
+    def _lift(self, w: CloneWitness, row: tuple[Any, ...], need: int, have: int) -> bool:
+        """``_fill``'s ``need`` new paths."""
+        from .constraints import qualified, quote
         for k in range(need):
             moved: dict[str, Any] = {}
             if w.parent is not None:
@@ -1366,6 +1393,18 @@ class CloneWriter:
             if self.clone(w.table, int(row[0]), moved) is None:
                 return k > 0 and self._said(w, k, have)
         return self._said(w, need, have)
+
+    def _reach(self, w: CloneWitness, turn: int) -> bool:
+        """Whether a pinned path reaching ``w``'s SELECT was copied in for it, where none on the
+        variant reaches it (asked once per SELECT and variant: its other moved witnesses reuse it)."""
+        key = (w.gold, w.reach_sql)
+        if key not in self._reached:
+            try:
+                none = int(self.bounded(w.count_sql, [])[0][0]) == 0
+            except Exception:  # too slow, or a form this engine refuses
+                none = False
+            self._reached[key] = none and bool(self._import_path(replace(w, rows_sql=w.reach_sql), turn))
+        return self._reached[key]
 
     def _import_path(self, w: CloneWitness, turn: int) -> list[tuple[Any, ...]]:
         """A LIMIT witness on a variant where no row reaches the gold's output (a subset of a
@@ -1529,7 +1568,7 @@ class CloneWriter:
             f"SELECT v FROM (SELECT DISTINCT {quote(first.parent_columns[0])} AS v FROM "
             f"{qualified(first.parent, self.engine)}) AS p WHERE v IS NOT NULL "
             f"AND v NOT IN (SELECT {quote(column)} FROM {qualified(table, self.engine)} WHERE {quote(column)} IS NOT NULL)"
-            + (f" AND {where}" if where else "") + " ORDER BY v LIMIT 1", [])
+            + (f" AND {where}" if where else "") + f" ORDER BY v{' DESC' if self.shared_last else ''} LIMIT 1", [])
         return rows[0][0] if rows else None
 
     def _said(self, w: CloneWitness, added: int, have: int) -> bool:

@@ -397,6 +397,7 @@ class OutputWriter:
         self.cloner = CloneWriter(con, engine, self.tables, list(constraints.dependencies), self.bounded,
                                   pinned=self.pinned_rows)
         self.cloner.shared_keys = True  # a new customer (a copy of the fact ``customer``) takes a shared id
+        self.cloner.shared_last = True  # the greatest: sorting after the clone witnesses' (a moved customer)
         self.written = Grown()
         self.counted = 0  # runs of the current gold's count
         self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
