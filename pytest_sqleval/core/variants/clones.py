@@ -457,7 +457,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
         out = []
-    # per edge from the fact, per filter on the tables reached through it: a moved clone
+    # per edge from the fact, per filter on the tables reached through it: a moved clone; per AND-group of
+    # an OR on them, the copies passing that group alone (all its members first, then its bounds' edges)
+    grouped_members: list[CloneWitness] = []
+    grouped_edges: list[CloneWitness] = []
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
         copy = {a: f"{a}__w" for a in subtree}
@@ -502,7 +505,80 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     shared=shared))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
-    return out[:MAX_CLONE_WITNESSES]
+        if correlated is None:
+            members, edged = _disjunct_witnesses(
+                conjuncts, alias_sets, touching, own, renamed, subtree, fact, cc,
+                [(exp.column(pc, table=copy[pa]), "r0")], extra, table_of, fact_name, through, digest, dialect,
+                query, links, shared, lambda c: resolve_column(c, sources, names.lower), set(fact_t.free))
+            grouped_members += members
+            grouped_edges += edged
+    return (out + grouped_members + grouped_edges)[:MAX_CLONE_WITNESSES]
+
+
+def _disjunct_witnesses(conjuncts: list[Any], alias_sets: list[Any], touching: list[int], own: list[Any],
+                        renamed: Callable[[Any], Any], subtree: set[str], fact: str, moved: str, key: list[Any],
+                        extra: list[tuple[str, str]], table_of: dict[str, str], fact_name: str, through: str,
+                        digest: str, dialect: str, query: Callable[..., str], links: tuple[Any, ...], shared: bool,
+                        resolve: Callable[[Any], tuple[str, str] | None], free: set[str]
+                        ) -> tuple[list[CloneWitness], list[CloneWitness]]:
+    """An OR whose AND-groups each join the moved edge's parent (``(ss_addr_sk = ca_address_sk AND
+    ca_state IN ('OR', 'MN', 'KY') AND ss_net_profit BETWEEN 150 AND 3000) OR (...)``, TPC-DS q48):
+    per group and per member of its lists on the parent's side, a copy of a row passing every other
+    conjunct and the group's own fact terms, moved to a parent row with that member that passes the
+    group's other parent terms. The copy passes that group alone (its other members are other
+    groups'), so a member dropped or changed takes it out of the sum; a row reaching the output
+    through its own parent passes some group already, often not the one a member holds. Second
+    list: per group, such a copy with a fact column just outside one of the group's own bounds
+    (``ss_net_profit = 149``): no reaching row passes the rest of a group no pinned sale reaches."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    factored = {c.sql() for c in conjuncts}
+    out: list[CloneWitness] = []
+    edged: list[CloneWitness] = []
+    for i in touching:
+        top = conjuncts[i]
+        if not isinstance(top, exp.Or) or top.find(exp.Select) or not (alias_sets[i] or set()) <= subtree | {fact}:
+            continue
+        others = [c for k, c in enumerate(own) if k != i] + [renamed(conjuncts[k]) for k in touching if k != i]
+        for disjunct in split_terms(top, exp.Or):
+            group = [t for t in split_terms(disjunct, exp.And) if t.sql() not in factored]
+
+            def on_parent(t: Any) -> bool:
+                keys = [resolve(c) for c in t.find_all(exp.Column)]
+                return bool(keys) and all(k is not None and k[0] in subtree for k in keys)
+            if not any(on_parent(t) for t in group):
+                continue
+            lists = [t for t in group if isinstance(t, exp.In) and on_parent(t) and t.expressions
+                     and isinstance(t.this, exp.Column) and all(isinstance(m, exp.Literal) for m in t.expressions)]
+            choices: list[tuple[Any, Any]] = [(t, m) for t in lists for m in t.expressions] or [(None, None)]
+            rendered = " ".join(disjunct.sql(dialect=dialect).split())
+            for term, member in choices:
+                terms = [renamed(exp.EQ(this=t.this.copy(), expression=member.copy()) if t is term else t)
+                         for t in group]
+                shown = key + ([(renamed(term.this), "v0")] if term is not None else [])
+                column = f"{table_of[(resolve(term.this) or ('', ''))[0]].rsplit('.', 1)[-1]}.{term.this.name}" \
+                    if term is not None else ""
+                out.append(CloneWitness(
+                    digest, table_of[fact], query(extra, others + terms, shown, []), (moved,),
+                    (column,) if column else (),
+                    f"a {fact_name} row{through}, moved to " + ("{shown}" if column else "a row")
+                    + f" (passes only the OR's AND-group `{rendered}`)", links=links, shared=shared))
+                if member is not choices[0][1]:
+                    continue
+                # and, moved there, its own bound's edges: no row reaching through another group has them
+                for bounded in group:
+                    bound = resolve(bounded.this) if isinstance(bounded.this, exp.Column) else None
+                    if bound is None or bound[0] != fact or bound[1] not in free or on_parent(bounded):
+                        continue
+                    rest = [t for t, orig in zip(terms, group) if orig is not bounded]
+                    edge = " ".join(bounded.sql(dialect=dialect).split())
+                    edged += [CloneWitness(
+                        digest, table_of[fact], query(extra, others + rest, key, []), (moved,), (),
+                        f"a {fact_name} row{through}, moved into the OR's AND-group `{rendered}` with {bound[1]} = "
+                        f"{v} (just outside `{edge}`)", fixed=((bound[1], v),), links=links, shared=shared)
+                        for v in _bound_edges(bounded)[:2]]
+    return out, edged
 
 
 @dataclass(frozen=True)
@@ -900,7 +976,7 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
     at most ``MAX_GROUP_EDGES`` per SELECT, so the moved witnesses after them keep their room."""
     from sqlglot import exp
 
-    from .witnesses import neighbours, split_terms
+    from .witnesses import split_terms
     per_term: list[list[CloneWitness]] = []
     for i, top in enumerate(conjuncts):
         if not isinstance(top, exp.Or) or top.find(exp.Select):
@@ -908,17 +984,8 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
         for disjunct in split_terms(top, exp.Or):
             group = split_terms(disjunct, exp.And)
             for term in group:
-                if isinstance(term, exp.Between):
-                    low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
-                                 for b in (term.args.get("low"), term.args.get("high")))
-                    values = [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
-                        if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
-                elif type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
-                    lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
-                    values = neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
-                else:
-                    continue
-                key = resolve(term.this) if isinstance(term.this, exp.Column) else None
+                values = _bound_edges(term)
+                key = resolve(term.this) if values and isinstance(term.this, exp.Column) else None
                 if key is None or key[0] != fact or key[1] not in free \
                         or any((resolve(c) or ("",))[0] != fact for c in term.find_all(exp.Column)):
                     continue
@@ -931,6 +998,23 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
                                  for v in dict.fromkeys(values)])
     out = [t[k] for k in range(max((len(t) for t in per_term), default=0)) for t in per_term if k < len(t)]
     return out[:MAX_GROUP_EDGES]
+
+
+def _bound_edges(term: Any) -> list[str]:
+    """A range's or a comparison's values with a literal, those just outside it first (one unit past
+    each bound), then those on it; none for any other term."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours
+    if isinstance(term, exp.Between):
+        low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
+                     for b in (term.args.get("low"), term.args.get("high")))
+        return [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
+            if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
+    if type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
+        lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
+        return neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
+    return []
 
 
 def turned_rowid(rowid: Any) -> Any:
