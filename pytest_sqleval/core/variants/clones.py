@@ -51,6 +51,7 @@ MAX_GROUP_CLONES = 100  # rows added to push one group to a HAVING bound, at mos
 MAX_CLONE_WITNESSES = 40  # per SELECT of a gold
 MAX_PARTNER_CHECKS = 12  # columns checked per table for one unique together with its ticket number
 MAX_GROUP_EDGES = 8  # per SELECT: edge values of fact columns bounded inside an OR's AND-groups
+MAX_OR_GROUP_WITNESSES = 32  # per SELECT, beside those: copies moved into an OR's AND-groups on a dimension
 MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 96  # rows of a pinned path (and the rows they reference) copied into a variant that has none (an item brings ~20: its class, category and manager ids are items, its id a customer's, ...)
@@ -470,7 +471,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         + [(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(sorted(sources))], [])
     count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=dialect)}) AS gold_rows"
     reach_path = tuple(table_of[a] for a in sorted(sources))
-    # per edge from the fact, per filter on the tables reached through it: a moved clone
+    # per edge from the fact, per filter on the tables reached through it: a moved clone; per AND-group of
+    # an OR on them, the copies passing that group alone (all its members first, then its bounds' edges)
+    grouped_members: list[CloneWitness] = []
+    grouped_edges: list[CloneWitness] = []
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
         copy = {a: f"{a}__w" for a in subtree}
@@ -497,7 +501,9 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             shown = tuple(f"{table_of[alias].rsplit('.', 1)[-1]}.{c}" for c in shown_cols)
             cols = [(exp.column(pc, table=copy[pa]), "r0")] + [
                 (exp.column(c, table=copy[alias]), f"v{k}") for k, c in enumerate(shown_cols)]
-            kept = [renamed(conjuncts[k]) for k in touching if k != i]
+            # an OR repeating the edge's join (and the target) in each AND-group holds without them: moved
+            # away, the copy's own reference joins no group, and failing a term every group repeats is the point
+            kept = [renamed(_without(conjuncts[k], (conjuncts[edge_i], target))) for k in touching if k != i]
             rendered = " ".join(target.sql(dialect=dialect).split())
             moved: tuple[str, ...] = (cc,)
             whose = ""
@@ -515,7 +521,110 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path))
                 if len(out) >= MAX_CLONE_WITNESSES:
                     return out
-    return out[:MAX_CLONE_WITNESSES]
+        if correlated is None:
+            members, edged = _disjunct_witnesses(
+                conjuncts, alias_sets, touching, edge_i, own, renamed, subtree, fact, cc,
+                [(exp.column(pc, table=copy[pa]), "r0")], extra, table_of, fact_name, through, digest, dialect,
+                query, links, shared, lambda c: resolve_column(c, sources, names.lower), set(fact_t.free))
+            grouped_members += members
+            grouped_edges += edged
+    return out[:MAX_CLONE_WITNESSES] + (grouped_members + grouped_edges)[:MAX_OR_GROUP_WITNESSES]
+
+
+def _without(node: Any, terms: tuple[Any, ...]) -> Any:
+    """``node`` with ``terms`` left out of each AND-group where it is an OR of them (none left: TRUE)."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    if not isinstance(node, exp.Or):
+        return node
+    drop = {t.sql() for t in terms}
+    groups = [[t for t in split_terms(d, exp.And) if t.sql() not in drop] for d in split_terms(node, exp.Or)]
+    return exp.or_(*[exp.and_(*g) if g else exp.true() for g in groups])
+
+
+def _disjunct_witnesses(conjuncts: list[Any], alias_sets: list[Any], touching: list[int], edge: int, own: list[Any],
+                        renamed: Callable[[Any], Any], subtree: set[str], fact: str, moved: str, key: list[Any],
+                        extra: list[tuple[str, str]], table_of: dict[str, str], fact_name: str, through: str,
+                        digest: str, dialect: str, query: Callable[..., str], links: tuple[Any, ...], shared: bool,
+                        resolve: Callable[[Any], tuple[str, str] | None], free: set[str]
+                        ) -> tuple[list[CloneWitness], list[CloneWitness]]:
+    """An OR whose AND-groups each join the moved edge's parent (``(ss_addr_sk = ca_address_sk AND
+    ca_state IN ('OR', 'MN', 'KY') AND ss_net_profit BETWEEN 150 AND 3000) OR (...)``, TPC-DS q48):
+    per group and per member of its lists on the parent's side, a copy of a row passing every other
+    conjunct and the group's own fact terms, moved to a parent row with that member that passes the
+    group's other parent terms. The copy passes that group alone (its other members are other
+    groups'), so a member dropped or changed takes it out of the sum; a row reaching the output
+    through its own parent passes some group already, often not the one a member holds. Second
+    list: per group, such a copy moved to a row failing only one other parent term (``ca_country =
+    'United States'``, NULL included), then one with a fact column just outside one of the group's
+    own bounds (``ss_net_profit = 149``): no reaching row passes the rest of a group no pinned sale
+    reaches."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    factored = {c.sql() for c in conjuncts}
+    out: list[CloneWitness] = []
+    failing: list[CloneWitness] = []
+    edged: list[CloneWitness] = []
+    for i in touching:
+        top = conjuncts[i]
+        if not isinstance(top, exp.Or) or top.find(exp.Select) or not (alias_sets[i] or set()) <= subtree | {fact}:
+            continue
+        others = [c for k, c in enumerate(own) if k != i] + [renamed(_without(conjuncts[k], (conjuncts[edge],)))
+                                                             for k in touching if k != i]
+        for disjunct in split_terms(top, exp.Or):
+            group = [t for t in split_terms(disjunct, exp.And) if t.sql() not in factored]
+
+            def on_parent(t: Any) -> bool:
+                keys = [resolve(c) for c in t.find_all(exp.Column)]
+                return bool(keys) and all(k is not None and k[0] in subtree for k in keys)
+            if not any(on_parent(t) for t in group):
+                continue
+            lists = [t for t in group if isinstance(t, exp.In) and on_parent(t) and t.expressions
+                     and isinstance(t.this, exp.Column) and all(isinstance(m, exp.Literal) for m in t.expressions)]
+            choices: list[tuple[Any, Any]] = [(t, m) for t in lists for m in t.expressions] or [(None, None)]
+            rendered = " ".join(disjunct.sql(dialect=dialect).split())
+            for term, member in choices:
+                terms = [renamed(exp.EQ(this=t.this.copy(), expression=member.copy()) if t is term else t)
+                         for t in group]
+                shown = key + ([(renamed(term.this), "v0")] if term is not None else [])
+                column = f"{table_of[(resolve(term.this) or ('', ''))[0]].rsplit('.', 1)[-1]}.{term.this.name}" \
+                    if term is not None else ""
+                out.append(CloneWitness(
+                    digest, table_of[fact], query(extra, others + terms, shown, []), (moved,),
+                    (column,) if column else (),
+                    f"a {fact_name} row{through}, moved to " + ("{shown}" if column else "a row")
+                    + f" (passes only the OR's AND-group `{rendered}`)", links=links, shared=shared))
+                if member is not choices[0][1]:
+                    continue
+                # moved to a row failing only one other term of the group on the parent (a NULL country too)
+                for failed in [t for t in group if on_parent(t) and not isinstance(t, exp.In)
+                               and not (isinstance(t, exp.EQ) and isinstance(t.expression, exp.Column))]:
+                    rest = [t for t, orig in zip(terms, group) if orig is not failed]
+                    fails = exp.Not(this=exp.Is(this=exp.Paren(this=renamed(failed)), expression=exp.true()))
+                    shown_failed = [c.name for c in failed.find_all(exp.Column)][:1]
+                    failing.append(CloneWitness(
+                        digest, table_of[fact], query(extra, others + rest + [fails], key + [
+                            (renamed(c), "v0") for c in failed.find_all(exp.Column)][:2], []), (moved,),
+                        tuple(f"{table_of[(resolve(c) or ('', ''))[0]].rsplit('.', 1)[-1]}.{c.name}"
+                              for c in failed.find_all(exp.Column))[:len(shown_failed)],
+                        f"a {fact_name} row{through}, moved to {{shown}} (fails only "
+                        f"`{' '.join(failed.sql(dialect=dialect).split())}` of the OR's AND-group `{rendered}`)",
+                        links=links, shared=shared))
+                # and, moved there, its own bound's edges: no row reaching through another group has them
+                for bounded in group:
+                    bound = resolve(bounded.this) if isinstance(bounded.this, exp.Column) else None
+                    if bound is None or bound[0] != fact or bound[1] not in free or on_parent(bounded):
+                        continue
+                    rest = [t for t, orig in zip(terms, group) if orig is not bounded]
+                    outside = " ".join(bounded.sql(dialect=dialect).split())
+                    edged += [CloneWitness(
+                        digest, table_of[fact], query(extra, others + rest, key, []), (moved,), (),
+                        f"a {fact_name} row{through}, moved into the OR's AND-group `{rendered}` with {bound[1]} = "
+                        f"{v} (just outside `{outside}`)", fixed=((bound[1], v),), links=links, shared=shared)
+                        for v in _bound_edges(bounded)[:2]]
+    return out, failing + edged
 
 
 @dataclass(frozen=True)
@@ -913,7 +1022,7 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
     at most ``MAX_GROUP_EDGES`` per SELECT, so the moved witnesses after them keep their room."""
     from sqlglot import exp
 
-    from .witnesses import neighbours, split_terms
+    from .witnesses import split_terms
     per_term: list[list[CloneWitness]] = []
     for i, top in enumerate(conjuncts):
         if not isinstance(top, exp.Or) or top.find(exp.Select):
@@ -921,17 +1030,8 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
         for disjunct in split_terms(top, exp.Or):
             group = split_terms(disjunct, exp.And)
             for term in group:
-                if isinstance(term, exp.Between):
-                    low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
-                                 for b in (term.args.get("low"), term.args.get("high")))
-                    values = [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
-                        if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
-                elif type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
-                    lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
-                    values = neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
-                else:
-                    continue
-                key = resolve(term.this) if isinstance(term.this, exp.Column) else None
+                values = _bound_edges(term)
+                key = resolve(term.this) if values and isinstance(term.this, exp.Column) else None
                 if key is None or key[0] != fact or key[1] not in free \
                         or any((resolve(c) or ("",))[0] != fact for c in term.find_all(exp.Column)):
                     continue
@@ -944,6 +1044,23 @@ def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, throu
                                  for v in dict.fromkeys(values)])
     out = [t[k] for k in range(max((len(t) for t in per_term), default=0)) for t in per_term if k < len(t)]
     return out[:MAX_GROUP_EDGES]
+
+
+def _bound_edges(term: Any) -> list[str]:
+    """A range's or a comparison's values with a literal, those just outside it first (one unit past
+    each bound), then those on it; none for any other term."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours
+    if isinstance(term, exp.Between):
+        low, high = (b.find(exp.Literal) if isinstance(b, exp.Cast) else b
+                     for b in (term.args.get("low"), term.args.get("high")))
+        return [neighbours(low.this)[1], neighbours(high.this)[2], low.this, high.this] \
+            if isinstance(low, exp.Literal) and isinstance(high, exp.Literal) else []
+    if type(term) in (exp.LT, exp.LTE, exp.GT, exp.GTE):
+        lit = term.expression.find(exp.Literal) if isinstance(term.expression, exp.Cast) else term.expression
+        return neighbours(lit.this)[1:] + neighbours(lit.this)[:1] if isinstance(lit, exp.Literal) else []
+    return []
 
 
 def turned_rowid(rowid: Any) -> Any:
@@ -985,7 +1102,10 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
     def desc(c: Any) -> list[Any]:
         return [exp.Ordered(this=c.copy(), desc=True)]
 
-    fails: tuple[Any, list[Any], str] = (exp.not_(cond.copy()), [], "fails only")
+    # a NULL fails it too (a NULL country: a dropped ``ca_country = 'United States'`` keeps the row), taken last
+    fails: tuple[Any, list[Any], str] = (
+        exp.Not(this=exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.true())),
+        [exp.Ordered(this=exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.Null()))], "fails only")
     if col is None or not isinstance(col, exp.Column):
         return [fails]
     if isinstance(cond, exp.Between):
