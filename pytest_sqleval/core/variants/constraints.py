@@ -15,7 +15,9 @@ and, for each of those, the reverse inclusion when every parent value is referen
 participation: ``count(DISTINCT customer_id) FROM orders`` equals ``count(*) FROM
 customers``). Free columns are in no key, no dependency and not frozen, and not in a table
 referenced by a natural key (a date or a code: its attributes are facts about the key's
-value that correct queries rely on, such as a date's fiscal year): only they may move.
+value that correct queries rely on, such as a date's fiscal year; a text inclusion only
+observed into a table the others reference by a number is shared words, not a key): only
+they may move.
 
 Engines: DuckDB and SQLite files, read with their own drivers (never the sandboxes).
 """
