@@ -176,9 +176,9 @@ class BoundaryRows:
         variant's data (``l_shipdate < l_commitdate``), which random boundary values, written
         over a large share of a small variant's rows, would leave few of; and no random row
         is a witness row, so none overwrites one. Returns what was changed."""
-        from .clones import MAX_SENTENCES
+        from .clones import MAX_SENTENCES, CloneWriter
         from .constraints import qualified
-        from .groups import KEYED_SPREAD
+        from .groups import KEYED_SPREAD, GroupWriter
         from .separators import SeparatingWriter
         from .tiebreak import TieWriter, _swap_order
         self._prepare(tables, list(dependencies))
@@ -197,7 +197,10 @@ class BoundaryRows:
             used: dict[str, set[int]] = {}  # rows already a witness: one assignment per row
             for group in self.groups:
                 writer.witnesses(group, tag, used)
-            cloner = self._cloner(con, engine, tables, list(dependencies), writer)
+            pinned = self.domain.con if self.domain is not None else None
+            cloner = CloneWriter(con, engine, tables, list(dependencies), lambda sql, params: _bounded(con, sql, params),
+                                 writer.allowed, self.domain.values if self.domain is not None else None,
+                                 (lambda sql, params: _bounded(pinned, sql, params)) if pinned is not None else None)
             # a LIMIT witness (one per LIMIT gold; nothing to write where the gold has its n rows)
             # is spread among the LIMIT witnesses: in the one list it moved every later witness to
             # other variants, and there they decided the ties the tie writer rotates
@@ -208,7 +211,8 @@ class BoundaryRows:
                 if (not clone.spread or (i + index) % (CLONE_SPREAD * clone.spread) == 0) \
                         and cloner.write(clone, index):
                     changed[f"{clone.table} (new rows)"] = changed.get(f"{clone.table} (new rows)", 0) + 1
-            grouper = self._grouper(con, engine, tables, list(dependencies), cloner, writer)
+            grouper = GroupWriter(con, engine, tables, cloner, lambda sql, params: _bounded(con, sql, params),
+                                  lambda table: self._identity(table, tables, list(dependencies)), writer.allowed)
             for i, group_witness in enumerate(self.group_rows):
                 every = CLONE_SPREAD * (1 if group_witness.keyless else KEYED_SPREAD)
                 if (i + index) % every == 0 and grouper.write(group_witness, index):
@@ -259,50 +263,6 @@ class BoundaryRows:
             con.close()
         Path(str(target) + ".wal").unlink(missing_ok=True)
         return changed
-
-    def separate_again(self, target: Path, engine: str, tables: dict[str, Any], dependencies: Iterable[Any],
-                       index: int, golds: Iterable[str]) -> dict[str, list[str]]:
-        """The separating witnesses again, on the variant as finished, for the near-misses of
-        ``golds`` (digests: the LIMIT golds ``outputs`` grew past their LIMIT) it no longer tells
-        apart. A witness written before the growth can sit in an output row the new rows push out
-        of the LIMIT's window (ORDER BY channel, id LIMIT 100: a store's row, once the catalog
-        pages fill the first 100), and the near-miss coincides again. Returns the sentences."""
-        from .separators import SeparatingWriter
-        wanted = set(golds)
-        misses = [m for m in self.separations if m.gold in wanted]
-        if not misses or self.domain is None:
-            return {}
-        from .sqlite_io import variant_connection
-        con = variant_connection(target, engine)
-        try:
-            writer = _Writer(con, engine, tables, self.domain, {})
-            cloner = self._cloner(con, engine, tables, list(dependencies), writer)
-            separating = SeparatingWriter(con, engine, tables, self._grouper(con, engine, tables, list(dependencies),
-                                                                             cloner, writer), writer.allowed)
-            separating.write_all(misses, index)
-            if engine == "duckdb":
-                con.execute("CHECKPOINT")
-            else:
-                con.commit()
-        finally:
-            con.close()
-        Path(str(target) + ".wal").unlink(missing_ok=True)
-        return separating.sentences
-
-    def _cloner(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any], writer: _Writer) -> Any:
-        """A ``clones.CloneWriter`` on ``con``, reading the pinned data's values for its domain."""
-        from .clones import CloneWriter
-        pinned = self.domain.con if self.domain is not None else None
-        return CloneWriter(con, engine, tables, dependencies, lambda sql, params: _bounded(con, sql, params),
-                           writer.allowed, self.domain.values if self.domain is not None else None,
-                           (lambda sql, params: _bounded(pinned, sql, params)) if pinned is not None else None)
-
-    def _grouper(self, con: Any, engine: str, tables: dict[str, Any], dependencies: list[Any], cloner: Any,
-                 writer: _Writer) -> Any:
-        """A ``groups.GroupWriter`` on ``con`` (the separators copy rows through it)."""
-        from .groups import GroupWriter
-        return GroupWriter(con, engine, tables, cloner, lambda sql, params: _bounded(con, sql, params),
-                           lambda table: self._identity(table, tables, dependencies), writer.allowed)
 
     def _identity(self, table: str, tables: dict[str, Any], dependencies: list[Any]) -> Any:
         """``groups.row_identity`` of a table no clone can give a fresh key (None for one that

@@ -244,9 +244,6 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                 params["output_growth"] = dict(sorted(grown.tally.items()))
             for gold, said in grown.sentences.items():  # LIMIT golds lifted past their LIMIT (outputs.py)
                 made.sentences.setdefault(gold, []).extend(said)
-            for gold, said in rows.separate_again(tmp, job.engine, job.constraints.tables, job.constraints.dependencies,
-                                                  index, grown.sentences).items():  # their windows moved
-                made.sentences.setdefault(gold, [])[:0] = said
             if made.rows:  # a tuple for each gold with no value on the pinned data (nonempty.py)
                 written = {**(written or {}), **{f"{t} (non-empty gold)": n for t, n in made.rows.items()}}
             if grown.rows:

@@ -108,9 +108,6 @@ class NearMiss:
     #: the output positions of the gold's ORDER BY keys: answers are then compared in that order
     #: (an aggregate swapped in the ORDER BY only moves rows); None: as bags
     order: tuple[int, ...] | None = None
-    #: a literal edge not inside a scalar subquery: its slots among the gold's first
-    #: ``MAX_NEAR_MISSES`` go to the gold's other edges in turn, by variant (``for_variant``)
-    rotates: bool = False
 
 
 def near_misses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any]) -> list[NearMiss]:
@@ -183,33 +180,10 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     if order is not None:
         swaps, bounds, joins, edges, drops = ([replace(m, order=order) for m in k]
                                               for k in (swaps, bounds, joins, edges, drops))
-    edges = [replace(m, rotates=not any(t.threshold for t in m.targets)) for m in edges]
     kinds = (swaps, bounds, joins, edges, drops)
     for i in range(max(len(k) for k in kinds)):  # in turn: every kind gets slots
         out += [k[i] for k in kinds if i < len(k) and k[i].sql not in {o.sql for o in out}]
-    return out  # the first MAX_NEAR_MISSES of them per variant: ``for_variant``
-
-
-def for_variant(misses: list[NearMiss], index: int) -> list[NearMiss]:
-    """The near-misses variant ``index`` tries: per gold its first ``MAX_NEAR_MISSES``, where
-    the slots of literal edges go to the gold's edges in turn (variant 0: the first ones). A
-    3-channel report's edges are each bound's drop first (one per channel), so its slots
-    were always the drops and no variant held a row at a moved literal (``i_current_price
-    > 50`` moved to 51: an item at 51)."""
-    golds: dict[str, list[NearMiss]] = {}
-    for m in misses:
-        golds.setdefault(m.gold, []).append(m)
-    out: list[NearMiss] = []
-    for mine in golds.values():
-        first = mine[:MAX_NEAR_MISSES]
-        slots = [i for i, m in enumerate(first) if m.rotates]
-        turn = [m for m in mine if m.rotates]
-        if slots and len(turn) > len(slots):
-            start = index * len(slots)
-            for j, i in enumerate(slots):
-                first[i] = turn[(start + j) % len(turn)]
-        out += first
-    return out
+    return out[:MAX_NEAR_MISSES]
 
 
 def _threshold_first(m: NearMiss) -> tuple[bool, bool]:
@@ -733,7 +707,6 @@ class SeparatingWriter:
             return None
 
     def write_all(self, misses: list[NearMiss], index: int) -> None:
-        misses = for_variant(misses, index)
         golds = list(dict.fromkeys(m.gold for m in misses))
         gold_rows: dict[str, list[tuple[Any, ...]] | None] = {}
         for m in misses:
@@ -1246,4 +1219,4 @@ def _differ(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]], order: tuple[int
     return False
 
 
-__all__ = ["NearMiss", "SeparatingWriter", "Target", "for_variant", "near_misses"]
+__all__ = ["NearMiss", "SeparatingWriter", "Target", "near_misses"]
