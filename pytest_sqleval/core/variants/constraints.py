@@ -15,7 +15,9 @@ and, for each of those, the reverse inclusion when every parent value is referen
 participation: ``count(DISTINCT customer_id) FROM orders`` equals ``count(*) FROM
 customers``). Free columns are in no key, no dependency and not frozen, and not in a table
 referenced by a natural key (a date or a code: its attributes are facts about the key's
-value that correct queries rely on, such as a date's fiscal year): only they may move.
+value that correct queries rely on, such as a date's fiscal year; a text inclusion only
+observed into a table the others reference by a number is shared words, not a key): only
+they may move.
 
 Engines: DuckDB and SQLite files, read with their own drivers (never the sandboxes).
 """
@@ -445,10 +447,16 @@ def observe_constraints(database: str | Path, *, frozen_columns: Iterable[str] =
         reader.close()
     constraints = Constraints(engine, tables, deps, frozen)
     # a table referenced by a natural key (a date, a code) holds facts about that key's value
-    # that correct queries rely on (a date's fiscal year, a currency's name): never moved
+    # that correct queries rely on (a date's fiscal year, a currency's name): never moved. An
+    # undeclared text inclusion into a table other tables reference by a number (a surrogate
+    # key) is a shared vocabulary, not a key (TPC-DS: `store(s_store_name) -> item(i_product_name)`
+    # froze every item, so no variant held an item at a moved price, class or colour)
+    surrogate = {d.parent for d in deps if d.child != d.parent and d.origin != "total"
+                 and all(family(tables[d.parent].columns.get(c, ""), engine) == "number" for c in d.parent_columns)}
     natural = {d.parent for d in deps
-               if any(family(tables[d.parent].columns.get(c, ""), engine) in ("temporal", "text")
-                      for c in d.parent_columns)}
+               if any(family(tables[d.parent].columns.get(c, ""), engine) == "temporal"
+                      or family(tables[d.parent].columns.get(c, ""), engine) == "text"
+                      and (d.origin == "declared" or d.parent not in surrogate) for c in d.parent_columns)}
     for t in tables.values():
         if t.name in natural:
             t.free = []
