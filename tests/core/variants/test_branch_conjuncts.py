@@ -85,9 +85,11 @@ CHANNEL_EQUIVALENTS = [
 ]
 
 
-def make_customers(path: Path) -> None:
+def make_customers(path: Path, few: bool = False) -> None:
     """Customers in Hillcrest (every fourth address) live in households of bands 5-20 only;
-    every customer's demographics have store returns; every customer id is a ``time_dim`` id too."""
+    every customer's demographics have store returns; every customer id is a ``time_dim`` id too.
+    ``few``: three of 600 customers (the first three ids) live in Hillcrest (address 4), in
+    households of bands 6, 7 and 8, and no store shares an id with a customer."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE income_band (ib_income_band_sk INTEGER NOT NULL, ib_lower_bound INTEGER NOT NULL, "
                 "ib_upper_bound INTEGER NOT NULL)")
@@ -97,12 +99,15 @@ def make_customers(path: Path) -> None:
     con.execute("INSERT INTO household_demographics SELECT i, 1 + (i - 1) % 20 FROM range(1, 201) t(i)")
     con.execute("CREATE TABLE customer_address (ca_address_sk INTEGER NOT NULL, ca_address_id VARCHAR NOT NULL, "
                 "ca_city VARCHAR NOT NULL)")
-    con.execute("INSERT INTO customer_address SELECT i, 'AAAAAAAA' || lpad(CAST(i AS VARCHAR), 4, '0'), CASE i % 4 "
-                "WHEN 0 THEN 'Hillcrest' WHEN 1 THEN 'Oakland' WHEN 2 THEN 'Shiloh' ELSE 'Marion' END FROM range(1, 41) t(i)")
-    # as in TPC-DS, a store's id is an id of a customer and of an address too: both tables hold facts
-    # (referenced by a natural key) that no variant moves; a customer copy needs an id time_dim holds
-    con.execute("CREATE TABLE store (s_store_sk INTEGER NOT NULL, s_store_id VARCHAR NOT NULL)")
-    con.execute("INSERT INTO store VALUES (1, 'AAAAAAAA0007')")
+    cities = ("CASE WHEN i = 4 THEN 'Hillcrest' WHEN i % 3 = 0 THEN 'Oakland' ELSE 'Marion' END" if few else
+              "CASE i % 4 WHEN 0 THEN 'Hillcrest' WHEN 1 THEN 'Oakland' WHEN 2 THEN 'Shiloh' ELSE 'Marion' END")
+    con.execute(f"INSERT INTO customer_address SELECT i, 'AAAAAAAA' || lpad(CAST(i AS VARCHAR), 4, '0'), {cities} "
+                "FROM range(1, 41) t(i)")
+    if not few:
+        # as in TPC-DS, a store's id is an id of a customer and of an address too: both tables hold facts
+        # (referenced by a natural key) that no variant moves; a customer copy needs an id time_dim holds
+        con.execute("CREATE TABLE store (s_store_sk INTEGER NOT NULL, s_store_id VARCHAR NOT NULL)")
+        con.execute("INSERT INTO store VALUES (1, 'AAAAAAAA0007')")
     con.execute("CREATE TABLE customer_demographics (cd_demo_sk INTEGER NOT NULL, cd_gender VARCHAR NOT NULL)")
     con.execute("INSERT INTO customer_demographics SELECT i, CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END "
                 "FROM range(1, 101) t(i)")
@@ -112,10 +117,13 @@ def make_customers(path: Path) -> None:
     con.execute("CREATE TABLE customer (c_customer_sk INTEGER NOT NULL, c_customer_id VARCHAR NOT NULL, "
                 "c_current_cdemo_sk INTEGER NOT NULL, c_current_hdemo_sk INTEGER NOT NULL, "
                 "c_current_addr_sk INTEGER NOT NULL, c_last_name VARCHAR NOT NULL)")
-    # Hillcrest's addresses are 4, 8, ..., 40: customer i lives at 1 + i % 40
-    con.execute("INSERT INTO customer SELECT i, 'AAAAAAAA' || lpad(CAST(7 * i AS VARCHAR), 4, '0'), 1 + i % 50, "
-                "CASE WHEN (1 + i % 40) % 4 = 0 THEN 5 + i % 16 ELSE 1 + i % 200 END, 1 + i % 40, "
-                "'Name' || CAST(i AS VARCHAR) FROM range(1, 601) t(i)")
+    # few: customers 1, 2 and 3 live at address 4, in households 6, 7 and 8, and their ids sort first;
+    # else Hillcrest's addresses are 4, 8, ..., 40 and customer i lives at 1 + i % 40
+    households, addresses = (("CASE WHEN i <= 3 THEN 5 + i ELSE 1 + i % 200 END",
+                              "CASE WHEN i <= 3 THEN 4 WHEN 1 + i % 40 = 4 THEN 5 ELSE 1 + i % 40 END") if few else
+                             ("CASE WHEN (1 + i % 40) % 4 = 0 THEN 5 + i % 16 ELSE 1 + i % 200 END", "1 + i % 40"))
+    con.execute(f"INSERT INTO customer SELECT i, 'AAAAAAAA' || lpad(CAST(7 * i AS VARCHAR), 4, '0'), 1 + i % 50, "
+                f"{households}, {addresses}, 'Name' || CAST(i AS VARCHAR) FROM range(1, 601) t(i)")
     con.execute("CREATE TABLE store_returns (sr_cdemo_sk INTEGER NOT NULL, sr_ticket_number INTEGER NOT NULL, "
                 "sr_return_amt DECIMAL(7,2) NOT NULL)")
     con.execute("INSERT INTO store_returns SELECT 1 + i % 50, 100 + i, 5 + i % 40 FROM range(120) t(i)")
