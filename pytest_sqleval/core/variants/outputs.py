@@ -472,13 +472,13 @@ class OutputWriter:
             return False
         start = self._marks()
         try:
-            added, how = self._grow(g, have)
-            if self.count(g) <= g.limit:
+            added, how, now = self._grow(g, have)
+            if now <= g.limit:  # ``_grow``'s last count: run again, it spent the gold's budget for nothing
                 raise _Undone("too few rows")
             for _ in range(MAX_TIE_UNITS + 1):
                 if not self._tied(g):
                     break
-                more, _ = self._grow(g, self.count(g), extra=1)
+                more, _, now = self._grow(g, now, extra=1)
                 if not more:
                     raise _Undone("a tie at the cut")
                 added += more
@@ -718,9 +718,9 @@ class OutputWriter:
             return {column: f"{edge}#{count}"}
         return {}
 
-    def _grow(self, g: OutputGrowth, have: int, extra: int = 0) -> tuple[int, str]:
+    def _grow(self, g: OutputGrowth, have: int, extra: int = 0) -> tuple[int, str, int]:
         """Units of the first move that adds output rows, until the gold has ``g.limit + 1 +
-        extra`` rows; (fact rows added, what they are)."""
+        extra`` rows; (fact rows added, what they are, the gold's rows now: its last count)."""
         goal = max(g.limit + 1, have + extra)
         added = 0
         for leaf in g.leaves:
@@ -766,8 +766,8 @@ class OutputWriter:
                         gain = max(1, (now - have) // wrote)
                         have, added = now, added + wrote * width
                     if have >= goal:
-                        return added, self._what(leaf, move, width)
-        return added, "none"
+                        return added, self._what(leaf, move, width), have
+        return added, "none", have
 
     def _what(self, leaf: Leaf, move: Move, width: int) -> str:
         fact = leaf.fact.rsplit(".", 1)[-1]
@@ -906,21 +906,21 @@ class OutputWriter:
         return out
 
     def _unit(self, leaf: Leaf, move: Move, units: _Units) -> bool:
-        """Write one unit; False (nothing written) when none is left or a copy was refused.
-        A unit whose new parent row fails the parent's own conjuncts is undone and the next
-        one tried (at most ``MAX_PASSED_OVER`` of them)."""
+        """Write one unit; False (nothing written) when none is left. A unit whose new parent
+        row fails the parent's own conjuncts, or whose copy is refused (a pinned parent row whose
+        key is another row's here), is undone and the next one tried (at most
+        ``MAX_PASSED_OVER`` of them): a refusal ended the batch, and each batch costs a count of
+        the gold, so a month-by-brand gold (TPC-DS q89) spent its 16 counts on batches cut short
+        and was undone a unit short of its LIMIT."""
         for _ in range(MAX_PASSED_OVER + 1):
             picked = units.next()
             if picked is None:
                 return False
             self.written.add("units")
             mark = self._marks()
-            done = self._write_unit(leaf, move, *picked)
-            if done:
+            if self._write_unit(leaf, move, *picked):
                 return True
             self._rollback(mark)
-            if done is not None:
-                return False
         return False
 
     def _write_unit(self, leaf: Leaf, move: Move, rows: list[tuple[Any, ...]], target: Any) -> bool | None:
@@ -928,9 +928,11 @@ class OutputWriter:
         fails the parent's own conjuncts (``Move.check_sql``)."""
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
+        imported = self._marks() if move.kind in ("repoint", "regroup") and target[2] == "pinned" else None
         if move.kind in ("repoint", "regroup"):
-            if target[2] == "pinned" and self.cloner.import_row(move.parent, int(target[0]), []) is None:
-                return False  # its key is another row's here
+            if target[2] == "pinned" and (self.cloner.import_row(move.parent, int(target[0]), []) is None
+                                          or not self._referenced(move.parent, move.key, target[1], leaf.fact)):
+                return False  # its key is another row's here, or no row may reference it as every row is
             moved[move.column] = target[1]
         elif move.kind in ("fresh", "recombine"):
             values = self._renamed(move, rows[0]) if move.kind == "fresh" else {move.renamed[0]: target}
@@ -955,6 +957,35 @@ class OutputWriter:
                 for (rowid,) in self.bounded(child_sql, [value] * bound):
                     if self.cloner.clone(child, int(rowid), {child_column: copy[column]}) is None:
                         return False
+        # a unit through a pinned parent row is checked here, not only at the gold's end, where one such
+        # row left unreferenced undid every unit (``_check_kept``): this one is passed over instead
+        return imported is None or self.cloner.kept(self._since(imported))
+
+    def _referenced(self, table: str, key: str, value: Any, fact: str) -> bool:
+        """Give a parent row copied in from the pinned data (``table.key = value``) a referencing
+        row in each table a total dependency says references every row of ``table`` (every
+        TPC-DS item is sold in store_sales and in web_sales), but ``fact``, whose copy the unit
+        moves onto it: a copy of that table's first row here, moved onto it (``CloneWriter.clone``).
+        Else the row broke the dependency, and the gold's whole growth was undone at its end
+        (q86's sales moved to pinned items of no store sale: 101 rows, then nothing); False
+        where no copy can be made."""
+        from .constraints import qualified, quote
+        rel = qualified(table, self.engine)
+        for d in self.c.dependencies:
+            if d.origin != "total" or d.child != table or len(d.child_columns) != 1 or d.parent == fact:
+                continue
+            (column,), (child_column,) = d.child_columns, d.parent_columns
+            crel, ccol = qualified(d.parent, self.engine), quote(child_column)
+            mine = self.con.execute(f"SELECT {quote(column)} FROM {rel} WHERE {quote(key)} = ? LIMIT 1",
+                                    [value]).fetchone()
+            if mine is None or mine[0] is None:
+                return False
+            if self.con.execute(f"SELECT 1 FROM {crel} WHERE {ccol} = ? LIMIT 1", [mine[0]]).fetchone():
+                continue
+            first = self.con.execute(f"SELECT min(rowid) FROM {crel} WHERE {ccol} IS NOT NULL").fetchone()
+            if first is None or first[0] is None or self.cloner.clone(
+                    d.parent, int(first[0]), {child_column: mine[0]}, given=frozenset({child_column})) is None:
+                return False
         return True
 
     def _renamed(self, move: Move, row: tuple[Any, ...]) -> dict[str, Any] | None:
