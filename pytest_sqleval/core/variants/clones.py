@@ -106,6 +106,10 @@ class CloneWitness:
     # of one city and income range): ``reach_sql`` (``w0``, ``p0``, then the rows of ``path``) finds a pinned
     # reaching path, copied in (``_import_path``, as a LIMIT witness's) before ``rows_sql`` is asked again
     reach_sql: str = ""
+    # a moved witness to where a comparison's sides meet (``_meeting``): (parent table, its key, its compared
+    # column); ``rows_sql`` gives the value (``r0``), and the parent row holding it is copied in from the
+    # pinned data where the variant lacks it (a subset keeps a tenth of the calendar)
+    meet: tuple[str, str, str] = ()
 
 
 def gold_digest(sql: str) -> str:
@@ -564,7 +568,18 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             whose = ""
             if correlated is not None:  # and given to an outer row the subquery holds no row for
                 moved, whose = (cc, correlated.column), f" given to a {correlated.outer} row it held none for"
-            for cond, order, how in _edges_of(renamed(target), target, dialect):
+            meet = _meeting(target, pa, subtree, lambda c: resolve_column(c, sources, names.lower),
+                            lambda n: _qualified(n, sources, names)) \
+                if correlated is None and touching == [i] else None
+            if meet is not None:  # the parent row where the two sides meet, copied in from the pinned data if need be
+                column, other = meet
+                out.append(CloneWitness(
+                    digest, table_of[fact], query([], own, [(other, "r0"), (other.copy(), "v0")], []), (cc,),
+                    (f"{table_of[pa].rsplit('.', 1)[-1]}.{column}",),
+                    f"a {fact_name} row{through}, moved to {{shown}} (where the sides of `{rendered}` meet)",
+                    links=links, shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path,
+                    meet=(table_of[pa], pc, column)))
+            for cond, order, how in _edges_of(renamed(target), target, dialect)[:1 if meet is not None else None]:
                 filters, given = own + kept + [cond], cols
                 if correlated is not None:  # each witness another outer row: a passing one takes its row out
                     outer = correlated.needy(len(out))
@@ -1179,6 +1194,23 @@ def _reached(start: str, edges: list[tuple[str, str, str, str, int]]) -> set[str
     return seen
 
 
+def _meeting(cond: Any, parent: str, subtree: set[str], resolve: Callable[[Any], tuple[str, str] | None],
+             qualify: Callable[[Any], Any]) -> tuple[str, Any] | None:
+    """(the parent's column, the other side) of a comparison of two tables' columns whose one side
+    is a bare column of ``parent`` and whose other reads nothing moved (``d3.d_date > d1.d_date +
+    5`` moved on ``d3``): a copy moved to the parent row holding the other side's value sits where
+    ``>`` and ``>=`` part."""
+    from sqlglot import exp
+    if not _across(cond):
+        return None
+    for mine, other in ((cond.this, cond.expression), (cond.expression, cond.this)):
+        key = resolve(mine) if isinstance(mine, exp.Column) else None
+        if key is not None and key[0] == parent and all(
+                (resolve(c) or (parent,))[0] not in subtree for c in other.find_all(exp.Column)):
+            return key[1], other.copy().transform(qualify)
+    return None
+
+
 def _across(cond: Any) -> bool:
     """An order comparison of two tables' columns (``d3.d_date > d1.d_date + 5``,
     ``inv_quantity_on_hand < cs_quantity``): both sides read a column, no subquery."""
@@ -1461,6 +1493,11 @@ class CloneWriter:
         row = found[0]
         if w.limit:
             return self._fill(w, row)
+        if w.meet:
+            key = self._met(w.meet, row[1])
+            if key is None:
+                return False
+            row = (row[0], key, *row[2:])
         parent_moved: dict[str, Any] = {}
         moved: dict[str, Any]
         if w.filled:
@@ -1631,6 +1668,31 @@ class CloneWriter:
                 none = False
             self._reached[key] = none and bool(self._import_path(replace(w, rows_sql=w.reach_sql), turn))
         return self._reached[key]
+
+    def _met(self, meet: tuple[str, str, str], value: Any) -> Any:
+        """The key of a ``meet[0]`` row whose ``meet[2]`` is ``value``: the variant's, else one of the
+        pinned data's copied in (with the rows it references); None if neither holds one."""
+        from .constraints import qualified, quote
+        table, key, column = meet
+        ask = f"SELECT {quote(key)} FROM {qualified(table, self.engine)} WHERE {quote(column)} = ? LIMIT 1"
+        if value is None:
+            return None
+        here = self.con.execute(ask, [value]).fetchall()
+        if here or self.pinned is None:
+            return here[0][0] if here else None
+        source = self.pinned(ask.replace(f"SELECT {quote(key)}", "SELECT rowid", 1), [value])
+        added: list[tuple[str, int]] = []
+        try:
+            if not source or self._import_row(table, int(source[0][0]), added, MAX_IMPORT_ROWS) is None \
+                    or not self._kept(added):
+                raise LookupError(table)
+        except Exception:  # a key the variant gives another row, or a dependency broken: nothing copied
+            self._remove(added)
+            return None
+        for t, rowid in added:
+            self.rows.setdefault(t, set()).add(rowid)
+        here = self.con.execute(ask, [value]).fetchall()
+        return here[0][0] if here else None
 
     def _import_path(self, w: CloneWitness, turn: int) -> list[tuple[Any, ...]]:
         """A LIMIT witness on a variant where no row reaches the gold's output (a subset of a
