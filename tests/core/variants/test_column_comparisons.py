@@ -80,13 +80,14 @@ def make_sites(path: Path) -> None:
     """One web site, two warehouses, a calendar; the sales without a site have no warehouse either
     (TPC-DS: ``ws_web_site_sk`` NULL on 3 sales at SF 0.01, none of them reaching q62's output)."""
     con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE site (site_id INTEGER PRIMARY KEY, site_name VARCHAR NOT NULL)")
+    # a date column of the one site row is observed unique and cannot take a fresh value: no site is copied
+    con.execute("CREATE TABLE site (site_id INTEGER PRIMARY KEY, site_name VARCHAR NOT NULL, site_open DATE NOT NULL)")
     con.execute("CREATE TABLE warehouse (w_id INTEGER PRIMARY KEY, w_name VARCHAR NOT NULL)")
     con.execute("CREATE TABLE dates (d_sk INTEGER PRIMARY KEY, d_month INTEGER NOT NULL)")
     con.execute("CREATE TABLE web_sales (order_no INTEGER PRIMARY KEY, ws_date INTEGER NOT NULL REFERENCES dates(d_sk), "
                 "ws_wh INTEGER REFERENCES warehouse(w_id), ws_site INTEGER REFERENCES site(site_id), "
                 "ws_qty INTEGER NOT NULL)")
-    con.execute("INSERT INTO site VALUES (1, 'site_0')")
+    con.execute("INSERT INTO site VALUES (1, 'site_0', DATE '1997-08-16')")
     con.execute("INSERT INTO warehouse VALUES (1, 'Conventional childr'), (2, 'Important issues liv')")
     con.execute("INSERT INTO dates SELECT d, d // 30 FROM range(1, 361) t(d)")
     con.execute("INSERT INTO web_sales SELECT o, 1 + (o * 7) % 120, CASE WHEN o % 25 = 0 THEN NULL ELSE 1 + o % 2 END, "
