@@ -1212,8 +1212,8 @@ def _meeting(cond: Any, parent: str, subtree: set[str], resolve: Callable[[Any],
 
 
 def _across(cond: Any) -> bool:
-    """An order comparison of two tables' columns (``d3.d_date > d1.d_date + 5``,
-    ``inv_quantity_on_hand < cs_quantity``): both sides read a column, no subquery."""
+    """An order comparison whose both sides read a column, no subquery (two tables' columns:
+    ``d3.d_date > d1.d_date + 5``, ``inv_quantity_on_hand < cs_quantity``)."""
     from sqlglot import exp
     return type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE) and not cond.find(exp.Select) \
         and cond.this.find(exp.Column) is not None and cond.expression.find(exp.Column) is not None
