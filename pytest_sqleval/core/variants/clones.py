@@ -106,6 +106,10 @@ class CloneWitness:
     # of one city and income range): ``reach_sql`` (``w0``, ``p0``, then the rows of ``path``) finds a pinned
     # reaching path, copied in (``_import_path``, as a LIMIT witness's) before ``rows_sql`` is asked again
     reach_sql: str = ""
+    # a moved witness to where a comparison's sides meet (``_meeting``): (parent table, its key, its compared
+    # column); ``rows_sql`` gives the value (``r0``), and the parent row holding it is copied in from the
+    # pinned data where the variant lacks it (a subset keeps a tenth of the calendar)
+    meet: tuple[str, str, str] = ()
 
 
 def gold_digest(sql: str) -> str:
@@ -187,7 +191,7 @@ def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list
     shapes: list[tuple[Any, _Star, list[tuple[Any, ...]]]] = []
     for b in branches:
         star = _star(b, names, tables, deps)
-        if star is None or star.correlated is not None:
+        if star is None or star.correlated is not None or star.outer:
             return []  # a branch tied to an outer query: its rows are not its own
         projected = []
         for e in b.expressions:
@@ -287,21 +291,25 @@ class _Star(NamedTuple):
     edges: list[tuple[str, str, str, str, int]]  # child alias, child col, parent alias, parent col, conjunct
     fact: str
     correlated: _Correlation | None  # a correlated EXISTS's tie to its outer query (not in ``conjuncts``)
+    outer: frozenset[str] = frozenset()  # LEFT JOINed aliases left out of the star (``_left_aside``)
 
 
 def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _Star | None:
-    """``select`` as a star of tables joined by references, or None (an outer join, a
-    derived table, an outer query's column, no fact)."""
+    """``select`` as a star of tables joined by references, its LEFT JOINed tables left aside,
+    or None (a right or full join, a derived table, an outer query's column, no fact)."""
     from sqlglot import exp
 
     from .witnesses import conjuncts_of, resolve_column, select_sources
-    sources = select_sources(select, names)
+    sources = {**select_sources(select, names), **{a: t for a, (t, _) in _projections(select, names).items()}}
     joins = select.args.get("joins") or []
-    if not sources or any(j.args.get("using") or j.side or j.kind not in ("", None, "INNER", "CROSS")
-                          for j in joins):
-        return None
-    if len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
+    if not sources or len(sources) != 1 + len(joins) or select.args.get("from_", select.args.get("from")) is None:
         return None  # a derived table in FROM: its rows are not a table's
+    outer = _left_aside(joins)
+    if outer is None or any(j.args.get("using") or (j.kind or "").upper() not in ("", "INNER", "CROSS", "OUTER")
+                            or (j.kind or "").upper() == "OUTER" and not j.side for j in joins):
+        return None
+    sources = {a: t for a, t in sources.items() if a not in outer}
+    joins = [j for j in joins if j.this.alias_or_name.lower() not in outer]
     # an OR's AND-groups that each join ``cd_demo_sk = ss_cdemo_sk`` (TPC-DS q13): a join of the star
     conjuncts: list[Any] = []
     where = select.args.get("where")
@@ -351,7 +359,50 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
                    key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
         return None
-    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0], correlated)
+    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0], correlated, frozenset(outer))
+
+
+def _projections(select: Any, names: Any) -> dict[str, tuple[str, Any]]:
+    """alias -> (table, the table as a FROM item under that alias) of each derived table of
+    ``select`` that only projects one table's rows (TPC-DS q62's ``(SELECT SUBSTRING(w_warehouse_name,
+    1, 20) w_substr, * FROM warehouse) sq1``): its rows are the table's, so it is that table in the
+    star (its computed outputs resolve to no column). Before, such a derived table left the SELECT
+    without any clone witness, the NULL-reference copy of a dropped join predicate among them."""
+    from sqlglot import exp
+
+    from .witnesses import select_sources
+    from_ = select.args.get("from_") or select.args.get("from")
+    out: dict[str, tuple[str, Any]] = {}
+    for node in ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]:
+        inner = node.this if isinstance(node, exp.Subquery) and node.alias else None
+        if not isinstance(inner, exp.Select) or inner.args.get("joins") or any(
+                inner.args.get(k) for k in ("where", "group", "having", "order", "limit", "offset", "qualify",
+                                             "distinct", "windows", "with", "with_")) \
+                or any(e.find(exp.Select, exp.AggFunc, exp.Window) for e in inner.expressions):
+            continue
+        own = select_sources(inner, names)
+        if len(own) != 1 or not any(isinstance(e, exp.Star) for e in inner.expressions):
+            continue  # without ``*`` the derived table's columns are not the table's
+        ((_, table),) = own.items()
+        source = inner.args.get("from_", inner.args.get("from")).this.copy()
+        source.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias)))
+        out[node.alias.lower()] = (table, source)
+    return out
+
+
+def _left_aside(joins: list[Any]) -> set[str] | None:
+    """The aliases of the ``LEFT JOIN``ed tables (TPC-DS q72's promotion and catalog_returns):
+    they drop no row of the star, so its witnesses are the star's without them (where WHERE or
+    an inner join's ON reads one, no column resolves and there is no star). None where a RIGHT
+    or FULL join, or a LEFT JOIN of a derived table, is there."""
+    from sqlglot import exp
+    aside: set[str] = set()
+    for j in joins:
+        if j.side and (j.side.upper() != "LEFT" or not isinstance(j.this, exp.Table)):
+            return None
+        if j.side:
+            aside.add(j.this.alias_or_name.lower())
+    return aside
 
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
@@ -368,7 +419,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     star = _star(select, names, tables, deps)
     if star is None:
         return []
-    sources, table_of, conjuncts, alias_sets, edges, fact, correlated = star
+    sources, table_of, conjuncts, alias_sets, edges, fact, correlated, aside = star
 
     def own_columns(node: Any) -> list[Any]:
         return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
@@ -392,6 +443,11 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     base_from = select.copy()
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows", "where"):
         base_from.set(arg, None)
+    base_from.set("joins", [j for j in base_from.args.get("joins") or [] if j.this.alias_or_name.lower() not in aside])
+    projected = _projections(base_from, names)  # read as the tables they project (with their row ids)
+    for node in [n for n in base_from.find_all(exp.Subquery) if n.parent is not None
+                 and n.alias.lower() in projected and n.find_ancestor(exp.Select) is base_from]:
+        node.replace(projected[node.alias.lower()][1])
     for j in base_from.args.get("joins") or []:
         j.set("on", None)
         j.set("kind", "CROSS")
@@ -491,13 +547,16 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
         # the source row's conjuncts name their tables: the copied tables' columns are the same names
         own = [c.copy().transform(lambda n: _qualified(n, sources, names)) for c in conjuncts]
         touching = [i for i, a in enumerate(alias_sets) if a and a & subtree and i != edge_i]
-        targets = [i for i in touching if len(alias_sets[i] or ()) == 1 and not conjuncts[i].find(exp.Select)
-                   and not (isinstance(conjuncts[i], exp.EQ) and isinstance(conjuncts[i].expression, exp.Column))]
+        targets = [i for i in touching if not conjuncts[i].find(exp.Select) and (
+            len(alias_sets[i] or ()) == 1
+            and not (isinstance(conjuncts[i], exp.EQ) and isinstance(conjuncts[i].expression, exp.Column))
+            or _across(conjuncts[i]) and len((alias_sets[i] or set()) & subtree) == 1)]
         extra = [(table_of[a], copy[a]) for a in sorted(subtree)]
         for i in targets:
             target = conjuncts[i]
-            (alias,) = alias_sets[i] or {""}
-            shown_cols = [c for c in dict.fromkeys(c.name for c in own_columns(target))][:2]
+            (alias,) = (alias_sets[i] or {""}) & subtree if len(alias_sets[i] or ()) > 1 else alias_sets[i] or {""}
+            shown_cols = [c for c in dict.fromkeys(c.name for c in own_columns(target)
+                                                   if (resolve_column(c, sources, names.lower) or (alias,))[0] == alias)][:2]
             shown = tuple(f"{table_of[alias].rsplit('.', 1)[-1]}.{c}" for c in shown_cols)
             cols = [(exp.column(pc, table=copy[pa]), "r0")] + [
                 (exp.column(c, table=copy[alias]), f"v{k}") for k, c in enumerate(shown_cols)]
@@ -509,7 +568,18 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             whose = ""
             if correlated is not None:  # and given to an outer row the subquery holds no row for
                 moved, whose = (cc, correlated.column), f" given to a {correlated.outer} row it held none for"
-            for cond, order, how in _edges_of(renamed(target), target, dialect):
+            meet = _meeting(target, pa, subtree, lambda c: resolve_column(c, sources, names.lower),
+                            lambda n: _qualified(n, sources, names)) \
+                if correlated is None and touching == [i] else None
+            if meet is not None:  # the parent row where the two sides meet, copied in from the pinned data if need be
+                column, other = meet
+                out.append(CloneWitness(
+                    digest, table_of[fact], query([], own, [(other, "r0"), (other.copy(), "v0")], []), (cc,),
+                    (f"{table_of[pa].rsplit('.', 1)[-1]}.{column}",),
+                    f"a {fact_name} row{through}, moved to {{shown}} (where the sides of `{rendered}` meet)",
+                    links=links, shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path,
+                    meet=(table_of[pa], pc, column)))
+            for cond, order, how in _edges_of(renamed(target), target, dialect)[:1 if meet is not None else None]:
                 filters, given = own + kept + [cond], cols
                 if correlated is not None:  # each witness another outer row: a passing one takes its row out
                     outer = correlated.needy(len(out))
@@ -1008,8 +1078,46 @@ def _edge_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str
             out.append(CloneWitness(digest, table_of[fact], rows_sql, (), (),
                                     f"a {fact_name} row{through} with {key[1]} = {text} (at the edge of `{rendered}`)",
                                     fixed=((key[1], text),)))
-    return out + _group_edge_witnesses(conjuncts, fact, fact_name, through, table_of, free, dialect, digest, query,
-                                       resolve)
+    return out + _across_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, free, dialect,
+                                         digest, query, resolve) \
+        + _group_edge_witnesses(conjuncts, fact, fact_name, through, table_of, free, dialect, digest, query, resolve)
+
+
+def _across_value_witnesses(conjuncts: list[Any], alias_sets: list[Any], fact: str, fact_name: str, through: str,
+                            table_of: dict[str, str], free: set[str], dialect: str, digest: str,
+                            query: Callable[..., str],
+                            resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+    """A free fact column compared with another table's columns (``inv_quantity_on_hand <
+    cs_quantity``, TPC-DS q72): a copy of a row that passes every other conjunct (read with the
+    column's new value), the column set to the other side's value on that row, so the two are
+    equal (``<`` against ``<=``: no pinned pair is), only where that value lies within the
+    column's range on the variant (so within the pinned domain)."""
+    import sqlglot
+    from sqlglot import exp
+    out: list[CloneWitness] = []
+    for i, cond in enumerate(conjuncts):
+        if not _across(cond) or fact not in (alias_sets[i] or ()):
+            continue
+        for mine, other in ((cond.this, cond.expression), (cond.expression, cond.this)):
+            key = resolve(mine) if isinstance(mine, exp.Column) else None
+            if key is None or key[0] != fact or key[1] not in free \
+                    or any((resolve(c) or (fact,))[0] == fact for c in other.find_all(exp.Column)):
+                continue
+
+            def put(n: Any, key: Any = key, other: Any = other) -> Any:
+                return exp.Paren(this=other.copy()) if isinstance(n, exp.Column) and resolve(n) == key else n
+            column = exp.column(key[1], quoted=True)
+            rel = sqlglot.parse_one(table_of[fact], into=exp.Table, read=dialect)
+            inside = exp.Between(this=exp.Paren(this=other.copy()),
+                                 low=exp.Subquery(this=exp.select(exp.Min(this=column)).from_(rel.copy())),
+                                 high=exp.Subquery(this=exp.select(exp.Max(this=column.copy())).from_(rel.copy())))
+            others = [c.copy().transform(put) for k, c in enumerate(conjuncts) if k != i]
+            rendered = " ".join(cond.sql(dialect=dialect).split())
+            out.append(CloneWitness(
+                digest, table_of[fact], query([], others + [inside], [(other.copy(), "r0"), (other.copy(), "v0")], []),
+                (key[1],), (f"{fact_name}.{key[1]}",),
+                f"a {fact_name} row{through} with {{shown}} (the other side of `{rendered}`, at its edge)"))
+    return out
 
 
 def _group_edge_witnesses(conjuncts: list[Any], fact: str, fact_name: str, through: str, table_of: dict[str, str],
@@ -1086,11 +1194,41 @@ def _reached(start: str, edges: list[tuple[str, str, str, str, int]]) -> set[str
     return seen
 
 
+def _meeting(cond: Any, parent: str, subtree: set[str], resolve: Callable[[Any], tuple[str, str] | None],
+             qualify: Callable[[Any], Any]) -> tuple[str, Any] | None:
+    """(the parent's column, the other side) of a comparison of two tables' columns whose one side
+    is a bare column of ``parent`` and whose other reads nothing moved (``d3.d_date > d1.d_date +
+    5`` moved on ``d3``): a copy moved to the parent row holding the other side's value sits where
+    ``>`` and ``>=`` part."""
+    from sqlglot import exp
+    if not _across(cond):
+        return None
+    for mine, other in ((cond.this, cond.expression), (cond.expression, cond.this)):
+        key = resolve(mine) if isinstance(mine, exp.Column) else None
+        if key is not None and key[0] == parent and all(
+                (resolve(c) or (parent,))[0] not in subtree for c in other.find_all(exp.Column)):
+            return key[1], other.copy().transform(qualify)
+    return None
+
+
+def _across(cond: Any) -> bool:
+    """An order comparison whose both sides read a column, no subquery (two tables' columns:
+    ``d3.d_date > d1.d_date + 5``, ``inv_quantity_on_hand < cs_quantity``)."""
+    from sqlglot import exp
+    return type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE) and not cond.find(exp.Select) \
+        and cond.this.find(exp.Column) is not None and cond.expression.find(exp.Column) is not None
+
+
 def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[Any], str]]:
     """(condition, ORDER BY, how) of each moved witness of a filter conjunct: failing it
-    (the nearest failing value first for a comparison with a constant) and, for a range,
-    passing it at its edge."""
+    (the nearest failing value first for a comparison with a constant, or with another
+    table's column: the moved side equal to the other, ``d3.d_date = d1.d_date + 5`` for
+    ``>``) and, for a range, passing it at its edge."""
     from sqlglot import exp
+    if _across(cond):  # nearest to the other side's value on the same source row, either way
+        gap = [exp.Ordered(this=exp.Abs(this=exp.Sub(this=exp.Paren(this=cond.this.copy()),
+                                                     expression=exp.Paren(this=cond.expression.copy()))))]
+        return [(exp.not_(cond.copy()), gap, "just past, fails only"), (cond.copy(), gap, "at the edge of")]
     col = cond.this if isinstance(cond, (exp.Between, exp.In, exp.Like, exp.ILike)) else None
     if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ) and isinstance(cond.this, exp.Column) \
             and not cond.expression.find(exp.Column):
@@ -1355,6 +1493,11 @@ class CloneWriter:
         row = found[0]
         if w.limit:
             return self._fill(w, row)
+        if w.meet:
+            key = self._met(w.meet, row[1])
+            if key is None:
+                return False
+            row = (row[0], key, *row[2:])
         parent_moved: dict[str, Any] = {}
         moved: dict[str, Any]
         if w.filled:
@@ -1525,6 +1668,31 @@ class CloneWriter:
                 none = False
             self._reached[key] = none and bool(self._import_path(replace(w, rows_sql=w.reach_sql), turn))
         return self._reached[key]
+
+    def _met(self, meet: tuple[str, str, str], value: Any) -> Any:
+        """The key of a ``meet[0]`` row whose ``meet[2]`` is ``value``: the variant's, else one of the
+        pinned data's copied in (with the rows it references); None if neither holds one."""
+        from .constraints import qualified, quote
+        table, key, column = meet
+        ask = f"SELECT {quote(key)} FROM {qualified(table, self.engine)} WHERE {quote(column)} = ? LIMIT 1"
+        if value is None:
+            return None
+        here = self.con.execute(ask, [value]).fetchall()
+        if here or self.pinned is None:
+            return here[0][0] if here else None
+        source = self.pinned(ask.replace(f"SELECT {quote(key)}", "SELECT rowid", 1), [value])
+        added: list[tuple[str, int]] = []
+        try:
+            if not source or self._import_row(table, int(source[0][0]), added, MAX_IMPORT_ROWS) is None \
+                    or not self._kept(added):
+                raise LookupError(table)
+        except Exception:  # a key the variant gives another row, or a dependency broken: nothing copied
+            self._remove(added)
+            return None
+        for t, rowid in added:
+            self.rows.setdefault(t, set()).add(rowid)
+        here = self.con.execute(ask, [value]).fetchall()
+        return here[0][0] if here else None
 
     def _import_path(self, w: CloneWitness, turn: int) -> list[tuple[Any, ...]]:
         """A LIMIT witness on a variant where no row reaches the gold's output (a subset of a
