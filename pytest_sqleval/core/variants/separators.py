@@ -57,6 +57,7 @@ from . import tracing
 
 MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
 MAX_CONDITIONALS = 64  # per gold: swaps of conditional aggregates (``_conditional_near_misses``), made
+PARENT_ROWS = 4  # pinned parent rows meeting a conditional aggregate's condition tried for a copy in (the first may be edited here)
 MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
 EDGE_ROWS = 2  # rows tried per value of a literal's edge
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
@@ -256,7 +257,7 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
             key = sides[alias]
             met = exp.select(exp.alias_(exp.column(key.name, table=alias), "w0"),
                              exp.alias_(exp.column("rowid", table=alias), "w1")).from_(sources[alias].copy()) \
-                .where(exp.and_(*(c.copy() for c in own), cond.copy())).order_by("w0").limit(1)
+                .where(exp.and_(*(c.copy() for c in own), cond.copy())).order_by("w0").limit(PARENT_ROWS)
             pkey = next((c for c in tables[parent].columns if c.lower() == key.name.lower()), None)
             if rows_sql is not None and pkey is not None:
                 targets.append(Target(fact, column, rows_sql, (f"when={parent}|{pkey}|{met.sql(dialect=dialect)}",)))
@@ -892,13 +893,14 @@ class SeparatingWriter:
             value = found[0][0]
         else:
             cloner = self.grouper.cloner
-            got = cloner.pinned(sql, []) if cloner.pinned is not None else None
-            added: list[tuple[str, int]] = []
-            row = cloner.import_row(parent, int(got[0][1]), added) if got else None
-            if row is None or not cloner.kept(added):
-                return False
-            value = self.con.execute(f"SELECT {quote(key)} FROM {qualified(parent, self.engine)} "
-                                     f"WHERE rowid = {int(row)}").fetchone()[0]
+            value = None
+            for _, pinned_rowid in (cloner.pinned(sql, []) or []) if cloner.pinned is not None else []:
+                added: list[tuple[str, int]] = []
+                row = cloner.import_row(parent, int(pinned_rowid), added)  # None: its key is another row's here
+                if row is not None and cloner.kept(added):
+                    value = self.con.execute(f"SELECT {quote(key)} FROM {qualified(parent, self.engine)} "
+                                             f"WHERE rowid = {int(row)}").fetchone()[0]
+                    break
         if value is None or not self.allowed(target.table, target.column, _plain(value)):
             return False
         moved_to.append(value)

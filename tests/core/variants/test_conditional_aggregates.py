@@ -25,23 +25,24 @@ MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", 
 
 
 def make_monthly(path: Path) -> None:
-    """Dates: two a month, 2000-2002 (sk 0-71). Warehouses 1-2. Web sales in every month of
-    2001; catalog sales of 2001 in months 1-11 only, and in December of 2000 and 2002."""
+    """Dates: four a month, 2000-2002 (sk 0-143). Warehouses 1-2. Web sales in every month of
+    2001 (on the first two dates of each); catalog sales of 2001 in months 1-11 only, and in
+    December of 2000 and 2002."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE date_dim (d_date_sk INTEGER NOT NULL, d_year INTEGER NOT NULL, d_moy INTEGER NOT NULL)")
-    con.execute("INSERT INTO date_dim SELECT i, 2000 + i // 24, 1 + i % 24 // 2 FROM range(72) t(i)")
+    con.execute("INSERT INTO date_dim SELECT i, 2000 + i // 48, 1 + i % 48 // 4 FROM range(144) t(i)")
     con.execute("CREATE TABLE warehouse (w_warehouse_sk INTEGER NOT NULL, w_warehouse_name VARCHAR NOT NULL)")
     con.execute("INSERT INTO warehouse VALUES (1, 'North'), (2, 'South')")
     for table, p, months in (("web_sales", "ws", 12), ("catalog_sales", "cs", 11)):
         con.execute(f"CREATE TABLE {table} ({p}_date_sk INTEGER NOT NULL, {p}_warehouse_sk INTEGER NOT NULL, "
                     f"{p}_order_number INTEGER NOT NULL, {p}_price DECIMAL(7,2) NOT NULL)")
         base = 1000 if p == "ws" else 5000
-        # 2001 (sk 24-47): months 1..months, three sales a month per warehouse
-        con.execute(f"INSERT INTO {table} SELECT 24 + i % ({2 * months}), 1 + i % 2, {base} + i, 10 + i % 37 "
-                    f"FROM range({6 * months}) t(i)")
-        # December of 2000 and 2002 (sk 22, 23, 70, 71)
-        con.execute(f"INSERT INTO {table} SELECT CASE i % 4 WHEN 0 THEN 22 WHEN 1 THEN 23 WHEN 2 THEN 70 ELSE 71 END, 1 + i % 2,  {base} + 500 + i, 20 + i "
-                    f"FROM range(8) t(i)")
+        # 2001 (sk 48-95): months 1..months, on the first two dates of each, three sales a month per warehouse
+        con.execute(f"INSERT INTO {table} SELECT 48 + 4 * (i % {months}) + i // {months} % 2, 1 + i % 2, "
+                    f"{base} + i, 10 + i % 37 FROM range({6 * months}) t(i)")
+        # December of 2000 and 2002 (sk 44, 45, 140, 141)
+        con.execute(f"INSERT INTO {table} SELECT CASE i % 4 WHEN 0 THEN 44 WHEN 1 THEN 45 WHEN 2 THEN 140 "
+                    f"ELSE 141 END, 1 + i % 2, {base} + 500 + i, 20 + i FROM range(8) t(i)")
     con.close()
 
 
@@ -73,7 +74,7 @@ def test_a_conditional_swap_is_made_past_the_outer_aggregates(tmp_path: Path) ->
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute(dec[0].unmet).fetchall() == []  # no catalog sale of December 2001 here
     moved = con.execute(target.edits[0].split("|", 2)[2]).fetchall()
-    assert scalar(con, f"SELECT d_year * 100 + d_moy FROM date_dim WHERE d_date_sk = {moved[0][0]}") == 200112
+    assert scalar(con, f"SELECT d_year * 100 + d_moy FROM date_dim WHERE d_date_sk = {moved[0][0]}") == 200112  # the first date of December 2001
     con.close()
 
 
