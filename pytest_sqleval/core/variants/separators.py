@@ -1271,8 +1271,8 @@ class SeparatingWriter:
 def _rotated(misses: list[NearMiss], index: int) -> list[NearMiss]:
     """``misses`` with each gold's conditional swaps last, from the variant's turn on: at most
     MAX_NEAR_MISSES of them are tried a variant, and on a subset many conditions are unmet
-    (q66's 48 months: the catalog branch's December, unmet on the pinned data too, was the
-    last); each variant starts further on."""
+    (q66's 48 months: the catalog branch's December, unmet on the pinned data too, is the
+    36th); each variant starts further on."""
     out: list[NearMiss] = []
     conditional: dict[str, list[NearMiss]] = {}
     for m in misses:
