@@ -57,7 +57,7 @@ from . import tracing
 
 MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
 MAX_CONDITIONALS = 64  # per gold: swaps of conditional aggregates (``_conditional_near_misses``), made
-PARENT_ROWS = 4  # pinned parent rows meeting a conditional aggregate's condition tried for a copy in (the first may be edited here)
+PARENT_ROWS = 4  # pinned parent rows meeting a conditional aggregate's condition, tried in turn to copy in
 MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
 EDGE_ROWS = 2  # rows tried per value of a literal's edge
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
@@ -138,7 +138,7 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     edges: list[NearMiss] = []
     drops: list[NearMiss] = []  # other conjuncts dropped (an IN subquery, EXISTS, LIKE)
     bounds: list[NearMiss] = []  # HAVING bounds moved and flipped
-    conditionals: list[NearMiss] = []  # swaps of aggregates over a CASE, past MAX_NEAR_MISSES (``_conditional_near_misses``)
+    conditionals: list[NearMiss] = []  # swaps of aggregates over a CASE, past MAX_NEAR_MISSES
     nodes = list(tree.dfs())
     for node in nodes:
         if isinstance(node, exp.AggFunc) and len(conditionals) < MAX_CONDITIONALS:
