@@ -56,6 +56,8 @@ from typing import Any
 from . import tracing
 
 MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
+MAX_CONDITIONALS = 64  # per gold: swaps of conditional aggregates (``_conditional_near_misses``), made
+PARENT_ROWS = 4  # pinned parent rows meeting a conditional aggregate's condition, tried in turn to copy in
 MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
 EDGE_ROWS = 2  # rows tried per value of a literal's edge
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
@@ -108,6 +110,9 @@ class NearMiss:
     #: the output positions of the gold's ORDER BY keys: answers are then compared in that order
     #: (an aggregate swapped in the ORDER BY only moves rows); None: as bags
     order: tuple[int, ...] | None = None
+    #: a conditional aggregate's swap: a query of one reaching row on which its condition holds;
+    #: tried on a variant only where it finds none (the aggregate is a constant there, the swap coincides)
+    unmet: str = ""
 
 
 def near_misses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any]) -> list[NearMiss]:
@@ -133,9 +138,13 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     edges: list[NearMiss] = []
     drops: list[NearMiss] = []  # other conjuncts dropped (an IN subquery, EXISTS, LIKE)
     bounds: list[NearMiss] = []  # HAVING bounds moved and flipped
+    conditionals: list[NearMiss] = []  # swaps of aggregates over a CASE, past MAX_NEAR_MISSES
     nodes = list(tree.dfs())
     for node in nodes:
-        if min(len(swaps), len(joins), len(edges), len(drops), len(bounds)) >= MAX_NEAR_MISSES:
+        if isinstance(node, exp.AggFunc) and len(conditionals) < MAX_CONDITIONALS:
+            conditionals += _conditional_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+        if min(len(swaps), len(joins), len(edges), len(drops), len(bounds)) >= MAX_NEAR_MISSES \
+                and len(conditionals) >= MAX_CONDITIONALS:
             break
         select = node.find_ancestor(exp.Select) if isinstance(node, exp.AggFunc) and len(swaps) < MAX_NEAR_MISSES \
             else None
@@ -178,16 +187,95 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     out: list[NearMiss] = []
     order = _order_positions(tree)
     if order is not None:
-        swaps, bounds, joins, edges, drops = ([replace(m, order=order) for m in k]
-                                              for k in (swaps, bounds, joins, edges, drops))
+        swaps, bounds, joins, edges, drops, conditionals = ([replace(m, order=order) for m in k]
+                                                            for k in (swaps, bounds, joins, edges, drops, conditionals))
     kinds = (swaps, bounds, joins, edges, drops)
     for i in range(max(len(k) for k in kinds)):  # in turn: every kind gets slots
         out += [k[i] for k in kinds if i < len(k) and k[i].sql not in {o.sql for o in out}]
-    return out[:MAX_NEAR_MISSES]
+    return out[:MAX_NEAR_MISSES] + conditionals[:MAX_CONDITIONALS]
 
 
 def _threshold_first(m: NearMiss) -> tuple[bool, bool]:
     return not any(t.threshold for t in m.targets), not m.what.startswith("the gold against itself without")
+
+
+def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                             tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A conditional aggregate, ``sum(CASE WHEN d_moy = 12 THEN price ELSE 0 END)`` over
+    ``sales, date_dim WHERE s_date_sk = d_date_sk AND d_year = 2001``: where no reaching row
+    meets its condition (no December sale of 2001 on TPC-DS's SF 0.01 catalog branch of q66)
+    it is a constant, and its swap (``avg``) coincides; a gold with many aggregates (q66's 84)
+    had no slot for it among the MAX_NEAR_MISSES swaps. It shows on a copy of a reaching fact
+    row whose reference to the condition's table is moved to a row of it on which the condition
+    and the SELECT's own conjuncts on that table hold (a date of December 2001). One swap per
+    aggregate (the first ``_swaps`` gives), tried only on a variant where the condition is unmet."""
+    from sqlglot import exp
+    arg = _argument(node)
+    select = node.find_ancestor(exp.Select)
+    swaps = _swaps(node)
+    if not isinstance(arg, exp.Case) or select is None or not swaps:
+        return []
+    where = select.args.get("where")
+    conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) \
+        else [where.this] if where is not None else []
+    sources = {s.alias_or_name.lower(): s for s in tracing.from_nodes(select)}
+    ctes = tracing.ctes_of(select.root())
+
+    def base(alias: str | None) -> str | None:  # the base table an alias of ``select`` reads
+        source = sources.get(alias or "")
+        if not isinstance(source, exp.Table) or tracing.body_of(source, ctes, names) is not None:
+            return None
+        t_name = names.table(".".join(p for p in (source.db, source.name) if p).lower())
+        return names.originals[t_name] if t_name in names.lower else None
+
+    out: list[NearMiss] = []
+    for case_if in arg.args.get("ifs") or []:
+        cond = case_if.this
+        read = {tracing.alias_of(c, select, names) for c in tracing.own_columns(cond, select)}
+        if len(read) != 1 or None in read or cond.find(exp.Select) is not None:
+            continue
+        alias = read.pop()
+        parent = base(alias)
+        if parent is None:
+            continue
+        own = [c for c in conjuncts if c.find(exp.Select) is None and tracing.own_columns(c, select)
+               and {tracing.alias_of(x, select, names) for x in tracing.own_columns(c, select)} == {alias}]
+        targets: list[Target] = []
+        for eq in conjuncts:
+            if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Column)):
+                continue
+            sides = {tracing.alias_of(c, select, names): c for c in (eq.this, eq.expression)}
+            if alias not in sides or len(sides) != 2:
+                continue
+            (fact_alias, fact_col), = [(a, c) for a, c in sides.items() if a != alias]
+            fact = base(fact_alias)
+            t = tables.get(fact) if fact is not None else None
+            column = next((c for c in t.columns if c.lower() == fact_col.name.lower()), None) if t is not None else None
+            if t is None or column is None or _single_key(t, column):
+                continue
+            rows_sql = tracing.rows_sql(tree, nodes, [tracing.Step(select, fact_alias, None)], dialect)
+            key = sides[alias]
+            met = exp.select(exp.alias_(exp.column(key.name, table=alias), "w0"),
+                             exp.alias_(exp.column("rowid", table=alias), "w1")).from_(sources[alias].copy()) \
+                .where(exp.and_(*(c.copy() for c in own), cond.copy())).order_by("w0").limit(PARENT_ROWS)
+            pkey = next((c for c in tables[parent].columns if c.lower() == key.name.lower()), None)
+            if rows_sql is not None and pkey is not None:
+                targets.append(Target(fact, column, rows_sql, (f"when={parent}|{pkey}|{met.sql(dialect=dialect)}",)))
+        if not targets:
+            continue
+        copy = tree.copy()
+        twin = list(copy.dfs())[_index(nodes, select)]
+        twin.set("where", exp.Where(this=exp.and_(where.this.copy(), cond.copy()) if where is not None
+                                    else cond.copy()))
+        inner = tracing.render_alone(copy, twin, [exp.alias_(exp.Literal.number(1), "w0")], dialect)
+        new, _ = swaps[0]
+        mutant = _replaced(tree, nodes, node, new, dialect)
+        if inner is None or not mutant or mutant == sql:
+            continue
+        out.append(NearMiss(digest, sql, mutant, f"`{_short(node, dialect)}` against `{_short(new, dialect)}`, "
+                            f"its condition `{_short(cond, dialect)}` met", tuple(targets[:2]),
+                            unmet=f"SELECT 1 FROM ({inner}) AS met LIMIT 1"))
+    return out
 
 
 def _threshold_targets(tree: Any, nodes: list[Any], node: Any, mutant: str | None, dialect: str, names: Any,
@@ -709,9 +797,14 @@ class SeparatingWriter:
     def write_all(self, misses: list[NearMiss], index: int) -> None:
         golds = list(dict.fromkeys(m.gold for m in misses))
         gold_rows: dict[str, list[tuple[Any, ...]] | None] = {}
-        for m in misses:
+        unmet: dict[str, int] = {}  # per gold, the conditional swaps tried (at most MAX_NEAR_MISSES)
+        for m in _rotated(misses, index):
             if (golds.index(m.gold) + index) % SPREAD:
                 continue
+            if m.unmet:  # a conditional aggregate: only where its condition is met by no reaching row
+                if unmet.get(m.gold, 0) >= MAX_NEAR_MISSES or self.run(m.unmet) != []:
+                    continue
+                unmet[m.gold] = unmet.get(m.gold, 0) + 1
             if m.gold not in gold_rows:
                 # past SLOW_GOLD_WORK_S: its near-misses would cost more than they add
                 gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
@@ -763,6 +856,16 @@ class SeparatingWriter:
                 for rowid in rows[:EDGE_ROWS] if "=" in edit and not edit.startswith("pair=") else rows:
                     if trials >= MAX_TRIALS:
                         return False
+                    if edit.startswith("when="):  # a conditional aggregate: moved to a parent meeting it
+                        trials += 1
+                        moved_to: list[Any] = []
+                        if not self._attempt(m, lambda: self._moved_to_parent(target, rowid, edit, moved_to)):
+                            continue
+                        self.written += 1
+                        kept = self.sentences.setdefault(m.gold, [])
+                        if len(kept) < MAX_SENTENCES:
+                            kept.append(_sentence(target, edit, moved_to[0] if moved_to else None, m.what))
+                        return True
                     value = self._value(target, rowid, edit)
                     if edit != "same" and value is None:
                         continue
@@ -777,6 +880,31 @@ class SeparatingWriter:
                         kept.append(_sentence(target, edit, value, m.what))
                     return True
         return False
+
+    def _moved_to_parent(self, target: Target, rowid: int, edit: str, moved_to: list[Any]) -> bool:
+        """A ``when=`` edit: a copy of reaching row ``rowid`` with its reference moved to the least
+        key of a parent row meeting the aggregate's condition; where the variant holds none (a
+        subset keeps the dates its facts reference), that pinned row is copied in first, with
+        what it references (``CloneWriter.import_row``). The key is appended to ``moved_to``."""
+        from .constraints import qualified, quote
+        parent, key, sql = edit.split("=", 1)[1].split("|", 2)
+        found = self.run(sql)
+        if found:
+            value = found[0][0]
+        else:
+            cloner = self.grouper.cloner
+            value = None
+            for _, pinned_rowid in (cloner.pinned(sql, []) or []) if cloner.pinned is not None else []:
+                added: list[tuple[str, int]] = []
+                row = cloner.import_row(parent, int(pinned_rowid), added)  # None: its key is another row's here
+                if row is not None and cloner.kept(added):
+                    value = self.con.execute(f"SELECT {quote(key)} FROM {qualified(parent, self.engine)} "
+                                             f"WHERE rowid = {int(row)}").fetchone()[0]
+                    break
+        if value is None or not self.allowed(target.table, target.column, _plain(value)):
+            return False
+        moved_to.append(value)
+        return self._copy(target.table, rowid, {target.column: value})
 
     def _value(self, target: Target, rowid: int, edit: str) -> Any:
         """The value ``edit`` gives the column on this variant, in the pinned domain; None if none."""
@@ -1140,6 +1268,21 @@ class SeparatingWriter:
             self.con.rollback()
 
 
+def _rotated(misses: list[NearMiss], index: int) -> list[NearMiss]:
+    """``misses`` with each gold's conditional swaps last, from the variant's turn on: at most
+    MAX_NEAR_MISSES of them are tried a variant, and on a subset many conditions are unmet
+    (q66's 48 months: the catalog branch's December, unmet on the pinned data too, is the
+    36th); each variant starts further on."""
+    out: list[NearMiss] = []
+    conditional: dict[str, list[NearMiss]] = {}
+    for m in misses:
+        (conditional.setdefault(m.gold, []) if m.unmet else out).append(m)
+    for found in conditional.values():
+        start = index * MAX_NEAR_MISSES % len(found)
+        out += found[start:] + found[:start]
+    return out
+
+
 def _flips() -> None:
     from sqlglot import exp
     _FLIPS.update({exp.LT: exp.LTE, exp.LTE: exp.LT, exp.GT: exp.GTE, exp.GTE: exp.GT})
@@ -1176,6 +1319,8 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
         return f"a {name} row a reaching row refers to, its {target.column} set to {_plain(value)!r}: separates {what}"
     if edit.startswith("copy="):
         return f"a copy of a {name} row that reaches the output but for this filter, with {shown}: separates {what}"
+    if edit.startswith("when="):
+        return f"a copy of a {name} row that reaches the output, its reference moved ({shown}): separates {what}"
     return f"a copy of a {name} row that reaches the output, with {shown} ({_EDIT_WORDS[edit]}): separates {what}"
 
 
