@@ -50,6 +50,18 @@ def assert_limit_move_caught(path: Path, cache: Path, wrong: str, gold: str, gol
     assert "new output rows" in verdict.explanation and "past its LIMIT" in verdict.explanation
 
 
+def assert_caught_beside_a_rewrite(path: Path, folder: Path, gold: str, wrong: str, right: str) -> None:
+    """``wrong`` passes on the pinned ``path``; on four variants chosen for ``gold`` it is a
+    coincidental pass and the correct rewrite ``right`` passes."""
+    with Grader(path, cache_dir=folder / "plain") as plain:
+        assert plain.compare(wrong, gold).passed, wrong  # the coincidence on the pinned database
+    with Grader(path, cache_dir=folder / "cache", variants=4, variant_golds=[gold]) as graded:
+        verdict = graded.compare(wrong, gold)
+        kept = graded.compare(right, gold)
+    assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
+    assert kept.passed, kept.explanation
+
+
 def assert_passes_on_variants(path: Path, cache: Path, right: str, gold: str, golds: list[str]) -> None:
     """A correct rewrite of ``gold`` passes on every one of four variants."""
     with Grader(path, dialect="duckdb", cache_dir=cache, variants=4, variant_golds=golds) as graded:
