@@ -109,7 +109,7 @@ class CloneWitness:
     # a moved witness to where a comparison's sides meet (``_meeting``): (parent table, its key, its compared
     # column); ``rows_sql`` gives the value (``r0``), and the parent row holding it is copied in from the
     # pinned data where the variant lacks it (a subset keeps a tenth of the calendar)
-    meet: tuple[str, str, str] = ()
+    meet: tuple[str, ...] = ()
 
 
 def gold_digest(sql: str) -> str:
@@ -384,7 +384,10 @@ def _projections(select: Any, names: Any) -> dict[str, tuple[str, Any]]:
         if len(own) != 1 or not any(isinstance(e, exp.Star) for e in inner.expressions):
             continue  # without ``*`` the derived table's columns are not the table's
         ((_, table),) = own.items()
-        source = inner.args.get("from_", inner.args.get("from")).this.copy()
+        inner_from = inner.args.get("from_") or inner.args.get("from")
+        if inner_from is None:
+            continue
+        source = inner_from.this.copy()
         source.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias)))
         out[node.alias.lower()] = (table, source)
     return out
@@ -1669,7 +1672,7 @@ class CloneWriter:
             self._reached[key] = none and bool(self._import_path(replace(w, rows_sql=w.reach_sql), turn))
         return self._reached[key]
 
-    def _met(self, meet: tuple[str, str, str], value: Any) -> Any:
+    def _met(self, meet: tuple[str, ...], value: Any) -> Any:
         """The key of a ``meet[0]`` row whose ``meet[2]`` is ``value``: the variant's, else one of the
         pinned data's copied in (with the rows it references); None if neither holds one."""
         from .constraints import qualified, quote

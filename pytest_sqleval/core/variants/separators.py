@@ -251,7 +251,7 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
             fact = base(fact_alias)
             t = tables.get(fact) if fact is not None else None
             column = next((c for c in t.columns if c.lower() == fact_col.name.lower()), None) if t is not None else None
-            if t is None or column is None or _single_key(t, column):
+            if fact is None or fact_alias is None or t is None or column is None or _single_key(t, column):
                 continue
             rows_sql = tracing.rows_sql(tree, nodes, [tracing.Step(select, fact_alias, None)], dialect)
             key = sides[alias]
