@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,24 @@ def assert_caught_beside_a_rewrite(path: Path, folder: Path, gold: str, wrong: s
         kept = graded.compare(right, gold)
     assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
     assert kept.passed, kept.explanation
+
+
+def assert_grown_past_limit(con: Any, constraints: Any, pinned: Path, gold: str, rows_before: int,
+                            limit: int) -> None:
+    """``gold``'s one LIMIT growth takes the variant ``con`` holds from ``rows_before`` output
+    rows (its LIMIT left off) past ``limit``; ``con`` is closed."""
+    from pytest_sqleval.core.variants.outputs import OutputWriter, output_growths
+    from tests.rows import scalar
+    growths = output_growths([gold], "duckdb", "duckdb", constraints.tables, constraints.dependencies)
+    assert len(growths) == 1
+    assert scalar(con, growths[0].count_sql) == rows_before
+    writer = OutputWriter(con, "duckdb", constraints, pinned, 0)
+    try:
+        assert writer.grow(growths[0]), writer.written.tally
+        assert scalar(con, growths[0].count_sql) > limit
+    finally:
+        writer.close()
+        con.close()
 
 
 def assert_passes_on_variants(path: Path, cache: Path, right: str, gold: str, golds: list[str]) -> None:

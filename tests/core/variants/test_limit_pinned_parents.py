@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.core.variants.conftest import assert_grown_past_limit
 from tests.rows import scalar
 
 LIMIT = 10
@@ -49,7 +50,6 @@ def test_a_pinned_item_copied_in_gets_the_store_sale_every_item_has(shop: Path, 
     """On a variant that keeps the items of brands 1-3 only (3 rows of the gold), the gold is
     grown past its LIMIT with web sales moved to pinned items of other brands, each copied in
     with a store sale: every item still has one, every sale an item."""
-    from pytest_sqleval.core.variants.outputs import OutputWriter, output_growths
     c = observe_constraints(shop, golds=([GOLD, STORE], "duckdb"))
     assert any(d.origin == "total" and d.child == "main.item" and d.parent == "main.store_sales"
                for d in c.dependencies)
@@ -59,16 +59,7 @@ def test_a_pinned_item_copied_in_gets_the_store_sale_every_item_has(shop: Path, 
     con.execute("DELETE FROM web_sales WHERE ws_item_sk > 6")
     con.execute("DELETE FROM store_sales WHERE ss_item_sk > 6")
     con.execute("DELETE FROM item WHERE i_item_sk > 6")
-    growths = output_growths([GOLD], "duckdb", "duckdb", c.tables, c.dependencies)
-    assert len(growths) == 1
-    assert scalar(con, growths[0].count_sql) == 3
-    writer = OutputWriter(con, "duckdb", c, shop, 0)
-    try:
-        assert writer.grow(growths[0]), writer.written.tally
-        assert scalar(con, growths[0].count_sql) > LIMIT
-    finally:
-        writer.close()
-        con.close()
+    assert_grown_past_limit(con, c, shop, GOLD, 3, LIMIT)
     con = duckdb.connect(str(variant), read_only=True)
     try:
         assert scalar(con, "SELECT count(*) FROM item WHERE i_item_sk NOT IN (SELECT ss_item_sk FROM store_sales)") == 0

@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from pytest_sqleval.core.variants.constraints import observe_constraints
+from tests.core.variants.conftest import assert_grown_past_limit
 from tests.rows import scalar
 
 LIMIT = 12  # two brands with a sale each: one month of each only, 2 x 12 months at most
@@ -54,22 +55,12 @@ def test_a_brand_with_one_sale_gets_months_far_from_its_average(shop: Path, tmp_
     """On a variant that keeps each brand's January sale only (no row of the gold), the gold
     (4 rows pinned) is grown past its LIMIT with new months of those sales, every kept row
     still far from its brand's average, every copy a sale of an item and a day that exist."""
-    from pytest_sqleval.core.variants.outputs import OutputWriter, output_growths
     c = observe_constraints(shop, golds=([GOLD], "duckdb"))
     variant = tmp_path / shop.name
     shutil.copy(shop, variant)
     con = duckdb.connect(str(variant))
     con.execute("DELETE FROM store_sales WHERE ss_sold_date_sk <> 101")
-    growths = output_growths([GOLD], "duckdb", "duckdb", c.tables, c.dependencies)
-    assert len(growths) == 1
-    assert scalar(con, growths[0].count_sql) == 0
-    writer = OutputWriter(con, "duckdb", c, shop, 0)
-    try:
-        assert writer.grow(growths[0]), writer.written.tally
-        assert scalar(con, growths[0].count_sql) > LIMIT
-    finally:
-        writer.close()
-        con.close()
+    assert_grown_past_limit(con, c, shop, GOLD, 0, LIMIT)
     con = duckdb.connect(str(variant), read_only=True)
     try:
         assert scalar(con, "SELECT count(*) FROM store_sales WHERE ss_item_sk NOT IN (SELECT i_item_sk FROM item) "
