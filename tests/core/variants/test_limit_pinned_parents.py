@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from pytest_sqleval.core.variants.constraints import observe_constraints
-from tests.core.variants.conftest import assert_grown_past_limit
+from tests.core.variants.conftest import assert_grown_past_limit, made
 from tests.rows import scalar
 
 LIMIT = 10
@@ -41,9 +41,7 @@ def make_shop(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("pinned_parents") / "shop.duckdb"
-    make_shop(path)
-    return path
+    return made(tmp_path_factory.mktemp("pinned_parents"), "shop", make_shop)
 
 
 def test_a_pinned_item_copied_in_gets_the_store_sale_every_item_has(shop: Path, tmp_path: Path) -> None:
