@@ -471,8 +471,9 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                  alias=exp.TableAlias(this=exp.to_identifier(alias))), join_type="cross")
         q.set("expressions", [exp.alias_(exp.column("rowid", table=fact), "w0")]
               + [exp.alias_(e, name) for e, name in columns])
-        if filters:
-            q.set("where", exp.Where(this=exp.and_(*[f.copy() for f in filters])))
+        if filters:  # beside a second copy of a table (``_new_parent_witnesses``) a bare column names both
+            q.set("where", exp.Where(this=exp.and_(*[f.copy().transform(lambda n: _qualified(n, sources, names))
+                                                     if extra_tables else f.copy() for f in filters])))
         if limit:
             q.set("order", exp.Order(expressions=[k.copy() for k in first] + order
                                      + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))

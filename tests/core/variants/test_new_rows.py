@@ -224,3 +224,22 @@ def test_a_group_key_takes_a_pinned_value_the_variant_lacks(tmp_path: Path) -> N
     assert scalar(con, "SELECT count(*) - count(DISTINCT id) FROM aircraft") == 0
     assert "model = 'E'" in writer.sentences[regroup.gold][0]
     con.close()
+
+
+def test_a_gold_that_leaves_its_columns_bare_gets_its_new_row_witnesses(shops: tuple[Path, int]) -> None:
+    """TPC-DS names no table in its conjuncts: beside the new parent row's second copy of the
+    store (``s__n``), a bare ``s_state`` named two tables and every such witness's query
+    failed ("Ambiguous reference"), so no new row was written for a dropped filter."""
+    path, _ = shops
+    bare = ("SELECT count(*), sum(qty) FROM sales f JOIN store s ON store_code = s_code "
+            "WHERE s_state = 'TN' AND s_type = 'big'")
+    c = observe_constraints(path)
+    new = [w for w in clone_witnesses([bare], "duckdb", c.tables, c.dependencies)
+           if w.moved and "a new store row" in w.what]
+    assert any("fails only `s_type = 'big'`" in w.what for w in new), [w.what for w in new]
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        found = [con.execute(w.rows_sql, [1] * w.rows_sql.count("?")).fetchall() for w in new]  # each raised before
+        assert any(found)  # a small store's type: TX, CA, WA and OR hold one
+    finally:
+        con.close()
