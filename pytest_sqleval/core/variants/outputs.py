@@ -112,6 +112,7 @@ MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's ow
 IMPORTED_PATHS = 6  # reaching paths of the pinned database copied into a variant where none reaches a leaf
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
+SPREAD = 3  # fact copies per unit of a move with ``apart`` (a new window partition): two in one group, one in another
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
@@ -403,6 +404,8 @@ class OutputWriter:
         self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
         self.touchable: list[str] = []  # the tables a growth may add rows to (``_touchable``)
         self.cursors: dict[tuple[int, Move, int], _Units] = {}  # a gold's units so far, per leaf, move, width
+        # a gold's ``apart`` moves: each source's grouped values of the other parent, and its parent rows
+        self.aparts: dict[Move, tuple[dict[int, tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
 
     def close(self) -> None:
         if self._pinned is not None:
@@ -453,7 +456,7 @@ class OutputWriter:
     def grow(self, g: OutputGrowth) -> bool:
         """Add output rows for ``g`` until it has ``g.limit + 1`` rows here, its LIMIT cutting
         no tie; everything written for it is removed when that is not reached."""
-        self.counted, self.cursors = 0, {}
+        self.counted, self.cursors, self.aparts = 0, {}, {}
         skip = self._skip(g)
         if skip is not None:
             self.written.add(skip)
@@ -729,14 +732,15 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
+                for width in (SPREAD,) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
+                        own = 1 if move.apart else width  # a spread unit's one source, copied thrice
                         if move.kind in ("regroup", "recombine"):
-                            units = self._pairs(move, sources, width)
+                            units = self._pairs(move, sources, own)
                         else:
                             targets = self._targets(move)
-                            units = _Units(sources, targets, width) if targets is None or targets else None
+                            units = _Units(sources, targets, own) if targets is None or targets else None
                         if units is None:
                             break
                         self.cursors[(id(leaf), move, width)] = units
@@ -779,6 +783,10 @@ class OutputWriter:
                     f"pinned data holds, each apart")
         if move.kind == "fresh":
             return f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with a fresh {move.renamed[0]}"
+        if move.apart:
+            return (f"{copies}, through {'a new' if move.kind != 'repoint' else 'another'} "
+                    f"{move.parent.rsplit('.', 1)[-1]} row: a new window partition, two copies in one group and "
+                    f"one moved to another {move.apart.parent.rsplit('.', 1)[-1]} row")
         if move.kind == "recombine":
             return (f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with another row's "
                     f"{move.renamed[0]}: a new group")
@@ -928,7 +936,8 @@ class OutputWriter:
         fails the parent's own conjuncts (``Move.check_sql``)."""
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
-        imported = self._marks() if move.kind in ("repoint", "regroup") and target[2] == "pinned" else None
+        imported = self._marks() if move.apart or (move.kind in ("repoint", "regroup")
+                                                    and target[2] == "pinned") else None
         if move.kind in ("repoint", "regroup"):
             if target[2] == "pinned" and (self.cloner.import_row(move.parent, int(target[0]), []) is None
                                           or not self._referenced(move.parent, move.key, target[1], leaf.fact)):
@@ -945,12 +954,18 @@ class OutputWriter:
             if move.check_sql and not self.bounded(move.check_sql, [made[move.key]]):
                 return None
             moved[move.column] = made[move.key]
-        for row in rows:
-            copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
+        placed = [(row, moved) for row in rows]
+        if move.apart:  # two copies of the source in its group, one in another group of the new partition
+            other = self._apart_target(leaf, move.apart, rows[0])
+            if other is None:
+                return False
+            placed = [(rows[0], moved), (rows[0], moved), (rows[0], {**moved, move.apart.column: other})]
+        for row, where in placed:
+            copy = self.cloner.clone(leaf.fact, int(row[0]), where)
             if copy is None:
                 return False
             for column, child, child_column, child_sql, bound, _, _ in leaf.children:
-                if column not in copy or column in moved:
+                if column not in copy or column in where:
                     continue  # the copy keeps the source's value: the source's rows serve it too
                 value = self.con.execute(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
                                          f"WHERE rowid = {int(row[0])}").fetchone()[0]
@@ -960,6 +975,32 @@ class OutputWriter:
         # a unit through a pinned parent row is checked here, not only at the gold's end, where one such
         # row left unreferenced undid every unit (``_check_kept``): this one is passed over instead
         return imported is None or self.cloner.kept(self._since(imported))
+
+    def _apart_target(self, leaf: Leaf, apart: Move, source: tuple[Any, ...]) -> Any:
+        """The key of a parent row of ``apart`` (a ``regroup``: rows passing the parent's own
+        conjuncts, the variant's first) whose grouped values differ from ``source``'s (another
+        quarter than the sale's), copied in from the pinned data where only it holds one;
+        None where there is none."""
+        from .constraints import qualified, quote
+        if apart not in self.aparts:
+            try:
+                mine = {int(r[0]): tuple(r[1 + apart.split:]) for r in
+                        self.bounded(apart.keys_sql, [_salt_of(self.index)])}
+            except Exception:  # too slow, or a form the engine refuses
+                mine = {}
+            self.aparts[apart] = (mine, [row[:3] + (row[3],) for row in self._parent_rows(apart)])
+        mine, options = self.aparts[apart]
+        own = mine.get(int(source[0]))
+        for rowid, key, where, group in options:
+            if own is None or tuple(group) == own:
+                continue
+            if where == "pinned" and not self.con.execute(  # copied in by an earlier unit, or to copy in now
+                    f"SELECT 1 FROM {qualified(apart.parent, self.engine)} WHERE {quote(apart.key)} = ?",
+                    [key]).fetchone() and (self.cloner.import_row(apart.parent, int(rowid), []) is None
+                                           or not self._referenced(apart.parent, apart.key, key, leaf.fact)):
+                continue
+            return key
+        return None
 
     def _referenced(self, table: str, key: str, value: Any, fact: str) -> bool:
         """Give a parent row copied in from the pinned data (``table.key = value``) a referencing
