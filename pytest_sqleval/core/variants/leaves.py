@@ -43,8 +43,8 @@ class Move:
     check_sql: str = ""
     # a ``repoint``, ``fresh`` or ``recombine`` whose parent holds a window average's partition (``avg(sum(x))
     # OVER (PARTITION BY i_manufact_id)``): the ``regroup`` of another parent, none of whose grouped columns
-    # partitions (``d_qoy``); a unit makes the new partition two groups, 2p and p, each a third from its
-    # average (``outputs.OutputWriter._write_unit``): a one-group partition is its own average, no row kept
+    # partitions (``d_qoy``); a unit makes the new partition groups of 2p, p, p, far from their average
+    # (``outputs.PARTITION_COPIES``): a one-group partition is its own average, no row of it kept
     apart: Move | None = None
 
 

@@ -112,7 +112,10 @@ MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's ow
 IMPORTED_PATHS = 6  # reaching paths of the pinned database copied into a variant where none reaches a leaf
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
-SPREAD = 3  # fact copies per unit of a move with ``apart`` (a new window partition): two in one group, one in another
+# fact copies per group of a unit of a move with ``apart`` (a new window partition): 2p, p, p, each at least a
+# quarter from their average 4p/3 (2p and p alone: a third, but 3 copies for 2 rows: TPC-DS q89 spent its 160
+# rows at 98 of 101); fewer groups where the other parent has fewer
+PARTITION_COPIES = (2, 1, 1)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
@@ -732,10 +735,10 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in (SPREAD,) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
+                for width in (sum(PARTITION_COPIES),) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
-                        own = 1 if move.apart else width  # a spread unit's one source, copied thrice
+                        own = 1 if move.apart else width  # a partition unit's one source, copied per group
                         if move.kind in ("regroup", "recombine"):
                             units = self._pairs(move, sources, own)
                         else:
@@ -879,6 +882,10 @@ class OutputWriter:
         rows: list[tuple[Any, ...]] = []
         targets: list[Any] = []
         made: set[tuple[Any, ...]] = set()
+        used: set[tuple[Any, ...]] = set()
+        if move.apart:  # a recombine's new window partition per unit: a value no reaching row, no earlier unit has
+            seen = {r[move.slot:move.slot + 1] for r in reached}
+            options = [(target, values) for target, values in options if values not in seen]
         more = True
         while more and len(targets) < MAX_TARGETS:  # rounds: a variant keeps few reaching rows, each gives several
             more = False
@@ -889,8 +896,9 @@ class OutputWriter:
                 at, end = (move.split, len(group)) if move.kind == "regroup" else (move.slot, move.slot + 1)
                 for target, values in options:
                     new = group[:at] + values + group[end:]
-                    if new not in reached and new not in made:
+                    if new not in reached and new not in made and (not move.apart or values not in used):
                         made.add(new)
+                        used.add(values)
                         rows.append(source)
                         targets.append(target)
                         more = True
@@ -955,11 +963,13 @@ class OutputWriter:
                 return None
             moved[move.column] = made[move.key]
         placed = [(row, moved) for row in rows]
-        if move.apart:  # two copies of the source in its group, one in another group of the new partition
-            other = self._apart_target(leaf, move.apart, rows[0])
-            if other is None:
+        if move.apart:  # two copies of the source in its group, one in each other group of the new partition
+            others = self._apart_targets(leaf, move.apart, rows[0], len(PARTITION_COPIES) - 1)
+            if not others:
                 return False
-            placed = [(rows[0], moved), (rows[0], moved), (rows[0], {**moved, move.apart.column: other})]
+            placed = [(rows[0], moved)] * PARTITION_COPIES[0] + [
+                (rows[0], {**moved, move.apart.column: other}) for other, n in zip(others, PARTITION_COPIES[1:])
+                for _ in range(n)]
         for row, where in placed:
             copy = self.cloner.clone(leaf.fact, int(row[0]), where)
             if copy is None:
@@ -976,11 +986,11 @@ class OutputWriter:
         # row left unreferenced undid every unit (``_check_kept``): this one is passed over instead
         return imported is None or self.cloner.kept(self._since(imported))
 
-    def _apart_target(self, leaf: Leaf, apart: Move, source: tuple[Any, ...]) -> Any:
-        """The key of a parent row of ``apart`` (a ``regroup``: rows passing the parent's own
-        conjuncts, the variant's first) whose grouped values differ from ``source``'s (another
-        quarter than the sale's), copied in from the pinned data where only it holds one;
-        None where there is none."""
+    def _apart_targets(self, leaf: Leaf, apart: Move, source: tuple[Any, ...], n: int) -> list[Any]:
+        """The keys of up to ``n`` parent rows of ``apart`` (a ``regroup``: rows passing the
+        parent's own conjuncts, one per grouped value, the variant's first) whose grouped values
+        differ from ``source``'s (other quarters than the sale's), copied in from the pinned
+        data where only it holds them."""
         from .constraints import qualified, quote
         if apart not in self.aparts:
             try:
@@ -988,19 +998,21 @@ class OutputWriter:
                         self.bounded(apart.keys_sql, [_salt_of(self.index)])}
             except Exception:  # too slow, or a form the engine refuses
                 mine = {}
-            self.aparts[apart] = (mine, [row[:3] + (row[3],) for row in self._parent_rows(apart)])
+            self.aparts[apart] = (mine, self._parent_rows(apart))
         mine, options = self.aparts[apart]
-        own = mine.get(int(source[0]))
+        own, out = mine.get(int(source[0])), []
         for rowid, key, where, group in options:
-            if own is None or tuple(group) == own:
+            if own is None or len(out) >= n:
+                break
+            if tuple(group) == own:
                 continue
             if where == "pinned" and not self.con.execute(  # copied in by an earlier unit, or to copy in now
                     f"SELECT 1 FROM {qualified(apart.parent, self.engine)} WHERE {quote(apart.key)} = ?",
                     [key]).fetchone() and (self.cloner.import_row(apart.parent, int(rowid), []) is None
                                            or not self._referenced(apart.parent, apart.key, key, leaf.fact)):
                 continue
-            return key
-        return None
+            out.append(key)
+        return out
 
     def _referenced(self, table: str, key: str, value: Any, fact: str) -> bool:
         """Give a parent row copied in from the pinned data (``table.key = value``) a referencing

@@ -2,8 +2,8 @@
 the variant's partitions have too few groups left to fill (issue 31, TPC-DS q53/q63/q89:
 per-manufacturer quarters filtered by ``abs(sum - avg) / avg > 0.1``, 12 of 101 rows). A new
 manufacturer with one quarter is its own average: no row kept. A unit that makes a new
-partition two groups, two copies of a sale in its quarter and one in another (2p and p, each
-a third from their average), adds two rows per unit."""
+partition groups of 2p, p and p (two copies of a sale in its quarter, one in each of two others,
+each at least a quarter from their average) adds three rows per unit."""
 from __future__ import annotations
 
 import shutil
