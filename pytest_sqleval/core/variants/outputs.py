@@ -32,6 +32,14 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
       row's value (a Books item of a Music class): a new group of values the pinned data
       holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
       ROLLUP: 72 pairs of 180 items at scale 0.01);
+  where the leaf's window aggregate partitions by a column of the parent (``avg(sum(ss_sales_price))
+  OVER (PARTITION BY i_manufact_id)``, an outer filter keeping the groups far from it), each
+  ``repoint``, ``fresh`` or ``recombine`` of that parent comes first as a *partition* move too
+  (``Move.apart``): a new partition (a value no reaching row and no earlier unit has) of three
+  groups, two copies of the source in its group and one in each of two others, moved to other
+  rows of a parent no partition column is on (other quarters): sums 2p, p, p, each at least a
+  quarter from their average. A new partition of one group is its own average, and the
+  variant's partitions have few groups left (TPC-DS q53: 12 of 101 rows);
   a new parent row (``fresh``, ``recombine``) must pass the parent's own conjuncts, else the
   next source is taken (an item id shared by a Books and a Music version passes ``i_item_id
   IN (SELECT i_item_id FROM item WHERE i_category IN ('Music'))``; a fresh id of the Books
