@@ -1008,7 +1008,8 @@ class OutputWriter:
                 mine = {}
             self.aparts[apart] = (mine, self._parent_rows(apart))
         mine, options = self.aparts[apart]
-        own, out = mine.get(int(source[0])), []
+        own = mine.get(int(source[0]))
+        out: list[Any] = []
         for rowid, key, where, group in options:
             if own is None or len(out) >= n:
                 break
