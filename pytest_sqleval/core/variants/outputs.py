@@ -32,6 +32,14 @@ joined to dimensions, a ROLLUP with a window rank, a CTE. Per such gold:
       row's value (a Books item of a Music class): a new group of values the pinned data
       holds, where it holds too few groups for ``n + 1`` (TPC-DS q36/q86's category-class
       ROLLUP: 72 pairs of 180 items at scale 0.01);
+  where the leaf's window aggregate partitions by a column of the parent (``avg(sum(ss_sales_price))
+  OVER (PARTITION BY i_manufact_id)``, an outer filter keeping the groups far from it), each
+  ``repoint``, ``fresh`` or ``recombine`` of that parent comes first as a *partition* move too
+  (``Move.apart``): a new partition (a value no reaching row and no earlier unit has) of three
+  groups, two copies of the source in its group and one in each of two others, moved to other
+  rows of a parent no partition column is on (other quarters): sums 2p, p, p, each at least a
+  quarter from their average. A new partition of one group is its own average, and the
+  variant's partitions have few groups left (TPC-DS q53: 12 of 101 rows);
   a new parent row (``fresh``, ``recombine``) must pass the parent's own conjuncts, else the
   next source is taken (an item id shared by a Books and a Music version passes ``i_item_id
   IN (SELECT i_item_id FROM item WHERE i_category IN ('Music'))``; a fresh id of the Books
@@ -112,6 +120,10 @@ MAX_PASSED_OVER = 16  # units in turn whose new parent row fails the parent's ow
 IMPORTED_PATHS = 6  # reaching paths of the pinned database copied into a variant where none reaches a leaf
 MAX_TIE_UNITS = 4  # units added one at a time while the gold's LIMIT cuts through a tie
 WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching rows; a regroup's: of its one source)
+# fact copies per group of a unit of a move with ``apart`` (a new window partition): 2p, p, p, each at least a
+# quarter from their average 4p/3 (2p and p alone: a third, but 3 copies for 2 rows: TPC-DS q89 spent its 160
+# rows at 98 of 101); fewer groups where the other parent has fewer
+PARTITION_COPIES = (2, 1, 1)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
@@ -403,6 +415,8 @@ class OutputWriter:
         self.spent = 0  # runs of any gold's count on this variant (``MAX_VARIANT_COUNTS``)
         self.touchable: list[str] = []  # the tables a growth may add rows to (``_touchable``)
         self.cursors: dict[tuple[int, Move, int], _Units] = {}  # a gold's units so far, per leaf, move, width
+        # a gold's ``apart`` moves: each source's grouped values of the other parent, and its parent rows
+        self.aparts: dict[Move, tuple[dict[int, tuple[Any, ...]], list[tuple[Any, ...]]]] = {}
 
     def close(self) -> None:
         if self._pinned is not None:
@@ -453,7 +467,7 @@ class OutputWriter:
     def grow(self, g: OutputGrowth) -> bool:
         """Add output rows for ``g`` until it has ``g.limit + 1`` rows here, its LIMIT cutting
         no tie; everything written for it is removed when that is not reached."""
-        self.counted, self.cursors = 0, {}
+        self.counted, self.cursors, self.aparts = 0, {}, {}
         skip = self._skip(g)
         if skip is not None:
             self.written.add(skip)
@@ -729,14 +743,15 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
+                for width in (sum(PARTITION_COPIES),) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
+                        own = 1 if move.apart else width  # a partition unit's one source, copied per group
                         if move.kind in ("regroup", "recombine"):
-                            units = self._pairs(move, sources, width)
+                            units = self._pairs(move, sources, own)
                         else:
                             targets = self._targets(move)
-                            units = _Units(sources, targets, width) if targets is None or targets else None
+                            units = _Units(sources, targets, own) if targets is None or targets else None
                         if units is None:
                             break
                         self.cursors[(id(leaf), move, width)] = units
@@ -779,6 +794,10 @@ class OutputWriter:
                     f"pinned data holds, each apart")
         if move.kind == "fresh":
             return f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with a fresh {move.renamed[0]}"
+        if move.apart:
+            return (f"{copies}, through {'a new' if move.kind != 'repoint' else 'another'} "
+                    f"{move.parent.rsplit('.', 1)[-1]} row: a new window partition, two copies in one group and "
+                    f"one moved to another {move.apart.parent.rsplit('.', 1)[-1]} row")
         if move.kind == "recombine":
             return (f"{copies}, through a new {move.parent.rsplit('.', 1)[-1]} row with another row's "
                     f"{move.renamed[0]}: a new group")
@@ -871,6 +890,10 @@ class OutputWriter:
         rows: list[tuple[Any, ...]] = []
         targets: list[Any] = []
         made: set[tuple[Any, ...]] = set()
+        used: set[tuple[Any, ...]] = set()
+        if move.apart:  # a recombine's new window partition per unit: a value no reaching row, no earlier unit has
+            seen = {r[move.slot:move.slot + 1] for r in reached}
+            options = [(target, values) for target, values in options if values not in seen]
         more = True
         while more and len(targets) < MAX_TARGETS:  # rounds: a variant keeps few reaching rows, each gives several
             more = False
@@ -881,8 +904,9 @@ class OutputWriter:
                 at, end = (move.split, len(group)) if move.kind == "regroup" else (move.slot, move.slot + 1)
                 for target, values in options:
                     new = group[:at] + values + group[end:]
-                    if new not in reached and new not in made:
+                    if new not in reached and new not in made and (not move.apart or values not in used):
                         made.add(new)
+                        used.add(values)
                         rows.append(source)
                         targets.append(target)
                         more = True
@@ -928,7 +952,8 @@ class OutputWriter:
         fails the parent's own conjuncts (``Move.check_sql``)."""
         from .constraints import qualified, quote
         moved: dict[str, Any] = {}
-        imported = self._marks() if move.kind in ("repoint", "regroup") and target[2] == "pinned" else None
+        imported = self._marks() if move.apart or (move.kind in ("repoint", "regroup")
+                                                    and target[2] == "pinned") else None
         if move.kind in ("repoint", "regroup"):
             if target[2] == "pinned" and (self.cloner.import_row(move.parent, int(target[0]), []) is None
                                           or not self._referenced(move.parent, move.key, target[1], leaf.fact)):
@@ -945,12 +970,20 @@ class OutputWriter:
             if move.check_sql and not self.bounded(move.check_sql, [made[move.key]]):
                 return None
             moved[move.column] = made[move.key]
-        for row in rows:
-            copy = self.cloner.clone(leaf.fact, int(row[0]), moved)
+        placed = [(row, moved) for row in rows]
+        if move.apart:  # two copies of the source in its group, one in each other group of the new partition
+            others = self._apart_targets(leaf, move.apart, rows[0], len(PARTITION_COPIES) - 1)
+            if not others:
+                return False
+            placed = [(rows[0], moved)] * PARTITION_COPIES[0] + [
+                (rows[0], {**moved, move.apart.column: other}) for other, n in zip(others, PARTITION_COPIES[1:])
+                for _ in range(n)]
+        for row, where in placed:
+            copy = self.cloner.clone(leaf.fact, int(row[0]), where)
             if copy is None:
                 return False
             for column, child, child_column, child_sql, bound, _, _ in leaf.children:
-                if column not in copy or column in moved:
+                if column not in copy or column in where:
                     continue  # the copy keeps the source's value: the source's rows serve it too
                 value = self.con.execute(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
                                          f"WHERE rowid = {int(row[0])}").fetchone()[0]
@@ -960,6 +993,35 @@ class OutputWriter:
         # a unit through a pinned parent row is checked here, not only at the gold's end, where one such
         # row left unreferenced undid every unit (``_check_kept``): this one is passed over instead
         return imported is None or self.cloner.kept(self._since(imported))
+
+    def _apart_targets(self, leaf: Leaf, apart: Move, source: tuple[Any, ...], n: int) -> list[Any]:
+        """The keys of up to ``n`` parent rows of ``apart`` (a ``regroup``: rows passing the
+        parent's own conjuncts, one per grouped value, the variant's first) whose grouped values
+        differ from ``source``'s (other quarters than the sale's), copied in from the pinned
+        data where only it holds them."""
+        from .constraints import qualified, quote
+        if apart not in self.aparts:
+            try:
+                mine = {int(r[0]): tuple(r[1 + apart.split:]) for r in
+                        self.bounded(apart.keys_sql, [_salt_of(self.index)])}
+            except Exception:  # too slow, or a form the engine refuses
+                mine = {}
+            self.aparts[apart] = (mine, self._parent_rows(apart))
+        mine, options = self.aparts[apart]
+        own = mine.get(int(source[0]))
+        out: list[Any] = []
+        for rowid, key, where, group in options:
+            if own is None or len(out) >= n:
+                break
+            if tuple(group) == own:
+                continue
+            if where == "pinned" and not self.con.execute(  # copied in by an earlier unit, or to copy in now
+                    f"SELECT 1 FROM {qualified(apart.parent, self.engine)} WHERE {quote(apart.key)} = ?",
+                    [key]).fetchone() and (self.cloner.import_row(apart.parent, int(rowid), []) is None
+                                           or not self._referenced(apart.parent, apart.key, key, leaf.fact)):
+                continue
+            out.append(key)
+        return out
 
     def _referenced(self, table: str, key: str, value: Any, fact: str) -> bool:
         """Give a parent row copied in from the pinned data (``table.key = value``) a referencing
