@@ -743,7 +743,8 @@ class OutputWriter:
             if not sources:
                 continue
             for move in leaf.moves:
-                for width in (sum(PARTITION_COPIES),) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]:
+                widths = (sum(PARTITION_COPIES),) if move.apart else WIDTHS if move.kind != "recombine" else WIDTHS[:1]
+                for width in widths:
                     units = self.cursors.get((id(leaf), move, width))
                     if units is None:  # kept for the gold: a later unit starts from other rows
                         own = 1 if move.apart else width  # a partition unit's one source, copied per group
