@@ -276,6 +276,12 @@ class BoundaryRows:
                 if keyless and self.domain is not None else None
         return self._identities[table]
 
+    def read_from(self, database: Path) -> None:
+        """Draw values and rows from ``database`` from now on: the pinned data's copy in
+        canonical row order that a build reads (``build._canonical``)."""
+        self.close()
+        self.database, self._ready, self._identities = Path(database), False, {}
+
     def close(self) -> None:
         if self.domain is not None:
             self.domain.close()

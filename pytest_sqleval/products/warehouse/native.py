@@ -24,25 +24,31 @@ BUILDER = "pytest_sqleval.products.warehouse:build"
 
 @pytest.hookimpl
 def pytest_sqleval_native_variants(manifest: Any, folder: Path, seed: int) -> list[Path] | None:
-    """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it."""
+    """Seeds ``100 * seed + 1`` ... of the generator, for a suite built by it, built at
+    once in threads (DuckDB leaves the GIL while it runs a statement, and each build runs
+    one engine thread, so its content does not depend on the other's)."""
     if manifest.build != BUILDER:
         return None
-    from ...core import VARIANT_BLOCK_SIZE, remember_content_hash
-    from . import build_warehouse
-    out = []
+    from concurrent.futures import ThreadPoolExecutor
+    paths = [folder / f"vantage-seed{100 * seed + k}-scale{NATIVE_SCALE}.duckdb" for k in range(1, NATIVE_SEEDS + 1)]
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder (an xdist worker); the others reuse its files
-        for k in range(1, NATIVE_SEEDS + 1):
-            path = folder / f"vantage-seed{100 * seed + k}-scale{NATIVE_SCALE}.duckdb"
-            if not path.is_file():
-                tmp = path.with_name(f".{path.name}.building")
-                try:
-                    info = build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=100 * seed + k, threads=1,
-                                           block_size=VARIANT_BLOCK_SIZE)
-                    os.replace(tmp, path)
-                    remember_content_hash(path, info.content_hash)  # hashed as built: not again by the pool
-                finally:
-                    for leftover in (tmp, Path(str(tmp) + ".wal")):
-                        leftover.unlink(missing_ok=True)
-            out.append(path)
-    return out
+        todo = [(path, 100 * seed + k) for k, path in enumerate(paths, 1) if not path.is_file()]
+        if todo:
+            with ThreadPoolExecutor(len(todo)) as builders:
+                list(builders.map(lambda job: _build_native(*job), todo))  # list(): a build's error raised here
+    return paths
+
+
+def _build_native(path: Path, seed: int) -> None:
+    """One native variant, written under a temporary name and its content hash kept."""
+    from ...core import VARIANT_BLOCK_SIZE, remember_content_hash
+    from . import build_warehouse
+    tmp = path.with_name(f".{path.name}.building")
+    try:
+        info = build_warehouse(tmp, NATIVE_SCALE, verify=False, seed=seed, threads=1, block_size=VARIANT_BLOCK_SIZE)
+        os.replace(tmp, path)
+        remember_content_hash(path, info.content_hash)  # hashed as built: not again by the pool
+    finally:
+        for leftover in (tmp, Path(str(tmp) + ".wal")):
+            leftover.unlink(missing_ok=True)
