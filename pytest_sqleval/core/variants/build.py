@@ -295,11 +295,10 @@ def _canonical(database: Path, folder: Path) -> Path:
     is written in another order on every machine, and its variants used to differ with it
     (9 of 126 tables of variant 0 between two builds of one content hash). About 2.5 s of
     one core on Vantage, once per build; the copy is deleted after it."""
-    import duckdb
-    copy = folder / f".canonical-{os.getpid()}.duckdb"
-    for leftover in (copy, Path(str(copy) + ".wal")):
+    for leftover in folder.glob(".canonical-*"):  # a killed build's (the folder's lock is ours)
         leftover.unlink(missing_ok=True)
-    con = duckdb.connect(":memory:", config={"threads": 1})  # one thread: rows written in the order sorted
+    copy = folder / f".canonical-{os.getpid()}.duckdb"
+    con = variant_connection(":memory:", "duckdb")  # one thread: rows written in the order sorted
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(f"ATTACH {_lit(str(database))} AS src (READ_ONLY)")
