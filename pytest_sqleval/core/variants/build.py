@@ -58,10 +58,11 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..engines.sqlite_sandbox import InvalidText, decode_text
-from .constraints import Constraints, Dependency, TableConstraints, engine_of, observe_constraints, qualified, quote
+from .constraints import (Constraints, Dependency, TableConstraints, engine_of, observe_constraints, parents_first,
+                          qualified, quote)
 from .memo import LastOne
 from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
@@ -289,56 +290,32 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
 
 def _canonical(database: Path, folder: Path) -> Path:
     """A copy of a DuckDB database (in ``folder``, for one build) whose every table holds
-    its rows in the order of their values (``ORDER BY ALL``), parents first. The builders
-    take "a row" in a file's order (the first reaching row, the first of a tie), and files
-    of one content differ in row order: the Vantage warehouse, built by several threads,
-    is written in another order on every machine, and its variants used to differ with it
-    (9 of 126 tables of variant 0 between two builds of one content hash). About 2.5 s of
-    one core on Vantage, once per build; the copy is deleted after it."""
+    its rows in the order of their values (``ORDER BY ALL``). The builders take "a row" in
+    a file's order (the first reaching row, the first of a tie), and files of one content
+    differ in row order: the Vantage warehouse, built by several threads, is written in
+    another order on every machine, and its variants used to differ with it (9 of 126
+    tables of variant 0 between two builds of one content hash). About 2.5 s of one core
+    on Vantage, once per build; the copy is deleted after it."""
     for leftover in folder.glob(".canonical-*"):  # a killed build's (the folder's lock is ours)
         leftover.unlink(missing_ok=True)
     copy = folder / f".canonical-{os.getpid()}.duckdb"
-    con = variant_connection(":memory:", "duckdb")  # one thread: rows written in the order sorted
-    try:
-        con.execute("SET enable_progress_bar = false")
-        con.execute(f"ATTACH {_lit(str(database))} AS src (READ_ONLY)")
-        con.execute(f"ATTACH {_lit(str(copy))} AS dst")
-        con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
-        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'src' "
-                             "AND NOT internal AND NOT temporary ORDER BY 1, 2").fetchall()
-        parents = con.execute("SELECT schema_name, table_name, referenced_table FROM duckdb_constraints() "
-                              "WHERE database_name = 'src' AND constraint_type = 'FOREIGN KEY'").fetchall()
-        for schema, name in _parents_first(tables, parents):
-            table = f"{quote(schema)}.{quote(name)}"
-            con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table} ORDER BY ALL")
-        con.execute("DETACH dst")
-    except BaseException:
-        copy.unlink(missing_ok=True)
-        raise
-    finally:
-        con.close()
+    _copy_database(database, copy, _catalog_order, sort=True)
     return copy
 
 
-def _parents_first(tables: list[tuple[str, str]], parents: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
-    """``tables`` (schema, name) with each table a declared foreign key references before
-    the tables referencing it (DuckDB checks a reference as a row is inserted)."""
-    referenced: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    for schema, name, parent in parents:
+def _catalog_order(con: Any) -> list[str]:
+    """The tables of the database attached as ``src``, each a declared foreign key references
+    (in its own schema, as DuckDB's are) before the tables referencing it."""
+    tables = [f"{s}.{n}" for s, n in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'src' AND NOT internal "
+        "AND NOT temporary ORDER BY 1, 2").fetchall()]
+    before: dict[str, set[str]] = {}
+    for schema, name, parent in con.execute(
+            "SELECT schema_name, table_name, referenced_table FROM duckdb_constraints() "
+            "WHERE database_name = 'src' AND constraint_type = 'FOREIGN KEY'").fetchall():
         if parent and parent != name:
-            referenced.setdefault((schema, name), set()).add((schema, parent))
-    order: list[tuple[str, str]] = []
-
-    def visit(table: tuple[str, str], path: tuple[tuple[str, str], ...]) -> None:
-        if table in order or table in path or table not in tables:
-            return
-        for parent in sorted(referenced.get(table, ())):
-            visit(parent, path + (table,))
-        order.append(table)
-
-    for table in tables:
-        visit(table, ())
-    return order
+            before.setdefault(f"{schema}.{name}", set()).add(f"{schema}.{parent}")
+    return [t for t in parents_first(tables, before) if t in tables]
 
 
 def _row_counts(con: Any, engine: str, constraints: Constraints) -> dict[str, int]:
@@ -389,25 +366,36 @@ def _compact(engine: str, path: Path, constraints: Constraints) -> dict[str, int
         return counts
     fresh = path.with_name(path.name + ".compact")
     fresh.unlink(missing_ok=True)
-    con = variant_connection(":memory:", "duckdb")  # one thread: rows are copied in their order
+    counts = _copy_database(path, fresh, lambda con: _insert_order(constraints), block_size=VARIANT_BLOCK_SIZE)
+    Path(str(fresh) + ".wal").unlink(missing_ok=True)
+    os.replace(fresh, path)
+    return counts
+
+
+def _copy_database(source: Path, target: Path, order: Callable[[Any], list[str]], *,
+                   block_size: int | None = None, sort: bool = False) -> dict[str, int]:
+    """Copy a DuckDB database's schema to a new file, then its tables in ``order(con)``
+    (``schema.table`` names; parents first: DuckDB checks a reference as a row is
+    inserted), on one thread, so rows are written in the order they are read (``sort``: of
+    their values). Returns the rows copied per table; the new file is removed on failure."""
+    con = variant_connection(":memory:", "duckdb")
     try:
         con.execute("SET enable_progress_bar = false")
-        con.execute(f"ATTACH {_lit(str(path))} AS src (READ_ONLY)")
-        con.execute(f"ATTACH {_lit(str(fresh))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
+        con.execute(f"ATTACH {_lit(str(source))} AS src (READ_ONLY)")
+        con.execute(f"ATTACH {_lit(str(target))} AS dst" + (f" (BLOCK_SIZE {block_size})" if block_size else ""))
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
         counts = {}
-        for name in _insert_order(constraints):
+        for name in order(con):
             table = qualified(name, "duckdb")
-            counts[name] = _inserted(con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}"))
+            counts[name] = _inserted(con.execute(f"INSERT INTO dst.{table} SELECT * FROM src.{table}"
+                                                 + (" ORDER BY ALL" if sort else "")))
         con.execute("DETACH dst")
         con.execute("DETACH src")
     except BaseException:
-        fresh.unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
         raise
     finally:
         con.close()
-    Path(str(fresh) + ".wal").unlink(missing_ok=True)
-    os.replace(fresh, path)
     return counts
 
 

@@ -129,6 +129,23 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def parents_first(names: list[str], before: dict[str, set[str]]) -> list[str]:
+    """``names`` with each one's parents (``before``, named or not) ahead of it; a cycle keeps
+    the given order. A join path's aliases (``nonempty``), a database's tables (``build``)."""
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in order or name in path:
+            return
+        for parent in sorted(before.get(name, ())):
+            visit(parent, path + (name,))
+        order.append(name)
+
+    for name in names:
+        visit(name, ())
+    return order
+
+
 def qualified(table: str, engine: str) -> str:
     """``table`` as SQL: ``"schema"."table"`` on DuckDB, ``"table"`` on SQLite."""
     if engine == "duckdb":

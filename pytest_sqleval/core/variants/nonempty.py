@@ -254,6 +254,7 @@ class _Maker:
     def _select(self, select: Any, pins: list[tuple[Any, Any]], fresh: bool, depth: int) -> None:
         from sqlglot import exp
 
+        from .constraints import parents_first
         from .witnesses import resolve_column, select_sources, split_terms
         sources = select_sources(select, self.catalog)
         joins = select.args.get("joins") or []
@@ -313,7 +314,7 @@ class _Maker:
             who = owners(cond)
             if who is not None and len(who) == 1:
                 own[next(iter(who))].append(cond)
-        order = _parents_first(list(sources), before)
+        order = parents_first(list(sources), before)
         value: dict[tuple[str, str], Any] = {}
         for node, v in pins:  # an INTERSECT's right side: the values of a row its left returns
             key = resolve(node) if isinstance(node, exp.Column) else None
@@ -724,22 +725,6 @@ def _typed(text: str, like: Any) -> Any:
     if isinstance(like, (int, float)) and not isinstance(like, bool):
         return Decimal(text)
     return text
-
-
-def _parents_first(aliases: list[str], before: dict[str, set[str]]) -> list[str]:
-    """Aliases with each one's parents (``before``) ahead of it; a cycle keeps FROM order."""
-    order: list[str] = []
-
-    def visit(alias: str, path: tuple[str, ...]) -> None:
-        if alias in order or alias in path:
-            return
-        for parent in sorted(before.get(alias, ())):
-            visit(parent, path + (alias,))
-        order.append(alias)
-
-    for alias in aliases:
-        visit(alias, ())
-    return order
 
 
 __all__ = ["NONEMPTY_WORK_S", "Written", "uninformative_golds", "write_nonempty"]
