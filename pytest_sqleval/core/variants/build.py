@@ -205,7 +205,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
             finally:
                 if source != database:
                     if rows is not None:
-                        rows.close()
+                        rows.read_from(database)  # as the caller gave them: the copy is deleted
                     for leftover in (source, Path(str(source) + ".wal")):
                         leftover.unlink(missing_ok=True)
         variants.sort(key=lambda v: v.index)
