@@ -410,16 +410,16 @@ def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list
     import pickle
     import subprocess
     counter = job.folder / f".claims-{os.getpid()}"
-    counter.write_text("0", encoding="utf-8")
+    jobfile = job.folder / f".job-{os.getpid()}.pickle"
     child = None
-    if BUILD_PROCESSES > 1 and len(indices) > 1:
-        jobfile = job.folder / f".job-{os.getpid()}.pickle"
-        jobfile.write_bytes(pickle.dumps((job, indices, counter)))
-        from ..childio import python_child
-        cmd, env = python_child("-c", "import sys; from pytest_sqleval.core.variants.build import "
-                                "build_in_child; build_in_child(sys.argv[1])", str(jobfile))
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
+        counter.write_text("0", encoding="utf-8")
+        if BUILD_PROCESSES > 1 and len(indices) > 1:
+            jobfile.write_bytes(pickle.dumps((job, indices, counter)))
+            from ..childio import python_child
+            cmd, env = python_child("-c", "import sys; from pytest_sqleval.core.variants.build import "
+                                    "build_in_child; build_in_child(sys.argv[1])", str(jobfile))
+            child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         built = [_build_index(job, index, rows) for index in _claims(counter, indices)]
         if child is not None:
             try:
@@ -432,11 +432,10 @@ def _build_all(job: _Job, indices: list[int], rows: BoundaryRows | None) -> list
             built += pickle.loads(out)
         return built
     finally:
-        if child is not None:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            jobfile.unlink(missing_ok=True)
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
+        jobfile.unlink(missing_ok=True)
         counter.unlink(missing_ok=True)
 
 
