@@ -15,6 +15,9 @@ from .core.errors import SqlevalError
 
 def _validate(args: argparse.Namespace) -> int:
     from .products.validate import DEFAULT_THREADS, validate_suite
+    if args.variants is not None and args.variants < 0:
+        print(f"error: --variants {args.variants}: expected 0 or more variants", file=sys.stderr)
+        return 2
     try:
         threads = tuple(int(t) for t in args.threads.split(",")) if args.threads else DEFAULT_THREADS
         if not threads or min(threads) < 1:
@@ -23,8 +26,9 @@ def _validate(args: argparse.Namespace) -> int:
         print(f"error: --threads {args.threads!r}: expected a comma list of positive whole numbers, e.g. 1,2,4",
               file=sys.stderr)
         return 2
+    from .plugin.suite_hooks import native_variants_of
     return validate_suite(args.suite, layer=args.layer, freeze=not args.no_freeze, threads=threads,
-                          engines=tuple(args.engine))
+                          engines=tuple(args.engine), native_variants_of=native_variants_of, variants=args.variants)
 
 
 def _build_warehouse(rest: list[str]) -> int:
@@ -148,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", action="append", default=[], metavar="NAME",
                    help="also report, per case, what does not transpile to this engine's dialect (e.g. spark) and "
                         "whether a gold of its own (gold_sql_spark) covers it; repeatable")
+    p.add_argument("--variants", type=int, default=None, metavar="N",
+                   help="freeze the database variants and each gold's choice for runs with --sqleval-variants=N "
+                        "(default: the manifest's [variants] count)")
     p.set_defaults(func=_validate)
     sub.add_parser("report", help="rebuild report/ablation.md and its plot from results.jsonl or json reports",
                    add_help=False)

@@ -52,10 +52,8 @@ class SqlevalSession:
 
     def _native_variants(self, manifest: Any, folder: Path) -> list[Path]:
         """A suite generator's own variants (``pytest_sqleval_native_variants``), in hook order."""
-        folder.mkdir(parents=True, exist_ok=True)
-        answers = self.config.hook.pytest_sqleval_native_variants(manifest=manifest, folder=folder,
-                                                                  seed=manifest.variants.seed)
-        return [Path(p) for answer in answers if answer for p in answer]
+        from .suite_hooks import ask_native_variants
+        return ask_native_variants(self.config.hook, manifest, folder)
 
     # -- what the items ask for -----------------------------------------------------------
     @property

@@ -53,6 +53,8 @@ _VOLATILE_NAMES = {"now", "get_current_timestamp", "get_current_time", "transact
                    "statement_timestamp", "clock_timestamp"}
 
 Out = Callable[[str], None]
+#: a suite folder -> its generator's own variants (``GraderPool.native_variants``)
+NativeVariantsOf = Callable[[Path], Callable[[Any, Path], list[Path]]]
 
 
 def one_line(exc: BaseException) -> str:
@@ -113,15 +115,20 @@ class Validation:
 
 def validate_suite(target: str | Path, *, layer: str | Path | None = None, freeze: bool = True,
                    threads: tuple[int, ...] = DEFAULT_THREADS, out: Out = print,
-                   err: Out = lambda s: print(s, file=sys.stderr), engines: tuple[str, ...] = ()) -> int:
+                   err: Out = lambda s: print(s, file=sys.stderr), engines: tuple[str, ...] = (),
+                   native_variants_of: NativeVariantsOf | None = None, variants: int | None = None) -> int:
     """Check a suite, print what was checked, one line per problem; freeze the gold answers when clean.
     ``engines``: engines (``spark``) whose dialect every gold is also checked to transpile to
-    (besides the suite's own engine and those its cases have per-engine golds for)."""
+    (besides the suite's own engine and those its cases have per-engine golds for).
+    ``native_variants_of(suite folder)``: the suite generator's own variants as a pytest run
+    asks them (the command line passes the conftest hooks'), so that the frozen pool is the
+    run's. ``variants``: the count to freeze the variants for (``--sqleval-variants``), when
+    not the manifest's: a suite that grades on none by default can still ship its choices."""
     start = time.perf_counter()
     v = Validation()
     try:
         _run(Path(target), v, layer=Path(layer) if layer else None, freeze=freeze, threads=threads, out=out,
-             engines=engines)
+             engines=engines, native_variants_of=native_variants_of, variants=variants)
     except BadInputError as exc:
         v.bad_input.append(one_line(exc))
     except (SqlevalError, FileNotFoundError) as exc:
@@ -141,7 +148,8 @@ def validate_suite(target: str | Path, *, layer: str | Path | None = None, freez
 
 # -- the run ---------------------------------------------------------------------------------
 def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threads: tuple[int, ...], out: Out,
-         engines: tuple[str, ...] = ()) -> None:
+         engines: tuple[str, ...] = (), native_variants_of: NativeVariantsOf | None = None,
+         variants: int | None = None) -> None:
     from ..core import MANIFEST_NAME, engine_name, ensure_database, is_url, load_manifest, read_layout_cases
 
     manifest_path = target / MANIFEST_NAME if target.is_dir() else target
@@ -213,8 +221,9 @@ def _run(target: Path, v: Validation, *, layer: Path | None, freeze: bool, threa
             answers_path.write_text(text, encoding="utf-8")
             out(f"froze {len(frozen['answers'])} gold answers for content hash {content_hash[:16]}... into "
                 f"{answers_path} ({len(text.encode()) / 1024:.1f} KiB)")
-    if golds and manifest.variants.count and not v.problems and not v.bad_input:
-        _freeze_variants(manifest, cases, v, out, freeze=freeze)
+    count = manifest.variants.count if variants is None else variants
+    if golds and count and not v.problems and not v.bad_input:
+        _freeze_variants(manifest, cases, v, out, freeze=freeze, native_variants_of=native_variants_of, count=count)
 
 
 def answers_name(engine: str | None) -> str:
@@ -277,15 +286,19 @@ def _check_dialects(cases: list[Any], manifest: Any, catalog: dict[str, Any] | N
 
 
 # -- database variants ------------------------------------------------------------------------
-def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *, freeze: bool) -> None:
-    """``[variants] count > 0``: build the variants, choose each gold's, and freeze both into
-    ``variants.frozen.json`` (a run then distils nothing). A variant that builds to other
-    content than was frozen for the same settings is a problem: the generator is not stable."""
+def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *, freeze: bool, count: int,
+                     native_variants_of: NativeVariantsOf | None = None) -> None:
+    """``[variants] count > 0``: build the variants (the suite generator's own too, as a run
+    asks them), choose each gold's, and freeze both into ``variants.frozen.json`` (a run then
+    distils nothing). A variant that builds to other content than was frozen for the same
+    settings is a problem: the generator is not stable."""
     from ..core import FROZEN_VARIANTS_NAME as FROZEN_NAME
     from ..core import CaseError, GraderPool, read_frozen
-    pool = GraderPool(Path(".sqleval-cache").resolve())
+    pool = GraderPool(Path(".sqleval-cache").resolve(), variants=count)
     pool.frozen_variants = False  # choose afresh; the old record is compared below
     try:
+        if native_variants_of is not None:
+            pool.native_variants = native_variants_of(manifest.root)
         pool.check_variants(manifest)
         grader = pool.for_suite(manifest)
         variants = grader.variant_set
@@ -311,7 +324,7 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
                           "the same database, seed and generator: the variant generator is not stable")
     strength = [(e["pinned"] + e["by_variants"]) / e["mutants"] for e in record["choices"].values() if e["mutants"]]
     out(f"variants: {len(record['variants'])} built (seed {manifest.variants.seed}), {len(record['choices'])} golds' "
-        f"choices of {manifest.variants.count}; mean evidence strength "
+        f"choices of {count}; mean evidence strength "
         f"{sum(strength) / len(strength) if strength else 0:.2f}")
     if freeze and not v.problems and not v.bad_input:
         path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -153,7 +153,7 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
                    frozen_columns: Iterable[str] = (), total_participation: bool = True,
                    pinned_hash: str | None = None, rows: BoundaryRows | None = None,
-                   others: int = 0) -> list[Variant]:
+                   others: int | Callable[[], int] = 0) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
     files still have their recorded content hash are reused, the others (re)built: a file
@@ -161,7 +161,9 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     is hashed again. ``pinned_hash``: the database's content hash, when the caller has it.
     ``rows``: the golds' boundary rows, written into every variant as it is built (the
     variants are then cached under the golds' digest). ``others``: how many variants the
-    suite's own generator adds; they share the size budget.
+    suite's own generator adds (they share the size budget), or a function that says it,
+    asked only once the answer is needed: a first build copies and observes the database
+    meanwhile (while the generator builds them in a thread, ``VariantSet.build``).
 
     ``total_participation=False`` drops the observed "every parent value is used" facts
     from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
@@ -178,8 +180,12 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
-        settings = {"frozen_columns": frozen, "total_participation": total_participation, "others": others}
-        recorded = _read_manifest(folder / "variants.json", pinned, settings)
+        def settings() -> dict[str, Any]:
+            told = others() if callable(others) else others
+            return {"frozen_columns": frozen, "total_participation": total_participation, "others": told}
+
+        manifest = folder / "variants.json"
+        recorded = _read_manifest(manifest, pinned, settings()) if manifest.is_file() else {}
         variants, todo = [], []
         for index in range(count):
             path = folder / f"variant-{index:03d}{suffix}"
@@ -198,7 +204,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                 observed = observed_once(source, frozen, (rows.gold_sqls, rows.dialect) if rows is not None else None)
                 if not total_participation:
                     observed = replace(observed, dependencies=[d for d in observed.dependencies if d.origin != "total"])
-                scale = _row_budget(count + others, observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
+                scale = _row_budget(count + settings()["others"], observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
                 job = _Job(engine, source, folder, suffix, observed, seed, scale,
                            (rows.gold_sqls, rows.dialect) if rows is not None else None)
                 variants += _build_all(job, todo, rows)
@@ -209,7 +215,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                     for leftover in (source, Path(str(source) + ".wal")):
                         leftover.unlink(missing_ok=True)
         variants.sort(key=lambda v: v.index)
-        _write_manifest(folder / "variants.json", pinned, seed, count, settings, variants, recorded)
+        _write_manifest(manifest, pinned, seed, count, settings(), variants, recorded)
     return variants
 
 

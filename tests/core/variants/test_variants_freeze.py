@@ -59,3 +59,42 @@ def test_a_variant_built_otherwise_than_frozen_is_one_clear_error(pytester: pyte
     assert "variants.frozen.json: variant 1" in out and "python -m pytest_sqleval validate" in out
     assert cli.main(["validate", str(suite)]) == 1  # validate says the generator is not stable, and keeps the file
     assert json.loads(path.read_text())["variants"][1]["content_hash"] == "0" * 64
+
+
+def test_validate_freezes_the_suites_native_variants_as_a_run_builds_them(pytester: pytest.Pytester, suite: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The suite generator's own variants (its conftest's ``pytest_sqleval_native_variants``)
+    are in the pool ``validate`` freezes, as in a run's: every other variant's content depends
+    on how many there are, so a record frozen without them was refused by every run."""
+    from tests.core.variants.test_variants_native import CONFTEST
+    (suite / "conftest.py").write_text(CONFTEST)
+    assert cli.main(["validate", str(suite)]) == 0
+    capsys.readouterr()
+    record = json.loads((suite / "variants.frozen.json").read_text())
+    assert [v["kind"] for v in record["variants"]][-1] == "native"
+    grade(pytester, "fresh").assert_outcomes(passed=4, failed=2)
+    assert distilled(pytester.path / "fresh") == []
+
+
+def test_a_record_frozen_without_the_runs_native_variants_says_where_validate_asks(
+        pytester: pytest.Pytester, suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.core.variants.test_variants_native import CONFTEST
+    assert cli.main(["validate", str(suite)]) == 0
+    (suite / "conftest.py").write_text(CONFTEST)  # a hook the record was not frozen with
+    result = grade(pytester, "fresh")
+    out = result.stdout.str()
+    assert result.ret != 0 and "Traceback" not in out
+    assert "frozen with 0 native variant(s)" in out and "this run has 1" in out and "conftest.py" in out
+    assert cli.main(["validate", str(suite)]) == 0  # the fix the message gives
+    capsys.readouterr()
+    grade(pytester, "again").assert_outcomes(passed=4, failed=2)
+
+
+def test_a_conftest_validate_cannot_import_is_bad_input_naming_it(pytester: pytest.Pytester, suite: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (suite / "conftest.py").write_text("import no_such_module_here\n\ndef pytest_sqleval_native_variants(): ...\n")
+    assert cli.main(["validate", str(suite)]) == 2
+    err = capsys.readouterr().err
+    assert f"{suite / 'conftest.py'}:1: cannot be imported" in err and "ModuleNotFoundError" in err
+    assert "fix: make it importable" in err
+    assert not (suite / "variants.frozen.json").exists()
