@@ -157,9 +157,14 @@ class GraderPool:
             raise
         except Exception as exc:  # a database the generator cannot read: say so, not "cannot open"
             from .engines import display_location
+            fix = "run without --sqleval-variants (or set [variants] count = 0) and report the database's schema as a bug"
+            if type(exc).__name__ == "InternalException" and _duckdb_version() == "2.0.0":
+                fix = ("upgrade DuckDB (pip install 'duckdb>=2.0.1'): 2.0.0 fails some of the variant builder's "
+                       "queries with an internal error that 2.0.1 fixed (the bundled Vantage warehouse's among "
+                       "them); or run without --sqleval-variants")
+            said = str(exc).splitlines()[0] if str(exc) else ""  # not DuckDB's lines of advice and backtrace
             error = SqlevalError(f"cannot build the variants of {display_location(manifest.database)}: "
-                                 f"{type(exc).__name__}: {exc}; fix: run without --sqleval-variants (or set "
-                                 "[variants] count = 0) and report the database's schema as a bug")
+                                 f"{type(exc).__name__}: {said}; fix: {fix}")
             self._unbuildable[manifest.path] = error  # every case of the suite says so; none builds again
             raise error from exc
 
@@ -254,3 +259,11 @@ class GraderPool:
         if self._in_process is not None:
             self._in_process.close()
             self._in_process = None
+
+
+def _duckdb_version() -> str | None:
+    try:
+        import duckdb
+    except ImportError:
+        return None
+    return str(duckdb.__version__)

@@ -83,3 +83,27 @@ def test_a_database_the_generator_cannot_read_is_every_case_s_error_naming_it(py
     assert all(r["explanation"].startswith("cannot build the variants of ") and "IndexError" in r["explanation"]
                and "run without --sqleval-variants" in r["explanation"] for r in records)
     result.stdout.fnmatch_lines(["*builds: 2"])  # one per database, not one per case
+
+
+def test_duckdb_2_0_0_s_internal_error_in_the_builder_says_to_upgrade(pytester: pytest.Pytester, spider: Path) -> None:
+    """DuckDB 2.0.0 fails a variant-builder query on the bundled Vantage warehouse with an
+    internal error that 2.0.1 fixed (seen in session 56, ``hr.employee_history``'s growth):
+    the error says to upgrade, on one line, not "report the schema as a bug" with DuckDB's
+    backtrace."""
+    pytester.makeconftest("""
+        import duckdb
+        from pytest_sqleval.core.variants import distill
+        class InternalException(Exception):
+            pass
+        def broken(database, *args, **kwargs):
+            raise InternalException("INTERNAL Error: ExpressionExecutor::Execute called with a result vector\\n"
+                                    "Stack Trace:\\n/lib/_duckdb.so(+0x306e9f1)")
+        distill.VariantSet.build = broken
+        duckdb.__version__ = "2.0.0"
+    """)
+    result = pytester.runpytest_subprocess("spider", "--sqleval-backend=predictions:pred.sql", "--sqleval-variants=4",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=len(CASES))
+    for record in read_results(pytester.path):
+        assert "InternalException: INTERNAL Error: ExpressionExecutor" in record["explanation"]
+        assert "pip install 'duckdb>=2.0.1'" in record["explanation"] and "Stack Trace" not in record["explanation"]
