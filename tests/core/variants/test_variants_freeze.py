@@ -98,3 +98,9 @@ def test_a_conftest_validate_cannot_import_is_bad_input_naming_it(pytester: pyte
     assert f"{suite / 'conftest.py'}:1: cannot be imported" in err and "ModuleNotFoundError" in err
     assert "fix: make it importable" in err
     assert not (suite / "variants.frozen.json").exists()
+
+
+def test_validate_refuses_a_negative_variant_count(suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(suite), "--variants", "-1"]) == 2
+    assert "--variants -1: expected 0 or more variants" in capsys.readouterr().err
+    assert not (suite / "variants.frozen.json").exists()
