@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import ROOT, Report, check, fresh, load, median, pytest_cmd, read_records, run  # noqa: E402
 
-FROZEN_NAME = "variants.frozen.json"  # a suite's frozen variant choices (``validate``)
+from pytest_sqleval.core import FROZEN_VARIANTS_NAME as FROZEN_NAME  # noqa: E402
 
 # apart from other runs' on a shared machine, as the other benches (the command BENCHMARKS 9 gives sets it)
 WORK = Path(os.environ.get("SQLEVAL_BENCH_WORK", "/tmp/sqleval-bench")) / "variants-cost"
@@ -48,14 +48,20 @@ def _size(path: Path, pattern: str = "*") -> int:
     return sum(p.stat().st_size for p in path.rglob(pattern) if p.is_file())
 
 
+def _first_run(suite: Path, backends: str, cache: Path, results: Path, count: int) -> tuple[list[str], float, float]:
+    """On an empty cache: the gold answers on the database, then the first run with
+    ``count`` variants; its wall and CPU seconds, and the command line's common part."""
+    common = [str(suite), f"--sqleval-backend={backends}", f"--sqleval-cache-dir={cache}", "-q", "-p",
+              "no:cacheprovider", "--tb=no", "-rN", "--no-header"]
+    _timed(pytest_cmd(*common, f"--sqleval-results={results}-0"), WORK)
+    wall, cpu = _timed(pytest_cmd(*common, f"--sqleval-variants={count}", f"--sqleval-results={results}-{count}"), WORK)
+    return common, wall, cpu
+
+
 def measure(report: Report, section: str, suite: Path, backends: str, databases: int, count: int,
             repeat: int) -> None:
     cache, results = fresh(WORK / section / "cache"), WORK / section / "results"
-    common = [str(suite), f"--sqleval-backend={backends}", f"--sqleval-cache-dir={cache}", "-q", "-p",
-              "no:cacheprovider", "--tb=no", "-rN", "--no-header"]
-    with_variants = [*common, f"--sqleval-variants={count}"]
-    _timed(pytest_cmd(*common, f"--sqleval-results={results}-0"), WORK)  # gold answers on the database
-    first, first_cpu = _timed(pytest_cmd(*with_variants, f"--sqleval-results={results}-{count}"), WORK)
+    common, first, first_cpu = _first_run(suite, backends, cache, results, count)
     how = f"build; choices from the suite's {FROZEN_NAME}" if (suite / FROZEN_NAME).is_file() else "build and distill"
     report.add(section, f"first run with --sqleval-variants={count} ({how})", first, "s",
                target="< 60 s" if section == "vantage" else None,
@@ -93,13 +99,8 @@ def first_run_distilling(report: Report, section: str, suite: Path, backends: st
     for path in suite.iterdir():
         if path.name != FROZEN_NAME and not path.name.startswith((".", "__")):
             (copy / path.name).symlink_to(path.resolve())
-    cache = fresh(WORK / section / "unfrozen-cache")
-    backends = backends.replace(str(suite), str(copy))
-    common = [str(copy), f"--sqleval-backend={backends}", f"--sqleval-cache-dir={cache}", "-q", "-p",
-              "no:cacheprovider", "--tb=no", "-rN", "--no-header"]
-    _timed(pytest_cmd(*common, f"--sqleval-results={WORK / section / 'unfrozen-results'}-0"), WORK)
-    wall, cpu = _timed(pytest_cmd(*common, f"--sqleval-variants={count}",
-                                  f"--sqleval-results={WORK / section / 'unfrozen-results'}-{count}"), WORK)
+    _, wall, cpu = _first_run(copy, backends.replace(str(suite), str(copy)), fresh(WORK / section / "unfrozen-cache"),
+                              WORK / section / "unfrozen-results", count)
     report.add(section, f"first run with --sqleval-variants={count}, no {FROZEN_NAME} (build and distill: "
                "what validate pays once)", wall, "s", note=f"CPU {cpu:.1f} s")
 

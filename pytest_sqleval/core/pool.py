@@ -158,7 +158,8 @@ class GraderPool:
         except Exception as exc:  # a database the generator cannot read: say so, not "cannot open"
             from .engines import display_location
             fix = "run without --sqleval-variants (or set [variants] count = 0) and report the database's schema as a bug"
-            if type(exc).__name__ == "InternalException" and _duckdb_version() == "2.0.0":
+            import duckdb
+            if type(exc).__name__ == "InternalException" and duckdb.__version__ == "2.0.0":
                 fix = ("upgrade DuckDB (pip install 'duckdb>=2.0.1'): 2.0.0 fails some of the variant builder's "
                        "queries with an internal error that 2.0.1 fixed (the bundled Vantage warehouse's among "
                        "them); or run without --sqleval-variants")
@@ -259,11 +260,3 @@ class GraderPool:
         if self._in_process is not None:
             self._in_process.close()
             self._in_process = None
-
-
-def _duckdb_version() -> str | None:
-    try:
-        import duckdb
-    except ImportError:
-        return None
-    return str(duckdb.__version__)

@@ -288,9 +288,9 @@ def _check_dialects(cases: list[Any], manifest: Any, catalog: dict[str, Any] | N
 # -- database variants ------------------------------------------------------------------------
 def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *, freeze: bool, count: int,
                      native_variants_of: NativeVariantsOf | None = None) -> None:
-    """``[variants] count > 0``: build the variants (the suite generator's own too, as a run
-    asks them), choose each gold's, and freeze both into ``variants.frozen.json`` (a run then
-    distils nothing). A variant that builds to other content than was frozen for the same
+    """``count`` (the manifest's ``[variants] count``, or ``--variants``): build the variants
+    (the suite generator's own too, as a run asks them), choose each gold's, and freeze both
+    into ``variants.frozen.json`` (a run then distils nothing). A variant that builds to other content than was frozen for the same
     settings is a problem: the generator is not stable."""
     from ..core import FROZEN_VARIANTS_NAME as FROZEN_NAME
     from ..core import CaseError, GraderPool, read_frozen

@@ -180,9 +180,9 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     suffix = ".duckdb" if engine == "duckdb" else database.suffix or ".sqlite"
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
-        def settings() -> dict[str, Any]:
-            told = others() if callable(others) else others
-            return {"frozen_columns": frozen, "total_participation": total_participation, "others": told}
+        def settings() -> dict[str, Any]:  # ``others`` asked when first needed (a callable: natives still building)
+            return {"frozen_columns": frozen, "total_participation": total_participation,
+                    "others": others() if callable(others) else others}
 
         manifest = folder / "variants.json"
         recorded = _read_manifest(manifest, pinned, settings()) if manifest.is_file() else {}

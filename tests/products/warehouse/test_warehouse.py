@@ -314,17 +314,16 @@ def test_the_shipped_variant_choices_are_frozen_for_this_generator_and_every_gol
     run with ``--sqleval-variants=8`` build the variants and distil nothing, and its choices
     the same on every machine. Frozen for another generator, it would be left alone and every
     first run would distil again: a change that bumps a generator version refreezes it."""
-    import hashlib
     from pytest_sqleval.core.variants.boundaries import BOUNDARY_VERSION
     from pytest_sqleval.core.variants.build import GENERATOR_VERSION
-    from pytest_sqleval.core.variants.distill import DISTILL_VERSION
+    from pytest_sqleval.core.variants.distill import DISTILL_VERSION, _digest
+    from pytest_sqleval.products.warehouse.native import NATIVE_SEEDS
     suite = Path(__file__).resolve().parents[3] / "cases" / "vantage"
     record = json.loads((suite / "variants.frozen.json").read_text(encoding="utf-8"))
     fix = "fix: python -m pytest_sqleval validate cases/vantage --variants 8, and commit the file"
     assert record["settings"] == {"database_content_hash": pinned_hash(warehouse.DEFAULT_SCALE), "seed": 0, "count": 8,
                                   "frozen_columns": [],
                                   "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}, fix
-    assert [v["kind"] for v in record["variants"]].count("native") == 2, fix  # the conftest's hook's, as a run's
-    golds = {hashlib.sha256(g.source.encode()).hexdigest()[:16]
-             for c in read_cases(suite / "questions.jsonl") for g in c.sql_golds}
+    assert [v["kind"] for v in record["variants"]].count("native") == NATIVE_SEEDS, fix  # the conftest's, as a run's
+    golds = {_digest(g.source) for c in read_cases(suite / "questions.jsonl") for g in c.sql_golds}
     assert set(record["choices"]) == golds, fix
