@@ -24,9 +24,14 @@ handler counts the query's virtual machine instructions; DuckDB has no such coun
 its plan's estimated rows (``EXPLAIN``: the tables' row counts and the query's shape)
 decide before it runs; a CPU-time limit stays there as a safety net only, and its firing
 is recorded (``net_fired``), so the build keeps no variant whose content it touched.
+Both measures are the engine's own (another DuckDB release estimates a plan otherwise,
+another SQLite build counts other instructions), so the queries a build refused are
+recorded (``refusals``) and a frozen record replays them: the same queries are refused on
+any release, and a variant frozen on one builds to the same content on another.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -35,10 +40,12 @@ import sqlite3
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, NamedTuple
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Watchdog", "WATCHDOG", "Work", "WorkExceeded", "bounded_rows",
-           "net_fired", "plan_rows", "starved_bound", "tenfold", "unfinished_message", "wall_bound"]
+__all__ = ["CPU_CLOCKS", "CpuDeadline", "QueryTime", "Refusals", "Watchdog", "WATCHDOG", "Work", "WorkExceeded",
+           "bounded_rows", "net_fired", "plan_rows", "query_key", "refusals", "starved_bound", "tenfold",
+           "unfinished_message", "wall_bound"]
 
 #: Per-thread CPU clocks (Linux): without them a limit is wall time, as it always was.
 CPU_CLOCKS = sys.platform.startswith("linux") and hasattr(time, "pthread_getcpuclockid")
@@ -266,6 +273,39 @@ def net_fired() -> list[str]:
     return _NET_FIRED
 
 
+REPLAYED_STEPS = 4  # a query a frozen build ran runs again with this many times its SQLite instructions
+
+
+class Refusals:
+    """The builder queries refused by their ``Work`` while one variant is built, each by
+    ``query_key``; with ``replay`` (the keys a frozen build refused), exactly those are
+    refused and every other query runs (SQLite up to ``REPLAYED_STEPS`` times its budget,
+    DuckDB under the safety net), whatever this engine's estimates and counts say."""
+
+    def __init__(self, replay: Iterable[str] | None = None) -> None:
+        self.replay = None if replay is None else frozenset(replay)
+        self.made: set[str] = set()
+
+
+_REFUSALS: list[Refusals] = []  # the innermost ``refusals`` block of this process
+
+
+@contextmanager
+def refusals(replay: Iterable[str] | None = None) -> Iterator[Refusals]:
+    """Record (and, given ``replay``, replay) the refusals of the builder queries run inside."""
+    record = Refusals(replay)
+    _REFUSALS.append(record)
+    try:
+        yield record
+    finally:
+        _REFUSALS.remove(record)
+
+
+def query_key(what: str, sql: str, args: list[Any]) -> str:
+    """A builder query's name in a frozen record: its builder, text (spacing aside) and arguments."""
+    return hashlib.sha256(repr((what, " ".join(sql.split()), args)).encode()).hexdigest()[:16]
+
+
 def bounded_rows(con: Any, sql: str, params: Iterable[Any] = (), *, work: Work, what: str,
                  many: int | None = None) -> list[tuple[Any, ...]]:
     """The rows of ``sql`` on a variant builder's own connection (SQLite or DuckDB), at most
@@ -273,11 +313,28 @@ def bounded_rows(con: Any, sql: str, params: Iterable[Any] = (), *, work: Work, 
     instructions and stops it at ``work.steps`` (no clock at all). DuckDB: ``plan_rows``
     over ``work.rows`` refuses it unrun; else it runs under the safety net, whose firing
     is recorded in ``net_fired`` (``what`` names the builder) and raised as the engine's
-    interrupt."""
+    interrupt. Inside ``refusals``, a refusal is recorded, and a replay decides instead."""
     args = list(params)
+    record = _REFUSALS[-1] if _REFUSALS else None
+    key = query_key(what, sql, args) if record is not None else ""
+    if record is not None and record.replay is not None:
+        if key in record.replay:
+            record.made.add(key)
+            raise WorkExceeded(f"{what}: refused, as when the variants were frozen")
+        work = work._replace(steps=work.steps * REPLAYED_STEPS, rows=float("inf"))
+    try:
+        return _run_bounded(con, sql, args, work, what, many)
+    except WorkExceeded:
+        if record is not None:
+            record.made.add(key)
+        raise
+
+
+def _run_bounded(con: Any, sql: str, args: list[Any], work: Work, what: str,
+                 many: int | None) -> list[tuple[Any, ...]]:
     if isinstance(con, sqlite3.Connection):
         return _sqlite_rows(con, sql, args, work.steps, many)
-    estimate = plan_rows(con, sql, args)
+    estimate = plan_rows(con, sql, args) if work.rows != float("inf") else None
     if estimate is not None and estimate > work.rows:
         raise WorkExceeded(f"{what}: about {estimate:.0f} plan rows, over the budget of {work.rows:.0f}")
     clock = QueryTime(work.net_s)
@@ -319,7 +376,9 @@ def plan_rows(con: Any, sql: str, args: list[Any]) -> float | None:
     """The rows DuckDB's plan of ``sql`` expects to pass through its operators, summed, a
     cross or nested-loop join counting every pair it visits: from the tables' row counts
     and statistics and the query's shape, so the same for the same content and query on
-    any machine. None where DuckDB explains no plan (the query then runs, under the net)."""
+    any machine with the same DuckDB release (another release's refusals are replayed from
+    a frozen record: ``refusals``). None where DuckDB explains no plan (the query then
+    runs, under the net)."""
     try:
         explained = con.execute("EXPLAIN (FORMAT json) " + sql, args).fetchall()
         return sum(_node_rows(node)[1] for row in explained for node in json.loads(row[-1]))

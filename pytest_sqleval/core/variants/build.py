@@ -54,8 +54,10 @@ file holds its rows and no dead blocks (``_compact``).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -68,7 +70,7 @@ from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
 from .sqlite_io import variant_connection
 
-GENERATOR_VERSION = 30  # 30: a DuckDB database read through a copy with its rows in the order of their values (two files of one content, the Vantage warehouse built on two machines, built other variants: 9 of 126 tables of variant 0 differed) (vsched); 29: session 54's two merged: a LIMIT growth unit making a new window partition gives it three groups, 2p, p, p (TPC-DS q53/q63/q89: a one-group partition is its own average) (vdswavg); a new dimension row's witness (a copy failing only one filter) of a gold whose conjuncts name no table (TPC-DS) written at all: beside the copy's second table its query failed, ambiguous (vspeed); 28: session 53's 27s merged: a LIMIT growth unit through a pinned parent row gives it the rows total dependencies need and is passed over when a dependency breaks, a refused unit no longer ends its batch, the last count is not run twice (TPC-DS q86/q89 undone at 101 rows) (vdslimit2); a star's LEFT JOINed tables left aside and a derived table projecting one table read as it (TPC-DS q72, q62 had no clone witness); a comparison of two tables' columns gets a copy moved or set to where its sides meet (q72's `<` and `d3.d_date > d1.d_date + 5`) (vdsops2); a swap of a conditional aggregate whose condition no reaching row meets (q66's December), past the separating near-misses' slots, shown by a copy of a reaching fact row moved to a parent meeting it (vdsorder3); 27: session 52's 26s merged: a LIMIT lift takes the greatest free shared id, a moved customer of a gold ordered by its id stays inside the LIMIT (vdsref); per AND-group of an OR that joins a dimension (TPC-DS q48's states, q13's demographics), a copy moved to a row of each list member passing that group alone, and moved there to a row failing only one other term or with a fact bound's edge values; a moved witness's kept OR drops the edge's join from its groups, and fails a conjunct on a NULL too, last (vdsor); an undeclared text inclusion into a table the facts reference by a number key freezes it no more (TPC-DS's item, promotion, catalog_page, customer_address: shared words) (vdswin); 25: session 51's 24s merged: an ordered gold over one or two rows gets a second copy sorting apart on an earlier key against its last; a pinned anchor row copied in with the rows of its path through the FROM and the WHERE's IN/EXISTS/scalar subqueries, not every row referencing it (q20's supplier); order witnesses tie a pair whose later keys disagree (vorder2); a change inside a scalar subquery an outer column is compared with separated by that column set between the two sides on the rows reaching the comparison, such near-misses first (vbounds); a pair of references unique together (partsupp, order_line) is a row identity: a copy keeps the grouped one and takes in the other a value a reaching row holds and the kept one lacks; a HAVING sum/avg against a scalar subquery gets a copy of a one-row group between half the threshold and it (vgroups); a path copied into a variant brings the rows of its own table its row references (an item's class id) and the rows its correlated subqueries read (a sale's date), in bounds of 96 rows (vlimit3, merged by vlimit4); a regroup's units of two copies of its source, then one, in turn (a window-average filter kept no new month of one copy), up to 6 reaching paths copied into a variant where none reaches a leaf (vlimit4); 23: session 50's 22s merged: clone witnesses of a UNION ALL branch copy rows reaching the output, a customer keyed by shared ids cloned, edge values of fact bounds in an OR's AND-groups (vdsconj2); a LIMIT gold grown out of its turn too, after the golds in turn (outputs.in_turn, vdistill); a bound on the difference of a fact's day key and a joined table's (a sale and its return) moves a reaching fact row in place (vlitop); a count band on a derived table's groups (its HAVING, BETWEEN, or the enclosing WHERE on its aggregate), copies that keep a per-ticket group's ticket (another item instead), a NULL-store copy in a group the band keeps, groups whose outer join finds its row (vhaving); 21: session 49's 20s merged: edge rows for the terms of an OR's AND-groups, joins every group repeats (vdsin); rows that give set-operation branches a tuple in common (vdsjoin2); moved clone witnesses with unqualified columns written at all; witnesses inside a correlated EXISTS / NOT EXISTS, given to an outer row whose passing turns on it (vdsconj); 19: session 48's three 18s merged: a reaching fact row with a NULL foreign key (vdsjoin); new output rows pass the dimension's own filter, shared encoded ids (vlimit2); edge rows on both sides of a bound, CASE splits, difference bounds, rotation (vdsbound); 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
+GENERATOR_VERSION = 31  # 31: builder queries that keep their first rows order them totally (every output column last: a replacement row cross joined to a reaching row tied, and the plan chose), and a frozen record replays the queries its build refused by their work (the engine's plan estimates decided: filter pushdown off gave 8 of 8 other Vantage variants) (vplan); 30: a DuckDB database read through a copy with its rows in the order of their values (two files of one content, the Vantage warehouse built on two machines, built other variants: 9 of 126 tables of variant 0 differed) (vsched); 29: session 54's two merged: a LIMIT growth unit making a new window partition gives it three groups, 2p, p, p (TPC-DS q53/q63/q89: a one-group partition is its own average) (vdswavg); a new dimension row's witness (a copy failing only one filter) of a gold whose conjuncts name no table (TPC-DS) written at all: beside the copy's second table its query failed, ambiguous (vspeed); 28: session 53's 27s merged: a LIMIT growth unit through a pinned parent row gives it the rows total dependencies need and is passed over when a dependency breaks, a refused unit no longer ends its batch, the last count is not run twice (TPC-DS q86/q89 undone at 101 rows) (vdslimit2); a star's LEFT JOINed tables left aside and a derived table projecting one table read as it (TPC-DS q72, q62 had no clone witness); a comparison of two tables' columns gets a copy moved or set to where its sides meet (q72's `<` and `d3.d_date > d1.d_date + 5`) (vdsops2); a swap of a conditional aggregate whose condition no reaching row meets (q66's December), past the separating near-misses' slots, shown by a copy of a reaching fact row moved to a parent meeting it (vdsorder3); 27: session 52's 26s merged: a LIMIT lift takes the greatest free shared id, a moved customer of a gold ordered by its id stays inside the LIMIT (vdsref); per AND-group of an OR that joins a dimension (TPC-DS q48's states, q13's demographics), a copy moved to a row of each list member passing that group alone, and moved there to a row failing only one other term or with a fact bound's edge values; a moved witness's kept OR drops the edge's join from its groups, and fails a conjunct on a NULL too, last (vdsor); an undeclared text inclusion into a table the facts reference by a number key freezes it no more (TPC-DS's item, promotion, catalog_page, customer_address: shared words) (vdswin); 25: session 51's 24s merged: an ordered gold over one or two rows gets a second copy sorting apart on an earlier key against its last; a pinned anchor row copied in with the rows of its path through the FROM and the WHERE's IN/EXISTS/scalar subqueries, not every row referencing it (q20's supplier); order witnesses tie a pair whose later keys disagree (vorder2); a change inside a scalar subquery an outer column is compared with separated by that column set between the two sides on the rows reaching the comparison, such near-misses first (vbounds); a pair of references unique together (partsupp, order_line) is a row identity: a copy keeps the grouped one and takes in the other a value a reaching row holds and the kept one lacks; a HAVING sum/avg against a scalar subquery gets a copy of a one-row group between half the threshold and it (vgroups); a path copied into a variant brings the rows of its own table its row references (an item's class id) and the rows its correlated subqueries read (a sale's date), in bounds of 96 rows (vlimit3, merged by vlimit4); a regroup's units of two copies of its source, then one, in turn (a window-average filter kept no new month of one copy), up to 6 reaching paths copied into a variant where none reaches a leaf (vlimit4); 23: session 50's 22s merged: clone witnesses of a UNION ALL branch copy rows reaching the output, a customer keyed by shared ids cloned, edge values of fact bounds in an OR's AND-groups (vdsconj2); a LIMIT gold grown out of its turn too, after the golds in turn (outputs.in_turn, vdistill); a bound on the difference of a fact's day key and a joined table's (a sale and its return) moves a reaching fact row in place (vlitop); a count band on a derived table's groups (its HAVING, BETWEEN, or the enclosing WHERE on its aggregate), copies that keep a per-ticket group's ticket (another item instead), a NULL-store copy in a group the band keeps, groups whose outer join finds its row (vhaving); 21: session 49's 20s merged: edge rows for the terms of an OR's AND-groups, joins every group repeats (vdsin); rows that give set-operation branches a tuple in common (vdsjoin2); moved clone witnesses with unqualified columns written at all; witnesses inside a correlated EXISTS / NOT EXISTS, given to an outer row whose passing turns on it (vdsconj); 19: session 48's three 18s merged: a reaching fact row with a NULL foreign key (vdsjoin); new output rows pass the dimension's own filter, shared encoded ids (vlimit2); edge rows on both sides of a bound, CASE splits, difference bounds, rotation (vdsbound); 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
 # get a tuple (vspider); the LIMIT growth's regroup and recombine moves (outputs.py, vlimit);
 # 15: both of 12 and 14 (merged); 14: witness rows within a table's floor cost no rebuild of the
 # subset (_witness_cost); 13: edge witnesses through the join path that keep the HAVING golds' answers (pathedges.py
@@ -153,7 +155,8 @@ def plan(index: int, seed: int) -> tuple[str, float, str]:
 def build_variants(database: str | Path, out_dir: str | Path, *, count: int, seed: int = 0,
                    frozen_columns: Iterable[str] = (), total_participation: bool = True,
                    pinned_hash: str | None = None, rows: BoundaryRows | None = None,
-                   others: int | Callable[[], int] = 0) -> list[Variant]:
+                   others: int | Callable[[], int] = 0,
+                   refused: dict[int, list[str]] | None = None) -> list[Variant]:
     """Build (or reuse) ``count`` variants of a DuckDB or SQLite database file; any other
     location raises ``UsageError``. Variants already built with the same inputs and whose
     files still have their recorded content hash are reused, the others (re)built: a file
@@ -168,7 +171,11 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
     ``total_participation=False`` drops the observed "every parent value is used" facts
     from what variants keep (a correct ``count(DISTINCT customer_id) FROM orders`` for
     ``count(*) FROM customers`` may then fail on a variant); keeping them (the default, the
-    safe side) makes the closure cut deeper."""
+    safe side) makes the closure cut deeper.
+
+    ``refused``: per index, the builder queries a frozen build refused by their work
+    (``Variant.params["refused"]``): exactly those are refused here, whatever this engine
+    release estimates (``engines.watchdog.refusals``)."""
     engine = engine_of(database)
     database = Path(database)
     frozen = sorted(set(frozen_columns))
@@ -182,7 +189,8 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per folder; the others then reuse its files
         def settings() -> dict[str, Any]:  # ``others`` asked when first needed (a callable: natives still building)
             return {"frozen_columns": frozen, "total_participation": total_participation,
-                    "others": others() if callable(others) else others}
+                    "others": others() if callable(others) else others,
+                    **({"replayed": _replayed(refused)} if refused is not None else {})}
 
         manifest = folder / "variants.json"
         recorded = _read_manifest(manifest, pinned, settings()) if manifest.is_file() else {}
@@ -206,7 +214,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                     observed = replace(observed, dependencies=[d for d in observed.dependencies if d.origin != "total"])
                 scale = _row_budget(count + settings()["others"], observed, engine) / (sum(FRACTIONS) / len(FRACTIONS))
                 job = _Job(engine, source, folder, suffix, observed, seed, scale,
-                           (rows.gold_sqls, rows.dialect) if rows is not None else None)
+                           (rows.gold_sqls, rows.dialect) if rows is not None else None, refused)
                 variants += _build_all(job, todo, rows)
             finally:
                 if source != database:
@@ -231,6 +239,7 @@ class _Job:
     seed: int
     scale: float
     golds: tuple[list[str], str] | None  # the golds and their dialect: the boundary rows to write
+    refused: dict[int, list[str]] | None = None  # per index, the queries a frozen build refused (replayed)
 
 
 def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
@@ -245,9 +254,10 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
     tmp = job.folder / f".{path.name}.{os.getpid()}.building"
     total = sum(t.rows for t in job.constraints.tables.values()) or 1
     target = min(1.0, fraction * job.scale)
-    from ..engines.watchdog import net_fired
+    from ..engines.watchdog import net_fired, refusals
     fired = len(net_fired())
-    try:
+    replay = job.refused.get(index, []) if job.refused is not None else None
+    with refusals(replay) as refused, _building(tmp):
         for attempt in (0, 1):
             params, before = _build_subset(job.engine, job.database, tmp, job.constraints, kind, target, tag, index)
             params.update(seed=job.seed, tag=tag)
@@ -286,12 +296,29 @@ def _build_index(job: _Job, index: int, rows: BoundaryRows | None) -> Variant:
                                        for k in sorted({*rows.witnessed, *made.sentences, *grown.later})}
         if net_fired()[fired:]:  # a query stopped by time, not work: this content is the load's (issue 31)
             params["load_dependent"] = net_fired()[fired:]
+        # the queries refused by their work: a frozen record keeps them, and a build replaying them
+        # refuses the same on an engine release that estimates or counts otherwise (watchdog.refusals)
+        params["refused"] = sorted(refused.made)
         digest = content_hash(tmp)
         os.replace(tmp, path)
+    return Variant(index, kind, params, path, digest)
+
+
+def _replayed(refused: dict[int, list[str]]) -> str:
+    """The digest of a replayed record's refusals: variants built deciding by this engine's
+    estimates are not taken for ones built replaying them."""
+    listed = sorted((int(i), sorted(keys)) for i, keys in refused.items())
+    return hashlib.sha256(json.dumps(listed).encode()).hexdigest()[:16]
+
+
+@contextmanager
+def _building(tmp: Path) -> Iterator[None]:
+    """A variant file being written: gone when the block ends (renamed into place, or failed)."""
+    try:
+        yield
     finally:
         for leftover in (tmp, Path(str(tmp) + ".wal")):
             leftover.unlink(missing_ok=True)
-    return Variant(index, kind, params, path, digest)
 
 
 def _canonical(database: Path, folder: Path) -> Path:

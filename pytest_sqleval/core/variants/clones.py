@@ -229,7 +229,8 @@ def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list
             xq = xq.where(exp.not_(exp.In(this=mine[0] if len(mine) == 1 else exp.Tuple(expressions=mine),
                                           query=exp.Subquery(this=reaching(other, keys)))))
         xq = xq.join(exp.to_table("__turn"), join_type="cross")
-        xq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=xstar.fact), turn))]))
+        xq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=xstar.fact), turn)),
+                                               *by_position(len(xq.expressions))]))
         xq.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         # Y's reaching row, its moved edges' parents joined to X's values instead
         yq = reaching(y, [exp.alias_(exp.column("rowid", table=ystar.fact), "w0")]
@@ -245,7 +246,8 @@ def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list
         yq = yq.join(exp.Subquery(this=xq, alias=exp.TableAlias(this=exp.to_identifier("__x"))), join_type="cross")
         yq = yq.join(exp.to_table("__turn"), join_type="cross")
         yq.set("where", exp.Where(this=exp.and_(*filters)))
-        yq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=ystar.fact)))]))
+        yq.set("order", exp.Order(expressions=[exp.Ordered(this=_turned(exp.column("rowid", table=ystar.fact))),
+                                               *by_position(len(yq.expressions))]))
         yq.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         table_of = ystar.table_of
         links = tuple(dict.fromkeys(Dependency(table_of[ca], (cc,), table_of[pa], (pc,), "gold")
@@ -476,7 +478,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                                      if extra_tables else f.copy() for f in filters])))
         if limit:
             q.set("order", exp.Order(expressions=[k.copy() for k in first] + order
-                                     + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+                                     + [exp.Ordered(this=turned_rowid(exp.column("w0")))]
+                                     + by_position(len(q.expressions))))
             q.set("limit", exp.Limit(expression=exp.Literal.number(1)))
         return str(q.sql(dialect=dialect))
 
@@ -841,6 +844,7 @@ def _band_rows(band: list[Any], keys: list[Any], conjuncts: list[Any], query: Ca
     keeps, the group with the greatest first aggregate first (at a band's upper edge, one row
     more takes it out), given the columns after ``w0`` (``"NULL AS r0"``); None when a term
     aggregates DISTINCT."""
+    import sqlglot
     from sqlglot import exp
 
     from .witnesses import band_windows
@@ -850,8 +854,12 @@ def _band_rows(band: list[Any], keys: list[Any], conjuncts: list[Any], query: Ca
     windows, terms = found[0], [t.sql(dialect=dialect) for t in found[1]]
     inner = query([], conjuncts, windows, [], limit=False)
     turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
-    return lambda given: (f"SELECT w0, {given} FROM ({inner}) AS grouped WHERE {' AND '.join(terms)} "
-                          f"ORDER BY a0_0 DESC, {turned} LIMIT 1")
+
+    def rows_sql(given: str) -> str:
+        outputs = len(sqlglot.parse_one(f"SELECT w0, {given}", read=dialect).expressions)
+        return (f"SELECT w0, {given} FROM ({inner}) AS grouped WHERE {' AND '.join(terms)} "
+                f"ORDER BY a0_0 DESC, {turned}, {positions(outputs)} LIMIT 1")
+    return rows_sql
 
 
 def _unjoined_witnesses(edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
@@ -1175,6 +1183,22 @@ def _bound_edges(term: Any) -> list[str]:
     return []
 
 
+def by_position(count: int) -> list[Any]:
+    """The last ORDER BY keys of a builder query that keeps its first rows: every output
+    column by position. Rows tied on the keys before (one reaching row joined to two rows of
+    another table) then come in one order whatever plan the engine chooses: without them a
+    LIMIT keeps whichever the plan yields first, and what a variant holds would depend on
+    the DuckDB release and its optimizer (a filter pushed down or not changed 8 of 8
+    Vantage variants)."""
+    from sqlglot import exp
+    return [exp.Ordered(this=exp.Literal.number(i)) for i in range(1, count + 1)]
+
+
+def positions(count: int) -> str:
+    """``by_position`` for a query written as text: ``1, 2, ..., count``."""
+    return ", ".join(str(i) for i in range(1, count + 1))
+
+
 def turned_rowid(rowid: Any) -> Any:
     """The last sort key of a witness's row: the row id scrambled by the variant's turn (the
     one parameter of ``rows_sql``), so each variant copies another of the rows that qualify.
@@ -1309,7 +1333,8 @@ def _having_witnesses(select: Any, band: list[Any], conjuncts: list[Any], fact: 
             shown_sql = ", ".join(f"v{i}" for i in range(min(2, len(keys)))) or "NULL AS v0"
             rows_sql = (f"SELECT w0, {target} - n AS need, {shown_sql} FROM ({inner}) AS grouped "
                         f"WHERE n < {target} AND n >= {target - MAX_GROUP_CLONES} ORDER BY {target} - n, "
-                        f"{turned_rowid(exp.column('w0')).sql(dialect=dialect)} LIMIT 1")
+                        f"{turned_rowid(exp.column('w0')).sql(dialect=dialect)}, "
+                        f"{positions(2 + max(1, min(2, len(keys))))} LIMIT 1")
             rendered = " ".join(cond.sql(dialect=dialect).split())
             shown = tuple(" ".join(k.sql(dialect=dialect).split())[:40] for k in keys[:2])
             out.append(CloneWitness(digest, table, rows_sql, (), shown,
@@ -1355,14 +1380,15 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
                         f"FROM (SELECT *, {steps} AS need FROM (SELECT w0, {target} - s AS gap, {high} AS top, "
                         f"{low} AS bottom{keys_out} FROM ({inner}) AS grouped WHERE s IS NOT NULL) AS gaps "
                         f"WHERE gap > 0 AND top > 0) AS steps WHERE need >= 0 AND need < {MAX_GROUP_CLONES} "
-                        f"AND gap - need * top BETWEEN bottom AND top ORDER BY need, {turned} LIMIT 1")
+                        f"AND gap - need * top BETWEEN bottom AND top ORDER BY need, {turned}, "
+                        f"{positions(5 + min(2, len(keys)))} LIMIT 1")
             what = (f"{{need}} copies of a {fact_name} row{through} at its greatest {column} and one with {{shown}} "
                     f"bring its group's sum to exactly {target} (the gold's HAVING `{rendered}`)")
         else:
             value = f"({target} * (n + 1) - s)"
             rows_sql = (f"SELECT w0, 0 AS need, {value} AS r0, {value} AS r1, {value} AS v0{keys_out} "
                         f"FROM ({inner}) AS grouped WHERE s IS NOT NULL AND {value} BETWEEN {low} AND {high} "
-                        f"ORDER BY {turned} LIMIT 1")
+                        f"ORDER BY {turned}, {positions(5 + min(2, len(keys)))} LIMIT 1")
             what = (f"a {fact_name} row{through} with {{shown}} brings its group's average to exactly {target} "
                     f"(the gold's HAVING `{rendered}`)")
         out.append(CloneWitness(digest, table, rows_sql, (column,), shown, what, filled=True, spread=NEW_ROW_SPREAD))

@@ -111,6 +111,9 @@ class VariantSet:
         store = Path(cache_dir) / "variants"
         pinned_hash = pinned_hash or content_hash(Path(database))
         golds = list(gold_sqls)
+        settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
+                    "frozen_columns": sorted(frozen_columns),
+                    "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}
         # the suite generator's variants are built in a thread while the pool's first build copies
         # and observes the database (their count is asked only then: ``others``); on Vantage the
         # two took 3 s and 7.5 s one after the other, with a core idle for most of it
@@ -120,16 +123,14 @@ class VariantSet:
             try:
                 pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
                                       pinned_hash=pinned_hash, rows=rows,
-                                      others=(lambda: len(made.result())) if made is not None else 0)
+                                      others=(lambda: len(made.result())) if made is not None else 0,
+                                      refused=_frozen_refusals(frozen, settings))
             finally:
                 if rows is not None:
                     rows.close()
             own = made.result() if made is not None else []
         if pool:
             pool += native_variants(own, len(pool))
-        settings = {"database_content_hash": pinned_hash, "seed": seed, "count": count,
-                    "frozen_columns": sorted(frozen_columns),
-                    "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}
         out = cls(pool, count, store / "distilled", settings)
         out.ahead = MutantsAhead(golds)
         if frozen is not None:
@@ -179,7 +180,9 @@ class VariantSet:
         """What ``validate`` writes: the settings, the pool's content hashes and the choice of
         every gold chosen so far."""
         return {"settings": self.settings,
-                "variants": [{"index": v.index, "kind": v.kind, "content_hash": v.content_hash} for v in self.pool],
+                "variants": [{"index": v.index, "kind": v.kind, "content_hash": v.content_hash,
+                              **({"refused": v.params["refused"]} if "refused" in v.params else {})}
+                             for v in self.pool],
                 "choices": {k: {**asdict(c), "variants": [d["index"] for d in c.variants]}
                             for k, c in sorted(self._by_sql.items())}}
 
@@ -349,6 +352,25 @@ class MutantsAhead:
 
 def _digest(gold_sql: str) -> str:
     return hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
+
+
+def _frozen_refusals(path: Path | None, settings: dict[str, Any]) -> dict[int, list[str]] | None:
+    """Per variant index, the builder queries the build ``path`` froze refused by their work,
+    when it was frozen for these settings: replayed, so this engine release refuses the same
+    queries and builds the frozen content (``engines.watchdog.refusals``). None otherwise
+    (no record, another setting, a record from before refusals were kept, or a damaged
+    one: ``use_frozen`` says so): this engine's estimates decide. (A gold changed since
+    the record was frozen builds other variants either way, and the run says so.)"""
+    try:
+        record = read_frozen(path) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    if not record or record.get("settings") != settings:
+        return None
+    entries = [e for e in record.get("variants", []) if isinstance(e, dict) and e.get("kind") != "native"]
+    if not entries or not all(isinstance(e.get("refused"), list) and isinstance(e.get("index"), int) for e in entries):
+        return None
+    return {e["index"]: [str(k) for k in e["refused"]] for e in entries}
 
 
 def read_frozen(path: Path) -> dict[str, Any] | None:

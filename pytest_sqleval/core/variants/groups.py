@@ -131,7 +131,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
                       digest: str) -> list[GroupWitness]:
     from sqlglot import exp
 
-    from .clones import turned_rowid, deps_columns, fresh_columns
+    from .clones import deps_columns, fresh_columns, positions, turned_rowid
     from .witnesses import band_terms, group_keys, resolve_column, select_sources, split_terms
     sources = select_sources(select, names)
     joins = select.args.get("joins") or []
@@ -167,7 +167,6 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     for j in base.args.get("joins") or []:
         j.set("on", None)
         j.set("kind", "CROSS")
-    turned = turned_rowid(exp.column("w0")).sql(dialect=dialect)
 
     def inner(columns: list[tuple[Any, str]], filters: list[Any]) -> str:
         q = base.copy()
@@ -181,6 +180,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
     keys = group_keys(select)
     shown_keys = [(k.copy(), f"v{i}") for i, k in enumerate(keys[:2])]
     shown_out = ", ".join(f"v{i}" for i in range(len(shown_keys))) or "NULL AS v0"
+    # every rows_sql is ``w0, need, r0, r1`` and the shown keys: the turned row id, then all of them
+    turned = f"{turned_rowid(exp.column('w0')).sql(dialect=dialect)}, {positions(4 + max(1, len(shown_keys)))}"
 
     def sentence(text: str) -> str:
         return text.replace("{through}", through).replace("{fact}", fact_name)

@@ -117,8 +117,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     ``shape``: its ``LeafShape`` instead (``leaf_shape``)."""
     from sqlglot import exp
 
-    from .clones import (IDENTIFIER_SUFFIXES, deps_columns, fresh_columns, freshable, joined_key, sharable,
-                         turned_rowid)
+    from .clones import (IDENTIFIER_SUFFIXES, by_position, deps_columns, fresh_columns, freshable, joined_key,
+                         sharable, turned_rowid)
     from .constraints import Dependency, family
     from .witnesses import conjuncts_of, resolve_column, select_sources
     if select.find_ancestor(exp.Where, exp.Having) is not None:
@@ -221,7 +221,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
 
     rows = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
                 + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
-    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0"))),
+                                             *by_position(len(rows.expressions))]))
     rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
     moves: list[Move] = []
     parted = _partitioned(select, own, resolve)
@@ -271,7 +272,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
             check = checked.sql(dialect=engine)
         targets = targets.where(exp.and_(*own_conds, exp.not_(exp.Exists(this=reached)), known))
         for q in (targets, every_target):
-            q.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other)))]))
+            q.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("rowid", table=other))),
+                                                  *by_position(len(q.expressions))]))
             q.set("limit", exp.Limit(expression=exp.Literal.number(MAX_TARGETS)))
             if ctes is not None:
                 q.set(with_key, ctes.copy())
@@ -326,7 +328,7 @@ def reaching_rows_sql(select: Any, fact: str, aliases: list[str], ctes: Any, wit
     of another first): the fact's row id ``w0``, then ``u0..`` those of ``aliases``."""
     from sqlglot import exp
 
-    from .clones import turned_rowid
+    from .clones import by_position, turned_rowid
     rows = select.copy()
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
         rows.set(arg, None)
@@ -334,7 +336,8 @@ def reaching_rows_sql(select: Any, fact: str, aliases: list[str], ctes: Any, wit
              + [exp.alias_(exp.column("rowid", table=a), f"u{i}") for i, a in enumerate(aliases)])
     if ctes is not None and rows.args.get(with_key) is None:
         rows.set(with_key, ctes.copy())
-    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+    rows.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0"))),
+                                             *by_position(len(rows.expressions))]))
     rows.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
     return str(rows.sql(dialect=engine))
 
@@ -349,12 +352,13 @@ def _groups(column: str, pa: str, fact: str, on_parent: list[str], keys: set[tup
     is reached on its own (``repoint`` finds no row then)."""
     from sqlglot import exp
 
-    from .clones import turned_rowid
+    from .clones import by_position, turned_rowid
     others = sorted(k for k in keys if k[0] != pa and k != (fact, column))
     values = [exp.column(c, table=a) for a, c in others] + [exp.column(c, table=pa) for c in on_parent]
     per_source = base([exp.alias_(exp.column("rowid", table=fact), "w0")]
                       + [exp.alias_(v.copy(), f"k{i}") for i, v in enumerate(values)])
-    per_source.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+    per_source.set("order", exp.Order(expressions=[exp.Ordered(this=turned_rowid(exp.column("w0"))),
+                                                   *by_position(len(per_source.expressions))]))
     per_source.set("limit", exp.Limit(expression=exp.Literal.number(MAX_SOURCES)))
     reached = base([exp.alias_(v.copy(), f"k{i}") for i, v in enumerate(values)])
     reached.set("distinct", exp.Distinct())

@@ -181,7 +181,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
     shows only where a row sorts apart from the others, and the pinned data may have one)."""
     from sqlglot import exp
 
-    from .clones import deps_columns, fresh_columns, gold_digest, sharable, turned_rowid
+    from .clones import by_position, deps_columns, fresh_columns, gold_digest, sharable, turned_rowid
     from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
@@ -243,7 +243,8 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
                                  reached.sql(dialect=engine)))
             rows.set("expressions", [exp.alias_(exp.column("rowid", table=alias), "w0")])
             last = [exp.Ordered(this=exp.column(c, table=a), desc=not desc) for a, c, desc in sort]
-            rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]))
+            rows.set("order", exp.Order(expressions=last + [exp.Ordered(this=turned_rowid(exp.column("w0")))]
+                                        + by_position(len(rows.expressions))))
             anchors = rows.copy()
             anchors.set("distinct", exp.Distinct())
             anchors.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("w0"))]))

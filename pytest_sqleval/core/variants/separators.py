@@ -619,7 +619,8 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
         except Exception:  # sqlglot cannot render it
             continue
         rows_sql = (f"SELECT w0, s, n{', v' if column else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
-                    f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {PUSH_CANDIDATES}")
+                    f"ORDER BY (w0 * 2654435761 + ?) % 4294967291, w0, s, n{', v' if column else ''} "
+                    f"LIMIT {PUSH_CANDIDATES}")
         own = names.lower[lowered[alias]]
         moves = tuple(dict.fromkeys(own[g.name.lower()] for g in (group.expressions if group is not None else [])
                                     if isinstance(g, exp.Column) and tracing.alias_of(g, select, names) == alias

@@ -24,10 +24,16 @@ def variant_connection(database: str | Path, engine: str, *, read_only: bool = F
     A variant being written gets one DuckDB thread: which tied row a query picks, and a
     float sum a threshold measures, must not depend on the machine's cores, or a frozen
     variant's hash would. (The pinned database is read with the default configuration:
-    DuckDB refuses a second connection to a file with another one.)"""
+    DuckDB refuses a second connection to a file with another one.) DuckDB 2.0.0 plans
+    without filter pushdown: with it, 2.0.0 fails a builder query on the Vantage warehouse
+    with an internal error 2.0.1 fixed; the variants do not depend on the plan, and a
+    frozen record's refusals are replayed (``engines.watchdog.refusals``)."""
     if engine == "duckdb":
         import duckdb
-        return duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
+        con = duckdb.connect(str(database), read_only=read_only, config={} if read_only else {"threads": 1})
+        if duckdb.__version__ == "2.0.0":
+            con.execute("SET disabled_optimizers = 'filter_pushdown'")
+        return con
     return connect(database, read_only=read_only, **sqlite_kwargs)
 
 

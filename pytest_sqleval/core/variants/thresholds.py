@@ -109,7 +109,8 @@ def rows_sql(tree: Any, nodes: list[Any], node: Any, mutant: str, dialect: str, 
     if inner_sql is None:
         return None
     seed = _seed(tree, nodes, node, inner, cmp, outer, path[0].alias, values, dialect, names) if values else None
-    return table, column, f"SELECT w0, w1, w2, w3 FROM ({inner_sql}) AS outer_rows ORDER BY w0 LIMIT {MAX_ROWS}", op, seed
+    rows_sql = f"SELECT w0, w1, w2, w3 FROM ({inner_sql}) AS outer_rows ORDER BY w0, w1, w2, w3 LIMIT {MAX_ROWS}"
+    return table, column, rows_sql, op, seed
 
 
 def _seed(tree: Any, nodes: list[Any], node: Any, inner: Any, cmp: Any, outer: Any, alias: str,

@@ -104,3 +104,26 @@ def test_validate_refuses_a_negative_variant_count(suite: Path, capsys: pytest.C
     assert cli.main(["validate", str(suite), "--variants", "-1"]) == 2
     assert "--variants -1: expected 0 or more variants" in capsys.readouterr().err
     assert not (suite / "variants.frozen.json").exists()
+
+
+def test_a_frozen_suite_builds_its_variants_where_the_engine_estimates_otherwise(
+        pytester: pytest.Pytester, suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another DuckDB release estimates the builder's plans otherwise (with filter pushdown
+    off, 2 M plan rows became 253 M), so a query one release runs the other refuses, and it
+    builds other variants. The record keeps the queries its build refused, and a run
+    replays them: the frozen variants build on either. Without the refusals (a record from
+    before they were kept), the run stops at the frozen evidence it cannot reproduce."""
+    from pytest_sqleval.core.engines import watchdog
+    from pytest_sqleval.core.variants import build
+    assert cli.main(["validate", str(suite)]) == 0
+    path = suite / "variants.frozen.json"
+    record = json.loads(path.read_text())
+    assert all(isinstance(v["refused"], list) for v in record["variants"])
+    monkeypatch.setattr(build, "BUILD_PROCESSES", 1)  # every variant built in this process, under the patch
+    monkeypatch.setattr(watchdog, "ROWS_PER_S", watchdog.ROWS_PER_S / 10 ** 7)  # every plan estimated far larger
+    grade(pytester, "elsewhere").assert_outcomes(passed=4, failed=2)
+    for entry in record["variants"]:
+        del entry["refused"]
+    path.write_text(json.dumps(record))
+    result = grade(pytester, "unreplayed")
+    assert result.ret != 0 and "cannot reproduce the frozen evidence" in result.stdout.str()

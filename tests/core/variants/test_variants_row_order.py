@@ -7,8 +7,10 @@ another machine, whose frozen choices then could not be checked against them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import pytest
 
 from pytest_sqleval.core.variants.boundaries import BoundaryRows
 from pytest_sqleval.core.variants.build import build_variants, content_hash
@@ -42,3 +44,31 @@ def test_two_files_of_one_content_build_the_same_variants(tmp_path: Path) -> Non
             rows.close()
     assert hashes[0] == hashes[1]
     assert not list((tmp_path / "ASC").rglob(".canonical-*"))  # the build's copy is gone
+
+
+def test_the_engines_plans_do_not_decide_what_a_variant_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A builder query that keeps its first rows orders them totally: with a filter pushed
+    down or not, joins ordered or built otherwise (what another DuckDB release may plan),
+    one content builds the same variants. A replacement store cross joined to a reaching
+    sale tied on the sale's row id, and ``LIMIT 1`` kept whichever store the plan gave first."""
+    from pytest_sqleval.core.variants import build as build_module
+    pinned = tmp_path / "shops.duckdb"
+    bound = make_shops(pinned)
+    monkeypatch.setattr(build_module, "BUILD_PROCESSES", 1)  # every builder connection opened here
+    connect = duckdb.connect
+    hashes = {}
+    for plans in ("", "filter_pushdown", "join_order", "build_side_probe_side"):
+        def planned(*args: Any, _plans: str = plans, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+            con = connect(*args, **kwargs)
+            if _plans:  # beside what the builder turns off itself (filter pushdown on DuckDB 2.0.0)
+                off = con.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
+                con.execute(f"SET disabled_optimizers = '{','.join(filter(None, [off, _plans]))}'")
+            return con
+        monkeypatch.setattr(duckdb, "connect", planned)
+        rows = BoundaryRows(pinned, list(golds(bound).values()), "duckdb", 0)
+        try:
+            hashes[plans] = [v.content_hash for v in build_variants(pinned, tmp_path / (plans or "default"), count=4,
+                                                                    rows=rows)]
+        finally:
+            rows.close()
+    assert {plans: [h[:10] for h in built] for plans, built in hashes.items() if built != hashes[""]} == {}

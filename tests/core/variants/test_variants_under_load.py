@@ -109,3 +109,47 @@ def test_the_duckdb_safety_net_is_recorded_and_its_variant_built_again(tmp_path:
     assert any(v["params"].get("load_dependent") for v in manifest["variants"])
     rebuilt = _build(path, golds, "duckdb", tmp_path / "loaded")  # the load gone: built again, not reused
     assert [h for h, _ in rebuilt] == [h for h, _ in quiet]
+
+
+def test_a_replay_refuses_exactly_the_queries_a_frozen_build_refused(tmp_path: Path) -> None:
+    """Another DuckDB release estimates another plan (filter pushdown off: 2 M plan rows for a
+    clone witness became 253 M, past its budget): a build replaying a frozen record refuses
+    what the frozen build refused, and runs what it ran, whatever the estimate here."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), config={"threads": 1})
+    con.execute("CREATE TABLE t AS SELECT i AS a FROM range(3000) r(i)")
+    point, cross = "SELECT a FROM t WHERE a = ?", "SELECT count(*) FROM t x, t y WHERE x.a + y.a > ?"
+    small, large = watchdog.Work(steps=0, rows=10 ** 6, net_s=60), watchdog.Work(steps=0, rows=10 ** 12, net_s=60)
+    with watchdog.refusals() as made:
+        assert watchdog.bounded_rows(con, point, [7], work=small, what="t") == [(7,)]
+        with pytest.raises(watchdog.WorkExceeded):
+            watchdog.bounded_rows(con, cross, [5], work=small, what="t")
+    assert made.made == {watchdog.query_key("t", cross, [5])}
+    with watchdog.refusals(made.made) as replayed:
+        with pytest.raises(watchdog.WorkExceeded, match="as when the variants were frozen"):
+            watchdog.bounded_rows(con, cross, [5], work=large, what="t")  # a budget it fits here: refused
+        assert watchdog.bounded_rows(con, cross, [6], work=small, what="t") == [(8_999_972,)]  # never refused
+    assert replayed.made == made.made
+    con.close()
+
+
+def test_a_frozen_builds_refusals_replayed_build_its_variants_where_estimates_differ(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that estimates the plans far larger (past their budgets) refuses queries this one
+    ran, and builds other variants; replaying the refusals this build recorded, it builds
+    these, file for file."""
+    path = tmp_path / "star.duckdb"
+    make_star(path)
+    golds = [CHANNELS, MUSIC]
+    here = _build(path, golds, "duckdb", tmp_path / "here")
+    assert all(isinstance(p.get("refused"), list) for _, p in here)
+    monkeypatch.setattr(watchdog, "ROWS_PER_S", watchdog.ROWS_PER_S / 10 ** 7)  # as if every plan were estimated that much larger
+    elsewhere = _build(path, golds, "duckdb", tmp_path / "elsewhere")
+    assert [h for h, _ in elsewhere] != [h for h, _ in here]
+    assert sum(len(p["refused"]) for _, p in elsewhere) > sum(len(p["refused"]) for _, p in here)  # type: ignore[arg-type]
+    rows = BoundaryRows(path, golds, "duckdb", 0)
+    try:
+        replayed = build_variants(path, tmp_path / "replayed", count=4, rows=rows,
+                                  refused={i: list(p["refused"]) for i, (_, p) in enumerate(here)})  # type: ignore[call-overload]
+    finally:
+        rows.close()
+    assert [v.content_hash for v in replayed] == [h for h, _ in here]
