@@ -153,3 +153,23 @@ def test_a_frozen_builds_refusals_replayed_build_its_variants_where_estimates_di
     finally:
         rows.close()
     assert [v.content_hash for v in replayed] == [h for h, _ in here]
+
+
+def test_a_sqlite_replay_refuses_the_recorded_queries_and_runs_the_others_past_this_count(tmp_path: Path) -> None:
+    """Another SQLite build counts other instructions for one query: replaying, a query the
+    frozen build ran runs here up to ``REPLAYED_STEPS`` times its budget."""
+    con = sqlite3.connect(tmp_path / "w.sqlite")
+    con.execute("CREATE TABLE t (a INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(300)])
+    cross = "SELECT count(*) FROM t x, t y WHERE x.a + y.a > ?"
+    tight = watchdog.Work(steps=200_000, rows=0, net_s=60)  # 90,000 pairs, about 540,000 instructions: past it, within 4x
+    with watchdog.refusals() as made:
+        with pytest.raises(watchdog.WorkExceeded):
+            watchdog.bounded_rows(con, cross, [5], work=tight, what="t")
+    with watchdog.refusals(set()) as replayed:  # a frozen build that refused nothing
+        assert watchdog.bounded_rows(con, cross, [5], work=tight, what="t") == [(89_979,)]
+    with watchdog.refusals(made.made):
+        with pytest.raises(watchdog.WorkExceeded, match="as when the variants were frozen"):
+            watchdog.bounded_rows(con, cross, [5], work=watchdog.Work(steps=10 ** 9, rows=0, net_s=60), what="t")
+    assert made.made == {watchdog.query_key("t", cross, [5])} and replayed.made == set()
+    con.close()
