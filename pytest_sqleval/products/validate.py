@@ -291,7 +291,7 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
     """``count`` (the manifest's ``[variants] count``, or ``--variants``): build the variants
     (the suite generator's own too, as a run asks them), choose each gold's, and freeze both
     into ``variants.frozen.json`` (a run then distils nothing). A variant that builds to other content than was frozen for the same
-    settings is a problem: the generator is not stable."""
+    settings and golds is a problem: the generator is not stable (another gold builds other variants: refrozen)."""
     from ..core import FROZEN_VARIANTS_NAME as FROZEN_NAME
     from ..core import CaseError, GraderPool, read_frozen
     pool = GraderPool(Path(".sqleval-cache").resolve(), variants=count)
@@ -321,7 +321,7 @@ def _freeze_variants(manifest: Any, cases: list[Any], v: Validation, out: Out, *
     for entry, built in variants.drift(old):
         v.problems.append(f"{path}: variant {entry.get('index')} ({entry.get('kind')}) builds to content hash "
                           f"{(built or 'nothing')[:16]}..., frozen as {str(entry.get('content_hash'))[:16]}... for "
-                          "the same database, seed and generator: the variant generator is not stable")
+                          "the same database, seed, generator and golds: the variant generator is not stable")
     strength = [(e["pinned"] + e["by_variants"]) / e["mutants"] for e in record["choices"].values() if e["mutants"]]
     out(f"variants: {len(record['variants'])} built (seed {manifest.variants.seed}), {len(record['choices'])} golds' "
         f"choices of {count}; mean evidence strength "

@@ -71,10 +71,12 @@ class CaseVariants:
 class VariantSet:
     """A suite database's pool of variants and each gold's choice among them."""
 
-    def __init__(self, pool: list[Any], count: int, store: Path, settings: dict[str, Any] | None = None) -> None:
+    def __init__(self, pool: list[Any], count: int, store: Path, settings: dict[str, Any] | None = None,
+                 golds: str = "") -> None:
         self.pool = pool  # variants.build.Variant, in index order
         self.count = count
         self.settings = settings or {}  # what a frozen record must match: database, seed, count, generator
+        self.golds = golds  # ``_golds_digest`` of the golds the pool was built for: a frozen record's must match
         signature = json.dumps([DISTILL_VERSION, count, [v.content_hash for v in pool]])
         self.store = store / hashlib.sha256(signature.encode()).hexdigest()[:16]
         self._chosen: dict[str, CaseVariants] = {}
@@ -124,14 +126,14 @@ class VariantSet:
                 pool = build_variants(Path(database), store, count=count, seed=seed, frozen_columns=frozen_columns,
                                       pinned_hash=pinned_hash, rows=rows,
                                       others=(lambda: len(made.result())) if made is not None else 0,
-                                      refused=_frozen_refusals(frozen, settings))
+                                      refused=_frozen_refusals(frozen, settings, _golds_digest(golds)))
             finally:
                 if rows is not None:
                     rows.close()
             own = made.result() if made is not None else []
         if pool:
             pool += native_variants(own, len(pool))
-        out = cls(pool, count, store / "distilled", settings)
+        out = cls(pool, count, store / "distilled", settings, _golds_digest(golds))
         out.ahead = MutantsAhead(golds)
         if frozen is not None:
             out.use_frozen(frozen)
@@ -157,6 +159,12 @@ class VariantSet:
                 f"conftest.py files of the suite's folder and its parents; a run also asks plugins given with -p "
                 f"or installed); fix: implement it in the suite's conftest.py and run python -m pytest_sqleval "
                 f"validate {path.parent}")
+        if record and record.get("settings") == self.settings and record.get("golds") != self.golds:
+            # the boundary rows are the golds': another gold builds other variants, and its choice is unknown
+            raise UsageError(
+                f"{path}: frozen for other golds than this suite's (a gold was changed, added or removed since "
+                f"it was frozen), so its variants and choices do not hold for these; fix: run python -m "
+                f"pytest_sqleval validate {path.parent} and commit the new {path.name}")
         for entry, built in self.drift(record)[:1]:
             raise UsageError(
                 f"{path}: variant {entry.get('index')} ({entry.get('kind')}) was frozen with content hash "
@@ -168,9 +176,9 @@ class VariantSet:
             self._frozen = record.get("choices", {})
 
     def drift(self, record: dict[str, Any] | None) -> list[tuple[dict[str, Any], str | None]]:
-        """The variants ``record`` froze for these same settings that build here to other
-        content: (the frozen entry, the content hash built here, or None)."""
-        if not record or record.get("settings") != self.settings:
+        """The variants ``record`` froze for these same settings and golds that build here to
+        other content: (the frozen entry, the content hash built here, or None)."""
+        if not record or record.get("settings") != self.settings or record.get("golds") != self.golds:
             return []
         built = {v.index: v.content_hash for v in self.pool}
         return [(e, built.get(e.get("index"))) for e in record.get("variants", [])
@@ -179,7 +187,7 @@ class VariantSet:
     def frozen_record(self) -> dict[str, Any]:
         """What ``validate`` writes: the settings, the pool's content hashes and the choice of
         every gold chosen so far."""
-        return {"settings": self.settings,
+        return {"settings": self.settings, "golds": self.golds,
                 "variants": [{"index": v.index, "kind": v.kind, "content_hash": v.content_hash,
                               **({"refused": v.params["refused"]} if "refused" in v.params else {})}
                              for v in self.pool],
@@ -354,18 +362,23 @@ def _digest(gold_sql: str) -> str:
     return hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
 
 
-def _frozen_refusals(path: Path | None, settings: dict[str, Any]) -> dict[int, list[str]] | None:
+def _golds_digest(gold_sqls: Iterable[str]) -> str:
+    """The golds a pool is built for, in any order: what its variants' boundary rows are
+    made from, so a frozen record holds for these golds only."""
+    return hashlib.sha256(json.dumps(sorted({_digest(g) for g in gold_sqls})).encode()).hexdigest()[:16]
+
+
+def _frozen_refusals(path: Path | None, settings: dict[str, Any], golds: str) -> dict[int, list[str]] | None:
     """Per variant index, the builder queries the build ``path`` froze refused by their work,
-    when it was frozen for these settings: replayed, so this engine release refuses the same
-    queries and builds the frozen content (``engines.watchdog.refusals``). None otherwise
-    (no record, another setting, a record from before refusals were kept, or a damaged
-    one: ``use_frozen`` says so): this engine's estimates decide. (A gold changed since
-    the record was frozen builds other variants either way, and the run says so.)"""
+    when it was frozen for these settings and golds (``_golds_digest``): replayed, so this
+    engine release refuses the same queries and builds the frozen content
+    (``engines.watchdog.refusals``). None otherwise (no record, another setting or gold, or
+    a damaged record: ``use_frozen`` says so): this engine's estimates decide."""
     try:
         record = read_frozen(path) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not record or record.get("settings") != settings:
+    if not record or record.get("settings") != settings or record.get("golds") != golds:
         return None
     entries = [e for e in record.get("variants", []) if isinstance(e, dict) and e.get("kind") != "native"]
     if not entries or not all(isinstance(e.get("refused"), list) and isinstance(e.get("index"), int) for e in entries):

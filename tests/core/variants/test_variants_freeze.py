@@ -127,3 +127,24 @@ def test_a_frozen_suite_builds_its_variants_where_the_engine_estimates_otherwise
     path.write_text(json.dumps(record))
     result = grade(pytester, "unreplayed")
     assert result.ret != 0 and "cannot reproduce the frozen evidence" in result.stdout.str()
+
+
+def test_a_changed_gold_is_refrozen_by_validate_and_a_run_says_to(pytester: pytest.Pytester, suite: Path) -> None:
+    """A gold's boundary rows are in every variant, so changing it builds other variants.
+    Validate then freezes them afresh (it used to call the generator unstable and keep the
+    old file, and the run kept sending the user back to validate); a run before that says
+    the record is for other golds and names the fix."""
+    assert cli.main(["validate", str(suite)]) == 0
+    questions = suite / "questions.jsonl"
+    first, *rest = questions.read_text().splitlines()
+    case = json.loads(first)
+    assert ">= 100" in case["gold_sql"]
+    questions.write_text("\n".join([json.dumps({**case, "gold_sql": case["gold_sql"].replace(">= 100", ">= 90")}),
+                                    *rest]) + "\n")
+    result = grade(pytester, "stale")
+    out = result.stdout.str()
+    assert result.ret != 0 and "Traceback" not in out
+    assert "frozen for other golds than this suite's" in out and "python -m pytest_sqleval validate" in out
+    assert cli.main(["validate", str(suite)]) == 0  # no "the variant generator is not stable"
+    grade(pytester, "refrozen").assert_outcomes(passed=4, failed=2)
+    assert distilled(pytester.path / "refrozen") == []

@@ -316,7 +316,7 @@ def test_the_shipped_variant_choices_are_frozen_for_this_generator_and_every_gol
     first run would distil again: a change that bumps a generator version refreezes it."""
     from pytest_sqleval.core.variants.boundaries import BOUNDARY_VERSION
     from pytest_sqleval.core.variants.build import GENERATOR_VERSION
-    from pytest_sqleval.core.variants.distill import DISTILL_VERSION, _digest
+    from pytest_sqleval.core.variants.distill import DISTILL_VERSION, _digest, _golds_digest
     from pytest_sqleval.products.warehouse.native import NATIVE_SEEDS
     suite = Path(__file__).resolve().parents[3] / "cases" / "vantage"
     record = json.loads((suite / "variants.frozen.json").read_text(encoding="utf-8"))
@@ -325,5 +325,6 @@ def test_the_shipped_variant_choices_are_frozen_for_this_generator_and_every_gol
                                   "frozen_columns": [],
                                   "generator": [GENERATOR_VERSION, BOUNDARY_VERSION, DISTILL_VERSION]}, fix
     assert [v["kind"] for v in record["variants"]].count("native") == NATIVE_SEEDS, fix  # the conftest's, as a run's
-    golds = {_digest(g.source) for c in read_cases(suite / "questions.jsonl") for g in c.sql_golds}
-    assert set(record["choices"]) == golds, fix
+    golds = [g.source for c in read_cases(suite / "questions.jsonl") for g in c.sql_golds]
+    assert set(record["choices"]) == {_digest(g) for g in golds}, fix
+    assert record["golds"] == _golds_digest(golds), fix  # a run refuses a record frozen for other golds
