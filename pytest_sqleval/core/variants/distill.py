@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 
 MUTANTS_PER_GOLD = 24  # enough to separate the variants; each costs one execution per variant
 FROZEN_NAME = "variants.frozen.json"
@@ -178,7 +178,7 @@ class VariantSet:
     def drift(self, record: dict[str, Any] | None) -> list[tuple[dict[str, Any], str | None]]:
         """The variants ``record`` froze for these same settings and golds that build here to
         other content: (the frozen entry, the content hash built here, or None)."""
-        if not record or record.get("settings") != self.settings or record.get("golds") != self.golds:
+        if not _frozen_for(record, self.settings, self.golds):
             return []
         built = {v.index: v.content_hash for v in self.pool}
         return [(e, built.get(e.get("index"))) for e in record.get("variants", [])
@@ -362,6 +362,11 @@ def _digest(gold_sql: str) -> str:
     return hashlib.sha256(gold_sql.encode()).hexdigest()[:16]
 
 
+def _frozen_for(record: dict[str, Any] | None, settings: dict[str, Any], golds: str) -> TypeGuard[dict[str, Any]]:
+    """Whether ``record`` was frozen for these settings and golds (``_golds_digest``)."""
+    return record is not None and record.get("settings") == settings and record.get("golds") == golds
+
+
 def _golds_digest(gold_sqls: Iterable[str]) -> str:
     """The golds a pool is built for, in any order: what its variants' boundary rows are
     made from, so a frozen record holds for these golds only."""
@@ -378,7 +383,7 @@ def _frozen_refusals(path: Path | None, settings: dict[str, Any], golds: str) ->
         record = read_frozen(path) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not record or record.get("settings") != settings or record.get("golds") != golds:
+    if not _frozen_for(record, settings, golds):
         return None
     entries = [e for e in record.get("variants", []) if isinstance(e, dict) and e.get("kind") != "native"]
     if not entries or not all(isinstance(e.get("refused"), list) and isinstance(e.get("index"), int) for e in entries):
