@@ -62,6 +62,7 @@ MAX_SINGLES = 3  # copy, spread and null witnesses per SELECT of a gold (each on
 KEYED_SPREAD = 2  # a keyed table's witnesses go into every (CLONE_SPREAD * this)-th variant: clones covers most
 MAX_IDENTITY_CHECKS = 12  # (d, c) pairs checked for uniqueness per table
 MAX_REFERENCE_PAIRS = 45  # pairs of references checked (none may be unique); more references: no identity
+MAX_HELD_ROWS = 500  # a witness's group rows no later write may change, at most
 MAX_SIBLINGS = 16  # other rows of a group a pair identity's copies are taken from, once one row's run out
 
 
@@ -90,6 +91,10 @@ class GroupWitness:
     # run out of values its kept reference lacks (an order has so many products), so further copies take these
     siblings: str = ""
     keyed_elsewhere: bool = False  # a group key is another table's column: a reference the gold reads may lead to it
+    # the rows of the group of row ``{rowid}`` on the gold's join path: its fact rows' ids, then each joined
+    # table's (``held_tables``); none may change once the witness is written (``GroupWriter._hold_group``)
+    held: str = ""
+    held_tables: tuple[str, ...] = ()
 
 
 class Identity(NamedTuple):
@@ -270,19 +275,27 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], every: li
         out += _unjoined_witnesses(band, keys, conjuncts, fact, t, resolve, inner, shown_keys, shown_out, turned,
                                    dialect, digest, sentence, kept, reads)
     reaching, siblings = (inner([], conjuncts), _siblings(keys, inner, conjuncts, dialect)) if keyless else ("", "")
+    joined = [a for a in sources if a != fact]
+    # a SELECT without groups: a copy adds a row whatever the others hold (and "the group" is every row)
+    held = _siblings(keys, inner, conjuncts, dialect, [exp.column("rowid", table=a) for a in joined]) if keys else ""
     elsewhere = len(kept) < len(keys)
-    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching, siblings=siblings, keyed_elsewhere=elsewhere)
-            for w in out[:MAX_WITNESSES]]
+    return [replace(w, grouped_by=kept, reads=reads, reaching=reaching, siblings=siblings, keyed_elsewhere=elsewhere,
+                    held=held, held_tables=tuple(table_of[a] for a in joined)) for w in out[:MAX_WITNESSES]]
 
 
-def _siblings(keys: list[Any], inner: Callable[..., str], conjuncts: list[Any], dialect: str) -> str:
-    """``GroupWitness.siblings``: the reaching rows whose group keys equal row ``{rowid}``'s."""
+def _siblings(keys: list[Any], inner: Callable[..., str], conjuncts: list[Any], dialect: str,
+              path: list[Any] | None = None) -> str:
+    """``GroupWitness.siblings``: the reaching rows whose group keys equal row ``{rowid}``'s;
+    with ``path`` (the joined tables' row ids), those too (``GroupWitness.held``)."""
     from sqlglot import exp
-    grouped = inner([(k.copy(), f"g{i}") for i, k in enumerate(keys)], conjuncts)
+    path = path or []
+    grouped = inner([(k.copy(), f"g{i}") for i, k in enumerate(keys)]
+                    + [(p, f"h{i}") for i, p in enumerate(path)], conjuncts)
     same = [exp.NullSafeEQ(this=exp.column(f"g{i}", table="s"), expression=exp.column(f"g{i}", table="o"))
             for i in range(len(keys))]
     on = f" AND {exp.and_(*same).sql(dialect=dialect)}" if same else ""
-    return f"SELECT s.w0 FROM ({grouped}) AS s, ({grouped}) AS o WHERE o.w0 = {{rowid}}{on}"
+    shown = "".join(f", s.h{i}" for i in range(len(path)))
+    return f"SELECT s.w0{shown} FROM ({grouped}) AS s, ({grouped}) AS o WHERE o.w0 = {{rowid}}{on}"
 
 
 def _unjoined_witnesses(band: list[Any], keys: list[Any], conjuncts: list[Any], fact: str, t: Any,
@@ -494,8 +507,25 @@ class GroupWriter:
             kept = self.sentences.setdefault(w.gold, [])
             if len(kept) < MAX_SENTENCES:
                 kept.append(sentence)
+            self._hold_group(w, int(w0))
             return True
         return False
+
+    def _hold_group(self, w: GroupWitness, rowid: int) -> None:
+        """Count the group's rows and the rows they join on the gold's path among the written
+        ones, so no later write changes them: a boundary value written over a small variant's
+        rows (most of a sampled ``lineitem``) moved the quantities of an order pushed to a sum of
+        exactly 300, and the push was lost."""
+        if not w.held:
+            return
+        try:
+            group = self.bounded(f"{w.held.replace('{rowid}', str(rowid))} ORDER BY 1 LIMIT {MAX_HELD_ROWS}", [])
+        except Exception:  # too slow, or refused: the copies alone are held
+            return
+        for row in group:
+            for table, held in zip((w.table, *w.held_tables), row):
+                if held is not None:
+                    self.rows.setdefault(table, set()).add(int(held))
 
     def copy_row(self, table: str, rowid: int, moved: dict[str, Any]) -> bool:
         """One copy of row ``rowid`` of ``table`` with ``moved`` values, fresh keys or a fresh row

@@ -184,3 +184,32 @@ def test_a_dropped_first_sort_key_the_second_orders_alike_is_caught(tmp_path: Pa
     wrong = BIGGEST.replace("ORDER BY o.total DESC, o.day", "ORDER BY o.day")
     right = BIGGEST.replace("ORDER BY o.total DESC, o.day", "ORDER BY 2 DESC, 3")
     assert_caught_beside_a_rewrite(path, tmp_path, BIGGEST, wrong, right)
+
+
+def test_a_pushed_group_and_the_rows_it_joins_are_held(tmp_path: Path) -> None:
+    """A group brought to a HAVING bound keeps it only if no later write changes one of its rows
+    or a row it joins: a boundary value written over most of a small variant's lines moved
+    TPC-H q18's order pushed to a sum of exactly 300 (issue 31), and the push was lost. So the
+    writer holds them: the boundary writes pass over every held row."""
+    import shutil
+    from pytest_sqleval.core.variants.groups import GroupWriter
+    path = tmp_path / "lines.duckdb"
+    make_lines(path)
+    c = observe_constraints(path)
+    pushes = [w for w in group_witnesses([BIG_CUSTOMERS], "duckdb", c.tables, c.dependencies) if w.kind == "count"]
+    variant = tmp_path / "variant.duckdb"
+    shutil.copy(path, variant)
+    con = duckdb.connect(str(variant))
+    identity = row_identity(con, "duckdb", c.tables["main.lineitem"], c.dependencies)
+    writer = GroupWriter(con, "duckdb", c.tables, None, lambda sql, params: con.execute(sql, params).fetchall(),
+                         lambda table: identity, lambda table, column, value: True)
+    assert writer.write(pushes[0])  # a customer of 8 lines brought to 11
+    (customer, lines), = con.execute("SELECT o_custkey, count(*) FROM orders JOIN lineitem ON l_orderkey = o_orderkey "
+                                     "GROUP BY o_custkey HAVING count(*) = 11").fetchall()
+    group_lines = {r[0] for r in con.execute("SELECT l.rowid FROM lineitem l JOIN orders o ON l_orderkey = o_orderkey "
+                                             "WHERE o_custkey = ?", [customer]).fetchall()}
+    group_orders = {r[0] for r in con.execute("SELECT rowid FROM orders WHERE o_custkey = ?", [customer]).fetchall()}
+    con.close()
+    assert lines == 11 and len(group_lines) == 11
+    assert group_lines <= writer.rows["main.lineitem"]  # the copies and the lines they joined
+    assert group_orders <= writer.rows["main.orders"]  # and the orders on the gold's path
