@@ -516,10 +516,12 @@ class GroupWriter:
         ones, so no later write changes them: a boundary value written over a small variant's
         rows (most of a sampled ``lineitem``) moved the quantities of an order pushed to a sum of
         exactly 300, and the push was lost."""
+        from .clones import positions
         if not w.held:
             return
-        try:
-            group = self.bounded(f"{w.held.replace('{rowid}', str(rowid))} ORDER BY 1 LIMIT {MAX_HELD_ROWS}", [])
+        try:  # ordered by every column: which rows a LIMIT keeps is the same under every plan
+            group = self.bounded(f"{w.held.replace('{rowid}', str(rowid))} ORDER BY {positions(1 + len(w.held_tables))} "
+                                 f"LIMIT {MAX_HELD_ROWS}", [])
         except Exception:  # too slow, or refused: the copies alone are held
             return
         for row in group:
