@@ -223,6 +223,7 @@ class BoundaryRows:
             for gold, sentences in grouper.sentences.items():
                 kept = self.witnessed.setdefault(gold, [])
                 kept += sentences[:max(0, MAX_SENTENCES - len(kept))]
+            held_rows: dict[str, int] = {}
             for (table, column), literals in sorted(self.hints.items()):
                 t = tables.get(table)
                 if t is None or column not in t.free:
@@ -231,7 +232,9 @@ class BoundaryRows:
                 salt = _salt(tag, table, column)
                 # shares of the rows this variant holds: of the pinned table's, they wrote over most rows of a
                 # subset (216 of 293 household_demographics rows given one of three vehicle counts, TPC-DS)
-                here = con.execute(f"SELECT count(*) FROM {qualified(table, engine)}").fetchone()[0]
+                if table not in held_rows:  # the writes below update rows, never add any: counted once a table
+                    held_rows[table] = con.execute(f"SELECT count(*) FROM {qualified(table, engine)}").fetchone()[0]
+                here = held_rows[table]
                 per_value = max(MIN_ROWS, int(SHARE_PER_VALUE * here))
                 per_value = max(1, min(per_value, int(MAX_SHARE * here) // max(1, len(values))))
                 witnesses = used.get(table)
