@@ -47,6 +47,7 @@ fails on; the record says which ("a copy of a store_sales row with ss_ext_sales_
 to 12.50 (the next value up) separates `SUM(ext_price)` from `AVG(ext_price)`")."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -58,6 +59,7 @@ from . import tracing
 MAX_NEAR_MISSES = 10  # per gold: aggregate swaps, dropped join predicates and literal edges, taken in turn
 MAX_CONDITIONALS = 64  # per gold: swaps of conditional aggregates (``_conditional_near_misses``), made
 PARENT_ROWS = 4  # pinned parent rows meeting a conditional aggregate's condition, tried in turn to copy in
+MAX_READERS = 4  # reads of a CTE a ``complete=`` witness gives a row each (q59 reads ``wss`` twice)
 MAX_TRIALS = 8  # copies tried per near-miss and variant (each one write and two queries)
 EDGE_ROWS = 2  # rows tried per value of a literal's edge
 SPREAD = 1  # a gold's near-misses are tried in every SPREAD-th variant: at 2, a gold empty on the variants it was given got none
@@ -95,6 +97,8 @@ class Target:
     #: under the near-miss, the column); ``edits`` ``fewer`` / ``more``: the near-miss keeps fewer rows or more
     threshold: str = ""
     seed: Any = None  # ``thresholds.Seed``: inner rows to copy first, where the variant has none to move
+    #: a ``complete=`` edit: per further read of the CTE holding the aggregate, its ``rows_sql`` (``_complete``)
+    readers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ class NearMiss:
     #: a conditional aggregate's swap: a query of one reaching row on which its condition holds;
     #: tried on a variant only where it finds none (the aggregate is a constant there, the swap coincides)
     unmet: str = ""
+    #: where ``unmet`` finds a row: the targets tried instead (``_complete``), else none
+    met: tuple[Target, ...] = ()
 
 
 def near_misses(gold_sqls: Iterable[str], dialect: str, tables: dict[str, Any]) -> list[NearMiss]:
@@ -241,6 +247,7 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
         own = [c for c in conjuncts if c.find(exp.Select) is None and tracing.own_columns(c, select)
                and {tracing.alias_of(x, select, names) for x in tracing.own_columns(c, select)} == {alias}]
         targets: list[Target] = []
+        completing: list[Target] = []
         for eq in conjuncts:
             if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Column)):
                 continue
@@ -261,6 +268,8 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
             pkey = next((c for c in tables[parent].columns if c.lower() == key.name.lower()), None)
             if rows_sql is not None and pkey is not None:
                 targets.append(Target(fact, column, rows_sql, (f"when={parent}|{pkey}|{met.sql(dialect=dialect)}",)))
+                completing += _completing(tree, nodes, select, sources[alias], alias or "", key, pkey, parent, own, cond,
+                                          fact, fact_alias, column, names, dialect)
         if not targets:
             continue
         copy = tree.copy()
@@ -273,9 +282,48 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
         if inner is None or not mutant or mutant == sql:
             continue
         out.append(NearMiss(digest, sql, mutant, f"`{_short(node, dialect)}` against `{_short(new, dialect)}`, "
-                            f"its condition `{_short(cond, dialect)}` met", tuple(targets[:2]),
-                            unmet=f"SELECT 1 FROM ({inner}) AS met LIMIT 1"))
+                            f"its condition `{_short(cond, dialect)}` met", (*completing[:1], *targets[:2]),
+                            unmet=f"SELECT 1 FROM ({inner}) AS met LIMIT 1", met=tuple(completing[:1])))
     return out
+
+
+def _completing(tree: Any, nodes: list[Any], select: Any, source: Any, alias: str, key: Any, pkey: str, parent: str,
+                own: list[Any], cond: Any, fact: str, fact_alias: str, column: str, names: Any,
+                dialect: str) -> list[Target]:
+    """The ``complete=`` target of a conditional aggregate in a derived table or CTE (``_complete``):
+    the fact rows reaching the output in its order through each read of it, and a query of the
+    parent rows meeting the condition (and the SELECT's own conjuncts on the parent) whose GROUP
+    BY columns of the parent (``d_week_seq``) hold given values: those of a row's own parent."""
+    from sqlglot import exp
+    group = select.args.get("group")
+    same = [g for g in (group.expressions if group is not None else [])
+            if isinstance(g, exp.Column) and tracing.alias_of(g, select, names) == alias]
+    readers: list[str] = []
+    for k in range(MAX_READERS):
+        outer = tracing.outer_path(tree, select, reader=k)
+        if not outer:
+            break
+        rows = tracing.rows_sql(tree, nodes, outer + [tracing.Step(select, fact_alias, None)], dialect, ordered=True)
+        if rows is None:
+            return []
+        readers.append(rows)
+    if not readers or not same:
+        return []
+    match = [exp.NullSafeEQ(this=exp.column(g.name, table=alias), expression=exp.Placeholder()) for g in same]
+    found = exp.select(exp.alias_(exp.column(key.name, table=alias), "w0"),
+                       exp.alias_(exp.column("rowid", table=alias), "w1")) \
+        .from_(source.copy()).where(exp.and_(*(c.copy() for c in own), cond.copy(), *match)).order_by("w0") \
+        .limit(PARENT_ROWS)
+    made = {}  # the condition ``d_day_name = 'Friday'``: a copy of the row's own parent so set, where none meets it
+    eq = cond.unnest()
+    if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Literal) \
+            and tracing.alias_of(eq.this, select, names) == alias:
+        made = {eq.this.name: eq.expression.this}
+    setting, grouped = json.dumps(made), json.dumps([g.name for g in same])
+    if "|" in setting + grouped:
+        return []
+    return [Target(fact, column, readers[0], (f"complete={parent}|{pkey}|{grouped}|{setting}|"
+                                              f"{found.sql(dialect=dialect)}",), readers=tuple(readers[1:]))]
 
 
 def _threshold_targets(tree: Any, nodes: list[Any], node: Any, mutant: str | None, dialect: str, names: Any,
@@ -798,14 +846,19 @@ class SeparatingWriter:
     def write_all(self, misses: list[NearMiss], index: int) -> None:
         golds = list(dict.fromkeys(m.gold for m in misses))
         gold_rows: dict[str, list[tuple[Any, ...]] | None] = {}
-        unmet: dict[str, int] = {}  # per gold, the conditional swaps tried (at most MAX_NEAR_MISSES)
+        # per gold, the conditional swaps tried, where the condition is met and where not (MAX_NEAR_MISSES each)
+        unmet: dict[tuple[str, bool], int] = {}
         for m in _rotated(misses, index):
             if (golds.index(m.gold) + index) % SPREAD:
                 continue
-            if m.unmet:  # a conditional aggregate: only where its condition is met by no reaching row
-                if unmet.get(m.gold, 0) >= MAX_NEAR_MISSES or self.run(m.unmet) != []:
+            if m.unmet:  # a conditional aggregate: where no reaching row meets its condition, moved to one
+                if min(unmet.get((m.gold, k), 0) for k in (False, True)) >= MAX_NEAR_MISSES:
                     continue
-                unmet[m.gold] = unmet.get(m.gold, 0) + 1
+                met = self.run(m.unmet)
+                if met is None or unmet.get((m.gold, bool(met)), 0) >= MAX_NEAR_MISSES or met and not m.met:
+                    continue
+                unmet[(m.gold, bool(met))] = unmet.get((m.gold, bool(met)), 0) + 1
+                m = replace(m, targets=m.met) if met else m  # met somewhere: completed where the output shows
             if m.gold not in gold_rows:
                 # past SLOW_GOLD_WORK_S: its near-misses would cost more than they add
                 gold_rows[m.gold] = self.run(m.gold_sql, work_s=SLOW_GOLD_WORK_S)
@@ -851,12 +904,21 @@ class SeparatingWriter:
                     return True
                 continue
             found = self.run(target.rows_sql, [_salt_of(index)]) or []
-            rows = [int(r[0]) for r in found]
+            rows = list(dict.fromkeys(int(r[0]) for r in found))  # an ordered query repeats a row (a join's duplicates)
             self.peers = {int(r[0]): r[1] for r in found if len(r) > 1}  # ``pair=`` of two tables
             for edit in target.edits:
                 for rowid in rows[:EDGE_ROWS] if "=" in edit and not edit.startswith("pair=") else rows:
                     if trials >= MAX_TRIALS:
                         return False
+                    if edit.startswith("complete="):  # the shown group, in every read of its CTE
+                        trials += 1
+                        if not self._attempt(m, lambda: self._complete(target, rowid, edit, index)):
+                            break
+                        self.written += 1
+                        kept = self.sentences.setdefault(m.gold, [])
+                        if len(kept) < MAX_SENTENCES:
+                            kept.append(_sentence(target, edit, None, m.what))
+                        return True
                     if edit.startswith("when="):  # a conditional aggregate: moved to a parent meeting it
                         trials += 1
                         moved_to: list[Any] = []
@@ -887,25 +949,78 @@ class SeparatingWriter:
         key of a parent row meeting the aggregate's condition; where the variant holds none (a
         subset keeps the dates its facts reference), that pinned row is copied in first, with
         what it references (``CloneWriter.import_row``). The key is appended to ``moved_to``."""
-        from .constraints import qualified, quote
         parent, key, sql = edit.split("=", 1)[1].split("|", 2)
-        found = self.run(sql)
-        if found:
-            value = found[0][0]
-        else:
-            cloner = self.grouper.cloner
-            value = None
-            for _, pinned_rowid in (cloner.pinned(sql, []) or []) if cloner.pinned is not None else []:
-                added: list[tuple[str, int]] = []
-                row = cloner.import_row(parent, int(pinned_rowid), added)  # None: its key is another row's here
-                if row is not None and cloner.kept(added):
-                    value = self.con.execute(f"SELECT {quote(key)} FROM {qualified(parent, self.engine)} "
-                                             f"WHERE rowid = {int(row)}").fetchone()[0]
-                    break
+        value = self._parent_key(parent, key, sql, [])
         if value is None or not self.allowed(target.table, target.column, _plain(value)):
             return False
         moved_to.append(value)
         return self._copy(target.table, rowid, {target.column: value})
+
+    def _parent_key(self, parent: str, key: str, sql: str, params: list[Any]) -> Any:
+        """The key ``sql`` (``w0``: a key, ``w1``: a row id) finds first on the variant; where it
+        finds none, the first pinned row it finds is copied in, with what it references; None
+        where neither gives one."""
+        from .constraints import qualified, quote
+        found = self.run(sql, params)
+        if found:
+            return found[0][0]
+        cloner = self.grouper.cloner
+        for _, pinned_rowid in (cloner.pinned(sql, params) or []) if cloner.pinned is not None else []:
+            added: list[tuple[str, int]] = []
+            row = cloner.import_row(parent, int(pinned_rowid), added)  # None: its key is another row's here
+            if row is not None and cloner.kept(added):
+                return self.con.execute(f"SELECT {quote(key)} FROM {qualified(parent, self.engine)} "
+                                        f"WHERE rowid = {int(row)}").fetchone()[0]
+        return None
+
+    def _parent_made(self, parent: str, key: str, value: Any, setting: dict[str, str]) -> Any:
+        """The key of a copy of the ``parent`` row keyed ``value``, with fresh keys and ``setting``
+        (free columns, values in the pinned domain): a variant's dates hold boundary values, and
+        the Friday of a week may be none of them. None where it cannot be made."""
+        from .constraints import qualified, quote
+        t = self.tables[parent]
+        if not setting or not all(c in t.free and self.allowed(parent, c, v) for c, v in setting.items()):
+            return None
+        found = self.con.execute(f"SELECT rowid FROM {qualified(parent, self.engine)} WHERE {quote(key)} = ? LIMIT 1",
+                                 [value]).fetchone()
+        written = self.grouper.cloner.clone(parent, int(found[0]), dict(setting), given=frozenset(setting)) \
+            if found is not None else None
+        return written.get(key) if written else None
+
+    def _complete(self, target: Target, rowid: int, edit: str, index: int) -> bool:
+        """A ``complete=`` edit (a conditional aggregate's swap behind a derived table or CTE,
+        where the groups the output shows do not meet the condition): the fact row of the first
+        output row through each read of the CTE (``rowid``, then ``target.readers``'), copied
+        with its reference moved to a parent row meeting the condition in the same group (the
+        Friday of that week), twice through the first read and once through each other. The
+        swap then differs: q59 divides this year's Friday sum by next year's, and a ratio of sums
+        over two rows and one is not that of averages; with one read, two rows of that day."""
+        from .clones import _salt_of
+        from .constraints import qualified, quote
+        parent, key, grouped, setting, sql = edit.split("=", 1)[1].split("|", 4)
+        groups = ", ".join(quote(c) for c in json.loads(grouped))
+        prel = qualified(parent, self.engine)
+        rows = [rowid]
+        for reader in target.readers:
+            found = self.run(reader, [_salt_of(index)])
+            if not found:
+                return False
+            rows.append(int(found[0][0]))
+        rel = qualified(target.table, self.engine)
+        for i, row in enumerate(rows):
+            own = self.con.execute(f"SELECT {quote(target.column)} FROM {rel} WHERE rowid = {row}").fetchone()
+            group = self.con.execute(f"SELECT {groups} FROM {prel} WHERE {quote(key)} = ?", [own[0]]).fetchone() \
+                if own is not None and own[0] is not None else None
+            if own is None or group is None:
+                return False
+            value = self._parent_key(parent, key, sql, list(group)) \
+                or self._parent_made(parent, key, own[0], json.loads(setting))
+            if value is None or not self.allowed(target.table, target.column, _plain(value)):
+                return False
+            for _ in range(2 if i == 0 else 1):
+                if not self._copy(target.table, row, {target.column: value}):
+                    return False
+        return True
 
     def _value(self, target: Target, rowid: int, edit: str) -> Any:
         """The value ``edit`` gives the column on this variant, in the pinned domain; None if none."""
@@ -1322,6 +1437,10 @@ def _sentence(target: Target, edit: str, value: Any, what: str) -> str:
         return f"a copy of a {name} row that reaches the output but for this filter, with {shown}: separates {what}"
     if edit.startswith("when="):
         return f"a copy of a {name} row that reaches the output, its reference moved ({shown}): separates {what}"
+    if edit.startswith("complete="):
+        return (f"copies of the {name} rows of the first output row (two through the first read of its CTE, one "
+                f"through each other), their {target.column} moved to a row of the same group meeting the "
+                f"condition: separates {what}")
     return f"a copy of a {name} row that reaches the output, with {shown} ({_EDIT_WORDS[edit]}): separates {what}"
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CANDIDATE_ROWS = 3  # rows of a traced table tried per target
+ORDERED_ROWS = 400  # rows read in the output's order (``rows_sql(ordered=True)``), duplicates among them
 MAX_TRACE_DEPTH = 4  # derived tables and CTEs followed from the SELECT to the base table
 CARRIED = "__sqleval_w"  # the output column a row id is carried up in
 
@@ -147,13 +148,15 @@ def base_columns(select: Any, col: Any, names: Any) -> list[tuple[str, str]]:
 
 
 def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: Any = None,
-             failing: bool = False, peer: Any = None, every: bool = False) -> str | None:
+             failing: bool = False, peer: Any = None, every: bool = False, ordered: bool = False) -> str | None:
     """A query of the row ids of the base table at the end of ``path`` whose rows reach the
     path's first SELECT (its FROM, joins and WHERE; not its grouping): the row id is carried
     up as a new output column of each SELECT on the path, NULL in the other UNION branches.
     ``failing``: only those that fail ``drop`` (it is neither true nor NULL). ``peer``: a
     column of the first SELECT, given beside each row id (the least it is joined to).
-    ``every``: all of them, with no parameter (else a few, chosen by the variant's turn)."""
+    ``every``: all of them, with no parameter (else a few, chosen by the variant's turn).
+    ``ordered``: the path starts at the gold's top, ungrouped, with an ORDER BY: the row ids
+    in the output's order, then by row id (one parameter, unused; see ``_ordered_rows``)."""
     from sqlglot import exp
     copy = tree.copy()
     twins = list(copy.dfs())
@@ -183,6 +186,8 @@ def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: 
     if carried is None:
         return None
     top = twins[at[id(path[0].select)]]
+    if ordered:
+        return _ordered_rows(copy, top, carried, dialect)
     inner = render_alone(copy, top, [exp.alias_(carried, "w0")]
                          + ([exp.alias_(peer.copy(), "w1")] if peer is not None else []), dialect)
     if inner is None:
@@ -192,6 +197,37 @@ def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: 
     return (f"SELECT w0{', min(w1)' if peer is not None else ''} FROM ({inner}) AS reaching WHERE w0 IS NOT NULL "
             f"{'AND w1 IS NOT NULL ' if peer is not None else ''}GROUP BY w0 "
             f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
+
+
+def _ordered_rows(copy: Any, top: Any, carried: Any, dialect: str) -> str | None:
+    """``rows_sql(ordered=True)``: behind a LIMIT only the first rows show (TPC-DS q59's 100
+    rows are two weeks of one store), so the carried row ids come in the output's order, then
+    by row id (a tie is cut the same under every plan), duplicates left to the caller; one
+    parameter, unused, as the turned query has. None where the top groups, is DISTINCT, or
+    orders by what it does not output."""
+    from sqlglot import exp
+    order = top.args.get("order")
+    grouped = top.args.get("group") is not None or any(e.find(exp.AggFunc) for e in top.expressions)
+    if top is not copy or order is None or grouped or top.args.get("distinct") is not None:
+        return None
+    outputs = [" ".join(e.unalias().sql(dialect=dialect).lower().split()) for e in top.expressions]
+    aliases = [e.alias.lower() if isinstance(e, exp.Alias) else "" for e in top.expressions]
+    keys = []
+    for key in order.expressions:
+        expr, text = key.this, " ".join(key.this.sql(dialect=dialect).lower().split())
+        at = int(expr.this) - 1 if isinstance(expr, exp.Literal) and expr.is_int else \
+            aliases.index(expr.name.lower()) if isinstance(expr, exp.Column) and not expr.table \
+            and expr.name.lower() in aliases else outputs.index(text) if text in outputs else None
+        if at is None or not 0 <= at < len(outputs):
+            return None
+        keys.append(exp.Ordered(this=exp.column(f"c{at}"), desc=key.args.get("desc"),
+                                nulls_first=key.args.get("nulls_first")).sql(dialect=dialect))
+    inner = render_alone(copy, top, [*(exp.alias_(e.unalias().copy(), f"c{i}") for i, e in enumerate(top.expressions)),
+                                     exp.alias_(carried, "w0")], dialect)
+    if inner is None:
+        return None
+    return (f"SELECT w0 FROM ({inner}) AS reaching WHERE w0 IS NOT NULL AND CAST(? AS BIGINT) IS NOT NULL "
+            f"ORDER BY {', '.join(keys)}, w0 LIMIT {ORDERED_ROWS}")
 
 
 def render_alone(copy: Any, top: Any, expressions: list[Any], dialect: str) -> str | None:
@@ -218,13 +254,15 @@ def render_alone(copy: Any, top: Any, expressions: list[Any], dialect: str) -> s
         return None
 
 
-def outer_path(tree: Any, select: Any) -> list[Step] | None:
+def outer_path(tree: Any, select: Any, reader: int | None = None) -> list[Step] | None:
     """The SELECTs from the gold's top down to ``select`` through the derived tables and CTEs
     (read once) that hold it, each with the FROM item it goes through; [] for the top itself or
-    a branch of a top UNION; None where a subquery of another kind holds it (EXISTS, IN, a scalar)."""
+    a branch of a top UNION; None where a subquery of another kind holds it (EXISTS, IN, a scalar).
+    ``reader``: a CTE read several times is followed through its reader of that number (q59's
+    ``wss``, read for this year's weeks and next year's); None past the last."""
     from sqlglot import exp
     steps: list[Step] = []
-    at = select
+    at, branched = select, False
     while at is not tree:
         body = body_parent(at)
         holder = body.parent
@@ -237,14 +275,16 @@ def outer_path(tree: Any, select: Any) -> list[Step] | None:
             name = holder.alias_or_name.lower()
             users = [t for t in tree.find_all(exp.Table) if not t.db and t.name.lower() == name
                      and isinstance(t.parent, (exp.From, exp.Join)) and isinstance(t.parent.parent, exp.Select)]
-            if len(users) != 1:
+            if len(users) != 1 and reader is None or reader is not None and reader >= len(users):
                 return None
-            outer, alias = users[0].parent.parent, users[0].alias_or_name.lower()
+            user = users[reader or 0]
+            branched = branched or len(users) > 1
+            outer, alias = user.parent.parent, user.alias_or_name.lower()
         else:
             return None
         steps.insert(0, Step(outer, alias, 0))
         at = outer
-    return steps
+    return None if reader and not branched else steps  # no CTE read more than once: one read
 
 
 def reaching_top_sql(tree: Any, select: Any, alias: str, dialect: str) -> str | None:
