@@ -882,7 +882,7 @@ class SeparatingWriter:
     def _separate(self, m: NearMiss, index: int, empty: bool = False) -> bool:
         """Try each target's edits, each on its candidate rows in turn, until one separates.
         ``empty``: the gold answers nothing here; only a threshold target is tried (``_threshold``)."""
-        from .clones import MAX_SENTENCES, _salt_of
+        from .clones import _salt_of
         trials = 0
         for target in m.targets:
             if empty and not target.threshold:
@@ -914,21 +914,13 @@ class SeparatingWriter:
                         trials += 1
                         if not self._attempt(m, lambda: self._complete(target, rowid, edit, index)):
                             break
-                        self.written += 1
-                        kept = self.sentences.setdefault(m.gold, [])
-                        if len(kept) < MAX_SENTENCES:
-                            kept.append(_sentence(target, edit, None, m.what))
-                        return True
+                        return self._kept(m, _sentence(target, edit, None, m.what))
                     if edit.startswith("when="):  # a conditional aggregate: moved to a parent meeting it
                         trials += 1
                         moved_to: list[Any] = []
                         if not self._attempt(m, lambda: self._moved_to_parent(target, rowid, edit, moved_to)):
                             continue
-                        self.written += 1
-                        kept = self.sentences.setdefault(m.gold, [])
-                        if len(kept) < MAX_SENTENCES:
-                            kept.append(_sentence(target, edit, moved_to[0] if moved_to else None, m.what))
-                        return True
+                        return self._kept(m, _sentence(target, edit, moved_to[0] if moved_to else None, m.what))
                     value = self._value(target, rowid, edit)
                     if edit != "same" and value is None:
                         continue
@@ -937,11 +929,7 @@ class SeparatingWriter:
                     if not self._try(m, target.table, rowid, moved, in_place=edit.startswith(("set=", "like=", "pair=", "outside=")),
                                      keep=target.keep):
                         continue
-                    self.written += 1
-                    kept = self.sentences.setdefault(m.gold, [])
-                    if len(kept) < MAX_SENTENCES:
-                        kept.append(_sentence(target, edit, value, m.what))
-                    return True
+                    return self._kept(m, _sentence(target, edit, value, m.what))
         return False
 
     def _moved_to_parent(self, target: Target, rowid: int, edit: str, moved_to: list[Any]) -> bool:
@@ -1147,18 +1135,13 @@ class SeparatingWriter:
                     return self._set(target.table, rowid, moved)
                 done = self._attempt(m, write)
                 if done:
-                    self.written += 1
-                    kept = self.sentences.setdefault(m.gold, [])
-                    from .clones import MAX_SENTENCES
-                    if len(kept) < MAX_SENTENCES:
-                        name = target.table.rsplit(".", 1)[-1]
-                        how = (f"a {name} row moved out of it ({', '.join(f'{c} set to {_plain(v)}' for c, v in moved.items())})"
-                               if copies < 0 else
-                               f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
-                               else f"a {name} row's {target.column} set to {_plain(next(iter(moved.values())))}")
-                        kept.append(f"a group pushed to {target.push} = {edit.split('=', 1)[1]} by {how}: "
-                                    f"separates {m.what}")
-                    return True, trials
+                    name = target.table.rsplit(".", 1)[-1]
+                    how = (f"a {name} row moved out of it ({', '.join(f'{c} set to {_plain(v)}' for c, v in moved.items())})"
+                           if copies < 0 else
+                           f"{copies} cop{'y' if copies == 1 else 'ies'} of a {name} row" if target.push == "count"
+                           else f"a {name} row's {target.column} set to {_plain(next(iter(moved.values())))}")
+                    return self._kept(m, f"a group pushed to {target.push} = {edit.split('=', 1)[1]} by {how}: "
+                                         f"separates {m.what}"), trials
         return False, trials
 
     def _threshold(self, m: NearMiss, target: Target, index: int, empty: bool = False) -> tuple[bool, int]:
@@ -1236,16 +1219,20 @@ class SeparatingWriter:
         return False, trials
 
     def _threshold_kept(self, m: NearMiss, target: Target, rows: int, seeded: bool) -> bool:
+        name = target.table.rsplit(".", 1)[-1]
+        return self._kept(m, (f"{rows} copies of a {target.seed.inner_table.rsplit('.', 1)[-1]} row at the edge of "
+                              f"the changed bound, tied to a {name} row that reaches the output, whose "
+                              if seeded else f"{rows} {name} row{'s' if rows > 1 else ''} reaching the subquery's "
+                              f"comparison, ") + f"{target.column} set between the subquery's value under the gold "
+                             f"and under the near-miss: separates {m.what}")
+
+    def _kept(self, m: NearMiss, sentence: str) -> bool:
+        """Count an edit kept for ``m`` and say it in the record (at most MAX_SENTENCES a gold)."""
         from .clones import MAX_SENTENCES
         self.written += 1
         kept = self.sentences.setdefault(m.gold, [])
         if len(kept) < MAX_SENTENCES:
-            name = target.table.rsplit(".", 1)[-1]
-            kept.append((f"{rows} copies of a {target.seed.inner_table.rsplit('.', 1)[-1]} row at the edge of the "
-                         f"changed bound, tied to a {name} row that reaches the output, whose "
-                         if seeded else f"{rows} {name} row{'s' if rows > 1 else ''} reaching the subquery's "
-                         f"comparison, ") + f"{target.column} set between the subquery's value under the gold and "
-                        f"under the near-miss: separates {m.what}")
+            kept.append(sentence)
         return True
 
     def _attempt(self, m: NearMiss, write: Callable[[], bool], empty_ok: bool = False) -> bool:
