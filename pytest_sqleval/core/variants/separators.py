@@ -1001,8 +1001,9 @@ class SeparatingWriter:
                 if own is not None and own[0] is not None else None
             if own is None or group is None:
                 return False
-            value = self._parent_key(parent, key, sql, list(group)) \
-                or self._parent_made(parent, key, own[0], json.loads(setting))
+            value = self._parent_key(parent, key, sql, list(group))
+            if value is None:  # a key of 0 is a key
+                value = self._parent_made(parent, key, own[0], json.loads(setting))
             if value is None or not self.allowed(target.table, target.column, _plain(value)):
                 return False
             for _ in range(2 if i == 0 else 1):
