@@ -275,7 +275,7 @@ def outer_path(tree: Any, select: Any, reader: int | None = None) -> list[Step] 
             name = holder.alias_or_name.lower()
             users = [t for t in tree.find_all(exp.Table) if not t.db and t.name.lower() == name
                      and isinstance(t.parent, (exp.From, exp.Join)) and isinstance(t.parent.parent, exp.Select)]
-            if len(users) != 1 and reader is None or reader is not None and reader >= len(users):
+            if (reader is None and len(users) != 1) or (reader is not None and reader >= len(users)):
                 return None
             user = users[reader or 0]
             branched = branched or len(users) > 1
