@@ -191,7 +191,7 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
     edges.sort(key=_threshold_first)
     drops.sort(key=_threshold_first)
     out: list[NearMiss] = []
-    order = _order_positions(tree)
+    order = tracing.order_positions(tree)
     if order is not None:
         swaps, bounds, joins, edges, drops, conditionals = ([replace(m, order=order) for m in k]
                                                             for k in (swaps, bounds, joins, edges, drops, conditionals))
@@ -268,8 +268,9 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
             pkey = next((c for c in tables[parent].columns if c.lower() == key.name.lower()), None)
             if rows_sql is not None and pkey is not None:
                 targets.append(Target(fact, column, rows_sql, (f"when={parent}|{pkey}|{met.sql(dialect=dialect)}",)))
-                completing += _completing(tree, nodes, select, sources[alias], alias or "", key, pkey, parent, own, cond,
-                                          fact, fact_alias, column, names, dialect)
+                if not completing:  # one is tried
+                    completing = _completing(tree, nodes, select, met, alias or "", cond, pkey, parent, fact,
+                                             fact_alias, column, names, dialect)
         if not targets:
             continue
         copy = tree.copy()
@@ -287,13 +288,13 @@ def _conditional_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, d
     return out
 
 
-def _completing(tree: Any, nodes: list[Any], select: Any, source: Any, alias: str, key: Any, pkey: str, parent: str,
-                own: list[Any], cond: Any, fact: str, fact_alias: str, column: str, names: Any,
-                dialect: str) -> list[Target]:
+def _completing(tree: Any, nodes: list[Any], select: Any, met: Any, alias: str, cond: Any, pkey: str, parent: str,
+                fact: str, fact_alias: str, column: str, names: Any, dialect: str) -> list[Target]:
     """The ``complete=`` target of a conditional aggregate in a derived table or CTE (``_complete``):
-    the fact rows reaching the output in its order through each read of it, and a query of the
-    parent rows meeting the condition (and the SELECT's own conjuncts on the parent) whose GROUP
-    BY columns of the parent (``d_week_seq``) hold given values: those of a row's own parent."""
+    the fact rows reaching the output in its order through each read of it, and the ``when=``
+    query ``met`` (the parent rows meeting the condition and the SELECT's own conjuncts on the
+    parent) narrowed to given values of the parent's GROUP BY columns (``d_week_seq``): those of
+    a row's own parent."""
     from sqlglot import exp
     group = select.args.get("group")
     same = [g for g in (group.expressions if group is not None else [])
@@ -309,11 +310,8 @@ def _completing(tree: Any, nodes: list[Any], select: Any, source: Any, alias: st
         readers.append(rows)
     if not readers or not same:
         return []
-    match = [exp.NullSafeEQ(this=exp.column(g.name, table=alias), expression=exp.Placeholder()) for g in same]
-    found = exp.select(exp.alias_(exp.column(key.name, table=alias), "w0"),
-                       exp.alias_(exp.column("rowid", table=alias), "w1")) \
-        .from_(source.copy()).where(exp.and_(*(c.copy() for c in own), cond.copy(), *match)).order_by("w0") \
-        .limit(PARENT_ROWS)
+    found = met.copy().where(*(exp.NullSafeEQ(this=exp.column(g.name, table=alias), expression=exp.Placeholder())
+                               for g in same))
     made = {}  # the condition ``d_day_name = 'Friday'``: a copy of the row's own parent so set, where none meets it
     eq = cond.unnest()
     if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column) and isinstance(eq.expression, exp.Literal) \
@@ -783,31 +781,6 @@ def _chance_keys(select: Any, path: list[Any], t: Any, names: Any) -> tuple[str,
             column = next((c for c in t.columns if c.lower() == g.name.lower()), None)
             if column is not None and _unique_by_chance(t, column) and column not in out:
                 out.append(column)
-    return tuple(out)
-
-
-def _order_positions(tree: Any) -> tuple[int, ...] | None:
-    """The output positions of a gold's ORDER BY keys (a position, an output's alias or its
-    expression); None without an ORDER BY or where a key is no output column."""
-    from sqlglot import exp
-    order = tree.args.get("order")
-    if order is None or not isinstance(tree, exp.Select):
-        return None
-    outputs = [" ".join(e.unalias().sql().lower().split()) for e in tree.expressions]
-    aliases = [e.alias.lower() if isinstance(e, exp.Alias) else "" for e in tree.expressions]
-    out = []
-    for key in order.expressions:
-        expr = key.this
-        if isinstance(expr, exp.Literal) and expr.is_int and 1 <= int(expr.this) <= len(outputs):
-            out.append(int(expr.this) - 1)
-            continue
-        text = " ".join(expr.sql().lower().split())
-        if isinstance(expr, exp.Column) and not expr.table and expr.name.lower() in aliases:
-            out.append(aliases.index(expr.name.lower()))
-        elif text in outputs:
-            out.append(outputs.index(text))
-        else:
-            return None
     return tuple(out)
 
 

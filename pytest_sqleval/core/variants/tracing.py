@@ -199,6 +199,31 @@ def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: 
             f"ORDER BY (w0 * 2654435761 + ?) % 4294967291 LIMIT {CANDIDATE_ROWS}")
 
 
+def order_positions(tree: Any) -> tuple[int, ...] | None:
+    """The output positions of a gold's ORDER BY keys (a position, an output's alias or its
+    expression); None without an ORDER BY or where a key is no output column."""
+    from sqlglot import exp
+    order = tree.args.get("order")
+    if order is None or not isinstance(tree, exp.Select):
+        return None
+    outputs = [" ".join(e.unalias().sql().lower().split()) for e in tree.expressions]
+    aliases = [e.alias.lower() if isinstance(e, exp.Alias) else "" for e in tree.expressions]
+    out = []
+    for key in order.expressions:
+        expr = key.this
+        if isinstance(expr, exp.Literal) and expr.is_int and 1 <= int(expr.this) <= len(outputs):
+            out.append(int(expr.this) - 1)
+            continue
+        text = " ".join(expr.sql().lower().split())
+        if isinstance(expr, exp.Column) and not expr.table and expr.name.lower() in aliases:
+            out.append(aliases.index(expr.name.lower()))
+        elif text in outputs:
+            out.append(outputs.index(text))
+        else:
+            return None
+    return tuple(out)
+
+
 def _ordered_rows(copy: Any, top: Any, carried: Any, dialect: str) -> str | None:
     """``rows_sql(ordered=True)``: behind a LIMIT only the first rows show (TPC-DS q59's 100
     rows are two weeks of one store), so the carried row ids come in the output's order, then
@@ -210,18 +235,11 @@ def _ordered_rows(copy: Any, top: Any, carried: Any, dialect: str) -> str | None
     grouped = top.args.get("group") is not None or any(e.find(exp.AggFunc) for e in top.expressions)
     if top is not copy or order is None or grouped or top.args.get("distinct") is not None:
         return None
-    outputs = [" ".join(e.unalias().sql(dialect=dialect).lower().split()) for e in top.expressions]
-    aliases = [e.alias.lower() if isinstance(e, exp.Alias) else "" for e in top.expressions]
-    keys = []
-    for key in order.expressions:
-        expr, text = key.this, " ".join(key.this.sql(dialect=dialect).lower().split())
-        at = int(expr.this) - 1 if isinstance(expr, exp.Literal) and expr.is_int else \
-            aliases.index(expr.name.lower()) if isinstance(expr, exp.Column) and not expr.table \
-            and expr.name.lower() in aliases else outputs.index(text) if text in outputs else None
-        if at is None or not 0 <= at < len(outputs):
-            return None
-        keys.append(exp.Ordered(this=exp.column(f"c{at}"), desc=key.args.get("desc"),
-                                nulls_first=key.args.get("nulls_first")).sql(dialect=dialect))
+    positions = order_positions(top)
+    if positions is None:
+        return None
+    keys = [exp.Ordered(this=exp.column(f"c{at}"), desc=key.args.get("desc"), nulls_first=key.args.get("nulls_first"))
+            .sql(dialect=dialect) for at, key in zip(positions, order.expressions)]
     inner = render_alone(copy, top, [*(exp.alias_(e.unalias().copy(), f"c{i}") for i, e in enumerate(top.expressions)),
                                      exp.alias_(carried, "w0")], dialect)
     if inner is None:
@@ -311,5 +329,5 @@ def body_parent(select: Any) -> Any:
 __all__ = [
     "CANDIDATE_ROWS", "CARRIED", "MAX_TRACE_DEPTH", "Step", "alias_of", "base_columns", "body_of",
     "body_parent", "branches_of", "ctes_of", "from_nodes", "outer_path", "output_names", "own_columns",
-    "reaching_top_sql", "remove_conjunct", "rows_sql", "trace"
+    "order_positions", "reaching_top_sql", "remove_conjunct", "rows_sql", "trace"
 ]
