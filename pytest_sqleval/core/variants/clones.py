@@ -56,6 +56,9 @@ MAX_SENTENCES = 6  # per gold and variant, in the record
 MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 96  # rows of a pinned path (and the rows they reference) copied into a variant that has none (an item brings ~20: its class, category and manager ids are items, its id a customer's, ...)
 MAX_IMPORT_DEPTH = 96  # references followed from a path's row (each level copies a row, so the rows bound it too: a customer's address id is another customer's id, whose address ...)
+MAX_IN_MEMBERS = 4  # members of an IN list a moved witness takes one at a time
+MAX_WHOLE_ROWS = 40  # rows of one group a ``whole`` witness copies, at most (a TPC-DS ticket has up to 20 lines)
+MAX_WHOLE_IMPORT_ROWS = 400  # rows of a pinned group (and the rows they reference) copied into a variant that has none
 NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
 _NUMERIC = ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
 
@@ -110,6 +113,14 @@ class CloneWitness:
     # column); ``rows_sql`` gives the value (``r0``), and the parent row holding it is copied in from the
     # pinned data where the variant lacks it (a subset keeps a tenth of the calendar)
     meet: tuple[str, ...] = ()
+    # a SELECT whose groups reach the output only with at least two rows (a count band: TPC-DS q34's ``cnt
+    # BETWEEN 15 AND 20`` over tickets): a copy of one row is a group of one line, outside the band. Here the
+    # fact's columns the SELECT groups by, one of them the one a copy takes fresh (the ticket): the witness
+    # copies every row of its source's group, moved alike, under one fresh ticket (``_whole_clone``)
+    whole: tuple[str, ...] = ()
+    # with ``whole``: the row ids of one row per group that reaches the gold's output (``tracing.reaching_top_sql``);
+    # where none does on the variant, one such group of the pinned data is copied in first (``_reach_whole``)
+    top_sql: str = ""
 
 
 def gold_digest(sql: str) -> str:
@@ -523,6 +534,13 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                                     f"pinned column this variant lacks)", regroup=key[1]))
     out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
     out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
+    whole = _whole_columns(band, group_cols, fact_t, fact_linked)
+    # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
+    outer = _outer_links(select, sources, table_of, names) if whole else ()
+
+    def wholly(found: list[CloneWitness]) -> list[CloneWitness]:
+        return [replace(w, whole=whole, top_sql=reaching_sql or "", links=tuple(dict.fromkeys(w.links + outer)))
+                if whole and _copies_alone(w) else w for w in found]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
         out = []
     counted = select.copy()
@@ -597,7 +615,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                     f"a {fact_name} row{through}{whose}, moved to {{shown}} ({how} `{rendered}`)", links=links,
                     shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path))
                 if len(out) >= MAX_CLONE_WITNESSES:
-                    return out
+                    return wholly(out)
         if correlated is None:
             members, edged = _disjunct_witnesses(
                 conjuncts, alias_sets, touching, edge_i, own, renamed, subtree, fact, cc,
@@ -605,7 +623,66 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 query, links, shared, lambda c: resolve_column(c, sources, names.lower), set(fact_t.free))
             grouped_members += members
             grouped_edges += edged
-    return out[:MAX_CLONE_WITNESSES] + (grouped_members + grouped_edges)[:MAX_OR_GROUP_WITNESSES]
+    return wholly(out[:MAX_CLONE_WITNESSES] + (grouped_members + grouped_edges)[:MAX_OR_GROUP_WITNESSES])
+
+
+def _whole_columns(band: list[Any], group_cols: tuple[str, ...], t: Any, linked: set[str]) -> tuple[str, ...]:
+    """``CloneWitness.whole``: ``group_cols`` where ``band`` keeps only groups of at least two rows
+    (``count(*) >= 2``, ``cnt BETWEEN 15 AND 20``) and the column a copy of the fact takes fresh
+    is one of them (a ticket: the copies make one new group); else none."""
+    from sqlglot import exp
+    least = 0
+    for term in band:
+        agg, bound = term.this, term.expression
+        if isinstance(agg, exp.Count) and not agg.find(exp.Distinct) and isinstance(bound, exp.Literal) \
+                and not bound.is_string and bound.this.isdigit():
+            if isinstance(term, exp.GTE):
+                least = max(least, int(bound.this))
+            elif isinstance(term, exp.GT):
+                least = max(least, int(bound.this) + 1)
+    fresh = fresh_columns(t, linked)
+    if least < 2 or not fresh or len(fresh) != 1 or fresh[0] not in group_cols:
+        return ()
+    return group_cols
+
+
+def _outer_links(select: Any, sources: dict[str, str], table_of: dict[str, str], names: Any) -> tuple[Any, ...]:
+    """The references the query enclosing derived table ``select`` joins its rows by: per
+    equality there of an output column projecting a column of ``select``'s tables and a
+    column of a base table beside it (``dn.ss_customer_sk = c_customer_sk``), a "gold"
+    ``Dependency`` from the first to the second (TPC-DS q34's ``customer``, which no
+    foreign key names)."""
+    from sqlglot import exp
+
+    from .constraints import Dependency
+    from .witnesses import conjuncts_of, resolve_column, select_sources
+    derived = select.parent
+    outer = derived.find_ancestor(exp.Select) if isinstance(derived, exp.Subquery) and derived.alias else None
+    if not isinstance(outer, exp.Select):
+        return ()
+    beside = select_sources(outer, names)
+    projected = {e.alias_or_name.lower(): e.unalias() for e in select.expressions}
+    terms = [j.args["on"] for j in outer.args.get("joins") or [] if j.args.get("on") is not None]
+    where = outer.args.get("where")
+    out = []
+    for term in [t for node in terms + ([where.this] if where is not None else []) for t in conjuncts_of(node)]:
+        if not isinstance(term, exp.EQ) or not all(isinstance(x, exp.Column) for x in (term.this, term.expression)):
+            continue
+        for mine, theirs in ((term.this, term.expression), (term.expression, term.this)):
+            if mine.table and mine.table.lower() != derived.alias.lower() or mine.name.lower() not in projected:
+                continue
+            inner, other = projected[mine.name.lower()], resolve_column(theirs, beside, names.lower)
+            found = resolve_column(inner, sources, names.lower) if isinstance(inner, exp.Column) else None
+            if found is not None and other is not None and (mine.table or resolve_column(mine, beside, names.lower) is None):
+                out.append(Dependency(table_of[found[0]], (found[1],), names.originals[beside[other[0]]],
+                                      (other[1],), "gold"))
+    return tuple(dict.fromkeys(out))
+
+
+def _copies_alone(w: CloneWitness) -> bool:
+    """Whether ``w`` writes one copy of one row as a group of its own (a moved copy, a new parent's,
+    an edge value's): the witnesses a band's least count leaves outside it."""
+    return not (w.grouped or w.filled or w.limit or w.regroup or w.keep)
 
 
 def _without(node: Any, terms: tuple[Any, ...]) -> Any:
@@ -676,19 +753,23 @@ def _disjunct_witnesses(conjuncts: list[Any], alias_sets: list[Any], touching: l
                 if member is not choices[0][1]:
                     continue
                 # moved to a row failing only one other term of the group on the parent (a NULL country too)
+                # (a range: also just outside it and at its edges, the day after ``d_dom BETWEEN 1 AND 3``)
                 for failed in [t for t in group if on_parent(t) and not isinstance(t, exp.In)
                                and not (isinstance(t, exp.EQ) and isinstance(t.expression, exp.Column))]:
                     rest = [t for t, orig in zip(terms, group) if orig is not failed]
                     fails = exp.Not(this=exp.Is(this=exp.Paren(this=renamed(failed)), expression=exp.true()))
+                    edges = [(c, o, h) for c, o, h in _edges_of(renamed(failed), failed, dialect)
+                             if isinstance(failed, exp.Between) and not _across(failed)]
                     shown_failed = [c.name for c in failed.find_all(exp.Column)][:1]
-                    failing.append(CloneWitness(
-                        digest, table_of[fact], query(extra, others + rest + [fails], key + [
-                            (renamed(c), "v0") for c in failed.find_all(exp.Column)][:2], []), (moved,),
-                        tuple(f"{table_of[(resolve(c) or ('', ''))[0]].rsplit('.', 1)[-1]}.{c.name}"
-                              for c in failed.find_all(exp.Column))[:len(shown_failed)],
-                        f"a {fact_name} row{through}, moved to {{shown}} (fails only "
-                        f"`{' '.join(failed.sql(dialect=dialect).split())}` of the OR's AND-group `{rendered}`)",
-                        links=links, shared=shared))
+                    for cond, order, how in [(fails, [], "fails only")] + edges:
+                        failing.append(CloneWitness(
+                            digest, table_of[fact], query(extra, others + rest + [cond], key + [
+                                (renamed(c), "v0") for c in failed.find_all(exp.Column)][:2], order), (moved,),
+                            tuple(f"{table_of[(resolve(c) or ('', ''))[0]].rsplit('.', 1)[-1]}.{c.name}"
+                                  for c in failed.find_all(exp.Column))[:len(shown_failed)],
+                            f"a {fact_name} row{through}, moved to {{shown}} ({how} "
+                            f"`{' '.join(failed.sql(dialect=dialect).split())}` of the OR's AND-group `{rendered}`)",
+                            links=links, shared=shared))
                 # and, moved there, its own bound's edges: no row reaching through another group has them
                 for bounded in group:
                     bound = resolve(bounded.this) if isinstance(bounded.this, exp.Column) else None
@@ -1258,8 +1339,9 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
                                                      expression=exp.Paren(this=cond.expression.copy()))))]
         return [(exp.not_(cond.copy()), gap, "just past, fails only"), (cond.copy(), gap, "at the edge of")]
     col = cond.this if isinstance(cond, (exp.Between, exp.In, exp.Like, exp.ILike)) else None
-    if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ) and isinstance(cond.this, exp.Column) \
-            and not cond.expression.find(exp.Column):
+    # a column, or an expression of one row's columns (q34's ``CASE ... hd_dep_count / hd_vehicle_count ... > 1.2``)
+    if type(cond) in (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ) and cond.this.find(exp.Column) \
+            and not cond.expression.find(exp.Column) and not cond.this.find(exp.Select, exp.AggFunc):
         col = cond.this
 
     def asc(c: Any) -> list[Any]:
@@ -1272,8 +1354,13 @@ def _edges_of(cond: Any, original: Any, dialect: str) -> list[tuple[Any, list[An
     fails: tuple[Any, list[Any], str] = (
         exp.Not(this=exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.true())),
         [exp.Ordered(this=exp.Is(this=exp.Paren(this=cond.copy()), expression=exp.Null()))], "fails only")
-    if col is None or not isinstance(col, exp.Column):
+    if col is None or not isinstance(col, exp.Column) and not isinstance(cond, (exp.LT, exp.LTE, exp.GT, exp.GTE)):
         return [fails]
+    if isinstance(cond, exp.In) and cond.expressions and not any(m.find(exp.Column) for m in cond.expressions):
+        # each member alone (a year of three): a member changed or dropped takes such a row out
+        return [fails] + [(exp.EQ(this=col.copy(), expression=m.copy()), asc(col),
+                           f"at the member `{' '.join(m.sql(dialect=dialect).split())}` of")
+                          for m in cond.expressions[:MAX_IN_MEMBERS]]
     if isinstance(cond, exp.Between):
         low, high = cond.args["low"], cond.args["high"]
         return [(exp.LT(this=col.copy(), expression=low.copy()), desc(col), "just below, fails only"),
@@ -1510,6 +1597,8 @@ class CloneWriter:
                 return self.write(w, turn)
             finally:
                 self.shared_keys = False
+        if w.whole and w.top_sql:
+            self._reach_whole(w, turn)
         try:
             found = self.bounded(w.rows_sql, [_salt_of(turn)])
         except Exception:  # too slow, or a form this engine refuses: no witness here
@@ -1563,11 +1652,19 @@ class CloneWriter:
             if made is None or key not in made:
                 return False
             moved[column] = made[key]
-        for _ in range(need):
-            if self._fact_clone(w, int(row[0]), moved) is None:
+        copies = 0
+        if w.whole:
+            copies = self._whole_clone(w, int(row[0]), moved)
+            if not copies:
                 return False
+        else:
+            for _ in range(need):
+                if self._fact_clone(w, int(row[0]), moved) is None:
+                    return False
         shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
         sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(row[1] if w.filled else need))
+        if copies:
+            sentence += f", copied with the rest of its group ({', '.join(w.whole)}): {copies} rows"
         kept = self.sentences.setdefault(w.gold, [])
         if len(kept) < MAX_SENTENCES:
             kept.append(sentence)
@@ -1698,6 +1795,67 @@ class CloneWriter:
                 none = False
             self._reached[key] = none and bool(self._import_path(replace(w, rows_sql=w.reach_sql), turn))
         return self._reached[key]
+
+    def _group_of(self, ask: Callable[[str, list[Any]], list[tuple[Any, ...]]], table: str,
+                  columns: tuple[str, ...], rowid: int) -> list[int]:
+        """The row ids of ``table``'s rows holding row ``rowid``'s values in ``columns`` (its group),
+        at most ``MAX_WHOLE_ROWS + 1``, as ``ask`` (the variant, or the pinned data) has them."""
+        from .constraints import qualified, quote
+        rel = qualified(table, self.engine)
+        same = " AND ".join(f"g.{quote(c)} = s.{quote(c)}" for c in columns)
+        return [int(r[0]) for r in ask(
+            f"SELECT g.rowid FROM {rel} AS g, {rel} AS s WHERE s.rowid = {int(rowid)} AND {same} "
+            f"ORDER BY g.rowid LIMIT {MAX_WHOLE_ROWS + 1}", [])]
+
+    def _whole_clone(self, w: CloneWitness, rowid: int, moved: dict[str, Any]) -> int:
+        """Copies of every row of row ``rowid``'s group (``w.whole``), each with ``moved``, the first
+        taking a fresh value in the group's fresh column (a new ticket) and the others that same
+        value: one new group as large as the source's, which a count band keeps as it keeps the
+        source's. All or nothing: the rows written, or 0."""
+        rows = self._group_of(self.bounded, w.table, w.whole, rowid)
+        if not rows or len(rows) > MAX_WHOLE_ROWS:
+            return 0
+        first = self.clone(w.table, rows[0], moved)
+        fresh = [c for c in w.whole if first is not None and c in first and c not in moved]
+        if first is None or len(fresh) != 1:
+            return 0
+        number = {fresh[0]: first[fresh[0]]}
+        for r in rows[1:]:
+            if self.clone(w.table, r, {**moved, **number}, given=frozenset(number)) is None:
+                self._undo(w.table, fresh[0], number[fresh[0]])
+                return 0
+        return len(rows)
+
+    def _reach_whole(self, w: CloneWitness, turn: int) -> None:
+        """Where no group of ``w``'s SELECT reaches the gold's output on the variant (a subset
+        splits TPC-DS's tickets, and a ticket of fewer lines leaves the band), one that does on
+        the pinned data copied in whole, with the rows it references; once per SELECT and
+        variant, kept only if a group then reaches the output here."""
+        key = (w.gold, w.top_sql)
+        if key in self._reached or self.pinned is None:
+            return
+        self._reached[key] = False
+        added: list[tuple[str, int]] = []
+        try:
+            if self.bounded(w.top_sql, []):
+                return
+            sources = sorted(int(r[0]) for r in self.pinned(w.top_sql, []) if r[0] is not None)
+            if not sources:
+                return
+            group = self._group_of(self.pinned, w.table, w.whole, sources[turn % len(sources)])
+            if not group or len(group) > MAX_WHOLE_ROWS:
+                return
+            for pinned_rowid in group:
+                if self._import_row(w.table, pinned_rowid, added, MAX_WHOLE_IMPORT_ROWS) is None:
+                    raise LookupError(w.table)
+            if not self._kept(added) or not self.bounded(w.top_sql, []):
+                raise LookupError("no group reaches the output")
+        except Exception:  # a row the engine refuses, a dependency broken, or no group: nothing copied
+            self._remove(added)
+            return
+        for table, rowid in added:
+            self.rows.setdefault(table, set()).add(rowid)
+        self._reached[key] = True
 
     def _met(self, meet: tuple[str, ...], value: Any) -> Any:
         """The key of a ``meet[0]`` row whose ``meet[2]`` is ``value``: the variant's, else one of the
