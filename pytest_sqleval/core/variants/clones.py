@@ -1816,8 +1816,12 @@ class CloneWriter:
         if not rows or len(rows) > MAX_WHOLE_ROWS:
             return 0
         first = self.clone(w.table, rows[0], moved)
-        fresh = [c for c in w.whole if first is not None and c in first and c not in moved]
-        if first is None or len(fresh) != 1:
+        if first is None:
+            return 0
+        fresh = [c for c in first if c not in moved]
+        if len(fresh) != 1 or fresh[0] not in w.whole:  # a copy that opens no group of the band's
+            for c in fresh[:1]:
+                self._undo(w.table, c, first[c])
             return 0
         number = {fresh[0]: first[fresh[0]]}
         for r in rows[1:]:

@@ -184,6 +184,8 @@ def _gold_near_misses(sql: str, tree: Any, dialect: str, names: Any, tables: dic
         elif isinstance(node, (exp.In, exp.Exists, exp.Like, exp.ILike, exp.Not, exp.NEQ)) \
                 and len(drops) < MAX_NEAR_MISSES:
             drops += _dropped_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
+        elif isinstance(node, exp.Literal) and not node.is_string and len(edges) < MAX_NEAR_MISSES:
+            edges += _factor_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
         if isinstance(node, exp.Having) and len(bounds) < MAX_NEAR_MISSES:
             bounds += _having_near_misses(sql, tree, nodes, node, dialect, names, tables, digest)
     # a change inside a scalar subquery an outer column is compared with: dropped bounds first, as
@@ -333,6 +335,8 @@ def _threshold_targets(tree: Any, nodes: list[Any], node: Any, mutant: str | Non
     if found is None or found[0] not in tables or found[1] not in tables[found[0]].free:
         return ()
     seed = found[4] if found[4] is not None and found[4].inner_table in tables else None
+    if found[5]:  # a group's sum: its rows moved by the gap (``_summed``)
+        return (Target(found[0], found[1], found[2], (f"summed={found[5]}",), threshold=found[3]),)
     return (Target(found[0], found[1], found[2], ("fewer", "more"), threshold=found[3], seed=seed),)
 
 
@@ -396,6 +400,31 @@ def _edge_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect:
         targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables, tuple(values)) + targets
         if mutant != sql and targets:
             out.append(NearMiss(digest, sql, mutant, what, targets))
+    return out
+
+
+def _factor_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialect: str, names: Any,
+                        tables: dict[str, Any], digest: str) -> list[NearMiss]:
+    """A number in what a scalar subquery selects, the subquery compared with an outer column
+    (TPC-DS q81's ``ctr_total_return > (SELECT avg(ctr_total_return) * 1.2 ...)``), moved one
+    unit either way: it shows only on an outer row whose column lies between the subquery's
+    values under the two, which the pinned data rarely holds; the column is moved there
+    (``thresholds``; a group's sum by one of its rows)."""
+    from sqlglot import exp
+
+    from .witnesses import neighbours
+    inner, top = node.find_ancestor(exp.Select), node
+    while inner is not None and top.parent is not inner:
+        top = top.parent
+    if inner is None or top.arg_key != "expressions" or not isinstance(inner.parent, exp.Subquery):
+        return []
+    out = []
+    for v in neighbours(node.this)[1:]:
+        mutant = _replaced(tree, nodes, node, exp.Literal.number(v), dialect)
+        targets = _threshold_targets(tree, nodes, node, mutant, dialect, names, tables) if mutant else ()
+        if mutant and mutant != sql and targets:
+            out.append(NearMiss(digest, sql, mutant, f"`{_short(inner.parent, dialect)}` against its number {node.this} "
+                                                     f"moved to {v}", targets))
     return out
 
 
@@ -1143,6 +1172,8 @@ class SeparatingWriter:
         def set_all(values: dict[int, Any]) -> bool:
             return bool(values) and all(self._set(target.table, r, {target.column: v}) for r, v in values.items())
 
+        if target.edits[0].startswith("summed="):
+            return self._summed(m, target, integral, empty)
         trials = 0
         # where the gold answers nothing it is left so (``empty_ok``): a near-miss answering rows is told
         # apart by that already (TPC-H q20 without its comparison, on a subset keeping one Canadian
@@ -1190,6 +1221,49 @@ class SeparatingWriter:
                 return not moved or set_all(moved)  # the copies alone may do it
             if edges and self._attempt(m, write, empty_ok=empty):
                 return self._threshold_kept(m, target, len(edges), True), trials
+        return False, trials
+
+    def _summed(self, m: NearMiss, target: Target, integral: bool, empty: bool) -> tuple[bool, int]:
+        """A group's sum the outer column is (``thresholds._summed``): per group reaching the outer
+        SELECT (at most ``MAX_SUMMED``), its rows moved alike by the gap between the sum and where
+        the subquery's values under the gold and under the near-miss will lie around it
+        (``thresholds.summed_value``: the group is in the average it is compared with, TPC-DS q81's
+        ``avg(ctr_total_return) * 1.2`` per state), asked again after each move, every value
+        written within the column's pinned domain. (separated, trials)"""
+        from .constraints import qualified, quote
+        from .thresholds import MAX_SUMMED, SUMMED_ROUNDS, summed_value
+        rel, col = qualified(target.table, self.engine), quote(target.column)
+        group_sql = target.edits[0].split("=", 1)[1]
+        groups = [r for r in self.run(target.rows_sql) or [] if r[0] is not None][:MAX_SUMMED]
+        trials = 0
+        for group in groups:
+            trials += 1
+
+            def write(rowid: int = int(group[0])) -> bool:
+                rows = [int(r[0]) for r in self.run(group_sql, [rowid]) or []]
+                moved, before = False, None
+                for _ in range(SUMMED_ROUNDS):
+                    now = [r for r in self.run(target.rows_sql) or [] if r[0] == rowid]
+                    value = summed_value(now[0], before, integral) if now and rows else None
+                    if value is None:
+                        break
+                    owns = {r: v for r, v in self.run(f"SELECT rowid, {col} FROM {rel} WHERE rowid IN "
+                                                      f"({', '.join(map(str, rows))})") or []}
+                    if len(owns) != len(rows) or None in owns.values():
+                        return False
+                    share = (value - Decimal(str(now[0][3]))) / len(rows)
+                    for r in rows:
+                        new = Decimal(str(owns[r])) + share
+                        new = new.to_integral_value() if integral else new.quantize(Decimal("0.01"))
+                        if not self.allowed(target.table, target.column, _plain(new)) \
+                                or not self._set(target.table, r, {target.column: int(new) if integral else new}):
+                            return False
+                    moved, before = True, now[0]
+                return moved
+            if self._attempt(m, write, empty_ok=empty):
+                return self._kept(m, f"the {target.table.rsplit('.', 1)[-1]} rows of a group reaching the output, "
+                                     f"their {target.column} moved so that the group's sum lies between the "
+                                     f"subquery's value under the gold and under the near-miss: separates {m.what}"), trials
         return False, trials
 
     def _threshold_kept(self, m: NearMiss, target: Target, rows: int, seeded: bool) -> bool:

@@ -35,6 +35,10 @@ from . import tracing
 MAX_ROWS = 200  # outer rows moved per edit, at most
 SOURCES = 12  # inner rows a seed's copies are made from (a keyless row identity takes one copy per source)
 MAX_REACH_CHECKS = 16  # outer rows checked for reaching the output (the gold run once each), per seeded edit
+SUMMED_ROW = "__sqleval_summed_row"  # the least row id of a group whose sum the outer column is
+SUMMED_ROUNDS = 4  # moves of a group's sum toward the middle, each after asking its sides again
+MAX_SUMMED = 3  # groups tried per near-miss and variant
+MAX_GROUP_ROWS = 40  # rows of a group a sum's move is spread over, at most
 MAX_SEEDED = 4  # outer rows tried per near-miss and variant for the seeded edit (each two copies, a write, the gold)
 
 
@@ -59,14 +63,16 @@ _ARITHMETIC = ("Mul", "Add", "Sub", "Div", "Paren", "Cast", "Neg")
 
 
 def rows_sql(tree: Any, nodes: list[Any], node: Any, mutant: str, dialect: str, names: Any,
-             values: tuple[str, ...] = ()) -> tuple[str, str, str, str, Seed | None] | None:
+             values: tuple[str, ...] = ()) -> tuple[str, str, str, str, Seed | None, str] | None:
     """(base table, column, rows query, operator) where ``node`` (the near-miss's change) lies in
     a scalar subquery one side of a comparison conjunct of its outer SELECT, the other side a
-    column of a base table of that SELECT; the operator reads with the column on its left. The
-    query gives ``w0`` (row id), ``w1`` (the compared side, gold), ``w2`` (near-miss), ``w3`` (the
-    column), for rows reaching the outer SELECT but for the comparison; and the ``Seed`` where
-    ``node`` compares a column of the subquery's one table with ``values`` at its edge. None
-    otherwise."""
+    column of a base table of that SELECT, or the ``sum`` of one over a group of a derived table or
+    CTE it reads (``_summed``); the operator reads with the column on its left. The query gives
+    ``w0`` (row id; for a sum, named ``SUMMED_ROW``: one row of the group), ``w1`` (the compared
+    side, gold), ``w2`` (near-miss), ``w3`` (the column, or the sum), for rows reaching the outer
+    SELECT but for the comparison; the ``Seed`` where ``node`` compares a column of the
+    subquery's one table with ``values`` at its edge; for a sum, the query of its group's rows
+    (``_group_rows_sql``), else "". None otherwise."""
     import sqlglot
     from sqlglot import exp
     inner = node if isinstance(node, exp.Select) else node.find_ancestor(exp.Select)
@@ -85,9 +91,11 @@ def rows_sql(tree: Any, nodes: list[Any], node: Any, mutant: str, dialect: str, 
     if not isinstance(col, exp.Column) or outer is None:
         return None
     traced = tracing.trace(outer, col, names)
-    if len(traced) != 1 or len(traced[0][2]) != 1:
+    if len(traced) != 1 or len(traced[0][2]) not in (1, 2):
         return None
     table, column, path = traced[0]
+    if len(path) == 2 and not _summed(path):
+        return None
     op = ops[type(cmp)]
     if side is cmp.this:  # ``(S) > col``: read as ``col < (S)``
         op = {">": "<", ">=": "<=", "<": ">", "<=": ">="}.get(op, op)
@@ -103,14 +111,81 @@ def rows_sql(tree: Any, nodes: list[Any], node: Any, mutant: str, dialect: str, 
     twins = list(copy.dfs())
     top, gold_side = twins[_at(nodes, outer)], twins[side_at].copy()
     tracing.remove_conjunct(twins[at])
+    group_sql = ""
+    if len(path) == 2:  # a group's sum: one of its rows stands for it (its least row id), the sum is the value
+        group = twins[_at(nodes, path[1].select)]
+        group_sql = _group_rows_sql(tree, nodes, path[1].select, path[1].alias, dialect) or ""
+        if not group_sql:
+            return None
+        group.select(exp.alias_(exp.Min(this=exp.column("rowid", table=path[1].alias)), SUMMED_ROW), copy=False)
+        row, value = exp.column(SUMMED_ROW, table=path[0].alias), exp.column(col.name, table=path[0].alias)
+    else:
+        row, value = exp.column("rowid", table=path[0].alias), exp.column(column, table=path[0].alias)
     inner_sql = tracing.render_alone(copy, top, [
-        exp.alias_(exp.column("rowid", table=path[0].alias), "w0"), exp.alias_(gold_side, "w1"),
-        exp.alias_(changed.copy(), "w2"), exp.alias_(exp.column(column, table=path[0].alias), "w3")], dialect)
+        exp.alias_(row, "w0"), exp.alias_(gold_side, "w1"), exp.alias_(changed.copy(), "w2"),
+        exp.alias_(value, "w3")], dialect)
     if inner_sql is None:
         return None
-    seed = _seed(tree, nodes, node, inner, cmp, outer, path[0].alias, values, dialect, names) if values else None
+    seed = _seed(tree, nodes, node, inner, cmp, outer, path[0].alias, values, dialect, names) \
+        if values and len(path) == 1 else None
     rows_sql = f"SELECT w0, w1, w2, w3 FROM ({inner_sql}) AS outer_rows ORDER BY w0, w1, w2, w3 LIMIT {MAX_ROWS}"
-    return table, column, rows_sql, op, seed
+    return table, column, rows_sql, op, seed, group_sql
+
+
+def _group_rows_sql(tree: Any, nodes: list[Any], select: Any, alias: str, dialect: str) -> str | None:
+    """For a grouped SELECT of the gold (``select``, ``nodes`` its tree's), the row ids of its
+    FROM item ``alias`` that make one group, given one of them (one parameter): its rows joined
+    and filtered as there, with the same values of every GROUP BY expression; at most
+    ``MAX_GROUP_ROWS``."""
+    from sqlglot import exp
+    copy = tree.copy()
+    group = list(copy.dfs())[_at(nodes, select)]
+    keys = [k.copy() for k in group.args["group"].expressions]
+    if not keys or any(k.find(exp.AggFunc) for k in keys):
+        return None
+    every = tracing.render_alone(copy, group, [exp.alias_(exp.column("rowid", table=alias), "r")]
+                                 + [exp.alias_(k, f"k{i}") for i, k in enumerate(keys)], dialect)
+    if every is None:
+        return None
+    same = " AND ".join(f"a.k{i} = b.k{i}" for i in range(len(keys)))
+    return (f"SELECT a.r FROM ({every}) AS a, ({every}) AS b WHERE b.r = ? AND {same} "
+            f"ORDER BY a.r LIMIT {MAX_GROUP_ROWS}")
+
+
+def _summed(path: list[Any]) -> bool:
+    """Whether the outer column at the head of ``path`` is a plain ``sum`` of the base column at
+    its end, in a grouped derived table or CTE the outer SELECT reads (TPC-DS q81's
+    ``ctr_total_return``: ``sum(cr_return_amt_inc_tax)`` per customer and state): then one row of
+    a group, moved by the gap, sets the group's sum."""
+    from sqlglot import exp
+    outer, inner = path
+    if inner.select.args.get("group") is None or inner.select.args.get("having") is not None \
+            or outer.position is None or outer.position >= len(inner.select.expressions):
+        return False
+    summed = inner.select.expressions[outer.position].unalias()
+    return isinstance(summed, exp.Sum) and isinstance(summed.this, exp.Column) and not summed.find(exp.Distinct)
+
+
+def summed_value(row: tuple[Any, ...], before: tuple[Any, ...] | None, integral: bool) -> Decimal | None:
+    """For a group's sum (``SUMMED_ROW``): the sum to move it to, between the compared side under
+    the gold and under the near-miss (a whole number for an integer column), where it lies on one
+    side of both; None where it already separates them, or a side is NULL. The group is in the
+    average it is compared with, so each side moves with it: from the first move on, the middle
+    is the one where the sides will be, assuming they move in proportion (``before``: the row as
+    it was before the last move; a variant keeps two groups of a state, and each move of one
+    shifts its state's average by half of it)."""
+    _, gold, theirs, own = row
+    g, m, v = _number(gold), _number(theirs), _number(own)
+    if g is None or m is None or v is None or g == m or min(g, m) < v <= max(g, m):
+        return None
+    target = (g + m) / 2
+    was = [_number(x) for x in before[1:]] if before is not None else []
+    if len(was) == 3 and None not in was and was[2] != v:
+        g0, m0, v0 = (x for x in was if x is not None)
+        slope = (g - g0 + m - m0) / 2 / (v - v0)
+        if slope != 1:
+            target = (target - slope * v) / (1 - slope)
+    return target.to_integral_value() if integral else target.quantize(Decimal("0.01"))
 
 
 def _seed(tree: Any, nodes: list[Any], node: Any, inner: Any, cmp: Any, outer: Any, alias: str,
@@ -236,4 +311,5 @@ def _number(value: Any) -> Decimal | None:
         return None
 
 
-__all__ = ["MAX_REACH_CHECKS", "MAX_ROWS", "MAX_SEEDED", "SOURCES", "Seed", "moves", "rows_sql"]
+__all__ = ["MAX_REACH_CHECKS", "MAX_ROWS", "MAX_SEEDED", "MAX_SUMMED", "SOURCES", "SUMMED_ROUNDS", "SUMMED_ROW", "Seed",
+           "moves", "rows_sql", "summed_value"]
