@@ -51,9 +51,9 @@ def assert_limit_move_caught(path: Path, cache: Path, wrong: str, gold: str, gol
     assert "new output rows" in verdict.explanation and "past its LIMIT" in verdict.explanation
 
 
-def assert_caught_beside_a_rewrite(path: Path, folder: Path, gold: str, wrong: str, right: str) -> None:
+def assert_caught_beside_a_rewrite(path: Path, folder: Path, gold: str, wrong: str, right: str) -> Any:
     """``wrong`` passes on the pinned ``path``; on four variants chosen for ``gold`` it is a
-    coincidental pass and the correct rewrite ``right`` passes."""
+    coincidental pass and the correct rewrite ``right`` passes. The verdict on ``wrong``."""
     with Grader(path, cache_dir=folder / "plain") as plain:
         assert plain.compare(wrong, gold).passed, wrong  # the coincidence on the pinned database
     with Grader(path, cache_dir=folder / "cache", variants=4, variant_golds=[gold]) as graded:
@@ -61,6 +61,7 @@ def assert_caught_beside_a_rewrite(path: Path, folder: Path, gold: str, wrong: s
         kept = graded.compare(right, gold)
     assert (verdict.passed, verdict.failure_kind) == (False, "coincidental_pass"), verdict.explanation
     assert kept.passed, kept.explanation
+    return verdict
 
 
 def assert_grown_past_limit(con: Any, constraints: Any, pinned: Path, gold: str, rows_before: int,
