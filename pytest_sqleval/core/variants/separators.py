@@ -409,7 +409,7 @@ def _factor_near_misses(sql: str, tree: Any, nodes: list[Any], node: Any, dialec
     (TPC-DS q81's ``ctr_total_return > (SELECT avg(ctr_total_return) * 1.2 ...)``), moved one
     unit either way: it shows only on an outer row whose column lies between the subquery's
     values under the two, which the pinned data rarely holds; the column is moved there
-    (``thresholds``; a group's sum by one of its rows)."""
+    (``thresholds``; a group's sum by its rows, moved alike)."""
     from sqlglot import exp
 
     from .witnesses import neighbours

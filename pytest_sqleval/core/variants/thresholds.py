@@ -155,8 +155,8 @@ def _group_rows_sql(tree: Any, nodes: list[Any], select: Any, alias: str, dialec
 def _summed(path: list[Any]) -> bool:
     """Whether the outer column at the head of ``path`` is a plain ``sum`` of the base column at
     its end, in a grouped derived table or CTE the outer SELECT reads (TPC-DS q81's
-    ``ctr_total_return``: ``sum(cr_return_amt_inc_tax)`` per customer and state): then one row of
-    a group, moved by the gap, sets the group's sum."""
+    ``ctr_total_return``: ``sum(cr_return_amt_inc_tax)`` per customer and state): then the rows of
+    a group, moved alike by the gap, set the group's sum."""
     from sqlglot import exp
     outer, inner = path
     if inner.select.args.get("group") is None or inner.select.args.get("having") is not None \
