@@ -1839,27 +1839,35 @@ class CloneWriter:
         if key in self._reached or self.pinned is None:
             return
         self._reached[key] = False
-        added: list[tuple[str, int]] = []
         try:
             if self.bounded(w.top_sql, []):
                 return
             sources = sorted(int(r[0]) for r in self.pinned(w.top_sql, []) if r[0] is not None)
-            if not sources:
-                return
-            group = self._group_of(self.pinned, w.table, w.whole, sources[turn % len(sources)])
-            if not group or len(group) > MAX_WHOLE_ROWS:
-                return
-            for pinned_rowid in group:
-                if self._import_row(w.table, pinned_rowid, added, MAX_WHOLE_IMPORT_ROWS) is None:
-                    raise LookupError(w.table)
-            if not self._kept(added) or not self.bounded(w.top_sql, []):
-                raise LookupError("no group reaches the output")
-        except Exception:  # a row the engine refuses, a dependency broken, or no group: nothing copied
-            self._remove(added)
+            group = self._group_of(self.pinned, w.table, w.whole, sources[turn % len(sources)]) if sources else []
+        except Exception:  # too slow, or a form this engine refuses: nothing copied
             return
+        if group and len(group) <= MAX_WHOLE_ROWS:
+            self._reached[key] = self._imported([(w.table, r) for r in group], MAX_WHOLE_IMPORT_ROWS,
+                                                lambda: bool(self.bounded(w.top_sql, [])))
+
+    def _imported(self, rows: list[tuple[str, Any]], budget: int, holds: Callable[[], bool] = lambda: True) -> bool:
+        """Pinned rows (table, row id) copied in, in this order, with the rows they reference
+        (``_import_row``, at most ``budget`` in all): all or nothing. Kept, and spared by later
+        writes, only where every dependency holds for them and ``holds()`` then does; else
+        removed."""
+        added: list[tuple[str, int]] = []
+        try:
+            for table, pinned_rowid in rows:
+                if self._import_row(table, pinned_rowid, added, budget) is None:
+                    raise LookupError(table)
+            if not self._kept(added) or not holds():
+                raise LookupError("not kept")
+        except Exception:  # a row the engine refuses, a key taken, a dependency broken, or ``holds`` not met
+            self._remove(added)
+            return False
         for table, rowid in added:
             self.rows.setdefault(table, set()).add(rowid)
-        self._reached[key] = True
+        return True
 
     def _met(self, meet: tuple[str, ...], value: Any) -> Any:
         """The key of a ``meet[0]`` row whose ``meet[2]`` is ``value``: the variant's, else one of the
@@ -1873,16 +1881,8 @@ class CloneWriter:
         if here or self.pinned is None:
             return here[0][0] if here else None
         source = self.pinned(ask.replace(f"SELECT {quote(key)}", "SELECT rowid", 1), [value])
-        added: list[tuple[str, int]] = []
-        try:
-            if not source or self._import_row(table, int(source[0][0]), added, MAX_IMPORT_ROWS) is None \
-                    or not self._kept(added):
-                raise LookupError(table)
-        except Exception:  # a key the variant gives another row, or a dependency broken: nothing copied
-            self._remove(added)
+        if not source or not self._imported([(table, source[0][0])], MAX_IMPORT_ROWS):
             return None
-        for t, rowid in added:
-            self.rows.setdefault(t, set()).add(rowid)
         here = self.con.execute(ask, [value]).fetchall()
         return here[0][0] if here else None
 
@@ -1905,23 +1905,18 @@ class CloneWriter:
             return []
         path = list(zip(w.path, found[0][2:]))  # a table may be on it twice (two roles of a dimension)
         order = self._parents_first([table for table, _ in path])
-        added: list[tuple[str, int]] = []
         try:
             before = int(self.bounded(w.count_sql, [])[0][0])
-            for table, pinned_rowid in sorted(path, key=lambda p: order.index(p[0])):
-                if self._import_row(table, int(pinned_rowid), added, MAX_IMPORT_ROWS) is None:
-                    raise LookupError(table)
-            if not self._kept(added) or int(self.bounded(w.count_sql, [])[0][0]) <= before:
-                raise LookupError("no new output row")
-            again = self.bounded(w.rows_sql, [_salt_of(turn)])
-            if not again:
-                raise LookupError("no path")
-        except Exception:  # a row the engine refuses, a dependency broken, or no new row: nothing copied
-            self._remove(added)
+        except Exception:  # too slow, or a form this engine refuses: nothing copied
             return []
-        for table, rowid in added:
-            self.rows.setdefault(table, set()).add(rowid)
-        return again
+        again: list[tuple[Any, ...]] = []
+
+        def holds() -> bool:  # a new output row, and the witness's row found on it
+            if int(self.bounded(w.count_sql, [])[0][0]) <= before:
+                return False
+            again[:] = self.bounded(w.rows_sql, [_salt_of(turn)])
+            return bool(again)
+        return again if self._imported(sorted(path, key=lambda p: order.index(p[0])), MAX_IMPORT_ROWS, holds) else []
 
     def parents_first(self, tables: list[str]) -> list[str]:
         """``_parents_first``, for ``outputs``."""

@@ -1239,27 +1239,32 @@ class SeparatingWriter:
         for group in groups:
             trials += 1
 
-            def write(rowid: int = int(group[0])) -> bool:
+            def write(now: tuple[Any, ...] = group) -> bool:  # the group's row as asked before any move
+                rowid = int(now[0])
                 rows = [int(r[0]) for r in self.run(group_sql, [rowid]) or []]
-                moved, before = False, None
-                for _ in range(SUMMED_ROUNDS):
-                    now = [r for r in self.run(target.rows_sql) or [] if r[0] == rowid]
-                    value = summed_value(now[0], before, integral) if now and rows else None
+                before: tuple[Any, ...] | None = None
+                for round_ in range(SUMMED_ROUNDS):
+                    value = summed_value(now, before, integral) if rows else None
                     if value is None:
                         break
                     owns = {r: v for r, v in self.run(f"SELECT rowid, {col} FROM {rel} WHERE rowid IN "
                                                       f"({', '.join(map(str, rows))})") or []}
                     if len(owns) != len(rows) or None in owns.values():
                         return False
-                    share = (value - Decimal(str(now[0][3]))) / len(rows)
+                    share = (value - Decimal(str(now[3]))) / len(rows)
                     for r in rows:
                         new = Decimal(str(owns[r])) + share
                         new = new.to_integral_value() if integral else new.quantize(Decimal("0.01"))
                         if not self.allowed(target.table, target.column, _plain(new)) \
                                 or not self._set(target.table, r, {target.column: int(new) if integral else new}):
                             return False
-                    moved, before = True, now[0]
-                return moved
+                    before = now
+                    if round_ + 1 < SUMMED_ROUNDS:  # its sides asked again: the group is in their average
+                        again = [r for r in self.run(target.rows_sql) or [] if r[0] == rowid]
+                        if not again:
+                            break
+                        now = again[0]
+                return before is not None
             if self._attempt(m, write, empty_ok=empty):
                 return self._kept(m, f"the {target.table.rsplit('.', 1)[-1]} rows of a group reaching the output, "
                                      f"their {target.column} moved so that the group's sum lies between the "
