@@ -119,6 +119,10 @@ def variant_policy(spec: ComparePolicy, pinned_gold: Any) -> ComparePolicy:
     return replace(spec, float_abs_tol=max(spec.float_abs_tol, spec.float_rel_tol * min(scales)))
 
 
+#: a candidate's variants run this many at a time where the engine allows it (``side_by_side``):
+#: a warm rerun's engine process spends most of its time there, one query per variant
+VARIANT_LANES = 2
+
 #: errors that say how a run went (its time limit on a loaded machine, its caps, a failure of the
 #: engine), not what the query is: never stored, so one slow run cannot settle a later run's verdict
 RUN_DEPENDENT_ERRORS = frozenset({"timeout", "resource_exceeded", "unknown_error"})
@@ -132,6 +136,7 @@ class GradingHandler:
         self.db = db
         self.limits = limits
         self._variant_dbs: dict[str, Any] = {}  # variant file -> its sandbox, opened on first use
+        self._lane: Any = None  # the thread a candidate's second variant runs on (``_run_side_by_side``)
         self.cmp = Comparator(threads=max(1, int(limits.threads)))
         self.gold_dir = Path(gold_dir)
         self._gold_tables: dict[str, Any] = {}
@@ -510,38 +515,66 @@ class GradingHandler:
     def variants(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Run a candidate that matched on the pinned database on the case's variants, each
         against the gold's answer on that variant (run once, stored beside the gold store).
-        Stops at the first variant where it differs: one is evidence enough to fail it."""
+        Stops at the first variant where it differs: one is evidence enough to fail it. On an
+        engine that allows it the variants go ``VARIANT_LANES`` at a time: a window's later
+        variants then run (and a first run asks their gold) even where an earlier one differs,
+        and are left out of the record, which is the record of one at a time."""
         from .execute import execution_record
         try:
             pinned = self._gold_table(req["gold"]["key"])
         except OSError:  # no stored answer: the case's own tolerance
             pinned = None
         spec = variant_policy(request_policy(req["gold"]), pinned)
-        results = []
-        for variant in req["variants"]:
-            gold = self._variant_gold(variant, req["gold"], out)
-            entry: dict[str, Any] = {"variant": variant["index"], "kind": variant["kind"],
-                                     "gold_rows": gold.get("rows"), "gold_problem": gold.get("problem")}
-            results.append(entry)
-            if gold.get("table") is None:
-                continue  # the gold fails or is untrustworthy here: no evidence either way
-            started(out)
-            outcome = self._variant_db(variant["path"]).run(req["sql"])
-            executed(out)
-            entry["execution"] = execution_record(outcome)
-            if outcome.error is not None and outcome.error.category == "unfinished":
-                continue  # stopped by a loaded machine, not by its limit: no evidence either way
-            if outcome.table is None:
-                entry["match"] = False
-                break
-            compare = self.cmp.compare(gold["table"], outcome.table, spec)
-            entry["match"] = compare.match
-            if not compare.match:
-                entry["compare"] = compare.to_dict()
-                entry["gold_preview"] = gold["preview"]
-                entry["pred_preview"] = _preview(outcome.table)
-                break
+        results: list[dict[str, Any]] = []
+        lanes = VARIANT_LANES if getattr(self.db, "side_by_side", False) and int(self.limits.threads) <= 1 else 1
+        todo = list(req["variants"])
+        while todo:
+            window, todo = todo[:lanes], todo[lanes:]
+            golds = [(variant, self._variant_gold(variant, req["gold"], out)) for variant in window]
+            paths = [variant["path"] for variant, gold in golds if gold.get("table") is not None]
+            outcomes = iter(self._run_side_by_side(paths, req["sql"], out) if paths else [])
+            for variant, gold in golds:
+                entry: dict[str, Any] = {"variant": variant["index"], "kind": variant["kind"],
+                                         "gold_rows": gold.get("rows"), "gold_problem": gold.get("problem")}
+                results.append(entry)
+                if gold.get("table") is None:
+                    continue  # the gold fails or is untrustworthy here: no evidence either way
+                outcome = next(outcomes)
+                entry["execution"] = execution_record(outcome)
+                if outcome.error is not None and outcome.error.category == "unfinished":
+                    continue  # stopped by a loaded machine, not by its limit: no evidence either way
+                if outcome.table is None:
+                    entry["match"] = False
+                    return {"results": results}
+                compare = self.cmp.compare(gold["table"], outcome.table, spec)
+                entry["match"] = compare.match
+                if not compare.match:
+                    entry["compare"] = compare.to_dict()
+                    entry["gold_preview"] = gold["preview"]
+                    entry["pred_preview"] = _preview(outcome.table)
+                    return {"results": results}  # a later variant of the window ran for nothing: not recorded
         return {"results": results}
+
+    def _run_side_by_side(self, paths: list[str], sql: str, out: Any = None) -> list[Any]:
+        """``sql``'s outcome on each variant file, the first on this thread and the rest on
+        the lane's thread at the same time. Each variant has its own connection, and each
+        query is timed on the CPU clock of the thread that runs it (``QueryTime`` with one
+        engine thread), so a verdict does not depend on what ran beside it. The wait for the
+        lane is bounded by its query's own watchdog, as this thread's is."""
+        started(out)
+        if len(paths) == 1:
+            outcomes = [self._variant_run(paths[0], sql)]
+        else:
+            if self._lane is None:
+                from concurrent.futures import ThreadPoolExecutor
+                self._lane = ThreadPoolExecutor(max_workers=VARIANT_LANES - 1, thread_name_prefix="sqleval-variant")
+            beside = [self._lane.submit(self._variant_run, path, sql) for path in paths[1:]]
+            outcomes = [self._variant_run(paths[0], sql)] + [future.result() for future in beside]
+        executed(out)
+        return outcomes
+
+    def _variant_run(self, path: str, sql: str) -> Any:
+        return self._variant_db(path).run(sql)
 
     def distill(self, req: dict[str, Any], out: Any) -> dict[str, Any]:
         """Which of a gold's mutants the pinned database tells apart from it, and which
