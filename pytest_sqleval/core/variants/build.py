@@ -45,7 +45,7 @@ engine's own driver, deterministic from (pinned content, seed, index, frozen col
 the golds): a DuckDB database is read through a copy with its rows in the order of their
 values (``_canonical``), not the file's, so two files of one content build one set of
 variants. It is cached under ``out_dir/<pinned content hash[:16]>/<seed>/[rows-<golds'
-digest>/]`` with ``variants.json``. All of a suite's variants together stay within
+digest>/]`` with ``variants.json.gz``. All of a suite's variants together stay within
 ``SIZE_BUDGET`` times the pinned file (``_row_budget``): the golds' witness rows count
 against it (a variant whose witnesses add more than ``WITNESS_SLACK`` of its rows is built
 again from a smaller subset), and a variant is compacted once they are written, so its
@@ -54,9 +54,11 @@ file holds its rows and no dead blocks (``_compact``).
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import json
 import os
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -90,6 +92,7 @@ TABLE_FLOOR_ROWS = {"duckdb": 500, "sqlite": 25}  # a table's least space, in ro
 SMALL_DATABASE_SHARE = 0.2  # the mean share of rows kept where the floors, not the rows, make the size
 GROWTH = 2.0  # rows kept after the growth over rows sampled (Vantage, TPC-H: 1.7-2); sampled = share / GROWTH
 SMALL_SQLITE = 2 ** 20  # a SQLite database under this size gets variants of 512-byte pages
+MANIFEST_NAME = "variants.json.gz"  # a variants folder's list of its variants, their settings and witness sentences
 BUILD_PROCESSES = 2  # variants built at once: here and in one child process
 CHILD_TIMEOUT_S = 3600.0  # the child process's share of a build, at most
 VARIANT_BLOCK_SIZE = 16384  # DuckDB's smallest block size
@@ -192,7 +195,7 @@ def build_variants(database: str | Path, out_dir: str | Path, *, count: int, see
                     "others": others() if callable(others) else others,
                     **({"replayed": _replayed(refused)} if refused is not None else {})}
 
-        manifest = folder / "variants.json"
+        manifest = folder / MANIFEST_NAME
         recorded = _read_manifest(manifest, pinned, settings()) if manifest.is_file() else {}
         variants, todo = [], []
         for index in range(count):
@@ -545,9 +548,17 @@ def _hash_or_none(path: Path) -> str | None:
         return None
 
 
+def read_manifest(path: Path) -> Any:
+    """A variants folder's manifest (``MANIFEST_NAME``) as written; ValueError for a damaged one."""
+    try:
+        return json.loads(gzip.decompress(path.read_bytes()))
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+
+
 def _read_manifest(path: Path, pinned: str, settings: dict[str, Any]) -> dict[int, dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_manifest(path)
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("generator") != GENERATOR_VERSION or data.get("pinned") != pinned \
@@ -564,16 +575,18 @@ def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: di
     listed, sentences = _shared([entries[i] for i in sorted(entries)])
     data = {"generator": GENERATOR_VERSION, "pinned": pinned, "seed": seed, "count": max([count, *entries]),
             **settings, "sentences": sentences, "variants": listed}
-    # one line, no indent: on a small SQLite database the manifest was about 0.4x the pinned file
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n"
+    # one line, no indent, compressed: on a small SQLite database the manifest was about 0.4x
+    # the pinned file indented, 0.24x on one line; its witness sentences compress about 6x
+    blob = gzip.compress((json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8"), mtime=0)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if path.read_bytes() == blob:
             return  # a rerun that built nothing writes nothing
     except OSError:
         pass
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(blob)
     os.replace(tmp, path)
+    path.with_name("variants.json").unlink(missing_ok=True)  # the uncompressed manifest of generator 31 and before
 
 
 def _shared(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -1162,4 +1175,5 @@ class _SQLiteBuilder(_Builder):
         self.con.execute("DROP TABLE temp.__perm")
 
 
-__all__ = ["GENERATOR_VERSION", "Variant", "build_variants", "content_hash", "remember_content_hash"]
+__all__ = ["GENERATOR_VERSION", "MANIFEST_NAME", "Variant", "build_variants", "content_hash", "read_manifest",
+           "remember_content_hash"]

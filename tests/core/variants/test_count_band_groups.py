@@ -14,12 +14,12 @@ Here the same shape on a small DuckDB star: many tickets of one to three lines, 
 lines on days passing the filter, none on the 4th or the 29th."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from pytest_sqleval.core.variants.build import MANIFEST_NAME, read_manifest
 from tests.core.variants.conftest import assert_caught_beside_a_rewrite
 
 
@@ -58,7 +58,7 @@ def test_a_day_bound_under_a_ticket_band_is_caught(tmp_path: Path, wrong: str) -
     right = GOLD.replace("store_sales.ss_sold_date_sk = date_dim.d_date_sk",
                          "date_dim.d_date_sk = store_sales.ss_sold_date_sk")
     assert_caught_beside_a_rewrite(path, tmp_path, GOLD, wrong, right)
-    said = [json.loads(f.read_text()) for f in (tmp_path / "cache").rglob("variants.json")]
+    said = [read_manifest(f) for f in (tmp_path / "cache").rglob(MANIFEST_NAME)]
     assert any("copied with the rest of its group (ss_ticket_number, ss_customer_sk)" in sentence
                for record in said for sentence in record.get("sentences", [])), said
     variants = sorted((tmp_path / "cache").rglob("variant-*.duckdb"))

@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from pytest_sqleval.core.api import Grader
+from pytest_sqleval.core.variants.build import MANIFEST_NAME, read_manifest
 from tests.sqleval_helpers import read_results
 
 # -- the motivating case: Spider's flight_2, every airline with as many flights -----------------
@@ -154,7 +155,7 @@ def test_each_kind_of_sort_key_is_moved_one_step(tmp_path: Path, gold: str, wron
         refuted, confirmed = graded.compare(wrong, gold), graded.compare(right, gold)
     assert refuted.status == "failed" and refuted.failure_kind == "coincidental_pass", refuted.explanation
     assert confirmed.status == "passed" and confirmed.layers["variants"]["graded"] >= 1, confirmed.explanation
-    built = json.loads(next((tmp_path / "cache" / "variants").glob("*/*/rows-*/variants.json")).read_text())
+    built = read_manifest(next((tmp_path / "cache" / "variants").glob(f"*/*/rows-*/{MANIFEST_NAME}")))
     # a witness, not luck: the tie writer's move, or a clone witness's copied row (which, turned by
     # the variant's index, makes another member the unique top on each variant)
     table = moved.split("+")[0].rsplit(".", 1)[0] if "+" not in moved else moved.split("+")[0]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pytest_sqleval.core.engines import open_sandbox
 from pytest_sqleval.core.engines.base import Limits
 from pytest_sqleval.core.errors import UsageError
-from pytest_sqleval.core.variants.build import Variant, build_variants
+from pytest_sqleval.core.variants.build import MANIFEST_NAME, Variant, build_variants
 from pytest_sqleval.core.variants.constraints import Constraints, observe_constraints, qualified, quote
 from tests.rows import scalar
 
@@ -232,7 +232,7 @@ def test_same_inputs_give_the_same_variants(pinned: Path, built: list[Variant], 
 def test_a_second_call_builds_nothing_and_a_damaged_file_is_rebuilt(pinned: Path, tmp_path: Path) -> None:
     first = build_variants(pinned, tmp_path, count=3, seed=3)
     folder = first[0].path.parent
-    assert folder.parent.parent == tmp_path and folder.name == "3" and (folder / "variants.json").is_file()
+    assert folder.parent.parent == tmp_path and folder.name == "3" and (folder / MANIFEST_NAME).is_file()
     stamps = {v.path: v.path.stat().st_mtime_ns for v in first}
     assert build_variants(pinned, tmp_path, count=3, seed=3) == first
     assert {v.path: v.path.stat().st_mtime_ns for v in first} == stamps  # nothing rewritten

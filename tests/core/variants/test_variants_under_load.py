@@ -10,7 +10,6 @@ safety net; its firing is recorded in the variant's record and the variant is bu
 on the next run instead of reused."""
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 from pytest_sqleval.core.engines import watchdog
 from pytest_sqleval.core.variants import build
 from pytest_sqleval.core.variants.boundaries import BoundaryRows
-from pytest_sqleval.core.variants.build import build_variants
+from pytest_sqleval.core.variants.build import MANIFEST_NAME, build_variants, read_manifest
 from tests.core.variants.test_separating_witnesses import CHANNELS, HOURS, MUSIC, YEARLY, make_concerts, make_star
 
 
@@ -105,7 +104,7 @@ def test_the_duckdb_safety_net_is_recorded_and_its_variant_built_again(tmp_path:
     fired = [p["load_dependent"] for _, p in loaded if p.get("load_dependent")]
     assert fired, "no query met the safety net: the test shows nothing"
     assert all("stopped by the safety net" in line for lines in fired for line in lines)  # type: ignore[union-attr]
-    manifest = json.loads(next((tmp_path / "loaded").rglob("variants.json")).read_text())
+    manifest = read_manifest(next((tmp_path / "loaded").rglob(MANIFEST_NAME)))
     assert any(v["params"].get("load_dependent") for v in manifest["variants"])
     rebuilt = _build(path, golds, "duckdb", tmp_path / "loaded")  # the load gone: built again, not reused
     assert [h for h, _ in rebuilt] == [h for h, _ in quiet]
