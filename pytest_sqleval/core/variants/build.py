@@ -586,7 +586,7 @@ def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: di
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(blob)
     os.replace(tmp, path)
-    path.with_name("variants.json").unlink(missing_ok=True)  # the uncompressed manifest of generator 31 and before
+    path.with_name("variants.json").unlink(missing_ok=True)  # the uncompressed manifest earlier releases wrote
 
 
 def _shared(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
