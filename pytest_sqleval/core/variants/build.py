@@ -576,7 +576,7 @@ def _write_manifest(path: Path, pinned: str, seed: int, count: int, settings: di
     data = {"generator": GENERATOR_VERSION, "pinned": pinned, "seed": seed, "count": max([count, *entries]),
             **settings, "sentences": sentences, "variants": listed}
     # one line, no indent, compressed: on a small SQLite database the manifest was about 0.4x
-    # the pinned file indented, 0.24x on one line; its witness sentences compress about 6x
+    # the pinned file indented, 0.23x on one line; its witness sentences compress about 6x
     blob = gzip.compress((json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8"), mtime=0)
     try:
         if path.read_bytes() == blob:
