@@ -231,7 +231,7 @@ def _branch_witnesses(setop: Any, names: Any, tables: dict[str, Any], deps: list
     def witness(x: int, y: int, turn: int, apart: tuple[int, ...] = (), only: int | None = None) -> CloneWitness:
         """Y given the tuple of a reaching X row (rotated by ``turn``) that no branch of ``apart``
         gives yet; ``only``: Y's row moved on that edge alone (its other parents its own)."""
-        (_, xstar, _), (yb, ystar, _) = shapes[x], shapes[y]
+        (_, xstar, _), (_, ystar, _) = shapes[x], shapes[y]
         edges = list(range(len(moved[y]))) if only is None else [only]
         xq = reaching(x, [exp.alias_(exp.column(moved[x][k][1], table=moved[x][k][0]), f"r{k}") for k in edges])
         mine = [exp.column(e[1], table=e[0]) for e in moved[x]]
@@ -1461,7 +1461,7 @@ def _sum_witnesses(agg: Any, bound: Any, cond: Any, keys: list[Any], conjuncts: 
     for target in neighbours(bound.this):
         if isinstance(agg, exp.Sum):
             # the gap to the target: ``need`` clones at the column's greatest value, one with the rest
-            steps = (f"CAST(gap * 1.0 / top - 0.000001 AS INTEGER)" if dialect == "sqlite"
+            steps = ("CAST(gap * 1.0 / top - 0.000001 AS INTEGER)" if dialect == "sqlite"
                      else "CAST(floor(gap / top - 0.000001) AS BIGINT)")
             rows_sql = (f"SELECT w0, need, top AS r0, gap - need * top AS r1, gap - need * top AS v0{keys_out} "
                         f"FROM (SELECT *, {steps} AS need FROM (SELECT w0, {target} - s AS gap, {high} AS top, "
@@ -1981,7 +1981,6 @@ class CloneWriter:
         for d in self.deps + [d for d in self.links if len(d.child_columns) == 1]:
             if d.child != table or row.get(d.child_columns[0]) is None:
                 continue
-            parent = self.tables[d.parent]
             prel, pcol = qualified(d.parent, self.engine), quote(d.parent_columns[0])
             if self.con.execute(f"SELECT 1 FROM {prel} WHERE {pcol} = ? LIMIT 1", [row[d.child_columns[0]]]).fetchall():
                 continue
