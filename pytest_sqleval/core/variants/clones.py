@@ -121,6 +121,23 @@ class CloneWitness:
     # with ``whole``: the row ids of one row per group that reaches the gold's output (``tracing.reaching_top_sql``);
     # where none does on the variant, one such group of the pinned data is copied in first (``_reach_whole``)
     top_sql: str = ""
+    # the rows a copy with a fresh key needs to reach what its source reaches (``ChildRows``)
+    children: tuple[ChildRows, ...] = ()
+
+
+class ChildRows(NamedTuple):
+    """Rows of another table a copy of a fact row takes with it, moved onto its fresh key:
+    those a correlated subquery of the gold reads for the source (a customer's sales under
+    ``EXISTS (... WHERE c.c_customer_sk = ss_customer_sk ...)``, ``leaves._children``), or
+    those the gold joins to it by the key the copy renumbers (a sale's return, joined by
+    ticket, item and customer: TPC-DS q50). Without them the copy fails the subquery or
+    finds no partner, and reaches nothing."""
+
+    column: str  # the fact's column the copy gives a fresh value
+    table: str
+    child_column: str  # the child's column set to the copy's value
+    sql: str  # the child rows' ids, given the source's value of ``column`` ``values`` times, or (0) its row id
+    values: int
 
 
 def gold_digest(sql: str) -> str:
@@ -538,7 +555,14 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
     outer = _outer_links(select, sources, table_of, names) if whole else ()
 
+    from .leaves import _children
+    kids = tuple(ChildRows(column, child, child_column, sql, values) for column, child, child_column, sql, values, _, _
+                 in _children(select, conjuncts, fact, lambda c: resolve_column(c, sources, names.lower), names,
+                              dialect, None, "with")) if correlated is None and not select.args.get("with") else ()
+    kids += _join_children(conjuncts, fact, fresh_columns(fact_t, fact_linked) or [], sources, table_of, names, dialect)
+
     def wholly(found: list[CloneWitness]) -> list[CloneWitness]:
+        found = [replace(w, children=kids) for w in found] if kids else found
         return [replace(w, whole=whole, top_sql=reaching_sql or "", links=tuple(dict.fromkeys(w.links + outer)))
                 if whole and _copies_alone(w) else w for w in found]
     if correlated is not None:  # its rows reach no output as they are: only the moved witnesses below
@@ -624,6 +648,38 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             grouped_members += members
             grouped_edges += edged
     return wholly(out[:MAX_CLONE_WITNESSES] + (grouped_members + grouped_edges)[:MAX_OR_GROUP_WITNESSES])
+
+
+def _join_children(conjuncts: list[Any], fact: str, fresh: list[str], sources: dict[str, str],
+                   table_of: dict[str, str], names: Any, dialect: str) -> tuple[ChildRows, ...]:
+    """``ChildRows`` of the tables the gold joins to the fact by the column a copy of it takes
+    fresh (no dependency backs such a join: a sale's return by ticket, item and customer):
+    the rows every equality between the two finds for the source row."""
+    from sqlglot import exp
+
+    from .constraints import qualified, quote
+    from .leaves import MAX_CHILD_ROWS
+    from .witnesses import resolve_column
+    pairs: dict[str, list[tuple[str, str]]] = {}  # per other alias: (fact column, its column) equated
+    for cond in conjuncts:
+        if not (isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Column)):
+            continue
+        left, right = (resolve_column(c, sources, names.lower) for c in (cond.this, cond.expression))
+        if left is None or right is None or left[0] == right[0] or fact not in (left[0], right[0]):
+            continue
+        (_, mine), (other, theirs) = (left, right) if left[0] == fact else (right, left)
+        if other in table_of:
+            pairs.setdefault(other, []).append((mine, theirs))
+    out: list[ChildRows] = []
+    for other, equated in sorted(pairs.items()):
+        for mine, theirs in equated:
+            if mine not in fresh:
+                continue
+            on = " AND ".join(f"o.{quote(t)} = f.{quote(m)}" for m, t in equated)
+            sql = (f"SELECT o.rowid FROM {qualified(table_of[other], dialect)} AS o, {qualified(table_of[fact], dialect)} "
+                   f"AS f WHERE f.rowid = ? AND {on} ORDER BY o.rowid LIMIT {MAX_CHILD_ROWS}")
+            out.append(ChildRows(mine, table_of[other], theirs, sql, 0))
+    return tuple(out)
 
 
 def _whole_columns(band: list[Any], group_cols: tuple[str, ...], t: Any, linked: set[str]) -> tuple[str, ...]:
@@ -1684,7 +1740,32 @@ class CloneWriter:
                 partner = self.partner(w.table, rowid, fresh[0], {*w.keep, *w.reads, *moved})
                 if partner is not None:
                     return self.clone(w.table, rowid, {**moved, **partner}, given=frozenset(partner))
-        return self.clone(w.table, rowid, moved)
+        copy = self.clone(w.table, rowid, moved)
+        if copy is not None and not self._children_copied(w, rowid, copy, moved):
+            return None
+        return copy
+
+    def _children_copied(self, w: CloneWitness, rowid: int, copy: dict[str, Any], moved: dict[str, Any]) -> bool:
+        """The rows ``w.children`` finds for row ``rowid``, copied onto ``copy``'s fresh key;
+        False when one is refused (what was written stays: the caller's witness is then not
+        counted)."""
+        from .constraints import qualified, quote
+        for kid in w.children:
+            if kid.column not in copy or kid.column in moved:
+                continue  # the copy keeps the source's value: the source's rows serve it too
+            if kid.values:
+                value = self.con.execute(f"SELECT {quote(kid.column)} FROM {qualified(w.table, self.engine)} "
+                                         f"WHERE rowid = {int(rowid)}").fetchone()[0]
+                params = [value] * kid.values
+            else:
+                params = [int(rowid)]
+            # where the child's column is the one its own copy would renumber (a return's ticket), it is given
+            renumbered = fresh_columns(self.tables[kid.table], deps_columns(self.all_deps + self.links, kid.table))
+            given = frozenset({kid.child_column}) if kid.child_column in (renumbered or ()) else frozenset()
+            for (child_rowid,) in self.bounded(kid.sql, params):
+                if self.clone(kid.table, int(child_rowid), {kid.child_column: copy[kid.column]}, given=given) is None:
+                    return False
+        return True
 
     def partner(self, table: str, rowid: int, number: str, avoid: Iterable[str]) -> dict[str, Any] | None:
         """``{d: value}`` for a copy of row ``rowid`` that keeps its ``number`` (a ticket): ``d`` the

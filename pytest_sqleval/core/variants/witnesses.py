@@ -344,7 +344,8 @@ def band_terms(select: Any) -> list[Any]:
     where ``select`` is a derived table, its enclosing query's WHERE conjuncts that read only
     its aggregate outputs (TPC-DS's ``cnt BETWEEN 15 AND 20`` on ``(... count(*) cnt ... GROUP
     BY ss_ticket_number, ss_customer_sk) dn``), the alias read as the aggregate; a BETWEEN as
-    its two bounds."""
+    its two bounds. A condition reading a window's output is none (TPC-DS q63's
+    ``avg(sum(ss_sales_price)) OVER (PARTITION BY i_manager_id)``: a value over many groups)."""
     from sqlglot import exp
     terms = []
     having = select.args.get("having")
@@ -353,7 +354,7 @@ def band_terms(select: Any) -> list[Any]:
     derived = select.parent
     outer = derived.find_ancestor(exp.Select) if isinstance(derived, exp.Subquery) and derived.alias else None
     aggregates = {e.alias: e.unalias() for e in select.expressions
-                  if e.alias and e.unalias().find(exp.AggFunc) is not None}
+                  if e.alias and e.unalias().find(exp.AggFunc) is not None and e.unalias().find(exp.Window) is None}
     if outer is not None and aggregates and outer.args.get("where") is not None:
         for cond in split_terms(outer.args["where"].this, exp.And):
             cols = [c for c in cond.find_all(exp.Column) if c.find_ancestor(exp.Select) is outer]
