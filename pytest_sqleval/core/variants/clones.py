@@ -2157,6 +2157,7 @@ class CloneWriter:
         from .constraints import qualified, quote
         t = self.tables[table]
         linked = deps_columns(self.all_deps + self.links, table)
+        given = given | self._new_keys_by(t, rowid, moved)
         fresh = fresh_columns(t, linked, set(given))
         shared = sharable(t, self.all_deps + self.links) if fresh is None and self.shared_keys else {}
         if shared:
@@ -2215,6 +2216,33 @@ class CloneWriter:
                 self._undo(table, fresh[0], values[fresh[0]])  # the total dependency would break
                 return None
         return values
+
+    def _new_keys_by(self, t: Any, rowid: int, moved: dict[str, Any]) -> frozenset[str]:
+        """The moved columns every key of ``t`` holding them is new with (no row of the variant
+        has the copy's values in it): such a key needs no fresh value. A teaches row moved to
+        another course keeps its semester (Spider's ``(instr_id, course_id, semester)``); a
+        fresh semester would fail the gold's ``semester = '2020F'``."""
+        from .constraints import qualified, quote
+        keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
+        touched = [k for k in keys if set(k) & set(moved)]
+        if not touched or any(moved[c] is None for k in touched for c in k if c in moved):
+            return frozenset()
+        rel = qualified(t.name, self.engine)
+        new: set[tuple[str, ...]] = set()
+        try:
+            for key in touched:
+                kept = [c for c in key if c not in moved]
+                own = self.con.execute(f"SELECT {', '.join(quote(c) for c in kept)} FROM {rel} WHERE rowid = "
+                                       f"{int(rowid)}").fetchone() if kept else ()
+                values = [moved[c] if c in moved else own[kept.index(c)] for c in key]
+                if None not in values and not self.con.execute(
+                        f"SELECT 1 FROM {rel} WHERE {' AND '.join(f'{quote(c)} = ?' for c in key)} LIMIT 1",
+                        values).fetchall():
+                    new.add(key)
+        except Exception:  # a form this engine refuses: fresh values as before
+            return frozenset()
+        return frozenset(c for c in moved if any(c in k for k in touched)
+                         and all(k in new for k in touched if c in k))
 
     def _undo(self, table: str, anchor: str, value: Any) -> None:
         from .constraints import qualified, quote
