@@ -128,7 +128,7 @@ class CloneWitness:
 class ChildRows(NamedTuple):
     """Rows of another table a copy of a fact row takes with it, moved onto its fresh key:
     those a correlated subquery of the gold reads for the source (a customer's sales under
-    ``EXISTS (... WHERE c.c_customer_sk = ss_customer_sk ...)``, ``leaves._children``), or
+    ``EXISTS (... WHERE c.c_customer_sk = ss_customer_sk ...)``, ``leaves.correlated_children``), or
     those the gold joins to it by the key the copy renumbers (a sale's return, joined by
     ticket, item and customer: TPC-DS q50). Without them the copy fails the subquery or
     finds no partner, and reaches nothing."""
@@ -555,10 +555,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
     outer = _outer_links(select, sources, table_of, names) if whole else ()
 
-    from .leaves import _children
-    kids = tuple(ChildRows(column, child, child_column, sql, values) for column, child, child_column, sql, values, _, _
-                 in _children(select, conjuncts, fact, lambda c: resolve_column(c, sources, names.lower), names,
-                              dialect, None, "with")) if correlated is None and not select.args.get("with") else ()
+    from .leaves import correlated_children
+    read = correlated_children(select, conjuncts, fact, lambda c: resolve_column(c, sources, names.lower), names,
+                               dialect, None, "with") if correlated is None and not select.args.get("with") else ()
+    kids = tuple(ChildRows(*found[:5]) for found in read)
     kids += _join_children(conjuncts, fact, fresh_columns(fact_t, fact_linked) or [], sources, table_of, names, dialect)
 
     def wholly(found: list[CloneWitness]) -> list[CloneWitness]:
@@ -633,8 +633,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                 if correlated is not None:  # each witness another outer row: a passing one takes its row out
                     # the copy leaves its source's parent: the source need not pass the filters on it (TPC-DS
                     # at SF 0.01 holds no catalog sale in 2002 for q35's ``d_year = 2002 AND d_qoy < 4``)
-                    filters = [c for k, c in enumerate(own) if not (alias_sets[k] and alias_sets[k] <= subtree)] \
-                        + kept + [cond]
+                    filters = [c for c, a in zip(own, alias_sets) if not (a and a <= subtree)] + kept + [cond]
                     outer = correlated.needy(len(out))
                     given = cols[:1] + [(outer, "r1")] + cols[1:]
                     filters = filters + [exp.Not(this=exp.Is(this=outer.copy(), expression=exp.Null()))]

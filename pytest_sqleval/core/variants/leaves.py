@@ -196,7 +196,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     group = select.args.get("group")
     if shape:
         path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
-        kids = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
+        kids = correlated_children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
         leaf = Leaf(table_of[fact], tuple(table_of[a] for a in aliases),
                     reaching_rows_sql(select, fact, aliases, ctes, with_key, engine), (), links,
                     f" joined through {path}" if path else "", kids)
@@ -318,7 +318,7 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     if "copy" not in {m.kind for m in moves}:
         moves.append(Move("copy"))  # last: a copy of a fact row may still be a new output row
     path = ", ".join(sorted({table_of[a].rsplit(".", 1)[-1] for a in sources if a != fact}))
-    children = _children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
+    children = correlated_children(select, conjuncts, fact, resolve, names, engine, ctes, with_key)
     return Leaf(table_of[fact], tuple(table_of[a] for a in aliases), rows.sql(dialect=engine), tuple(moves), links,
                 f" joined through {path}" if path else "", children)
 
@@ -380,8 +380,8 @@ def _partitioned(select: Any, own: Any, resolve: Any) -> set[tuple[str, str]]:
     return out
 
 
-def _children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str, ctes: Any,
-              with_key: str) -> tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...]:
+def correlated_children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str,
+                        ctes: Any, with_key: str) -> tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...]:
     """Per correlated subquery of a conjunct that equates a column of the fact with a column
     of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
     copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
