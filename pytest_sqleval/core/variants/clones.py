@@ -57,6 +57,7 @@ MAX_LIMIT_ROWS = 160  # new paths added to lift a gold past its LIMIT, at most
 MAX_IMPORT_ROWS = 96  # rows of a pinned path (and the rows they reference) copied into a variant that has none (an item brings ~20: its class, category and manager ids are items, its id a customer's, ...)
 MAX_IMPORT_DEPTH = 96  # references followed from a path's row (each level copies a row, so the rows bound it too: a customer's address id is another customer's id, whose address ...)
 MAX_IN_MEMBERS = 4  # members of an IN list a moved witness takes one at a time
+MAX_CHILD_ROWS = 4  # rows of a correlated subquery's (or a joined) table copied onto a fact copy's fresh key, per subquery or join
 MAX_WHOLE_ROWS = 40  # rows of one group a ``whole`` witness copies, at most (a TPC-DS ticket has up to 20 lines)
 MAX_WHOLE_IMPORT_ROWS = 400  # rows of a pinned group (and the rows they reference) copied into a variant that has none
 NEW_ROW_SPREAD = 2  # new-row witnesses go into every (CLONE_SPREAD * this)-th variant: all in every one took 2.4-3x the disk
@@ -128,7 +129,7 @@ class CloneWitness:
 class ChildRows(NamedTuple):
     """Rows of another table a copy of a fact row takes with it, moved onto its fresh key:
     those a correlated subquery of the gold reads for the source (a customer's sales under
-    ``EXISTS (... WHERE c.c_customer_sk = ss_customer_sk ...)``, ``leaves.correlated_children``), or
+    ``EXISTS (... WHERE c.c_customer_sk = ss_customer_sk ...)``, ``correlated_children``), or
     those the gold joins to it by the key the copy renumbers (a sale's return, joined by
     ticket, item and customer: TPC-DS q50). Without them the copy fails the subquery or
     finds no partner, and reaches nothing."""
@@ -555,7 +556,6 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
     outer = _outer_links(select, sources, table_of, names) if whole else ()
 
-    from .leaves import correlated_children
     read = correlated_children(select, conjuncts, fact, lambda c: resolve_column(c, sources, names.lower), names,
                                dialect, None, "with") if correlated is None and not select.args.get("with") else ()
     kids = tuple(ChildRows(*found[:5]) for found in read)
@@ -653,6 +653,50 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     return wholly(out[:MAX_CLONE_WITNESSES] + (grouped_members + grouped_edges)[:MAX_OR_GROUP_WITNESSES])
 
 
+def correlated_children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str,
+                        ctes: Any, with_key: str) -> tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...]:
+    """Per correlated subquery of a conjunct that equates a column of the fact with a column
+    of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
+    copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
+    the subquery: no output row)."""
+    from sqlglot import exp
+
+    from .witnesses import resolve_column, select_sources, split_terms
+    out: list[tuple[str, str, str, str, int, str, tuple[str, ...]]] = []
+    for cond in conjuncts:
+        for sub in cond.find_all(exp.Select):
+            if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
+                continue
+            inner = select_sources(sub, names)
+            if not inner or len(inner) != 1 + len(sub.args.get("joins") or []):
+                continue
+            for eq in split_terms(sub.args["where"].this, exp.And):
+                if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
+                        and isinstance(eq.expression, exp.Column)):
+                    continue
+                for outer_col, inner_col in ((eq.this, eq.expression), (eq.expression, eq.this)):
+                    if not outer_col.table or outer_col.table.lower() in inner:
+                        continue
+                    o, i = resolve(outer_col), resolve_column(inner_col, inner, names.lower)
+                    if o is None or i is None or o[0] != fact:
+                        continue
+                    query, bound = sub.copy(), 0
+                    for col in list(query.find_all(exp.Column)):
+                        if col.table.lower() == outer_col.table.lower() and col.name.lower() == outer_col.name.lower():
+                            col.replace(exp.Placeholder())
+                            bound += 1
+                    query.set("limit", exp.Limit(expression=exp.Literal.number(MAX_CHILD_ROWS)))
+                    if ctes is not None and query.args.get(with_key) is None:
+                        query.set(with_key, ctes.copy())
+                    path = query.copy()
+                    aliases = sorted(inner)
+                    path.set("expressions", [exp.column("rowid", table=a) for a in aliases])
+                    query.set("expressions", [exp.column("rowid", table=i[0])])
+                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound,
+                                path.sql(dialect=engine), tuple(names.originals[inner[a]] for a in aliases)))
+    return tuple(dict.fromkeys(out))
+
+
 def _join_children(conjuncts: list[Any], fact: str, fresh: list[str], sources: dict[str, str],
                    table_of: dict[str, str], names: Any, dialect: str) -> tuple[ChildRows, ...]:
     """``ChildRows`` of the tables the gold joins to the fact by the column a copy of it takes
@@ -661,7 +705,6 @@ def _join_children(conjuncts: list[Any], fact: str, fresh: list[str], sources: d
     from sqlglot import exp
 
     from .constraints import qualified, quote
-    from .leaves import MAX_CHILD_ROWS
     from .witnesses import resolve_column
     pairs: dict[str, list[tuple[str, str]]] = {}  # per other alias: (fact column, its column) equated
     for cond in conjuncts:

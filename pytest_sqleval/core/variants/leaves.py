@@ -10,7 +10,6 @@ from typing import Any
 
 MAX_SOURCES = 200  # reaching rows of a leaf read per variant (each unit starts from another)
 MAX_TARGETS = 256  # parent rows read per ``repoint`` move
-MAX_CHILD_ROWS = 4  # rows of a correlated subquery's table copied onto a fact copy's fresh key, per subquery
 MAX_REACHED = 5000  # distinct groups of a leaf read per ``regroup`` move (the ones a new pair must not be)
 
 
@@ -117,8 +116,8 @@ def _leaf(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], ever
     ``shape``: its ``LeafShape`` instead (``leaf_shape``)."""
     from sqlglot import exp
 
-    from .clones import (IDENTIFIER_SUFFIXES, by_position, deps_columns, fresh_columns, freshable, joined_key,
-                         sharable, turned_rowid)
+    from .clones import (IDENTIFIER_SUFFIXES, by_position, correlated_children, deps_columns, fresh_columns, freshable,
+                         joined_key, sharable, turned_rowid)
     from .constraints import Dependency, family
     from .witnesses import conjuncts_of, resolve_column, select_sources
     if select.find_ancestor(exp.Where, exp.Having) is not None:
@@ -378,50 +377,6 @@ def _partitioned(select: Any, own: Any, resolve: Any) -> set[tuple[str, str]]:
             for p in w.args.get("partition_by") or []:
                 out |= {k for c in own(p) if (k := resolve(c)) is not None}
     return out
-
-
-def correlated_children(select: Any, conjuncts: list[Any], fact: str, resolve: Any, names: Any, engine: str,
-                        ctes: Any, with_key: str) -> tuple[tuple[str, str, str, str, int, str, tuple[str, ...]], ...]:
-    """Per correlated subquery of a conjunct that equates a column of the fact with a column
-    of a table it reads (a customer's sales), the rows that satisfy it for a given value: a
-    copy of the fact with a fresh key gets copies of them moved onto it (else the copy fails
-    the subquery: no output row)."""
-    from sqlglot import exp
-
-    from .witnesses import resolve_column, select_sources, split_terms
-    out: list[tuple[str, str, str, str, int, str, tuple[str, ...]]] = []
-    for cond in conjuncts:
-        for sub in cond.find_all(exp.Select):
-            if sub.find_ancestor(exp.Select) is not select or sub.args.get("where") is None:
-                continue
-            inner = select_sources(sub, names)
-            if not inner or len(inner) != 1 + len(sub.args.get("joins") or []):
-                continue
-            for eq in split_terms(sub.args["where"].this, exp.And):
-                if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
-                        and isinstance(eq.expression, exp.Column)):
-                    continue
-                for outer_col, inner_col in ((eq.this, eq.expression), (eq.expression, eq.this)):
-                    if not outer_col.table or outer_col.table.lower() in inner:
-                        continue
-                    o, i = resolve(outer_col), resolve_column(inner_col, inner, names.lower)
-                    if o is None or i is None or o[0] != fact:
-                        continue
-                    query, bound = sub.copy(), 0
-                    for col in list(query.find_all(exp.Column)):
-                        if col.table.lower() == outer_col.table.lower() and col.name.lower() == outer_col.name.lower():
-                            col.replace(exp.Placeholder())
-                            bound += 1
-                    query.set("limit", exp.Limit(expression=exp.Literal.number(MAX_CHILD_ROWS)))
-                    if ctes is not None and query.args.get(with_key) is None:
-                        query.set(with_key, ctes.copy())
-                    path = query.copy()
-                    aliases = sorted(inner)
-                    path.set("expressions", [exp.column("rowid", table=a) for a in aliases])
-                    query.set("expressions", [exp.column("rowid", table=i[0])])
-                    out.append((o[1], names.originals[inner[i[0]]], i[1], query.sql(dialect=engine), bound,
-                                path.sql(dialect=engine), tuple(names.originals[inner[a]] for a in aliases)))
-    return tuple(dict.fromkeys(out))
 
 
 def _splits(select: Any, own: Any, resolve: Any, tables: int = 1) -> tuple[tuple[Any, Any], ...]:

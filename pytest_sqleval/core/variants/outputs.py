@@ -90,7 +90,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .leaves import MAX_CHILD_ROWS, MAX_SOURCES, MAX_TARGETS, Leaf, LeafShape, Move, leaf_of, leaf_shape
+from .leaves import MAX_SOURCES, MAX_TARGETS, Leaf, LeafShape, Move, leaf_of, leaf_shape
 from .memo import LastOne
 from .nonempty import Written
 
