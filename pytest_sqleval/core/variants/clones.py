@@ -1626,7 +1626,7 @@ def deps_columns(deps: Iterable[Any], table: str) -> set[str]:
 def fresh_columns(t: Any, linked: set[str], given: Iterable[str] = ()) -> list[str] | None:
     """One column per key of ``t`` to give a fresh value in a clone (a number or text in no
     dependency), or None when some key has none: the table is then not cloned."""
-    keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
+    keys = t.keys
     chosen: list[str] = []
     for key in keys:
         if set(key) & (set(chosen) | set(given)):  # ``given``: columns the caller gives a new value already
@@ -2265,18 +2265,17 @@ class CloneWriter:
         another course keeps its semester (Spider's ``(instr_id, course_id, semester)``); a
         fresh semester would fail the gold's ``semester = '2020F'``."""
         from .constraints import qualified, quote
-        keys = [k for k in [t.primary_key, *t.unique_keys, *[(c,) for c in t.observed_unique]] if k]
-        touched = [k for k in keys if set(k) & set(moved)]
+        touched = [k for k in t.keys if set(k) & set(moved)]
         if not touched or any(moved[c] is None for k in touched for c in k if c in moved):
             return frozenset()
         rel = qualified(t.name, self.engine)
         new: set[tuple[str, ...]] = set()
+        kept = sorted({c for k in touched for c in k} - set(moved))  # the source's values, read once
         try:
+            own = dict(zip(kept, self.con.execute(f"SELECT {', '.join(quote(c) for c in kept)} FROM {rel} WHERE "
+                                                  f"rowid = {int(rowid)}").fetchone() or ())) if kept else {}
             for key in touched:
-                kept = [c for c in key if c not in moved]
-                own = self.con.execute(f"SELECT {', '.join(quote(c) for c in kept)} FROM {rel} WHERE rowid = "
-                                       f"{int(rowid)}").fetchone() if kept else ()
-                values = [moved[c] if c in moved else own[kept.index(c)] for c in key]
+                values = [moved[c] if c in moved else own.get(c) for c in key]
                 if None not in values and not self.con.execute(
                         f"SELECT 1 FROM {rel} WHERE {' AND '.join(f'{quote(c)} = ?' for c in key)} LIMIT 1",
                         values).fetchall():

@@ -72,6 +72,11 @@ class TableConstraints:
         return out
 
     @property
+    def keys(self) -> list[tuple[str, ...]]:
+        """Every key, declared or observed (an observed unique column as a key of one)."""
+        return [k for k in [self.primary_key, *self.unique_keys, *[(c,) for c in self.observed_unique]] if k]
+
+    @property
     def has_key(self) -> bool:
         return bool(self.primary_key or self.unique_keys or self.observed_unique) or not self.duplicate_rows
 
