@@ -975,12 +975,21 @@ def _correlation(select: Any, conjuncts: list[Any], alias_sets: list[Any], sourc
 
 
 def _qualified(node: Any, sources: dict[str, str], names: Any) -> Any:
-    """A column of the SELECT itself (no subquery's) named with the alias of its table."""
+    """A column of the SELECT itself named with the alias of its table; and one a subquery
+    reads from it (q32's correlated ``cs_item_sk = i_item_sk``: beside a second copy of
+    ``item`` a bare ``i_item_sk`` named both, and the witness did not bind)."""
     from sqlglot import exp
 
-    from .witnesses import resolve_column
-    if not isinstance(node, exp.Column) or node.table or node.find_ancestor(exp.Select) is not None:
+    from .witnesses import resolve_column, select_sources
+    if not isinstance(node, exp.Column) or node.table:
         return node
+    inner = node.find_ancestor(exp.Select)
+    if inner is not None:
+        own = select_sources(inner, names)
+        from_ = inner.args.get("from_") or inner.args.get("from")
+        if from_ is None or len(own) != 1 + len(inner.args.get("joins") or []) \
+                or resolve_column(node, own, names.lower) is not None:
+            return node  # the subquery's own column, or one of a derived table it reads
     key = resolve_column(node, sources, names.lower)
     return node if key is None else exp.column(node.name, table=key[0])
 
