@@ -182,7 +182,7 @@ def rows_sql(tree: Any, nodes: list[Any], path: list[Step], dialect: str, drop: 
         grouped = select.args.get("group") is not None or _aggregates(select)
         value = exp.Min(this=carried) if grouped else carried
         for branch in branches_of(parent) if parent is not None else [select]:
-            if branch is select and not grouped and _stars(select, step.alias):
+            if branch is select and step.position is not None and not grouped and _stars(select, step.alias):
                 continue  # ``SELECT * FROM ss`` (TPC-DS q33/q56/q60's channels) carries it already
             branch.append("expressions", exp.alias_(value.copy() if branch is select else exp.Null(), CARRIED))
     if carried is None:
