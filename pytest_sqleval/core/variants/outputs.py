@@ -273,7 +273,7 @@ def _lineage(tree: Any, alias: str, names: Any, engine: str) -> tuple[tuple[str,
     a forest part and that pair's lines of 1994, where every row referencing it is 640."""
     from sqlglot import exp
 
-    from .witnesses import select_sources, split_terms
+    from .witnesses import select_sources, split_terms, with_of
     base = tree.copy()
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "windows", "distinct"):
         base.set(arg, None)
@@ -305,7 +305,7 @@ def _lineage(tree: Any, alias: str, names: Any, engine: str) -> tuple[tuple[str,
                     term.this if isinstance(term.this, exp.Subquery) else None
                 sub = side.this if side is not None else None
             joins = sub.args.get("joins") or [] if isinstance(sub, exp.Select) else []
-            if not isinstance(sub, exp.Select) or sub.args.get("with") or any(j.side for j in joins):
+            if not isinstance(sub, exp.Select) or with_of(sub) is not None or any(j.side for j in joins):
                 continue
             inner = select_sources(sub, names)
             nodes: list[Any] = [n for n in [sub.args.get("from_") or sub.args.get("from"), *joins] if n is not None]

@@ -135,13 +135,25 @@ def parsed_golds(gold_sqls: Iterable[str], dialect: str) -> Iterator[tuple[str, 
             yield sql, tree.copy()
 
 
+def with_key() -> str:
+    """The name of a query's WITH among its args: ``with_`` since sqlglot renamed it (30.x),
+    ``with`` before. Asked, never spelled: ``args.get("with")`` is None on 30.x whatever
+    the query holds."""
+    from sqlglot import exp
+    return "with_" if "with_" in exp.Select.arg_types else "with"
+
+
+def with_of(node: Any) -> Any:
+    """``node``'s WITH, or None (``with_key``)."""
+    return node.args.get(with_key())
+
+
 def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[str]],
                    free: Callable[[str, str], bool]) -> list[WitnessGroup]:
     """The witness groups of every gold; ``columns`` is table -> column names, ``free``
     says whether a (table, column) may change."""
     from sqlglot import exp
     names = Catalog(columns)
-    with_key = "with_" if "with_" in exp.Select.arg_types else "with"
     out: list[WitnessGroup] = []
     for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
@@ -150,8 +162,8 @@ def witness_groups(gold_sqls: Iterable[str], dialect: str, columns: dict[str, se
             if where is None or not sources:
                 continue
             for disjunct in split_terms(where.this, exp.Or):
-                group = _group(select, disjunct, sources, names, free, dialect, tree.args.get(with_key),
-                               with_key)
+                group = _group(select, disjunct, sources, names, free, dialect, with_of(tree),
+                               with_key())
                 if group is not None and group not in out:
                     out.append(group)
     return out

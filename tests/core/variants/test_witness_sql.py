@@ -8,7 +8,9 @@ q33, q56 and q60 failed to bind, and four of q32's. The shapes, each on a small 
 - a rank over a derived table (q44/q51/q67): ``rank() OVER`` or ``sum(x) OVER`` read as an
   aggregate, so the carried row id was taken as a ``min`` beside ungrouped columns;
 - a correlated subquery beside a second copy of its outer table (q32's new ``item`` row):
-  the subquery's bare ``i_item_sk`` named both copies."""
+  the subquery's bare ``i_item_sk`` named both copies;
+- a SELECT below the top reading one of the gold's CTEs (q14: 21 of 62): asked alone, without
+  the WITH."""
 from __future__ import annotations
 
 import shutil
@@ -50,11 +52,21 @@ SELECT i_brand, count(*) AS sold FROM store_sales, (SELECT substr(i_brand, 1, 5)
 WHERE ss_item_sk = i_item_sk AND ss_sold_date_sk = d_date_sk AND d_moy = 2 GROUP BY i_brand ORDER BY i_brand LIMIT 100
 """
 
+# a SELECT below the top reading the gold's CTE in a subquery (q14's ``IN (SELECT ss_item_sk FROM cross_items)``):
+# asked alone, it named a table that does not exist
+CTE_READ = """
+WITH books AS (SELECT i_item_sk AS sk FROM item WHERE i_category = 'Books')
+SELECT * FROM (SELECT i_brand, sum(ws_sales_price) AS sales FROM web_sales, item, date_dim
+               WHERE ws_item_sk IN (SELECT sk FROM books) AND ws_item_sk = i_item_sk AND ws_sold_date_sk = d_date_sk
+                 AND d_moy = 2 GROUP BY i_brand) AS brands
+ORDER BY sales, i_brand LIMIT 100
+"""
+
 
 @pytest.mark.parametrize("gold, moved", [(CHANNELS, "d_moy"), (RANKED, "d_moy"), (CORRELATED, "i_category"),
-                                         (STARRED, "d_moy")],
+                                         (STARRED, "d_moy"), (CTE_READ, "d_moy")],
                          ids=["channels under a star", "a rank over a derived table", "correlated beside a copy",
-                              "a star over a table"])
+                              "a star over a table", "a CTE read in a subquery"])
 def test_every_witness_binds_and_one_moving_a_filter_is_written(tmp_path: Path, gold: str, moved: str) -> None:
     pinned = tmp_path / "shop.duckdb"
     make_shop(pinned)
