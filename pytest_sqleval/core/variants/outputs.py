@@ -338,7 +338,7 @@ def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: 
     from sqlglot import exp
 
     from .clones import gold_digest
-    from .witnesses import Catalog, parsed_golds
+    from .witnesses import Catalog, parsed_golds, with_key as witness_with_key
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
@@ -358,7 +358,7 @@ def output_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: 
             counted.set("order", None)
             counted.set("limit", None)
             count_sql = f"SELECT count(*) FROM ({counted.sql(dialect=engine)}) AS gold_rows"
-            with_key = "with_" if "with_" in exp.Select.arg_types else "with"
+            with_key = witness_with_key()
             ctes = tree.args.get(with_key)
             leaves = []
             for select in tree.find_all(exp.Select):

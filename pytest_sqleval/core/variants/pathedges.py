@@ -111,11 +111,11 @@ def path_golds(gold_sqls: Iterable[str], dialect: str, engine: str, tables: dict
 
     from .clones import gold_digest
     from .leaves import leaf_shape
-    from .witnesses import Catalog, parsed_golds
+    from .witnesses import Catalog, parsed_golds, with_key as witness_with_key
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
     deps = [d for d in every if d.origin != "total" and len(d.child_columns) == 1]
-    with_key = "with_" if "with_" in exp.Select.arg_types else "with"
+    with_key = witness_with_key()
     out: list[PathGold] = []
     golds = list(gold_sqls)
     having = _having_golds(golds, dialect, engine)

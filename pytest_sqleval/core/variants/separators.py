@@ -651,6 +651,8 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
     query of (its row id, the row's group's aggregate, the group's rows, the argument) over the
     rows reaching ``select``, by a window partitioned by the GROUP BY."""
     from sqlglot import exp
+
+    from .witnesses import with_key, with_of
     edits = tuple(f"push={v}" for v in values)
     ctes = tracing.ctes_of(select.root())
     sources = {s.alias_or_name.lower(): s for s in tracing.from_nodes(select)}
@@ -686,9 +688,9 @@ def _push_targets(tree: Any, nodes: list[Any], select: Any, agg: Any, values: li
         if column:
             exprs.append(exp.alias_(exp.column(column, table=alias), "v"))
         q.set("expressions", exprs)
-        root_with = select.root().args.get("with_") or select.root().args.get("with")
-        if root_with is not None and q.args.get("with_") is None and q.args.get("with") is None:
-            q.set("with_" if "with_" in exp.Select.arg_types else "with", root_with.copy())
+        root_with = with_of(select.root())
+        if root_with is not None and with_of(q) is None:
+            q.set(with_key(), root_with.copy())
         try:
             inner = q.sql(dialect=dialect, copy=False)  # ``q`` and all it holds are this loop's own copies
         except Exception:  # sqlglot cannot render it

@@ -256,18 +256,17 @@ def render_alone(copy: Any, top: Any, expressions: list[Any], dialect: str) -> s
     given the root's WITH where it has none of its own, so the CTEs it reads stay defined.
     ``top`` is changed and rendered in place, not copied again (``copy`` is the caller's own);
     None where sqlglot cannot render it."""
-    from sqlglot import exp
-    root_with = copy.args.get("with_") or copy.args.get("with")
+    from .witnesses import with_key, with_of
+    root_with = with_of(copy)
     # copied first, as it was: ``top`` may be a CTE's body in it
-    with_ = root_with.copy() if root_with is not None and top.args.get("with_") is None \
-        and top.args.get("with") is None else None
+    with_ = root_with.copy() if root_with is not None and with_of(top) is None else None
     if top is not copy:
         top.pop()  # rendered alone, as a copy of it was (the generator reads a node's parent)
     for arg in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
         top.set(arg, None)
     top.set("expressions", expressions)
     if with_ is not None:
-        top.set("with_" if "with_" in exp.Select.arg_types else "with", with_)
+        top.set(with_key(), with_)
     try:
         return str(top.sql(dialect=dialect, copy=False))
     except Exception:  # sqlglot cannot render it
