@@ -126,6 +126,8 @@ WIDTHS = (1, 2)  # fact copies per unit: one, then two (from different reaching 
 PARTITION_COPIES = (2, 1, 1)
 OUTPUT_SPREAD = 2  # each gold's turn: every OUTPUT_SPREAD-th variant (4 of 8), grown there first
 ORDER_FEW = 2  # an ordered gold with 1..ORDER_FEW rows on the pinned data gets a new output row (``OrderGrowth``)
+ORDER_TIES = 8  # one with up to this many gets only copies tied with their source on earlier keys (``_apart_values``)
+MAX_APART = 3  # such copies of one gold, at most: one per earlier sort key, first to last
 MAX_ORDER_CHILDREN = 1000  # child rows copied onto a new anchor row, at most
 MAX_DEEP_ROWS = 40  # reaching child rows of an anchor row copied, each into a copy of its other parent, at most
 MAX_LINEAGE_ROWS = 16  # rows of one table a pinned anchor row reaches the output through, copied in with it, at most
@@ -193,7 +195,11 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
         try:
             sources = select_sources(tree, names)
             joins = tree.args.get("joins") or []
-            if not sources or len(sources) != 1 + len(joins) or any(j.side for j in joins):
+            from_ = tree.args.get("from_") or tree.args.get("from")
+            derived = sum(isinstance(n, exp.Subquery) for n in [from_.this if from_ is not None else None,
+                                                                *(j.this for j in joins)])
+            # a derived table beside the tables is read, never an anchor (TPC-DS q34's tickets)
+            if not sources or len(sources) + derived != 1 + len(joins) or any(j.side for j in joins):
                 continue
             by_alias = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
             sort: list[tuple[str, str, bool]] = []
@@ -534,9 +540,10 @@ class OutputWriter:
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
-        if pinned is None or not 1 <= pinned <= ORDER_FEW:
+        if pinned is None or not 1 <= pinned <= ORDER_TIES:
             self.written.add("order_not_few")
             return False
+        ties_only = pinned > ORDER_FEW  # enough rows to sort apart already; none tied on the earlier keys, maybe
         if self.spent >= MAX_VARIANT_COUNTS:
             self.written.add("over_budget")
             return False
@@ -556,11 +563,13 @@ class OutputWriter:
             old = self.con.execute(f"SELECT {quote(g.key)} FROM {rel} WHERE rowid = {rowid}").fetchone()[0]
             moved = self._first_value(g)
             mark = self._marks()
-            _, copied = self._copy_with_children(g, rowid, old, moved)
-            plain = self.count(g) > have
+            plain = False
+            if not ties_only:
+                _, copied = self._copy_with_children(g, rowid, old, moved)
+                plain = self.count(g) > have
             if plain:
                 made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
-            else:
+            elif not ties_only:
                 self._rollback(mark)
                 for tie in (True, False) if g.deep else ():
                     mark, now, moved = self._marks(), self.count(g), self._first_value(g)
@@ -570,8 +579,9 @@ class OutputWriter:
                                     f"its own parent")
                     else:
                         self._rollback(mark)
-            apart = self._apart_values(g, rowid) if plain else {}
-            if apart:  # a second copy, an earlier key against its last one: a dropped first key shows (q18)
+            for apart in self._apart_values(g, rowid) if plain or ties_only else []:
+                # another copy, an earlier key against its last one: a dropped first key shows (q18),
+                # a dropped middle key where the copy ties with its source before it (q34's first name)
                 mark, now = self._marks(), self.count(g)
                 try:
                     _, copied = self._copy_with_children(g, rowid, old, apart)
@@ -616,9 +626,22 @@ class OutputWriter:
                                     f"{MAX_ORDER_CHILDREN + 1}", [old]).fetchall()
             if len(rows) > MAX_ORDER_CHILDREN:
                 raise _Undone("too many child rows")
+            renumbered: dict[tuple[str, Any], Any] = {}  # (column, source value) -> the copies' fresh value
             for (child_rowid,) in rows[there:]:  # the clone's own total-dependency copy took the first
-                if self.cloner.clone(child, int(child_rowid), {column: made[g.key]}, given=frozenset({column})) is None:
+                onto = {column: made[g.key]}
+                if renumbered:  # rows that shared a value the copy renumbers share its new one (a ticket's lines)
+                    columns = sorted({c for c, _ in renumbered})
+                    old_values = self.con.execute(f"SELECT {', '.join(quote(c) for c in columns)} FROM {crel} "
+                                                  f"WHERE rowid = {int(child_rowid)}").fetchone()
+                    onto.update({c: renumbered[(c, v)] for c, v in zip(columns, old_values) if (c, v) in renumbered})
+                written = self.cloner.clone(child, int(child_rowid), onto, given=frozenset(onto))
+                if written is None:
                     raise _Undone("a child row refused")
+                fresh = [c for c in written if c not in onto]
+                if fresh:
+                    sources = self.con.execute(f"SELECT {', '.join(quote(c) for c in fresh)} FROM {crel} "
+                                               f"WHERE rowid = {int(child_rowid)}").fetchone()
+                    renumbered.update({(c, old_value): written[c] for c, old_value in zip(fresh, sources)})
                 copied += 1
         return made, copied
 
@@ -678,22 +701,28 @@ class OutputWriter:
             if not self.cloner.kept(added):
                 raise _Undone("a dependency")
 
-    def _apart_values(self, g: OrderGrowth, rowid: int) -> dict[str, Any]:
-        """Values for a copy of anchor row ``rowid`` that sorts apart from it on an earlier key
-        and the other way on the last: per earlier sort column that is free, the copy takes the
-        column's value that sorts last (first, where the row holds that one) and its last sort
-        column the value that sorts first (last). With the copy ``_first_value`` gives (a tie on
-        the earlier keys), every key then decides a pair: TPC-H q18's two orders, the dearer the
-        older, under ``o_totalprice DESC, o_orderdate`` say nothing of a dropped first key; an
-        order cheaper and older than the last one does. Empty where no such column is."""
+    def _apart_values(self, g: OrderGrowth, rowid: int) -> list[dict[str, Any]]:
+        """Values for copies of anchor row ``rowid`` that each sort apart from it on one earlier
+        key and the other way on the last: per earlier sort column that is free (``MAX_APART``
+        at most, first to last), the copy takes the column's value that sorts last (first, where
+        the row holds that one) and its last sort column the value that sorts first (last); it
+        keeps the row's other values, so it ties with it on the keys before. With the copy
+        ``_first_value`` gives (a tie on the earlier keys), every key then decides a pair:
+        TPC-H q18's two orders, the dearer the older, under ``o_totalprice DESC, o_orderdate``
+        say nothing of a dropped first key; an order cheaper and older than the last one does.
+        TPC-DS q34's four customers have four last names: a dropped first name shows only
+        between two of one last name, which the copy moved on ``c_first_name`` is."""
         from .constraints import qualified, quote
         if len(g.sort) < 2:
-            return {}
+            return []
         t, rel = self.tables[g.anchor], qualified(g.anchor, self.engine)
         last, last_desc = g.sort[-1]
         if last not in t.free:
-            return {}
+            return []
+        out: list[dict[str, Any]] = []
         for column, desc in g.sort[:-1]:
+            if len(out) >= MAX_APART:
+                break
             if column not in t.free or column == last:
                 continue
             low, high, lo_last, hi_last, value, mine = self.con.execute(
@@ -705,10 +734,10 @@ class OutputWriter:
             if None in (low, high, lo_last, hi_last):
                 continue
             if value != after and mine != first:
-                return {column: after, last: first}
-            if value != before and mine != final:
-                return {column: before, last: final}
-        return {}
+                out.append({column: after, last: first})
+            elif value != before and mine != final:
+                out.append({column: before, last: final})
+        return out
 
     def _first_value(self, g: OrderGrowth) -> dict[str, Any]:
         """The anchor's last sort column and a value sorting first under it: a free column's
