@@ -535,8 +535,11 @@ class OutputWriter:
         line's order), two deep copies instead: the anchor's reaching child rows each in a
         copy of its other parent with that parent's other children (a tie where the gold
         counts them), then another number of them (one, or the one twice). Where the plain copy
-        adds a row, a second sorting apart on an earlier key (``_apart_values``). Kept only when
-        the gold has more rows after each and every constraint holds."""
+        adds a row, copies sorting apart on an earlier key (``_apart_values``). A gold of
+        ``ORDER_FEW`` + 1 to ``ORDER_TIES`` pinned rows gets those copies only: its rows sort
+        apart already, but maybe never two on a middle key (TPC-DS q34's four customers have four
+        last names: a dropped first name never decides). Kept only when the gold has more rows
+        after each and every constraint holds."""
         from .constraints import qualified, quote
         self.counted = 0
         pinned = self.pinned_count(g)
