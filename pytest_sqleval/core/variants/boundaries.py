@@ -53,7 +53,7 @@ from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS, neighbours
 SHARE_PER_VALUE = 0.01  # of the rows a variant holds of a table, given each boundary value (at least MIN_ROWS) ...
 MIN_ROWS = 2
 MAX_SHARE = 0.25  # ... and at most this share of them changed per column
-BOUNDARY_VERSION = 37  # 37: an ordered gold of 3-8 pinned rows gets copies of the row it orders last tied on the keys before one and sorting apart on it (TPC-DS q34's first name), their child rows sharing a renumbered value (a ticket's lines); a derived table joined with one table is a gold join (vties); 36: 36: witness queries reading a CTE of the gold get its WITH (TPC-DS q14: 21 of 62 named no table); a correlated subquery's child rows are asked with the gold's WITH; a query's WITH read under sqlglot's either name (`with_of`) (vctes); 35: witness queries bind: a row id carried up through `SELECT * FROM ss UNION ALL ...` is not added twice (TPC-DS q33/q56/q60: 30 of 31 witnesses each were no SQL), a window aggregate is no grouping (q44/q51/q67: none bound), a correlated subquery's outer column is named beside a second copy of its table (q32) (vstar); 34: the golds taken as a set, sorted: repeats no longer spend the LIMIT growths' budget (vgoldset); 33: 33: a clone witness's copy takes the rows its correlated subqueries read for its source (TPC-DS q35's sales under EXISTS) and those the gold joins to it by the key it renumbers (q50's returns, by ticket); a correlated subquery's moved witness takes any row of its fact (q35's catalog sales: none in 2002); a window's output is no band (q63); a copy moved onto a new composite key keeps the key's other values (Spider's teaches semester) (vkids); 32: a number in what a scalar subquery compared with an outer column selects, moved one unit (TPC-DS q81's `avg(ctr_total_return) * 1.2`), is a near-miss; where the compared column is a sum over a group of a derived table or CTE, the group's rows are moved alike so that its sum lies between the subquery's values under the gold and the near-miss, asked again after each move (the group is in the average) (vsummed); 31: a count band of at least two rows over groups a copy numbers fresh (TPC-DS q34: tickets of 15-20 lines) gets whole groups: every moved, edge and new-parent clone witness copies its source group whole under one fresh number, and where no group reaches the output one of the pinned data is copied in first, with the rows the enclosing query joins it to; a moved witness also takes each member of an IN list, the edges of a range inside an OR's AND-group, and the edges of a comparison of an expression (q34's ratio > 1.2) (vwhole); 30: 30: a conditional aggregate swapped behind a CTE read more than once (or a derived table) under an ordered top: the first output row's fact rows through each read, copied with their reference moved to a parent meeting the condition in the same group, two and one (TPC-DS q59's weekdays) (vcomplete); 29: boundary values given to shares of the variant's rows, not the pinned table's (vshare); 28: a group witness's own rows are held: no later write changes them (an order pushed to a sum of exactly 300 lost it to a boundary value) (vhold); 27: 27: witness queries order their rows totally, whatever the plan (vplan); 26: session 54's two merged: a new window partition of three groups per LIMIT growth unit, two copies of a sale in its group and one in each of two others (TPC-DS q53/q63/q89 ran out at 12 of 101 rows) (vdswavg); a new parent row's witness of a gold with bare columns written at all (its query named two tables' columns: vspeed); 25: session 53's 27s merged: LIMIT growth units through pinned parent rows keep total dependencies, refused units passed over (vdslimit2); clone witnesses of a star beside LEFT JOINs and projecting derived tables, a comparison of two tables' columns met at its edge (vdsops2); swaps of a conditional aggregate whose condition no reaching row meets, shown by a fact copy moved to a parent meeting it (vdsorder3); 24: free columns in a dimension whose text shares words with another table's (vdswin); 23: LIMIT lifts take the greatest free shared ids (vdsref); 22: an order witness's tie taken first from a pair whose later keys disagree with the next one, a dropped key shows (vorder2); 21: branch clones reach the output, shared-id customer clones, OR-group fact edges (vdsconj2); 20: 20: moved clone witnesses name their columns (unqualified ones were ambiguous beside the copies: none was written on TPC-DS or TPC-H), and the moved witnesses of a correlated EXISTS subquery (vdsconj); 19: years with gaps take any year 1800-2200 (Domain), a separating edit keeps the earlier ones, a HAVING count pushed down by a row leaving its group (vspider); 18: a dropped list of literals set outside it (vorder); 17: pattern and column-pair witnesses (vhdisk); bump when what a boundary variant holds changes: cached ones are then rebuilt
+BOUNDARY_VERSION = 38  # 38: a text column of open vocabulary takes the golds' literals it lacks; an IN over the outer table's own rows read as its filter, the selected column renewed; an IN member's new parent takes the member itself (vopentext); 37: an ordered gold of 3-8 pinned rows gets copies of the row it orders last tied on the keys before one and sorting apart on it (TPC-DS q34's first name), their child rows sharing a renumbered value (a ticket's lines); a derived table joined with one table is a gold join (vties); 36: 36: witness queries reading a CTE of the gold get its WITH (TPC-DS q14: 21 of 62 named no table); a correlated subquery's child rows are asked with the gold's WITH; a query's WITH read under sqlglot's either name (`with_of`) (vctes); 35: witness queries bind: a row id carried up through `SELECT * FROM ss UNION ALL ...` is not added twice (TPC-DS q33/q56/q60: 30 of 31 witnesses each were no SQL), a window aggregate is no grouping (q44/q51/q67: none bound), a correlated subquery's outer column is named beside a second copy of its table (q32) (vstar); 34: the golds taken as a set, sorted: repeats no longer spend the LIMIT growths' budget (vgoldset); 33: 33: a clone witness's copy takes the rows its correlated subqueries read for its source (TPC-DS q35's sales under EXISTS) and those the gold joins to it by the key it renumbers (q50's returns, by ticket); a correlated subquery's moved witness takes any row of its fact (q35's catalog sales: none in 2002); a window's output is no band (q63); a copy moved onto a new composite key keeps the key's other values (Spider's teaches semester) (vkids); 32: a number in what a scalar subquery compared with an outer column selects, moved one unit (TPC-DS q81's `avg(ctr_total_return) * 1.2`), is a near-miss; where the compared column is a sum over a group of a derived table or CTE, the group's rows are moved alike so that its sum lies between the subquery's values under the gold and the near-miss, asked again after each move (the group is in the average) (vsummed); 31: a count band of at least two rows over groups a copy numbers fresh (TPC-DS q34: tickets of 15-20 lines) gets whole groups: every moved, edge and new-parent clone witness copies its source group whole under one fresh number, and where no group reaches the output one of the pinned data is copied in first, with the rows the enclosing query joins it to; a moved witness also takes each member of an IN list, the edges of a range inside an OR's AND-group, and the edges of a comparison of an expression (q34's ratio > 1.2) (vwhole); 30: 30: a conditional aggregate swapped behind a CTE read more than once (or a derived table) under an ordered top: the first output row's fact rows through each read, copied with their reference moved to a parent meeting the condition in the same group, two and one (TPC-DS q59's weekdays) (vcomplete); 29: boundary values given to shares of the variant's rows, not the pinned table's (vshare); 28: a group witness's own rows are held: no later write changes them (an order pushed to a sum of exactly 300 lost it to a boundary value) (vhold); 27: 27: witness queries order their rows totally, whatever the plan (vplan); 26: session 54's two merged: a new window partition of three groups per LIMIT growth unit, two copies of a sale in its group and one in each of two others (TPC-DS q53/q63/q89 ran out at 12 of 101 rows) (vdswavg); a new parent row's witness of a gold with bare columns written at all (its query named two tables' columns: vspeed); 25: session 53's 27s merged: LIMIT growth units through pinned parent rows keep total dependencies, refused units passed over (vdslimit2); clone witnesses of a star beside LEFT JOINs and projecting derived tables, a comparison of two tables' columns met at its edge (vdsops2); swaps of a conditional aggregate whose condition no reaching row meets, shown by a fact copy moved to a parent meeting it (vdsorder3); 24: free columns in a dimension whose text shares words with another table's (vdswin); 23: LIMIT lifts take the greatest free shared ids (vdsref); 22: an order witness's tie taken first from a pair whose later keys disagree with the next one, a dropped key shows (vorder2); 21: branch clones reach the output, shared-id customer clones, OR-group fact edges (vdsconj2); 20: 20: moved clone witnesses name their columns (unqualified ones were ambiguous beside the copies: none was written on TPC-DS or TPC-H), and the moved witnesses of a correlated EXISTS subquery (vdsconj); 19: years with gaps take any year 1800-2200 (Domain), a separating edit keeps the earlier ones, a HAVING count pushed down by a row leaving its group (vspider); 18: a dropped list of literals set outside it (vorder); 17: pattern and column-pair witnesses (vhdisk); bump when what a boundary variant holds changes: cached ones are then rebuilt
 # (16: separating witnesses for literal edges actually made, HAVING bounds pushed, other conjuncts dropped,
 #  group keys unique by chance kept in aggregate copies, ORDER BY golds compared in order; separators.py)
 # (15: separating witnesses for aggregate swaps, dropped join predicates and literal edges, separators.py)
@@ -306,7 +306,14 @@ class Domain:
 
     - *Text*: one of its values; but a text column whose values are all ISO days or
       timestamps (``'2001-03-04'``, ``'2001-03-04 10:00:00'``, as SQLite keeps time) takes
-      any value of the same shape from its minimum on, as a date column does.
+      any value of the same shape from its minimum on, as a date column does; and a column
+      of *open vocabulary* (names, cities, colours: more than ``CODE_DOMAIN_VALUES``
+      distinct values, or fewer than ``CODE_REPEATS`` rows a value) takes any value a gold
+      names (the values asked about are the golds' literals). Its pinned values are a
+      sample, as a measure's range is: TPC-DS at scale factor 0.01 holds no
+      ``'burnished'`` item, and q56's ``i_color IN ('slate', 'blanched', 'burnished')``
+      with one colour swapped for another coincided. A short list of codes (a status, a
+      category, a flag) keeps its values: a rewrite may lean on them.
     - *Dates and timestamps*: at or after the minimum. Time moves on: a row after the
       pinned data's last one is one the data will hold, and a gold that bounds time from
       above past the last pinned row (``o_orderdate < '1999-01-01'``, ``ts <= (SELECT
@@ -335,6 +342,7 @@ class Domain:
         self.con = variant_connection(database, engine, read_only=True)
         self.engine, self.tables = engine, tables
         self._known: dict[tuple[str, str, str], bool] = {}
+        self._open: dict[tuple[str, str], bool] = {}  # (table, text column) -> an open vocabulary (``_open_text``)
 
     def __contains__(self, item: tuple[str, str, str]) -> bool:
         from .constraints import qualified, quote
@@ -349,8 +357,11 @@ class Domain:
                                f"AND max({q_col}) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-*' "
                                f"AND length(min({q_col})) = length(?) AND length(max({q_col})) = length(?) "
                                f"FROM {q_table}", [value, value, value])
-            elif _is_text(ctype):
+            elif _is_text(ctype):  # held, or a column of open vocabulary (see the docstring)
                 sql, params = f"SELECT EXISTS (SELECT 1 FROM {q_table} WHERE {q_col} = ?)", [value]
+                if self._open_text(table, column):
+                    self._known[item] = True
+                    return True
             elif _is_temporal(ctype):  # time moves on: a later value is one the data will hold
                 sql, params = f"SELECT min({q_col}) <= CAST(? AS {ctype}) FROM {q_table}", [value]
             else:
@@ -380,6 +391,24 @@ class Domain:
             else:
                 self._known[item] = bool(row[0])
         return self._known[item]
+
+    def _open_text(self, table: str, column: str) -> bool:
+        """Whether a text column is an open vocabulary: more than ``CODE_DOMAIN_VALUES``
+        distinct values, or fewer than ``CODE_REPEATS`` rows a value on average (TPC-DS's
+        62 colours over 180 items; a status of five values over thousands of rows is no
+        open vocabulary). Asked once per column."""
+        from .constraints import qualified, quote
+        from .witnesses import CODE_DOMAIN_VALUES, CODE_REPEATS
+        if (table, column) not in self._open:
+            q_col = quote(column)
+            try:
+                distinct, values = self.con.execute(
+                    f"SELECT count(DISTINCT {q_col}), count({q_col}) FROM {qualified(table, self.engine)}").fetchone()
+            except Exception:  # a type the engine cannot count apart: closed, the safe side
+                distinct, values = 0, 0
+            self._open[(table, column)] = bool(distinct) and (
+                distinct > CODE_DOMAIN_VALUES or distinct * CODE_REPEATS > values)
+        return self._open[(table, column)]
 
     def values(self, table: str, column: str) -> list[Any]:
         """Up to 64 distinct values of a pinned column, in a fixed order (a fresh group key's

@@ -124,6 +124,11 @@ class CloneWitness:
     top_sql: str = ""
     # the rows a copy with a fresh key needs to reach what its source reaches (``ChildRows``)
     children: tuple[ChildRows, ...] = ()
+    # a new parent row's columns given new values too: the column an IN over its own table selects (``_self_in``)
+    renew: tuple[str, ...] = ()
+    # the new parent row's moved values are a gold's literals (an IN list's member), not a held row's: written
+    # only where the column's domain takes them (``boundaries.Domain``)
+    named: bool = False
 
 
 class ChildRows(NamedTuple):
@@ -349,6 +354,7 @@ class _Star(NamedTuple):
     fact: str
     correlated: _Correlation | None  # a correlated EXISTS's tie to its outer query (not in ``conjuncts``)
     outer: frozenset[str] = frozenset()  # LEFT JOINed aliases left out of the star (``_left_aside``)
+    renewed: tuple[tuple[str, str], ...] = ()  # (alias, column) an IN over its own table selects (``_self_in``)
 
 
 def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _Star | None:
@@ -375,11 +381,16 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
     for j in joins:
         if j.args.get("on") is not None:
             conjuncts += conjuncts_of(j.args["on"])
+    renewed: list[tuple[str, str]] = []
+    for i in reversed(range(len(conjuncts))):
+        flat = _self_in(conjuncts[i], sources, names)
+        if flat is not None:
+            conjuncts[i:i + 1], renewed = flat[0], renewed + [flat[1]]
 
     def aliases_of(node: Any) -> set[str] | None:
         out = set()
         for col in node.find_all(exp.Column):
-            if col.find_ancestor(exp.Select) is not select:
+            if col.find_ancestor(exp.Select) not in (select, None):  # None: a term ``_self_in`` moved out
                 continue
             key = resolve_column(col, sources, names.lower)
             if key is None:
@@ -416,7 +427,39 @@ def _star(select: Any, names: Any, tables: dict[str, Any], deps: list[Any]) -> _
                    key=lambda a: (-sum(1 for e in edges if e[0] == a), a))
     if not sinks or (len(sources) > 1 and not any(e[0] == sinks[0] for e in edges)):
         return None
-    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0], correlated, frozenset(outer))
+    return _Star(sources, table_of, conjuncts, alias_sets, edges, sinks[0], correlated, frozenset(outer),
+                 tuple(dict.fromkeys(renewed)))
+
+
+def _self_in(cond: Any, sources: dict[str, str], names: Any) -> tuple[list[Any], tuple[str, str]] | None:
+    """``a.k IN (SELECT k FROM T WHERE f)`` with ``T`` the table of ``a`` (TPC-DS q56's
+    ``i_item_id IN (SELECT i_item_id FROM item WHERE i_color IN (...))``): ``f``'s terms on
+    ``a`` itself and ``(a, k)``, or None for any other IN. A witness then moves ``a``'s own
+    row across ``f``'s edges, with a new ``k`` (``CloneWitness.renew``): a copy keeping its
+    source's ``k`` passes the IN through its source, whatever its own colour."""
+    from sqlglot import exp
+
+    from .witnesses import conjuncts_of, resolve_column, select_sources
+    query = cond.args.get("query") if isinstance(cond, exp.In) else None
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(inner, exp.Select) or not isinstance(cond.this, exp.Column) or len(inner.expressions) != 1:
+        return None
+    if any(inner.args.get(a) for a in ("joins", "group", "having", "limit", "offset", "with", "qualify")):
+        return None
+    outer = resolve_column(cond.this, sources, names.lower)
+    inner_sources = select_sources(inner, names)
+    where = inner.args.get("where")
+    picked = inner.expressions[0]
+    if outer is None or where is None or len(inner_sources) != 1 or not isinstance(picked, exp.Column) \
+            or picked.name.lower() != outer[1].lower() or next(iter(inner_sources.values())) != sources[outer[0]]:
+        return None
+    columns = list(where.find_all(exp.Column))
+    if not columns or any(c.find_ancestor(exp.Select) is not inner or resolve_column(c, inner_sources, names.lower)
+                          is None for c in columns) or where.find(exp.Subquery):
+        return None  # correlated, or a further subquery: left as it is
+    moved = where.this.copy().transform(
+        lambda n: exp.column(n.name, table=outer[0]) if isinstance(n, exp.Column) else n)
+    return conjuncts_of(moved), outer
 
 
 def _projections(select: Any, names: Any) -> dict[str, tuple[str, Any]]:
@@ -479,7 +522,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     star = _star(select, names, tables, deps)
     if star is None:
         return []
-    sources, table_of, conjuncts, alias_sets, edges, fact, correlated, aside = star
+    sources, table_of, conjuncts, alias_sets, edges, fact, correlated, aside, renewed = star
 
     def own_columns(node: Any) -> list[Any]:
         return [c for c in node.find_all(exp.Column) if c.find_ancestor(exp.Select) is select]
@@ -562,7 +605,8 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             band=_band_rows(band, group_keys(select), grouped_on, query, dialect))]
     first_new = len(out)
     out += _new_parent_witnesses(conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
-                                 every, dialect, digest, query, lambda c: resolve_column(c, sources, names.lower))
+                                 every, dialect, digest, query, lambda c: resolve_column(c, sources, names.lower),
+                                 renewed)
     out += _edge_value_witnesses(conjuncts, alias_sets, fact, fact_name, through, table_of, tables, dialect,
                                  digest, query, lambda c: resolve_column(c, sources, names.lower))
     out += _order_witnesses(select, conjuncts, fact, fact_name, through, table_of, tables, dialect, digest, query,
@@ -576,7 +620,9 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
             out.append(CloneWitness(digest, table_of[fact], query([], conjuncts, [], []), (), (key[1],),
                                     f"a {fact_name} row{through} in a group of its own, {{shown}} (a value of the "
                                     f"pinned column this variant lacks)", regroup=key[1]))
-    out[first_new:] = [replace(w, spread=NEW_ROW_SPREAD) for w in out[first_new:]]
+    # a gold's literal no pinned row holds is shown on every variant: nothing else ever holds it (q56's
+    # 'burnished' item, one per channel, was written on none of the catalog's variants: a subset lacked its path)
+    out[first_new:] = [replace(w, spread=0 if w.named else NEW_ROW_SPREAD) for w in out[first_new:]]
     out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     whole = _whole_columns(band, group_cols, fact_t, fact_linked)
     # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
@@ -1114,7 +1160,8 @@ def _settable(t: Any, column: str, every: list[Any]) -> bool:
 def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: list[tuple[str, str, str, str, int]],
                           fact: str, fact_name: str, through: str, table_of: dict[str, str], tables: dict[str, Any],
                           every: list[Any], dialect: str, digest: str, query: Callable[..., str],
-                          resolve: Callable[[Any], tuple[str, str] | None]) -> list[CloneWitness]:
+                          resolve: Callable[[Any], tuple[str, str] | None],
+                          renewed: tuple[tuple[str, str], ...] = ()) -> list[CloneWitness]:
     """New dimension rows, each referenced by a new fact row. Per edge ``fact.fk -> parent``
     whose key a new row may give a fresh value: a copy of the parent a row reaching the output
     joins (a new group where the gold groups by a unique attribute of it, one more output row
@@ -1154,14 +1201,25 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
                 return node.copy().transform(swap)
 
             rendered = " ".join(cond.sql(dialect=dialect).split())
+            renew = tuple(c for a, c in renewed if a == pa and c != column)
             for moved_cond, order, how in _edges_of(renamed(cond), cond, dialect):
+                what = f"a new {pname} row with {{shown}} ({how} `{rendered}`) joined by a new {fact_name} row{through}"
+                if how.startswith("at the member") and isinstance(moved_cond, exp.EQ):
+                    # the member itself, whether or not a row holds it (no ``'burnished'`` item at SF 0.01),
+                    # copied from a row passing the rest: the copy passes ``cond`` by its member (a subset
+                    # of a variant seldom keeps a sale of one of q56's three slate items)
+                    member = moved_cond.expression
+                    rest = [c for j, c in enumerate(conjuncts) if j != i]
+                    out.append(CloneWitness(
+                        digest, table_of[fact], query([], rest, [(exp.column("rowid", table=pa), "p0"),
+                                                                 (member.copy(), "r0"), (member.copy(), "v0")], []),
+                        (column,), (f"{pname}.{column}",), what, parent=link, renew=renew, named=True))
+                    continue
                 cols_out = [(exp.column("rowid", table=pa), "p0"), (exp.column(column, table=other), "r0"),
                             (exp.column(column, table=other), "v0")]
                 out.append(CloneWitness(
                     digest, table_of[fact], query([(parent.name, other)], conjuncts + [moved_cond], cols_out, order),
-                    (column,), (f"{pname}.{column}",),
-                    f"a new {pname} row with {{shown}} ({how} `{rendered}`) joined by a new {fact_name} row{through}",
-                    parent=link))
+                    (column,), (f"{pname}.{column}",), what, parent=link, renew=renew))
     return out
 
 
@@ -1770,6 +1828,9 @@ class CloneWriter:
             need, moved = 1, {}
             parent_moved = dict(zip(w.moved, row[2:2 + len(w.moved)]))
             shown_values = row[2 + len(w.moved):]
+            if w.named and not all(v is not None and self.allowed is not None
+                                   and self.allowed(w.parent[0], c, str(v)) for c, v in parent_moved.items()):
+                return False  # a value outside the pinned column's domain is never written
         else:
             need, moved, shown_values = 1, dict(zip(w.moved, row[1:1 + len(w.moved)])), row[1 + len(w.moved):]
         if need < 1 or need > MAX_GROUP_CLONES:
@@ -1785,7 +1846,7 @@ class CloneWriter:
             moved[column] = text
         if w.parent is not None:
             table, key, column = w.parent
-            made = self.clone(table, int(row[1]), parent_moved)
+            made = self.clone(table, int(row[1]), parent_moved, renew=w.renew)
             if made is None or key not in made:
                 return False
             moved[column] = made[key]
@@ -2226,11 +2287,12 @@ class CloneWriter:
         return None
 
     def clone(self, table: str, rowid: int, moved: dict[str, Any], depth: int = 0,
-              given: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+              given: frozenset[str] = frozenset(), renew: tuple[str, ...] = ()) -> dict[str, Any] | None:
         """Insert a copy of row ``rowid`` with fresh key values and ``moved`` values; the
         values written (the fresh keys among them), or None when nothing was written. A fresh
         key every value of which some child row uses (a total dependency) gets a copy of one
-        of the source's child rows, moved onto it (at most two levels down)."""
+        of the source's child rows, moved onto it (at most two levels down). ``renew``:
+        columns, in no dependency, given a fresh value as a key's is."""
         from .constraints import qualified, quote
         t = self.tables[table]
         linked = deps_columns(self.all_deps + self.links, table)
@@ -2241,6 +2303,18 @@ class CloneWriter:
             fresh = fresh_columns(t, linked - set(shared), set(given))
         if fresh is None:
             return None
+        every = self.all_deps + self.links
+        renewed: dict[str, list[Any]] = {}  # a renewed column's observed references: it takes a shared value
+        for col in (c for c in renew if c not in fresh):
+            refs = [d for d in every if d.child == table and col in d.child_columns and d.origin != "total"]
+            if col in moved or not freshable(t.columns.get(col, "")) or any(
+                    d.origin != "observed" or len(d.child_columns) != 1 for d in refs) or any(
+                    d.parent == table and col in d.parent_columns for d in every):
+                return None  # a reference must hold, or rows refer to it: not renewed
+            renewed[col] = refs
+            if refs:
+                shared = {**shared, col: refs}
+        fresh = fresh + list(renewed)
         rel = qualified(table, self.engine)
         values: dict[str, Any] = dict(moved)
         totals = [d for d in self.all_deps if d.origin == "total" and d.child == table
