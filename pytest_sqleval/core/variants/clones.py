@@ -2294,16 +2294,15 @@ class CloneWriter:
         of the source's child rows, moved onto it (at most two levels down). ``renew``:
         columns, in no dependency, given a fresh value as a key's is."""
         from .constraints import qualified, quote
-        t = self.tables[table]
-        linked = deps_columns(self.all_deps + self.links, table)
+        t, every = self.tables[table], self.all_deps + self.links
+        linked = deps_columns(every, table)
         given = given | self._new_keys_by(t, rowid, moved)
         fresh = fresh_columns(t, linked, set(given))
-        shared = sharable(t, self.all_deps + self.links) if fresh is None and self.shared_keys else {}
+        shared = sharable(t, every) if fresh is None and self.shared_keys else {}
         if shared:
             fresh = fresh_columns(t, linked - set(shared), set(given))
         if fresh is None:
             return None
-        every = self.all_deps + self.links
         renewed: dict[str, list[Any]] = {}  # a renewed column's observed references: it takes a shared value
         for col in (c for c in renew if c not in fresh):
             refs = [d for d in every if d.child == table and col in d.child_columns and d.origin != "total"]
