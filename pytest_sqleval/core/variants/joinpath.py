@@ -21,15 +21,14 @@ def gold_joins(gold_sqls: Iterable[str], dialect: str, columns: dict[str, set[st
     read as the base columns it reads. Columns of an outer query (correlated) and ambiguous ones are skipped."""
     from sqlglot import exp
 
-    from .witnesses import Catalog, conjuncts_of, parsed_golds, resolve_column, select_sources
+    from .witnesses import Catalog, conjuncts_of, from_items, parsed_golds, resolve_column, select_sources
     names = Catalog(columns)
     out: set[Join] = set()
     for _, tree in parsed_golds(gold_sqls, dialect):
         for select in tree.find_all(exp.Select):
-            sources = select_sources(select, names)
-            from_ = select.args.get("from_") or select.args.get("from")
-            if (from_ is None or not select.args.get("joins")) and len(sources) < 2:
+            if len(from_items(select)) < 2:
                 continue  # one FROM item: no join (a derived table beside one table is two: TPC-DS q34)
+            sources = select_sources(select, names)
             conditions = [select.args["where"].this] if select.args.get("where") is not None else []
             conditions += [j.args["on"] for j in select.args.get("joins") or [] if j.args.get("on") is not None]
             for cond in conditions:

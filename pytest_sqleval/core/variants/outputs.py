@@ -184,7 +184,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
     from sqlglot import exp
 
     from .clones import by_position, deps_columns, fresh_columns, gold_digest, sharable, turned_rowid
-    from .witnesses import Catalog, parsed_golds, resolve_column, select_sources
+    from .witnesses import Catalog, from_items, parsed_golds, resolve_column, select_sources
     names = Catalog({t: set(c.columns) for t, c in tables.items()})
     every = list(dependencies)
     out: list[OrderGrowth] = []
@@ -195,9 +195,7 @@ def order_growths(gold_sqls: Iterable[str], dialect: str, engine: str, tables: d
         try:
             sources = select_sources(tree, names)
             joins = tree.args.get("joins") or []
-            from_ = tree.args.get("from_") or tree.args.get("from")
-            derived = sum(isinstance(n, exp.Subquery) for n in [from_.this if from_ is not None else None,
-                                                                *(j.this for j in joins)])
+            derived = sum(isinstance(n, exp.Subquery) for n in from_items(tree))
             # a derived table beside the tables is read, never an anchor (TPC-DS q34's tickets)
             if not sources or len(sources) + derived != 1 + len(joins) or any(j.side for j in joins):
                 continue
@@ -570,18 +568,18 @@ class OutputWriter:
             if not ties_only:
                 _, copied = self._copy_with_children(g, rowid, old, moved)
                 plain = self.count(g) > have
-            if plain:
-                made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
-            elif not ties_only:
-                self._rollback(mark)
-                for tie in (True, False) if g.deep else ():
-                    mark, now, moved = self._marks(), self.count(g), self._first_value(g)
-                    copied = self._deep_copy(g, rowid, old, moved, tie)
-                    if copied and self.count(g) > now:
-                        made.append(f"({self._shown(moved)}), with {copied} of its reaching rows, each in a copy of "
-                                    f"its own parent")
-                    else:
-                        self._rollback(mark)
+                if plain:
+                    made.append(f"({self._shown(moved)}), with its {copied} referencing rows")
+                else:
+                    self._rollback(mark)
+                    for tie in (True, False) if g.deep else ():
+                        mark, now, moved = self._marks(), self.count(g), self._first_value(g)
+                        copied = self._deep_copy(g, rowid, old, moved, tie)
+                        if copied and self.count(g) > now:
+                            made.append(f"({self._shown(moved)}), with {copied} of its reaching rows, each in a "
+                                        f"copy of its own parent")
+                        else:
+                            self._rollback(mark)
             for apart in self._apart_values(g, rowid) if plain or ties_only else []:
                 # another copy, an earlier key against its last one: a dropped first key shows (q18),
                 # a dropped middle key where the copy ties with its source before it (q34's first name)

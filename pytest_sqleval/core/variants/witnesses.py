@@ -183,13 +183,17 @@ class Catalog:
         return self.bare.get(name, name)
 
 
+def from_items(select: Any) -> list[Any]:
+    """What this SELECT's FROM and joins read, in order: tables, derived tables, ..."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    return ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+
+
 def select_sources(select: Any, names: Catalog) -> dict[str, str]:
     """alias -> lower-case table name of the tables this SELECT reads directly."""
     from sqlglot import exp
-    from_ = select.args.get("from_") or select.args.get("from")
-    nodes = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
     out = {}
-    for node in nodes:
+    for node in from_items(select):
         if isinstance(node, exp.Table):
             name = names.table(".".join(p for p in (node.db, node.name) if p).lower())
             if name in names.lower:
