@@ -1185,6 +1185,11 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
         for i, cond in enumerate(conjuncts):
             if alias_sets[i] != {pa} or cond.find(exp.Select):
                 continue
+            if isinstance(cond, exp.Or):
+                out += _named_group_members(cond, [c for j, c in enumerate(conjuncts) if j != i], pa, link,
+                                            parent, table_of[fact], fact_name, through, every, dialect, digest, query,
+                                            resolve, renewed)
+                continue
             cols = {c.name for c in cond.find_all(exp.Column)}
             resolved = [resolve(c) for c in cond.find_all(exp.Column)]
             if len(cols) != 1 or any(r is None for r in resolved):
@@ -1220,6 +1225,45 @@ def _new_parent_witnesses(conjuncts: list[Any], alias_sets: list[Any], edges: li
                 out.append(CloneWitness(
                     digest, table_of[fact], query([(parent.name, other)], conjuncts + [moved_cond], cols_out, order),
                     (column,), (f"{pname}.{column}",), what, parent=link, renew=renew))
+    return out
+
+
+def _named_group_members(cond: Any, rest: list[Any], pa: str, link: tuple[str, str, str], parent: Any, fact_table: str,
+                         fact_name: str, through: str, every: list[Any], dialect: str, digest: str,
+                         query: Callable[..., str], resolve: Callable[[Any], tuple[str, str] | None],
+                         renewed: tuple[tuple[str, str], ...]) -> list[CloneWitness]:
+    """Per member of an IN list inside one AND-group of an OR on the parent alone (TPC-DS q63:
+    ``(i_category IN (...) AND i_class IN (...) AND i_brand IN ('amalgimporto #1', ...)) OR
+    (...)``), a new parent row holding the member, copied from a row passing the rest of the
+    filters and that group's other terms: it passes the OR by that member alone, so a member
+    changed or dropped takes its sale out. No item holds ``'amalgimporto #1'`` at SF 0.01, and
+    a moved witness needs a row with the member that reaches a group the gold keeps."""
+    from sqlglot import exp
+
+    from .witnesses import split_terms
+    out: list[CloneWitness] = []
+    pname = parent.name.rsplit(".", 1)[-1]
+    for disjunct in split_terms(cond, exp.Or):
+        group = split_terms(disjunct, exp.And)
+        rendered = " ".join(disjunct.sql(dialect=dialect).split())
+        for term in group:
+            if not (isinstance(term, exp.In) and isinstance(term.this, exp.Column) and term.expressions
+                    and all(isinstance(m, exp.Literal) for m in term.expressions)):
+                continue
+            found = resolve(term.this)
+            if found is None or found[0] != pa or not _settable(parent, found[1], every):
+                continue
+            column = found[1]
+            renew = tuple(c for a, c in renewed if a == pa and c != column)
+            siblings = [t for t in group if t is not term]
+            for member in term.expressions[:MAX_IN_MEMBERS]:
+                shown = " ".join(member.sql(dialect=dialect).split())
+                out.append(CloneWitness(
+                    digest, fact_table, query([], rest + siblings, [(exp.column("rowid", table=pa), "p0"),
+                                                                    (member.copy(), "r0"), (member.copy(), "v0")], []),
+                    (column,), (f"{pname}.{column}",),
+                    f"a new {pname} row with {{shown}} (the member `{shown}` of the OR's AND-group `{rendered}`) "
+                    f"joined by a new {fact_name} row{through}", parent=link, renew=renew, named=True))
     return out
 
 
