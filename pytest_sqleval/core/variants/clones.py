@@ -510,7 +510,7 @@ def _left_aside(joins: list[Any]) -> set[str] | None:
 
 def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: list[Any], dialect: str,
                       digest: str, every: list[Any], top: bool = False,
-                      reach: Callable[[str], str | None] = lambda alias: None) -> list[CloneWitness]:
+                      reach: Callable[..., str | None] = lambda alias, reader=None: None) -> list[CloneWitness]:
     """``reach``: the row ids of a FROM item's rows that reach the gold's output, where ``select``
     sits in a derived table or CTE (a UNION ALL branch): its witnesses copy those rows first,
     since a row that reaches only the branch (an item of another manager, a sale at another
@@ -623,6 +623,10 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     # a gold's literal no pinned row holds is shown on every variant: nothing else ever holds it (q56's
     # 'burnished' item, one per channel, was written on none of the catalog's variants: a subset lacked its path)
     out[first_new:] = [replace(w, spread=0 if w.named else NEW_ROW_SPREAD) for w in out[first_new:]]
+    out += _split_group_witnesses(select, conjuncts, alias_sets, edges, fact, fact_name, through, table_of, tables,
+                                  sources, names, dialect, digest, query,
+                                  lambda c: resolve_column(c, sources, names.lower),
+                                  reaching_sql or reach(fact, reader=0))
     out = [replace(w, links=links, shared=shared) for w in out[:MAX_CLONE_WITNESSES]]
     whole = _whole_columns(band, group_cols, fact_t, fact_linked)
     # a whole group copied in from the pinned data brings the rows the enclosing query joins it to (a customer)
@@ -1369,6 +1373,85 @@ def _order_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: st
                     digest, table, query([], conjuncts, [(value, "r0"), (value.copy(), "v0")], ordered), (key[1],),
                     (key[1],), f"a copy of the {fact_name} row the gold orders {end}{through} with {{shown}} "
                                f"(a tie on the sort keys before it)"))
+    return out
+
+
+def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[Any],
+                           edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
+                           table_of: dict[str, str], tables: dict[str, Any], sources: dict[str, str], names: Any,
+                           dialect: str, digest: str, query: Callable[..., str],
+                           resolve: Callable[[Any], tuple[str, str] | None],
+                           reaching: str | None) -> list[CloneWitness]:
+    """A group split in two: where a SELECT groups by a fact column and by a column of a parent
+    the fact references, a copy of a reaching row moved to a parent row of another value of
+    that column, one some group of the SELECT holds, a column it sums alone at the SELECT's
+    greatest sum of it (a measure: its domain runs past the pinned maximum). The
+    fact's key (a customer) then sits in two groups of different sums. TPC-DS q81 totals
+    catalog returns by customer and returning state, keeps the totals above 1.2 times their
+    state's average and orders by the customer's columns, then the total: at SF 0.01 no
+    customer returned from two states, so the total as a sort key, dropped or reversed,
+    coincided. The greatest sum clears such a bound where a copy of one row would not."""
+    from sqlglot import exp
+    group = select.args.get("group")
+    if group is None or not group.expressions:
+        return []
+    keys = [resolve(g) if isinstance(g, exp.Column) else None for g in group.expressions]
+    if not any(k is not None and k[0] == fact for k in keys):
+        return []
+    free = set(tables[table_of[fact]].free)
+    summed: dict[str, Any] = {}  # a free fact column summed alone -> the SELECT's greatest sum of it
+    for agg in select.find_all(exp.Sum):
+        key = resolve(agg.this) if isinstance(agg.this, exp.Column) else None
+        if agg.find_ancestor(exp.Select) is select and key is not None and key[0] == fact and key[1] in free \
+                and key[1] not in summed:
+            sums = select.copy()
+            for arg in ("order", "limit", "offset", "distinct"):
+                sums.set(arg, None)
+            sums.set("expressions", [exp.alias_(agg.copy(), "s")])
+            summed[key[1]] = exp.Subquery(this=exp.select(exp.Max(this=exp.column("s"))).from_(
+                exp.Subquery(this=sums, alias=exp.TableAlias(this=exp.to_identifier("sums")))))
+    if not summed:
+        return []
+    greatest = list(summed.values())
+    own = [c.copy().transform(lambda n: _qualified(n, sources, names)) for c in conjuncts]
+    # a row of a group that reaches the output first (through a CTE's first reader: q81's ``ctr1``, not
+    # the average's ``ctr2``): a split group no output row reads changes nothing
+    first = [exp.Ordered(this=exp.If(this=exp.In(this=exp.column("rowid", table=fact), query=exp.Subquery(
+        this=exp.maybe_parse(reaching, dialect=dialect))), true=exp.Literal.number(0), false=exp.Literal.number(1)))] \
+        if reaching else []
+    out: list[CloneWitness] = []
+    for _, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
+        split = next((k[1] for k in keys if k is not None and k[0] == pa), None)
+        touching = [i for i, a in enumerate(alias_sets) if a and pa in a and i != edge_i]
+        if split is None or any(conjuncts[i].find(exp.Select) for i in touching):
+            continue
+        twin = f"{pa}__s"
+
+        def on_twin(node: Any, pa: str = pa, twin: str = twin) -> Any:
+            def swap(n: Any) -> Any:
+                if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
+                    key = resolve(n)
+                    if key is not None and key[0] == pa:
+                        return exp.column(key[1], table=twin)
+                return n
+            return node.copy().transform(swap)
+
+        held = exp.maybe_parse(query([], own, [], [], limit=False), dialect=dialect)
+        held.set("expressions", [exp.column(split, table=pa)])
+        theirs = exp.column(split, table=twin)
+        filters = own + [on_twin(conjuncts[i]) for i in touching] + [
+            exp.NEQ(this=theirs.copy(), expression=exp.column(split, table=pa)),
+            exp.In(this=theirs.copy(), query=exp.Subquery(this=held))]
+        pname = table_of[pa].rsplit(".", 1)[-1]
+        out.append(CloneWitness(
+            digest, table_of[fact], query([(table_of[pa], twin)], filters,
+                                          [(exp.column(pc, table=twin), "r0")]
+                                          + [(g.copy(), f"r{i + 1}") for i, g in enumerate(greatest)]
+                                          + [(theirs.copy(), "v0")], first),
+            (cc, *summed), (f"{pname}.{split}",),
+            f"a copy of a {fact_name} row that reaches the output{through}, moved to {{shown}} (another group of "
+            f"the SELECT's, so the row's other group keys sit in two groups), {', '.join(summed)} at the SELECT's "
+            f"greatest sum of it"))
     return out
 
 

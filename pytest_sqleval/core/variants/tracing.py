@@ -327,12 +327,13 @@ def outer_path(tree: Any, select: Any, reader: int | None = None) -> list[Step] 
     return None if reader and not branched else steps  # no CTE read more than once: one read
 
 
-def reaching_top_sql(tree: Any, select: Any, alias: str, dialect: str) -> str | None:
+def reaching_top_sql(tree: Any, select: Any, alias: str, dialect: str, reader: int | None = None) -> str | None:
     """The row ids of ``select``'s base table ``alias`` whose rows reach the gold's top SELECT
     (its joins and WHERE) through the derived tables or CTEs that hold ``select``: a branch of
     a channel UNION ALL joined to ``item`` and ``time_dim`` outside it. None for the top (its
-    rows are the output's) or where another kind of subquery holds it."""
-    path = outer_path(tree, select)
+    rows are the output's) or where another kind of subquery holds it. ``reader``: through
+    that reader of a CTE read more than once (``outer_path``)."""
+    path = outer_path(tree, select, reader)
     if not path:
         return None
     return rows_sql(tree, list(tree.dfs()), path + [Step(select, alias.lower(), None)], dialect, every=True)
