@@ -1436,7 +1436,7 @@ def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[A
                 return n
             return node.copy().transform(swap)
 
-        held = exp.maybe_parse(query([], own, [], [], limit=False), dialect=dialect)
+        held: Any = exp.maybe_parse(query([], own, [], [], limit=False), dialect=dialect)
         held.set("expressions", [exp.column(split, table=pa)])
         theirs = exp.column(split, table=twin)
         filters = own + [on_twin(conjuncts[i]) for i in touching] + [
