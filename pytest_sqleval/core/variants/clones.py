@@ -1396,7 +1396,8 @@ def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[A
     if group is None or not group.expressions:
         return []
     keys = [resolve(g) if isinstance(g, exp.Column) else None for g in group.expressions]
-    if not any(k is not None and k[0] == fact for k in keys):
+    kept = {k[1] for k in keys if k is not None and k[0] == fact}
+    if not kept:
         return []
     free = set(tables[table_of[fact]].free)
     summed: dict[str, Any] = {}  # a free fact column summed alone -> the SELECT's greatest sum of it
@@ -1423,7 +1424,7 @@ def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[A
     for _, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         split = next((k[1] for k in keys if k is not None and k[0] == pa), None)
         touching = [i for i, a in enumerate(alias_sets) if a and pa in a and i != edge_i]
-        if split is None or any(conjuncts[i].find(exp.Select) for i in touching):
+        if split is None or not kept - {cc} or any(conjuncts[i].find(exp.Select) for i in touching):
             continue
         twin = f"{pa}__s"
 
@@ -1898,6 +1899,9 @@ class CloneWriter:
         self.all_deps = list(dependencies)
         self.sentences: dict[str, list[str]] = {}
         self.rows: dict[str, set[int]] = {}
+        # (table, column) -> the copies whose value there a witness chose (a split group's greatest sum): a
+        # separating move leaves them (``SeparatingWriter._summed``)
+        self.chosen: dict[tuple[str, str], set[int]] = {}
         self.links: list[Any] = []  # the witness being written's gold-implied references
         # a key column that only observed references bind (TPC-DS's encoded ids: every ``c_customer_id`` is a
         # ``t_time_id`` too) gets a value every referenced column holds and the table does not (``shared``),
@@ -1978,6 +1982,7 @@ class CloneWriter:
                 return False
             moved[column] = made[key]
         copies = 0
+        before = set(self.rows.get(w.table, set()))
         if w.whole:
             copies = self._whole_clone(w, int(row[0]), moved)
             if not copies:
@@ -1986,6 +1991,8 @@ class CloneWriter:
             for _ in range(need):
                 if self._fact_clone(w, int(row[0]), moved) is None:
                     return False
+        for column in [c for c in moved if w.parent is None or c != w.parent[2]]:
+            self.chosen.setdefault((w.table, column), set()).update(self.rows.get(w.table, set()) - before)
         shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
         sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(row[1] if w.filled else need))
         if copies:

@@ -1231,14 +1231,15 @@ class SeparatingWriter:
         the subquery's values under the gold and under the near-miss will lie around it
         (``thresholds.summed_value``: the group is in the average it is compared with, TPC-DS q81's
         ``avg(ctr_total_return) * 1.2`` per state), asked again after each move, every value
-        written within the column's pinned domain; a group holding a clone witness's rows is left
-        as it is. (separated, trials)"""
+        written within the column's pinned domain; a group holding a copy whose value there a clone
+        witness chose is left as it is. (separated, trials)"""
         from .constraints import qualified, quote
         from .thresholds import MAX_SUMMED, SUMMED_ROUNDS, summed_value
         rel, col = qualified(target.table, self.engine), quote(target.column)
         group_sql = target.edits[0].split("=", 1)[1]
         groups = [r for r in self.run(target.rows_sql) or [] if r[0] is not None][:MAX_SUMMED]
-        held = self.grouper.cloner.rows.get(target.table, set())
+        # a copy whose summed column a clone witness chose stays so (a split group's greatest sum: TPC-DS q81)
+        held = self.grouper.cloner.chosen.get((target.table, target.column), set())
         trials = 0
         for group in groups:
             trials += 1
@@ -1246,7 +1247,7 @@ class SeparatingWriter:
             def write(now: tuple[Any, ...] = group) -> bool:  # the group's row as asked before any move
                 rowid = int(now[0])
                 rows = [int(r[0]) for r in self.run(group_sql, [rowid]) or []]
-                if held & set(rows):  # a clone witness's rows stay as written (q81's customer in two states)
+                if held & set(rows):
                     return False
                 before: tuple[Any, ...] | None = None
                 for round_ in range(SUMMED_ROUNDS):
