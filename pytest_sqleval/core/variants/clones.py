@@ -659,15 +659,7 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
     for ca, cc, pa, pc, edge_i in [e for e in edges if e[0] == fact]:
         subtree = _reached(pa, edges)
         copy = {a: f"{a}__w" for a in subtree}
-
-        def renamed(node: Any) -> Any:
-            def swap(n: Any) -> Any:
-                if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
-                    key = resolve_column(n, sources, names.lower)
-                    if key is not None and key[0] in copy:
-                        return exp.column(key[1], table=copy[key[0]])
-                return n
-            return node.copy().transform(swap)
+        renamed = partial(_realiased, resolve=lambda c: resolve_column(c, sources, names.lower), aliases=copy)
 
         # the source row's conjuncts name their tables: the copied tables' columns are the same names
         own = [c.copy().transform(lambda n: _qualified(n, sources, names)) for c in conjuncts]
@@ -1376,6 +1368,21 @@ def _order_witnesses(select: Any, conjuncts: list[Any], fact: str, fact_name: st
     return out
 
 
+def _realiased(node: Any, resolve: Callable[[Any], tuple[str, str] | None], aliases: dict[str, str]) -> Any:
+    """A copy of ``node`` whose own columns (none in a subquery of it) of the sources ``aliases``
+    names read that source's second copy instead (a moved witness's target path, a split
+    group's other parent row)."""
+    from sqlglot import exp
+
+    def swap(n: Any) -> Any:
+        if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
+            key = resolve(n)
+            if key is not None and key[0] in aliases:
+                return exp.column(key[1], table=aliases[key[0]])
+        return n
+    return node.copy().transform(swap)
+
+
 def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[Any],
                            edges: list[tuple[str, str, str, str, int]], fact: str, fact_name: str, through: str,
                            table_of: dict[str, str], tables: dict[str, Any], sources: dict[str, str], names: Any,
@@ -1427,20 +1434,10 @@ def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[A
         if split is None or not kept - {cc} or any(conjuncts[i].find(exp.Select) for i in touching):
             continue
         twin = f"{pa}__s"
-
-        def on_twin(node: Any, pa: str = pa, twin: str = twin) -> Any:
-            def swap(n: Any) -> Any:
-                if isinstance(n, exp.Column) and n.find_ancestor(exp.Select) is None:
-                    key = resolve(n)
-                    if key is not None and key[0] == pa:
-                        return exp.column(key[1], table=twin)
-                return n
-            return node.copy().transform(swap)
-
         held: Any = exp.maybe_parse(query([], own, [], [], limit=False), dialect=dialect)
         held.set("expressions", [exp.column(split, table=pa)])
         theirs = exp.column(split, table=twin)
-        filters = own + [on_twin(conjuncts[i]) for i in touching] + [
+        filters = own + [_realiased(conjuncts[i], resolve, {pa: twin}) for i in touching] + [
             exp.NEQ(this=theirs.copy(), expression=exp.column(split, table=pa)),
             exp.In(this=theirs.copy(), query=exp.Subquery(this=held))]
         pname = table_of[pa].rsplit(".", 1)[-1]
@@ -1982,7 +1979,9 @@ class CloneWriter:
                 return False
             moved[column] = made[key]
         copies = 0
-        before = set(self.rows.get(w.table, set()))
+        # the copies' values a witness chose in free columns (a split group's sum), kept from later moves
+        chosen = [c for c in moved if c in self.tables[w.table].free]
+        before = set(self.rows.get(w.table, set())) if chosen else set()
         if w.whole:
             copies = self._whole_clone(w, int(row[0]), moved)
             if not copies:
@@ -1991,7 +1990,7 @@ class CloneWriter:
             for _ in range(need):
                 if self._fact_clone(w, int(row[0]), moved) is None:
                     return False
-        for column in [c for c in moved if w.parent is None or c != w.parent[2]]:
+        for column in chosen:
             self.chosen.setdefault((w.table, column), set()).update(self.rows.get(w.table, set()) - before)
         shown = ", ".join(f"{n} = {_show(v)}" for n, v in zip(w.shown, shown_values))
         sentence = w.what.replace("{shown}", shown or "another row").replace("{need}", str(row[1] if w.filled else need))
