@@ -689,13 +689,19 @@ def _select_witnesses(select: Any, names: Any, tables: dict[str, Any], deps: lis
                             lambda n: _qualified(n, sources, names)) \
                 if correlated is None and touching == [i] else None
             if meet is not None:  # the parent row where the two sides meet, copied in from the pinned data if need be
-                column, other = meet
-                out.append(CloneWitness(
-                    digest, table_of[fact], query([], own, [(other, "r0"), (other.copy(), "v0")], []), (cc,),
-                    (f"{table_of[pa].rsplit('.', 1)[-1]}.{column}",),
-                    f"a {fact_name} row{through}, moved to {{shown}} (where the sides of `{rendered}` meet)",
-                    links=links, shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path,
-                    meet=(table_of[pa], pc, column)))
+                column, other, step = meet
+                # and the one a step across from it: ``d3.d_date = d1.d_date + 6`` passes ``> d1.d_date + 5`` and
+                # fails ``> d1.d_date + 6`` (the nearest-gap edge below stops at the meeting row, which fails)
+                stepped = exp.Add(this=exp.Paren(this=other.copy()), expression=exp.Literal.number(1)) if step > 0 \
+                    else exp.Sub(this=exp.Paren(this=other.copy()), expression=exp.Literal.number(1))
+                for value, how in ((other, "where the sides of `{}` meet"), (stepped, "a step across from where the "
+                                                                                      "sides of `{}` meet")):
+                    out.append(CloneWitness(
+                        digest, table_of[fact], query([], own, [(value, "r0"), (value.copy(), "v0")], []), (cc,),
+                        (f"{table_of[pa].rsplit('.', 1)[-1]}.{column}",),
+                        f"a {fact_name} row{through}, moved to {{shown}} ({how.format(rendered)})",
+                        links=links, shared=shared, reach_sql=reach_sql, count_sql=count_sql, path=reach_path,
+                        meet=(table_of[pa], pc, column)))
             for cond, order, how in _edges_of(renamed(target), target, dialect)[:1 if meet is not None else None]:
                 filters, given = own + kept + [cond], cols
                 if correlated is not None:  # each witness another outer row: a passing one takes its row out
@@ -1624,19 +1630,21 @@ def _reached(start: str, edges: list[tuple[str, str, str, str, int]]) -> set[str
 
 
 def _meeting(cond: Any, parent: str, subtree: set[str], resolve: Callable[[Any], tuple[str, str] | None],
-             qualify: Callable[[Any], Any]) -> tuple[str, Any] | None:
-    """(the parent's column, the other side) of a comparison of two tables' columns whose one side
-    is a bare column of ``parent`` and whose other reads nothing moved (``d3.d_date > d1.d_date +
-    5`` moved on ``d3``): a copy moved to the parent row holding the other side's value sits where
-    ``>`` and ``>=`` part."""
+             qualify: Callable[[Any], Any]) -> tuple[str, Any, int] | None:
+    """(the parent's column, the other side, the step from it across the bound) of a comparison
+    of two tables' columns whose one side is a bare column of ``parent`` and whose other reads
+    nothing moved (``d3.d_date > d1.d_date + 5`` moved on ``d3``): a copy moved to the parent
+    row holding the other side's value sits where ``>`` and ``>=`` part; one a step up from it
+    (``>``, ``<=``: +1; ``>=``, ``<``: -1) where ``+ 5`` and ``+ 6`` do."""
     from sqlglot import exp
     if not _across(cond):
         return None
-    for mine, other in ((cond.this, cond.expression), (cond.expression, cond.this)):
+    up = type(cond) in (exp.GT, exp.LTE)
+    for mine, other, flipped in ((cond.this, cond.expression, False), (cond.expression, cond.this, True)):
         key = resolve(mine) if isinstance(mine, exp.Column) else None
         if key is not None and key[0] == parent and all(
                 (resolve(c) or (parent,))[0] not in subtree for c in other.find_all(exp.Column)):
-            return key[1], other.copy().transform(qualify)
+            return key[1], other.copy().transform(qualify), 1 if up != flipped else -1
     return None
 
 
@@ -2206,22 +2214,25 @@ class CloneWriter:
             self._reached[key] = self._imported([(w.table, r) for r in group], MAX_WHOLE_IMPORT_ROWS,
                                                 lambda: bool(self.bounded(w.top_sql, [])))
 
-    def _imported(self, rows: list[tuple[str, Any]], budget: int, holds: Callable[[], bool] = lambda: True) -> bool:
+    def _imported(self, rows: list[tuple[str, Any]], budget: int, holds: Callable[[], bool] = lambda: True,
+                  mates: bool = False) -> bool:
         """Pinned rows (table, row id) copied in, in this order, with the rows they reference
         (``_import_row``, at most ``budget`` in all): all or nothing. Kept, and spared by later
         writes, only where every dependency holds for them and ``holds()`` then does; else
-        removed."""
+        removed. ``mates``: a listed row whose key the variant gives a row of other values is
+        that row (``holds()`` decides whether the path still stands on it)."""
         added: list[tuple[str, int]] = []
+        reused: list[tuple[str, int]] = []
         try:
             for table, pinned_rowid in rows:
-                if self._import_row(table, pinned_rowid, added, budget) is None:
+                if self._import_row(table, pinned_rowid, added, budget, mates=reused if mates else None) is None:
                     raise LookupError(table)
             if not self._kept(added) or not holds():
                 raise LookupError("not kept")
         except Exception:  # a row the engine refuses, a key taken, a dependency broken, or ``holds`` not met
             self._remove(added)
             return False
-        for table, rowid in added:
+        for table, rowid in added + reused:
             self.rows.setdefault(table, set()).add(rowid)
         return True
 
@@ -2272,7 +2283,8 @@ class CloneWriter:
                 return False
             again[:] = self.bounded(w.rows_sql, [_salt_of(turn)])
             return bool(again)
-        return again if self._imported(sorted(path, key=lambda p: order.index(p[0])), MAX_IMPORT_ROWS, holds) else []
+        return again if self._imported(sorted(path, key=lambda p: order.index(p[0])), MAX_IMPORT_ROWS, holds,
+                                       mates=True) else []
 
     def parents_first(self, tables: list[str]) -> list[str]:
         """``_parents_first``, for ``outputs``."""
@@ -2300,13 +2312,18 @@ class CloneWriter:
         return out
 
     def _import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]], budget: int,
-                    depth: int = 0, pending: frozenset[tuple[str, int]] = frozenset()) -> int | None:
+                    depth: int = 0, pending: frozenset[tuple[str, int]] = frozenset(),
+                    mates: list[tuple[str, int]] | None = None) -> int | None:
         """The variant's row id of pinned row ``pinned_rowid`` of ``table``: the variant's own
         when it holds the same row, else a copy inserted after the rows it references (copied
         the same way, at most ``budget`` rows in all); None when it cannot be (a key value
         the variant gives another row, or too many rows). ``pending``: the rows being copied
         in above this one; a reference to one of them holds once they are (a cycle of
-        references within a table: ``_kept`` checks every dependency after)."""
+        references within a table: ``_kept`` checks every dependency after). ``mates``: where
+        given, the variant's row holding the key is taken (and listed there) though its other
+        values differ: TPC-DS's one store at SF 0.01 takes another gold's city on every
+        variant, and no path through it could be copied in for q50, the only gold reading it
+        without that city."""
         from .constraints import qualified, quote
         assert self.pinned is not None
         t = self.tables[table]
@@ -2326,9 +2343,15 @@ class CloneWriter:
             return found
         keys = [k for k in [tuple(t.primary_key), *map(tuple, t.unique_keys), *[(c,) for c in t.observed_unique]] if k]
         for key in keys:
-            if same(key):
+            mate = same(key)
+            if mate:
                 whole = same([c for c in cols if row[c] is not None])
-                return int(whole[0][0]) if whole else None  # the key is another row's here
+                if whole:
+                    return int(whole[0][0])
+                if mates is None:
+                    return None  # the key is another row's here
+                mates.append((table, int(mate[0][0])))
+                return int(mate[0][0])
         whole = [] if keys else same([c for c in cols if row[c] is not None])
         if whole:
             return int(whole[0][0])  # a key-less table holding this row already: a copy would duplicate it

@@ -6,7 +6,8 @@ days after it was sold, so ``<`` against ``<=`` and ``>`` against ``>=`` coincid
 a row where the two sides meet: a copy of a reaching sale with its quantity set to the stock
 level it is compared with, and one moved to the ship date five days after its sold date. Before,
 a LEFT JOIN left the SELECT without any clone witness, and a conjunct reading two tables was
-nobody's target."""
+nobody's target. The bound moved a day the other way (``+ 5`` to ``+ 6``: TPC-DS q72 on every
+held-out set) needs a sale shipped six days on: a step across from where the sides meet."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,6 +50,11 @@ WRONG = {"qty": GOLD.replace("k.k_qty < s.s_qty", "k.k_qty <= s.s_qty"),
          "date": GOLD.replace("d3.d_date > d1.d_date + 5", "d3.d_date >= d1.d_date + 5")}
 RIGHT = {"qty": GOLD.replace("k.k_qty < s.s_qty", "s.s_qty > k.k_qty"),
          "date": GOLD.replace("d3.d_date > d1.d_date + 5", "d3.d_date - 5 > d1.d_date")}
+FLIPPED = GOLD.replace("d3.d_date > d1.d_date + 5", "d1.d_date + 5 < d3.d_date")
+# (gold, near-miss, rewrite): the bound a day up, on either side of the comparison
+STEPS = {"bound up": (GOLD, GOLD.replace("d1.d_date + 5", "d1.d_date + 6"), RIGHT["date"]),
+         "bound up, sides swapped": (FLIPPED, FLIPPED.replace("d1.d_date + 5", "d1.d_date + 6"),
+                                     FLIPPED.replace("d1.d_date + 5 < d3.d_date", "d3.d_date > 5 + d1.d_date"))}
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +74,12 @@ def test_both_comparisons_get_a_witness_at_their_edge(stock: Path) -> None:
 @pytest.mark.parametrize("kind", ["qty", "date"])
 def test_an_operator_at_a_column_comparison_is_caught(stock: Path, kind: str) -> None:
     assert_caught_beside_a_rewrite(stock, stock.parent, GOLD, WRONG[kind], RIGHT[kind])
+
+
+@pytest.mark.parametrize("kind", list(STEPS))
+def test_a_bound_moved_away_from_where_the_sides_meet_is_caught(stock: Path, kind: str, tmp_path: Path) -> None:
+    gold, wrong, right = STEPS[kind]
+    assert_caught_beside_a_rewrite(stock, tmp_path, gold, wrong, right)
 
 
 def make_sites(path: Path) -> None:
