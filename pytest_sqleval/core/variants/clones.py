@@ -1447,11 +1447,16 @@ def _split_group_witnesses(select: Any, conjuncts: list[Any], alias_sets: list[A
             exp.NEQ(this=theirs.copy(), expression=exp.column(split, table=pa)),
             exp.In(this=theirs.copy(), query=exp.Subquery(this=held))]
         pname = table_of[pa].rsplit(".", 1)[-1]
+        # the value most reaching rows hold first: a bound on the group's peers (q81's 1.2 times its state's
+        # average) is met beside several groups, never by a group alone (a subset keeps a few per state)
+        peers = exp.Ordered(this=exp.Subquery(this=exp.select(exp.Count(this=exp.Star())).from_(exp.Subquery(
+            this=held.copy(), alias=exp.TableAlias(this=exp.to_identifier("peers")))).where(
+            exp.EQ(this=exp.column(split, table="peers"), expression=theirs.copy()))), desc=True)
         out.append(CloneWitness(
             digest, table_of[fact], query([(table_of[pa], twin)], filters,
                                           [(exp.column(pc, table=twin), "r0")]
                                           + [(g.copy(), f"r{i + 1}") for i, g in enumerate(greatest)]
-                                          + [(theirs.copy(), "v0")], first),
+                                          + [(theirs.copy(), "v0")], first + [peers]),
             (cc, *summed), (f"{pname}.{split}",),
             f"a copy of a {fact_name} row that reaches the output{through}, moved to {{shown}} (another group of "
             f"the SELECT's, so the row's other group keys sit in two groups), {', '.join(summed)} at the SELECT's "
