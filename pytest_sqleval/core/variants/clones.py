@@ -1639,8 +1639,9 @@ def _meeting(cond: Any, parent: str, subtree: set[str], resolve: Callable[[Any],
     """(the parent's column, the other side, the step from it across the bound) of a comparison
     of two tables' columns whose one side is a bare column of ``parent`` and whose other reads
     nothing moved (``d3.d_date > d1.d_date + 5`` moved on ``d3``): a copy moved to the parent
-    row holding the other side's value sits where ``>`` and ``>=`` part; one a step up from it
-    (``>``, ``<=``: +1; ``>=``, ``<``: -1) where ``+ 5`` and ``+ 6`` do."""
+    row holding the other side's value sits where ``>`` and ``>=`` part; one a step across from it
+    (``>``, ``<=``: +1; ``>=``, ``<``: -1; a day for a date, one for a number) where ``+ 5`` and
+    ``+ 6`` do. A side of no such arithmetic (SQLite's text dates) finds no row there: no witness."""
     from sqlglot import exp
     if not _across(cond):
         return None
@@ -2327,8 +2328,7 @@ class CloneWriter:
         references within a table: ``_kept`` checks every dependency after). ``mates``: where
         given, the variant's row holding the key is taken (and listed there) though its other
         values differ: TPC-DS's one store at SF 0.01 takes another gold's city on every
-        variant, and no path through it could be copied in for q50, the only gold reading it
-        without that city."""
+        variant, and no path of q50's through it could be copied in."""
         from .constraints import qualified, quote
         assert self.pinned is not None
         t = self.tables[table]
