@@ -2296,9 +2296,10 @@ class CloneWriter:
         """``_parents_first``, for ``outputs``."""
         return self._parents_first(tables)
 
-    def import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]]) -> int | None:
+    def import_row(self, table: str, pinned_rowid: int, added: list[tuple[str, int]],
+                   mates: list[tuple[str, int]] | None = None) -> int | None:
         """``_import_row`` within ``MAX_IMPORT_ROWS``, for ``outputs``."""
-        return self._import_row(table, pinned_rowid, added, MAX_IMPORT_ROWS)
+        return self._import_row(table, pinned_rowid, added, MAX_IMPORT_ROWS, mates=mates)
 
     def kept(self, added: list[tuple[str, int]]) -> bool:
         """``_kept``, for ``outputs``."""

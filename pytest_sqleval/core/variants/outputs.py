@@ -836,7 +836,6 @@ class OutputWriter:
         return f"{copies}, with a fresh key"
 
     def select_sources(self, leaf: Leaf) -> list[tuple[Any, ...]]:
-        from .constraints import qualified, quote
         salt = _salt_of(self.index)
         try:
             found = self.bounded(leaf.rows_sql, [salt])
@@ -850,31 +849,41 @@ class OutputWriter:
             return []
         if not pinned:
             return []
-        order = self.cloner.parents_first(list(leaf.tables))
         for reaching in pinned[:IMPORTED_PATHS]:
-            mark = self._marks()
-            added: list[tuple[str, int]] = []
-            try:
-                path = [(table, rowid) for table, rowid in zip(leaf.tables, reaching[1:]) if rowid is not None]
-                for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
-                    if self.cloner.import_row(table, int(rowid), added) is None:
-                        raise LookupError(table)
-                for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
-                    value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
-                                             f"WHERE rowid = {int(reaching[0])}", [])[0][0]
-                    first = self.cloner.parents_first(list(path_tables))
-                    for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
-                        for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
-                            if self.cloner.import_row(table, int(rowid), added) is None:
-                                raise LookupError(table)
-                if not self.cloner.kept(added):
-                    raise LookupError("a dependency")
-            except Exception:  # this path not copied
-                self._rollback(mark)
+            self.import_reaching(leaf, reaching)
         try:
             return self.bounded(leaf.rows_sql, [salt])
         except Exception:  # too slow, or a form the engine refuses
             return []
+
+    def import_reaching(self, leaf: Leaf, reaching: tuple[Any, ...], mates: bool = False) -> bool:
+        """Copy one reaching path of the pinned database (a row ``leaf.rows_sql`` gives there)
+        into the variant, with the rows its subqueries need: all or nothing. ``mates``: a path row
+        whose key the variant gives a row of other values is that row (``CloneWriter._import_row``)."""
+        from .constraints import qualified, quote
+        order = self.cloner.parents_first(list(leaf.tables))
+        mark = self._marks()
+        added: list[tuple[str, int]] = []
+        reused: list[tuple[str, int]] | None = [] if mates else None
+        try:
+            path = [(table, rowid) for table, rowid in zip(leaf.tables, reaching[1:]) if rowid is not None]
+            for table, rowid in sorted(path, key=lambda p: order.index(p[0])):
+                if self.cloner.import_row(table, int(rowid), added, mates=reused) is None:
+                    raise LookupError(table)
+            for column, _, _, _, bound, path_sql, path_tables in leaf.children:  # the rows its subqueries need
+                value = self.pinned_rows(f"SELECT {quote(column)} FROM {qualified(leaf.fact, self.engine)} "
+                                         f"WHERE rowid = {int(reaching[0])}", [])[0][0]
+                first = self.cloner.parents_first(list(path_tables))
+                for rowids in self.pinned_rows(path_sql, [value] * bound):  # a sale with its date row
+                    for table, rowid in sorted(zip(path_tables, rowids), key=lambda p: first.index(p[0])):
+                        if self.cloner.import_row(table, int(rowid), added) is None:
+                            raise LookupError(table)
+            if not self.cloner.kept(added):
+                raise LookupError("a dependency")
+        except Exception:  # this path not copied
+            self._rollback(mark)
+            return False
+        return True
 
     def _targets(self, move: Move) -> list[tuple[Any, ...]] | None:
         """A ``repoint``'s parent rows: the variant's, then the pinned database's (a subset

@@ -49,6 +49,7 @@ MAX_PROBES = 16  # conjuncts per gold (an OR of three AND-groups on two dimensio
 MAX_PARTS = 9  # edge rows looked for per conjunct (three per constant)
 MAX_ATOMS = 3  # disjuncts of an OR on one dimension: a row per truth value of each (8 at most)
 GAP_SOURCES = 64  # the reaching rows whose differences bound a moved row's
+GAP_IMPORTS = 2  # pinned reaching paths tried where every reaching row of a variant sits on a bound already
 MAX_TRIALS = 8  # edits tried per gold and variant
 TRIALS_PER_PROBE = 4  # edits tried per conjunct and variant: those that fail it first, then those on its bounds
 KEPT_PER_PROBE = 4  # edits kept per conjunct and variant: a range's two bounds, each from both sides
@@ -653,8 +654,8 @@ def _write_gap_across(writer: Any, g: PathGold, probe: EdgeProbe, reaching: list
     beside = qualified(probe.across[0], writer.engine)
     try:
         held = _differences(writer.bounded, fact, beside, column, probe, reaching)
-        pinned = _differences(writer.pinned_rows, fact, beside, column, probe,
-                              writer.pinned_rows(leaf.rows_sql, [_salt_of(writer.index)]))
+        pinned_reaching = writer.pinned_rows(leaf.rows_sql, [_salt_of(writer.index)])
+        pinned = _differences(writer.pinned_rows, fact, beside, column, probe, pinned_reaching)
     except Exception:  # too slow, or a form the engine refuses
         return trials
     if not held or not pinned:
@@ -663,6 +664,10 @@ def _write_gap_across(writer: Any, g: PathGold, probe: EdgeProbe, reaching: list
     # a row already on a bound of the gold (moved there by another probe, or so on the pinned data) stays
     edges = {v for p in g.probes if p.gap is not None and p.across == probe.across for v, _ in p.gap[2]}
     held = [h for h in held if h[0] * sign not in edges]
+    imported: tuple[dict[str, int], list[tuple[str, int]]] | None = None
+    if not held:  # every reaching row here already sits on a bound (q50's one return, 60 days after its sale)
+        held, imported = _imported_off_edges(writer, leaf, probe, (fact, beside, column), pinned_reaching,
+                                             [w for d, _, w in pinned if d * sign not in edges], edges, guarded)
     kept = 0
     inside = [(v, p) for v, p in values if low <= v <= high]
     turn = writer.index // EDGE_SPREAD % max(1, len(inside))  # a variant with one reaching row: another side first
@@ -695,7 +700,46 @@ def _write_gap_across(writer: Any, g: PathGold, probe: EdgeProbe, reaching: list
         kept += 1
         held = [h for h in held if h[2] != rowid]
         _said(writer, g, leaf, probe, f"{other} {'+' if sign > 0 else '-'} {value}", int(passes), copy=False)
+    if imported is not None:  # the path copied in stays only under a kept edit
+        mark, rows = imported
+        if kept:
+            for table, added in Counter(t for t, _ in rows).items():
+                writer.written.rows[table] = writer.written.rows.get(table, 0) + added
+        else:
+            writer.rollback(mark, rows)
     return trials
+
+
+def _imported_off_edges(writer: Any, leaf: Any, probe: EdgeProbe, relations: tuple[str, str, str],
+                        pinned_reaching: list[tuple[Any, ...]], off: list[int], edges: set[int], guarded: dict[str, Any]
+                        ) -> tuple[list[tuple[int, int, int]], tuple[dict[str, int], list[tuple[str, int]]] | None]:
+    """Where every reaching row of the variant sits on a bound of the gold already, one reaching
+    path of the pinned database whose difference is on none (``off``: its fact row ids there),
+    copied in (``OutputWriter.import_reaching``; a path row whose key the variant holds with other
+    values is that row: the one store); kept only if every guard's answer stays. Its rows as
+    ``_differences`` gives them, with the mark and rows to undo it by."""
+    from .clones import _salt_of
+    fact, beside, column = relations
+    sign = probe.gap[1] if probe.gap is not None else 1
+    by_fact = {int(r[0]): r for r in pinned_reaching if r[0] is not None}
+    turn = writer.index // EDGE_SPREAD
+    ordered = off[turn % len(off):] + off[:turn % len(off)] if off else []
+    for w in ordered[:GAP_IMPORTS]:
+        if w not in by_fact:
+            continue
+        mark = writer.marks()
+        try:
+            if writer.import_reaching(leaf, by_fact[w], mates=True) \
+                    and all(_counted(writer, sql) == was for sql, was in guarded.items()):
+                reaching = writer.bounded(leaf.rows_sql, [_salt_of(writer.index)])
+                held = [h for h in _differences(writer.bounded, fact, beside, column, probe, reaching)
+                        if h[0] * sign not in edges]
+                if held:
+                    return held, (mark, writer.since(mark))
+        except Exception:  # too slow, or a form the engine refuses: undone
+            pass
+        writer.rollback(mark, writer.since(mark))
+    return [], None
 
 
 def _differences(run: Any, fact: str, beside: str, column: str, probe: EdgeProbe, reaching: list[tuple[Any, ...]]

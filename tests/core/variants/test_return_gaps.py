@@ -83,3 +83,40 @@ def test_a_sale_moves_to_each_side_of_a_bound_on_the_days_to_its_return(tmp_path
         assert con.execute("SELECT count(*) FROM store_sales WHERE ss_sold_date_sk NOT IN (SELECT d_date_sk FROM "
                            "date_dim)").fetchone()[0] == 0
         con.close()
+
+
+def test_a_pinned_sale_comes_in_where_every_return_of_a_variant_sits_on_a_bound(tmp_path: Path) -> None:
+    """TPC-DS q50 beside the other golds (tuning seed 1034): on the variants where its bucket
+    ``<= 30`` had its turn, the one return reaching the gold came 60 days after its sale, on a
+    bound of ``<= 60``, which a moved sale must not leave; so nothing was moved and ``<= 30``
+    written ``<= 29`` coincided. Now a sale of the pinned data whose return is on no bound is
+    copied in (with the rows it needs) and moved there instead."""
+    import shutil
+
+    from pytest_sqleval.core.variants.clones import gold_digest
+    from pytest_sqleval.core.variants.constraints import observe_constraints
+    from pytest_sqleval.core.variants.outputs import write_outputs
+    pinned, variant = tmp_path / "shop.duckdb", tmp_path / "variant.duckdb"
+    make_shop(pinned)
+    shutil.copy(pinned, variant)
+    con = duckdb.connect(str(variant))
+    in_year = "sr_returned_date_sk IN (SELECT d_date_sk FROM date_dim WHERE d_year = 2000)"
+    kept = con.execute(f"SELECT min(sr_ticket_number) FROM store_returns WHERE {in_year}").fetchone()[0]
+    con.execute(f"DELETE FROM store_returns WHERE {in_year} AND sr_ticket_number <> ?", [kept])
+    # the one left is 31 days after its sale: on the bound ``> 30`` shares with ``<= 30``
+    con.execute("UPDATE store_sales SET ss_sold_date_sk = (SELECT min(sr_returned_date_sk) - 31 FROM store_returns "
+                "WHERE sr_ticket_number = ss_ticket_number AND sr_item_sk = ss_item_sk) WHERE ss_ticket_number = ? "
+                "AND ss_item_sk IN (SELECT sr_item_sk FROM store_returns WHERE sr_ticket_number = ?)", [kept, kept])
+    con.close()
+    c = observe_constraints(pinned, golds=(GOLDS, "duckdb"))
+    grown = write_outputs(variant, "duckdb", c, GOLDS, "duckdb", pinned, 0)
+    said = grown.later.get(gold_digest(BUCKETS), [])  # the edge sentences, listed after the clone witnesses
+    assert any("sr_returned_date_sk - 30" in s for s in said), (said, grown.tally)
+    con = duckdb.connect(str(variant), read_only=True)
+    try:
+        days = [r[0] for r in con.execute(
+            "SELECT sr_returned_date_sk - ss_sold_date_sk FROM store_sales JOIN store_returns ON ss_ticket_number = "
+            f"sr_ticket_number AND ss_item_sk = sr_item_sk AND ss_customer_sk = sr_customer_sk WHERE {in_year}").fetchall()]
+    finally:
+        con.close()
+    assert sorted(days) == [30, 31]  # the pinned sale copied in and moved to 30; the one on 31 kept
