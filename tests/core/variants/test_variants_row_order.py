@@ -72,3 +72,36 @@ def test_the_engines_plans_do_not_decide_what_a_variant_holds(tmp_path: Path, mo
         finally:
             rows.close()
     assert {plans: [h[:10] for h in built] for plans, built in hashes.items() if built != hashes[""]} == {}
+
+
+def test_the_order_variants_are_built_in_changes_nothing_in_them(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build takes the variants keeping the most rows first, so that its two processes end
+    together; the order is free only because no variant depends on those built before it
+    (the golds' analysis a build process keeps is the same for each)."""
+    from pytest_sqleval.core.variants import build as build_module
+    pinned = tmp_path / "shops.duckdb"
+    bound = make_shops(pinned)
+    monkeypatch.setattr(build_module, "BUILD_PROCESSES", 1)  # one process takes them all, in its order
+    claims = build_module._claims
+    hashes = {}
+    for order, taken in (("largest first", claims),
+                         ("reversed", lambda counter, indices: reversed(list(claims(counter, indices))))):
+        monkeypatch.setattr(build_module, "_claims", taken)
+        rows = BoundaryRows(pinned, list(golds(bound).values()), "duckdb", 0)
+        try:
+            hashes[order] = [v.content_hash for v in build_variants(pinned, tmp_path / order, count=4, rows=rows)]
+        finally:
+            rows.close()
+    assert hashes["reversed"] == hashes["largest first"]
+
+
+def test_the_constraints_of_the_pinned_file_are_those_of_its_copy_in_value_order(tmp_path: Path) -> None:
+    """A build observes the pinned file while it writes the copy its builders read (every
+    table's rows in the order of their values): what it observes must hold for the copy."""
+    from pytest_sqleval.core.variants.constraints import observe_constraints
+    pinned = tmp_path / "shops.duckdb"
+    make_shops(pinned)
+    copy = tmp_path / "shops-desc.duckdb"
+    _reordered(pinned, copy, "DESC")
+    assert observe_constraints(copy).to_dict() == observe_constraints(pinned).to_dict()
