@@ -70,7 +70,7 @@ from .constraints import (Constraints, Dependency, TableConstraints, engine_of, 
 from .memo import LastOne
 from .nonempty import Written, write_nonempty
 from .outputs import write_outputs
-from .sqlite_io import variant_connection
+from .sqlite_io import sql_literal, variant_connection
 
 GENERATOR_VERSION = 31  # 31: builder queries that keep their first rows order them totally (every output column last: a replacement row cross joined to a reaching row tied, and the plan chose), and a frozen record replays the queries its build refused by their work (the engine's plan estimates decided: filter pushdown off gave 8 of 8 other Vantage variants) (vplan); 30: a DuckDB database read through a copy with its rows in the order of their values (two files of one content, the Vantage warehouse built on two machines, built other variants: 9 of 126 tables of variant 0 differed) (vsched); 29: session 54's two merged: a LIMIT growth unit making a new window partition gives it three groups, 2p, p, p (TPC-DS q53/q63/q89: a one-group partition is its own average) (vdswavg); a new dimension row's witness (a copy failing only one filter) of a gold whose conjuncts name no table (TPC-DS) written at all: beside the copy's second table its query failed, ambiguous (vspeed); 28: session 53's 27s merged: a LIMIT growth unit through a pinned parent row gives it the rows total dependencies need and is passed over when a dependency breaks, a refused unit no longer ends its batch, the last count is not run twice (TPC-DS q86/q89 undone at 101 rows) (vdslimit2); a star's LEFT JOINed tables left aside and a derived table projecting one table read as it (TPC-DS q72, q62 had no clone witness); a comparison of two tables' columns gets a copy moved or set to where its sides meet (q72's `<` and `d3.d_date > d1.d_date + 5`) (vdsops2); a swap of a conditional aggregate whose condition no reaching row meets (q66's December), past the separating near-misses' slots, shown by a copy of a reaching fact row moved to a parent meeting it (vdsorder3); 27: session 52's 26s merged: a LIMIT lift takes the greatest free shared id, a moved customer of a gold ordered by its id stays inside the LIMIT (vdsref); per AND-group of an OR that joins a dimension (TPC-DS q48's states, q13's demographics), a copy moved to a row of each list member passing that group alone, and moved there to a row failing only one other term or with a fact bound's edge values; a moved witness's kept OR drops the edge's join from its groups, and fails a conjunct on a NULL too, last (vdsor); an undeclared text inclusion into a table the facts reference by a number key freezes it no more (TPC-DS's item, promotion, catalog_page, customer_address: shared words) (vdswin); 25: session 51's 24s merged: an ordered gold over one or two rows gets a second copy sorting apart on an earlier key against its last; a pinned anchor row copied in with the rows of its path through the FROM and the WHERE's IN/EXISTS/scalar subqueries, not every row referencing it (q20's supplier); order witnesses tie a pair whose later keys disagree (vorder2); a change inside a scalar subquery an outer column is compared with separated by that column set between the two sides on the rows reaching the comparison, such near-misses first (vbounds); a pair of references unique together (partsupp, order_line) is a row identity: a copy keeps the grouped one and takes in the other a value a reaching row holds and the kept one lacks; a HAVING sum/avg against a scalar subquery gets a copy of a one-row group between half the threshold and it (vgroups); a path copied into a variant brings the rows of its own table its row references (an item's class id) and the rows its correlated subqueries read (a sale's date), in bounds of 96 rows (vlimit3, merged by vlimit4); a regroup's units of two copies of its source, then one, in turn (a window-average filter kept no new month of one copy), up to 6 reaching paths copied into a variant where none reaches a leaf (vlimit4); 23: session 50's 22s merged: clone witnesses of a UNION ALL branch copy rows reaching the output, a customer keyed by shared ids cloned, edge values of fact bounds in an OR's AND-groups (vdsconj2); a LIMIT gold grown out of its turn too, after the golds in turn (outputs.in_turn, vdistill); a bound on the difference of a fact's day key and a joined table's (a sale and its return) moves a reaching fact row in place (vlitop); a count band on a derived table's groups (its HAVING, BETWEEN, or the enclosing WHERE on its aggregate), copies that keep a per-ticket group's ticket (another item instead), a NULL-store copy in a group the band keeps, groups whose outer join finds its row (vhaving); 21: session 49's 20s merged: edge rows for the terms of an OR's AND-groups, joins every group repeats (vdsin); rows that give set-operation branches a tuple in common (vdsjoin2); moved clone witnesses with unqualified columns written at all; witnesses inside a correlated EXISTS / NOT EXISTS, given to an outer row whose passing turns on it (vdsconj); 19: session 48's three 18s merged: a reaching fact row with a NULL foreign key (vdsjoin); new output rows pass the dimension's own filter, shared encoded ids (vlimit2); edge rows on both sides of a bound, CASE splits, difference bounds, rotation (vdsbound); 17: both of 16s (merged); 16: years with gaps are a sample of the calendar, counts over no row
 # get a tuple (vspider); the LIMIT growth's regroup and recombine moves (outputs.py, vlimit);
@@ -428,8 +428,8 @@ def _copy_database(source: Path, target: Path, order: Callable[[Any], list[str]]
     con = variant_connection(":memory:", "duckdb")
     try:
         con.execute("SET enable_progress_bar = false")
-        con.execute(f"ATTACH {_lit(str(source))} AS src (READ_ONLY)")
-        con.execute(f"ATTACH {_lit(str(target))} AS dst" + (f" (BLOCK_SIZE {block_size})" if block_size else ""))
+        con.execute(f"ATTACH {sql_literal(str(source))} AS src (READ_ONLY)")
+        con.execute(f"ATTACH {sql_literal(str(target))} AS dst" + (f" (BLOCK_SIZE {block_size})" if block_size else ""))
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
         counts = {}
         for name in order(con):
@@ -898,8 +898,8 @@ class _DuckDBBuilder(_Builder):
         try:
             con.execute("SET preserve_insertion_order = false")
             con.execute("SET enable_progress_bar = false")
-            con.execute(f"ATTACH {_lit(str(self.database))} AS src (READ_ONLY)")
-            con.execute(f"ATTACH {_lit(str(self.target))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
+            con.execute(f"ATTACH {sql_literal(str(self.database))} AS src (READ_ONLY)")
+            con.execute(f"ATTACH {sql_literal(str(self.target))} AS dst (BLOCK_SIZE {VARIANT_BLOCK_SIZE})")
             con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
             self.keep = {name: f"temp.main.k{i}" for i, name in enumerate(self.c.tables)}
             self.held: dict[str, list[tuple[Any, ...]]] = {}  # keep table -> its rows, as added (any_missing_of)
@@ -1042,7 +1042,7 @@ class _DuckDBBuilder(_Builder):
         """A number in [0, 2**32) from ``columns``' values (else the row's key value, or the
         whole row) and ``tag``."""
         text = self.row_text(t, columns or (None if whole_row or not t.anchor else [t.anchor]), where)
-        return f"CAST('0x' || substr(md5({text} || {_lit('|' + tag)}), 1, 8) AS UBIGINT)"
+        return f"CAST('0x' || substr(md5({text} || {sql_literal('|' + tag)}), 1, 8) AS UBIGINT)"
 
     def insert(self, t: TableConstraints, free: list[str]) -> int:
         """Write the kept rows of ``t`` (``free`` columns permuted); the rows written."""
@@ -1052,8 +1052,8 @@ class _DuckDBBuilder(_Builder):
             return _inserted(self.con.execute(f"INSERT INTO {self.dst(t.name)} SELECT * FROM {kept}"))
         fixed = [c for c in cols if c not in free]
         row = self.row_text(t)
-        order_a = f"md5({row} || {_lit('|a' + self.tag)})"
-        order_b = f"md5({row} || {_lit('|b' + self.tag)})"
+        order_a = f"md5({row} || {sql_literal('|a' + self.tag)})"
+        order_b = f"md5({row} || {sql_literal('|b' + self.tag)})"
         a = ", ".join([quote(c) for c in fixed] + [f"row_number() OVER (ORDER BY {order_a}) AS __rn"])
         b = ", ".join([quote(c) for c in free] + [f"row_number() OVER (ORDER BY {order_b}) AS __rn"])
         names = ", ".join(quote(c) for c in fixed + free)
@@ -1064,10 +1064,6 @@ class _DuckDBBuilder(_Builder):
 
 _WHOLE_NUMBER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
                        "UBIGINT", "UHUGEINT"}
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 # -- SQLite ----------------------------------------------------------------------------------
@@ -1147,7 +1143,7 @@ class _SQLiteBuilder(_Builder):
     def pick(self, t: TableConstraints, tag: str, *, whole_row: bool = False,
              columns: list[str] | None = None) -> str:
         cols = columns or (list(t.columns) if whole_row or not t.anchor else [t.anchor])
-        return f"sqleval_pick({_lit(tag)}, {_pick_args([quote(c) for c in cols], self.utf8)})"
+        return f"sqleval_pick({sql_literal(tag)}, {_pick_args([quote(c) for c in cols], self.utf8)})"
 
     def has_rowid(self, name: str) -> bool:
         """Whether a table has rowids (a WITHOUT ROWID table is kept whole)."""
@@ -1179,10 +1175,10 @@ class _SQLiteBuilder(_Builder):
         self.con.execute("DROP TABLE IF EXISTS temp.__perm")
         self.con.execute(
             f"CREATE TEMP TABLE __perm AS SELECT a.__rid AS __rid, {', '.join('b.' + quote(c) for c in free)} FROM "
-            f"(SELECT rowid AS __rid, row_number() OVER (ORDER BY sqleval_pick({_lit('a' + self.tag)}, {cols}), "
-            f"sqleval_pick({_lit('c' + self.tag)}, {cols})) AS __rn FROM {rel}) a JOIN "
-            f"(SELECT {fcols}, row_number() OVER (ORDER BY sqleval_pick({_lit('b' + self.tag)}, {cols}), "
-            f"sqleval_pick({_lit('d' + self.tag)}, {cols})) AS __rn FROM {rel}) b USING (__rn)")
+            f"(SELECT rowid AS __rid, row_number() OVER (ORDER BY sqleval_pick({sql_literal('a' + self.tag)}, {cols}), "
+            f"sqleval_pick({sql_literal('c' + self.tag)}, {cols})) AS __rn FROM {rel}) a JOIN "
+            f"(SELECT {fcols}, row_number() OVER (ORDER BY sqleval_pick({sql_literal('b' + self.tag)}, {cols}), "
+            f"sqleval_pick({sql_literal('d' + self.tag)}, {cols})) AS __rn FROM {rel}) b USING (__rn)")
         self.con.execute("CREATE INDEX temp.__perm_rid ON __perm (__rid)")
         self.con.execute(f"UPDATE {rel} SET ({fcols}) = (SELECT {fcols} FROM temp.__perm p "
                          f"WHERE p.__rid = {rel}.rowid)")

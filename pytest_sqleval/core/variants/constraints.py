@@ -191,16 +191,7 @@ class _Reader:
     def __init__(self, database: Path, engine: str) -> None:
         self.engine = engine
         from .sqlite_io import variant_connection
-        if engine == "duckdb":
-            # attached to a connection of its own, as the build's copy reads it: a build observes
-            # the pinned file while the copy is written, and this process may hold the file open
-            # with another configuration (a sandbox in the process), which ``connect`` refuses
-            self.conn: Any = variant_connection(":memory:", engine)
-            self.conn.execute("RESET threads")  # aggregates only, no row picked: the engine's default
-            self.conn.execute("ATTACH '" + str(database).replace("'", "''") + "' AS observed (READ_ONLY)")
-            self.conn.execute("USE observed")
-        else:
-            self.conn = variant_connection(database, engine, read_only=True)
+        self.conn: Any = variant_connection(database, engine, read_only=True)
 
     def close(self) -> None:
         self.conn.close()
